@@ -1,0 +1,410 @@
+//! The verdict parser for generative (pairwise) judges (PROTOCOL.md §4).
+//!
+//! A judge is told to end its reply with a line `Result: A` or `Result: B`.
+//! [`parse_verdict`] reads that line back. It replaces the authors' parser, which took the
+//! first character after the *first* `result:` and counted every unreadable reply as "A"
+//! (PROTOCOL.md §10, defects 2 and 3): here the *last* label wins and an unreadable reply is
+//! [`Choice::Unparsed`], never a choice.
+
+use crate::verdict::Choice;
+
+/// Reads a judge's verdict from its raw reply.
+///
+/// The rule (PROTOCOL.md §4; it fixes defects 2 and 3 of PROTOCOL.md §10), step by step:
+///
+/// 1. **Reasoning blocks are dropped.** Everything from `<think>` to the next `</think>`
+///    (tags matched case-insensitively) is removed, so a verdict inside a reasoning block is
+///    ignored. A `<think>` with no closing tag makes the whole reply [`Choice::Unparsed`]
+///    (the model never finished reasoning). A `</think>` with no opening tag (chat templates
+///    that put `<think>` in the prompt) drops everything before it.
+/// 2. **Markdown emphasis and quotes are dropped.** `*`, `_`, `` ` ``, `#`, the quotes
+///    `"` `'` `“` `”` `‘` `’`, and `>` blockquote markers at the start of a line are each
+///    replaced by a space (a space, not nothing, so `B's` stays the letter `B` and no two
+///    words merge).
+/// 3. **The last `result:` label is taken.** A label is the word `result` (any case, not
+///    preceded by a letter or digit, so `Final Result:` counts and `subresult:` does not),
+///    then optional spaces or tabs, then `:` (or the full-width `：`). `Results:` is not a
+///    label. No label at all → [`Choice::Unparsed`].
+/// 4. **The verdict is read from the label's segment**: the rest of the label's line, or, if
+///    that holds no letter or digit, the next non-blank line (`Result:\nB`). Nothing further
+///    is read, so prose after the verdict line cannot leak in.
+/// 5. **In that segment, the first verdict word decides.** Words are maximal runs of letters
+///    and digits; a *standalone letter* is a one-character word `A`, `a`, `B` or `b` (so
+///    `Answer B`, `[[B]]`, `(B)` and `B.` give B, while `AB`, `Bob` and `Both` hold none).
+///    Scanning left to right:
+///    - the word `tie` (any case) → [`Choice::Tie`];
+///    - a standalone `B`/`b` → [`Choice::B`];
+///    - a standalone `A`/`a` → [`Choice::A`], except where it is the English article and
+///      skipped: a lowercase `a` followed by a space and another word (`it's a close call,
+///      but B` → B), or an `A`/`a` followed by the word `tie` (`A tie` → Tie);
+///    - a letter echoing the instruction, i.e. followed by `or`, `/` or `|` and the other
+///      letter (`A or B`, `A/B`), → [`Choice::Unparsed`] (the first-letter rule would read
+///      it as a choice of A).
+///
+///    A segment with no verdict word (`Neither`, `Both`, empty) → [`Choice::Unparsed`].
+pub fn parse_verdict(reply: &str) -> Choice {
+    let Some(text) = strip_think_blocks(reply) else {
+        return Choice::Unparsed;
+    };
+    let text = strip_markup(&text);
+    let Some(after) = last_label_end(&text).map(|end| &text[end..]) else {
+        return Choice::Unparsed;
+    };
+    read_segment(verdict_segment(after))
+}
+
+/// Removes `<think>…</think>` blocks; `None` when a block is never closed.
+fn strip_think_blocks(reply: &str) -> Option<String> {
+    const OPEN: &str = "<think>";
+    const CLOSE: &str = "</think>";
+    let mut rest = reply;
+    let mut out = String::with_capacity(reply.len());
+    loop {
+        // ASCII lowercasing keeps byte offsets, so positions found in `lower` index `rest`.
+        let lower = rest.to_ascii_lowercase();
+        let open = lower.find(OPEN);
+        let stray_close = lower.find(CLOSE).filter(|&c| open.is_none_or(|o| c < o));
+        if let Some(c) = stray_close {
+            // A closing tag before any opening tag: everything before it was reasoning.
+            out.clear();
+            out.push(' ');
+            rest = &rest[c + CLOSE.len()..];
+        } else if let Some(o) = open {
+            let body = o + OPEN.len();
+            let c = lower[body..].find(CLOSE)? + body;
+            out.push_str(&rest[..o]);
+            out.push(' ');
+            rest = &rest[c + CLOSE.len()..];
+        } else {
+            out.push_str(rest);
+            return Some(out);
+        }
+    }
+}
+
+/// Replaces markdown emphasis, quotes and line-leading blockquote markers by spaces.
+fn strip_markup(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let mut line_start = true;
+        for ch in line.chars() {
+            let drop = match ch {
+                '*' | '_' | '`' | '#' | '"' | '\'' | '\u{201C}' | '\u{201D}' | '\u{2018}'
+                | '\u{2019}' => true,
+                '>' => line_start,
+                _ => false,
+            };
+            if !(drop || ch.is_whitespace()) {
+                line_start = false;
+            }
+            out.push(if drop { ' ' } else { ch });
+        }
+    }
+    out
+}
+
+/// Byte offset just past the colon of the last `result:` label, if any.
+fn last_label_end(text: &str) -> Option<usize> {
+    const WORD: &str = "result";
+    let lower = text.to_ascii_lowercase();
+    let mut found = None;
+    let mut from = 0;
+    while let Some(pos) = lower[from..].find(WORD).map(|p| p + from) {
+        from = pos + WORD.len();
+        let boundary_before = text[..pos]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !c.is_alphanumeric());
+        if !boundary_before {
+            continue;
+        }
+        let tail = &text[from..];
+        let skipped = tail.len() - tail.trim_start_matches([' ', '\t']).len();
+        let tail = &tail[skipped..];
+        if let Some(colon) = tail
+            .chars()
+            .next()
+            .filter(|c| matches!(c, ':' | '\u{FF1A}'))
+        {
+            found = Some(from + skipped + colon.len_utf8());
+        }
+    }
+    found
+}
+
+/// The text the verdict is read from: the rest of the label's line, or the next non-blank
+/// line when the rest of the label's line holds no letter or digit.
+fn verdict_segment(after: &str) -> &str {
+    let mut lines = after.split('\n');
+    let first = lines.next().unwrap_or("");
+    if first.chars().any(char::is_alphanumeric) {
+        return first;
+    }
+    lines.find(|l| !l.trim().is_empty()).unwrap_or("")
+}
+
+/// Applies step 5 of the [`parse_verdict`] rule to one segment.
+fn read_segment(segment: &str) -> Choice {
+    // Words (maximal alphanumeric runs) as byte ranges into `segment`.
+    let mut words: Vec<(usize, usize)> = Vec::new();
+    let mut start = None;
+    for (i, c) in segment.char_indices() {
+        match (c.is_alphanumeric(), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                words.push((s, i));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        words.push((s, segment.len()));
+    }
+    let word = |k: usize| &segment[words[k].0..words[k].1];
+    // Word k together with the text between it and word k - 1.
+    let with_gap = |k: usize| {
+        words
+            .get(k)
+            .map(|&(s, e)| (&segment[words[k - 1].1..s], &segment[s..e]))
+    };
+
+    for k in 0..words.len() {
+        let w = word(k);
+        if w.eq_ignore_ascii_case("tie") {
+            return Choice::Tie;
+        }
+        let letter = match w {
+            "A" | "a" => Choice::A,
+            "B" | "b" => Choice::B,
+            _ => continue,
+        };
+        if letter == Choice::A {
+            if let Some((gap, nw)) = with_gap(k + 1) {
+                let spaced = !gap.is_empty() && gap.chars().all(char::is_whitespace);
+                let article = spaced
+                    && (nw.eq_ignore_ascii_case("tie")
+                        || (w == "a" && nw.chars().next().is_some_and(char::is_alphabetic)));
+                if article {
+                    continue;
+                }
+            }
+        }
+        if echoes_instruction(letter, with_gap(k + 1), with_gap(k + 2)) {
+            return Choice::Unparsed;
+        }
+        return letter;
+    }
+    Choice::Unparsed
+}
+
+/// Whether a letter is followed by `or`, `/` or `|` and the other letter (`A or B`, `B/A`).
+/// `next` and `after_next` are the two following words, each with the text before it.
+fn echoes_instruction(
+    letter: Choice,
+    next: Option<(&str, &str)>,
+    after_next: Option<(&str, &str)>,
+) -> bool {
+    let other = |w: &str| match letter {
+        Choice::A => w.eq_ignore_ascii_case("b"),
+        _ => w.eq_ignore_ascii_case("a"),
+    };
+    let Some((gap, nw)) = next else {
+        return false;
+    };
+    let gap = gap.trim();
+    if (gap == "/" || gap == "|") && other(nw) {
+        return true;
+    }
+    if gap.is_empty() && nw.eq_ignore_ascii_case("or") {
+        if let Some((gap2, nw2)) = after_next {
+            return gap2.trim().is_empty() && other(nw2);
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    //! Every expectation below is written by hand from the rule in [`parse_verdict`]'s docs.
+    use super::parse_verdict;
+    use crate::verdict::Choice::{self, Tie, Unparsed, A, B};
+
+    fn check(reply: &str, want: Choice) {
+        assert_eq!(parse_verdict(reply), want, "reply: {reply:?}");
+    }
+
+    #[test]
+    fn plain_labels() {
+        check("Response B fits the user better.\nResult: B", B);
+        check("Response A fits the user better.\nResult: A", A);
+        check("Result: A", A);
+    }
+
+    #[test]
+    fn case_and_spacing_of_the_label() {
+        check("RESULT: B", B);
+        check("result: b", B);
+        check("Result: a", A);
+        check("Result : B", B);
+        check("Result\t:\tA", A);
+        check("Result:B", B);
+        check("Result\u{FF1A}B", B);
+    }
+
+    #[test]
+    fn label_must_be_the_word_result() {
+        check("Results: B", Unparsed);
+        check("Subresult: A", Unparsed);
+        check("Final Result: B", B);
+        check("final result:A", A);
+        check("The verdict is B.", Unparsed);
+    }
+
+    #[test]
+    fn no_label_at_all_is_unparsed_never_a() {
+        check("", Unparsed);
+        check("I prefer A.", Unparsed);
+        check("A", Unparsed);
+        check("Answer: B", Unparsed);
+    }
+
+    #[test]
+    fn the_last_label_wins() {
+        check(
+            "Result: A\nOn second thought, the user is vegan.\nResult: B",
+            B,
+        );
+        check("Result: B\nResult: A", A);
+        // The last label decides even when it holds no verdict.
+        check("Result: B\nResult: unclear", Unparsed);
+        check("Result: A\nResult:", Unparsed);
+    }
+
+    #[test]
+    fn reasoning_blocks_are_ignored() {
+        check(
+            "<think>Maybe Result: A</think>\nResponse B matches.\nResult: B",
+            B,
+        );
+        check("<think>Result: A</think>\nI cannot decide.", Unparsed);
+        check("<THINK>Result: A</Think>Result: B", B);
+        check("<think>a</think>Result: A<think>Result: B</think>", A);
+    }
+
+    #[test]
+    fn an_unclosed_reasoning_block_is_unparsed() {
+        check("<think>The user likes hiking. Result: B", Unparsed);
+        check("Result: A\n<think>hmm", Unparsed);
+        check("<think>x</think>Result: A<think>Result: B", Unparsed);
+    }
+
+    #[test]
+    fn a_stray_closing_tag_drops_the_reasoning_before_it() {
+        check("Result: A seems tempting\n</think>\nResult: B", B);
+        check("Result: A\n</think>\nNo verdict here.", Unparsed);
+    }
+
+    #[test]
+    fn letter_inside_a_longer_answer() {
+        check("Result: Answer B", B);
+        check("Result: Response A.", A);
+        check("Result: Assistant B's reply", B);
+        check("Result: [[B]]", B);
+        check("Result: (A)", A);
+        check("Result: Option-B", B);
+    }
+
+    #[test]
+    fn no_standalone_letter() {
+        check("Result: Both", Unparsed);
+        check("Result: Neither", Unparsed);
+        check("Result: AB", Unparsed);
+        check("Result: Bob", Unparsed);
+        check("Result: A1", Unparsed);
+        check("Result: none", Unparsed);
+    }
+
+    #[test]
+    fn trailing_punctuation_and_text_after_the_letter() {
+        check("Result: B.", B);
+        check("Result: A!", A);
+        check("Result: B because it mentions the user's vegan diet.", B);
+        check("Result: B (Response A ignores the diet)", B);
+        check("Result: B\n\nExplanation: A is generic.", B);
+    }
+
+    #[test]
+    fn markdown_emphasis() {
+        check("**Result:** **A**", A);
+        check("**Result**: B", B);
+        check("## Result: B", B);
+        check("`Result: A`", A);
+        check("_Result_: *B*", B);
+        check("***Result:*** __B__", B);
+    }
+
+    #[test]
+    fn quotes_and_blockquotes() {
+        check("Result: \"B\"", B);
+        check("Result: 'A'", A);
+        check("Result: \u{201C}B\u{201D}", B);
+        check("Result: \u{2018}A\u{2019}", A);
+        check("> Result: A", A);
+        check("> > **Result:** B", B);
+    }
+
+    #[test]
+    fn letter_on_the_next_line() {
+        check("Result:\nB", B);
+        check("Result:\n\n**A**", A);
+        check("**Result:**\n> B", B);
+        // The next non-blank line is the segment; it holds no letter, so nothing further is read.
+        check("Result:\nBoth are good.\nA", Unparsed);
+        // A segment on the label's line is final: the next line is not read.
+        check("Result: neither\nB", Unparsed);
+    }
+
+    #[test]
+    fn ties() {
+        check("Result: Tie", Tie);
+        check("Result: TIE", Tie);
+        check("Result: tie, A and B are equally good", Tie);
+        check("Result: a tie", Tie);
+        check("Result: A tie.", Tie);
+        check("Result: It's a tie", Tie);
+        // The first verdict word decides.
+        check("Result: B (a tie would be unfair)", B);
+        check("Result: tied", Unparsed);
+    }
+
+    #[test]
+    fn the_article_a_is_not_a_verdict() {
+        check("Result: it's a close call, but B", B);
+        check("Result: a close call", Unparsed);
+        // An uppercase A followed by a word is a verdict.
+        check("Result: A is better", A);
+        check("Result: a.", A);
+        check("Result: a", A);
+    }
+
+    #[test]
+    fn echoed_instruction_is_unparsed() {
+        check("Result: A or B", Unparsed);
+        check("Result: A/B", Unparsed);
+        check("Result: B or A", Unparsed);
+        check("Result: [A|B]", Unparsed);
+        // A letter not echoing the template still counts.
+        check("Result: A, or so I think", A);
+        check("Result: A or maybe not", A);
+    }
+
+    #[test]
+    fn multibyte_text_does_not_break_offsets() {
+        check("Ergebnis – Résultat → Result: B ✓", B);
+        check("Ünïcödé <think>Résultat: A</think> Result: ‘B’", B);
+    }
+}
