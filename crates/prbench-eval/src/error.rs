@@ -1,0 +1,68 @@
+//! The eval crate's error type.
+
+use prbench_models::ModelError;
+
+/// Errors from conditioning, rendering or running an evaluation.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EvalError {
+    /// A `--condition` value could not be understood.
+    #[error("invalid condition `{given}`: {reason}")]
+    Condition {
+        /// The value as typed.
+        given: String,
+        /// What is wrong and what to type instead.
+        reason: String,
+    },
+    /// A prompt template failed to render.
+    #[error("prompt template `{template}`: {reason}")]
+    Template {
+        /// Template name.
+        template: String,
+        /// Cause.
+        reason: String,
+    },
+    /// Hidden scoring text (narrative or rubric) was about to reach a backend outside the
+    /// oracle condition (PROTOCOL.md §1: the scoring standard never reaches a reward model).
+    #[error("leakage guard: example `{example_id}`, condition `{condition}`: hidden {field} text `{snippet}` appears in the rendered input; this is a bug in prbench, please report it")]
+    Leakage {
+        /// Example id.
+        example_id: String,
+        /// Condition name.
+        condition: String,
+        /// Which hidden field leaked (`narrative`, `rubric aspect`, …).
+        field: String,
+        /// The start of the leaked text.
+        snippet: String,
+    },
+    /// A backend failed.
+    #[error("backend `{model}` failed on example `{example_id}`: {source}")]
+    Backend {
+        /// Model spec.
+        model: String,
+        /// First example of the failing batch.
+        example_id: String,
+        /// Cause.
+        #[source]
+        source: ModelError,
+    },
+    /// A backend returned the wrong number of results.
+    #[error("backend `{model}` returned {got} results for {expected} inputs")]
+    BackendShape {
+        /// Model spec.
+        model: String,
+        /// Results returned.
+        got: usize,
+        /// Inputs sent.
+        expected: usize,
+    },
+    /// Writing run files failed.
+    #[error("cannot write `{path}`: {source}")]
+    Io {
+        /// Path.
+        path: std::path::PathBuf,
+        /// Cause.
+        #[source]
+        source: std::io::Error,
+    },
+}

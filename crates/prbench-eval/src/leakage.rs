@@ -1,0 +1,53 @@
+//! The leakage guard: proves on every rendered input that the hidden scoring standard
+//! (narrative, rubric aspects) reaches a backend only under the oracle condition
+//! (PROTOCOL.md §1–2).
+//!
+//! Rule: outside `oracle`, a hidden text leaks when it occurs in the rendered input but in
+//! none of the texts the condition legitimately shows (question, answers, profile posts).
+//! A short rubric title such as "Budget" that an answer happens to contain is therefore not
+//! a leak; the narrative pasted into a prompt is.
+
+use prbench_data::Example;
+
+use crate::condition::Condition;
+use crate::error::EvalError;
+
+/// Hidden texts shorter than this (in characters, after trimming) are not checked: they are
+/// too generic to identify the scoring standard.
+pub const MIN_HIDDEN_CHARS: usize = 4;
+
+/// Checks one rendered input (all text a backend receives for one call).
+///
+/// # Errors
+/// [`EvalError::Leakage`] naming the example, condition and hidden field that leaked.
+pub fn check(example: &Example, condition: Condition, rendered: &str) -> Result<(), EvalError> {
+    if condition.is_oracle() {
+        return Ok(());
+    }
+    let visible: Vec<&str> = [example.question.as_str(), example.chosen.as_str(), example.rejected.as_str()]
+        .into_iter()
+        .chain(example.profile.iter().map(|p| p.text.as_str()))
+        .collect();
+    let mut hidden: Vec<(&str, &str)> = vec![("narrative", example.narrative.as_str())];
+    for a in &example.rubric_aspects {
+        hidden.push(("rubric aspect", a.aspect.as_str()));
+        hidden.push(("rubric evidence", a.evidence.as_str()));
+        hidden.push(("rubric reason", a.reason.as_str()));
+    }
+    for (field, text) in hidden {
+        let text = text.trim();
+        if text.chars().count() < MIN_HIDDEN_CHARS || !rendered.contains(text) {
+            continue;
+        }
+        if visible.iter().any(|v| v.contains(text)) {
+            continue;
+        }
+        return Err(EvalError::Leakage {
+            example_id: example.id.clone(),
+            condition: condition.to_string(),
+            field: field.into(),
+            snippet: text.chars().take(60).collect(),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,25 @@
+//! Evaluation for prbench: conditions decide what the model under test may see, prompts
+//! render it, the leakage guard checks every rendered input, the runner calls the backend,
+//! and outcomes and summaries come out (DESIGN.md, data flow; PROTOCOL.md §2–5).
+//!
+//! ```no_run
+//! use prbench_eval::{condition::Condition, runner::{evaluate, Backend, EvalOptions, Silent}, prompt::Prompts};
+//! use prbench_models::baselines::Baseline;
+//! let data = prbench_data::load::load("data/sample", &[]).unwrap();
+//! let opts = EvalOptions::new(Condition::None);
+//! let outcomes = evaluate(&data.examples, Backend::RewardModel(&Baseline::Longer), &opts, &Prompts::new(), &Silent).unwrap();
+//! println!("{} outcomes", outcomes.len());
+//! ```
+#![warn(missing_docs)]
+
+pub mod condition;
+pub mod error;
+pub mod leakage;
+pub mod outcome;
+pub mod prompt;
+pub mod run;
+pub mod runner;
+pub mod slots;
+pub mod summary;
+
+pub use error::EvalError;

@@ -1,0 +1,124 @@
+//! Prompt rendering: our own templates in `prompts/` (compiled in, hashed into manifests)
+//! turn structured inputs into chat conversations.
+
+use minijinja::{context, Environment};
+use prbench_models::{ChatMessage, ChatPrompt, PairInput, RmInput, Role};
+use sha2::{Digest, Sha256};
+
+use crate::error::EvalError;
+
+/// System message of the pairwise judge (`prompts/judge-system.txt`).
+pub const JUDGE_SYSTEM: &str = include_str!("../../../prompts/judge-system.txt");
+/// User message of the pairwise judge (`prompts/judge-user.jinja`); variables `question`,
+/// `context` (may be none), `response_a`, `response_b`.
+pub const JUDGE_USER: &str = include_str!("../../../prompts/judge-user.jinja");
+/// User turn of a pointwise reward model (`prompts/rm-user.jinja`); variables `question`,
+/// `context`. The context comes first so left truncation cuts context, never the question.
+pub const RM_USER: &str = include_str!("../../../prompts/rm-user.jinja");
+
+/// The compiled prompt templates.
+pub struct Prompts {
+    env: Environment<'static>,
+}
+
+impl Default for Prompts {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Prompts {
+    /// Compiles the built-in templates.
+    ///
+    /// # Panics
+    /// Never for the shipped templates (a unit test compiles them).
+    pub fn new() -> Self {
+        let mut env = Environment::new();
+        env.add_template("judge-user", JUDGE_USER).expect("judge-user.jinja compiles");
+        env.add_template("rm-user", RM_USER).expect("rm-user.jinja compiles");
+        Self { env }
+    }
+
+    /// sha256 (hex) over all template texts, in a fixed order: the manifest's template hash.
+    pub fn hash(&self) -> String {
+        let mut h = Sha256::new();
+        for t in [JUDGE_SYSTEM, JUDGE_USER, RM_USER] {
+            h.update((t.len() as u64).to_le_bytes());
+            h.update(t.as_bytes());
+        }
+        hex::encode(h.finalize())
+    }
+
+    fn render(&self, name: &str, ctx: minijinja::Value) -> Result<String, EvalError> {
+        self.env
+            .get_template(name)
+            .and_then(|t| t.render(ctx))
+            .map_err(|e| EvalError::Template { template: name.into(), reason: e.to_string() })
+    }
+
+    /// The judge conversation for one pair: system + user turn, empty assistant prefix.
+    ///
+    /// # Errors
+    /// [`EvalError::Template`] if rendering fails.
+    pub fn judge(&self, pair: &PairInput) -> Result<ChatPrompt, EvalError> {
+        let user = self.render(
+            "judge-user",
+            context! { question => pair.question.trim(), context => pair.context.as_deref(), response_a => pair.a.trim(), response_b => pair.b.trim() },
+        )?;
+        Ok(ChatPrompt {
+            messages: vec![ChatMessage::new(Role::System, JUDGE_SYSTEM.trim()), ChatMessage::new(Role::User, user)],
+            assistant_prefix: String::new(),
+        })
+    }
+
+    /// The pointwise conversation: user turn = context (labelled) + question, assistant
+    /// turn = the answer.
+    ///
+    /// # Errors
+    /// [`EvalError::Template`] if rendering fails.
+    pub fn reward_model(&self, input: &RmInput) -> Result<ChatPrompt, EvalError> {
+        let user = self.render("rm-user", context! { question => input.question.trim(), context => input.context.as_deref() })?;
+        Ok(ChatPrompt {
+            messages: vec![ChatMessage::new(Role::User, user), ChatMessage::new(Role::Assistant, input.answer.clone())],
+            assistant_prefix: String::new(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn judge_prompt_labels_context_and_slots() {
+        let p = Prompts::new();
+        let pair = PairInput {
+            example_id: "e".into(),
+            question: "Q?".into(),
+            context: Some("CTX".into()),
+            a: "first".into(),
+            b: "second".into(),
+        };
+        let chat = p.judge(&pair).unwrap();
+        let user = &chat.messages[1].content;
+        let ctx_at = user.find("### What we know about this user\nCTX").unwrap();
+        let q_at = user.find("### The user's question\nQ?").unwrap();
+        let a_at = user.find("### Response A\nfirst").unwrap();
+        let b_at = user.find("### Response B\nsecond").unwrap();
+        assert!(ctx_at < q_at && q_at < a_at && a_at < b_at);
+        assert!(user.trim_end().ends_with("`Result: A` or `Result: B`."));
+        let none = p.judge(&PairInput { context: None, ..pair }).unwrap();
+        assert!(!none.messages[1].content.contains("What we know"));
+    }
+
+    #[test]
+    fn rm_prompt_puts_context_before_question() {
+        let p = Prompts::new();
+        let input = RmInput { example_id: "e".into(), question: "Q?".into(), context: Some("CTX".into()), answer: "ans".into() };
+        let chat = p.reward_model(&input).unwrap();
+        assert_eq!(chat.messages[0].content, "### About me\nCTX\n\n### My question\nQ?");
+        assert_eq!(chat.messages[1].content, "ans");
+        let bare = p.reward_model(&RmInput { context: None, ..input }).unwrap();
+        assert_eq!(bare.messages[0].content, "Q?");
+    }
+}

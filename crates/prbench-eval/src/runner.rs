@@ -1,0 +1,262 @@
+//! The evaluation runner: examples → condition → prompts (leakage-checked) → backend →
+//! outcomes (PROTOCOL.md §2–4).
+
+use std::time::Instant;
+
+use prbench_data::Example;
+use prbench_models::{Judge, JudgeRequest, PairInput, RewardModel, RmInput, RmRequest};
+use prbench_stats::outcome::ItemResult;
+
+use crate::condition::{full_profile_text, Condition};
+use crate::error::EvalError;
+use crate::leakage;
+use crate::outcome::{both_orders_result, debiased_result, judge_result, score_result, Outcome};
+use crate::prompt::Prompts;
+use crate::slots::{assign_slots, Slot};
+
+/// Progress sink; only the binary draws bars (STYLE.md, habit 4).
+pub trait Reporter: Sync {
+    /// A stage of `total` items starts.
+    fn start(&self, stage: &str, total: u64);
+    /// `n` more items are done.
+    fn advance(&self, n: u64);
+    /// The stage ended.
+    fn finish(&self);
+}
+
+/// A reporter that reports nothing.
+pub struct Silent;
+
+impl Reporter for Silent {
+    fn start(&self, _: &str, _: u64) {}
+    fn advance(&self, _: u64) {}
+    fn finish(&self) {}
+}
+
+/// The model under test, by role.
+#[derive(Clone, Copy)]
+pub enum Backend<'a> {
+    /// A pairwise judge.
+    Judge(&'a dyn Judge),
+    /// A pointwise reward model.
+    RewardModel(&'a dyn RewardModel),
+}
+
+impl Backend<'_> {
+    /// The backend's spec string.
+    pub fn spec(&self) -> String {
+        match self {
+            Backend::Judge(j) => j.identity().spec,
+            Backend::RewardModel(r) => r.identity().spec,
+        }
+    }
+}
+
+/// Where the context shown to the backend comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContextSource {
+    /// The condition decides (the normal case).
+    Condition,
+    /// The user's whole profile: only for the `profile-overlap` control baseline.
+    FullProfile,
+}
+
+/// Options of one evaluation.
+#[derive(Debug, Clone)]
+pub struct EvalOptions {
+    /// Condition under test.
+    pub condition: Condition,
+    /// Run seed (slot assignment, random baseline).
+    pub seed: u64,
+    /// Judge each pair in both orders (PROTOCOL.md §4).
+    pub both_orders: bool,
+    /// Examples per backend call.
+    pub batch_size: usize,
+    /// Context source (see [`ContextSource`]).
+    pub context: ContextSource,
+}
+
+impl EvalOptions {
+    /// Defaults for `condition`: seed 42, single order, batch 8, context from the condition.
+    pub fn new(condition: Condition) -> Self {
+        Self { condition, seed: 42, both_orders: false, batch_size: 8, context: ContextSource::Condition }
+    }
+
+    fn context_for(&self, ex: &Example) -> Option<String> {
+        match self.context {
+            ContextSource::Condition => self.condition.context(ex),
+            ContextSource::FullProfile => Some(full_profile_text(ex)),
+        }
+    }
+}
+
+/// Evaluates `backend` on `examples`, returning one outcome per example in input order.
+///
+/// # Errors
+/// [`EvalError::Leakage`] if any rendered input would leak hidden text; backend failures;
+/// template failures.
+pub fn evaluate(
+    examples: &[Example],
+    backend: Backend<'_>,
+    opts: &EvalOptions,
+    prompts: &Prompts,
+    reporter: &dyn Reporter,
+) -> Result<Vec<Outcome>, EvalError> {
+    let slots = assign_slots(examples, opts.seed);
+    let model = backend.spec();
+    reporter.start(&format!("{model} · {}", opts.condition), examples.len() as u64);
+    let mut outcomes = Vec::with_capacity(examples.len());
+    for chunk in examples.chunks(opts.batch_size.max(1)) {
+        let started = Instant::now();
+        let mut batch = match backend {
+            Backend::Judge(judge) => judge_chunk(chunk, judge, &slots, opts, prompts, &model)?,
+            Backend::RewardModel(rm) => rm_chunk(chunk, rm, opts, prompts, &model)?,
+        };
+        let per_item = started.elapsed().as_secs_f64() * 1000.0 / chunk.len() as f64;
+        for o in &mut batch {
+            o.latency_ms = per_item;
+        }
+        outcomes.extend(batch);
+        reporter.advance(chunk.len() as u64);
+    }
+    reporter.finish();
+    Ok(outcomes)
+}
+
+fn base_outcome(ex: &Example, opts: &EvalOptions, model: &str) -> Outcome {
+    Outcome {
+        example_id: ex.id.clone(),
+        subset: ex.subset.clone(),
+        condition: opts.condition.to_string(),
+        model: model.to_string(),
+        chosen_slot: None,
+        verdict: None,
+        swapped_verdict: None,
+        score_chosen: None,
+        score_rejected: None,
+        result: ItemResult::Error,
+        both_orders_result: None,
+        debiased_result: None,
+        input_tokens: 0,
+        truncated_tokens: 0,
+        latency_ms: 0.0,
+    }
+}
+
+fn judge_request(
+    ex: &Example,
+    chosen_slot: Slot,
+    opts: &EvalOptions,
+    prompts: &Prompts,
+) -> Result<JudgeRequest, EvalError> {
+    let (a, b) = match chosen_slot {
+        Slot::A => (&ex.chosen, &ex.rejected),
+        Slot::B => (&ex.rejected, &ex.chosen),
+    };
+    let pair = PairInput {
+        example_id: ex.id.clone(),
+        question: ex.question.clone(),
+        context: opts.context_for(ex),
+        a: a.clone(),
+        b: b.clone(),
+    };
+    let prompt = prompts.judge(&pair)?;
+    leakage::check(ex, opts.condition, &prompt.all_text())?;
+    Ok(JudgeRequest { pair, prompt })
+}
+
+fn judge_chunk(
+    chunk: &[Example],
+    judge: &dyn Judge,
+    slots: &std::collections::HashMap<String, Slot>,
+    opts: &EvalOptions,
+    prompts: &Prompts,
+    model: &str,
+) -> Result<Vec<Outcome>, EvalError> {
+    let orders = if opts.both_orders { 2 } else { 1 };
+    let mut requests = Vec::with_capacity(chunk.len() * orders);
+    for ex in chunk {
+        let slot = slots[&ex.id];
+        requests.push(judge_request(ex, slot, opts, prompts)?);
+        if opts.both_orders {
+            requests.push(judge_request(ex, slot.other(), opts, prompts)?);
+        }
+    }
+    let verdicts = judge
+        .judge(&requests)
+        .map_err(|source| EvalError::Backend { model: model.into(), example_id: chunk[0].id.clone(), source })?;
+    if verdicts.len() != requests.len() {
+        return Err(EvalError::BackendShape { model: model.into(), got: verdicts.len(), expected: requests.len() });
+    }
+    let mut verdicts = verdicts.into_iter();
+    Ok(chunk
+        .iter()
+        .map(|ex| {
+            let slot = slots[&ex.id];
+            let first = verdicts.next().expect("length checked");
+            let mut o = base_outcome(ex, opts, model);
+            o.chosen_slot = Some(slot);
+            o.result = judge_result(first.choice, slot);
+            o.input_tokens = first.tokens.input_tokens;
+            o.truncated_tokens = first.tokens.truncated_tokens;
+            if opts.both_orders {
+                let second = verdicts.next().expect("length checked");
+                o.both_orders_result = Some(both_orders_result(o.result, judge_result(second.choice, slot.other())));
+                if let (Some(m1), Some(m2)) = (first.margin, second.margin) {
+                    let (in_a, in_b) = if slot == Slot::A { (m1, m2) } else { (m2, m1) };
+                    o.debiased_result = Some(debiased_result(in_a, in_b));
+                }
+                o.input_tokens += second.tokens.input_tokens;
+                o.truncated_tokens += second.tokens.truncated_tokens;
+                o.swapped_verdict = Some(second);
+            }
+            o.verdict = Some(first);
+            o
+        })
+        .collect())
+}
+
+fn rm_request(ex: &Example, answer: &str, opts: &EvalOptions, prompts: &Prompts) -> Result<RmRequest, EvalError> {
+    let input = RmInput {
+        example_id: ex.id.clone(),
+        question: ex.question.clone(),
+        context: opts.context_for(ex),
+        answer: answer.to_string(),
+    };
+    let prompt = prompts.reward_model(&input)?;
+    leakage::check(ex, opts.condition, &prompt.all_text())?;
+    Ok(RmRequest { input, prompt })
+}
+
+fn rm_chunk(
+    chunk: &[Example],
+    rm: &dyn RewardModel,
+    opts: &EvalOptions,
+    prompts: &Prompts,
+    model: &str,
+) -> Result<Vec<Outcome>, EvalError> {
+    let mut requests = Vec::with_capacity(chunk.len() * 2);
+    for ex in chunk {
+        requests.push(rm_request(ex, &ex.chosen, opts, prompts)?);
+        requests.push(rm_request(ex, &ex.rejected, opts, prompts)?);
+    }
+    let scores = rm
+        .score(&requests)
+        .map_err(|source| EvalError::Backend { model: model.into(), example_id: chunk[0].id.clone(), source })?;
+    if scores.len() != requests.len() {
+        return Err(EvalError::BackendShape { model: model.into(), got: scores.len(), expected: requests.len() });
+    }
+    Ok(chunk
+        .iter()
+        .zip(scores.chunks(2))
+        .map(|(ex, pair)| {
+            let mut o = base_outcome(ex, opts, model);
+            o.score_chosen = Some(pair[0].value);
+            o.score_rejected = Some(pair[1].value);
+            o.result = score_result(pair[0].value, pair[1].value);
+            o.input_tokens = pair[0].tokens.input_tokens + pair[1].tokens.input_tokens;
+            o.truncated_tokens = pair[0].tokens.truncated_tokens + pair[1].tokens.truncated_tokens;
+            o
+        })
+        .collect())
+}

@@ -1,0 +1,105 @@
+//! The leakage guard (issue 2, item 5): narrative and rubric text reach a backend only under
+//! `oracle`. Checked on what a recording backend actually received, for every backend kind.
+
+mod common;
+
+use common::{psoups, sample, Spy};
+use prbench_data::Example;
+use prbench_eval::condition::Condition;
+use prbench_eval::leakage;
+use prbench_eval::prompt::Prompts;
+use prbench_eval::runner::{evaluate, Backend, ContextSource, EvalOptions, Silent};
+use prbench_eval::EvalError;
+
+/// Everything each backend kind received for `examples` under `condition`.
+fn received(examples: &[Example], condition: Condition) -> Vec<(String, Vec<String>)> {
+    let prompts = Prompts::new();
+    let mut out = Vec::new();
+    for (kind, context, both) in [
+        ("judge", ContextSource::Condition, true),
+        ("reward model", ContextSource::Condition, false),
+        ("profile baseline", ContextSource::FullProfile, false),
+    ] {
+        let spy = Spy::default();
+        let opts = EvalOptions { both_orders: both, context, ..EvalOptions::new(condition) };
+        let backend = if kind == "judge" { Backend::Judge(&spy) } else { Backend::RewardModel(&spy) };
+        evaluate(examples, backend, &opts, &prompts, &Silent).expect("no leak");
+        out.push((kind.to_string(), spy.seen.into_inner().unwrap()));
+    }
+    out
+}
+
+fn assert_no_hidden_text(examples: &[Example]) {
+    for (kind, texts) in received(examples, Condition::None) {
+        assert!(!texts.is_empty());
+        for text in &texts {
+            for ex in examples {
+                // The narrative and the aspect titles are never in the visible texts of these
+                // datasets (tools/check_sample.py checks the sample), so any occurrence is a leak.
+                assert!(!text.contains(ex.narrative.trim()), "{kind}: narrative of {} leaked", ex.id);
+                for a in &ex.rubric_aspects {
+                    assert!(!text.contains(a.aspect.trim()), "{kind}: aspect `{}` of {} leaked", a.aspect, ex.id);
+                    assert!(!text.contains(a.reason.trim()), "{kind}: reason of {} leaked", ex.id);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn no_hidden_text_reaches_any_backend_under_none() {
+    assert_no_hidden_text(&sample());
+}
+
+#[test]
+fn no_hidden_text_reaches_any_backend_under_none_psoups() {
+    let Some(examples) = psoups() else { return };
+    assert_no_hidden_text(&examples[..200]);
+}
+
+#[test]
+fn oracle_shows_every_aspect_title_to_judges_and_reward_models() {
+    let examples = sample();
+    for (kind, texts) in received(&examples, Condition::Oracle) {
+        if kind == "profile baseline" {
+            continue;
+        }
+        for ex in &examples {
+            let mine: Vec<&String> = texts.iter().filter(|t| t.contains(ex.question.trim())).collect();
+            assert!(!mine.is_empty(), "{kind}: no request for {}", ex.id);
+            for t in mine {
+                for a in &ex.rubric_aspects {
+                    assert!(t.contains(a.aspect.trim()), "{kind}: aspect `{}` missing for {}", a.aspect, ex.id);
+                }
+                assert!(!t.contains(ex.narrative.trim()), "{kind}: the oracle shows aspect titles only");
+            }
+        }
+    }
+}
+
+#[test]
+fn guard_rejects_hidden_text_outside_oracle_and_names_it() {
+    let ex = &sample()[0];
+    let leaky = format!("question {}\ncontext: {}", ex.question, ex.narrative);
+    let err = leakage::check(ex, Condition::None, &leaky).unwrap_err();
+    match &err {
+        EvalError::Leakage { example_id, field, condition, .. } => {
+            assert_eq!(example_id, &ex.id);
+            assert_eq!(field, "narrative");
+            assert_eq!(condition, "none");
+        }
+        other => panic!("expected a leakage error, got {other}"),
+    }
+    let aspect = format!("{}\n- {}", ex.question, ex.rubric_aspects[0].aspect);
+    assert!(matches!(leakage::check(ex, Condition::None, &aspect), Err(EvalError::Leakage { .. })));
+    // The same text is allowed under oracle.
+    leakage::check(ex, Condition::Oracle, &leaky).unwrap();
+}
+
+#[test]
+fn hidden_text_that_an_answer_also_contains_is_not_a_leak() {
+    let mut ex = sample()[0].clone();
+    ex.rubric_aspects[0].aspect = "short exposure".into();
+    ex.chosen = format!("{} Use a short exposure.", ex.chosen);
+    leakage::check(&ex, Condition::None, &format!("A: {}", ex.chosen)).unwrap();
+}

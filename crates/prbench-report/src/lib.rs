@@ -1,0 +1,8 @@
+//! Reports for prbench runs: the [`Summary`] data that `summary.json` holds and its Markdown
+//! rendering (`summary.md`). No engine dependencies (DESIGN.md, workspace).
+#![warn(missing_docs)]
+
+pub mod markdown;
+pub mod summary;
+
+pub use summary::*;

@@ -1,0 +1,115 @@
+//! Markdown rendering of a [`Summary`] (`summary.md`, and the table the CLI prints).
+
+use std::fmt::Write;
+
+use crate::summary::{AccuracyRow, Summary};
+
+/// Formats a proportion in [0, 1] as a percentage with one decimal, or `n/a`.
+pub fn pct(x: Option<f64>) -> String {
+    x.map_or_else(|| "n/a".into(), |v| format!("{:.1}", v * 100.0))
+}
+
+/// Formats a CI in [0, 1] as `[lo, hi]` percentages, or `n/a`.
+pub fn pct_ci(ci: Option<[f64; 2]>) -> String {
+    ci.map_or_else(|| "n/a".into(), |[lo, hi]| format!("[{:.1}, {:.1}]", lo * 100.0, hi * 100.0))
+}
+
+/// The main accuracy table: one line per row with counts beside the accuracy.
+pub fn accuracy_table(rows: &[AccuracyRow]) -> String {
+    let mut s = String::from(
+        "| subset | n | accuracy % | 95% CI | correct | wrong | ties | unparsed | errors | truncated | half-tie % | excl. % |\n\
+         |---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.label,
+            r.n,
+            pct(r.strict),
+            pct_ci(r.strict_ci),
+            r.correct,
+            r.wrong,
+            r.ties,
+            r.unparsed,
+            r.errors,
+            r.truncated,
+            pct(r.half),
+            pct(r.excluded)
+        );
+    }
+    s
+}
+
+/// The whole `summary.md`.
+pub fn render(sum: &Summary) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# prbench run `{}`\n", sum.run_id);
+    if sum.oracle {
+        s.push_str("> **ORACLE CONDITION — upper bound.** The model saw the ground-truth rubric aspects; this is not a benchmark score.\n\n");
+    }
+    if sum.dataset_kind != "prb" {
+        let _ = writeln!(
+            s,
+            "> Data converted from `{}`, not Personalized-RewardBench: figures are not comparable with the paper's.\n",
+            sum.dataset_kind
+        );
+    }
+    let _ = writeln!(s, "- model: `{}` ({})", sum.model, sum.engine);
+    let _ = writeln!(s, "- decoding: `{}`", sum.decoding);
+    let _ = writeln!(s, "- condition: `{}`", sum.condition);
+    let _ = writeln!(s, "- dataset: `{}` ({}), sha256 `{}`", sum.dataset, sum.dataset_kind, short_hash(&sum.dataset_hash));
+    let _ = writeln!(
+        s,
+        "- seed {}, bootstrap {} resamples; {} input tokens, {} truncated; model wall time {:.1} s\n",
+        sum.seed, sum.bootstrap_resamples, sum.input_tokens, sum.truncated_tokens, sum.wall_seconds
+    );
+    s.push_str("## Accuracy\n\n");
+    s.push_str("Strict accuracy counts ties, unparsed verdicts and errors as not correct (the paper's rule); half-tie gives ties half credit; excl. drops ties, unparsed and errors from the denominator. CIs: seeded percentile bootstrap, resampling examples within each subset.\n\n");
+    s.push_str(&accuracy_table(&sum.rows));
+    if let Some(pb) = &sum.position_bias {
+        s.push_str("\n## Position bias\n\n| chosen in A: n | accuracy % | chosen in B: n | accuracy % | share of A verdicts % |\n|---:|---:|---:|---:|---:|\n");
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} |",
+            pb.n_chosen_in_a,
+            pct(pb.accuracy_chosen_in_a),
+            pb.n_chosen_in_b,
+            pct(pb.accuracy_chosen_in_b),
+            pct(pb.share_a_verdicts)
+        );
+    }
+    if let Some(bo) = &sum.both_orders {
+        s.push_str("\n## Both orders\n\nCorrect only when the verdicts with chosen in A and with chosen in B both pick it.\n\n");
+        s.push_str(&accuracy_table(&bo.rows));
+        let _ = writeln!(s, "\nConsistency (both verdicts pick the same answer): {} %", pct(bo.consistency));
+        if let Some(rows) = &bo.debiased_rows {
+            s.push_str("\nPosition-debiased (margin with chosen in A > margin with chosen in B):\n\n");
+            s.push_str(&accuracy_table(rows));
+        }
+    }
+    if !sum.baselines.is_empty() {
+        s.push_str("\n## Control baselines (same items)\n\n");
+        let labels: Vec<&str> = sum.baselines[0].rows.iter().map(|r| r.label.as_str()).collect();
+        let _ = writeln!(s, "| baseline | sees | {} | micro 95% CI | ties |", labels.join(" | "));
+        let _ = writeln!(s, "|---|---|{}---|---:|", "---:|".repeat(labels.len()));
+        for b in &sum.baselines {
+            let cells: Vec<String> = b.rows.iter().map(|r| pct(r.strict)).collect();
+            let micro = b.rows.iter().find(|r| r.label == "micro");
+            let _ = writeln!(
+                s,
+                "| `{}` | {} | {} | {} | {} |",
+                b.name,
+                b.sees,
+                cells.join(" | "),
+                pct_ci(micro.and_then(|r| r.strict_ci)),
+                micro.map_or(0, |r| r.ties)
+            );
+        }
+    }
+    s
+}
+
+fn short_hash(h: &str) -> &str {
+    &h[..h.len().min(16)]
+}

@@ -1,0 +1,111 @@
+//! The run summary as data (`summary.json`): every figure a table shows, computed by the
+//! eval crate, rendered here without any engine dependency.
+
+use serde::{Deserialize, Serialize};
+
+/// Accuracy of one row (a subset, micro or macro) under one tie mode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AccuracyRow {
+    /// Row label: short subset name, `micro` or `macro`.
+    pub label: String,
+    /// Items in the row.
+    pub n: usize,
+    /// Items scored correct.
+    pub correct: usize,
+    /// Items scored wrong.
+    pub wrong: usize,
+    /// Ties (equal scores or a tie verdict).
+    pub ties: usize,
+    /// Unparsed verdicts (never counted as a choice).
+    pub unparsed: usize,
+    /// Backend errors.
+    pub errors: usize,
+    /// Items whose input was truncated.
+    pub truncated: usize,
+    /// Accuracy in [0, 1] under strict ties (tie/unparsed/error = not correct); `None` if n = 0.
+    pub strict: Option<f64>,
+    /// Seeded bootstrap 95% CI of `strict`, [lo, hi].
+    pub strict_ci: Option<[f64; 2]>,
+    /// Accuracy with half credit for ties.
+    pub half: Option<f64>,
+    /// Accuracy over decided items only (ties, unparsed and errors excluded).
+    pub excluded: Option<f64>,
+}
+
+/// Position-bias figures of a judge (PROTOCOL.md §4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PositionBias {
+    /// Items with chosen in slot A.
+    pub n_chosen_in_a: usize,
+    /// Strict accuracy on them.
+    pub accuracy_chosen_in_a: Option<f64>,
+    /// Items with chosen in slot B.
+    pub n_chosen_in_b: usize,
+    /// Strict accuracy on them.
+    pub accuracy_chosen_in_b: Option<f64>,
+    /// Share of parsed A/B verdicts that picked A.
+    pub share_a_verdicts: Option<f64>,
+}
+
+/// Both-orders figures (PROTOCOL.md §4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BothOrders {
+    /// Strict accuracy when correct requires both orders to pick chosen.
+    pub rows: Vec<AccuracyRow>,
+    /// Share of items whose two verdicts (both parsed) picked the same answer.
+    pub consistency: Option<f64>,
+    /// Position-debiased margin comparison (logprob verdicts only).
+    pub debiased_rows: Option<Vec<AccuracyRow>>,
+}
+
+/// A control baseline's figures on the same items.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BaselineRow {
+    /// `baseline:NAME`.
+    pub name: String,
+    /// What it sees, e.g. `none` or `full profile`.
+    pub sees: String,
+    /// Rows per subset, then micro and macro.
+    pub rows: Vec<AccuracyRow>,
+}
+
+/// Everything `summary.json` and `summary.md` report for one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Run id.
+    pub run_id: String,
+    /// Model spec.
+    pub model: String,
+    /// Engine description.
+    pub engine: String,
+    /// Decoding parameters (verdict mode etc.).
+    pub decoding: serde_json::Value,
+    /// Condition name.
+    pub condition: String,
+    /// True when the condition shows the ground-truth rubric (an upper bound).
+    pub oracle: bool,
+    /// Dataset source.
+    pub dataset: String,
+    /// Dataset kind (`prb`, `psoups`, …).
+    pub dataset_kind: String,
+    /// Dataset hash (sha256 hex).
+    pub dataset_hash: String,
+    /// Run seed.
+    pub seed: u64,
+    /// Bootstrap resamples behind every CI.
+    pub bootstrap_resamples: usize,
+    /// Rows per subset, then micro and macro.
+    pub rows: Vec<AccuracyRow>,
+    /// Judges only.
+    pub position_bias: Option<PositionBias>,
+    /// Both-orders mode only.
+    pub both_orders: Option<BothOrders>,
+    /// Control baselines on the same items.
+    pub baselines: Vec<BaselineRow>,
+    /// Tokens fed to the model under test.
+    pub input_tokens: usize,
+    /// Tokens cut to fit the context window.
+    pub truncated_tokens: usize,
+    /// Wall time of the model under test, seconds.
+    pub wall_seconds: f64,
+}
