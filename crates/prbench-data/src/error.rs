@@ -1,0 +1,269 @@
+//! The one error type of this crate.
+//!
+//! Every message says where the problem is and what to do about it. Row-level variants carry the
+//! file, the 1-based row (the line number for JSONL, the array index + 1 for a JSON array, the row
+//! number for parquet) and the field; nested fields are written as paths with 0-based list indices,
+//! e.g. `profile[2].text`. File-level variants (unreadable file, missing parquet column) name the
+//! file and, where it applies, the column.
+
+use std::path::PathBuf;
+
+/// Why a dataset could not be loaded or failed validation.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DataError {
+    /// The dataset spec itself is unusable (no such path, unknown extension, bad `hf:` repo id).
+    #[error("dataset spec `{spec}`: {detail}")]
+    BadSpec {
+        /// The spec as given.
+        spec: String,
+        /// What is wrong and what to do.
+        detail: String,
+    },
+
+    /// A file or directory could not be read.
+    #[error("cannot read {file}: {source}; check that the path exists and is readable")]
+    Io {
+        /// The path that failed.
+        file: String,
+        /// The underlying I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A JSON or JSONL file is not valid UTF-8.
+    #[error(
+        "{file}: line {line} (byte offset {offset}): the file is not valid UTF-8 (for JSONL the \
+         line is the row); re-encode the file as UTF-8"
+    )]
+    NotUtf8 {
+        /// The file.
+        file: String,
+        /// 1-based line holding the first invalid byte.
+        line: usize,
+        /// Byte offset of the first invalid byte.
+        offset: usize,
+    },
+
+    /// JSON syntax error (or a blank JSONL line, or a JSON file that is not an array of rows).
+    #[error(
+        "{file}: line {line}, column {column}: malformed JSON: {detail}; fix the JSON on that line"
+    )]
+    MalformedJson {
+        /// The file.
+        file: String,
+        /// 1-based line (for JSONL, the row).
+        line: usize,
+        /// 1-based column (0 when unknown).
+        column: usize,
+        /// What the parser found.
+        detail: String,
+    },
+
+    /// A required field is absent (or null in parquet).
+    #[error(
+        "{file}: row {row}: required field `{field}` is missing or null; add it or remove the row"
+    )]
+    MissingField {
+        /// The file.
+        file: String,
+        /// 1-based row.
+        row: usize,
+        /// Field path, e.g. `chosen` or `profile[0].text`.
+        field: String,
+    },
+
+    /// A field holds a value of the wrong type.
+    #[error(
+        "{file}: row {row}: field `{field}` must be {expected} but is {found}; fix the value or \
+         remove the row"
+    )]
+    WrongType {
+        /// The file.
+        file: String,
+        /// 1-based row.
+        row: usize,
+        /// Field path (`(row)` for the row value itself).
+        field: String,
+        /// The type the schema needs.
+        expected: String,
+        /// What was found.
+        found: String,
+    },
+
+    /// A text field that must carry content is empty or whitespace only.
+    #[error("{file}: row {row}: field `{field}` is empty (or whitespace only); fill it in or remove the row")]
+    EmptyField {
+        /// The file.
+        file: String,
+        /// 1-based row.
+        row: usize,
+        /// The field (`id`, `question`, `chosen` or `rejected`).
+        field: String,
+    },
+
+    /// `chosen` and `rejected` hold the same text (after trimming), so the pair ranks nothing.
+    #[error(
+        "{file}: row {row}: fields `chosen` and `rejected` are identical, so the pair cannot be \
+         ranked; fix or remove the row"
+    )]
+    SameAnswers {
+        /// The file.
+        file: String,
+        /// 1-based row.
+        row: usize,
+    },
+
+    /// Two rows share an id (ids must be unique across the whole dataset).
+    #[error(
+        "{file}: row {row}: field `id` value {id:?} duplicates {first_file} row {first_row}; ids \
+         must be unique across the dataset: rename or remove one of the two rows"
+    )]
+    DuplicateId {
+        /// The id.
+        id: String,
+        /// File of the second occurrence.
+        file: String,
+        /// 1-based row of the second occurrence.
+        row: usize,
+        /// File of the first occurrence.
+        first_file: String,
+        /// 1-based row of the first occurrence.
+        first_row: usize,
+    },
+
+    /// A row's `subset` field disagrees with the config (directory or file stem) it was read from.
+    #[error(
+        "{file}: row {row}: field `subset` is {found:?} but the row belongs to config {expected:?} \
+         (its directory or file name); remove the field or move the row to the right file"
+    )]
+    SubsetMismatch {
+        /// The file.
+        file: String,
+        /// 1-based row.
+        row: usize,
+        /// The subset the file belongs to.
+        expected: String,
+        /// The row's `subset` value.
+        found: String,
+    },
+
+    /// A required parquet column is absent (affects all rows of the file).
+    #[error(
+        "{file}: all rows: required column `{field}` is missing (columns present: {present}); \
+         re-export the file with the schema of PROTOCOL.md §1"
+    )]
+    MissingColumn {
+        /// The file.
+        file: String,
+        /// Column (or nested field) path.
+        field: String,
+        /// Comma-separated names of the columns that are there.
+        present: String,
+    },
+
+    /// A parquet column has the wrong Arrow type (affects all rows of the file).
+    #[error(
+        "{file}: all rows: column `{field}` must be {expected} but is {found}; re-export the file \
+         with the schema of PROTOCOL.md §1"
+    )]
+    ColumnType {
+        /// The file.
+        file: String,
+        /// Column (or nested field) path.
+        field: String,
+        /// Accepted types.
+        expected: String,
+        /// The Arrow type found.
+        found: String,
+    },
+
+    /// The parquet reader failed (not a parquet file, corrupt, invalid UTF-8 in a string column).
+    #[error("{file}: cannot read as parquet (around row {row}): {detail}; re-download or re-export the file")]
+    Parquet {
+        /// The file.
+        file: String,
+        /// 1-based row at which reading stopped (1 when the file could not be opened).
+        row: usize,
+        /// The reader's message.
+        detail: String,
+    },
+
+    /// A dataset location holds no data files.
+    #[error("{source_name}: {detail}")]
+    NoData {
+        /// The spec or directory.
+        source_name: String,
+        /// What was expected.
+        detail: String,
+    },
+
+    /// Two files in one dataset directory map to the same subset.
+    #[error(
+        "{source_name}: both {first} and {second} hold subset {subset:?}; keep one of them (or \
+         load them separately)"
+    )]
+    DuplicateSubset {
+        /// The directory.
+        source_name: String,
+        /// The canonical subset name.
+        subset: String,
+        /// First file or directory.
+        first: String,
+        /// Second file or directory.
+        second: String,
+    },
+
+    /// A requested subset is not in the dataset.
+    #[error(
+        "{source_name}: subset {requested:?} is not present (available: {}); pick one of these \
+         (long or short name, any case) or omit the subset selection",
+        available.join(", ")
+    )]
+    SubsetNotFound {
+        /// The spec.
+        source_name: String,
+        /// The name as requested.
+        requested: String,
+        /// Subsets the dataset has.
+        available: Vec<String>,
+    },
+
+    /// Offline mode is on and a file is not in the local Hugging Face cache.
+    #[error(
+        "hf:{repo}@{revision}: file {file} is not in the Hugging Face cache at {} and offline mode \
+         is on (HF_HUB_OFFLINE); run once with network access (unset HF_HUB_OFFLINE) or \
+         pre-populate the cache, e.g. `huggingface-cli download --repo-type dataset {repo} {file} \
+         --revision {revision}`",
+        cache_dir.display()
+    )]
+    HubNotCached {
+        /// `ORG/NAME`.
+        repo: String,
+        /// Revision (branch, tag or commit).
+        revision: String,
+        /// Repository-relative file path.
+        file: String,
+        /// Cache directory searched.
+        cache_dir: PathBuf,
+    },
+
+    /// Fetching a file from the Hugging Face Hub failed.
+    #[error(
+        "hf:{repo}@{revision}: cannot fetch {file} (cache {}): {detail}; check the repo id, \
+         revision and network, or set HF_HUB_OFFLINE=1 to use the cache only",
+        cache_dir.display()
+    )]
+    Hub {
+        /// `ORG/NAME`.
+        repo: String,
+        /// Revision (branch, tag or commit).
+        revision: String,
+        /// Repository-relative file path.
+        file: String,
+        /// Cache directory used.
+        cache_dir: PathBuf,
+        /// The hub client's message.
+        detail: String,
+    },
+}

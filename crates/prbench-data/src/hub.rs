@@ -1,0 +1,181 @@
+//! `hf:ORG/NAME[@REV]`: a dataset repo in the Hugging Face layout, fetched through the hf-hub
+//! cache (`<cache>/datasets--ORG--NAME/snapshots/<commit>/<config>/test-00000-of-00001.parquet`).
+//!
+//! The cache directory follows hf-hub's own rules: `HF_HUB_CACHE`, then `HUGGINGFACE_HUB_CACHE`,
+//! then `$HF_HOME/hub`, then `$XDG_CACHE_HOME/huggingface/hub`, then `~/.cache/huggingface/hub`
+//! (unless [`HubOptions::cache_dir`] overrides it).
+//!
+//! Offline mode (`HF_HUB_OFFLINE=1`, `true`, `yes` or `on`): hf-hub 1.0.0 does not read that
+//! variable itself and would try the network first, so this module passes hf-hub's
+//! `local_files_only` option, which resolves `refs/<revision>` (or a commit hash) and the snapshot
+//! pointer on disk without any request. A file that is not cached is a
+//! [`DataError::HubNotCached`] naming the repo, revision, file and cache directory.
+
+use std::path::PathBuf;
+
+use hf_hub::{HFClient, HFClientSync, HFError};
+
+use crate::error::DataError;
+use crate::load::{assign_config, read_rows, Format, KIND_PRB};
+use crate::rows::{finish, subset_rank, ContentHash};
+use crate::schema::{canonical_subset, Dataset, PRB_SUBSETS};
+
+/// The Personalized-RewardBench dataset repo (PROTOCOL.md §1).
+pub const PRB_REPO: &str = "QiyaoMa/Personalized-RewardBench";
+
+/// Revision used when a spec names none.
+pub const DEFAULT_REVISION: &str = "main";
+
+/// Repo-relative path of a config's test split: `<config>/test-00000-of-00001.parquet`.
+pub fn config_file(config: &str) -> String {
+    format!("{config}/test-00000-of-00001.parquet")
+}
+
+/// How to reach the hub.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HubOptions {
+    /// Cache directory; `None` = hf-hub's default resolution (see the module docs).
+    pub cache_dir: Option<PathBuf>,
+    /// Use only the local cache, never the network.
+    pub offline: bool,
+}
+
+impl HubOptions {
+    /// Options from the environment: offline iff `HF_HUB_OFFLINE` is `1`, `true`, `yes` or `on`
+    /// (any case); the cache directory is left to hf-hub.
+    pub fn from_env() -> Self {
+        HubOptions {
+            cache_dir: None,
+            offline: std::env::var("HF_HUB_OFFLINE").is_ok_and(|v| is_truthy(&v)),
+        }
+    }
+}
+
+fn is_truthy(v: &str) -> bool {
+    matches!(
+        v.trim().to_ascii_lowercase().as_str(),
+        "1" | "true" | "yes" | "on"
+    )
+}
+
+/// Splits `ORG/NAME[@REV]` (the part after `hf:`) into repo id and optional revision; `spec`
+/// is the full spec, for the error message.
+pub fn parse_repo(s: &str, spec: &str) -> Result<(String, Option<String>), DataError> {
+    let bad = |why: &str| DataError::BadSpec {
+        spec: spec.to_string(),
+        detail: format!("{why}; write hf:ORG/NAME or hf:ORG/NAME@REVISION (e.g. hf:{PRB_REPO})"),
+    };
+    let (repo, revision) = match s.split_once('@') {
+        Some((r, rev)) if rev.trim().is_empty() => {
+            return Err(bad(&format!("empty revision after `@` in `{r}@`")))
+        }
+        Some((r, rev)) => (r, Some(rev.trim().to_string())),
+        None => (s, None),
+    };
+    let parts: Vec<&str> = repo.split('/').collect();
+    if repo.trim().is_empty()
+        || parts.len() > 2
+        || parts
+            .iter()
+            .any(|p| p.trim().is_empty() || p.contains(char::is_whitespace))
+    {
+        return Err(bad(&format!("`{repo}` is not a repo id")));
+    }
+    Ok((repo.to_string(), revision))
+}
+
+/// Fetches repo-relative `files` of dataset `repo` at `revision` (default `main`) into the cache
+/// (or, offline, finds them there) and returns their local paths, in order.
+pub fn fetch_files(
+    repo: &str,
+    revision: Option<&str>,
+    files: &[String],
+    opts: &HubOptions,
+) -> Result<Vec<PathBuf>, DataError> {
+    let revision = revision.unwrap_or(DEFAULT_REVISION);
+    let mut builder = HFClient::builder();
+    if let Some(dir) = &opts.cache_dir {
+        builder = builder.cache_dir(dir.clone());
+    }
+    let hub_error = |file: &str, cache_dir: PathBuf, detail: String| DataError::Hub {
+        repo: repo.to_string(),
+        revision: revision.to_string(),
+        file: file.to_string(),
+        cache_dir,
+        detail,
+    };
+    let first = files.first().map(String::as_str).unwrap_or("-");
+    let fallback_dir = opts
+        .cache_dir
+        .clone()
+        .unwrap_or_else(hf_hub::resolve_cache_dir);
+    let client = builder
+        .build()
+        .map_err(|e| hub_error(first, fallback_dir.clone(), e.to_string()))?;
+    let cache_dir = client.cache_dir().to_path_buf();
+    let client = HFClientSync::from_inner(client)
+        .map_err(|e| hub_error(first, cache_dir.clone(), e.to_string()))?;
+    let (owner, name) = hf_hub::split_id(repo);
+    let dataset = client.dataset(owner, name);
+    let mut out = Vec::with_capacity(files.len());
+    for file in files {
+        let got = dataset
+            .download_file()
+            .filename(file.clone())
+            .revision(revision.to_string())
+            .local_files_only(opts.offline)
+            .send();
+        match got {
+            Ok(path) => out.push(path),
+            Err(HFError::LocalEntryNotFound { .. }) => {
+                return Err(DataError::HubNotCached {
+                    repo: repo.to_string(),
+                    revision: revision.to_string(),
+                    file: file.clone(),
+                    cache_dir,
+                })
+            }
+            Err(HFError::EntryNotFound { .. }) => {
+                return Err(hub_error(
+                    file,
+                    cache_dir,
+                    "the repo has no such file at this revision".into(),
+                ))
+            }
+            Err(e) => return Err(hub_error(file, cache_dir, e.to_string())),
+        }
+    }
+    Ok(out)
+}
+
+/// Loads configs of a dataset repo in the PRB layout: `subsets` (long or short names; empty = the
+/// three PRB configs) are fetched as [`config_file`]s and read with the parquet loader. The content
+/// hash records each file as `<config>/test-00000-of-00001.parquet`, so it equals the hash of a
+/// local copy in the same layout.
+pub fn load_hub(
+    repo: &str,
+    revision: Option<&str>,
+    subsets: &[String],
+    opts: &HubOptions,
+    source: &str,
+) -> Result<Dataset, DataError> {
+    let mut configs: Vec<String> = if subsets.is_empty() {
+        PRB_SUBSETS
+            .iter()
+            .map(|(long, _)| long.to_string())
+            .collect()
+    } else {
+        subsets.iter().map(|s| canonical_subset(s.trim())).collect()
+    };
+    configs.sort_by_cached_key(|c| subset_rank(c));
+    configs.dedup();
+    let names: Vec<String> = configs.iter().map(|c| config_file(c)).collect();
+    let paths = fetch_files(repo, revision, &names, opts)?;
+    let mut hash = ContentHash::new();
+    let mut rows = Vec::new();
+    for ((config, name), path) in configs.iter().zip(&names).zip(&paths) {
+        let read = read_rows(path, name, Format::Parquet, &mut hash)?;
+        rows.extend(assign_config(read, config)?);
+    }
+    finish(rows, source, KIND_PRB, hash)
+}

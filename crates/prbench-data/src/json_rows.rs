@@ -1,0 +1,282 @@
+//! JSON (an array of row objects) and JSONL (one row object per line) readers.
+//!
+//! Rows are read into `serde_json::Value` and then checked field by field, so every message names
+//! the exact field path. Unknown extra fields are ignored (they may carry the producer's own
+//! metadata); missing required fields and wrong types are errors. A UTF-8 byte-order mark at the
+//! start of a file is skipped; blank JSONL lines are errors (they usually mean a truncated or
+//! hand-edited file).
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::error::DataError;
+use crate::rows::{ContentHash, RawRow};
+use crate::schema::{Example, ProfilePost, RubricAspect};
+
+/// Where a row is, for error messages.
+#[derive(Clone, Copy)]
+pub(crate) struct RowCtx<'a> {
+    pub file: &'a str,
+    pub row: usize,
+}
+
+/// Short description of a JSON value's type, for "must be X but is Y" messages.
+pub(crate) fn describe(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("a boolean ({b})"),
+        Value::Number(n) => format!("a number ({n})"),
+        Value::String(s) => {
+            let head: String = s.chars().take(40).collect();
+            let more = if s.chars().count() > 40 { "…" } else { "" };
+            format!("a string ({head:?}{more})")
+        }
+        Value::Array(a) => format!("a list of {} items", a.len()),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
+impl<'a> RowCtx<'a> {
+    fn missing(&self, field: &str) -> DataError {
+        DataError::MissingField {
+            file: self.file.to_string(),
+            row: self.row,
+            field: field.to_string(),
+        }
+    }
+
+    fn wrong(&self, field: &str, expected: &str, found: &Value) -> DataError {
+        DataError::WrongType {
+            file: self.file.to_string(),
+            row: self.row,
+            field: field.to_string(),
+            expected: expected.to_string(),
+            found: describe(found),
+        }
+    }
+
+    /// The value as an object (`path` names it in messages).
+    pub fn object<'v>(
+        &self,
+        v: &'v Value,
+        path: &str,
+    ) -> Result<&'v Map<String, Value>, DataError> {
+        v.as_object()
+            .ok_or_else(|| self.wrong(path, "an object", v))
+    }
+
+    /// Required string field `key` of `obj`; `path` is its full name for messages.
+    pub fn string(
+        &self,
+        obj: &Map<String, Value>,
+        key: &str,
+        path: &str,
+    ) -> Result<String, DataError> {
+        match obj.get(key) {
+            None => Err(self.missing(path)),
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(v) => Err(self.wrong(path, "a string", v)),
+        }
+    }
+
+    /// Optional string field (absent is fine, any other type is an error; null counts as absent).
+    pub fn opt_string(
+        &self,
+        obj: &Map<String, Value>,
+        key: &str,
+    ) -> Result<Option<String>, DataError> {
+        match obj.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(v) => Err(self.wrong(key, "a string", v)),
+        }
+    }
+
+    /// Required list field.
+    pub fn list<'v>(
+        &self,
+        obj: &'v Map<String, Value>,
+        key: &str,
+        path: &str,
+    ) -> Result<&'v [Value], DataError> {
+        match obj.get(key) {
+            None => Err(self.missing(path)),
+            Some(Value::Array(a)) => Ok(a),
+            Some(v) => Err(self.wrong(path, "a list", v)),
+        }
+    }
+}
+
+/// Builds an example (subset left empty) from one PRB-schema row object; also returns the
+/// optional `subset` field.
+pub(crate) fn example_from_value(
+    v: &Value,
+    ctx: RowCtx,
+) -> Result<(Example, Option<String>), DataError> {
+    let obj = ctx.object(v, "(row)")?;
+    let mut profile = Vec::new();
+    for (i, p) in ctx.list(obj, "profile", "profile")?.iter().enumerate() {
+        let path = format!("profile[{i}]");
+        let o = ctx.object(p, &path)?;
+        profile.push(ProfilePost {
+            id: ctx.string(o, "id", &format!("{path}.id"))?,
+            category: ctx.string(o, "category", &format!("{path}.category"))?,
+            text: ctx.string(o, "text", &format!("{path}.text"))?,
+        });
+    }
+    let mut rubric_aspects = Vec::new();
+    for (i, a) in ctx
+        .list(obj, "rubric_aspects", "rubric_aspects")?
+        .iter()
+        .enumerate()
+    {
+        let path = format!("rubric_aspects[{i}]");
+        let o = ctx.object(a, &path)?;
+        rubric_aspects.push(RubricAspect {
+            aspect: ctx.string(o, "aspect", &format!("{path}.aspect"))?,
+            evidence: ctx.string(o, "evidence", &format!("{path}.evidence"))?,
+            reason: ctx.string(o, "reason", &format!("{path}.reason"))?,
+        });
+    }
+    let example = Example {
+        id: ctx.string(obj, "id", "id")?,
+        subset: String::new(),
+        question: ctx.string(obj, "question", "question")?,
+        profile,
+        rubric_aspects,
+        narrative: ctx.string(obj, "narrative", "narrative")?,
+        category: ctx.string(obj, "category", "category")?,
+        chosen: ctx.string(obj, "chosen", "chosen")?,
+        rejected: ctx.string(obj, "rejected", "rejected")?,
+    };
+    Ok((example, ctx.opt_string(obj, "subset")?))
+}
+
+/// Reads a file, adds it to the hash under `name`, and decodes it as UTF-8 (skipping a BOM).
+pub(crate) fn read_text(
+    path: &Path,
+    name: &str,
+    hash: &mut ContentHash,
+) -> Result<String, DataError> {
+    let file = path.display().to_string();
+    let mut bytes = std::fs::read(path).map_err(|source| DataError::Io {
+        file: file.clone(),
+        source,
+    })?;
+    hash.add_bytes(name, &bytes);
+    let bom = if bytes.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    bytes.drain(..bom);
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..offset]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1;
+        DataError::NotUtf8 {
+            file,
+            line,
+            offset: offset + bom,
+        }
+    })
+}
+
+fn malformed(file: &str, line: usize, e: &serde_json::Error) -> DataError {
+    DataError::MalformedJson {
+        file: file.to_string(),
+        line,
+        column: e.column(),
+        detail: e.to_string(),
+    }
+}
+
+/// Parses `text` as a JSON array and returns its elements.
+pub(crate) fn parse_array(text: &str, file: &str) -> Result<Vec<Value>, DataError> {
+    let v: Value = serde_json::from_str(text).map_err(|e| malformed(file, e.line(), &e))?;
+    match v {
+        Value::Array(items) => Ok(items),
+        other => Err(DataError::MalformedJson {
+            file: file.to_string(),
+            line: 1,
+            column: 1,
+            detail: format!(
+                "the file must be a JSON array of row objects, but its top level is {} (use .jsonl \
+                 for one object per line)",
+                describe(&other)
+            ),
+        }),
+    }
+}
+
+/// Reads a JSON file holding an array of PRB rows. Row n = array element n (1-based).
+pub(crate) fn read_json(
+    path: &Path,
+    name: &str,
+    hash: &mut ContentHash,
+) -> Result<Vec<RawRow>, DataError> {
+    let file = path.display().to_string();
+    let text = read_text(path, name, hash)?;
+    let items = parse_array(&text, &file)?;
+    let mut rows = Vec::with_capacity(items.len());
+    for (i, v) in items.iter().enumerate() {
+        let ctx = RowCtx {
+            file: &file,
+            row: i + 1,
+        };
+        let (example, subset_field) = example_from_value(v, ctx)?;
+        rows.push(RawRow {
+            example,
+            subset_field,
+            file: file.clone(),
+            row: i + 1,
+        });
+    }
+    Ok(rows)
+}
+
+/// Reads a JSONL file: one PRB row object per line; row n = line n. A final newline is fine, a
+/// blank line anywhere else is an error.
+pub(crate) fn read_jsonl(
+    path: &Path,
+    name: &str,
+    hash: &mut ContentHash,
+) -> Result<Vec<RawRow>, DataError> {
+    let file = path.display().to_string();
+    let text = read_text(path, name, hash)?;
+    let body = text.strip_suffix('\n').unwrap_or(&text);
+    let mut rows = Vec::new();
+    if body.is_empty() {
+        return Ok(rows);
+    }
+    for (i, line) in body.split('\n').enumerate() {
+        let line_no = i + 1;
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.trim().is_empty() {
+            return Err(DataError::MalformedJson {
+                file: file.clone(),
+                line: line_no,
+                column: 1,
+                detail: "blank line (JSONL needs exactly one row object per line; remove the line)"
+                    .into(),
+            });
+        }
+        let v: Value = serde_json::from_str(line).map_err(|e| malformed(&file, line_no, &e))?;
+        let ctx = RowCtx {
+            file: &file,
+            row: line_no,
+        };
+        let (example, subset_field) = example_from_value(&v, ctx)?;
+        rows.push(RawRow {
+            example,
+            subset_field,
+            file: file.clone(),
+            row: line_no,
+        });
+    }
+    Ok(rows)
+}

@@ -1,0 +1,22 @@
+//! Personalized-RewardBench data: the schema, loaders (parquet / JSON / JSONL / Hugging Face hub),
+//! validation, the P-Soups adapter and dataset statistics.
+//!
+//! Entry point: [`load()`] (`load(spec, subsets)`); see the [`load`](mod@load) module for the
+//! spec forms.
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod hub;
+pub mod load;
+pub mod psoups;
+pub mod schema;
+pub mod stats;
+
+mod json_rows;
+mod parquet_rows;
+mod rows;
+
+pub use error::DataError;
+pub use load::load;
+pub use schema::*;
+pub use stats::{dataset_stats, DatasetStats};

@@ -1,0 +1,336 @@
+//! [`load`]: one entry point for every dataset spec.
+//!
+//! | spec | meaning |
+//! |---|---|
+//! | `PATH` (directory) | Hugging Face layout `<config>/*.parquet` (e.g. `<config>/test-00000-of-00001.parquet`), or flat files `<config>.parquet`, `<config>.json`, `<config>.jsonl`; the subset of each row is its config name |
+//! | `PATH` (file) | one `.parquet`, `.json` (array of row objects) or `.jsonl` file; the subset is the file stem unless a row has a string field `subset` |
+//! | `psoups:DIR` | the P-Soups adapter ([`crate::psoups`]) |
+//! | `hf:ORG/NAME[@REV]` | a Hugging Face dataset repo through the hub cache ([`crate::hub`]) |
+//!
+//! Subset names are canonicalized with [`canonical_subset`] (so `Art.jsonl` holds
+//! `Art_and_Entertainment`). Subsets come out in `PRB_SUBSETS` order, then other names
+//! alphabetically; rows keep file order within a subset. Everything is validated before
+//! [`load`] returns (see [`crate::error::DataError`]); nothing is dropped or defaulted.
+//! In a directory, hidden entries (`.…`) and files with other extensions (README, …) are ignored.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::DataError;
+use crate::hub::{self, HubOptions};
+use crate::json_rows::{read_json, read_jsonl};
+use crate::parquet_rows::read_parquet;
+use crate::rows::{finish, subset_rank, validate, ContentHash, RawRow};
+use crate::schema::{canonical_subset, Dataset};
+
+/// Dataset `kind` of data in the PRB schema.
+pub const KIND_PRB: &str = "prb";
+
+/// File formats the PRB-schema loader reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Apache Parquet with the columns of PROTOCOL.md §1.
+    Parquet,
+    /// A JSON array of row objects.
+    Json,
+    /// One row object per line.
+    Jsonl,
+}
+
+impl Format {
+    /// The format a file name's extension (any case) names, if any.
+    pub fn from_path(path: &Path) -> Option<Format> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "parquet" => Some(Format::Parquet),
+            "json" => Some(Format::Json),
+            "jsonl" => Some(Format::Jsonl),
+            _ => None,
+        }
+    }
+}
+
+/// Loads and validates the dataset named by `spec`, keeping only `subsets` (long or short names,
+/// any case; empty = every subset present). A requested subset that is absent is an error that
+/// lists the available ones. `hf:` specs read `HF_HUB_OFFLINE` and the hub cache variables from
+/// the environment (see [`crate::hub`]).
+pub fn load(spec: &str, subsets: &[String]) -> Result<Dataset, DataError> {
+    if let Some(dir) = spec.strip_prefix("psoups:") {
+        return crate::psoups::load_psoups(Path::new(dir), subsets, spec);
+    }
+    if let Some(repo) = spec.strip_prefix("hf:") {
+        let (repo, revision) = hub::parse_repo(repo, spec)?;
+        return hub::load_hub(
+            &repo,
+            revision.as_deref(),
+            subsets,
+            &HubOptions::from_env(),
+            spec,
+        );
+    }
+    let path = Path::new(spec);
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => load_dir(path, subsets, spec),
+        Ok(_) => load_file(path, subsets, spec),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(DataError::BadSpec {
+            spec: spec.to_string(),
+            detail: "no such file or directory; give a dataset directory, a .parquet/.json/.jsonl \
+                     file, psoups:DIR or hf:ORG/NAME[@REV]"
+                .into(),
+        }),
+        Err(source) => Err(DataError::Io {
+            file: spec.to_string(),
+            source,
+        }),
+    }
+}
+
+/// Resolves requested subset names against the `available` ones (already in load order):
+/// empty `requested` = all; otherwise each name (long or short, any case) must match one,
+/// and the result keeps load order.
+pub fn select_subsets(
+    source: &str,
+    requested: &[String],
+    available: &[String],
+) -> Result<Vec<String>, DataError> {
+    if requested.is_empty() {
+        return Ok(available.to_vec());
+    }
+    let mut keep = vec![false; available.len()];
+    for r in requested {
+        let want = canonical_subset(r.trim());
+        match available.iter().position(|a| a.eq_ignore_ascii_case(&want)) {
+            Some(i) => keep[i] = true,
+            None => {
+                return Err(DataError::SubsetNotFound {
+                    source_name: source.to_string(),
+                    requested: r.clone(),
+                    available: available.to_vec(),
+                })
+            }
+        }
+    }
+    Ok(available
+        .iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(a, _)| a.clone())
+        .collect())
+}
+
+/// Reads one PRB-schema file; `name` is what the content hash records for it.
+pub(crate) fn read_rows(
+    path: &Path,
+    name: &str,
+    format: Format,
+    hash: &mut ContentHash,
+) -> Result<Vec<RawRow>, DataError> {
+    match format {
+        Format::Parquet => read_parquet(path, name, hash),
+        Format::Json => read_json(path, name, hash),
+        Format::Jsonl => read_jsonl(path, name, hash),
+    }
+}
+
+/// One subset's files in a dataset directory.
+struct Config {
+    subset: String,
+    /// The directory entry it came from (for messages).
+    entry: String,
+    /// (path, hash name, format)
+    files: Vec<(PathBuf, String, Format)>,
+}
+
+fn sorted_entries(dir: &Path) -> Result<Vec<(String, PathBuf)>, DataError> {
+    let io = |source| DataError::Io {
+        file: dir.display().to_string(),
+        source,
+    };
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(io)? {
+        let e = e.map_err(io)?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with('.') {
+            out.push((name, e.path()));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn discover(dir: &Path, source: &str) -> Result<Vec<Config>, DataError> {
+    let mut configs: Vec<Config> = Vec::new();
+    for (name, path) in sorted_entries(dir)? {
+        let config = if path.is_dir() {
+            let files: Vec<_> = sorted_entries(&path)?
+                .into_iter()
+                .filter(|(_, p)| p.is_file() && Format::from_path(p) == Some(Format::Parquet))
+                .map(|(f, p)| (p, format!("{name}/{f}"), Format::Parquet))
+                .collect();
+            if files.is_empty() {
+                continue;
+            }
+            Config {
+                subset: canonical_subset(&name),
+                entry: format!("{name}/"),
+                files,
+            }
+        } else if let Some(format) = Format::from_path(&path) {
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            Config {
+                subset: canonical_subset(&stem),
+                entry: name.clone(),
+                files: vec![(path, name, format)],
+            }
+        } else {
+            continue;
+        };
+        if let Some(prev) = configs.iter().find(|c| c.subset == config.subset) {
+            return Err(DataError::DuplicateSubset {
+                source_name: source.to_string(),
+                subset: config.subset,
+                first: prev.entry.clone(),
+                second: config.entry,
+            });
+        }
+        configs.push(config);
+    }
+    configs.sort_by_cached_key(|c| subset_rank(&c.subset));
+    Ok(configs)
+}
+
+fn check_subset_field(r: &RawRow) -> Result<Option<String>, DataError> {
+    match &r.subset_field {
+        None => Ok(None),
+        Some(s) if s.trim().is_empty() => Err(DataError::EmptyField {
+            file: r.file.clone(),
+            row: r.row,
+            field: "subset".into(),
+        }),
+        Some(s) => Ok(Some(canonical_subset(s.trim()))),
+    }
+}
+
+/// Sets every row's subset to `config` (the directory or file it was read from); a row's own
+/// `subset` field, if any, must agree.
+pub(crate) fn assign_config(mut rows: Vec<RawRow>, config: &str) -> Result<Vec<RawRow>, DataError> {
+    for r in &mut rows {
+        if let Some(found) = check_subset_field(r)? {
+            if found != config {
+                return Err(DataError::SubsetMismatch {
+                    file: r.file.clone(),
+                    row: r.row,
+                    expected: config.to_string(),
+                    found: r.subset_field.clone().unwrap_or_default(),
+                });
+            }
+        }
+        r.example.subset = config.to_string();
+    }
+    Ok(rows)
+}
+
+/// Loads a dataset directory (HF layout or flat files). Only the selected subsets' files are read
+/// (and hashed). A row's optional `subset` field must agree with its config.
+pub fn load_dir(dir: &Path, subsets: &[String], source: &str) -> Result<Dataset, DataError> {
+    let configs = discover(dir, source)?;
+    if configs.is_empty() {
+        return Err(DataError::NoData {
+            source_name: source.to_string(),
+            detail:
+                "no dataset files found: expected <config>/*.parquet directories (Hugging Face \
+                     layout) or <config>.parquet|.json|.jsonl files"
+                    .into(),
+        });
+    }
+    let available: Vec<String> = configs.iter().map(|c| c.subset.clone()).collect();
+    let selected = select_subsets(source, subsets, &available)?;
+    let mut hash = ContentHash::new();
+    let mut rows = Vec::new();
+    for config in configs.iter().filter(|c| selected.contains(&c.subset)) {
+        for (path, name, format) in &config.files {
+            let read = read_rows(path, name, *format, &mut hash)?;
+            rows.extend(assign_config(read, &config.subset)?);
+        }
+    }
+    finish(rows, source, KIND_PRB, hash)
+}
+
+/// Loads a single `.parquet`, `.json` or `.jsonl` file. Each row's subset is its `subset` field
+/// if it has one, else the file stem (both canonicalized). Every row is validated, then the
+/// selected subsets are kept.
+pub fn load_file(path: &Path, subsets: &[String], source: &str) -> Result<Dataset, DataError> {
+    let format = Format::from_path(path).ok_or_else(|| DataError::BadSpec {
+        spec: source.to_string(),
+        detail: "unsupported file type; expected a .parquet, .json or .jsonl file, or a directory"
+            .into(),
+    })?;
+    let name = path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let default_subset = canonical_subset(&stem);
+    let mut hash = ContentHash::new();
+    let mut rows = read_rows(path, &name, format, &mut hash)?;
+    for r in &mut rows {
+        r.example.subset = check_subset_field(r)?.unwrap_or_else(|| default_subset.clone());
+    }
+    validate(&rows)?;
+    let mut available: Vec<String> = Vec::new();
+    for r in &rows {
+        if !available.contains(&r.example.subset) {
+            available.push(r.example.subset.clone());
+        }
+    }
+    available.sort_by_cached_key(|s| subset_rank(s));
+    let selected = select_subsets(source, subsets, &available)?;
+    rows.retain(|r| selected.contains(&r.example.subset));
+    finish(rows, source, KIND_PRB, hash)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn select_subsets_by_long_short_and_case() {
+        let avail = v(&["Art_and_Entertainment", "Society_and_Culture", "zeta"]);
+        assert_eq!(select_subsets("s", &[], &avail).unwrap(), avail);
+        assert_eq!(
+            select_subsets("s", &v(&["ZETA", "art"]), &avail).unwrap(),
+            v(&["Art_and_Entertainment", "zeta"])
+        );
+        assert_eq!(
+            select_subsets("s", &v(&["society", "Society_and_Culture"]), &avail).unwrap(),
+            v(&["Society_and_Culture"])
+        );
+        let err = select_subsets("s", &v(&["Lifestyle"]), &avail).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("Art_and_Entertainment, Society_and_Culture, zeta"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn format_from_extension() {
+        assert_eq!(
+            Format::from_path(Path::new("a/B.PARQUET")),
+            Some(Format::Parquet)
+        );
+        assert_eq!(Format::from_path(Path::new("x.json")), Some(Format::Json));
+        assert_eq!(Format::from_path(Path::new("x.jsonl")), Some(Format::Jsonl));
+        assert_eq!(Format::from_path(Path::new("x.csv")), None);
+        assert_eq!(Format::from_path(Path::new("x")), None);
+    }
+}

@@ -1,0 +1,207 @@
+//! Internals shared by the readers: a row with its provenance, the dataset content hash, and the
+//! validation every loader runs before handing out a [`Dataset`].
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use crate::error::DataError;
+use crate::schema::{Dataset, Example, PRB_SUBSETS};
+
+/// One example as read, before subsets are assigned and rows validated.
+#[derive(Debug, Clone)]
+pub(crate) struct RawRow {
+    /// The example; `subset` is filled in by the loader.
+    pub example: Example,
+    /// The row's own optional `subset` field, as written.
+    pub subset_field: Option<String>,
+    /// File the row came from (for messages).
+    pub file: String,
+    /// 1-based row (JSONL line, JSON array index + 1, parquet row).
+    pub row: usize,
+}
+
+/// sha256 over the files a loader reads, in read order. Each file contributes its name (relative
+/// to the dataset root, e.g. `Art_and_Entertainment/test-00000-of-00001.parquet`), a NUL byte,
+/// its length as 8 little-endian bytes, then its bytes; so the same files give the same hash
+/// wherever they are stored (a local copy of the HF layout and the hub cache agree).
+pub(crate) struct ContentHash(Sha256);
+
+impl ContentHash {
+    pub fn new() -> Self {
+        ContentHash(Sha256::new())
+    }
+
+    fn header(&mut self, name: &str, len: u64) {
+        self.0.update(name.as_bytes());
+        self.0.update([0u8]);
+        self.0.update(len.to_le_bytes());
+    }
+
+    /// Adds a file whose bytes are already in memory.
+    pub fn add_bytes(&mut self, name: &str, bytes: &[u8]) {
+        self.header(name, bytes.len() as u64);
+        self.0.update(bytes);
+    }
+
+    /// Adds a file by streaming it from disk.
+    pub fn add_file(&mut self, name: &str, path: &Path) -> Result<(), DataError> {
+        let io = |source| DataError::Io {
+            file: path.display().to_string(),
+            source,
+        };
+        let mut f = std::fs::File::open(path).map_err(io)?;
+        let len = f.metadata().map_err(io)?.len();
+        self.header(name, len);
+        let mut buf = vec![0u8; 1 << 16];
+        let mut total = 0u64;
+        loop {
+            let n = f.read(&mut buf).map_err(io)?;
+            if n == 0 {
+                break;
+            }
+            total += n as u64;
+            self.0.update(&buf[..n]);
+        }
+        if total != len {
+            return Err(io(std::io::Error::other(
+                "file changed while it was being read",
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn finish(self) -> String {
+        hex::encode(self.0.finalize())
+    }
+}
+
+/// Sort key of a subset: PRB configs in `PRB_SUBSETS` order, then every other name alphabetically.
+pub(crate) fn subset_rank(name: &str) -> (usize, String) {
+    match PRB_SUBSETS.iter().position(|(long, _)| *long == name) {
+        Some(i) => (i, String::new()),
+        None => (PRB_SUBSETS.len(), name.to_string()),
+    }
+}
+
+/// Checks every row: non-empty `id`, `question`, `chosen`, `rejected`; `chosen` differs from
+/// `rejected`; ids unique across all rows (the error names both rows). Empty profiles and empty
+/// rubrics are allowed (stats count them).
+pub(crate) fn validate(rows: &[RawRow]) -> Result<(), DataError> {
+    let mut seen: HashMap<&str, (&str, usize)> = HashMap::with_capacity(rows.len());
+    for r in rows {
+        let ex = &r.example;
+        for (field, value) in [
+            ("id", &ex.id),
+            ("question", &ex.question),
+            ("chosen", &ex.chosen),
+            ("rejected", &ex.rejected),
+        ] {
+            if value.trim().is_empty() {
+                return Err(DataError::EmptyField {
+                    file: r.file.clone(),
+                    row: r.row,
+                    field: field.to_string(),
+                });
+            }
+        }
+        if ex.chosen.trim() == ex.rejected.trim() {
+            return Err(DataError::SameAnswers {
+                file: r.file.clone(),
+                row: r.row,
+            });
+        }
+        if let Some((first_file, first_row)) = seen.insert(&ex.id, (&r.file, r.row)) {
+            return Err(DataError::DuplicateId {
+                id: ex.id.clone(),
+                file: r.file.clone(),
+                row: r.row,
+                first_file: first_file.to_string(),
+                first_row,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Validates `rows` (non-empty; whose subsets are already assigned), orders them by subset (stable, so rows
+/// keep file order within a subset) and wraps them up.
+pub(crate) fn finish(
+    mut rows: Vec<RawRow>,
+    source: &str,
+    kind: &str,
+    hash: ContentHash,
+) -> Result<Dataset, DataError> {
+    if rows.is_empty() {
+        return Err(DataError::NoData {
+            source_name: source.to_string(),
+            detail: "the files read hold no rows; point at a file or directory with examples"
+                .into(),
+        });
+    }
+    validate(&rows)?;
+    rows.sort_by_cached_key(|r| subset_rank(&r.example.subset));
+    Ok(Dataset {
+        examples: rows.into_iter().map(|r| r.example).collect(),
+        source: source.to_string(),
+        kind: kind.to_string(),
+        hash: hash.finish(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subset_rank_puts_prb_configs_first_then_alphabetical() {
+        let mut names = vec![
+            "zeta",
+            "Society_and_Culture",
+            "alpha",
+            "Art_and_Entertainment",
+            "Lifestyle_and_Personal_Development",
+        ];
+        names.sort_by_key(|n| subset_rank(n));
+        assert_eq!(
+            names,
+            [
+                "Art_and_Entertainment",
+                "Lifestyle_and_Personal_Development",
+                "Society_and_Culture",
+                "alpha",
+                "zeta"
+            ]
+        );
+    }
+
+    #[test]
+    fn streamed_and_in_memory_hashes_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.bin");
+        let bytes: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let mut a = ContentHash::new();
+        a.add_file("x/f.bin", &path).unwrap();
+        let mut b = ContentHash::new();
+        b.add_bytes("x/f.bin", &bytes);
+        assert_eq!(a.finish(), b.finish());
+        // Name and length are part of the hash: moving bytes between files changes it.
+        let mut c = ContentHash::new();
+        c.add_bytes("ab", b"c");
+        let mut d = ContentHash::new();
+        d.add_bytes("a", b"bc");
+        assert_ne!(c.finish(), d.finish());
+    }
+
+    #[test]
+    fn empty_hash_is_sha256_of_nothing() {
+        // sha256("") from `printf '' | sha256sum`.
+        assert_eq!(
+            ContentHash::new().finish(),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+}

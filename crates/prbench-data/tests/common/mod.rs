@@ -1,0 +1,67 @@
+//! Helpers shared by the integration tests: valid PRB rows and file writers.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+/// A valid PRB row with two posts and one aspect.
+pub fn row(id: &str) -> Value {
+    json!({
+        "id": id,
+        "question": format!("question of {id}?"),
+        "profile": [
+            {"category": "Cat", "id": "p1", "text": format!("first post of {id}")},
+            {"category": "Cat", "id": "p2", "text": "second post"}
+        ],
+        "rubric_aspects": [{"aspect": "Brevity", "evidence": "post p1", "reason": "likes short answers"}],
+        "narrative": "likes short answers",
+        "category": "Cat",
+        "chosen": format!("short answer for {id}"),
+        "rejected": format!("a very long and winding answer for {id}"),
+    })
+}
+
+/// Writes rows as JSONL (one per line, final newline).
+pub fn write_jsonl(path: &Path, rows: &[Value]) -> PathBuf {
+    let text: String = rows.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(path, text).unwrap();
+    path.to_path_buf()
+}
+
+/// Writes rows as a pretty-printed JSON array.
+pub fn write_json(path: &Path, rows: &[Value]) -> PathBuf {
+    std::fs::write(
+        path,
+        serde_json::to_string_pretty(&Value::Array(rows.to_vec())).unwrap(),
+    )
+    .unwrap();
+    path.to_path_buf()
+}
+
+/// The documented content hash, computed here from scratch: for each (name, path) in order,
+/// sha256 over name, a NUL byte, the length as 8 little-endian bytes, then the bytes.
+pub fn expected_hash(files: &[(&str, &Path)]) -> String {
+    let mut h = Sha256::new();
+    for (name, path) in files {
+        let bytes = std::fs::read(path).unwrap();
+        h.update(name.as_bytes());
+        h.update([0u8]);
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(&bytes);
+    }
+    hex::encode(h.finalize())
+}
+
+/// `tests/fixtures/<rel>` in this crate.
+pub fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
+}
+
+/// Subset names as the `load` API takes them.
+pub fn names(s: &[&str]) -> Vec<String> {
+    s.iter().map(|x| x.to_string()).collect()
+}
