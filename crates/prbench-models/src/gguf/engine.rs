@@ -1,0 +1,257 @@
+//! [`GgufEngine`]: loading, identity and accessors.
+
+use std::fs::File;
+use std::io::Read;
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::token::LlamaToken;
+use sha2::{Digest, Sha256};
+
+use super::backend::backend;
+use super::meta::dtype_from_meta;
+use super::{GgufOptions, ENGINE_NAME};
+use crate::chat_template::ChatTemplate;
+use crate::error::ModelError;
+use crate::traits::ModelIdentity;
+
+/// Metadata key of the chat template in a GGUF file.
+pub(crate) const CHAT_TEMPLATE_KEY: &str = "tokenizer.chat_template";
+
+/// Upper bound of the default context window, in tokens.
+const DEFAULT_MAX_CTX: u32 = 8192;
+
+/// Upper bound of the logical batch size (tokens per `llama_decode` call).
+const MAX_BATCH: u32 = 2048;
+
+/// A GGUF causal LM run by llama.cpp: a judge primitive ([`crate::NextTokenScorer`]) and a
+/// [`crate::Generator`].
+///
+/// One llama.cpp context (KV cache of `n_ctx` tokens) is created at load time and reused by
+/// every call behind a mutex, so calls on one engine run one at a time; the KV cache is
+/// cleared at the start of each call. Cheap to share as `Arc<GgufEngine>`.
+pub struct GgufEngine {
+    // Field order matters: `ctx` refers to the model in `model` and must be dropped first
+    // (Rust drops fields in declaration order).
+    /// The llama.cpp context. Its `'static` lifetime is a lie told once in `load`: it really
+    /// borrows `*model`, which lives in a `Box` (stable address) and is dropped after it.
+    pub(super) ctx: Mutex<LlamaContext<'static>>,
+    pub(super) model: Box<LlamaModel>,
+    pub(super) template: ChatTemplate,
+    pub(super) path: PathBuf,
+    pub(super) file_hash: String,
+    pub(super) dtype: String,
+    pub(super) n_ctx: usize,
+    pub(super) n_batch: usize,
+    /// Prepend BOS (tokenizer metadata says so and the template does not emit it itself).
+    pub(super) add_bos: bool,
+    /// BOS token, if the vocabulary has one.
+    pub(super) bos: Option<LlamaToken>,
+    /// BOS text as the template sees it (`bos_token`); empty when there is none.
+    pub(super) bos_text: String,
+}
+
+impl std::fmt::Debug for GgufEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GgufEngine")
+            .field("path", &self.path)
+            .field("dtype", &self.dtype)
+            .field("n_ctx", &self.n_ctx)
+            .field("add_bos", &self.add_bos)
+            .finish_non_exhaustive()
+    }
+}
+
+/// sha256 (hex) of a file, streamed in 1 MiB blocks.
+pub(crate) fn sha256_file(path: &Path) -> Result<String, ModelError> {
+    let file_err = |e: std::io::Error| ModelError::File {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    };
+    let mut f = File::open(path).map_err(file_err)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf).map_err(file_err)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hex::encode(hasher.finalize()))
+}
+
+/// Text of a special token with special rendering on; empty for a missing token.
+pub(super) fn special_piece(model: &LlamaModel, tok: Option<LlamaToken>) -> String {
+    match tok {
+        Some(t) => {
+            String::from_utf8_lossy(&model.vocab().token_to_piece(t, true, None)).into_owned()
+        }
+        None => String::new(),
+    }
+}
+
+/// A token id that exists in the vocabulary (llama.cpp returns -1 for "none").
+fn valid_token(model: &LlamaModel, t: LlamaToken) -> Option<LlamaToken> {
+    (t.0 >= 0 && t.0 < model.n_vocab()).then_some(t)
+}
+
+impl GgufEngine {
+    /// Loads a GGUF file and creates its context.
+    ///
+    /// Reads the whole file once to hash it (sha256, for the manifest); the weights are
+    /// memory-mapped by llama.cpp. The chat template comes from `opts.chat_template` or the
+    /// metadata key `tokenizer.chat_template`.
+    ///
+    /// # Errors
+    /// [`ModelError::File`] when the file is missing or llama.cpp cannot load it;
+    /// [`ModelError::Metadata`] when there is no chat template (base models) and no override;
+    /// [`ModelError::Template`] when the template does not compile;
+    /// [`ModelError::Engine`] when the backend or context cannot be created.
+    pub fn load(path: &Path, opts: GgufOptions) -> Result<Self, ModelError> {
+        if !path.is_file() {
+            return Err(ModelError::File {
+                path: path.to_owned(),
+                reason: "no such file (run scripts/fetch-models.sh for the default models)".into(),
+            });
+        }
+        let backend = backend()?;
+        let file_hash = sha256_file(path)?;
+        let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
+            .map_err(|e| ModelError::File {
+                path: path.to_owned(),
+                reason: format!("llama.cpp cannot load it as GGUF: {e}"),
+            })?;
+        let model = Box::new(model);
+
+        let template_src = match opts.chat_template {
+            Some(t) => t,
+            None => model
+                .meta_val_str(CHAT_TEMPLATE_KEY)
+                .map_err(|_| ModelError::Metadata {
+                    path: path.to_owned(),
+                    key: CHAT_TEMPLATE_KEY.into(),
+                    reason: "absent (a base model without a chat template?); pass a template with \
+                         GgufOptions::chat_template"
+                        .into(),
+                })?,
+        };
+        let vocab = model.vocab();
+        let bos = valid_token(&model, vocab.bos());
+        let eos = valid_token(&model, vocab.eos());
+        let bos_text = special_piece(&model, bos);
+        let eos_text = special_piece(&model, eos);
+        let add_bos = vocab.should_add_bos() && bos.is_some();
+        let template = ChatTemplate::new(template_src, bos_text.clone(), eos_text)?;
+        let dtype = dtype_from_meta(model.meta_val_str("general.file_type").ok().as_deref());
+
+        let n_ctx = opts.n_ctx.unwrap_or_else(|| match model.n_ctx_train() {
+            0 => DEFAULT_MAX_CTX,
+            n => n.min(DEFAULT_MAX_CTX),
+        });
+        let n_ctx =
+            NonZeroU32::new(n_ctx).ok_or_else(|| ModelError::Engine("n_ctx must be > 0".into()))?;
+        let n_threads = opts.n_threads.filter(|&t| t > 0).unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get() as i32)
+                .unwrap_or(1)
+        });
+        let params = LlamaContextParams::default()
+            .with_n_ctx(Some(n_ctx))
+            .with_n_batch(n_ctx.get().min(MAX_BATCH))
+            .with_n_threads(n_threads)
+            .with_n_threads_batch(n_threads);
+        let ctx = model
+            .new_context(backend, params)
+            .map_err(|e| ModelError::Engine(format!("cannot create a llama.cpp context: {e}")))?;
+        // SAFETY: `LlamaContext<'a>` ties itself to the model only through a `PhantomData`
+        // borrow; the C context points at the C model owned by `*model`. `model` is boxed (its
+        // address never changes when `GgufEngine` moves), is never mutated or replaced, and is
+        // declared after `ctx` so it is dropped after it. The `'static` context never leaves
+        // the engine: it is only reached through `&self` methods under the mutex.
+        let ctx: LlamaContext<'static> = unsafe { std::mem::transmute(ctx) };
+        let n_ctx_actual = ctx.n_ctx() as usize;
+        let n_batch = ctx.n_batch() as usize;
+
+        Ok(Self {
+            ctx: Mutex::new(ctx),
+            model,
+            template,
+            path: path.to_owned(),
+            file_hash,
+            dtype,
+            n_ctx: n_ctx_actual,
+            n_batch,
+            add_bos,
+            bos,
+            bos_text,
+        })
+    }
+
+    /// Context window in tokens (prompt + generated); prompts longer than this fail with
+    /// [`ModelError::ContextOverflow`].
+    pub fn n_ctx(&self) -> usize {
+        self.n_ctx
+    }
+
+    /// Vocabulary size (length of a logits vector).
+    pub fn n_vocab(&self) -> usize {
+        self.model.n_vocab().max(0) as usize
+    }
+
+    /// The chat template applied to prompts.
+    pub fn chat_template(&self) -> &ChatTemplate {
+        &self.template
+    }
+
+    /// The model file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The loaded llama.cpp model (e.g. for reading metadata with `meta_val_str`).
+    pub fn model(&self) -> &LlamaModel {
+        &self.model
+    }
+
+    /// Whether prompts get a BOS token prepended: the file's tokenizer metadata asks for it
+    /// (`tokenizer.ggml.add_bos_token`) and the rendered template does not start with it.
+    /// This is the metadata half; the per-prompt check happens in [`Self::tokenize`].
+    pub fn add_bos(&self) -> bool {
+        self.add_bos
+    }
+
+    /// The BOS token id, if the vocabulary has one.
+    pub fn bos_token(&self) -> Option<i32> {
+        self.bos.map(|t| t.0)
+    }
+
+    /// The metadata value for `key` as a string (numbers are formatted), `None` when absent.
+    pub fn meta(&self, key: &str) -> Option<String> {
+        self.model.meta_val_str(key).ok()
+    }
+
+    /// The engine's identity for manifests: spec `gguf:<path>`, engine
+    /// `llama.cpp (llama-cpp-2 0.1.160)`, the file's sha256, the chat template's sha256, and
+    /// the weight type from `general.file_type` (e.g. `Q4_1`).
+    pub fn identity(&self) -> ModelIdentity {
+        ModelIdentity {
+            spec: format!("gguf:{}", self.path.display()),
+            engine: ENGINE_NAME.into(),
+            file_hash: self.file_hash.clone(),
+            chat_template_hash: self.template.hash(),
+            dtype: self.dtype.clone(),
+        }
+    }
+
+    /// Locks the context; a panic in an earlier call does not poison it for good (every call
+    /// clears the KV cache first).
+    pub(super) fn lock_ctx(&self) -> MutexGuard<'_, LlamaContext<'static>> {
+        self.ctx.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
