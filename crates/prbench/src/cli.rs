@@ -1,0 +1,116 @@
+//! Command-line types (clap only; no work happens here).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// prbench: does a reward model prefer the answer that fits this user?
+#[derive(Parser, Debug)]
+#[command(name = "prbench", version = crate::code_version(), about, long_about = None)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Top-level verbs.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Evaluate a judge or reward model on a benchmark dataset.
+    Eval(EvalArgs),
+    /// Inspect and validate datasets.
+    #[command(subcommand)]
+    Data(DataCommand),
+}
+
+/// Data sub-verbs.
+#[derive(Subcommand, Debug)]
+pub enum DataCommand {
+    /// Load and validate a dataset; print counts or the first error.
+    Validate(DataArgs),
+    /// Per-subset counts and lengths (tokens with --tokenizer, else words).
+    Stats(StatsArgs),
+}
+
+/// Where the data comes from.
+#[derive(Args, Debug, Clone)]
+pub struct DataArgs {
+    /// Dataset: a directory (HF layout `<config>/*.parquet` or `<config>.{parquet,json,jsonl}`),
+    /// a single file, `psoups:DIR`, or `hf:ORG/NAME[@REV]` (through the hf-hub cache).
+    #[arg(long, default_value = "data/sample")]
+    pub data: String,
+    /// Subsets to load (long or short names, comma-separated); all when omitted.
+    #[arg(long, value_delimiter = ',')]
+    pub subset: Vec<String>,
+}
+
+/// `data stats` arguments.
+#[derive(Args, Debug)]
+pub struct StatsArgs {
+    /// Data selection.
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// Count tokens with this model's tokenizer (`gguf:PATH`) instead of words.
+    #[arg(long)]
+    pub tokenizer: Option<String>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// How a local judge gives its verdict.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VerdictMode {
+    /// Next-token log-probabilities of A vs B after `Result:` (one forward pass, never unparsed).
+    Logprob,
+    /// Greedy generation of a short reasoning ending in `Result: A|B`, then parsing.
+    Generate,
+}
+
+/// `eval` arguments.
+#[derive(Args, Debug)]
+pub struct EvalArgs {
+    /// Data selection.
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// Model under test: `gguf:PATH` (judge) or `baseline:NAME`. Default: the SmolLM2-135M-Instruct
+    /// GGUF fetched by scripts/fetch-models.sh.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Conditions, comma-separated: `none`, `oracle` (oracle = upper bound). One run per condition.
+    #[arg(long, value_delimiter = ',', default_value = "none")]
+    pub condition: Vec<String>,
+    /// Verdict mode for local judges.
+    #[arg(long, value_enum, default_value_t = VerdictMode::Logprob)]
+    pub verdict: VerdictMode,
+    /// Judge each pair in both orders (consistency and position-debiased figures).
+    #[arg(long)]
+    pub both_orders: bool,
+    /// Max new tokens for `--verdict generate`.
+    #[arg(long, default_value_t = 256)]
+    pub max_new_tokens: usize,
+    /// Run seed: slot assignment, random baseline, bootstrap.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Bootstrap resamples per CI.
+    #[arg(long, default_value_t = 10_000)]
+    pub bootstrap: usize,
+    /// Examples per backend call.
+    #[arg(long, default_value_t = 8)]
+    pub batch_size: usize,
+    /// Evaluate only the first N examples of each subset (quick looks; recorded in the manifest).
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Folder for run folders.
+    #[arg(long, default_value = "runs")]
+    pub out: PathBuf,
+    /// Run id (folder name); default: UTC time, model and condition.
+    #[arg(long)]
+    pub run_id: Option<String>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Print summary.json to stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,4 @@
+//! One module per verb.
+
+pub mod data;
+pub mod eval;
