@@ -16,7 +16,22 @@ Checks, for every example in the three subset files:
     non-oracle input, no hidden text (narrative, aspect, evidence, reason) appears in the
     question, the answers or any profile post either;
   * exactly one example carries a literal "<|im_end|>" (in a profile post only), to exercise
-    special-token safety; no other chat-template token appears anywhere.
+    special-token safety; no other chat-template token appears anywhere;
+  * no example's narrative, aspect title or reason appears in another example's question,
+    answers or posts (the leakage test feeds every rendered input past every example);
+  * chosen is the longer answer in half of each file's examples (2 of 4), both by words and by
+    characters; in each example the two measures agree and neither is a tie.
+
+Control baselines. It also runs two of prbench's control baselines, exactly as
+crates/prbench-models/src/baselines.rs defines them, and prints their accuracy per file
+(correct iff score(chosen) > score(rejected); a tie is not correct):
+  * longer: score = answer length in characters. Must be correct on exactly half of all
+    examples (6 of 12), so answer length carries no signal;
+  * profile-overlap: score = |W(answer) & W(profile)| / |W(answer)|, W = distinct lowercased
+    alphanumeric runs of 3+ characters minus a stopword list; the profile is rendered as the
+    runner does ("1. [category] text" lines, crates/prbench-eval/src/condition.rs). Must be
+    correct on at most 7 of 12 examples and on fewer than all examples of any file, so a
+    bag-of-words rule cannot pass as personalisation.
 
 Prints a summary table and exits 0 when everything passes, 1 otherwise. Stdlib only.
 """
@@ -46,6 +61,17 @@ OTHER_TOKENS = ["<|im_start|>", "<|endoftext|>", "<|eot_id|>", "<|begin_of_text|
                 "<|start_header_id|>", "<|end_header_id|>", "[INST]", "[/INST]",
                 "<start_of_turn>", "<end_of_turn>"]
 POST_ID_RE = re.compile(r"\bp\d+\b")
+# profile-overlap may be correct on at most this share of all examples (7 of 12) ...
+OVERLAP_MAX_CORRECT = 7 / 12
+# ... and on fewer than all examples of any one file.
+# Stopwords of the profile-overlap baseline: keep in sync with STOPWORDS in
+# crates/prbench-models/src/baselines.rs.
+OVERLAP_STOPWORDS = frozenset("""
+    the and for are but not you your with that this have has was were will would can could
+    should from they them their there what which who when where how all any some one its into
+    about than then also just more most very our out too if use using been being each these
+    those such may might
+""".split())
 
 
 def words(text):
@@ -66,6 +92,43 @@ def all_strings(obj):
     elif isinstance(obj, dict):
         for v in obj.values():
             yield from all_strings(v)
+
+
+def content_words(text):
+    """Port of `content_words` in crates/prbench-models/src/baselines.rs: distinct lowercased
+    alphanumeric runs (split on every non-alphanumeric character) of 3+ characters, minus the
+    stopwords. Python's str.isalnum() agrees with Rust's char::is_alphanumeric() except on
+    characters with the Unicode Other_Alphabetic property (combining vowel signs, circled
+    letters), which the sample does not use."""
+    out, run = set(), []
+    for ch in text + " ":
+        if ch.isalnum():
+            run.append(ch)
+            continue
+        if len(run) >= 3:
+            w = "".join(run).lower()
+            if w not in OVERLAP_STOPWORDS:
+                out.add(w)
+        run = []
+    return out
+
+
+def profile_text(ex):
+    """The profile as the runner gives it to profile-overlap (full_profile_text in
+    crates/prbench-eval/src/condition.rs): numbered "[category] text" lines."""
+    return "\n".join(f"{i}. [{p['category']}] {p['text']}" for i, p in enumerate(ex["profile"], 1))
+
+
+def overlap_score(answer, profile_words):
+    words = content_words(answer)
+    return len(words & profile_words) / len(words) if words else 0.0
+
+
+def outcome(chosen_score, rejected_score):
+    """'correct', 'tie' or 'wrong' for a pointwise baseline (a tie is not correct)."""
+    if chosen_score > rejected_score:
+        return "correct"
+    return "tie" if chosen_score == rejected_score else "wrong"
 
 
 class Checker:
@@ -214,12 +277,33 @@ def load_file(checker, path, fname):
     return rows
 
 
+def check_cross_leakage(c, examples):
+    """No example's hidden text (narrative, aspect title, reason) may occur in what another
+    example shows: the leakage test checks every rendered input against every example."""
+    for where, ex in examples:
+        hidden = [("narrative", ex["narrative"])]
+        for i, a in enumerate(ex["rubric_aspects"]):
+            hidden += [(f"rubric_aspects[{i}].aspect", a["aspect"]), (f"rubric_aspects[{i}].reason", a["reason"])]
+        for owhere, other in examples:
+            if other is ex:
+                continue
+            shown = [("question", other["question"]), ("chosen", other["chosen"]), ("rejected", other["rejected"])]
+            shown += [(f"profile {p['id']}", p["text"]) for p in other["profile"]]
+            for hname, htext in hidden:
+                h = norm(htext)
+                for sname, stext in shown:
+                    if h and h in norm(stext):
+                        c.err(where, f"hidden text {hname} appears verbatim in {sname} of {owhere}")
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("sample_dir", nargs="?", default=os.path.join(here, "..", "data", "sample"))
     ap.add_argument("--per-file", type=int, default=4,
                     help="required examples per subset file (0 = any number; default 4)")
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="also print each example's baseline scores and shared profile words")
     args = ap.parse_args()
 
     c = Checker()
@@ -234,6 +318,8 @@ def main():
     ids = {}
     special_examples = []
     table = []
+    baselines = []  # (file, [(id, longer outcome, overlap outcome, detail)])
+    usable = []
     for fname in SUBSET_FILES:
         path = os.path.join(args.sample_dir, fname)
         if not os.path.isfile(path):
@@ -243,9 +329,11 @@ def main():
         if args.per_file and len(rows) != args.per_file:
             c.err(fname, f"has {len(rows)} examples, want {args.per_file}")
         stats = []
+        base = []
         for where, ex in rows:
             if not c.check_example(where, ex):
                 continue
+            usable.append((where, ex))
             if ex["id"] in ids:
                 c.err(where, f"id {ex['id']!r} already used at {ids[ex['id']]}")
             else:
@@ -259,8 +347,37 @@ def main():
                 if any(tok in s for s in all_strings(ex)):
                     c.err(where, f"unexpected chat-template token {tok!r}")
             cw, rw = words(ex["chosen"]), words(ex["rejected"])
-            stats.append((len(ex["profile"]), len(ex["rubric_aspects"]), cw, rw, cw > rw))
-        table.append((fname[: -len(".jsonl")], stats))
+            cc, rc = len(ex["chosen"]), len(ex["rejected"])  # characters (Unicode scalar values)
+            stats.append((len(ex["profile"]), len(ex["rubric_aspects"]), cw, rw, cw > rw, cc, rc))
+            if cw == rw or cc == rc or (cw > rw) != (cc > rc):
+                c.err(where, f"chosen/rejected lengths must differ and agree in direction by words "
+                             f"({cw}/{rw}) and characters ({cc}/{rc})")
+            prof = content_words(profile_text(ex))
+            so, ro = overlap_score(ex["chosen"], prof), overlap_score(ex["rejected"], prof)
+            shared = {k: sorted(content_words(ex[k]) & prof) for k in ("chosen", "rejected")}
+            base.append((ex["id"], outcome(cc, rc), outcome(so, ro), (cc, rc, so, ro, shared)))
+        name = fname[: -len(".jsonl")]
+        table.append((name, stats))
+        baselines.append((name, base))
+        n = len(stats)
+        for label, longer in (("words", sum(s[4] for s in stats)), ("characters", sum(s[5] > s[6] for s in stats))):
+            if longer not in (n // 2, (n + 1) // 2):
+                c.err(fname, f"chosen is longer by {label} in {longer} of {n} examples, want half ({n / 2:g})")
+        overlap_correct = sum(b[2] == "correct" for b in base)
+        if n and overlap_correct == n:
+            c.err(fname, f"baseline profile-overlap is correct on all {n} examples; rewrite answers so "
+                         "fit to the user does not show as word overlap with the profile")
+
+    check_cross_leakage(c, usable)
+    all_base = [b for _, base in baselines for b in base]
+    n_all = len(all_base)
+    longer_all = sum(b[1] == "correct" for b in all_base)
+    overlap_all = sum(b[2] == "correct" for b in all_base)
+    if longer_all not in (n_all // 2, (n_all + 1) // 2):
+        c.err("sample", f"baseline longer (characters) is correct on {longer_all} of {n_all}, want half ({n_all / 2:g})")
+    if overlap_all > OVERLAP_MAX_CORRECT * n_all + 1e-9:
+        c.err("sample", f"baseline profile-overlap is correct on {overlap_all} of {n_all}, want at most "
+                        f"{int(OVERLAP_MAX_CORRECT * n_all + 1e-9)}")
 
     if len(special_examples) != 1:
         c.err("sample", f"{SPECIAL_TOKEN} occurs in {len(special_examples)} examples "
@@ -278,6 +395,23 @@ def main():
     for name, st in table:
         print(row(name, st))
     print(row("all", [s for _, st in table for s in st]))
+
+    def brow(name, base):
+        n = len(base)
+        cell = lambda k: (f"{sum(b[k] == 'correct' for b in base)}/{n}"
+                          f" ({sum(b[k] == 'tie' for b in base)} tie)")
+        return f"{name:<36} {cell(1):>22} {cell(2):>22}"
+
+    print(f"\n{'control baseline (correct/examples)':<36} {'longer (characters)':>22} {'profile-overlap':>22}")
+    for name, base in baselines:
+        print(brow(name, base))
+    print(brow("all", all_base))
+    if args.verbose:
+        for _, base in baselines:
+            for eid, lo, oo, (cc, rc, so, ro, shared) in base:
+                print(f"\n{eid}: longer {lo} ({cc}/{rc} chars), profile-overlap {oo} ({so:.3f}/{ro:.3f})")
+                for k in ("chosen", "rejected"):
+                    print(f"  {k:<8} shares with profile: {' '.join(shared[k]) or '-'}")
     print(f"\nspecial token {SPECIAL_TOKEN!r} in: {', '.join(special_examples) or 'none'}")
 
     if c.errors:
