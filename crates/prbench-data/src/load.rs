@@ -2,7 +2,7 @@
 //!
 //! | spec | meaning |
 //! |---|---|
-//! | `PATH` (directory) | Hugging Face layout `<config>/*.parquet` (e.g. `<config>/test-00000-of-00001.parquet`), or flat files `<config>.parquet`, `<config>.json`, `<config>.jsonl`; the subset of each row is its config name |
+//! | `PATH` (directory) | Hugging Face layout `<config>/test-*.parquet` (e.g. `<config>/test-00000-of-00001.parquet`; another split's parquet file there is an error), or flat files `<config>.parquet`, `<config>.json`, `<config>.jsonl`; the subset of each row is its config name |
 //! | `PATH` (file) | one `.parquet`, `.json` (array of row objects) or `.jsonl` file; the subset is the file stem unless a row has a string field `subset` |
 //! | `psoups:DIR` | the P-Soups adapter ([`crate::psoups`]) |
 //! | `hf:ORG/NAME[@REV]` | a Hugging Face dataset repo through the hub cache ([`crate::hub`]) |
@@ -161,11 +161,22 @@ fn discover(dir: &Path, source: &str) -> Result<Vec<Config>, DataError> {
     let mut configs: Vec<Config> = Vec::new();
     for (name, path) in sorted_entries(dir)? {
         let config = if path.is_dir() {
-            let files: Vec<_> = sorted_entries(&path)?
+            let parquet: Vec<_> = sorted_entries(&path)?
                 .into_iter()
                 .filter(|(_, p)| p.is_file() && Format::from_path(p) == Some(Format::Parquet))
-                .map(|(f, p)| (p, format!("{name}/{f}"), Format::Parquet))
                 .collect();
+            // The benchmark has one split, `test`; another split's files beside it would be
+            // mixed into the evaluation, so they are an error rather than silently read.
+            if let Some((other, _)) = parquet.iter().find(|(f, _)| !f.starts_with("test-")) {
+                return Err(DataError::BadSpec {
+                    spec: source.to_string(),
+                    detail: format!(
+                        "`{name}/{other}` is not a `test-*.parquet` file; Personalized-RewardBench has only a \
+                         `test` split: move other splits out of the config folder"
+                    ),
+                });
+            }
+            let files: Vec<_> = parquet.into_iter().map(|(f, p)| (p, format!("{name}/{f}"), Format::Parquet)).collect();
             if files.is_empty() {
                 continue;
             }

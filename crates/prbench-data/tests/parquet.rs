@@ -189,3 +189,15 @@ fn a_file_that_is_not_parquet_is_an_error() {
     assert!(matches!(err, DataError::Parquet { .. }), "{msg}");
     assert!(msg.contains("fake.parquet"), "{msg}");
 }
+
+#[test]
+fn another_split_beside_the_test_split_is_an_error_not_mixed_in() {
+    let tmp = tempfile::tempdir().unwrap();
+    let art = tmp.path().join("Art_and_Entertainment");
+    std::fs::create_dir(&art).unwrap();
+    let src = fixture("prb_hf").join("Art_and_Entertainment/test-00000-of-00001.parquet");
+    std::fs::copy(&src, art.join("test-00000-of-00001.parquet")).unwrap();
+    std::fs::copy(&src, art.join("train-00000-of-00001.parquet")).unwrap();
+    let err = load(tmp.path().to_str().unwrap(), &[]).unwrap_err().to_string();
+    assert!(err.contains("Art_and_Entertainment/train-00000-of-00001.parquet") && err.contains("only a `test` split"), "{err}");
+}

@@ -39,6 +39,14 @@ impl Condition {
         matches!(self, Self::Oracle)
     }
 
+    /// One sentence saying what the model sees under this condition (printed in reports).
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Self::None => "the model sees the question and the answers only, nothing about the user: it cannot personalize, so this measures the non-personalized baseline",
+            Self::Oracle => "the model also sees the ground-truth rubric aspect titles of this user: an upper bound, not a benchmark score",
+        }
+    }
+
     /// The context text this condition adds for `example`, or `None` when it adds nothing.
     /// Oracle: the ground-truth aspect titles as a bulleted list under a label.
     pub fn context(self, example: &Example) -> Option<String> {

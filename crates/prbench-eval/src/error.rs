@@ -56,6 +56,14 @@ pub enum EvalError {
         /// Inputs sent.
         expected: usize,
     },
+    /// The run folder cannot be used.
+    #[error("run folder `{path}`: {reason}")]
+    RunDir {
+        /// Folder (or the offending id).
+        path: std::path::PathBuf,
+        /// What is wrong and what to do.
+        reason: String,
+    },
     /// Writing run files failed.
     #[error("cannot write `{path}`: {source}")]
     Io {

@@ -42,6 +42,8 @@ pub struct Outcome {
     pub truncated_tokens: usize,
     /// Wall time attributed to this item (its batch's time divided evenly), milliseconds.
     pub latency_ms: f64,
+    /// Why the backend failed on this item (result `error`); `None` otherwise.
+    pub error: Option<String>,
 }
 
 /// Scores one verdict against the slot holding `chosen`.

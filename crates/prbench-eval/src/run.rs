@@ -3,12 +3,13 @@
 //! (DESIGN.md, files a run writes).
 
 use std::fs;
-use std::io::BufWriter;
+use std::collections::HashMap;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use chrono::{DateTime, Utc};
-use prbench_data::Dataset;
+use prbench_data::{Dataset, Example};
 use prbench_models::baselines::{Baseline, SlotA};
 use prbench_models::ModelIdentity;
 use prbench_report::{BaselineRow, Summary};
@@ -19,7 +20,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::EvalError;
 use crate::outcome::{write_jsonl, Outcome};
 use crate::prompt::Prompts;
-use crate::runner::{evaluate, Backend, ContextSource, EvalOptions, Reporter, Silent};
+use crate::runner::{evaluate_into, Backend, ContextSource, EvalOptions, Reporter, Silent};
+use crate::slots::{assign_slots, Slot};
 use crate::summary::{accuracy_rows, both_orders, position};
 
 /// What `manifest.json` records: enough to reproduce the run and to tell two runs apart.
@@ -41,6 +43,10 @@ pub struct Manifest {
     pub dataset_kind: String,
     /// sha256 of the dataset files.
     pub dataset_hash: String,
+    /// Examples in the dataset as loaded.
+    pub dataset_examples: usize,
+    /// `--limit`: only the first N examples of each subset were evaluated.
+    pub limit_per_subset: Option<usize>,
     /// Subsets evaluated (long names).
     pub subsets: Vec<String>,
     /// Examples evaluated.
@@ -59,16 +65,19 @@ pub struct Manifest {
     pub bootstrap_resamples: usize,
     /// Start time (UTC).
     pub started: DateTime<Utc>,
-    /// End time (UTC).
-    pub finished: DateTime<Utc>,
+    /// End time (UTC); absent while the run is going or when it was killed.
+    pub finished: Option<DateTime<Utc>>,
 }
 
 /// Everything a run needs besides the data and the backend.
 pub struct RunConfig {
-    /// Run id (folder name under `out_dir`).
+    /// Run id (the run folder's name).
     pub run_id: String,
-    /// Parent folder of run folders (`runs/` by default).
-    pub out_dir: PathBuf,
+    /// The run folder, made empty by [`create_run_dir`].
+    pub dir: PathBuf,
+    /// Evaluate only the first N examples of each subset (slots are still assigned over the
+    /// whole dataset, so an example keeps its slot whatever the limit).
+    pub limit: Option<usize>,
     /// Evaluation options.
     pub options: EvalOptions,
     /// Bootstrap settings for every CI.
@@ -87,33 +96,132 @@ pub struct RunResult {
     pub outcomes: Vec<Outcome>,
 }
 
-/// Runs `backend` and the control baselines on `data`, writes the run files, returns the summary.
+/// Checks that a run id is a plain folder name: non-empty, ASCII letters, digits, `.`, `_`
+/// and `-` only, not starting with `.`.
 ///
 /// # Errors
-/// Evaluation errors (leakage, backend, template) and I/O errors naming the path.
+/// [`EvalError::RunDir`] saying what is wrong.
+pub fn validate_run_id(id: &str) -> Result<(), EvalError> {
+    let ok = !id.is_empty()
+        && !id.starts_with('.')
+        && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(EvalError::RunDir {
+            path: PathBuf::from(id),
+            reason: "a run id must be a plain folder name: letters, digits, `.`, `_`, `-`, not starting with `.`".into(),
+        })
+    }
+}
+
+/// Creates `out_dir/run_id` as a new, empty folder. Call it before loading a model so a bad
+/// `--out` fails fast.
+///
+/// # Errors
+/// [`EvalError::RunDir`] when the id is invalid, the folder already exists (runs are never
+/// overwritten) or cannot be created.
+pub fn create_run_dir(out_dir: &Path, run_id: &str) -> Result<PathBuf, EvalError> {
+    validate_run_id(run_id)?;
+    fs::create_dir_all(out_dir)
+        .map_err(|e| EvalError::RunDir { path: out_dir.to_path_buf(), reason: e.to_string() })?;
+    let dir = out_dir.join(run_id);
+    fs::create_dir(&dir).map_err(|e| EvalError::RunDir {
+        path: dir.clone(),
+        reason: if e.kind() == std::io::ErrorKind::AlreadyExists {
+            "a run with this id already exists; pass another --run-id or remove the folder".into()
+        } else {
+            e.to_string()
+        },
+    })?;
+    Ok(dir)
+}
+
+/// The first `limit` examples of each subset, in order (all when `limit` is `None`).
+pub fn limit_per_subset(examples: &[Example], limit: Option<usize>) -> Vec<Example> {
+    let Some(limit) = limit else { return examples.to_vec() };
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    examples
+        .iter()
+        .filter(|ex| {
+            let c = counts.entry(ex.subset.as_str()).or_default();
+            *c += 1;
+            *c <= limit
+        })
+        .cloned()
+        .collect()
+}
+
+/// Runs `backend` and the control baselines on `data`, writing the run files into
+/// `cfg.dir`: `manifest.json` first (without an end time), `outcomes.jsonl` batch by batch,
+/// then `summary.json`, `summary.md` and the completed manifest.
+///
+/// # Errors
+/// Evaluation errors (leakage, template) and I/O errors naming the path.
 pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn Reporter) -> Result<RunResult, EvalError> {
-    let started = Utc::now();
     let prompts = Prompts::new();
     let (identity, decoding) = match backend {
         Backend::Judge(j) => (j.identity(), j.decoding()),
         Backend::RewardModel(r) => (r.identity(), serde_json::Value::Null),
     };
+    let slots = assign_slots(&data.examples, cfg.options.seed);
+    let examples = limit_per_subset(&data.examples, cfg.limit);
+    let mut subsets: Vec<String> = Vec::new();
+    for ex in &examples {
+        if !subsets.contains(&ex.subset) {
+            subsets.push(ex.subset.clone());
+        }
+    }
+    let mut manifest = Manifest {
+        run_id: cfg.run_id.clone(),
+        code_version: cfg.code_version.clone(),
+        model: identity.clone(),
+        decoding: decoding.clone(),
+        template_hash: prompts.hash(),
+        dataset: data.source.clone(),
+        dataset_kind: data.kind.clone(),
+        dataset_hash: data.hash.clone(),
+        dataset_examples: data.examples.len(),
+        limit_per_subset: cfg.limit,
+        subsets,
+        n_examples: examples.len(),
+        condition: cfg.options.condition.to_string(),
+        oracle: cfg.options.condition.is_oracle(),
+        seed: cfg.options.seed,
+        both_orders: cfg.options.both_orders,
+        batch_size: cfg.options.batch_size,
+        bootstrap_resamples: cfg.bootstrap.resamples,
+        started: Utc::now(),
+        finished: None,
+    };
+    write_json(&cfg.dir.join("manifest.json"), &manifest)?;
+
+    let path = cfg.dir.join("outcomes.jsonl");
+    let mut w = BufWriter::new(fs::File::create(&path).map_err(io_err(&path))?);
+    let mut outcomes = Vec::with_capacity(examples.len());
     let clock = Instant::now();
-    let outcomes = evaluate(&data.examples, backend, &cfg.options, &prompts, reporter)?;
+    evaluate_into(&examples, &slots, backend, &cfg.options, &prompts, reporter, &mut |batch| {
+        write_jsonl(&mut w, batch).and_then(|()| w.flush()).map_err(io_err(&path))?;
+        outcomes.extend_from_slice(batch);
+        Ok(())
+    })?;
     let wall_seconds = clock.elapsed().as_secs_f64();
-    let baselines = run_baselines(data, &cfg.options, &prompts, &cfg.bootstrap)?;
+    drop(w);
+    let baselines = run_baselines(&examples, &slots, &cfg.options, &prompts, &cfg.bootstrap)?;
 
     let results: Vec<ItemResult> = outcomes.iter().map(|o| o.result).collect();
     let summary = Summary {
         run_id: cfg.run_id.clone(),
         model: identity.spec.clone(),
         engine: identity.engine.clone(),
-        decoding: decoding.clone(),
+        decoding,
         condition: cfg.options.condition.to_string(),
+        condition_meaning: cfg.options.condition.meaning().to_string(),
         oracle: cfg.options.condition.is_oracle(),
         dataset: data.source.clone(),
         dataset_kind: data.kind.clone(),
         dataset_hash: data.hash.clone(),
+        limit_per_subset: cfg.limit,
         seed: cfg.options.seed,
         bootstrap_resamples: cfg.bootstrap.resamples,
         rows: accuracy_rows(&outcomes, &results, &cfg.bootstrap),
@@ -124,64 +232,48 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
         truncated_tokens: outcomes.iter().map(|o| o.truncated_tokens).sum(),
         wall_seconds,
     };
-    let mut subsets: Vec<String> = Vec::new();
-    for ex in &data.examples {
-        if !subsets.contains(&ex.subset) {
-            subsets.push(ex.subset.clone());
-        }
-    }
-    let manifest = Manifest {
-        run_id: cfg.run_id.clone(),
-        code_version: cfg.code_version.clone(),
-        model: identity,
-        decoding,
-        template_hash: prompts.hash(),
-        dataset: data.source.clone(),
-        dataset_kind: data.kind.clone(),
-        dataset_hash: data.hash.clone(),
-        subsets,
-        n_examples: data.examples.len(),
-        condition: cfg.options.condition.to_string(),
-        oracle: cfg.options.condition.is_oracle(),
-        seed: cfg.options.seed,
-        both_orders: cfg.options.both_orders,
-        batch_size: cfg.options.batch_size,
-        bootstrap_resamples: cfg.bootstrap.resamples,
-        started,
-        finished: Utc::now(),
-    };
-    let dir = cfg.out_dir.join(&cfg.run_id);
-    write_run(&dir, &manifest, &outcomes, &summary)?;
-    Ok(RunResult { dir, summary, outcomes })
+    write_json(&cfg.dir.join("summary.json"), &summary)?;
+    let md = cfg.dir.join("summary.md");
+    fs::write(&md, prbench_report::markdown::render(&summary)).map_err(io_err(&md))?;
+    manifest.finished = Some(Utc::now());
+    write_json(&cfg.dir.join("manifest.json"), &manifest)?;
+    Ok(RunResult { dir: cfg.dir.clone(), summary, outcomes })
 }
 
-/// Runs the five control baselines (PROTOCOL.md §5) on the same items and condition.
+/// Runs the five control baselines (PROTOCOL.md §5) on the same items, slots and condition.
 /// `profile-overlap` reads the whole profile whatever the condition (a lexical control).
 ///
 /// # Errors
-/// As [`evaluate`].
+/// As [`evaluate_into`].
 pub fn run_baselines(
-    data: &Dataset,
+    examples: &[Example],
+    slots: &HashMap<String, Slot>,
     options: &EvalOptions,
     prompts: &Prompts,
     boot: &BootstrapConfig,
 ) -> Result<Vec<BaselineRow>, EvalError> {
-    let sees = options.condition.to_string();
-    let mut rows = Vec::new();
-    let mut add = |name: String, sees: String, outcomes: Vec<Outcome>| {
-        let results: Vec<ItemResult> = outcomes.iter().map(|o| o.result).collect();
-        rows.push(BaselineRow { name, sees, rows: accuracy_rows(&outcomes, &results, boot) });
-    };
     let single = EvalOptions { both_orders: false, batch_size: 256, ..options.clone() };
-    for b in [Baseline::Longer, Baseline::Shorter, Baseline::Random { seed: options.seed }] {
-        let out = evaluate(&data.examples, Backend::RewardModel(&b), &single, prompts, &Silent)?;
-        add(format!("baseline:{}", b.name()), "answer only".into(), out);
+    let overlap = EvalOptions { context: ContextSource::FullProfile, ..single.clone() };
+    let longer = Baseline::Longer;
+    let shorter = Baseline::Shorter;
+    let random = Baseline::Random { seed: options.seed };
+    let runs: [(Backend<'_>, &EvalOptions, String); 5] = [
+        (Backend::RewardModel(&longer), &single, "answer only".into()),
+        (Backend::RewardModel(&shorter), &single, "answer only".into()),
+        (Backend::RewardModel(&random), &single, "answer only".into()),
+        (Backend::Judge(&SlotA), &single, "slot order only".into()),
+        (Backend::RewardModel(&Baseline::ProfileOverlap), &overlap, "answer + full profile".into()),
+    ];
+    let mut rows = Vec::with_capacity(runs.len());
+    for (backend, opts, sees) in runs {
+        let mut outcomes = Vec::with_capacity(examples.len());
+        evaluate_into(examples, slots, backend, opts, prompts, &Silent, &mut |b| {
+            outcomes.extend_from_slice(b);
+            Ok(())
+        })?;
+        let results: Vec<ItemResult> = outcomes.iter().map(|o| o.result).collect();
+        rows.push(BaselineRow { name: backend.spec(), sees, rows: accuracy_rows(&outcomes, &results, boot) });
     }
-    let out = evaluate(&data.examples, Backend::Judge(&SlotA), &single, prompts, &Silent)?;
-    add("baseline:slot-a".into(), format!("slot order ({sees})"), out);
-    let overlap = EvalOptions { context: ContextSource::FullProfile, ..single };
-    let out = evaluate(&data.examples, Backend::RewardModel(&Baseline::ProfileOverlap), &overlap, prompts, &Silent)?;
-    add("baseline:profile-overlap".into(), "full profile".into(), out);
     Ok(rows)
 }
 
@@ -193,16 +285,4 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> EvalError {
 fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), EvalError> {
     let text = serde_json::to_string_pretty(value).expect("run files serialize") + "\n";
     fs::write(path, text).map_err(io_err(path))
-}
-
-fn write_run(dir: &Path, manifest: &Manifest, outcomes: &[Outcome], summary: &Summary) -> Result<(), EvalError> {
-    fs::create_dir_all(dir).map_err(io_err(dir))?;
-    write_json(&dir.join("manifest.json"), manifest)?;
-    write_json(&dir.join("summary.json"), summary)?;
-    let path = dir.join("outcomes.jsonl");
-    let file = fs::File::create(&path).map_err(io_err(&path))?;
-    let mut w = BufWriter::new(file);
-    write_jsonl(&mut w, outcomes).map_err(io_err(&path))?;
-    let path = dir.join("summary.md");
-    fs::write(&path, prbench_report::markdown::render(summary)).map_err(io_err(&path))
 }

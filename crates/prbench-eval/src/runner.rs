@@ -1,6 +1,7 @@
 //! The evaluation runner: examples → condition → prompts (leakage-checked) → backend →
 //! outcomes (PROTOCOL.md §2–4).
 
+use std::collections::HashMap;
 use std::time::Instant;
 
 use prbench_data::Example;
@@ -91,10 +92,11 @@ impl EvalOptions {
 }
 
 /// Evaluates `backend` on `examples`, returning one outcome per example in input order.
+/// Slots are assigned from `examples` themselves; [`evaluate_into`] takes them from a larger
+/// set (so `--limit` cannot change which slot an example gets).
 ///
 /// # Errors
-/// [`EvalError::Leakage`] if any rendered input would leak hidden text; backend failures;
-/// template failures.
+/// As [`evaluate_into`].
 pub fn evaluate(
     examples: &[Example],
     backend: Backend<'_>,
@@ -103,24 +105,80 @@ pub fn evaluate(
     reporter: &dyn Reporter,
 ) -> Result<Vec<Outcome>, EvalError> {
     let slots = assign_slots(examples, opts.seed);
+    let mut outcomes = Vec::with_capacity(examples.len());
+    evaluate_into(examples, &slots, backend, opts, prompts, reporter, &mut |batch| {
+        outcomes.extend_from_slice(batch);
+        Ok(())
+    })?;
+    Ok(outcomes)
+}
+
+/// Evaluates `backend` on `examples` batch by batch, handing each batch's outcomes (in input
+/// order) to `sink` as soon as they exist, so a killed run keeps what it finished.
+///
+/// A backend failure on a batch is retried item by item; an item that still fails becomes
+/// an [`ItemResult::Error`] outcome carrying the message (counted, never scored), and the run
+/// goes on.
+///
+/// # Errors
+/// [`EvalError::Leakage`] if any rendered input would leak hidden text; template failures;
+/// whatever `sink` returns.
+pub fn evaluate_into(
+    examples: &[Example],
+    slots: &HashMap<String, Slot>,
+    backend: Backend<'_>,
+    opts: &EvalOptions,
+    prompts: &Prompts,
+    reporter: &dyn Reporter,
+    sink: &mut dyn FnMut(&[Outcome]) -> Result<(), EvalError>,
+) -> Result<(), EvalError> {
     let model = backend.spec();
     reporter.start(&format!("{model} · {}", opts.condition), examples.len() as u64);
-    let mut outcomes = Vec::with_capacity(examples.len());
     for chunk in examples.chunks(opts.batch_size.max(1)) {
-        let started = Instant::now();
-        let mut batch = match backend {
-            Backend::Judge(judge) => judge_chunk(chunk, judge, &slots, opts, prompts, &model)?,
-            Backend::RewardModel(rm) => rm_chunk(chunk, rm, opts, prompts, &model)?,
-        };
-        let per_item = started.elapsed().as_secs_f64() * 1000.0 / chunk.len() as f64;
-        for o in &mut batch {
-            o.latency_ms = per_item;
-        }
-        outcomes.extend(batch);
+        let batch = score_chunk(chunk, slots, backend, opts, prompts, &model)?;
+        sink(&batch)?;
         reporter.advance(chunk.len() as u64);
     }
     reporter.finish();
-    Ok(outcomes)
+    Ok(())
+}
+
+fn score_chunk(
+    chunk: &[Example],
+    slots: &HashMap<String, Slot>,
+    backend: Backend<'_>,
+    opts: &EvalOptions,
+    prompts: &Prompts,
+    model: &str,
+) -> Result<Vec<Outcome>, EvalError> {
+    let started = Instant::now();
+    let scored = match backend {
+        Backend::Judge(judge) => judge_chunk(chunk, judge, slots, opts, prompts, model),
+        Backend::RewardModel(rm) => rm_chunk(chunk, rm, opts, prompts, model),
+    };
+    let mut batch = match scored {
+        Ok(batch) => batch,
+        Err(EvalError::Backend { .. } | EvalError::BackendShape { .. }) if chunk.len() > 1 => {
+            let mut items = Vec::with_capacity(chunk.len());
+            for ex in chunk {
+                items.extend(score_chunk(std::slice::from_ref(ex), slots, backend, opts, prompts, model)?);
+            }
+            return Ok(items);
+        }
+        Err(e @ (EvalError::Backend { .. } | EvalError::BackendShape { .. })) => {
+            let ex = &chunk[0];
+            let mut o = base_outcome(ex, opts, model);
+            o.chosen_slot = matches!(backend, Backend::Judge(_)).then(|| slots[&ex.id]);
+            o.error = Some(e.to_string());
+            vec![o]
+        }
+        Err(e) => return Err(e),
+    };
+    let per_item = started.elapsed().as_secs_f64() * 1000.0 / chunk.len() as f64;
+    for o in &mut batch {
+        o.latency_ms = per_item;
+    }
+    Ok(batch)
 }
 
 fn base_outcome(ex: &Example, opts: &EvalOptions, model: &str) -> Outcome {
@@ -140,6 +198,7 @@ fn base_outcome(ex: &Example, opts: &EvalOptions, model: &str) -> Outcome {
         input_tokens: 0,
         truncated_tokens: 0,
         latency_ms: 0.0,
+        error: None,
     }
 }
 
@@ -168,7 +227,7 @@ fn judge_request(
 fn judge_chunk(
     chunk: &[Example],
     judge: &dyn Judge,
-    slots: &std::collections::HashMap<String, Slot>,
+    slots: &HashMap<String, Slot>,
     opts: &EvalOptions,
     prompts: &Prompts,
     model: &str,

@@ -46,7 +46,7 @@ pub fn render(sum: &Summary) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# prbench run `{}`\n", sum.run_id);
     if sum.oracle {
-        s.push_str("> **ORACLE CONDITION — upper bound.** The model saw the ground-truth rubric aspects; this is not a benchmark score.\n\n");
+        s.push_str("> **ORACLE CONDITION — upper bound.** The model was shown the ground-truth rubric aspects; this is not a benchmark score.\n\n");
     }
     if sum.dataset_kind != "prb" {
         let _ = writeln!(
@@ -56,8 +56,13 @@ pub fn render(sum: &Summary) -> String {
         );
     }
     let _ = writeln!(s, "- model: `{}` ({})", sum.model, sum.engine);
-    let _ = writeln!(s, "- decoding: `{}`", sum.decoding);
-    let _ = writeln!(s, "- condition: `{}`", sum.condition);
+    if !sum.decoding.is_null() {
+        let _ = writeln!(s, "- decoding: `{}`", sum.decoding);
+    }
+    let _ = writeln!(s, "- condition: `{}`: {}", sum.condition, sum.condition_meaning);
+    if let Some(limit) = sum.limit_per_subset {
+        let _ = writeln!(s, "- limited to the first {limit} examples of each subset (a quick look, not a full run)");
+    }
     let _ = writeln!(s, "- dataset: `{}` ({}), sha256 `{}`", sum.dataset, sum.dataset_kind, short_hash(&sum.dataset_hash));
     let _ = writeln!(
         s,

@@ -82,6 +82,8 @@ pub struct Summary {
     pub decoding: serde_json::Value,
     /// Condition name.
     pub condition: String,
+    /// What the model sees under this condition, in one sentence.
+    pub condition_meaning: String,
     /// True when the condition shows the ground-truth rubric (an upper bound).
     pub oracle: bool,
     /// Dataset source.
@@ -90,6 +92,8 @@ pub struct Summary {
     pub dataset_kind: String,
     /// Dataset hash (sha256 hex).
     pub dataset_hash: String,
+    /// `--limit`: only the first N examples of each subset were evaluated.
+    pub limit_per_subset: Option<usize>,
     /// Run seed.
     pub seed: u64,
     /// Bootstrap resamples behind every CI.

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// prbench: does a reward model prefer the answer that fits this user?
@@ -92,11 +93,11 @@ pub struct EvalArgs {
     /// Run seed: slot assignment, random baseline, bootstrap.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
-    /// Bootstrap resamples per CI.
-    #[arg(long, default_value_t = 10_000)]
+    /// Bootstrap resamples per CI (at least 100).
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(100..).map(|v| v as usize))]
     pub bootstrap: usize,
     /// Examples per backend call.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
     pub batch_size: usize,
     /// Evaluate only the first N examples of each subset (quick looks; recorded in the manifest).
     #[arg(long)]
@@ -110,7 +111,8 @@ pub struct EvalArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
-    /// Print summary.json to stdout instead of the table.
+    /// Print each run's summary.json to stdout as one JSON line (one line per condition)
+    /// instead of the table.
     #[arg(long)]
     pub json: bool,
 }

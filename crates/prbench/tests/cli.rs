@@ -132,3 +132,93 @@ fn smollm2_judge_runs_on_the_sample_in_both_orders() {
         assert!(o["input_tokens"].as_u64().unwrap() > 100);
     }
 }
+
+#[test]
+fn run_ids_are_checked_and_runs_never_overwritten() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = ["eval", "--data", &sample(), "--model", "baseline:longer", "--quiet", "--bootstrap", "100", "--run-id"];
+    let first = prbench(&[&args[..], &["same"]].concat(), tmp.path());
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let before = std::fs::read_to_string(tmp.path().join("runs/same/outcomes.jsonl")).unwrap();
+    let again = prbench(&[&args[..], &["same"]].concat(), tmp.path());
+    assert_eq!(again.status.code(), Some(1));
+    assert!(text(&again.stderr).contains("already exists"), "{}", text(&again.stderr));
+    assert_eq!(std::fs::read_to_string(tmp.path().join("runs/same/outcomes.jsonl")).unwrap(), before);
+    for bad in ["..", "a/b", "", ".hidden"] {
+        let out = prbench(&[&args[..], &[bad]].concat(), tmp.path());
+        assert_eq!(out.status.code(), Some(1), "run id {bad:?}");
+        assert!(text(&out.stderr).contains("plain folder name"), "{}", text(&out.stderr));
+    }
+}
+
+#[test]
+fn json_prints_one_summary_line_per_condition() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = prbench(
+        &["eval", "--data", &sample(), "--model", "baseline:shorter", "--condition", "none,oracle", "--json", "--quiet", "--bootstrap", "100"],
+        tmp.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).expect("one JSON object per line")).collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["condition"], "none");
+    assert_eq!(lines[1]["condition"], "oracle");
+    assert_eq!(lines[1]["oracle"], true);
+}
+
+#[test]
+fn profile_overlap_as_the_model_reads_the_profile_like_its_baseline_row() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = prbench(&["eval", "--data", &sample(), "--model", "baseline:profile-overlap", "--quiet", "--bootstrap", "100"], tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // tools/check_sample.py computes the same rule in Python: right on 6 of 12, no ties.
+    assert!(text(&out.stdout).contains("| micro | 12 | 50.0 | [") , "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("| 6 | 6 | 0 | 0 | 0 | 0 |"), "{}", text(&out.stdout));
+}
+
+#[test]
+fn limit_keeps_each_examples_full_dataset_slot_and_is_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = prbench(
+        &["eval", "--data", &sample(), "--model", "baseline:slot-a", "--limit", "1", "--run-id", "l", "--quiet", "--bootstrap", "100"],
+        tmp.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let outcomes = std::fs::read_to_string(tmp.path().join("runs/l/outcomes.jsonl")).unwrap();
+    let slots: Vec<(String, String)> = outcomes
+        .lines()
+        .map(|l| {
+            let o: serde_json::Value = serde_json::from_str(l).unwrap();
+            (o["example_id"].as_str().unwrap().to_string(), o["chosen_slot"].as_str().unwrap().to_string())
+        })
+        .collect();
+    // The full-dataset assignment (see crates/prbench-eval/tests/slots.rs): the first example of
+    // each subset has chosen in B.
+    assert_eq!(
+        slots,
+        [("sample-art-01", "B"), ("sample-life-01", "B"), ("sample-soc-01", "B")].map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(tmp.path().join("runs/l/manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["limit_per_subset"], 1);
+    assert_eq!(manifest["n_examples"], 3);
+    assert_eq!(manifest["dataset_examples"], 12);
+    assert!(manifest["finished"].is_string());
+}
+
+#[test]
+fn flags_that_would_be_ignored_are_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (args, msg) in [
+        (vec!["--model", "baseline:longer", "--both-orders"], "--both-orders applies to pairwise judges"),
+        (vec!["--model", "baseline:longer", "--verdict", "generate"], "--verdict generate applies"),
+        (vec!["--model", "baseline:longer", "--limit", "0"], "--limit must be at least 1"),
+        (vec!["--model", "baseline:longer", "--condition", "none,none"], "lists `none` twice"),
+    ] {
+        let out = prbench(&[&["eval", "--data", &sample()][..], &args[..]].concat(), tmp.path());
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(text(&out.stderr).contains(msg), "{args:?}: {}", text(&out.stderr));
+    }
+    let out = prbench(&["eval", "--data", &sample(), "--model", "baseline:longer", "--batch-size", "0"], tmp.path());
+    assert_eq!(out.status.code(), Some(2), "clap rejects a zero batch size");
+}

@@ -2,9 +2,11 @@
 //! summary and where the run files are.
 
 use anyhow::{bail, Context, Result};
-use prbench_data::{load::load, Dataset, Example};
+use std::path::PathBuf;
+
+use prbench_data::load::load;
 use prbench_eval::condition::Condition;
-use prbench_eval::run::{run as run_eval, RunConfig};
+use prbench_eval::run::{create_run_dir, run as run_eval, RunConfig};
 use prbench_eval::runner::{Backend, ContextSource, EvalOptions};
 use prbench_models::baselines::{Baseline, SlotA};
 use prbench_models::gguf::{default_model_path, GgufEngine, GgufOptions};
@@ -52,20 +54,58 @@ fn load_model(spec: &str, args: &EvalArgs) -> Result<Loaded> {
     }
 }
 
-/// Keeps the first `limit` examples of each subset, in order.
-fn limit_per_subset(data: &mut Dataset, limit: usize) {
-    let mut counts: std::collections::HashMap<String, usize> = Default::default();
-    data.examples.retain(|ex: &Example| {
-        let c = counts.entry(ex.subset.clone()).or_default();
-        *c += 1;
-        *c <= limit
-    });
-}
-
 fn slug(s: &str) -> String {
     let tail = s.rsplit(['/', ':']).next().unwrap_or(s);
     let tail = tail.strip_suffix(".gguf").unwrap_or(tail);
     tail.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect()
+}
+
+/// Flag combinations that would be silently ignored are errors instead.
+fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition]) -> Result<()> {
+    let is_judge = matches!(spec, ModelSpec::Gguf(_)) || *spec == ModelSpec::Baseline("slot-a".into());
+    if args.both_orders && !is_judge {
+        bail!("--both-orders applies to pairwise judges; `{}` is a pointwise reward model", args.model.as_deref().unwrap_or(""));
+    }
+    if args.verdict == VerdictMode::Generate && !matches!(spec, ModelSpec::Gguf(_)) {
+        bail!("--verdict generate applies to local GGUF judges only");
+    }
+    if args.limit == Some(0) {
+        bail!("--limit must be at least 1 (it is a per-subset example count)");
+    }
+    for (i, c) in conditions.iter().enumerate() {
+        if conditions[..i].contains(c) {
+            bail!("--condition lists `{c}` twice");
+        }
+    }
+    Ok(())
+}
+
+/// Creates one fresh run folder per condition before any model loads. Explicit ids must be
+/// new; default ids get a `-2`, `-3`, … suffix when two runs start in the same second.
+fn run_dirs(args: &EvalArgs, spec: &str, conditions: &[Condition]) -> Result<Vec<(String, PathBuf)>> {
+    let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string();
+    conditions
+        .iter()
+        .map(|condition| {
+            let explicit = match &args.run_id {
+                Some(id) if conditions.len() == 1 => Some(id.clone()),
+                Some(id) => Some(format!("{id}-{condition}")),
+                None => None,
+            };
+            if let Some(id) = explicit {
+                return Ok((id.clone(), create_run_dir(&args.out, &id)?));
+            }
+            let base = format!("{stamp}-{}-{condition}", slug(spec));
+            for n in 1..1000 {
+                let id = if n == 1 { base.clone() } else { format!("{base}-{n}") };
+                if args.out.join(&id).exists() {
+                    continue;
+                }
+                return Ok((id.clone(), create_run_dir(&args.out, &id)?));
+            }
+            bail!("too many runs named `{base}-*` in `{}`", args.out.display())
+        })
+        .collect()
 }
 
 /// Runs `prbench eval`.
@@ -74,46 +114,41 @@ pub fn run(args: EvalArgs) -> Result<()> {
     if conditions.is_empty() {
         bail!("--condition needs at least one of `none`, `oracle`");
     }
-    let mut data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
-    if let Some(limit) = args.limit {
-        limit_per_subset(&mut data, limit);
-        data.source = format!("{} (first {limit} per subset)", data.source);
-    }
     let spec = args.model.clone().unwrap_or_else(|| format!("gguf:{}", default_model_path().display()));
+    let parsed = ModelSpec::parse(&spec)?;
+    check_flags(&args, &parsed, &conditions)?;
+    let data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
+    let dirs = run_dirs(&args, &spec, &conditions)?;
     eprintln!("prbench: {} examples from `{}`; loading model `{spec}`", data.examples.len(), data.source);
     let model = load_model(&spec, &args)?;
+    // The lexical profile-overlap rule reads the whole profile whatever the condition; as the
+    // model under test it gets the same input as in the baselines table.
+    let context = if parsed == ModelSpec::Baseline("profile-overlap".into()) {
+        ContextSource::FullProfile
+    } else {
+        ContextSource::Condition
+    };
     let reporter = Bar::new(args.quiet);
-    let stamp = chrono_stamp();
-    for condition in conditions {
-        let run_id = match &args.run_id {
-            Some(id) if args.condition.len() == 1 => id.clone(),
-            Some(id) => format!("{id}-{condition}"),
-            None => format!("{stamp}-{}-{condition}", slug(&spec)),
-        };
+    for (condition, (run_id, dir)) in conditions.into_iter().zip(dirs) {
         let cfg = RunConfig {
             run_id,
-            out_dir: args.out.clone(),
-            options: EvalOptions {
-                condition,
-                seed: args.seed,
-                both_orders: args.both_orders,
-                batch_size: args.batch_size,
-                context: ContextSource::Condition,
-            },
+            dir,
+            limit: args.limit,
+            options: EvalOptions { condition, seed: args.seed, both_orders: args.both_orders, batch_size: args.batch_size, context },
             bootstrap: BootstrapConfig { resamples: args.bootstrap, seed: args.seed, ..BootstrapConfig::default() },
             code_version: crate::code_version().to_string(),
         };
         let result = run_eval(&data, model.backend(), &cfg, &reporter)?;
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&result.summary)?);
+            println!("{}", serde_json::to_string(&result.summary)?);
         } else {
             println!("{}", prbench_report::markdown::render(&result.summary));
+        }
+        let errors: Vec<&str> = result.outcomes.iter().filter_map(|o| o.error.as_deref()).collect();
+        if let Some(first) = errors.first() {
+            eprintln!("prbench: warning: the backend failed on {} item(s), counted as errors, never scored; first: {first}", errors.len());
         }
         eprintln!("prbench: run files in {}/ (summary.md, summary.json, outcomes.jsonl, manifest.json)", result.dir.display());
     }
     Ok(())
-}
-
-fn chrono_stamp() -> String {
-    chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string()
 }
