@@ -56,20 +56,6 @@ pub fn judge_result(choice: Choice, chosen_slot: Slot) -> ItemResult {
     }
 }
 
-/// Scores a pointwise pair: correct iff score(chosen) > score(rejected); equal scores are a
-/// tie; a NaN score is an error (never a verdict).
-pub fn score_result(chosen: f32, rejected: f32) -> ItemResult {
-    if chosen.is_nan() || rejected.is_nan() {
-        ItemResult::Error
-    } else if chosen > rejected {
-        ItemResult::Correct
-    } else if chosen < rejected {
-        ItemResult::Wrong
-    } else {
-        ItemResult::Tie
-    }
-}
-
 /// Both-orders result from the two single-order results: unparsed if either is unparsed,
 /// correct if both are correct, wrong if either is wrong, otherwise a tie.
 pub fn both_orders_result(first: ItemResult, second: ItemResult) -> ItemResult {
@@ -86,7 +72,7 @@ pub fn both_orders_result(first: ItemResult, second: ItemResult) -> ItemResult {
 /// Position-debiased result (PROTOCOL.md §4): with m = log p(A) − log p(B), the judge prefers
 /// `chosen` iff m(chosen in A) > m(chosen in B).
 pub fn debiased_result(margin_chosen_in_a: f32, margin_chosen_in_b: f32) -> ItemResult {
-    score_result(margin_chosen_in_a, margin_chosen_in_b)
+    ItemResult::from_scores(f64::from(margin_chosen_in_a), f64::from(margin_chosen_in_b))
 }
 
 /// Writes outcomes as JSON lines.
@@ -113,14 +99,6 @@ mod tests {
         assert_eq!(judge_result(Choice::B, Slot::B), Correct);
         assert_eq!(judge_result(Choice::Tie, Slot::A), Tie);
         assert_eq!(judge_result(Choice::Unparsed, Slot::B), Unparsed);
-    }
-
-    #[test]
-    fn equal_scores_are_ties_and_nan_is_an_error() {
-        assert_eq!(score_result(1.0, 0.5), Correct);
-        assert_eq!(score_result(0.5, 1.0), Wrong);
-        assert_eq!(score_result(0.25, 0.25), Tie);
-        assert_eq!(score_result(f32::NAN, 0.25), Error);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use prbench_stats::outcome::ItemResult;
 use crate::condition::{full_profile_text, Condition};
 use crate::error::EvalError;
 use crate::leakage;
-use crate::outcome::{both_orders_result, debiased_result, judge_result, score_result, Outcome};
+use crate::outcome::{both_orders_result, debiased_result, judge_result, Outcome};
 use crate::prompt::Prompts;
 use crate::slots::{assign_slots, Slot};
 
@@ -312,7 +312,7 @@ fn rm_chunk(
             let mut o = base_outcome(ex, opts, model);
             o.score_chosen = Some(pair[0].value);
             o.score_rejected = Some(pair[1].value);
-            o.result = score_result(pair[0].value, pair[1].value);
+            o.result = ItemResult::from_scores(f64::from(pair[0].value), f64::from(pair[1].value));
             o.input_tokens = pair[0].tokens.input_tokens + pair[1].tokens.input_tokens;
             o.truncated_tokens = pair[0].tokens.truncated_tokens + pair[1].tokens.truncated_tokens;
             o
