@@ -88,6 +88,15 @@ fn example_from_value(
 /// recorded under its file name.
 pub fn load_psoups(dir: &Path, subsets: &[String], source: &str) -> Result<Dataset, DataError> {
     let available: Vec<String> = PSOUPS_SUBSETS.iter().map(|s| s.to_string()).collect();
+    if !dir.is_dir() {
+        return Err(DataError::BadSpec {
+            spec: source.to_string(),
+            detail: format!(
+                "`{}` is not a directory; psoups:DIR takes the folder holding friendly_unfriendly.json and student_phd.json",
+                dir.display()
+            ),
+        });
+    }
     let selected = select_subsets(source, subsets, &available)?;
     let mut hash = ContentHash::new();
     let mut rows = Vec::new();

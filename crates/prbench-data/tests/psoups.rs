@@ -181,3 +181,12 @@ fn missing_and_mistyped_fields() {
         "{msg}"
     );
 }
+
+#[test]
+fn psoups_spec_pointing_at_a_file_says_it_needs_the_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("student_phd.json");
+    std::fs::write(&file, "[]").unwrap();
+    let err = prbench_data::load(&format!("psoups:{}", file.display()), &[]).unwrap_err().to_string();
+    assert!(err.contains("is not a directory") && err.contains("friendly_unfriendly.json"), "{err}");
+}

@@ -4,7 +4,7 @@
 
 use prbench_data::short_subset;
 use prbench_report::{AccuracyRow, BothOrders, PositionBias};
-use prbench_stats::accuracy::{Tally, TieMode};
+use prbench_stats::accuracy::TieMode;
 use prbench_stats::bootstrap::{accuracy_with_ci, BootstrapConfig, Stat};
 use prbench_stats::outcome::ItemResult;
 use prbench_stats::position::{position_bias, PositionItem};
@@ -49,15 +49,9 @@ fn row(label: &str, results: &[ItemResult], strata: &[usize], stat: Stat, boot: 
     let strict = accuracy_with_ci(results, strata, TieMode::Strict, stat, boot);
     let half = accuracy_with_ci(results, strata, TieMode::Half, stat, &BootstrapConfig { resamples: 0, ..*boot });
     let excluded = accuracy_with_ci(results, strata, TieMode::Excluded, stat, &BootstrapConfig { resamples: 0, ..*boot });
-    let t: Tally = strict.tally;
     AccuracyRow {
         label: label.to_string(),
-        n: t.n,
-        correct: t.correct,
-        wrong: t.wrong,
-        ties: t.ties,
-        unparsed: t.unparsed,
-        errors: t.errors,
+        tally: strict.tally,
         truncated,
         strict: strict.point,
         strict_ci: strict.ci.map(|c| [c.lo, c.hi]),

@@ -25,14 +25,14 @@ pub fn accuracy_table(rows: &[AccuracyRow]) -> String {
             s,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.label,
-            r.n,
+            r.tally.n,
             pct(r.strict),
             pct_ci(r.strict_ci),
-            r.correct,
-            r.wrong,
-            r.ties,
-            r.unparsed,
-            r.errors,
+            r.tally.correct,
+            r.tally.wrong,
+            r.tally.ties,
+            r.tally.unparsed,
+            r.tally.errors,
             r.truncated,
             pct(r.half),
             pct(r.excluded)
@@ -108,7 +108,7 @@ pub fn render(sum: &Summary) -> String {
                 b.sees,
                 cells.join(" | "),
                 pct_ci(micro.and_then(|r| r.strict_ci)),
-                micro.map_or(0, |r| r.ties)
+                micro.map_or(0, |r| r.tally.ties)
             );
         }
     }
@@ -117,4 +117,74 @@ pub fn render(sum: &Summary) -> String {
 
 fn short_hash(h: &str) -> &str {
     &h[..h.len().min(16)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::summary::{BaselineRow, PositionBias};
+    use prbench_stats::Tally;
+
+    fn row(label: &str, correct: usize, wrong: usize, ties: usize) -> AccuracyRow {
+        let n = correct + wrong + ties;
+        AccuracyRow {
+            label: label.into(),
+            tally: Tally { n, correct, wrong, ties, unparsed: 0, errors: 0 },
+            truncated: 0,
+            strict: Some(correct as f64 / n as f64),
+            strict_ci: Some([0.25, 0.875]),
+            half: Some((correct as f64 + 0.5 * ties as f64) / n as f64),
+            excluded: Some(correct as f64 / (correct + wrong) as f64),
+        }
+    }
+
+    fn summary(oracle: bool, kind: &str) -> Summary {
+        Summary {
+            run_id: "r1".into(),
+            model: "baseline:longer".into(),
+            engine: "baseline".into(),
+            decoding: serde_json::Value::Null,
+            condition: if oracle { "oracle" } else { "none" }.into(),
+            condition_meaning: "what it sees".into(),
+            oracle,
+            dataset: "data/sample".into(),
+            dataset_kind: kind.into(),
+            dataset_hash: "ab".repeat(32),
+            limit_per_subset: None,
+            seed: 42,
+            bootstrap_resamples: 100,
+            rows: vec![row("Art", 5, 2, 1), row("micro", 5, 2, 1)],
+            position_bias: Some(PositionBias {
+                n_chosen_in_a: 4,
+                accuracy_chosen_in_a: Some(1.0),
+                n_chosen_in_b: 4,
+                accuracy_chosen_in_b: Some(0.25),
+                share_a_verdicts: Some(0.875),
+            }),
+            both_orders: None,
+            baselines: vec![BaselineRow { name: "baseline:shorter".into(), sees: "answer only".into(), rows: vec![row("Art", 3, 5, 0), row("micro", 3, 5, 0)] }],
+            input_tokens: 10,
+            truncated_tokens: 0,
+            wall_seconds: 1.25,
+        }
+    }
+
+    #[test]
+    fn rows_show_counts_beside_accuracy() {
+        // 5 correct, 2 wrong, 1 tie of 8: strict 62.5, half 68.75 -> 68.8, excluded 5/7 = 71.4.
+        let md = accuracy_table(&[row("Art", 5, 2, 1)]);
+        assert!(md.ends_with("| Art | 8 | 62.5 | [25.0, 87.5] | 5 | 2 | 1 | 0 | 0 | 0 | 68.8 | 71.4 |\n"), "{md}");
+    }
+
+    #[test]
+    fn banners_flag_oracle_and_converted_data_only() {
+        let plain = render(&summary(false, "prb"));
+        assert!(!plain.contains("ORACLE") && !plain.contains("not Personalized-RewardBench"));
+        assert!(!plain.contains("decoding"), "a null decoding is not printed");
+        let flagged = render(&summary(true, "psoups"));
+        assert!(flagged.contains("ORACLE CONDITION — upper bound"));
+        assert!(flagged.contains("Data converted from `psoups`"));
+        assert!(flagged.contains("| 4 | 100.0 | 4 | 25.0 | 87.5 |"), "{flagged}");
+        assert!(flagged.contains("| `baseline:shorter` | answer only | 37.5 | 37.5 | [25.0, 87.5] | 0 |"), "{flagged}");
+    }
 }

@@ -1,6 +1,7 @@
 //! The run summary as data (`summary.json`): every figure a table shows, computed by the
 //! eval crate, rendered here without any engine dependency.
 
+use prbench_stats::Tally;
 use serde::{Deserialize, Serialize};
 
 /// Accuracy of one row (a subset, micro or macro) under one tie mode.
@@ -8,18 +9,9 @@ use serde::{Deserialize, Serialize};
 pub struct AccuracyRow {
     /// Row label: short subset name, `micro` or `macro`.
     pub label: String,
-    /// Items in the row.
-    pub n: usize,
-    /// Items scored correct.
-    pub correct: usize,
-    /// Items scored wrong.
-    pub wrong: usize,
-    /// Ties (equal scores or a tie verdict).
-    pub ties: usize,
-    /// Unparsed verdicts (never counted as a choice).
-    pub unparsed: usize,
-    /// Backend errors.
-    pub errors: usize,
+    /// Counts: items, correct, wrong, ties, unparsed (never counted as a choice), errors.
+    #[serde(flatten)]
+    pub tally: Tally,
     /// Items whose input was truncated.
     pub truncated: usize,
     /// Accuracy in [0, 1] under strict ties (tie/unparsed/error = not correct); `None` if n = 0.

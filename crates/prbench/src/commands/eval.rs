@@ -36,6 +36,9 @@ impl Loaded {
 fn load_model(spec: &str, args: &EvalArgs) -> Result<Loaded> {
     match ModelSpec::parse(spec)? {
         ModelSpec::Gguf(path) => {
+            if path.is_dir() {
+                bail!("`{}` is a directory; --model gguf:PATH takes a .gguf file", path.display());
+            }
             if !path.is_file() {
                 bail!(
                     "model file `{}` not found; run `scripts/fetch-models.sh` to fetch the default model, or pass --model gguf:PATH",
