@@ -213,6 +213,12 @@ pub(crate) fn parse_array(text: &str, file: &str) -> Result<Vec<Value>, DataErro
     }
 }
 
+/// Validates one row object and records where it came from (`row` is 1-based).
+fn raw_row(v: &Value, file: &str, row: usize) -> Result<RawRow, DataError> {
+    let (example, subset_field) = example_from_value(v, RowCtx { file, row })?;
+    Ok(RawRow { example, subset_field, file: file.to_string(), row })
+}
+
 /// Reads a JSON file holding an array of PRB rows. Row n = array element n (1-based).
 pub(crate) fn read_json(
     path: &Path,
@@ -224,17 +230,7 @@ pub(crate) fn read_json(
     let items = parse_array(&text, &file)?;
     let mut rows = Vec::with_capacity(items.len());
     for (i, v) in items.iter().enumerate() {
-        let ctx = RowCtx {
-            file: &file,
-            row: i + 1,
-        };
-        let (example, subset_field) = example_from_value(v, ctx)?;
-        rows.push(RawRow {
-            example,
-            subset_field,
-            file: file.clone(),
-            row: i + 1,
-        });
+        rows.push(raw_row(v, &file, i + 1)?);
     }
     Ok(rows)
 }
@@ -266,17 +262,7 @@ pub(crate) fn read_jsonl(
             });
         }
         let v: Value = serde_json::from_str(line).map_err(|e| malformed(&file, line_no, &e))?;
-        let ctx = RowCtx {
-            file: &file,
-            row: line_no,
-        };
-        let (example, subset_field) = example_from_value(&v, ctx)?;
-        rows.push(RawRow {
-            example,
-            subset_field,
-            file: file.clone(),
-            row: line_no,
-        });
+        rows.push(raw_row(&v, &file, line_no)?);
     }
     Ok(rows)
 }

@@ -33,8 +33,8 @@ impl Loaded {
     }
 }
 
-fn load_model(spec: &str, args: &EvalArgs) -> Result<Loaded> {
-    match ModelSpec::parse(spec)? {
+fn load_model(spec: &ModelSpec, args: &EvalArgs) -> Result<Loaded> {
+    match spec.clone() {
         ModelSpec::Gguf(path) => {
             if path.is_dir() {
                 bail!("`{}` is a directory; --model gguf:PATH takes a .gguf file", path.display());
@@ -123,7 +123,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
     let data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
     let dirs = run_dirs(&args, &spec, &conditions)?;
     eprintln!("prbench: {} examples from `{}`; loading model `{spec}`", data.examples.len(), data.source);
-    let model = load_model(&spec, &args)?;
+    let model = load_model(&parsed, &args)?;
     // The lexical profile-overlap rule reads the whole profile whatever the condition; as the
     // model under test it gets the same input as in the baselines table.
     let context = if parsed == ModelSpec::Baseline("profile-overlap".into()) {
