@@ -84,68 +84,141 @@ pub fn parse_repo(s: &str, spec: &str) -> Result<(String, Option<String>), DataE
     Ok((repo.to_string(), revision))
 }
 
+/// Which kind of hub repository a spec names (`datasets--…` or `models--…` in the cache).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RepoKind {
+    /// A dataset repo (benchmark data).
+    Dataset,
+    /// A model repo (reward models, embedders).
+    Model,
+}
+
+/// One repo at one revision, opened through hf-hub (cache, or network unless offline).
+pub struct HubRepo {
+    client: HFClientSync,
+    kind: RepoKind,
+    repo: String,
+    revision: String,
+    cache_dir: PathBuf,
+    offline: bool,
+}
+
+impl std::fmt::Debug for HubRepo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HubRepo")
+            .field("kind", &self.kind)
+            .field("repo", &self.repo)
+            .field("revision", &self.revision)
+            .field("cache_dir", &self.cache_dir)
+            .field("offline", &self.offline)
+            .finish()
+    }
+}
+
+impl HubRepo {
+    /// Opens `repo` (`ORG/NAME`) of `kind` at `revision` (default `main`).
+    ///
+    /// # Errors
+    /// [`DataError::Hub`] when the hf-hub client cannot be built.
+    pub fn open(kind: RepoKind, repo: &str, revision: Option<&str>, opts: &HubOptions) -> Result<Self, DataError> {
+        let revision = revision.unwrap_or(DEFAULT_REVISION).to_string();
+        let mut builder = HFClient::builder();
+        if let Some(dir) = &opts.cache_dir {
+            builder = builder.cache_dir(dir.clone());
+        }
+        let fallback_dir = opts.cache_dir.clone().unwrap_or_else(hf_hub::resolve_cache_dir);
+        let hub_error = |cache_dir: PathBuf, detail: String| DataError::Hub {
+            repo: repo.to_string(),
+            revision: revision.clone(),
+            file: "-".into(),
+            cache_dir,
+            detail,
+        };
+        let client = builder.build().map_err(|e| hub_error(fallback_dir.clone(), e.to_string()))?;
+        let cache_dir = client.cache_dir().to_path_buf();
+        let client = HFClientSync::from_inner(client).map_err(|e| hub_error(cache_dir.clone(), e.to_string()))?;
+        Ok(Self { client, kind, repo: repo.to_string(), revision, cache_dir, offline: opts.offline })
+    }
+
+    /// The revision asked for (`main` when the spec named none).
+    pub fn revision(&self) -> &str {
+        &self.revision
+    }
+
+    fn download(&self, file: &str) -> Result<PathBuf, HFError> {
+        let (owner, name) = hf_hub::split_id(&self.repo);
+        macro_rules! fetch {
+            ($handle:expr) => {
+                $handle
+                    .download_file()
+                    .filename(file.to_string())
+                    .revision(self.revision.clone())
+                    .local_files_only(self.offline)
+                    .send()
+            };
+        }
+        match self.kind {
+            RepoKind::Dataset => fetch!(self.client.dataset(owner, name)),
+            RepoKind::Model => fetch!(self.client.model(owner, name)),
+        }
+    }
+
+    /// Local path of repo-relative `file` (downloaded into the cache unless offline).
+    ///
+    /// # Errors
+    /// [`DataError::HubNotCached`] offline when the file is not in the cache;
+    /// [`DataError::Hub`] when the repo has no such file or the request fails.
+    pub fn get(&self, file: &str) -> Result<PathBuf, DataError> {
+        match self.download(file) {
+            Ok(path) => Ok(path),
+            Err(HFError::LocalEntryNotFound { .. }) => Err(DataError::HubNotCached {
+                repo: self.repo.clone(),
+                revision: self.revision.clone(),
+                file: file.to_string(),
+                cache_dir: self.cache_dir.clone(),
+            }),
+            Err(HFError::EntryNotFound { .. }) => Err(self.error(file, "the repo has no such file at this revision".into())),
+            Err(e) => Err(self.error(file, e.to_string())),
+        }
+    }
+
+    /// As [`Self::get`] for a file the repo may lack (e.g. `chat_template.jinja`): `None` when the
+    /// hub says it does not exist, or, offline, when it is not in the cached snapshot.
+    ///
+    /// # Errors
+    /// [`DataError::Hub`] for any other failure.
+    pub fn get_optional(&self, file: &str) -> Result<Option<PathBuf>, DataError> {
+        match self.download(file) {
+            Ok(path) => Ok(Some(path)),
+            Err(HFError::LocalEntryNotFound { .. } | HFError::EntryNotFound { .. }) => Ok(None),
+            Err(e) => Err(self.error(file, e.to_string())),
+        }
+    }
+
+    fn error(&self, file: &str, detail: String) -> DataError {
+        DataError::Hub {
+            repo: self.repo.clone(),
+            revision: self.revision.clone(),
+            file: file.to_string(),
+            cache_dir: self.cache_dir.clone(),
+            detail,
+        }
+    }
+}
+
 /// Fetches repo-relative `files` of dataset `repo` at `revision` (default `main`) into the cache
 /// (or, offline, finds them there) and returns their local paths, in order.
+///
+/// # Errors
+/// As [`HubRepo::get`].
 pub fn fetch_files(
     repo: &str,
     revision: Option<&str>,
     files: &[String],
     opts: &HubOptions,
 ) -> Result<Vec<PathBuf>, DataError> {
-    let revision = revision.unwrap_or(DEFAULT_REVISION);
-    let mut builder = HFClient::builder();
-    if let Some(dir) = &opts.cache_dir {
-        builder = builder.cache_dir(dir.clone());
-    }
-    let hub_error = |file: &str, cache_dir: PathBuf, detail: String| DataError::Hub {
-        repo: repo.to_string(),
-        revision: revision.to_string(),
-        file: file.to_string(),
-        cache_dir,
-        detail,
-    };
-    let first = files.first().map(String::as_str).unwrap_or("-");
-    let fallback_dir = opts
-        .cache_dir
-        .clone()
-        .unwrap_or_else(hf_hub::resolve_cache_dir);
-    let client = builder
-        .build()
-        .map_err(|e| hub_error(first, fallback_dir.clone(), e.to_string()))?;
-    let cache_dir = client.cache_dir().to_path_buf();
-    let client = HFClientSync::from_inner(client)
-        .map_err(|e| hub_error(first, cache_dir.clone(), e.to_string()))?;
-    let (owner, name) = hf_hub::split_id(repo);
-    let dataset = client.dataset(owner, name);
-    let mut out = Vec::with_capacity(files.len());
-    for file in files {
-        let got = dataset
-            .download_file()
-            .filename(file.clone())
-            .revision(revision.to_string())
-            .local_files_only(opts.offline)
-            .send();
-        match got {
-            Ok(path) => out.push(path),
-            Err(HFError::LocalEntryNotFound { .. }) => {
-                return Err(DataError::HubNotCached {
-                    repo: repo.to_string(),
-                    revision: revision.to_string(),
-                    file: file.clone(),
-                    cache_dir,
-                })
-            }
-            Err(HFError::EntryNotFound { .. }) => {
-                return Err(hub_error(
-                    file,
-                    cache_dir,
-                    "the repo has no such file at this revision".into(),
-                ))
-            }
-            Err(e) => return Err(hub_error(file, cache_dir, e.to_string())),
-        }
-    }
-    Ok(out)
+    let hub = HubRepo::open(RepoKind::Dataset, repo, revision, opts)?;
+    files.iter().map(|f| hub.get(f)).collect()
 }
 
 /// Loads configs of a dataset repo in the PRB layout: `subsets` (long or short names; empty = the

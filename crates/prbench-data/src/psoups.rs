@@ -17,6 +17,7 @@
 //! | `narrative` | `ground_truth_persona` |
 //! | `rubric_aspects` | one aspect: `aspect = ground_truth_persona`, `evidence = profile` (the free-text trait list), `reason = "ground-truth persona stated by P-Soups"` |
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::Value;
@@ -44,16 +45,40 @@ pub fn history_text(prompt: &str, chosen: &str, rejected: &str) -> String {
     format!("Q: {prompt}\nPreferred: {chosen}\nNot preferred: {rejected}")
 }
 
-fn example_from_value(
+/// One past preference pair of a P-Soups user (an entry of "Pair-wise Comparative Feedback").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryPair {
+    /// The past instruction.
+    pub prompt: String,
+    /// The response the user preferred.
+    pub chosen: String,
+    /// The response the user did not prefer.
+    pub rejected: String,
+}
+
+/// The history pairs of one P-Soups row, in file order. Pair `k` (0-based here) is the profile
+/// post with id `k + 1` of the example with the same `id`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowHistory {
+    /// The example id as the adapter names it (`"{STEM}-{i:04}"`).
+    pub id: String,
+    /// The row's history pairs, in file order.
+    pub pairs: Vec<HistoryPair>,
+}
+
+/// Parses one row: the mapped example and its structured history pairs (the profile posts are
+/// rendered from the same pairs).
+fn parse_row(
     v: &Value,
     stem: &str,
     index: usize,
     ctx: RowCtx,
-) -> Result<Example, DataError> {
+) -> Result<(Example, Vec<HistoryPair>), DataError> {
     let obj = ctx.object(v, "(row)")?;
     let persona = ctx.string(obj, "ground_truth_persona", "ground_truth_persona")?;
     let traits = ctx.string(obj, "profile", "profile")?;
     let mut profile = Vec::new();
+    let mut history = Vec::new();
     for (k, pair) in ctx.list(obj, HISTORY, HISTORY)?.iter().enumerate() {
         let path = format!("{HISTORY}[{k}]");
         let p = ctx.object(pair, &path)?;
@@ -65,8 +90,13 @@ fn example_from_value(
             category: stem.to_string(),
             text: history_text(&prompt, &chosen, &rejected),
         });
+        history.push(HistoryPair {
+            prompt,
+            chosen,
+            rejected,
+        });
     }
-    Ok(Example {
+    let example = Example {
         id: format!("{stem}-{index:04}"),
         subset: stem.to_string(),
         question: ctx.string(obj, "prompt", "prompt")?,
@@ -80,13 +110,24 @@ fn example_from_value(
         category: stem.to_string(),
         chosen: ctx.string(obj, "chosen", "chosen")?,
         rejected: ctx.string(obj, "rejected", "rejected")?,
-    })
+    };
+    Ok((example, history))
 }
 
 /// Loads the P-Soups files in `dir` (`subsets`: `friendly_unfriendly`, `student_phd`, any case;
 /// empty = both). `source` becomes the dataset's `source`. The hash covers the files read, each
 /// recorded under its file name.
 pub fn load_psoups(dir: &Path, subsets: &[String], source: &str) -> Result<Dataset, DataError> {
+    load_psoups_with_history(dir, subsets, source).map(|(dataset, _)| dataset)
+}
+
+/// [`load_psoups`] plus each row's structured history pairs (the same rows, parsed once), in
+/// the dataset's example order: `histories[i].id == dataset.examples[i].id`.
+pub fn load_psoups_with_history(
+    dir: &Path,
+    subsets: &[String],
+    source: &str,
+) -> Result<(Dataset, Vec<RowHistory>), DataError> {
     let available: Vec<String> = PSOUPS_SUBSETS.iter().map(|s| s.to_string()).collect();
     if !dir.is_dir() {
         return Err(DataError::BadSpec {
@@ -100,6 +141,7 @@ pub fn load_psoups(dir: &Path, subsets: &[String], source: &str) -> Result<Datas
     let selected = select_subsets(source, subsets, &available)?;
     let mut hash = ContentHash::new();
     let mut rows = Vec::new();
+    let mut histories: HashMap<String, Vec<HistoryPair>> = HashMap::new();
     for stem in &selected {
         let name = format!("{stem}.json");
         let path = dir.join(&name);
@@ -120,7 +162,8 @@ pub fn load_psoups(dir: &Path, subsets: &[String], source: &str) -> Result<Datas
                 file: &file,
                 row: i + 1,
             };
-            let example = example_from_value(v, stem, i, ctx)?;
+            let (example, history) = parse_row(v, stem, i, ctx)?;
+            histories.insert(example.id.clone(), history);
             rows.push(RawRow {
                 example,
                 subset_field: None,
@@ -129,5 +172,15 @@ pub fn load_psoups(dir: &Path, subsets: &[String], source: &str) -> Result<Datas
             });
         }
     }
-    finish(rows, source, KIND_PSOUPS, hash)
+    let dataset = finish(rows, source, KIND_PSOUPS, hash)?;
+    // Ids are unique (validated by `finish`), so every example has exactly one entry.
+    let histories = dataset
+        .examples
+        .iter()
+        .map(|e| RowHistory {
+            id: e.id.clone(),
+            pairs: histories.remove(&e.id).unwrap_or_default(),
+        })
+        .collect();
+    Ok((dataset, histories))
 }

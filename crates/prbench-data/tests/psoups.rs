@@ -5,7 +5,9 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 
 use prbench_data::error::DataError;
-use prbench_data::psoups::{load_psoups, PERSONA_REASON};
+use prbench_data::psoups::{
+    history_text, load_psoups, load_psoups_with_history, HistoryPair, PERSONA_REASON,
+};
 use prbench_data::{load, ProfilePost};
 use serde_json::json;
 
@@ -189,4 +191,46 @@ fn psoups_spec_pointing_at_a_file_says_it_needs_the_folder() {
     std::fs::write(&file, "[]").unwrap();
     let err = prbench_data::load(&format!("psoups:{}", file.display()), &[]).unwrap_err().to_string();
     assert!(err.contains("is not a directory") && err.contains("friendly_unfriendly.json"), "{err}");
+}
+
+#[test]
+fn history_pairs_match_examples_and_profile_posts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut second = psoups_row();
+    second["prompt"] = json!("Name a colour.");
+    second["Pair-wise Comparative Feedback"] = json!([
+        {"prompt": "q1", "chosen": "c1", "rejected": "r1"},
+        {"prompt": "q2", "chosen": "c2", "rejected": "r2"},
+    ]);
+    std::fs::write(tmp.path().join("student_phd.json"), json!([psoups_row(), second]).to_string()).unwrap();
+    std::fs::write(tmp.path().join("friendly_unfriendly.json"), json!([psoups_row()]).to_string()).unwrap();
+    let (ds, hist) = load_psoups_with_history(tmp.path(), &[], "p").unwrap();
+    let ids: Vec<&str> = hist.iter().map(|h| h.id.as_str()).collect();
+    assert_eq!(ids, ["friendly_unfriendly-0000", "student_phd-0000", "student_phd-0001"]);
+    for (e, h) in ds.examples.iter().zip(&hist) {
+        assert_eq!(e.id, h.id);
+        assert_eq!(e.profile.len(), h.pairs.len());
+        for (post, p) in e.profile.iter().zip(&h.pairs) {
+            assert_eq!(post.text, history_text(&p.prompt, &p.chosen, &p.rejected));
+        }
+    }
+    assert_eq!(
+        hist[2].pairs[1],
+        HistoryPair { prompt: "q2".into(), chosen: "c2".into(), rejected: "r2".into() }
+    );
+    // The plain loader gives the same dataset.
+    assert_eq!(load_psoups(tmp.path(), &[], "p").unwrap().examples, ds.examples);
+}
+
+#[test]
+fn real_psoups_history_pairs() {
+    let Some(dir) = real_dir() else { return };
+    let (ds, hist) = load_psoups_with_history(&dir, &[], "p").unwrap();
+    assert_eq!(hist.len(), 1200);
+    assert!(hist.iter().all(|h| h.pairs.len() == 4));
+    assert!(ds.examples.iter().zip(&hist).all(|(e, h)| e.id == h.id));
+    // friendly_unfriendly.json row 123, "Pair-wise Comparative Feedback"[2] (see the mapping test).
+    let p = &hist[123].pairs[2];
+    assert_eq!(p.prompt, "Generate a title for a book about personal growth.");
+    assert_eq!(p.rejected, "\"Thrive: Unlocking Your True Potential and Creating a Purposeful Life\"");
 }
