@@ -1,0 +1,12 @@
+//! Candle engines for prbench (DESIGN.md, engines): sequence-classification reward models in the
+//! Hugging Face layout, computed in f32 on CPU, and the Bradley-Terry personalized reward model on
+//! frozen MiniLM embeddings.
+#![warn(missing_docs)]
+
+pub mod hub;
+pub mod reward;
+pub mod tokenize;
+pub mod embed;
+pub mod bt;
+pub mod decoder;
+pub mod seqcls;

@@ -1,0 +1,210 @@
+//! A Hugging Face sequence-classification model as a prbench [`RewardModel`] (PROTOCOL.md §3):
+//! conversation → chat template → tokens (context cut from the left when too long) → batches
+//! formed by length → the score head's logit at the last non-pad token.
+
+use std::path::Path;
+
+use prbench_models::{ModelError, ModelIdentity, RewardModel, RmRequest, Score, TokenStats};
+
+use crate::seqcls::SeqClsModel;
+use crate::tokenize::{HfTokenizer, Tokenized};
+
+/// Options of a scalar reward model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeqClsOptions {
+    /// Token limit per input; `None` = the model's own (`max_position_embeddings`, or a smaller
+    /// `model_max_length` from `tokenizer_config.json`). May only lower the model's limit.
+    pub max_length: Option<usize>,
+    /// Which logit to read from a multi-label head (0-based). Required when the head has more
+    /// than one label; must be 0 or `None` for a single-label head.
+    pub label_index: Option<usize>,
+    /// Sequences per forward pass (≥ 1). Inputs are sorted by length first, so padding stays
+    /// small; the scores do not depend on this value.
+    pub max_batch: usize,
+}
+
+impl Default for SeqClsOptions {
+    fn default() -> Self {
+        Self { max_length: None, label_index: None, max_batch: 8 }
+    }
+}
+
+/// A sequence-classification reward model, computed in f32 on CPU with candle.
+pub struct SeqClsRewardModel {
+    model: SeqClsModel,
+    tokenizer: HfTokenizer,
+    spec: String,
+    revision: Option<String>,
+    label: usize,
+    max_length: usize,
+    max_batch: usize,
+}
+
+impl std::fmt::Debug for SeqClsRewardModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SeqClsRewardModel")
+            .field("spec", &self.spec)
+            .field("label", &self.label)
+            .field("max_length", &self.max_length)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What `prbench eval --preflight` shows for one input: the model's exact view of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preflight {
+    /// The rendered conversation as the model sees it (decoded from the token ids fed, so a
+    /// cut is visible).
+    pub text: String,
+    /// Tokens fed to the model.
+    pub tokens: usize,
+    /// BOS tokens in the sequence (should be 0 or 1).
+    pub bos_count: usize,
+    /// Leading repeated BOS tokens removed (a template and tokenizer that both add BOS).
+    pub extra_bos_removed: usize,
+    /// Context tokens cut from the left.
+    pub truncated_tokens: usize,
+    /// The token limit applied.
+    pub max_length: usize,
+    /// When cut: the first kept context tokens, decoded (where the cut falls).
+    pub cut_preview: Option<String>,
+}
+
+impl SeqClsRewardModel {
+    /// Loads model and tokenizer from a directory in the Hugging Face layout. `spec` is what the
+    /// user typed (for the manifest); `revision` the hub commit when the model came from the hub.
+    ///
+    /// # Errors
+    /// Loader errors ([`ModelError::File`], [`ModelError::Metadata`], [`ModelError::Template`]);
+    /// [`ModelError::Spec`] for a multi-label head without `label_index`, a label index out of
+    /// range, a zero `max_batch`, or a `max_length` above the model's.
+    pub fn load(dir: &Path, spec: &str, revision: Option<String>, opts: &SeqClsOptions) -> Result<Self, ModelError> {
+        let model = SeqClsModel::load(dir)?;
+        let tokenizer = HfTokenizer::load(dir)?;
+        let bad = |reason: String| ModelError::Spec { spec: spec.into(), reason };
+        let n = model.num_labels();
+        let label = match (n, opts.label_index) {
+            (1, None | Some(0)) => 0,
+            (1, Some(i)) => return Err(bad(format!("--label-index {i} given, but the score head has a single label"))),
+            (n, None) => {
+                return Err(bad(format!(
+                    "the score head has {n} labels; PROTOCOL.md §3 needs one scalar: pass --label-index I (0..{}) to name the logit to read",
+                    n - 1
+                )))
+            }
+            (n, Some(i)) if i >= n => return Err(bad(format!("--label-index {i} is out of range for a head with {n} labels"))),
+            (_, Some(i)) => i,
+        };
+        if opts.max_batch == 0 {
+            return Err(bad("max batch must be at least 1".into()));
+        }
+        let model_max = match tokenizer.model_max_length() {
+            Some(m) => m.min(model.max_position_embeddings()),
+            None => model.max_position_embeddings(),
+        };
+        let max_length = match opts.max_length {
+            Some(m) if m == 0 || m > model_max => {
+                return Err(bad(format!("--max-length {m}: must be between 1 and the model's limit of {model_max} tokens")))
+            }
+            Some(m) => m,
+            None => model_max,
+        };
+        Ok(Self { model, tokenizer, spec: spec.into(), revision, label, max_length, max_batch: opts.max_batch })
+    }
+
+    /// The token limit applied to every input.
+    pub fn max_length(&self) -> usize {
+        self.max_length
+    }
+
+    /// The loaded network.
+    pub fn model(&self) -> &SeqClsModel {
+        &self.model
+    }
+
+    /// The tokenizer and chat template.
+    pub fn tokenizer(&self) -> &HfTokenizer {
+        &self.tokenizer
+    }
+
+    fn tokenize(&self, req: &RmRequest) -> Result<Tokenized, ModelError> {
+        self.tokenizer.tokenize_rm(&req.prompt, req.input.context.as_deref(), self.max_length, self.model.bos_token_id())
+    }
+
+    /// The model's exact view of one input, without running the network.
+    ///
+    /// # Errors
+    /// As [`RewardModel::score`] for tokenization.
+    pub fn preflight(&self, req: &RmRequest) -> Result<Preflight, ModelError> {
+        let t = self.tokenize(req)?;
+        let bos_count = self.model.bos_token_id().map_or(0, |b| t.ids.iter().filter(|&&x| x == b).count());
+        let cut_preview = match t.cut_at {
+            Some(at) if t.truncated_tokens > 0 => {
+                let end = (at + 12).min(t.ids.len());
+                Some(self.tokenizer.decode(&t.ids[at..end])?)
+            }
+            _ => None,
+        };
+        Ok(Preflight {
+            text: self.tokenizer.decode(&t.ids)?,
+            tokens: t.ids.len(),
+            bos_count,
+            extra_bos_removed: t.extra_bos_removed,
+            truncated_tokens: t.truncated_tokens,
+            max_length: self.max_length,
+            cut_preview,
+        })
+    }
+
+    /// Raw head logits of token sequences, `[n][num_labels]`, in input order; sequences are
+    /// sorted by length and scored `max_batch` at a time.
+    ///
+    /// # Errors
+    /// Forward-pass failures as [`ModelError::Engine`].
+    pub fn logits(&self, seqs: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, ModelError> {
+        let mut order: Vec<usize> = (0..seqs.len()).collect();
+        order.sort_by_key(|&i| (seqs[i].len(), i));
+        let mut out = vec![Vec::new(); seqs.len()];
+        for chunk in order.chunks(self.max_batch) {
+            let batch: Vec<Vec<u32>> = chunk.iter().map(|&i| seqs[i].clone()).collect();
+            let logits = self.model.score_batch(&batch)?;
+            for (&i, l) in chunk.iter().zip(logits) {
+                out[i] = l;
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl RewardModel for SeqClsRewardModel {
+    fn score(&self, items: &[RmRequest]) -> Result<Vec<Score>, ModelError> {
+        let tokenized = items.iter().map(|r| self.tokenize(r)).collect::<Result<Vec<_>, _>>()?;
+        let seqs: Vec<Vec<u32>> = tokenized.iter().map(|t| t.ids.clone()).collect();
+        let logits = self.logits(&seqs)?;
+        Ok(tokenized
+            .iter()
+            .zip(logits)
+            .map(|(t, l)| Score {
+                value: l[self.label],
+                tokens: TokenStats { input_tokens: t.ids.len(), truncated_tokens: t.truncated_tokens, output_tokens: 0 },
+            })
+            .collect())
+    }
+
+    fn identity(&self) -> ModelIdentity {
+        let mut file_hash = self.model.weights_sha256().to_string();
+        if let Some(rev) = &self.revision {
+            file_hash = format!("{file_hash} (hub commit {rev})");
+        }
+        ModelIdentity {
+            spec: self.spec.clone(),
+            engine: format!("candle {} f32 CPU ({})", CANDLE_VERSION, self.model.architecture()),
+            file_hash,
+            chat_template_hash: self.tokenizer.template().hash(),
+            dtype: format!("{} weights, f32 compute", self.model.weights_dtype()),
+        }
+    }
+}
+
+/// The candle version this engine is built against (Cargo.toml).
+pub const CANDLE_VERSION: &str = "0.11";
