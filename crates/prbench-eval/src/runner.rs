@@ -275,7 +275,13 @@ fn judge_chunk(
         .collect())
 }
 
-fn rm_request(ex: &Example, answer: &str, opts: &EvalOptions, prompts: &Prompts) -> Result<RmRequest, EvalError> {
+/// The pointwise request a reward model receives for `answer` of `ex` under `opts`' condition:
+/// the structured input and the rendered conversation, checked by the leakage guard. Used by the
+/// runner and by `prbench eval --preflight`.
+///
+/// # Errors
+/// [`EvalError`] from prompt rendering or the leakage guard.
+pub fn rm_request(ex: &Example, answer: &str, opts: &EvalOptions, prompts: &Prompts) -> Result<RmRequest, EvalError> {
     let input = RmInput {
         example_id: ex.id.clone(),
         question: ex.question.clone(),

@@ -22,6 +22,59 @@ pub enum Command {
     /// Inspect and validate datasets.
     #[command(subcommand)]
     Data(DataCommand),
+    /// Train a reward model (`train bt`: the personalized Bradley-Terry head on MiniLM).
+    #[command(subcommand)]
+    Train(crate::commands::train::TrainCommand),
+    /// Performance, side by side with a reference engine in the same run.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+/// Bench sub-verbs.
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Scalar reward-model throughput: prbench vs PyTorch/transformers on the same token ids
+    /// (needs python3 with torch and transformers; see docs/perf.md).
+    Rm(BenchRmArgs),
+}
+
+/// `bench rm` arguments.
+#[derive(Args, Debug)]
+pub struct BenchRmArgs {
+    /// Models to measure: `decoder` (6-layer Qwen2-shaped sequence classifier, hidden 384,
+    /// random weights) and `minilm` (all-MiniLM-L6-v2, the BT backbone).
+    #[arg(long, value_delimiter = ',', default_value = "decoder,minilm")]
+    pub models: Vec<String>,
+    /// Sequences per forward pass.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    pub batch: usize,
+    /// Tokens per sequence.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=512).map(|v| v as usize))]
+    pub seq_len: usize,
+    /// Distinct batches.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    pub batches: usize,
+    /// Timed passes over all batches (after one warm-up pass).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    pub repeats: usize,
+    /// Seed of the random token ids.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Torch threads for the reference (prbench uses all cores through rayon).
+    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get()))]
+    pub threads: usize,
+    /// Python interpreter with torch and transformers.
+    #[arg(long, default_value = "python3")]
+    pub python: String,
+    /// Folder holding tools/bench_rm.py.
+    #[arg(long, default_value = "tools")]
+    pub tools: PathBuf,
+    /// Folder for the bench model and inputs (default: `$PRBENCH_MODELS/bench`).
+    #[arg(long, default_value_os_t = crate::commands::bench::default_work_dir())]
+    pub work: PathBuf,
+    /// MiniLM directory (default: the one scripts/fetch-models.sh caches).
+    #[arg(long)]
+    pub embedder: Option<PathBuf>,
 }
 
 /// Data sub-verbs.
@@ -74,8 +127,10 @@ pub struct EvalArgs {
     /// Data selection.
     #[command(flatten)]
     pub data: DataArgs,
-    /// Model under test: `gguf:PATH` (judge) or `baseline:NAME`. Default: the SmolLM2-135M-Instruct
-    /// GGUF fetched by scripts/fetch-models.sh.
+    /// Model under test: `gguf:PATH` (judge), `hf:ORG/NAME[@REV]` or `dir:PATH`
+    /// (sequence-classification reward model in the Hugging Face layout), `bt:PATH` (a head from
+    /// `prbench train bt`) or `baseline:NAME`. Default: the SmolLM2-135M-Instruct GGUF fetched by
+    /// scripts/fetch-models.sh.
     #[arg(long)]
     pub model: Option<String>,
     /// Conditions, comma-separated: `none`, `oracle` (oracle = upper bound). One run per condition.
@@ -108,6 +163,25 @@ pub struct EvalArgs {
     /// Run id (folder name); default: UTC time, model and condition.
     #[arg(long)]
     pub run_id: Option<String>,
+    /// Scalar reward models: render the first example of each condition, print the text, token
+    /// count, BOS count and where truncation would cut, and stop before scoring. (A shorter
+    /// preflight is printed at the start of every scalar-RM run.)
+    #[arg(long)]
+    pub preflight: bool,
+    /// Scalar reward models with a multi-label head: the logit to read (0-based).
+    #[arg(long)]
+    pub label_index: Option<usize>,
+    /// Scalar reward models: token limit per input (default: the model's own); longer inputs
+    /// lose context from the left, never the answer, and are counted as truncated.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    pub max_length: Option<usize>,
+    /// Sequence-classification and BT models: sequences per forward pass (sorted by length).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    pub rm_batch: usize,
+    /// `bt:` models: the MiniLM embedder directory (default: the one scripts/fetch-models.sh
+    /// caches); it must be the embedder the head was trained on (checked by hash).
+    #[arg(long)]
+    pub embedder: Option<PathBuf>,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,

@@ -19,6 +19,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         cli::Command::Eval(args) => commands::eval::run(args),
         cli::Command::Data(cmd) => commands::data::run(cmd),
+        cli::Command::Train(cmd) => commands::train::run(cmd),
+        cli::Command::Bench(cli::BenchCommand::Rm(args)) => commands::bench::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,7 +2,16 @@
 //! summary and where the run files are.
 
 use anyhow::{bail, Context, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use prbench_candle::bt::BtRewardModel;
+use prbench_candle::embed::default_embedder_dir;
+use prbench_candle::hub::fetch_model;
+use prbench_candle::reward::{SeqClsOptions, SeqClsRewardModel};
+use prbench_data::hub::HubOptions;
+use prbench_data::Dataset;
+use prbench_eval::prompt::Prompts;
+use prbench_eval::runner::rm_request;
 
 use prbench_data::load::load;
 use prbench_eval::condition::Condition;
@@ -22,6 +31,8 @@ use crate::progress::Bar;
 enum Loaded {
     Judge(Box<dyn Judge>),
     RewardModel(Box<dyn RewardModel>),
+    /// A sequence-classification RM: scored like any RM, plus a preflight view.
+    SeqCls(Box<SeqClsRewardModel>),
 }
 
 impl Loaded {
@@ -29,11 +40,21 @@ impl Loaded {
         match self {
             Loaded::Judge(j) => Backend::Judge(j.as_ref()),
             Loaded::RewardModel(r) => Backend::RewardModel(r.as_ref()),
+            Loaded::SeqCls(r) => Backend::RewardModel(r.as_ref()),
         }
     }
 }
 
-fn load_model(spec: &ModelSpec, args: &EvalArgs) -> Result<Loaded> {
+fn load_seqcls(dir: &Path, spec: &str, revision: Option<String>, args: &EvalArgs) -> Result<Loaded> {
+    if !dir.is_dir() {
+        bail!("`{}` is not a directory; `dir:PATH` takes a model directory in the Hugging Face layout (config.json, tokenizer.json, *.safetensors)", dir.display());
+    }
+    let opts = SeqClsOptions { max_length: args.max_length, label_index: args.label_index, max_batch: args.rm_batch };
+    let rm = SeqClsRewardModel::load(dir, spec, revision, &opts).with_context(|| format!("loading `{spec}`"))?;
+    Ok(Loaded::SeqCls(Box::new(rm)))
+}
+
+fn load_model(spec: &ModelSpec, text: &str, args: &EvalArgs) -> Result<Loaded> {
     match spec.clone() {
         ModelSpec::Gguf(path) => {
             if path.is_dir() {
@@ -54,7 +75,51 @@ fn load_model(spec: &ModelSpec, args: &EvalArgs) -> Result<Loaded> {
         }
         ModelSpec::Baseline(name) if name == "slot-a" => Ok(Loaded::Judge(Box::new(SlotA))),
         ModelSpec::Baseline(name) => Ok(Loaded::RewardModel(Box::new(Baseline::from_name(&name, args.seed)?))),
+        ModelSpec::Dir(dir) => load_seqcls(&dir, text, None, args),
+        ModelSpec::Hf(repo) => {
+            let hub = fetch_model(&repo, &HubOptions::from_env())?;
+            load_seqcls(&hub.dir, text, Some(hub.commit), args)
+        }
+        ModelSpec::Bt(path) => {
+            let rm = BtRewardModel::load(&path, &args.embedder.clone().unwrap_or_else(default_embedder_dir))
+                .map(|m| m.with_spec(text))
+                .with_context(|| format!("loading `{text}`"))?;
+            let trained = &rm.config().condition;
+            for c in &args.condition {
+                if c != trained {
+                    eprintln!(
+                        "prbench: warning: `{text}` was trained under condition `{trained}` but is evaluated under `{c}`: its inputs differ from what it learned on"
+                    );
+                }
+            }
+            Ok(Loaded::RewardModel(Box::new(rm)))
+        }
     }
+}
+
+/// Prints the model's exact view of the first example under each condition (PROTOCOL.md §3).
+fn preflight(rm: &SeqClsRewardModel, data: &Dataset, conditions: &[Condition], args: &EvalArgs) -> Result<()> {
+    let Some(ex) = data.examples.first() else { return Ok(()) };
+    let prompts = Prompts::new();
+    for &condition in conditions {
+        let opts = EvalOptions { condition, seed: args.seed, both_orders: false, batch_size: 1, context: ContextSource::Condition };
+        let req = rm_request(ex, &ex.chosen, &opts, &prompts)?;
+        let p = rm.preflight(&req).with_context(|| format!("preflight of example `{}` under `{condition}`", ex.id))?;
+        eprintln!("prbench preflight: condition `{condition}`, example `{}` (chosen answer)", ex.id);
+        eprintln!("----- model input (decoded from the token ids fed) -----\n{}\n-----", p.text);
+        eprintln!(
+            "tokens: {} of max {}; BOS tokens: {}{}; truncated: {}",
+            p.tokens,
+            p.max_length,
+            p.bos_count,
+            if p.extra_bos_removed > 0 { format!(" ({} repeated BOS removed)", p.extra_bos_removed) } else { String::new() },
+            match &p.cut_preview {
+                Some(c) => format!("{} context tokens cut from the left; the kept context starts with {c:?}", p.truncated_tokens),
+                None => "no".into(),
+            }
+        );
+    }
+    Ok(())
 }
 
 fn slug(s: &str) -> String {
@@ -65,7 +130,18 @@ fn slug(s: &str) -> String {
 
 /// Flag combinations that would be silently ignored are errors instead.
 fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition]) -> Result<()> {
-    let is_judge = matches!(spec, ModelSpec::Gguf(_)) || *spec == ModelSpec::Baseline("slot-a".into());
+    let is_judge = spec.is_judge();
+    let is_seqcls = matches!(spec, ModelSpec::Hf(_) | ModelSpec::Dir(_));
+    if !is_seqcls {
+        for (flag, given) in [("--preflight", args.preflight), ("--label-index", args.label_index.is_some()), ("--max-length", args.max_length.is_some())] {
+            if given {
+                bail!("{flag} applies to sequence-classification reward models (`hf:` or `dir:`), not `{}`", args.model.as_deref().unwrap_or("the default judge"));
+            }
+        }
+    }
+    if args.embedder.is_some() && !matches!(spec, ModelSpec::Bt(_)) {
+        bail!("--embedder applies to `bt:` models only");
+    }
     if args.both_orders && !is_judge {
         bail!("--both-orders applies to pairwise judges; `{}` is a pointwise reward model", args.model.as_deref().unwrap_or(""));
     }
@@ -121,9 +197,19 @@ pub fn run(args: EvalArgs) -> Result<()> {
     let parsed = ModelSpec::parse(&spec)?;
     check_flags(&args, &parsed, &conditions)?;
     let data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
-    let dirs = run_dirs(&args, &spec, &conditions)?;
+    // Run folders exist before the model loads, so a taken --run-id fails fast.
+    let dirs = if args.preflight { Vec::new() } else { run_dirs(&args, &spec, &conditions)? };
     eprintln!("prbench: {} examples from `{}`; loading model `{spec}`", data.examples.len(), data.source);
-    let model = load_model(&parsed, &args)?;
+    let model = load_model(&parsed, &spec, &args)?;
+    if let Loaded::SeqCls(rm) = &model {
+        if args.preflight || !args.quiet {
+            preflight(rm, &data, &conditions, &args)?;
+        }
+        if args.preflight {
+            eprintln!("prbench: --preflight: stopping before scoring");
+            return Ok(());
+        }
+    }
     // The lexical profile-overlap rule reads the whole profile whatever the condition; as the
     // model under test it gets the same input as in the baselines table.
     let context = if parsed == ModelSpec::Baseline("profile-overlap".into()) {

@@ -1,4 +1,6 @@
 //! One module per verb.
 
+pub mod bench;
 pub mod data;
 pub mod eval;
+pub mod train;

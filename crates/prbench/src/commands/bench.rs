@@ -1,0 +1,186 @@
+//! `prbench bench rm`: scalar reward-model throughput, prbench (candle, f32 CPU) side by side
+//! with PyTorch/transformers on the same token ids in the same run (tools/bench_rm.py).
+//!
+//! Two models: a 6-layer Qwen2-shaped sequence classifier (hidden 384, random weights that
+//! tools/bench_rm.py writes once with transformers) and the all-MiniLM-L6-v2 encoder (the
+//! Bradley-Terry RM's backbone). Inputs: `--batches` batches of `--batch` random token sequences
+//! of `--seq-len` tokens (seeded). Both engines run every batch once to warm up, then
+//! `--repeats` timed passes; tokens/s = tokens scored / wall seconds. The outputs of the two
+//! engines are compared as a check that both computed the same thing.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use prbench_candle::embed::{default_embedder_dir, MiniLmEmbedder};
+use prbench_candle::seqcls::SeqClsModel;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::cli::BenchRmArgs;
+
+/// One side of a measurement.
+struct Side {
+    engine: String,
+    tokens: usize,
+    seconds: f64,
+    outputs: Vec<f64>,
+}
+
+impl Side {
+    fn tokens_per_s(&self) -> f64 {
+        self.tokens as f64 / self.seconds
+    }
+}
+
+/// Random token ids: `[batches][batch][seq_len]`, from a seeded ChaCha8 stream, in `[lo, hi)`.
+fn token_batches(args: &BenchRmArgs, lo: u32, hi: u32) -> Vec<Vec<Vec<u32>>> {
+    let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
+    (0..args.batches)
+        .map(|_| (0..args.batch).map(|_| (0..args.seq_len).map(|_| rng.random_range(lo..hi)).collect()).collect())
+        .collect()
+}
+
+fn time_passes(args: &BenchRmArgs, batches: &[Vec<Vec<u32>>], mut pass: impl FnMut(&[Vec<u32>]) -> Result<Vec<f64>>) -> Result<(f64, Vec<f64>)> {
+    let mut outputs = Vec::new();
+    for b in batches {
+        outputs.extend(pass(b)?);
+    }
+    let start = Instant::now();
+    for _ in 0..args.repeats {
+        for b in batches {
+            pass(b)?;
+        }
+    }
+    Ok((start.elapsed().as_secs_f64(), outputs))
+}
+
+fn python(args: &BenchRmArgs, script_args: &[String]) -> Result<serde_json::Value> {
+    let script = args.tools.join("bench_rm.py");
+    if !script.is_file() {
+        bail!("`{}` not found: run from the repository root or pass --tools DIR", script.display());
+    }
+    let out = Command::new(&args.python)
+        .arg(&script)
+        .args(script_args)
+        .output()
+        .with_context(|| format!("running `{} {}` (needs `pip install torch transformers`)", args.python, script.display()))?;
+    if !out.status.success() {
+        bail!(
+            "`{} {} {}` failed (needs `pip install torch transformers`):\n{}",
+            args.python,
+            script.display(),
+            script_args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().rev().find(|l| l.starts_with('{')).context("tools/bench_rm.py printed no JSON line")?;
+    Ok(serde_json::from_str(line)?)
+}
+
+fn reference(args: &BenchRmArgs, kind: &str, model_dir: &Path, batches: &[Vec<Vec<u32>>]) -> Result<Side> {
+    let inputs = args.work.join(format!("{kind}-ids.json"));
+    std::fs::write(&inputs, serde_json::to_string(&serde_json::json!({ "batches": batches }))?)?;
+    let v = python(
+        args,
+        &[
+            "run".into(),
+            "--kind".into(),
+            kind.into(),
+            "--model-dir".into(),
+            model_dir.display().to_string(),
+            "--inputs".into(),
+            inputs.display().to_string(),
+            "--threads".into(),
+            args.threads.to_string(),
+            "--repeats".into(),
+            args.repeats.to_string(),
+        ],
+    )?;
+    Ok(Side {
+        engine: v["engine"].as_str().unwrap_or("transformers").to_string(),
+        tokens: v["tokens"].as_u64().context("tokens")? as usize,
+        seconds: v["seconds"].as_f64().context("seconds")?,
+        outputs: v["outputs"].as_array().context("outputs")?.iter().filter_map(serde_json::Value::as_f64).collect(),
+    })
+}
+
+fn decoder(args: &BenchRmArgs) -> Result<(Side, Side)> {
+    let dir = args.work.join("decoder-6l");
+    if !dir.join("model.safetensors").is_file() {
+        python(args, &["make-decoder".into(), dir.display().to_string()])?;
+    }
+    let model = SeqClsModel::load(&dir)?;
+    let batches = token_batches(args, 3, model.vocab_size() as u32);
+    let (seconds, outputs) = time_passes(args, &batches, |b| {
+        Ok(model.score_batch(b)?.into_iter().map(|l| f64::from(l[0])).collect())
+    })?;
+    let ours = Side {
+        engine: format!("prbench {} (candle f32 CPU)", crate::code_version()),
+        tokens: args.repeats * batches.iter().flatten().map(Vec::len).sum::<usize>(),
+        seconds,
+        outputs,
+    };
+    Ok((ours, reference(args, "decoder", &dir, &batches)?))
+}
+
+fn minilm(args: &BenchRmArgs) -> Result<(Side, Side)> {
+    let dir = args.embedder.clone().unwrap_or_else(default_embedder_dir);
+    let mut embedder = MiniLmEmbedder::load(&dir).with_context(|| format!("loading the embedder `{}` (run scripts/fetch-models.sh)", dir.display()))?;
+    embedder.set_batch_size(args.batch);
+    // Ids 1000..20000 are ordinary word pieces in the MiniLM vocabulary; [CLS]/[SEP] added by
+    // neither side, so both see exactly these ids.
+    let batches = token_batches(args, 1000, 20000);
+    let (seconds, outputs) = time_passes(args, &batches, |b| {
+        Ok(embedder.embed_ids(b)?.into_iter().map(|v| f64::from(v[0])).collect())
+    })?;
+    let ours = Side {
+        engine: format!("prbench {} (candle-transformers BertModel, f32 CPU)", crate::code_version()),
+        tokens: args.repeats * batches.iter().flatten().map(Vec::len).sum::<usize>(),
+        seconds,
+        outputs,
+    };
+    Ok((ours, reference(args, "bert", &dir, &batches)?))
+}
+
+/// Runs `prbench bench rm`.
+pub fn run(args: BenchRmArgs) -> Result<()> {
+    std::fs::create_dir_all(&args.work).with_context(|| format!("creating `{}`", args.work.display()))?;
+    let mut rows = Vec::new();
+    for name in &args.models {
+        let (ours, theirs) = match name.as_str() {
+            "decoder" => decoder(&args)?,
+            "minilm" => minilm(&args)?,
+            other => bail!("unknown bench model `{other}`; known: decoder, minilm"),
+        };
+        if ours.outputs.len() != theirs.outputs.len() {
+            bail!("{name}: prbench gave {} outputs, transformers {}", ours.outputs.len(), theirs.outputs.len());
+        }
+        let max_diff = ours.outputs.iter().zip(&theirs.outputs).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        eprintln!("bench rm {name}: {ours_e} vs {theirs_e}; max |Δ output| = {max_diff:.2e}", ours_e = ours.engine, theirs_e = theirs.engine);
+        rows.push((name.clone(), ours, theirs, max_diff));
+    }
+    println!(
+        "| model | batch × seq_len | batches × repeats | prbench tok/s | transformers tok/s | ratio | max abs Δ |\n|---|---|---|---|---|---|---|"
+    );
+    for (name, ours, theirs, diff) in &rows {
+        println!(
+            "| {name} | {} × {} | {} × {} | {:.0} | {:.0} | {:.2}× | {diff:.1e} |",
+            args.batch,
+            args.seq_len,
+            args.batches,
+            args.repeats,
+            ours.tokens_per_s(),
+            theirs.tokens_per_s(),
+            ours.tokens_per_s() / theirs.tokens_per_s()
+        );
+    }
+    Ok(())
+}
+
+/// Default working folder for bench models and inputs.
+pub fn default_work_dir() -> PathBuf {
+    prbench_models::gguf::models_dir().join("bench")
+}

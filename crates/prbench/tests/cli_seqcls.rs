@@ -1,0 +1,108 @@
+//! The real `prbench` binary with a sequence-classification reward model (`dir:`): preflight,
+//! truncation counted in outcomes and the summary, and the flags that only make sense for it.
+//! The model is the tiny random Qwen2 that tools/make_seqcls_fixtures.py made with transformers,
+//! copied with `max_position_embeddings` raised so the sample's answers fit (RoPE has no learned
+//! position table, so the limit is only a config value).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn prbench(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_prbench")).args(args).current_dir(cwd).output().expect("binary runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn sample() -> String {
+    repo().join("data/sample").display().to_string()
+}
+
+/// A copy of the fixture model with a 4,096-token position limit.
+fn model(tmp: &Path) -> String {
+    let src = repo().join("crates/prbench-candle/tests/fixtures/seqcls/qwen2-f32");
+    let dst = tmp.join("rm");
+    std::fs::create_dir_all(&dst).unwrap();
+    for e in std::fs::read_dir(&src).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, dst.join(p.file_name().unwrap())).unwrap();
+    }
+    let cfg = dst.join("config.json");
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&cfg).unwrap()).unwrap();
+    v["max_position_embeddings"] = 4096.into();
+    std::fs::write(&cfg, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    format!("dir:{}", dst.display())
+}
+
+/// `tokens: N of max M` from a preflight report.
+fn preflight_tokens(stderr: &str) -> Vec<usize> {
+    stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("tokens: "))
+        .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn preflight_prints_the_model_view_and_stops() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = model(tmp.path());
+    let out = prbench(&["eval", "--data", &sample(), "--model", &spec, "--condition", "none,oracle", "--preflight"], tmp.path());
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(preflight_tokens(&stderr).len(), 2, "{stderr}");
+    assert!(stderr.contains("condition `oracle`") && stderr.contains("<|im_start|>user"), "{stderr}");
+    assert!(stderr.contains("BOS tokens: 0"), "{stderr}");
+    assert!(stderr.contains("stopping before scoring"), "{stderr}");
+    assert!(!tmp.path().join("runs").exists(), "--preflight must not create run folders");
+}
+
+#[test]
+fn truncated_inputs_keep_answers_and_are_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = model(tmp.path());
+    let pre = prbench(&["eval", "--data", &sample(), "--model", &spec, "--condition", "oracle", "--preflight"], tmp.path());
+    let full = preflight_tokens(&text(&pre.stderr))[0];
+    let limit = (full - 20).to_string();
+    let out = prbench(
+        &["eval", "--data", &sample(), "--model", &spec, "--condition", "oracle", "--max-length", &limit, "--run-id", "cut", "--json", "--bootstrap", "200"],
+        tmp.path(),
+    );
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("context tokens cut from the left"), "{stderr}");
+    let outcomes = std::fs::read_to_string(tmp.path().join("runs/cut/outcomes.jsonl")).unwrap();
+    let rows: Vec<serde_json::Value> = outcomes.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rows.len(), 12);
+    let cut: Vec<&serde_json::Value> = rows.iter().filter(|r| r["truncated_tokens"].as_u64().unwrap() > 0).collect();
+    assert!(!cut.is_empty(), "no outcome reports truncation at --max-length {limit}");
+    for r in &rows {
+        assert!(r["error"].is_null(), "{r}");
+        assert!(r["input_tokens"].as_u64().unwrap() <= 2 * limit.parse::<u64>().unwrap(), "{r}");
+    }
+    let summary: serde_json::Value = serde_json::from_str(text(&out.stdout).lines().next().unwrap()).unwrap();
+    let micro = summary["rows"].as_array().unwrap().iter().find(|r| r["label"] == "micro").unwrap();
+    assert_eq!(micro["truncated"].as_u64().unwrap() as usize, cut.len(), "{summary}");
+}
+
+#[test]
+fn rm_only_flags_are_refused_elsewhere_and_multi_label_needs_an_index() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = prbench(&["eval", "--data", &sample(), "--model", "baseline:longer", "--preflight"], tmp.path());
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("--preflight applies to sequence-classification"), "{}", text(&out.stderr));
+    let two = repo().join("crates/prbench-candle/tests/fixtures/seqcls/qwen2-2labels");
+    let out = prbench(&["eval", "--data", &sample(), "--model", &format!("dir:{}", two.display()), "--preflight"], tmp.path());
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("--label-index"), "{}", text(&out.stderr));
+    let unsupported = repo().join("crates/prbench-candle/tests/fixtures/seqcls/unsupported");
+    let out = prbench(&["eval", "--data", &sample(), "--model", &format!("dir:{}", unsupported.display())], tmp.path());
+    assert!(!out.status.success());
+    let e = text(&out.stderr);
+    assert!(e.contains("GPT2ForSequenceClassification") && e.contains("Qwen3ForSequenceClassification"), "{e}");
+}

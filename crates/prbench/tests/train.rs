@@ -1,0 +1,117 @@
+//! `prbench train bt` through the real binary, on the committed 3-row P-Soups fixture.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use prbench_candle::bt::BtRewardModel;
+use prbench_candle::embed::default_embedder_dir;
+use prbench_models::{ChatPrompt, RewardModel, RmInput, RmRequest};
+
+fn fixture() -> String {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/psoups-mini");
+    format!("psoups:{}", dir.display())
+}
+
+fn prbench(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_prbench")).args(args).current_dir(cwd).output().expect("binary runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn history_pairs_need_psoups_data() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sample = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/sample");
+    let out = prbench(
+        &["train", "bt", "--data", &sample.display().to_string(), "--pairs", "history", "--out", "m"],
+        tmp.path(),
+    );
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("--pairs history needs P-Soups data"), "{}", text(&out.stderr));
+    let out = prbench(
+        &["train", "bt", "--data", &fixture(), "--pairs", "history", "--condition", "profile:3", "--out", "m"],
+        tmp.path(),
+    );
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("not implemented"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn trains_saves_and_loads_on_the_fixture() {
+    let emb = default_embedder_dir();
+    if !emb.join("model.safetensors").is_file() {
+        eprintln!("skipping: MiniLM not found at {} (run scripts/fetch-models.sh)", emb.display());
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "train",
+        "bt",
+        "--data",
+        &fixture(),
+        "--pairs",
+        "history",
+        "--condition",
+        "oracle",
+        "--out",
+        "m",
+        "--epochs",
+        "3",
+        "--hidden",
+        "8",
+    ];
+    let out = prbench(&args, tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("bt: saved m (condition oracle, hidden 8): 4 train / 1 held-out pairs"), "{stdout}");
+    assert!(stdout.contains("2 pairs dropped as equal to a target pair; 0 inputs truncated"), "{stdout}");
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("7 history pairs built from 3 rows") && stderr.contains("epoch    3"), "{stderr}");
+
+    let cfg: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("m/bt.json")).unwrap()).unwrap();
+    assert_eq!(cfg["condition"], "oracle");
+    assert_eq!(cfg["data"]["dropped_target_overlap"], 2);
+    assert_eq!(
+        cfg["data"]["dropped_ids"],
+        serde_json::json!(["student_phd-0000-h2 = student_phd-0001", "student_phd-0001-h3 = friendly_unfriendly-0000"])
+    );
+    assert_eq!((cfg["training"]["n_train"].as_u64(), cfg["training"]["n_held_out"].as_u64()), (Some(4), Some(1)));
+    assert_eq!(cfg["training"]["epochs_run"], 3);
+    assert_eq!(cfg["embedding"]["truncated_tokens"], 0);
+
+    // Never overwritten without --force; the same seed gives the same head.
+    let again = prbench(&args, tmp.path());
+    assert!(!again.status.success() && text(&again.stderr).contains("--force"));
+    let mut other = args.to_vec();
+    other[9] = "m2";
+    other.push("--quiet");
+    let second = prbench(&other, tmp.path());
+    assert!(second.status.success(), "{}", text(&second.stderr));
+    assert!(text(&second.stderr).is_empty(), "--quiet: {}", text(&second.stderr));
+    other.push("--force");
+    other[9] = "m";
+    assert!(prbench(&other, tmp.path()).status.success());
+    assert_eq!(
+        std::fs::read(tmp.path().join("m/head.safetensors")).unwrap(),
+        std::fs::read(tmp.path().join("m2/head.safetensors")).unwrap()
+    );
+
+    // The saved model loads as a reward model and scores.
+    let model = BtRewardModel::load(&tmp.path().join("m"), &emb).unwrap();
+    assert_eq!(model.config().condition, "oracle");
+    let req = |a: &str| RmRequest {
+        input: RmInput {
+            example_id: "e".into(),
+            question: "Name a fruit.".into(),
+            context: Some("likes fun".into()),
+            answer: a.into(),
+        },
+        prompt: ChatPrompt::default(),
+    };
+    let s = model.score(&[req("Apple!"), req("Malus domestica.")]).unwrap();
+    assert_eq!(s.len(), 2);
+    assert!(s.iter().all(|x| x.value.is_finite() && x.tokens.input_tokens > 0));
+}
