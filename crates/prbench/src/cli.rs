@@ -57,6 +57,9 @@ pub struct BenchRmArgs {
     /// Timed passes over all batches (after one warm-up pass).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
     pub repeats: usize,
+    /// Alternating rounds (prbench, then transformers); the table reports medians.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    pub rounds: usize,
     /// Seed of the random token ids.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,

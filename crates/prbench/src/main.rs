@@ -9,6 +9,12 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// mimalloc instead of glibc malloc: candle allocates and frees large tensors on every layer,
+/// and glibc returns them to the kernel each time (mmap/munmap), which cost the MiniLM embedder
+/// a third of its wall time in system calls (docs/perf.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// prbench version plus the git commit it was built from.
 pub fn code_version() -> &'static str {
     concat!(env!("CARGO_PKG_VERSION"), " (", env!("PRBENCH_GIT_COMMIT"), ")")

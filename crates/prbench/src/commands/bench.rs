@@ -5,8 +5,11 @@
 //! tools/bench_rm.py writes once with transformers) and the all-MiniLM-L6-v2 encoder (the
 //! Bradley-Terry RM's backbone). Inputs: `--batches` batches of `--batch` random token sequences
 //! of `--seq-len` tokens (seeded). Both engines run every batch once to warm up, then
-//! `--repeats` timed passes; tokens/s = tokens scored / wall seconds. The outputs of the two
-//! engines are compared as a check that both computed the same thing.
+//! `--repeats` timed passes; tokens/s = tokens scored / wall seconds. This machine's timings
+//! drift by tens of percent from minute to minute, so the two engines are measured in
+//! alternation for `--rounds` rounds and the table gives each side's median and the median of
+//! the per-round ratios. The outputs of the two engines are compared as a check that both
+//! computed the same thing.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -107,42 +110,61 @@ fn reference(args: &BenchRmArgs, kind: &str, model_dir: &Path, batches: &[Vec<Ve
     })
 }
 
-fn decoder(args: &BenchRmArgs) -> Result<(Side, Side)> {
+fn decoder(args: &BenchRmArgs) -> Result<Vec<(Side, Side)>> {
     let dir = args.work.join("decoder-6l");
     if !dir.join("model.safetensors").is_file() {
         python(args, &["make-decoder".into(), dir.display().to_string()])?;
     }
     let model = SeqClsModel::load(&dir)?;
     let batches = token_batches(args, 3, model.vocab_size() as u32);
-    let (seconds, outputs) = time_passes(args, &batches, |b| {
-        Ok(model.score_batch(b)?.into_iter().map(|l| f64::from(l[0])).collect())
-    })?;
-    let ours = Side {
-        engine: format!("prbench {} (candle f32 CPU)", crate::code_version()),
-        tokens: args.repeats * batches.iter().flatten().map(Vec::len).sum::<usize>(),
-        seconds,
-        outputs,
-    };
-    Ok((ours, reference(args, "decoder", &dir, &batches)?))
+    (0..args.rounds)
+        .map(|_| {
+            let (seconds, outputs) = time_passes(args, &batches, |b| {
+                Ok(model.score_batch(b)?.into_iter().map(|l| f64::from(l[0])).collect())
+            })?;
+            let ours = Side {
+                engine: format!("prbench {} (candle f32 CPU)", crate::code_version()),
+                tokens: args.repeats * batches.iter().flatten().map(Vec::len).sum::<usize>(),
+                seconds,
+                outputs,
+            };
+            Ok((ours, reference(args, "decoder", &dir, &batches)?))
+        })
+        .collect()
 }
 
-fn minilm(args: &BenchRmArgs) -> Result<(Side, Side)> {
+fn minilm(args: &BenchRmArgs) -> Result<Vec<(Side, Side)>> {
     let dir = args.embedder.clone().unwrap_or_else(default_embedder_dir);
     let mut embedder = MiniLmEmbedder::load(&dir).with_context(|| format!("loading the embedder `{}` (run scripts/fetch-models.sh)", dir.display()))?;
     embedder.set_batch_size(args.batch);
     // Ids 1000..20000 are ordinary word pieces in the MiniLM vocabulary; [CLS]/[SEP] added by
     // neither side, so both see exactly these ids.
     let batches = token_batches(args, 1000, 20000);
-    let (seconds, outputs) = time_passes(args, &batches, |b| {
-        Ok(embedder.embed_ids(b)?.into_iter().map(|v| f64::from(v[0])).collect())
-    })?;
-    let ours = Side {
-        engine: format!("prbench {} (candle-transformers BertModel, f32 CPU)", crate::code_version()),
-        tokens: args.repeats * batches.iter().flatten().map(Vec::len).sum::<usize>(),
-        seconds,
-        outputs,
-    };
-    Ok((ours, reference(args, "bert", &dir, &batches)?))
+    (0..args.rounds)
+        .map(|_| {
+            let (seconds, outputs) = time_passes(args, &batches, |b| {
+                Ok(embedder.embed_ids(b)?.into_iter().map(|v| f64::from(v[0])).collect())
+            })?;
+            let ours = Side {
+                engine: format!("prbench {} (candle-transformers BertModel, f32 CPU)", crate::code_version()),
+                tokens: args.repeats * batches.iter().flatten().map(Vec::len).sum::<usize>(),
+                seconds,
+                outputs,
+            };
+            Ok((ours, reference(args, "bert", &dir, &batches)?))
+        })
+        .collect()
+}
+
+/// Median of a non-empty list (mean of the middle two for an even count).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 /// Runs `prbench bench rm`.
@@ -150,31 +172,33 @@ pub fn run(args: BenchRmArgs) -> Result<()> {
     std::fs::create_dir_all(&args.work).with_context(|| format!("creating `{}`", args.work.display()))?;
     let mut rows = Vec::new();
     for name in &args.models {
-        let (ours, theirs) = match name.as_str() {
+        let rounds = match name.as_str() {
             "decoder" => decoder(&args)?,
             "minilm" => minilm(&args)?,
             other => bail!("unknown bench model `{other}`; known: decoder, minilm"),
         };
+        let (ours, theirs) = &rounds[0];
         if ours.outputs.len() != theirs.outputs.len() {
             bail!("{name}: prbench gave {} outputs, transformers {}", ours.outputs.len(), theirs.outputs.len());
         }
         let max_diff = ours.outputs.iter().zip(&theirs.outputs).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
-        eprintln!("bench rm {name}: {ours_e} vs {theirs_e}; max |Δ output| = {max_diff:.2e}", ours_e = ours.engine, theirs_e = theirs.engine);
-        rows.push((name.clone(), ours, theirs, max_diff));
+        eprintln!("bench rm {name}: {} vs {}; max |Δ output| = {max_diff:.2e}", ours.engine, theirs.engine);
+        for (i, (o, t)) in rounds.iter().enumerate() {
+            eprintln!("  round {}: prbench {:.0} tok/s, transformers {:.0} tok/s, ratio {:.2}", i + 1, o.tokens_per_s(), t.tokens_per_s(), o.tokens_per_s() / t.tokens_per_s());
+        }
+        let ours_med = median(rounds.iter().map(|(o, _)| o.tokens_per_s()).collect());
+        let theirs_med = median(rounds.iter().map(|(_, t)| t.tokens_per_s()).collect());
+        let ratio_med = median(rounds.iter().map(|(o, t)| o.tokens_per_s() / t.tokens_per_s()).collect());
+        let (lo, hi) = rounds.iter().map(|(o, t)| o.tokens_per_s() / t.tokens_per_s()).fold((f64::MAX, f64::MIN), |(l, h), r| (l.min(r), h.max(r)));
+        rows.push((name.clone(), ours_med, theirs_med, ratio_med, lo, hi, max_diff));
     }
     println!(
-        "| model | batch × seq_len | batches × repeats | prbench tok/s | transformers tok/s | ratio | max abs Δ |\n|---|---|---|---|---|---|---|"
+        "| model | batch × seq_len | batches × repeats × rounds | prbench tok/s (median) | transformers tok/s (median) | ratio (median of rounds) | ratio range | max abs Δ |\n|---|---|---|---|---|---|---|---|"
     );
-    for (name, ours, theirs, diff) in &rows {
+    for (name, ours, theirs, ratio, lo, hi, diff) in &rows {
         println!(
-            "| {name} | {} × {} | {} × {} | {:.0} | {:.0} | {:.2}× | {diff:.1e} |",
-            args.batch,
-            args.seq_len,
-            args.batches,
-            args.repeats,
-            ours.tokens_per_s(),
-            theirs.tokens_per_s(),
-            ours.tokens_per_s() / theirs.tokens_per_s()
+            "| {name} | {} × {} | {} × {} × {} | {ours:.0} | {theirs:.0} | {ratio:.2}× | {lo:.2}–{hi:.2} | {diff:.1e} |",
+            args.batch, args.seq_len, args.batches, args.repeats, args.rounds
         );
     }
     Ok(())
