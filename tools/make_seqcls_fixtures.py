@@ -44,7 +44,7 @@ What it makes, under crates/prbench-candle/tests/fixtures/seqcls/ (the directory
                         gelu_pytorch_tanh.
     unsupported         config.json of a GPT2ForSequenceClassification only (no weights).
 
-  All: hidden 32, 2 layers, 4 heads, 2 KV heads, intermediate 64, max_position_embeddings 128,
+  All: hidden 32, 2 layers, 4 heads, 2 KV heads, intermediate 64, max_position_embeddings 512,
   tie_word_embeddings false, eps 1e-6. Weights are re-drawn after init: N(0, 0.2), RMSNorm weights
   1 + N(0, 0.1) (Gemma's (1 + w) norms: N(0, 0.1)), score head N(0, 0.15) so that logits are O(1)
   (|logit| < 4) and input-dependent; Gemma's embeddings N(0, 0.2 / sqrt(32)) (it multiplies them
@@ -168,14 +168,41 @@ CONVERSATIONS = [
             {"role": "assistant", "content": "No — it is coffee with milk (3 €)."},
         ],
     },
+    {
+        # Long enough (150-300 tokens) that attention runs in several query blocks and the
+        # sliding windows (8) cut deep into the sequence, also inside padded batches.
+        "name": "long-profile",
+        "messages": [
+            {
+                "role": "user",
+                "content": (
+                    "### About me\n"
+                    "I shoot indoor basketball with an old crop-sensor camera and a 50mm f/1.8 lens. "
+                    "I edit in darktable, I never buy new gear, and I sit at the baseline. "
+                    "Last season most of my photos were blurred by motion; the gym looked bright.\n\n"
+                    "### My question\nHow do I stop my game photos from coming out blurry?"
+                ),
+            },
+            {
+                "role": "assistant",
+                "content": (
+                    "Shoot wide open at 1/500s in manual mode and let the ISO rise to 3200. "
+                    "Expose a stop dark in RAW, then lift it and denoise gently in darktable. "
+                    "Frame from the baseline and pre-focus on the spot under the hoop."
+                ),
+            },
+        ],
+    },
 ]
 
 # (padding side, conversation indices); every batch mixes three different lengths
 BATCHES = [
     ("left", [0, 1, 2]),
     ("left", [3, 4, 5]),
+    ("left", [6, 0, 1]),
     ("right", [4, 0, 2]),
     ("right", [1, 5, 3]),
+    ("right", [2, 6, 3]),
 ]
 
 # ----------------------------------------------------------------------------------------------
@@ -234,7 +261,7 @@ COMMON = dict(
     num_attention_heads=4,
     num_key_value_heads=2,
     intermediate_size=64,
-    max_position_embeddings=128,
+    max_position_embeddings=512,
     tie_word_embeddings=False,
     num_labels=1,
 )

@@ -94,7 +94,8 @@ fn check_model(entry: &Value) -> Deltas {
         v => vec![v.as_u64().unwrap() as u32],
     };
     assert_eq!(model.eos_token_ids(), eos.as_slice(), "{name}");
-    assert_eq!(model.max_position_embeddings(), 128, "{name}");
+    // tools/make_seqcls_fixtures.py writes max_position_embeddings 512 into every config.
+    assert_eq!(model.max_position_embeddings(), 512, "{name}");
     assert!(model.unused_tensors().is_empty(), "{name}: {:?}", model.unused_tensors());
 
     let mut d = Deltas::default();
@@ -259,7 +260,7 @@ fn bad_inputs_are_errors_not_panics() {
     let m = SeqClsModel::load(&fixtures().join("qwen2-f32")).unwrap();
     assert!(m.score_batch(&[vec![1, 2], vec![]]).unwrap_err().to_string().contains("sequence 1 is empty"));
     assert!(m.score_batch(&[vec![1, 100_000]]).unwrap_err().to_string().contains("outside the vocabulary"));
-    let long: Vec<u32> = (0..129).map(|i| i % 500).collect();
+    let long: Vec<u32> = (0..513).map(|i| i % 500).collect();
     assert!(matches!(m.score_batch(&[long]), Err(prbench_models::ModelError::ContextOverflow { .. })));
     assert!(m.score_batch(&[]).unwrap().is_empty());
 }
