@@ -1,23 +1,9 @@
 //! The real `prbench` binary on the bundled sample, in a temp dir (STYLE.md habit 5).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn prbench(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_prbench")).args(args).current_dir(cwd).output().expect("binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn sample() -> String {
-    repo().join("data/sample").display().to_string()
-}
+use common::*;
+use std::path::PathBuf;
 
 #[test]
 fn baseline_eval_writes_run_files_and_prints_the_table() {

@@ -4,24 +4,10 @@
 //! copied with `max_position_embeddings` raised so the sample's answers fit (RoPE has no learned
 //! position table, so the limit is only a config value).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn prbench(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_prbench")).args(args).current_dir(cwd).output().expect("binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn sample() -> String {
-    repo().join("data/sample").display().to_string()
-}
+use common::*;
+use std::path::Path;
 
 /// A copy of the fixture model with a 4,096-token position limit.
 fn model(tmp: &Path) -> String {

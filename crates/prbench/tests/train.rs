@@ -1,7 +1,9 @@
 //! `prbench train bt` through the real binary, on the committed 3-row P-Soups fixture.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+
+use common::*;
+use std::path::PathBuf;
 
 use prbench_candle::bt::BtRewardModel;
 use prbench_candle::embed::default_embedder_dir;
@@ -10,14 +12,6 @@ use prbench_models::{ChatPrompt, RewardModel, RmInput, RmRequest};
 fn fixture() -> String {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/psoups-mini");
     format!("psoups:{}", dir.display())
-}
-
-fn prbench(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_prbench")).args(args).current_dir(cwd).output().expect("binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 #[test]

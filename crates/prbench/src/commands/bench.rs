@@ -45,7 +45,7 @@ fn token_batches(args: &BenchRmArgs, lo: u32, hi: u32) -> Vec<Vec<Vec<u32>>> {
         .collect()
 }
 
-fn time_passes(args: &BenchRmArgs, batches: &[Vec<Vec<u32>>], mut pass: impl FnMut(&[Vec<u32>]) -> Result<Vec<f64>>) -> Result<(f64, Vec<f64>)> {
+fn time_passes(args: &BenchRmArgs, batches: &[Vec<Vec<u32>>], pass: &mut impl FnMut(&[Vec<u32>]) -> Result<Vec<f64>>) -> Result<(f64, Vec<f64>)> {
     let mut outputs = Vec::new();
     for b in batches {
         outputs.extend(pass(b)?);
@@ -110,6 +110,26 @@ fn reference(args: &BenchRmArgs, kind: &str, model_dir: &Path, batches: &[Vec<Ve
     })
 }
 
+/// `--rounds` alternating measurements: prbench's timed passes (`pass` maps one batch to one
+/// output per sequence), then the reference on the same batches.
+fn rounds(
+    args: &BenchRmArgs,
+    kind: &str,
+    engine: &str,
+    model_dir: &Path,
+    batches: &[Vec<Vec<u32>>],
+    mut pass: impl FnMut(&[Vec<u32>]) -> Result<Vec<f64>>,
+) -> Result<Vec<(Side, Side)>> {
+    let tokens = args.repeats * batches.iter().flatten().map(Vec::len).sum::<usize>();
+    (0..args.rounds)
+        .map(|_| {
+            let (seconds, outputs) = time_passes(args, batches, &mut pass)?;
+            let ours = Side { engine: format!("prbench {} ({engine})", crate::code_version()), tokens, seconds, outputs };
+            Ok((ours, reference(args, kind, model_dir, batches)?))
+        })
+        .collect()
+}
+
 fn decoder(args: &BenchRmArgs) -> Result<Vec<(Side, Side)>> {
     let dir = args.work.join("decoder-6l");
     if !dir.join("model.safetensors").is_file() {
@@ -117,20 +137,9 @@ fn decoder(args: &BenchRmArgs) -> Result<Vec<(Side, Side)>> {
     }
     let model = SeqClsModel::load(&dir)?;
     let batches = token_batches(args, 3, model.vocab_size() as u32);
-    (0..args.rounds)
-        .map(|_| {
-            let (seconds, outputs) = time_passes(args, &batches, |b| {
-                Ok(model.score_batch(b)?.into_iter().map(|l| f64::from(l[0])).collect())
-            })?;
-            let ours = Side {
-                engine: format!("prbench {} (candle f32 CPU)", crate::code_version()),
-                tokens: args.repeats * batches.iter().flatten().map(Vec::len).sum::<usize>(),
-                seconds,
-                outputs,
-            };
-            Ok((ours, reference(args, "decoder", &dir, &batches)?))
-        })
-        .collect()
+    rounds(args, "decoder", "candle f32 CPU", &dir, &batches, |b| {
+        Ok(model.score_batch(b)?.into_iter().map(|l| f64::from(l[0])).collect())
+    })
 }
 
 fn minilm(args: &BenchRmArgs) -> Result<Vec<(Side, Side)>> {
@@ -140,20 +149,9 @@ fn minilm(args: &BenchRmArgs) -> Result<Vec<(Side, Side)>> {
     // Ids 1000..20000 are ordinary word pieces in the MiniLM vocabulary; [CLS]/[SEP] added by
     // neither side, so both see exactly these ids.
     let batches = token_batches(args, 1000, 20000);
-    (0..args.rounds)
-        .map(|_| {
-            let (seconds, outputs) = time_passes(args, &batches, |b| {
-                Ok(embedder.embed_ids(b)?.into_iter().map(|v| f64::from(v[0])).collect())
-            })?;
-            let ours = Side {
-                engine: format!("prbench {} (candle-transformers BertModel, f32 CPU)", crate::code_version()),
-                tokens: args.repeats * batches.iter().flatten().map(Vec::len).sum::<usize>(),
-                seconds,
-                outputs,
-            };
-            Ok((ours, reference(args, "bert", &dir, &batches)?))
-        })
-        .collect()
+    rounds(args, "bert", "candle-transformers BertModel, f32 CPU", &dir, &batches, |b| {
+        Ok(embedder.embed_ids(b)?.into_iter().map(|v| f64::from(v[0])).collect())
+    })
 }
 
 /// Median of a non-empty list (mean of the middle two for an even count).

@@ -97,14 +97,28 @@ fn load_model(spec: &ModelSpec, text: &str, args: &EvalArgs) -> Result<Loaded> {
     }
 }
 
-/// Prints the model's exact view of the first example under each condition (PROTOCOL.md §3).
-fn preflight(rm: &SeqClsRewardModel, data: &Dataset, conditions: &[Condition], args: &EvalArgs) -> Result<()> {
+/// Renders and tokenizes the first example under each condition, so a template or tokenizer
+/// problem stops the run before any scoring, and prints the model's exact view of it unless
+/// `print` is false (PROTOCOL.md §3).
+fn preflight(rm: &SeqClsRewardModel, data: &Dataset, conditions: &[Condition], args: &EvalArgs, print: bool) -> Result<()> {
     let Some(ex) = data.examples.first() else { return Ok(()) };
     let prompts = Prompts::new();
     for &condition in conditions {
         let opts = EvalOptions { condition, seed: args.seed, both_orders: false, batch_size: 1, context: ContextSource::Condition };
         let req = rm_request(ex, &ex.chosen, &opts, &prompts)?;
-        let p = rm.preflight(&req).with_context(|| format!("preflight of example `{}` under `{condition}`", ex.id))?;
+        let p = match rm.preflight(&req) {
+            Ok(p) => p,
+            // An input that cannot fit is that item's error in a run (counted, never scored);
+            // only an explicit --preflight stops on it.
+            Err(e @ prbench_models::ModelError::ContextOverflow { .. }) if !args.preflight => {
+                eprintln!("prbench preflight: condition `{condition}`, example `{}`: {e}; such items are recorded as errors", ex.id);
+                continue;
+            }
+            Err(e) => return Err(e).with_context(|| format!("preflight of example `{}` under `{condition}`", ex.id)),
+        };
+        if !print {
+            continue;
+        }
         eprintln!("prbench preflight: condition `{condition}`, example `{}` (chosen answer)", ex.id);
         eprintln!("----- model input (decoded from the token ids fed) -----\n{}\n-----", p.text);
         eprintln!(
@@ -202,9 +216,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
     eprintln!("prbench: {} examples from `{}`; loading model `{spec}`", data.examples.len(), data.source);
     let model = load_model(&parsed, &spec, &args)?;
     if let Loaded::SeqCls(rm) = &model {
-        if args.preflight || !args.quiet {
-            preflight(rm, &data, &conditions, &args)?;
-        }
+        preflight(rm, &data, &conditions, &args, args.preflight || !args.quiet)?;
         if args.preflight {
             eprintln!("prbench: --preflight: stopping before scoring");
             return Ok(());
