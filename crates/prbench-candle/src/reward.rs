@@ -38,6 +38,34 @@ pub struct SeqClsRewardModel {
     label: usize,
     max_length: usize,
     max_batch: usize,
+    /// sha256 over config.json, tokenizer.json, tokenizer_config.json, chat_template.jinja.
+    files_sha256: String,
+}
+
+/// The small files besides the weights that change scores, hashed into the manifest.
+pub const HASHED_FILES: [&str; 4] = ["config.json", "tokenizer.json", "tokenizer_config.json", "chat_template.jinja"];
+
+/// sha256 over [`HASHED_FILES`] in `dir`, each fed as name, NUL, 8-byte little-endian length
+/// (u64::MAX for an absent file), then the bytes.
+///
+/// # Errors
+/// [`ModelError::File`] when a present file cannot be read.
+pub fn files_sha256(dir: &Path) -> Result<String, ModelError> {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for name in HASHED_FILES {
+        let path = dir.join(name);
+        h.update(name.as_bytes());
+        h.update([0u8]);
+        if path.is_file() {
+            let bytes = std::fs::read(&path).map_err(|e| ModelError::File { path: path.clone(), reason: e.to_string() })?;
+            h.update((bytes.len() as u64).to_le_bytes());
+            h.update(&bytes);
+        } else {
+            h.update(u64::MAX.to_le_bytes());
+        }
+    }
+    Ok(hex::encode(h.finalize()))
 }
 
 impl std::fmt::Debug for SeqClsRewardModel {
@@ -109,7 +137,8 @@ impl SeqClsRewardModel {
             Some(m) => m,
             None => model_max,
         };
-        Ok(Self { model, tokenizer, spec: spec.into(), revision, label, max_length, max_batch: opts.max_batch })
+        let files_sha256 = files_sha256(dir)?;
+        Ok(Self { model, tokenizer, spec: spec.into(), revision, label, max_length, max_batch: opts.max_batch, files_sha256 })
     }
 
     /// The token limit applied to every input.
@@ -191,10 +220,19 @@ impl RewardModel for SeqClsRewardModel {
             .collect())
     }
 
+    fn settings(&self) -> serde_json::Value {
+        serde_json::json!({
+            "max_length": self.max_length,
+            "label_index": self.label,
+            "max_batch": self.max_batch,
+            "truncation": "context tokens from the left; question and answer never",
+        })
+    }
+
     fn identity(&self) -> ModelIdentity {
-        let mut file_hash = self.model.weights_sha256().to_string();
+        let mut file_hash = format!("weights {}; config+tokenizer {}", self.model.weights_sha256(), self.files_sha256);
         if let Some(rev) = &self.revision {
-            file_hash = format!("{file_hash} (hub commit {rev})");
+            file_hash = format!("{file_hash}; hub commit {rev}");
         }
         ModelIdentity {
             spec: self.spec.clone(),

@@ -148,6 +148,7 @@ fn config(sha: &str, dim: usize, hidden: usize) -> BtConfig {
         },
         embedding: EmbedRecord::default(),
         data: DataRecord::default(),
+        head_sha256: String::new(),
         code_version: "test".into(),
     }
 }

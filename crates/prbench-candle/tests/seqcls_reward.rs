@@ -250,7 +250,7 @@ fn hub_cache_layout_loads_offline_with_shards() {
     let e = fetch_model("test-org/tiny-rm", &opts2).unwrap_err().to_string();
     assert!(e.contains(&shard) && e.contains("test-org/tiny-rm"), "{e}");
     let e = fetch_model("test-org/absent", &opts).unwrap_err().to_string();
-    assert!(e.contains("config.json"), "{e}");
+    assert!(e.contains("config.json") && e.contains("--repo-type model"), "{e}");
 }
 
 #[test]
@@ -271,4 +271,34 @@ fn special_token_strings_in_contents_stay_plain_text() {
     assert_eq!(count(&clean), (2, false));
     // The one in the user's text stays text: still two control tokens, via split tokenization.
     assert_eq!(count(&hostile), (2, true));
+}
+
+#[test]
+fn identity_covers_tokenizer_and_config_not_just_weights() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = fixtures().join("qwen2-f32");
+    for e in std::fs::read_dir(&src).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, tmp.path().join(p.file_name().unwrap())).unwrap();
+    }
+    let id = |dir: &Path| SeqClsRewardModel::load(dir, "dir:x", None, &SeqClsOptions::default()).unwrap().identity();
+    let before = id(tmp.path());
+    assert_eq!(before, id(&src), "same files, same identity");
+    // A tokenizer edit that keeps the JSON valid (one more trailing newline) changes the hash;
+    // so does a config edit. The weights hash part stays.
+    let tok = tmp.path().join("tokenizer.json");
+    let mut bytes = std::fs::read(&tok).unwrap();
+    bytes.push(b'\n');
+    std::fs::write(&tok, bytes).unwrap();
+    let after_tok = id(tmp.path());
+    assert_ne!(before.file_hash, after_tok.file_hash);
+    let weights = |h: &str| h.split(';').next().unwrap().to_string();
+    assert_eq!(weights(&before.file_hash), weights(&after_tok.file_hash));
+    let cfg = tmp.path().join("config.json");
+    let text = std::fs::read_to_string(&cfg).unwrap().replace("\"max_position_embeddings\": 512", "\"max_position_embeddings\": 1024");
+    std::fs::write(&cfg, text).unwrap();
+    assert_ne!(after_tok.file_hash, id(tmp.path()).file_hash);
+    let rm = SeqClsRewardModel::load(tmp.path(), "dir:x", None, &SeqClsOptions { max_length: Some(300), ..SeqClsOptions::default() }).unwrap();
+    assert_eq!(rm.settings()["max_length"], 300);
+    assert_eq!(rm.settings()["label_index"], 0);
 }

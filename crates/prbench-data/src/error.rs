@@ -13,7 +13,7 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum DataError {
     /// The dataset spec itself is unusable (no such path, unknown extension, bad `hf:` repo id).
-    #[error("dataset spec `{spec}`: {detail}")]
+    #[error("spec `{spec}`: {detail}")]
     BadSpec {
         /// The spec as given.
         spec: String,
@@ -233,11 +233,13 @@ pub enum DataError {
     #[error(
         "hf:{repo}@{revision}: file {file} is not in the Hugging Face cache at {} and offline mode \
          is on (HF_HUB_OFFLINE); run once with network access (unset HF_HUB_OFFLINE) or \
-         pre-populate the cache, e.g. `huggingface-cli download --repo-type dataset {repo} {file} \
+         pre-populate the cache, e.g. `huggingface-cli download --repo-type {repo_type} {repo} {file} \
          --revision {revision}`",
         cache_dir.display()
     )]
     HubNotCached {
+        /// `dataset` or `model`.
+        repo_type: &'static str,
         /// `ORG/NAME`.
         repo: String,
         /// Revision (branch, tag or commit).

@@ -63,7 +63,7 @@ fn is_truthy(v: &str) -> bool {
 pub fn parse_repo(s: &str, spec: &str) -> Result<(String, Option<String>), DataError> {
     let bad = |why: &str| DataError::BadSpec {
         spec: spec.to_string(),
-        detail: format!("{why}; write hf:ORG/NAME or hf:ORG/NAME@REVISION (e.g. hf:{PRB_REPO})"),
+        detail: format!("{why}; write hf:ORG/NAME or hf:ORG/NAME@REVISION"),
     };
     let (repo, revision) = match s.split_once('@') {
         Some((r, rev)) if rev.trim().is_empty() => {
@@ -91,6 +91,16 @@ pub enum RepoKind {
     Dataset,
     /// A model repo (reward models, embedders).
     Model,
+}
+
+impl RepoKind {
+    /// The hub's name for the kind (`dataset`, `model`), as `--repo-type` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RepoKind::Dataset => "dataset",
+            RepoKind::Model => "model",
+        }
+    }
 }
 
 /// One repo at one revision, opened through hf-hub (cache, or network unless offline).
@@ -172,6 +182,7 @@ impl HubRepo {
         match self.download(file) {
             Ok(path) => Ok(path),
             Err(HFError::LocalEntryNotFound { .. }) => Err(DataError::HubNotCached {
+                repo_type: self.kind.name(),
                 repo: self.repo.clone(),
                 revision: self.revision.clone(),
                 file: file.to_string(),

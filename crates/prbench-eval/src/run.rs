@@ -162,7 +162,7 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
     let prompts = Prompts::new();
     let (identity, decoding) = match backend {
         Backend::Judge(j) => (j.identity(), j.decoding()),
-        Backend::RewardModel(r) => (r.identity(), serde_json::Value::Null),
+        Backend::RewardModel(r) => (r.identity(), r.settings()),
     };
     let slots = assign_slots(&data.examples, cfg.options.seed);
     let examples = limit_per_subset(&data.examples, cfg.limit);

@@ -30,6 +30,11 @@ pub trait RewardModel: Send + Sync {
     fn score(&self, items: &[RmRequest]) -> Result<Vec<Score>, ModelError>;
     /// Identity for the manifest.
     fn identity(&self) -> ModelIdentity;
+    /// Settings that change scores (e.g. `{"max_length": 512, "label_index": 0}`), recorded in
+    /// the manifest's `decoding` field; `null` when there are none.
+    fn settings(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
 }
 
 /// A pairwise judge: picks slot A or B for each pair.

@@ -66,7 +66,7 @@ pub fn render(sum: &Summary) -> String {
     let _ = writeln!(s, "- dataset: `{}` ({}), sha256 `{}`", sum.dataset, sum.dataset_kind, short_hash(&sum.dataset_hash));
     let _ = writeln!(
         s,
-        "- seed {}, bootstrap {} resamples; {} input tokens, {} truncated; model wall time {:.1} s\n",
+        "- seed {}, bootstrap {} resamples; {} input tokens, {} of them cut by truncation; model wall time {:.1} s\n",
         sum.seed, sum.bootstrap_resamples, sum.input_tokens, sum.truncated_tokens, sum.wall_seconds
     );
     s.push_str("## Accuracy\n\n");

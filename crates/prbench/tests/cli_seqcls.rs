@@ -72,6 +72,10 @@ fn truncated_inputs_keep_answers_and_are_counted() {
         assert!(r["input_tokens"].as_u64().unwrap() <= 2 * limit.parse::<u64>().unwrap(), "{r}");
     }
     let summary: serde_json::Value = serde_json::from_str(text(&out.stdout).lines().next().unwrap()).unwrap();
+    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(tmp.path().join("runs/cut/manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["decoding"]["max_length"].as_u64().unwrap().to_string(), limit, "{manifest}");
+    assert_eq!(manifest["decoding"]["label_index"], 0, "{manifest}");
+    assert!(manifest["model"]["file_hash"].as_str().unwrap().contains("config+tokenizer"), "{manifest}");
     let micro = summary["rows"].as_array().unwrap().iter().find(|r| r["label"] == "micro").unwrap();
     assert_eq!(micro["truncated"].as_u64().unwrap() as usize, cut.len(), "{summary}");
 }
@@ -91,4 +95,25 @@ fn rm_only_flags_are_refused_elsewhere_and_multi_label_needs_an_index() {
     assert!(!out.status.success());
     let e = text(&out.stderr);
     assert!(e.contains("GPT2ForSequenceClassification") && e.contains("Qwen3ForSequenceClassification"), "{e}");
+}
+
+#[test]
+fn failed_loads_leave_no_folder_and_an_all_error_run_fails() {
+    let tmp = tempfile::tempdir().unwrap();
+    let two = repo().join("crates/prbench-candle/tests/fixtures/seqcls/qwen2-2labels");
+    let spec = format!("dir:{}", two.display());
+    let out = prbench(&["eval", "--data", &sample(), "--model", &spec, "--run-id", "r1"], tmp.path());
+    assert!(!out.status.success());
+    assert!(!tmp.path().join("runs/r1").exists(), "a failed load must not use up the run id");
+    let out = prbench(&["eval", "--data", &sample(), "--model", &spec, "--label-index", "1", "--run-id", "r1", "--quiet", "--bootstrap", "200"], tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    // Under `none` there is no context to cut: at 10 tokens every item is an error, the run
+    // files are written, and the exit status says the run failed.
+    let model = model(tmp.path());
+    let out = prbench(&["eval", "--data", &sample(), "--model", &model, "--max-length", "10", "--run-id", "r2", "--quiet", "--bootstrap", "200"], tmp.path());
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("failed on every item"), "{}", text(&out.stderr));
+    let outcomes = std::fs::read_to_string(tmp.path().join("runs/r2/outcomes.jsonl")).unwrap();
+    assert_eq!(outcomes.lines().filter(|l| l.contains("\"error\":\"")).count(), 12);
 }

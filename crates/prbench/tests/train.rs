@@ -84,7 +84,9 @@ fn trains_saves_and_loads_on_the_fixture() {
     other.push("--quiet");
     let second = prbench(&other, tmp.path());
     assert!(second.status.success(), "{}", text(&second.stderr));
-    assert!(text(&second.stderr).is_empty(), "--quiet: {}", text(&second.stderr));
+    // --quiet drops progress, not warnings.
+    let quiet = text(&second.stderr);
+    assert!(quiet.lines().all(|l| l.starts_with("prbench: warning: only 5 distinct training pairs")), "--quiet: {quiet}");
     other.push("--force");
     other[9] = "m";
     assert!(prbench(&other, tmp.path()).status.success());
@@ -108,4 +110,38 @@ fn trains_saves_and_loads_on_the_fixture() {
     let s = model.score(&[req("Apple!"), req("Malus domestica.")]).unwrap();
     assert_eq!(s.len(), 2);
     assert!(s.iter().all(|x| x.value.is_finite() && x.tokens.input_tokens > 0));
+}
+
+#[test]
+fn a_head_is_not_scored_on_its_own_training_pairs_or_another_condition() {
+    if !default_embedder_dir().join("model.safetensors").is_file() {
+        eprintln!("skipping: MiniLM not found at {} (run scripts/fetch-models.sh)", default_embedder_dir().display());
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let sample = sample();
+    let out = prbench(&["train", "bt", "--data", &sample, "--pairs", "target", "--out", "own", "--quiet", "--epochs", "5"], tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("only 12 distinct training pairs"), "{}", text(&out.stderr));
+    let bt: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(tmp.path().join("own/bt.json")).unwrap()).unwrap();
+    assert_eq!(bt["data"]["trained_pairs_sha256"].as_array().unwrap().len(), 12);
+    assert_eq!(bt["head_sha256"].as_str().unwrap().len(), 64);
+    // Evaluating on the training pairs is refused, naming how many and which.
+    let out = prbench(&["eval", "--data", &sample, "--model", "bt:own", "--run-id", "leak"], tmp.path());
+    assert!(!out.status.success());
+    let e = text(&out.stderr);
+    assert!(e.contains("12 of the 12 examples") && e.contains("were trained on") || e.contains("trained on (its bt.json"), "{e}");
+    assert!(!tmp.path().join("runs/leak").exists(), "a refused run leaves no folder");
+    // So is another condition than the head was trained under.
+    let out = prbench(&["eval", "--data", &sample, "--model", "bt:own", "--condition", "oracle"], tmp.path());
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("trained under condition `none`"), "{}", text(&out.stderr));
+    // A head swapped under a bt.json it does not belong to is refused.
+    let bytes = std::fs::read(tmp.path().join("own/head.safetensors")).unwrap();
+    let mut changed = bytes.clone();
+    let n = changed.len();
+    changed[n - 1] ^= 1;
+    std::fs::write(tmp.path().join("own/head.safetensors"), changed).unwrap();
+    let e = BtRewardModel::load(&tmp.path().join("own"), &default_embedder_dir()).unwrap_err().to_string();
+    assert!(e.contains("head_sha256"), "{e}");
 }

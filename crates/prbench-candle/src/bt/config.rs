@@ -123,6 +123,10 @@ pub struct DataRecord {
     /// Other datasets whose target pairs were excluded too.
     #[serde(default)]
     pub excluded_specs: Vec<String>,
+    /// [`super::pair_sha256`] of every pair used (train and held out), sorted: `prbench eval`
+    /// refuses to score an example whose pair is among them.
+    #[serde(default)]
+    pub trained_pairs_sha256: Vec<String>,
 }
 
 /// The content of `bt.json`.
@@ -151,6 +155,9 @@ pub struct BtConfig {
     pub embedding: EmbedRecord,
     /// Data provenance.
     pub data: DataRecord,
+    /// sha256 of `head.safetensors`, written by [`super::save`] and checked on load.
+    #[serde(default)]
+    pub head_sha256: String,
     /// prbench version that trained it.
     pub code_version: String,
 }

@@ -15,7 +15,7 @@ pub mod head;
 pub mod model;
 pub mod train;
 
-pub use compose::{compose, composition_sha256, COMPOSITION};
+pub use compose::{compose, composition_sha256, pair_sha256, COMPOSITION};
 pub use config::{BtConfig, DataRecord, EmbedRecord, EmbedderRecord, EpochStats, TrainingRecord};
 pub use head::BtHead;
 pub use model::{read_config, save, BtRewardModel, BT_ENGINE};

@@ -33,8 +33,10 @@ pub fn save(dir: &Path, head: &BtHead, config: &BtConfig) -> Result<(), ModelErr
     }
     std::fs::create_dir_all(dir).map_err(|e| ModelError::File { path: dir.to_path_buf(), reason: e.to_string() })?;
     head.save(&dir.join(HEAD_FILE))?;
+    let mut config = config.clone();
+    config.head_sha256 = sha256_file(&dir.join(HEAD_FILE))?;
     let path = dir.join(CONFIG_FILE);
-    let text = serde_json::to_string_pretty(config).map_err(|e| ModelError::Engine(e.to_string()))?;
+    let text = serde_json::to_string_pretty(&config).map_err(|e| ModelError::Engine(e.to_string()))?;
     std::fs::write(&path, text + "\n").map_err(|e| ModelError::File { path, reason: e.to_string() })
 }
 
@@ -60,6 +62,13 @@ pub fn read_config(dir: &Path) -> Result<BtConfig, ModelError> {
             path,
             key: "format".into(),
             reason: format!("`{}`, this version reads `{BT_FORMAT}`", config.format),
+        });
+    }
+    if config.composition_sha256 != super::composition_sha256() {
+        return Err(ModelError::Metadata {
+            path,
+            key: "composition_sha256".into(),
+            reason: format!("{} does not match this version's composition ({})", config.composition_sha256, super::composition_sha256()),
         });
     }
     if config.composition != COMPOSITION {
@@ -122,6 +131,17 @@ impl BtRewardModel {
         let head_path = path.join(HEAD_FILE);
         let head = BtHead::load(&head_path, config.embedder.dim, config.hidden)?;
         let head_sha256 = sha256_file(&head_path)?;
+        if !config.head_sha256.is_empty() && config.head_sha256 != head_sha256 {
+            return Err(ModelError::Metadata {
+                path: path.join(CONFIG_FILE),
+                key: "head_sha256".into(),
+                reason: format!(
+                    "{} has sha256 {head_sha256}, but bt.json was written for {}: the head and its config do not belong together",
+                    head_path.display(),
+                    config.head_sha256
+                ),
+            });
+        }
         Ok(Self {
             embedder,
             head,

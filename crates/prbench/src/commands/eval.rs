@@ -4,7 +4,7 @@
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 
-use prbench_candle::bt::BtRewardModel;
+use prbench_candle::bt::{pair_sha256, BtRewardModel};
 use prbench_candle::embed::default_embedder_dir;
 use prbench_candle::hub::fetch_model;
 use prbench_candle::reward::{SeqClsOptions, SeqClsRewardModel};
@@ -15,7 +15,7 @@ use prbench_eval::runner::rm_request;
 
 use prbench_data::load::load;
 use prbench_eval::condition::Condition;
-use prbench_eval::run::{create_run_dir, run as run_eval, RunConfig};
+use prbench_eval::run::{create_run_dir, run as run_eval, validate_run_id, RunConfig};
 use prbench_eval::runner::{Backend, ContextSource, EvalOptions};
 use prbench_models::baselines::{Baseline, SlotA};
 use prbench_models::gguf::{default_model_path, GgufEngine, GgufOptions};
@@ -33,6 +33,8 @@ enum Loaded {
     RewardModel(Box<dyn RewardModel>),
     /// A sequence-classification RM: scored like any RM, plus a preflight view.
     SeqCls(Box<SeqClsRewardModel>),
+    /// A Bradley-Terry head: scored like any RM, plus a training-data leak check.
+    Bt(Box<BtRewardModel>),
 }
 
 impl Loaded {
@@ -41,6 +43,7 @@ impl Loaded {
             Loaded::Judge(j) => Backend::Judge(j.as_ref()),
             Loaded::RewardModel(r) => Backend::RewardModel(r.as_ref()),
             Loaded::SeqCls(r) => Backend::RewardModel(r.as_ref()),
+            Loaded::Bt(r) => Backend::RewardModel(r.as_ref()),
         }
     }
 }
@@ -85,16 +88,34 @@ fn load_model(spec: &ModelSpec, text: &str, args: &EvalArgs) -> Result<Loaded> {
                 .map(|m| m.with_spec(text))
                 .with_context(|| format!("loading `{text}`"))?;
             let trained = &rm.config().condition;
-            for c in &args.condition {
-                if c != trained {
-                    eprintln!(
-                        "prbench: warning: `{text}` was trained under condition `{trained}` but is evaluated under `{c}`: its inputs differ from what it learned on"
-                    );
-                }
+            if let Some(c) = args.condition.iter().find(|c| *c != trained) {
+                bail!(
+                    "`{text}` was trained under condition `{trained}`; evaluating it under `{c}` would feed it inputs unlike its training data. Run `--condition {trained}`, or train a head for `{c}`"
+                );
             }
-            Ok(Loaded::RewardModel(Box::new(rm)))
+            Ok(Loaded::Bt(Box::new(rm)))
         }
     }
+}
+
+/// Refuses to score pairs the BT head was trained on (`bt.json` lists the sha256 of every pair
+/// it used): a head evaluated on its own training pairs gives a number that means nothing.
+fn check_bt_leak(rm: &BtRewardModel, data: &Dataset, spec: &str) -> Result<()> {
+    let trained: std::collections::HashSet<&str> = rm.config().data.trained_pairs_sha256.iter().map(String::as_str).collect();
+    let leaked: Vec<&str> = data
+        .examples
+        .iter()
+        .filter(|ex| trained.contains(pair_sha256(&ex.question, &ex.chosen, &ex.rejected).as_str()))
+        .map(|ex| ex.id.as_str())
+        .collect();
+    if let Some(first) = leaked.first() {
+        bail!(
+            "{} of the {} examples to evaluate (first: `{first}`) are pairs `{spec}` was trained on (its bt.json lists them); train on other data, or with `--exclude-data` naming this dataset",
+            leaked.len(),
+            data.examples.len()
+        );
+    }
+    Ok(())
 }
 
 /// Renders and tokenizes the first example under each condition, so a template or tokenizer
@@ -173,9 +194,11 @@ fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition]) -> R
     Ok(())
 }
 
-/// Creates one fresh run folder per condition before any model loads. Explicit ids must be
-/// new; default ids get a `-2`, `-3`, … suffix when two runs start in the same second.
-fn run_dirs(args: &EvalArgs, spec: &str, conditions: &[Condition]) -> Result<Vec<(String, PathBuf)>> {
+/// Picks one fresh run id per condition and checks, before any model loads, that its folder
+/// does not exist yet (explicit ids must be new; default ids get a `-2`, `-3`, … suffix when two
+/// runs start in the same second). The folders are created only once the model has loaded, so a
+/// failed load leaves nothing behind.
+fn plan_run_dirs(args: &EvalArgs, spec: &str, conditions: &[Condition]) -> Result<Vec<String>> {
     let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string();
     conditions
         .iter()
@@ -186,15 +209,21 @@ fn run_dirs(args: &EvalArgs, spec: &str, conditions: &[Condition]) -> Result<Vec
                 None => None,
             };
             if let Some(id) = explicit {
-                return Ok((id.clone(), create_run_dir(&args.out, &id)?));
+                validate_run_id(&id)?;
+                if args.out.join(&id).exists() {
+                    bail!(
+                        "run folder {}: a run with this id already exists; pass another --run-id or remove the folder",
+                        args.out.join(&id).display()
+                    );
+                }
+                return Ok(id);
             }
             let base = format!("{stamp}-{}-{condition}", slug(spec));
             for n in 1..1000 {
                 let id = if n == 1 { base.clone() } else { format!("{base}-{n}") };
-                if args.out.join(&id).exists() {
-                    continue;
+                if !args.out.join(&id).exists() {
+                    return Ok(id);
                 }
-                return Ok((id.clone(), create_run_dir(&args.out, &id)?));
             }
             bail!("too many runs named `{base}-*` in `{}`", args.out.display())
         })
@@ -211,10 +240,13 @@ pub fn run(args: EvalArgs) -> Result<()> {
     let parsed = ModelSpec::parse(&spec)?;
     check_flags(&args, &parsed, &conditions)?;
     let data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
-    // Run folders exist before the model loads, so a taken --run-id fails fast.
-    let dirs = if args.preflight { Vec::new() } else { run_dirs(&args, &spec, &conditions)? };
+    // Run ids are checked before the model loads, so a taken --run-id fails fast.
+    let run_ids = if args.preflight { Vec::new() } else { plan_run_dirs(&args, &spec, &conditions)? };
     eprintln!("prbench: {} examples from `{}`; loading model `{spec}`", data.examples.len(), data.source);
     let model = load_model(&parsed, &spec, &args)?;
+    if let Loaded::Bt(rm) = &model {
+        check_bt_leak(rm, &data, &spec)?;
+    }
     if let Loaded::SeqCls(rm) = &model {
         preflight(rm, &data, &conditions, &args, args.preflight || !args.quiet)?;
         if args.preflight {
@@ -230,6 +262,9 @@ pub fn run(args: EvalArgs) -> Result<()> {
         ContextSource::Condition
     };
     let reporter = Bar::new(args.quiet);
+    let dirs: Vec<(String, PathBuf)> =
+        run_ids.into_iter().map(|id| create_run_dir(&args.out, &id).map(|dir| (id, dir))).collect::<Result<_, _>>()?;
+    let mut all_failed = Vec::new();
     for (condition, (run_id, dir)) in conditions.into_iter().zip(dirs) {
         let cfg = RunConfig {
             run_id,
@@ -249,7 +284,13 @@ pub fn run(args: EvalArgs) -> Result<()> {
         if let Some(first) = errors.first() {
             eprintln!("prbench: warning: the backend failed on {} item(s), counted as errors, never scored; first: {first}", errors.len());
         }
+        if !result.outcomes.is_empty() && errors.len() == result.outcomes.len() {
+            all_failed.push(condition.to_string());
+        }
         eprintln!("prbench: run files in {}/ (summary.md, summary.json, outcomes.jsonl, manifest.json)", result.dir.display());
+    }
+    if !all_failed.is_empty() {
+        bail!("the backend failed on every item under condition(s) {}: no item was scored (see the errors above and in outcomes.jsonl)", all_failed.join(", "));
     }
     Ok(())
 }

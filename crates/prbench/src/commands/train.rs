@@ -98,6 +98,9 @@ pub struct TrainBtArgs {
     pub quiet: bool,
 }
 
+/// Below this many distinct pairs, training prints a small-data warning.
+const SMALL_DATA: usize = 200;
+
 /// Runs a `train` sub-verb.
 pub fn run(cmd: TrainCommand) -> Result<()> {
     match cmd {
@@ -203,6 +206,15 @@ fn train_bt(args: TrainBtArgs) -> Result<()> {
             "  note: {} kept pairs ask a question that a target pair also asks (with other answers)",
             b.shared_questions
         ));
+    }
+    if b.pairs.len() < SMALL_DATA {
+        eprintln!(
+            "prbench: warning: only {} distinct training pairs ({} built, {} dropped as equal to a target pair, {} exact repeats merged): held-out figures rest on very few pairs",
+            b.pairs.len(),
+            b.built,
+            b.dropped.len(),
+            b.duplicates
+        );
     }
     if b.pairs.len() < 2 {
         bail!("only {} training pairs left after dropping target overlap and repeats; need at least 2", b.pairs.len());
@@ -317,7 +329,14 @@ fn train_bt(args: TrainBtArgs) -> Result<()> {
             used: b.pairs.len(),
             shared_questions: b.shared_questions,
             excluded_specs: src.excluded.iter().map(|d| d.source.clone()).collect(),
+            trained_pairs_sha256: {
+                let mut v: Vec<String> = b.pairs.iter().map(|p| bt::pair_sha256(&p.question, &p.chosen, &p.rejected)).collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            },
         },
+        head_sha256: String::new(),
         code_version: crate::code_version().to_string(),
     };
     bt::save(&args.out, &t.head, &config).with_context(|| format!("saving to {}", args.out.display()))?;
