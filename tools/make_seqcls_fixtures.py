@@ -12,10 +12,27 @@ Other versions may train a different tokenizer or change the last bits of the sc
 
 What it makes, under crates/prbench-candle/tests/fixtures/seqcls/ (the directory is wiped first):
 
-- One byte-level BPE tokenizer (vocab 512 including 6 special tokens <|endoftext|> <|im_start|>
+- Byte-level BPE tokenizers (vocab 512 including 6 special tokens <|endoftext|> <|im_start|>
   <|im_end|> <s> </s> <pad>, ids 0-5) trained here with `tokenizers` on the questions, answers and
-  profile posts of data/sample/*.jsonl, wrapped per model in a PreTrainedTokenizerFast with its own
-  bos/eos/pad tokens, post-processor and chat template (tokenizer.json + tokenizer_config.json).
+  profile posts of data/sample/*.jsonl, each with the normalizer and pre-tokenizer of the family's
+  real hub tokenizer.json, and wrapped per model in a tokenizer.json + tokenizer_config.json with its
+  own bos/eos/pad tokens, post-processor, chat template and the tokenizer_class the family declares:
+    qwen2, qwen3   NFC + Sequence[Split(Qwen regex, Isolated), ByteLevel(add_prefix_space=false,
+                   use_regex=false)] (digits one by one), BPE with "" prefix/suffix, tokenizer_class
+                   Qwen2Tokenizer. AutoTokenizer REBUILDS this class's backend from vocab + merges
+                   with its own normalizer and pre-tokenizer (transformers 5 forces it for qwen2 even
+                   if the config names another class), so the file carries exactly what it builds:
+                   the regex is asserted equal to transformers' PRETOKENIZE_REGEX.
+    llama          Llama-3 style: Sequence[Split(Llama-3 regex, digits in runs of <= 3), ByteLevel(
+                   use_regex=false)], ignore_merges, post-processor Sequence[ByteLevel, add <s>],
+                   tokenizer_class PreTrainedTokenizerFast (loaded as TokenizersBackend: as is).
+    mistral,       plain ByteLevel (GPT-2 regex), tokenizer_class TokenizersBackend (loaded as is).
+    gemma2         NOT what their hub repos hold: those are SentencePiece-style (Metaspace,
+                   byte fallback) with tokenizer_class LlamaTokenizer/GemmaTokenizer, classes that
+                   rebuild a Metaspace backend on load, which a ByteLevel vocab cannot feed.
+  For every model and conversation, the ids of AutoTokenizer.from_pretrained(dir) (what the
+  references are computed with) are checked equal to tokenizers.Tokenizer.from_file(tokenizer.json)
+  .encode(text, add_special_tokens=False) (what the Rust side does); the script stops otherwise.
 - Tiny random *ForSequenceClassification models in Hugging Face layout:
 
     llama-{f32,bf16}    pad_token_id null; the tokenizer's post-processor ADDS <s>, so a naive encode
@@ -64,7 +81,8 @@ What it makes, under crates/prbench-candle/tests/fixtures/seqcls/ (the directory
                upcast_f32: {tolerance, single_logits, batches_logits}, # bf16/f16 models only
                notes: [..]}]}                                         # when there is something to say
   `text` is apply_chat_template(messages, tokenize=False), `input_ids` apply_chat_template(...,
-  tokenize=True) (checked equal to encoding `text` without special tokens). `logits` are those of
+  tokenize=True), both of AutoTokenizer.from_pretrained(dir) (checked equal to encoding `text`
+  without special tokens, by it and by the `tokenizers` library on tokenizer.json). `logits` are those of
   transformers (eager attention, eval mode, no_grad, models reloaded from the directories written)
   computed in the weights' dtype (compute_dtype). `pooled_index` is the position transformers reads
   the score at. `upcast_f32` holds the same bf16/f16 weights loaded as float32 and computed in f32.
@@ -89,7 +107,7 @@ import sys
 import tokenizers
 import torch
 import transformers
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 from transformers import (
     AutoModelForSequenceClassification,
     AutoTokenizer,
@@ -150,8 +168,8 @@ CONVERSATIONS = [
     {
         "name": "capital",
         "messages": [
-            {"role": "user", "content": "Capital of France?"},
-            {"role": "assistant", "content": "Paris."},
+            {"role": "user", "content": "Capital of France in 2024?"},
+            {"role": "assistant", "content": "Paris, 2.1 million people (75001-75020)."},
         ],
     },
     {
@@ -276,6 +294,8 @@ SPECS = {
         bos="<s>",
         eos="</s>",
         pad=None,
+        pretok="llama3",
+        tokenizer_class="PreTrainedTokenizerFast",
         post="add_bos",
         template=LLAMA_TEMPLATE,
         template_in="tokenizer_config",
@@ -298,6 +318,8 @@ SPECS = {
         bos=None,
         eos="<|im_end|>",
         pad="<|endoftext|>",
+        pretok="qwen",
+        tokenizer_class="Qwen2Tokenizer",
         post="byte_level",
         template=CHATML_TEMPLATE,
         template_in="jinja",
@@ -310,6 +332,8 @@ SPECS = {
         bos=None,
         eos="<|im_end|>",
         pad="<|im_end|>",
+        pretok="qwen",
+        tokenizer_class="Qwen2Tokenizer",
         post="byte_level",
         template=QWEN3_TEMPLATE,
         template_in="jinja",
@@ -322,6 +346,8 @@ SPECS = {
         bos="<s>",
         eos="</s>",
         pad="<pad>",
+        pretok="gpt2",
+        tokenizer_class="TokenizersBackend",
         post="none",
         template=MISTRAL_TEMPLATE,
         template_in="tokenizer_config",
@@ -334,6 +360,8 @@ SPECS = {
         bos="<s>",
         eos="</s>",
         pad="<pad>",
+        pretok="gpt2",
+        tokenizer_class="TokenizersBackend",
         post="add_bos",
         template=GEMMA_TEMPLATE,
         template_in="jinja",
@@ -377,10 +405,47 @@ def corpus():
     return texts
 
 
-def train_tokenizer():
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
+# The pre-tokenizer regexes of the real hub tokenizer.json files. QWEN_PATTERN is transformers'
+# models/qwen2/tokenization_qwen2.py PRETOKENIZE_REGEX (Qwen2Tokenizer rebuilds exactly this on load:
+# NFC + Split(Isolated) + ByteLevel(add_prefix_space=False, use_regex=False)); digits one by one.
+# LLAMA3_PATTERN is Meta-Llama-3's tokenizer.json Split pattern: digits in runs of up to three.
+QWEN_PATTERN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+LLAMA3_PATTERN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+
+
+from transformers.models.qwen2.tokenization_qwen2 import PRETOKENIZE_REGEX as _QWEN2_REGEX  # noqa: E402
+
+assert QWEN_PATTERN == _QWEN2_REGEX, "transformers' Qwen2Tokenizer regex changed"
+
+
+def split_then_byte_level(pattern, trim_offsets):
+    return pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(pattern), behavior="isolated", invert=False),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=trim_offsets, use_regex=False),
+        ]
+    )
+
+
+def train_tokenizer(pretok):
+    """Byte-level BPE trained with the pre-tokenizer (and normalizer) of the family's real files:
+    "gpt2" plain ByteLevel (GPT-2 regex inside), "qwen" NFC + Qwen split + ByteLevel without regex,
+    "llama3" Llama-3 split + ByteLevel without regex."""
+    if pretok == "qwen":
+        # Qwen's BPE spells the empty prefix/suffix out, as Qwen2Tokenizer builds it
+        tok = Tokenizer(models.BPE(continuing_subword_prefix="", end_of_word_suffix="", fuse_unk=False, byte_fallback=False))
+        tok.normalizer = normalizers.NFC()
+        tok.pre_tokenizer = split_then_byte_level(QWEN_PATTERN, trim_offsets=False)
+        tok.decoder = decoders.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)
+    elif pretok == "llama3":
+        tok = Tokenizer(models.BPE(fuse_unk=False, byte_fallback=False, ignore_merges=True))
+        tok.pre_tokenizer = split_then_byte_level(LLAMA3_PATTERN, trim_offsets=True)
+        tok.decoder = decoders.ByteLevel(add_prefix_space=True, trim_offsets=True, use_regex=True)
+    else:
+        assert pretok == "gpt2", pretok
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=VOCAB_SIZE,
         special_tokens=SPECIAL_TOKENS,
@@ -390,6 +455,7 @@ def train_tokenizer():
     tok.train_from_iterator(corpus(), trainer)
     for i, t in enumerate(SPECIAL_TOKENS):
         assert tok.token_to_id(t) == i, (t, tok.token_to_id(t))
+    assert tok.get_vocab_size() == VOCAB_SIZE, (pretok, tok.get_vocab_size())
     return tok
 
 
@@ -397,11 +463,16 @@ def make_hf_tokenizer(base, spec):
     tok = Tokenizer.from_str(base.to_str())
     if spec["post"] == "add_bos":
         bos = spec["bos"]
-        tok.post_processor = processors.TemplateProcessing(
+        add_bos = processors.TemplateProcessing(
             single=f"{bos} $A", pair=f"{bos} $A {bos} $B", special_tokens=[(bos, tok.token_to_id(bos))]
         )
+        if spec["pretok"] == "llama3":  # Meta-Llama-3: Sequence[ByteLevel(trim_offsets=False), TemplateProcessing]
+            add_bos = processors.Sequence(
+                [processors.ByteLevel(add_prefix_space=True, trim_offsets=False, use_regex=True), add_bos]
+            )
+        tok.post_processor = add_bos
     elif spec["post"] == "byte_level":
-        tok.post_processor = processors.ByteLevel(trim_offsets=False)
+        tok.post_processor = processors.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)
     else:
         tok.post_processor = None  # transformers installs a no-op TemplateProcessing
     kwargs = dict(tokenizer_object=tok, eos_token=spec["eos"], chat_template=spec["template"])
@@ -418,6 +489,12 @@ def save_tokenizer(hf_tok, spec, d):
     cfg_path = os.path.join(d, "tokenizer_config.json")
     with open(cfg_path, encoding="utf-8") as f:
         cfg = json.load(f)
+    # What the family's hub repos declare. Qwen2Tokenizer rebuilds its backend on load (from the
+    # vocab/merges, with its own normalizer and pre-tokenizer), so our tokenizer.json carries exactly
+    # what it builds; the other two classes load tokenizer.json as is (checked in compute_entry).
+    cfg["tokenizer_class"] = spec["tokenizer_class"]
+    if spec["tokenizer_class"] == "Qwen2Tokenizer":
+        cfg.update(add_prefix_space=False, bos_token=None, errors="replace", split_special_tokens=False, unk_token=None)
     if spec["template_in"] == "tokenizer_config":
         if os.path.exists(jinja):
             os.remove(jinja)
@@ -582,6 +659,23 @@ def ceil_cents(x):
     return math.ceil(round(x * 100, 6)) / 100
 
 
+tokenizer_classes = {}  # dir -> class AutoTokenizer loaded
+
+
+def no_offsets(component):
+    """A tokenizers component as JSON without `trim_offsets` (offsets only, never the ids): the real
+    Qwen tokenizer.json says false, Qwen2Tokenizer builds ByteLevel with the default true."""
+
+    def strip(x):
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if k != "trim_offsets"}
+        if isinstance(x, list):
+            return [strip(v) for v in x]
+        return x
+
+    return strip(json.loads(component.__getstate__()))
+
+
 def compute_entry(d, arch_key, weights_dtype, summary):
     path = os.path.join(OUT, d)
     tok = AutoTokenizer.from_pretrained(path)
@@ -592,11 +686,33 @@ def compute_entry(d, arch_key, weights_dtype, summary):
     compute_dtype = weights_dtype  # transformers computes in the dtype it loads the weights in
     notes = []
 
+    # transformers as users run it (AutoTokenizer on the directory) vs the `tokenizers` library on
+    # tokenizer.json (what the Rust side does): they must give the same ids for every rendered text.
+    with open(os.path.join(path, "tokenizer_config.json"), encoding="utf-8") as f:
+        declared = json.load(f)["tokenizer_class"]
+    want_cls = "Qwen2Tokenizer" if declared == "Qwen2Tokenizer" else "TokenizersBackend"
+    assert type(tok).__name__ == want_cls, (d, declared, type(tok).__name__)
+    raw = Tokenizer.from_file(os.path.join(path, "tokenizer.json"))
+    assert no_offsets(tok.backend_tokenizer.pre_tokenizer) == no_offsets(raw.pre_tokenizer), d
+    tok_norm = tok.backend_tokenizer.normalizer
+    raw_norm = raw.normalizer
+    assert (tok_norm is None) == (raw_norm is None), d
+    if tok_norm is not None:
+        assert json.loads(tok_norm.__getstate__()) == json.loads(raw_norm.__getstate__()), d
+    tokenizer_classes[d] = type(tok).__name__
+
     texts, singles_ids = [], []
     for conv in CONVERSATIONS:
         text = tok.apply_chat_template(conv["messages"], tokenize=False)
         ids = tok.apply_chat_template(conv["messages"], tokenize=True)["input_ids"]
         assert ids == tok(text, add_special_tokens=False)["input_ids"], (d, conv["name"])
+        raw_ids = raw.encode(text, add_special_tokens=False).ids
+        if raw_ids != ids:
+            k = next((i for i, (a, b) in enumerate(zip(ids, raw_ids)) if a != b), min(len(ids), len(raw_ids)))
+            sys.exit(
+                f"{d} {conv['name']}: AutoTokenizer ({type(tok).__name__}) and tokenizers.Tokenizer.from_file differ "
+                f"at token {k}: {ids[k:k + 8]} vs {raw_ids[k:k + 8]} ({text!r})"
+            )
         if batch_pad_id != cfg.get("eos_token_id"):  # qwen3: pad == eos, which every text contains
             assert batch_pad_id not in ids, (d, conv["name"], "batch pad id occurs in the text")
         assert len(ids) < cfg["max_position_embeddings"]
@@ -753,7 +869,7 @@ def behaviour_checks(singles_ids_by_dir):
 # ----------------------------------------------------------------------------------------------
 
 
-def check_conversations(tok):
+def check_conversations():
     specials = set(SPECIAL_TOKENS) | {"[INST]", "[/INST]", "<start_of_turn>", "<end_of_turn>"}
     for conv in CONVERSATIONS:
         for m in conv["messages"]:
@@ -770,14 +886,17 @@ def main():
         shutil.rmtree(OUT)
     os.makedirs(OUT)
 
-    base_tok = train_tokenizer()
-    vocab = base_tok.get_vocab_size()
-    log(f"tokenizer: vocab {vocab}, specials {SPECIAL_TOKENS}")
-    check_conversations(base_tok)
+    base_toks = {}
+    for spec in SPECS.values():
+        if spec["pretok"] not in base_toks:
+            base_toks[spec["pretok"]] = train_tokenizer(spec["pretok"])
+    vocab = VOCAB_SIZE
+    log(f"tokenizers: {sorted(base_toks)}, vocab {vocab} each, specials {SPECIAL_TOKENS}")
+    check_conversations()
 
     plan = []  # (dir, arch key, weights dtype)
     for key, spec in SPECS.items():
-        hf_tok = make_hf_tokenizer(base_tok, spec)
+        hf_tok = make_hf_tokenizer(base_toks[spec["pretok"]], spec)
         assert len(hf_tok) == vocab, (key, len(hf_tok))
         config = build_config(spec, vocab, hf_tok)
         model = make_model(spec, config)
@@ -839,6 +958,11 @@ def main():
         json.dump(expected, f, indent=1, ensure_ascii=False)
         f.write("\n")
 
+    log("")
+    log("AutoTokenizer class per model (ids checked equal to tokenizers.Tokenizer.from_file(tokenizer.json)):")
+    for e in entries:
+        if e["dir"].endswith("-f32"):
+            log(f"  {e['dir']:<14} {tokenizer_classes[e['dir']]}")
     log("")
     log("conversation lengths (tokens) per model:")
     for e in entries:
