@@ -19,6 +19,9 @@ use prbench_models::{ChatPrompt, ModelError};
 use serde_json::Value;
 use tokenizers::Tokenizer;
 
+/// Token ids and their byte offsets `(start, end)` into the encoded text.
+type Encoded = (Vec<u32>, Vec<(usize, usize)>);
+
 /// Where the chat template came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TemplateSource {
@@ -187,7 +190,7 @@ impl HfTokenizer {
     }
 
     /// Ids and byte offsets (into `text`) of one encoding.
-    fn encode(&self, text: &str, content: bool) -> Result<(Vec<u32>, Vec<(usize, usize)>), ModelError> {
+    fn encode(&self, text: &str, content: bool) -> Result<Encoded, ModelError> {
         let tok = if content { &self.plain } else { &self.special };
         let enc = tok.encode(text, false).map_err(|e| ModelError::Engine(format!("tokenize: {e}")))?;
         Ok((enc.get_ids().to_vec(), enc.get_offsets().to_vec()))
@@ -205,7 +208,7 @@ impl HfTokenizer {
     /// (one string, special tokens matched, nothing added), unless a special token would come
     /// out of a message content: then each segment is tokenized on its own, contents as plain
     /// text. The second value says whether that fallback was taken.
-    fn encode_segments(&self, segments: &[Segment]) -> Result<(Vec<u32>, Vec<(usize, usize)>, bool), ModelError> {
+    fn encode_segments(&self, segments: &[Segment]) -> Result<(Encoded, bool), ModelError> {
         let text: String = segments.iter().map(Segment::text).collect();
         let mut content_ranges = Vec::new();
         let mut pos = 0;
@@ -220,7 +223,7 @@ impl HfTokenizer {
             self.special_ids.contains(id) && content_ranges.iter().any(|&(cs, ce)| s < ce && cs < e)
         });
         if !special_from_content {
-            return Ok((ids, offsets, false));
+            return Ok(((ids, offsets), false));
         }
         let (mut ids, mut offsets) = (Vec::new(), Vec::new());
         let mut pos = 0;
@@ -230,7 +233,7 @@ impl HfTokenizer {
             offsets.extend(o.into_iter().map(|(s, e)| (s + pos, e + pos)));
             pos += seg.text().len();
         }
-        Ok((ids, offsets, true))
+        Ok(((ids, offsets), true))
     }
 
     /// Token ids of a scalar-RM conversation, at most `max_len` tokens.
@@ -259,7 +262,7 @@ impl HfTokenizer {
         bos_id: Option<u32>,
     ) -> Result<Tokenized, ModelError> {
         let segments = self.render(prompt)?;
-        let (mut ids, mut offsets, split_tokenization) = self.encode_segments(&segments)?;
+        let ((mut ids, mut offsets), split_tokenization) = self.encode_segments(&segments)?;
         let extra_bos_removed = collapse_bos(&mut ids, bos_id);
         offsets.drain(..extra_bos_removed);
         let done = |ids: Vec<u32>, truncated_tokens: usize, cut_at: Option<usize>| Tokenized {

@@ -242,7 +242,17 @@ pub fn run(args: EvalArgs) -> Result<()> {
     let data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
     // Run ids are checked before the model loads, so a taken --run-id fails fast.
     let run_ids = if args.preflight { Vec::new() } else { plan_run_dirs(&args, &spec, &conditions)? };
-    eprintln!("prbench: {} examples from `{}`; loading model `{spec}`", data.examples.len(), data.source);
+    let n_eval = prbench_eval::run::limit_per_subset(&data.examples, args.limit).len();
+    if n_eval == data.examples.len() {
+        eprintln!("prbench: {} examples from `{}`; loading model `{spec}`", data.examples.len(), data.source);
+    } else {
+        eprintln!(
+            "prbench: {n_eval} of {} examples from `{}` (--limit {} per subset); loading model `{spec}`",
+            data.examples.len(),
+            data.source,
+            args.limit.unwrap_or_default()
+        );
+    }
     let model = load_model(&parsed, &spec, &args)?;
     if let Loaded::Bt(rm) = &model {
         check_bt_leak(rm, &data, &spec)?;
