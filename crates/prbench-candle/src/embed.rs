@@ -13,14 +13,14 @@
 //! one) and put back in input order, so results do not depend on the batch size beyond float
 //! rounding (tested to 1e-6).
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
+use crate::batch::by_length;
+use prbench_models::file_hash::sha256_file;
 use prbench_models::{ModelError, TokenStats};
-use sha2::{Digest, Sha256};
 use tokenizers::{Encoding, PostProcessor, Tokenizer, TruncationDirection};
 
 /// Directory name of the default embedder under the models directory.
@@ -90,21 +90,6 @@ fn file_err(path: &Path, reason: impl std::fmt::Display) -> ModelError {
 
 fn engine(e: impl std::fmt::Display) -> ModelError {
     ModelError::Engine(e.to_string())
-}
-
-/// sha256 (hex) of a file, streamed.
-pub fn sha256_file(path: &Path) -> Result<String, ModelError> {
-    let mut f = std::fs::File::open(path).map_err(|e| file_err(path, e))?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f.read(&mut buf).map_err(|e| file_err(path, e))?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(hex::encode(h.finalize()))
 }
 
 /// A tokenized input ready for a batch.
@@ -308,15 +293,11 @@ impl MiniLmEmbedder {
     pub fn embed(&self, inputs: &[EmbedInput]) -> Result<(Vec<Vec<f32>>, Vec<TokenStats>), ModelError> {
         let prepared: Vec<Prepared> =
             inputs.iter().enumerate().map(|(i, x)| self.prepare(i, x)).collect::<Result<_, _>>()?;
-        let mut order: Vec<usize> = (0..prepared.len()).collect();
-        order.sort_by_key(|&i| (prepared[i].ids.len(), i));
-        let mut out = vec![Vec::new(); prepared.len()];
-        for chunk in order.chunks(self.batch_size) {
-            let batch: Vec<&Prepared> = chunk.iter().map(|&i| &prepared[i]).collect();
-            for (&i, v) in chunk.iter().zip(self.forward(&batch)?) {
-                out[i] = v;
-            }
-        }
+        let lens: Vec<usize> = prepared.iter().map(|p| p.ids.len()).collect();
+        let out = by_length(&lens, self.batch_size, |idx| {
+            let batch: Vec<&Prepared> = idx.iter().map(|&i| &prepared[i]).collect();
+            self.forward(&batch)
+        })?;
         Ok((out, prepared.into_iter().map(|p| p.stats).collect()))
     }
 

@@ -3,6 +3,7 @@
 //! frozen MiniLM embeddings.
 #![warn(missing_docs)]
 
+pub mod batch;
 pub mod hub;
 pub mod reward;
 pub mod tokenize;

@@ -4,8 +4,10 @@
 
 use std::path::Path;
 
+use prbench_models::file_hash::hash_file_into;
 use prbench_models::{ModelError, ModelIdentity, RewardModel, RmRequest, Score, TokenStats};
 
+use crate::batch::by_length;
 use crate::seqcls::SeqClsModel;
 use crate::tokenize::{HfTokenizer, Tokenized};
 
@@ -55,13 +57,11 @@ pub fn files_sha256(dir: &Path) -> Result<String, ModelError> {
     let mut h = Sha256::new();
     for name in HASHED_FILES {
         let path = dir.join(name);
-        h.update(name.as_bytes());
-        h.update([0u8]);
         if path.is_file() {
-            let bytes = std::fs::read(&path).map_err(|e| ModelError::File { path: path.clone(), reason: e.to_string() })?;
-            h.update((bytes.len() as u64).to_le_bytes());
-            h.update(&bytes);
+            hash_file_into(&mut h, &path, Some(name))?;
         } else {
+            h.update(name.as_bytes());
+            h.update([0u8]);
             h.update(u64::MAX.to_le_bytes());
         }
     }
@@ -191,17 +191,11 @@ impl SeqClsRewardModel {
     /// # Errors
     /// Forward-pass failures as [`ModelError::Engine`].
     pub fn logits(&self, seqs: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, ModelError> {
-        let mut order: Vec<usize> = (0..seqs.len()).collect();
-        order.sort_by_key(|&i| (seqs[i].len(), i));
-        let mut out = vec![Vec::new(); seqs.len()];
-        for chunk in order.chunks(self.max_batch) {
-            let batch: Vec<Vec<u32>> = chunk.iter().map(|&i| seqs[i].clone()).collect();
-            let logits = self.model.score_batch(&batch)?;
-            for (&i, l) in chunk.iter().zip(logits) {
-                out[i] = l;
-            }
-        }
-        Ok(out)
+        let lens: Vec<usize> = seqs.iter().map(Vec::len).collect();
+        by_length(&lens, self.max_batch, |idx| {
+            let batch: Vec<Vec<u32>> = idx.iter().map(|&i| seqs[i].clone()).collect();
+            self.model.score_batch(&batch)
+        })
     }
 }
 

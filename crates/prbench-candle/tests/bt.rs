@@ -229,6 +229,6 @@ fn reward_model_scores_like_embedder_plus_head() {
     assert_eq!(id.engine, "candle bt-head on all-MiniLM-L6-v2");
     assert_eq!(id.chat_template_hash, composition_sha256());
     assert_eq!(id.dtype, "f32");
-    assert_eq!(id.file_hash, prbench_candle::embed::sha256_file(&tmp.path().join("head.safetensors")).unwrap());
+    assert_eq!(id.file_hash, prbench_models::file_hash::sha256_file(&tmp.path().join("head.safetensors")).unwrap());
     assert_eq!(id.spec, format!("bt:{}", tmp.path().display()));
 }

@@ -115,8 +115,25 @@ pub fn validate_run_id(id: &str) -> Result<(), EvalError> {
     }
 }
 
-/// Creates `out_dir/run_id` as a new, empty folder. Call it before loading a model so a bad
-/// `--out` fails fast.
+/// Why a run folder is refused: it exists already.
+const RUN_EXISTS: &str = "a run with this id already exists; pass another --run-id or remove the folder";
+
+/// Checks, without creating anything, that `run_id` is valid and `out_dir/run_id` does not exist
+/// yet; returns that path. [`create_run_dir`] makes the same check atomically when it creates it.
+///
+/// # Errors
+/// [`EvalError::RunDir`] for an invalid id or an existing folder.
+pub fn check_run_dir_free(out_dir: &Path, run_id: &str) -> Result<PathBuf, EvalError> {
+    validate_run_id(run_id)?;
+    let dir = out_dir.join(run_id);
+    if dir.exists() {
+        return Err(EvalError::RunDir { path: dir, reason: RUN_EXISTS.into() });
+    }
+    Ok(dir)
+}
+
+/// Creates `out_dir/run_id` as a new, empty folder. `prbench eval` checks ids with
+/// [`check_run_dir_free`] before loading a model and creates the folders after.
 ///
 /// # Errors
 /// [`EvalError::RunDir`] when the id is invalid, the folder already exists (runs are never
@@ -129,7 +146,7 @@ pub fn create_run_dir(out_dir: &Path, run_id: &str) -> Result<PathBuf, EvalError
     fs::create_dir(&dir).map_err(|e| EvalError::RunDir {
         path: dir.clone(),
         reason: if e.kind() == std::io::ErrorKind::AlreadyExists {
-            "a run with this id already exists; pass another --run-id or remove the folder".into()
+            RUN_EXISTS.into()
         } else {
             e.to_string()
         },

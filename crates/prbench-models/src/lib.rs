@@ -6,6 +6,7 @@
 pub mod baselines;
 pub mod chat_template;
 pub mod error;
+pub mod file_hash;
 pub mod gguf;
 pub mod io;
 pub mod judge;

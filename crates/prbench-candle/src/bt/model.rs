@@ -8,7 +8,8 @@ use prbench_models::{ModelError, ModelIdentity, RewardModel, RmRequest, Score};
 use super::compose::{compose, composition_sha256, COMPOSITION};
 use super::config::{BtConfig, BT_FORMAT, CONFIG_FILE, HEAD_FILE};
 use super::head::BtHead;
-use crate::embed::{sha256_file, EmbedderOptions, MiniLmEmbedder};
+use crate::embed::{EmbedderOptions, MiniLmEmbedder};
+use prbench_models::file_hash::sha256_file;
 
 /// Engine name in manifests.
 pub const BT_ENGINE: &str = "candle bt-head on all-MiniLM-L6-v2";

@@ -3,11 +3,11 @@
 //! F32, BF16 or F16 are converted to f32 when read (exact: every bf16/f16 value is an f32).
 
 use std::collections::{BTreeSet, HashSet};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use candle_core::safetensors::MmapedSafetensors;
 use candle_core::{DType, Device, Tensor};
+use prbench_models::file_hash::hash_file_into;
 use prbench_models::ModelError;
 use sha2::{Digest, Sha256};
 
@@ -82,25 +82,6 @@ pub fn locate(dir: &Path) -> Result<(Vec<PathBuf>, bool), ModelError> {
     Ok((files, true))
 }
 
-/// Streams `path` into `hasher`, returning the byte count.
-fn hash_into(hasher: &mut Sha256, path: &Path, header: Option<&str>) -> Result<(), ModelError> {
-    let mut f = std::fs::File::open(path).map_err(|e| file_err(path, e.to_string()))?;
-    if let Some(name) = header {
-        let len = f.metadata().map_err(|e| file_err(path, e.to_string()))?.len();
-        hasher.update(name.as_bytes());
-        hasher.update([0u8]);
-        hasher.update(len.to_le_bytes());
-    }
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f.read(&mut buf).map_err(|e| file_err(path, e.to_string()))?;
-        if n == 0 {
-            return Ok(());
-        }
-        hasher.update(&buf[..n]);
-    }
-}
-
 /// Lower-case name of a stored dtype (`f32`, `bf16`, `f16`).
 fn dtype_name(d: DType) -> &'static str {
     match d {
@@ -125,7 +106,7 @@ impl Weights {
         let mut hasher = Sha256::new();
         for f in &files {
             let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            hash_into(&mut hasher, f, sharded.then_some(name.as_str()))?;
+            hash_file_into(&mut hasher, f, sharded.then_some(name.as_str()))?;
         }
         let sha256 = hex::encode(hasher.finalize());
         // SAFETY: the files are mapped read-only; as with every mmap-based loader (transformers

@@ -1,7 +1,5 @@
 //! [`GgufEngine`]: loading, identity and accessors.
 
-use std::fs::File;
-use std::io::Read;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -11,13 +9,13 @@ use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
-use sha2::{Digest, Sha256};
 
 use super::backend::backend;
 use super::meta::dtype_from_meta;
 use super::{GgufOptions, ENGINE_NAME};
 use crate::chat_template::ChatTemplate;
 use crate::error::ModelError;
+use crate::file_hash::sha256_file;
 use crate::traits::ModelIdentity;
 
 /// Metadata key of the chat template in a GGUF file.
@@ -65,25 +63,6 @@ impl std::fmt::Debug for GgufEngine {
             .field("add_bos", &self.add_bos)
             .finish_non_exhaustive()
     }
-}
-
-/// sha256 (hex) of a file, streamed in 1 MiB blocks.
-pub(crate) fn sha256_file(path: &Path) -> Result<String, ModelError> {
-    let file_err = |e: std::io::Error| ModelError::File {
-        path: path.to_owned(),
-        reason: e.to_string(),
-    };
-    let mut f = File::open(path).map_err(file_err)?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f.read(&mut buf).map_err(file_err)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    Ok(hex::encode(hasher.finalize()))
 }
 
 /// Text of a special token with special rendering on; empty for a missing token.

@@ -15,7 +15,7 @@ use prbench_eval::runner::rm_request;
 
 use prbench_data::load::load;
 use prbench_eval::condition::Condition;
-use prbench_eval::run::{create_run_dir, run as run_eval, validate_run_id, RunConfig};
+use prbench_eval::run::{check_run_dir_free, create_run_dir, run as run_eval, RunConfig};
 use prbench_eval::runner::{Backend, ContextSource, EvalOptions};
 use prbench_models::baselines::{Baseline, SlotA};
 use prbench_models::gguf::{default_model_path, GgufEngine, GgufOptions};
@@ -209,13 +209,7 @@ fn plan_run_dirs(args: &EvalArgs, spec: &str, conditions: &[Condition]) -> Resul
                 None => None,
             };
             if let Some(id) = explicit {
-                validate_run_id(&id)?;
-                if args.out.join(&id).exists() {
-                    bail!(
-                        "run folder {}: a run with this id already exists; pass another --run-id or remove the folder",
-                        args.out.join(&id).display()
-                    );
-                }
+                check_run_dir_free(&args.out, &id)?;
                 return Ok(id);
             }
             let base = format!("{stamp}-{}-{condition}", slug(spec));
