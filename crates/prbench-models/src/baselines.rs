@@ -112,6 +112,10 @@ impl RewardModel for Baseline {
         Ok(items.iter().map(|i| Score { value: self.score_one(i), tokens: TokenStats::default() }).collect())
     }
 
+    fn cacheable(&self) -> bool {
+        false
+    }
+
     fn identity(&self) -> ModelIdentity {
         ModelIdentity {
             spec: format!("baseline:{}", self.name()),
@@ -132,6 +136,10 @@ impl Judge for SlotA {
             .iter()
             .map(|_| Verdict { choice: Choice::A, p_a: None, margin: None, raw: "A".into(), tokens: TokenStats::default() })
             .collect())
+    }
+
+    fn cacheable(&self) -> bool {
+        false
     }
 
     fn identity(&self) -> ModelIdentity {

@@ -158,3 +158,19 @@ pub struct ChatResponse {
     /// Token accounting.
     pub tokens: TokenStats,
 }
+
+/// What a remote engine did to get its results, for the run summary: requests sent (first tries
+/// and retries), retries alone, and requests that failed for good (after every retry).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallStats {
+    /// HTTP requests sent, retries included.
+    pub requests: u64,
+    /// Of those, retries (after a 429, a 5xx, a timeout, a dropped connection or a broken body).
+    pub retries: u64,
+    /// Items that still failed after the last retry (each became an error outcome).
+    pub failures: u64,
+    /// Prompt tokens the server reported (`usage.prompt_tokens`), summed.
+    pub prompt_tokens: u64,
+    /// Completion tokens the server reported (`usage.completion_tokens`), summed.
+    pub completion_tokens: u64,
+}

@@ -4,7 +4,7 @@
 
 use crate::error::ModelError;
 use crate::io::{ChatRequest, JudgeRequest};
-use crate::traits::{Generator, Judge, ModelIdentity, NextTokenScorer};
+use crate::traits::{Generator, ItemDone, Judge, ModelIdentity, NextTokenScorer};
 use crate::verdict::{Choice, Verdict};
 use crate::verdict_parse::parse_verdict;
 
@@ -35,30 +35,47 @@ pub fn two_way_p_a(logp_a: f32, logp_b: f32) -> f32 {
     (1.0 / (1.0 + (-m).exp())) as f32
 }
 
+impl<S: NextTokenScorer> LogprobJudge<S> {
+    fn judge_one(&self, item: &JudgeRequest) -> Result<Verdict, ModelError> {
+        let mut prompt = item.prompt.clone();
+        prompt.assistant_prefix.push_str(RESULT_PREFIX);
+        let (lp, tokens) = self.scorer.next_token_logprobs(&prompt, &SLOT_TOKENS)?;
+        let (la, lb) = (lp[0], lp[1]);
+        let margin = la - lb;
+        let choice = if margin > 0.0 {
+            Choice::A
+        } else if margin < 0.0 {
+            Choice::B
+        } else {
+            Choice::Tie
+        };
+        Ok(Verdict {
+            choice,
+            p_a: Some(two_way_p_a(la, lb)),
+            margin: Some(margin),
+            raw: format!("logp(A)={la:.4} logp(B)={lb:.4}"),
+            tokens,
+        })
+    }
+}
+
 impl<S: NextTokenScorer> Judge for LogprobJudge<S> {
     fn judge(&self, items: &[JudgeRequest]) -> Result<Vec<Verdict>, ModelError> {
+        items.iter().map(|item| self.judge_one(item)).collect()
+    }
+
+    /// One forward pass per item, so each verdict is handed to `done` (and a failure stays that
+    /// item's) as soon as it exists.
+    fn judge_each(&self, items: &[JudgeRequest], done: ItemDone<'_, Verdict>) -> Vec<Result<Verdict, ModelError>> {
         items
             .iter()
-            .map(|item| {
-                let mut prompt = item.prompt.clone();
-                prompt.assistant_prefix.push_str(RESULT_PREFIX);
-                let (lp, tokens) = self.scorer.next_token_logprobs(&prompt, &SLOT_TOKENS)?;
-                let (la, lb) = (lp[0], lp[1]);
-                let margin = la - lb;
-                let choice = if margin > 0.0 {
-                    Choice::A
-                } else if margin < 0.0 {
-                    Choice::B
-                } else {
-                    Choice::Tie
-                };
-                Ok(Verdict {
-                    choice,
-                    p_a: Some(two_way_p_a(la, lb)),
-                    margin: Some(margin),
-                    raw: format!("logp(A)={la:.4} logp(B)={lb:.4}"),
-                    tokens,
-                })
+            .enumerate()
+            .map(|(i, item)| {
+                let r = self.judge_one(item);
+                if let Ok(v) = &r {
+                    done(i, v);
+                }
+                r
             })
             .collect()
     }

@@ -18,12 +18,65 @@ pub enum ModelSpec {
     Dir(PathBuf),
     /// `bt:PATH`: a Bradley-Terry head trained by `prbench train bt` (its output directory).
     Bt(PathBuf),
+    /// `openai:MODEL[@BASE_URL[,BASE_URL…]]`: an OpenAI-compatible chat endpoint used as a
+    /// judge; several base URLs are replicas of the same model. Without a URL,
+    /// [`OPENAI_DEFAULT_BASE_URL`].
+    OpenAi {
+        /// Model name sent in each request.
+        model: String,
+        /// Base URLs (ending in `/v1` or wherever `/chat/completions` hangs), one per replica.
+        base_urls: Vec<String>,
+    },
+    /// `vllm-classify:MODEL@BASE_URL[,BASE_URL…]`: a sequence-classification reward model served
+    /// by vLLM (its classify/pooling API).
+    VllmClassify {
+        /// Model name sent in each request.
+        model: String,
+        /// Server base URLs (without `/v1`), one per replica.
+        base_urls: Vec<String>,
+    },
+    /// `reward-server:URL[,URL…]`: a reward model behind the HTTP reward protocol
+    /// (PROTOCOL.md §7: `POST URL/score`).
+    RewardServer(Vec<String>),
+}
+
+/// Base URL for `openai:MODEL` without `@URL`.
+pub const OPENAI_DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// Splits `MODEL@URL,URL` at the last `@` that starts an `http://` or `https://` URL, so model
+/// names holding `@` survive.
+fn split_model_urls(rest: &str) -> (String, Vec<String>) {
+    let at = rest.match_indices('@').map(|(i, _)| i).filter(|&i| {
+        let tail = &rest[i + 1..];
+        tail.starts_with("http://") || tail.starts_with("https://")
+    });
+    match at.last() {
+        Some(i) => (rest[..i].to_string(), parse_urls(&rest[i + 1..])),
+        None => (rest.to_string(), Vec::new()),
+    }
+}
+
+fn parse_urls(list: &str) -> Vec<String> {
+    list.split(',').map(|u| u.trim().trim_end_matches('/').to_string()).filter(|u| !u.is_empty()).collect()
+}
+
+fn check_urls(spec: &str, urls: &[String]) -> Result<(), ModelError> {
+    match urls.iter().find(|u| !(u.starts_with("http://") || u.starts_with("https://"))) {
+        Some(bad) => Err(ModelError::Spec { spec: spec.into(), reason: format!("`{bad}` is not an http:// or https:// URL") }),
+        None => Ok(()),
+    }
 }
 
 impl ModelSpec {
-    /// True for specs whose backend is a pairwise judge (`gguf:` and `baseline:slot-a`).
+    /// True for specs whose backend is a pairwise judge (`gguf:`, `openai:` and
+    /// `baseline:slot-a`).
     pub fn is_judge(&self) -> bool {
-        matches!(self, ModelSpec::Gguf(_)) || *self == ModelSpec::Baseline("slot-a".into())
+        matches!(self, ModelSpec::Gguf(_) | ModelSpec::OpenAi { .. }) || *self == ModelSpec::Baseline("slot-a".into())
+    }
+
+    /// True for engines reached over HTTP (`openai:`, `vllm-classify:`, `reward-server:`).
+    pub fn is_remote(&self) -> bool {
+        matches!(self, ModelSpec::OpenAi { .. } | ModelSpec::VllmClassify { .. } | ModelSpec::RewardServer(_))
     }
 }
 
@@ -32,8 +85,7 @@ impl ModelSpec {
     ///
     /// # Errors
     /// [`ModelError::Spec`] naming the spec and the forms this version accepts; the forms
-    /// DESIGN.md lists that are not built yet (`openai:`, `vllm-classify:`, `reward-server:`)
-    /// are named as such rather than guessed at.
+    /// every form this version accepts.
     pub fn parse(spec: &str) -> Result<Self, ModelError> {
         let (kind, rest) = spec.split_once(':').ok_or_else(|| ModelError::Spec {
             spec: spec.into(),
@@ -45,13 +97,33 @@ impl ModelSpec {
             "hf" if !rest.is_empty() => Ok(Self::Hf(rest.to_string())),
             "dir" if !rest.is_empty() => Ok(Self::Dir(PathBuf::from(rest))),
             "bt" if !rest.is_empty() => Ok(Self::Bt(PathBuf::from(rest))),
-            "openai" | "vllm-classify" | "reward-server" => Err(ModelError::Spec {
-                spec: spec.into(),
-                reason: format!("`{kind}:` models are not supported by this version yet; use `gguf:PATH`, `hf:ORG/NAME`, `dir:PATH`, `bt:PATH` or `baseline:NAME`"),
-            }),
+            "openai" if !rest.is_empty() => {
+                let (model, mut base_urls) = split_model_urls(rest);
+                if model.is_empty() {
+                    return Err(ModelError::Spec { spec: spec.into(), reason: "expected `openai:MODEL[@BASE_URL[,BASE_URL…]]`; the model name is empty".into() });
+                }
+                if base_urls.is_empty() {
+                    base_urls.push(OPENAI_DEFAULT_BASE_URL.to_string());
+                }
+                check_urls(spec, &base_urls)?;
+                Ok(Self::OpenAi { model, base_urls })
+            }
+            "vllm-classify" if !rest.is_empty() => {
+                let (model, base_urls) = split_model_urls(rest);
+                if model.is_empty() || base_urls.is_empty() {
+                    return Err(ModelError::Spec { spec: spec.into(), reason: "expected `vllm-classify:MODEL@BASE_URL[,BASE_URL…]`, e.g. `vllm-classify:Skywork/Skywork-Reward-V2-Llama-3.1-8B@http://127.0.0.1:8000`".into() });
+                }
+                check_urls(spec, &base_urls)?;
+                Ok(Self::VllmClassify { model, base_urls })
+            }
+            "reward-server" if !rest.is_empty() => {
+                let urls = parse_urls(rest);
+                check_urls(spec, &urls)?;
+                Ok(Self::RewardServer(urls))
+            }
             _ => Err(ModelError::Spec {
                 spec: spec.into(),
-                reason: "known kinds: `gguf:PATH` (judge), `hf:ORG/NAME[@REV]` and `dir:PATH` (sequence-classification reward model), `bt:PATH` (Bradley-Terry head from `prbench train bt`), `baseline:NAME` (longer, shorter, random, profile-overlap, slot-a)".into(),
+                reason: "known kinds: `gguf:PATH` (judge), `openai:MODEL[@BASE_URL]` (remote judge), `hf:ORG/NAME[@REV]` and `dir:PATH` (sequence-classification reward model), `vllm-classify:MODEL@BASE_URL` and `reward-server:URL` (remote reward models), `bt:PATH` (Bradley-Terry head from `prbench train bt`), `baseline:NAME` (longer, shorter, random, profile-overlap, slot-a)".into(),
             }),
         }
     }
@@ -68,8 +140,25 @@ mod tests {
         assert_eq!(ModelSpec::parse("hf:org/name@v1").unwrap(), ModelSpec::Hf("org/name@v1".into()));
         assert_eq!(ModelSpec::parse("dir:/m/rm").unwrap(), ModelSpec::Dir("/m/rm".into()));
         assert_eq!(ModelSpec::parse("bt:runs/bt").unwrap(), ModelSpec::Bt("runs/bt".into()));
-        let e = ModelSpec::parse("openai:gpt").unwrap_err().to_string();
-        assert!(e.contains("`openai:` models are not supported"), "{e}");
+        assert_eq!(
+            ModelSpec::parse("openai:gpt-4o").unwrap(),
+            ModelSpec::OpenAi { model: "gpt-4o".into(), base_urls: vec![OPENAI_DEFAULT_BASE_URL.into()] }
+        );
+        assert_eq!(
+            ModelSpec::parse("openai:me@org/m@http://127.0.0.1:8080/v1/,http://127.0.0.1:8081/v1").unwrap(),
+            ModelSpec::OpenAi {
+                model: "me@org/m".into(),
+                base_urls: vec!["http://127.0.0.1:8080/v1".into(), "http://127.0.0.1:8081/v1".into()]
+            }
+        );
+        assert_eq!(
+            ModelSpec::parse("vllm-classify:org/rm@http://h:8000").unwrap(),
+            ModelSpec::VllmClassify { model: "org/rm".into(), base_urls: vec!["http://h:8000".into()] }
+        );
+        assert!(ModelSpec::parse("vllm-classify:org/rm").is_err());
+        assert!(ModelSpec::parse("openai:@http://h/v1").is_err());
+        assert_eq!(ModelSpec::parse("reward-server:http://h:9/").unwrap(), ModelSpec::RewardServer(vec!["http://h:9".into()]));
+        assert!(ModelSpec::parse("reward-server:h:9").unwrap_err().to_string().contains("not an http"));
         assert!(ModelSpec::parse("hf:").is_err());
         assert!(ModelSpec::parse("nonsense").is_err());
         assert!(ModelSpec::parse("gguf:").is_err());

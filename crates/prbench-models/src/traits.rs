@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::ModelError;
-use crate::io::{ChatPrompt, ChatRequest, ChatResponse, JudgeRequest, RmRequest, Score, TokenStats};
+use crate::io::{CallStats, ChatPrompt, ChatRequest, ChatResponse, JudgeRequest, RmRequest, Score, TokenStats};
 use crate::verdict::Verdict;
 
 /// What a run manifest records about a backend.
@@ -13,12 +13,55 @@ pub struct ModelIdentity {
     pub spec: String,
     /// Engine name and version (e.g. `llama.cpp (llama-cpp-2 0.1.160)`, `baseline`).
     pub engine: String,
-    /// sha256 (hex) of the model file, or a repo revision; empty for baselines.
+    /// sha256 (hex) of the model file, or a repo revision; for remote engines the model name
+    /// sent to the server (`openai:`, `vllm-classify:`) or the server URL (`reward-server:`);
+    /// empty for baselines. Part of every cache key.
     pub file_hash: String,
     /// sha256 (hex) of the chat template text the engine applies; empty when none.
     pub chat_template_hash: String,
     /// Weight type as loaded (e.g. `Q4_1`), or `n/a`.
     pub dtype: String,
+}
+
+/// Called once per item as soon as that item's result exists: `(index into the request slice,
+/// result)`. It may run on another thread than the caller and before the batch call returns; a
+/// cache uses it to keep every finished (possibly paid) call when a run is killed mid-batch.
+pub type ItemDone<'a, T> = &'a (dyn Fn(usize, &T) + Sync);
+
+/// Runs `whole` on all `items`; if it fails, or returns the wrong number of results, runs it
+/// again on each item alone, so one failing item costs only itself. Calls `done` for each
+/// success. The fallback behind [`RewardModel::score_each`] and [`Judge::judge_each`].
+pub fn each_with_fallback<I, T>(
+    items: &[I],
+    done: ItemDone<'_, T>,
+    whole: impl Fn(&[I]) -> Result<Vec<T>, ModelError>,
+) -> Vec<Result<T, ModelError>> {
+    let results: Vec<Result<T, ModelError>> = match whole(items) {
+        Ok(v) if v.len() == items.len() => v.into_iter().map(Ok).collect(),
+        first => {
+            if items.len() == 1 {
+                vec![match first {
+                    Ok(v) => Err(ModelError::Engine(format!("backend returned {} results for 1 input", v.len()))),
+                    Err(e) => Err(e),
+                }]
+            } else {
+                items
+                    .iter()
+                    .map(|item| match whole(std::slice::from_ref(item)) {
+                        Ok(mut v) if v.len() == 1 => Ok(v.pop().expect("one result")),
+                        Ok(v) => Err(ModelError::Engine(format!("backend returned {} results for 1 input", v.len()))),
+                        Err(e) => Err(e),
+                    })
+                    .collect()
+            }
+        }
+    };
+    for (i, r) in results.iter().enumerate() {
+        if let Ok(t) = r {
+            done(i, t);
+        }
+    }
+    results
 }
 
 /// A pointwise reward model: one scalar per input, higher is better.
@@ -28,8 +71,26 @@ pub trait RewardModel: Send + Sync {
     /// # Errors
     /// Engine failures (tokenization, forward pass, I/O) as [`ModelError`].
     fn score(&self, items: &[RmRequest]) -> Result<Vec<Score>, ModelError>;
+    /// Scores each request on its own account: one result per item, in order, and `done` called
+    /// for every success as soon as it exists. An item that fails (after the engine's own
+    /// retries) is an `Err` in its place; the others still get scores.
+    ///
+    /// The default runs [`RewardModel::score`] on the slice and, if that fails, on each item
+    /// alone ([`each_with_fallback`]); remote engines override it to run items concurrently.
+    fn score_each(&self, items: &[RmRequest], done: ItemDone<'_, Score>) -> Vec<Result<Score, ModelError>> {
+        each_with_fallback(items, done, |xs| self.score(xs))
+    }
     /// Identity for the manifest.
     fn identity(&self) -> ModelIdentity;
+    /// False when results cost nothing to recompute (control baselines): the run cache skips them.
+    fn cacheable(&self) -> bool {
+        true
+    }
+    /// Counters since load for remote engines (requests, retries, failures, server-reported
+    /// tokens); `None` for in-process engines.
+    fn call_stats(&self) -> Option<CallStats> {
+        None
+    }
     /// Settings that change scores (e.g. `{"max_length": 512, "label_index": 0}`), recorded in
     /// the manifest's `decoding` field; `null` when there are none.
     fn settings(&self) -> serde_json::Value {
@@ -45,8 +106,27 @@ pub trait Judge: Send + Sync {
     /// Engine failures as [`ModelError`]; an unreadable reply is *not* an error but a
     /// [`crate::verdict::Choice::Unparsed`] verdict.
     fn judge(&self, items: &[JudgeRequest]) -> Result<Vec<Verdict>, ModelError>;
+    /// Judges each request on its own account: one result per item, in order, and `done` called
+    /// for every verdict as soon as it exists. An item that fails (after the engine's own
+    /// retries) is an `Err` in its place; an unreadable reply is still an `Ok` verdict
+    /// ([`crate::verdict::Choice::Unparsed`]).
+    ///
+    /// The default runs [`Judge::judge`] on the slice and, if that fails, on each item alone
+    /// ([`each_with_fallback`]); remote engines override it to run items concurrently.
+    fn judge_each(&self, items: &[JudgeRequest], done: ItemDone<'_, Verdict>) -> Vec<Result<Verdict, ModelError>> {
+        each_with_fallback(items, done, |xs| self.judge(xs))
+    }
     /// Identity for the manifest.
     fn identity(&self) -> ModelIdentity;
+    /// False when verdicts cost nothing to recompute (control baselines): the run cache skips them.
+    fn cacheable(&self) -> bool {
+        true
+    }
+    /// Counters since load for remote engines (requests, retries, failures, server-reported
+    /// tokens); `None` for in-process engines.
+    fn call_stats(&self) -> Option<CallStats> {
+        None
+    }
     /// Decoding parameters the manifest records (e.g. `{"verdict":"logprob"}`).
     fn decoding(&self) -> serde_json::Value {
         serde_json::Value::Null

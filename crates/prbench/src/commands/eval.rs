@@ -95,6 +95,9 @@ fn load_model(spec: &ModelSpec, text: &str, args: &EvalArgs) -> Result<Loaded> {
             }
             Ok(Loaded::Bt(Box::new(rm)))
         }
+        ModelSpec::OpenAi { .. } | ModelSpec::VllmClassify { .. } | ModelSpec::RewardServer(_) => {
+            bail!("`{text}`: remote engines are being wired in (issue 4)")
+        }
     }
 }
 
