@@ -64,6 +64,14 @@ pub enum EvalError {
         /// What is wrong and what to do.
         reason: String,
     },
+    /// The run cache cannot be opened, read or written.
+    #[error("cache `{path}`: {reason}")]
+    Cache {
+        /// The cache file.
+        path: std::path::PathBuf,
+        /// What went wrong and what to do.
+        reason: String,
+    },
     /// Writing run files failed.
     #[error("cannot write `{path}`: {source}")]
     Io {

@@ -12,6 +12,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod cache;
 pub mod condition;
 pub mod error;
 pub mod leakage;

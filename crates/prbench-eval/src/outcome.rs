@@ -38,6 +38,10 @@ pub struct Outcome {
     pub debiased_result: Option<ItemResult>,
     /// Tokens fed to the backend for this item, summed over its calls.
     pub input_tokens: usize,
+    /// Tokens the backend generated for this item, summed over its calls (0 for scoring and
+    /// logprob verdicts).
+    #[serde(default)]
+    pub output_tokens: usize,
     /// Tokens cut to fit the context, summed over its calls.
     pub truncated_tokens: usize,
     /// Wall time attributed to this item (its batch's time divided evenly), milliseconds.

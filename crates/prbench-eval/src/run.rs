@@ -12,11 +12,12 @@ use chrono::{DateTime, Utc};
 use prbench_data::{Dataset, Example};
 use prbench_models::baselines::{Baseline, SlotA};
 use prbench_models::ModelIdentity;
-use prbench_report::{BaselineRow, Summary};
+use prbench_report::{BaselineRow, RemoteCalls, Summary};
 use prbench_stats::bootstrap::BootstrapConfig;
 use prbench_stats::outcome::ItemResult;
 use serde::{Deserialize, Serialize};
 
+use crate::cache::{Cache, CacheCounters, CachedJudge, CachedRewardModel};
 use crate::error::EvalError;
 use crate::outcome::{write_jsonl, Outcome};
 use crate::prompt::Prompts;
@@ -84,6 +85,8 @@ pub struct RunConfig {
     pub bootstrap: BootstrapConfig,
     /// prbench version and git commit.
     pub code_version: String,
+    /// The run cache; `None` for `--no-cache`. Control baselines are never cached.
+    pub cache: Option<std::sync::Arc<Cache>>,
 }
 
 /// A finished run.
@@ -183,47 +186,48 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
     };
     let slots = assign_slots(&data.examples, cfg.options.seed);
     let examples = limit_per_subset(&data.examples, cfg.limit);
-    let mut subsets: Vec<String> = Vec::new();
-    for ex in &examples {
-        if !subsets.contains(&ex.subset) {
-            subsets.push(ex.subset.clone());
-        }
-    }
-    let mut manifest = Manifest {
-        run_id: cfg.run_id.clone(),
-        code_version: cfg.code_version.clone(),
-        model: identity.clone(),
-        decoding: decoding.clone(),
-        template_hash: prompts.hash(),
-        dataset: data.source.clone(),
-        dataset_kind: data.kind.clone(),
-        dataset_hash: data.hash.clone(),
-        dataset_examples: data.examples.len(),
-        limit_per_subset: cfg.limit,
-        subsets,
-        n_examples: examples.len(),
-        condition: cfg.options.condition.to_string(),
-        oracle: cfg.options.condition.is_oracle(),
-        seed: cfg.options.seed,
-        both_orders: cfg.options.both_orders,
-        batch_size: cfg.options.batch_size,
-        bootstrap_resamples: cfg.bootstrap.resamples,
-        started: Utc::now(),
-        finished: None,
-    };
+    let mut manifest = manifest_for(data, &examples, &identity, &decoding, cfg, &prompts);
     write_json(&cfg.dir.join("manifest.json"), &manifest)?;
 
     let path = cfg.dir.join("outcomes.jsonl");
     let mut w = BufWriter::new(fs::File::create(&path).map_err(io_err(&path))?);
     let mut outcomes = Vec::with_capacity(examples.len());
+    let counters = CacheCounters::default();
+    let (cached_judge, cached_rm);
+    let cached = match (backend, cfg.cache.as_deref()) {
+        (Backend::Judge(j), Some(cache)) if j.cacheable() => {
+            cached_judge = CachedJudge::new(j, cache, &counters);
+            Some(Backend::Judge(&cached_judge))
+        }
+        (Backend::RewardModel(r), Some(cache)) if r.cacheable() => {
+            cached_rm = CachedRewardModel::new(r, cache, &counters);
+            Some(Backend::RewardModel(&cached_rm))
+        }
+        _ => None,
+    };
+    let calls_before = backend.call_stats();
     let clock = Instant::now();
-    evaluate_into(&examples, &slots, backend, &cfg.options, &prompts, reporter, &mut |batch| {
+    evaluate_into(&examples, &slots, cached.unwrap_or(backend), &cfg.options, &prompts, reporter, &mut |batch| {
         write_jsonl(&mut w, batch).and_then(|()| w.flush()).map_err(io_err(&path))?;
         outcomes.extend_from_slice(batch);
         Ok(())
     })?;
     let wall_seconds = clock.elapsed().as_secs_f64();
     drop(w);
+    let remote = backend.call_stats().map(|after| {
+        let before = calls_before.unwrap_or_default();
+        RemoteCalls {
+            requests: after.requests - before.requests,
+            retries: after.retries - before.retries,
+            failures: after.failures - before.failures,
+            prompt_tokens: after.prompt_tokens - before.prompt_tokens,
+            completion_tokens: after.completion_tokens - before.completion_tokens,
+        }
+    });
+    let cache = match (&cached, cfg.cache.as_deref()) {
+        (Some(_), Some(c)) => Some(counters.report(c)),
+        _ => None,
+    };
     let baselines = run_baselines(&examples, &slots, &cfg.options, &prompts, &cfg.bootstrap)?;
 
     let results: Vec<ItemResult> = outcomes.iter().map(|o| o.result).collect();
@@ -247,7 +251,10 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
         baselines,
         input_tokens: outcomes.iter().map(|o| o.input_tokens).sum(),
         truncated_tokens: outcomes.iter().map(|o| o.truncated_tokens).sum(),
+        output_tokens: outcomes.iter().map(|o| o.output_tokens).sum(),
         wall_seconds,
+        cache,
+        remote,
     };
     write_json(&cfg.dir.join("summary.json"), &summary)?;
     let md = cfg.dir.join("summary.md");
@@ -255,6 +262,87 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
     manifest.finished = Some(Utc::now());
     write_json(&cfg.dir.join("manifest.json"), &manifest)?;
     Ok(RunResult { dir: cfg.dir.clone(), summary, outcomes })
+}
+
+/// The manifest a run of `cfg` on `examples` writes at its start.
+fn manifest_for(
+    data: &Dataset,
+    examples: &[Example],
+    identity: &ModelIdentity,
+    decoding: &serde_json::Value,
+    cfg: &RunConfig,
+    prompts: &Prompts,
+) -> Manifest {
+    let mut subsets: Vec<String> = Vec::new();
+    for ex in examples {
+        if !subsets.contains(&ex.subset) {
+            subsets.push(ex.subset.clone());
+        }
+    }
+    Manifest {
+        run_id: cfg.run_id.clone(),
+        code_version: cfg.code_version.clone(),
+        model: identity.clone(),
+        decoding: decoding.clone(),
+        template_hash: prompts.hash(),
+        dataset: data.source.clone(),
+        dataset_kind: data.kind.clone(),
+        dataset_hash: data.hash.clone(),
+        dataset_examples: data.examples.len(),
+        limit_per_subset: cfg.limit,
+        subsets,
+        n_examples: examples.len(),
+        condition: cfg.options.condition.to_string(),
+        oracle: cfg.options.condition.is_oracle(),
+        seed: cfg.options.seed,
+        both_orders: cfg.options.both_orders,
+        batch_size: cfg.options.batch_size,
+        bootstrap_resamples: cfg.bootstrap.resamples,
+        started: Utc::now(),
+        finished: None,
+    }
+}
+
+/// Checks that the unfinished run in `cfg.dir` (a manifest without an end time, left by a
+/// killed run) was started with the same model, decoding, prompts, data, condition, seed,
+/// order mode and limit as `cfg`, so resuming it into the same folder gives the same outcomes.
+/// Returns how many outcome lines it had written.
+///
+/// # Errors
+/// [`EvalError::RunDir`] naming the first field that differs (or an unreadable manifest) and
+/// what to do.
+pub fn check_resume(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Result<usize, EvalError> {
+    let path = cfg.dir.join("manifest.json");
+    let refuse = |reason: String| EvalError::RunDir { path: cfg.dir.clone(), reason };
+    let text = fs::read_to_string(&path).map_err(|e| refuse(format!("cannot read its manifest.json to resume it: {e}")))?;
+    let old: Manifest = serde_json::from_str(&text).map_err(|e| refuse(format!("its manifest.json does not parse ({e}); pass another --run-id")))?;
+    if old.finished.is_some() {
+        return Err(refuse(RUN_EXISTS.into()));
+    }
+    let (identity, decoding) = match backend {
+        Backend::Judge(j) => (j.identity(), j.decoding()),
+        Backend::RewardModel(r) => (r.identity(), r.settings()),
+    };
+    let examples = limit_per_subset(&data.examples, cfg.limit);
+    let new = manifest_for(data, &examples, &identity, &decoding, cfg, &Prompts::new());
+    let fields: [(&str, String, String); 9] = [
+        ("model", format!("{:?}", old.model), format!("{:?}", new.model)),
+        ("decoding", old.decoding.to_string(), new.decoding.to_string()),
+        ("template_hash", old.template_hash, new.template_hash),
+        ("dataset_hash", old.dataset_hash, new.dataset_hash),
+        ("condition", old.condition, new.condition),
+        ("seed", old.seed.to_string(), new.seed.to_string()),
+        ("both_orders", old.both_orders.to_string(), new.both_orders.to_string()),
+        ("limit_per_subset", format!("{:?}", old.limit_per_subset), format!("{:?}", new.limit_per_subset)),
+        ("n_examples", old.n_examples.to_string(), new.n_examples.to_string()),
+    ];
+    if let Some((name, was, now)) = fields.into_iter().find(|(_, a, b)| a != b) {
+        return Err(refuse(format!(
+            "it is an unfinished run with another `{name}` ({was} there, {now} now); resume it with the command that started it, or pass another --run-id"
+        )));
+    }
+    let outcomes = fs::read_to_string(cfg.dir.join("outcomes.jsonl")).unwrap_or_default();
+    Ok(outcomes.lines().filter(|l| !l.trim().is_empty()).count())
 }
 
 /// Runs the five control baselines (PROTOCOL.md §5) on the same items, slots and condition.

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use prbench_data::Example;
-use prbench_models::{Judge, JudgeRequest, PairInput, RewardModel, RmInput, RmRequest};
+use prbench_models::{Judge, JudgeRequest, ModelError, PairInput, RewardModel, RmInput, RmRequest};
 use prbench_stats::outcome::ItemResult;
 
 use crate::condition::{full_profile_text, Condition};
@@ -44,6 +44,14 @@ pub enum Backend<'a> {
 }
 
 impl Backend<'_> {
+    /// Remote-call counters since load ([`Judge::call_stats`]); `None` for in-process engines.
+    pub fn call_stats(&self) -> Option<prbench_models::CallStats> {
+        match self {
+            Backend::Judge(j) => j.call_stats(),
+            Backend::RewardModel(r) => r.call_stats(),
+        }
+    }
+
     /// The backend's spec string.
     pub fn spec(&self) -> String {
         match self {
@@ -116,9 +124,10 @@ pub fn evaluate(
 /// Evaluates `backend` on `examples` batch by batch, handing each batch's outcomes (in input
 /// order) to `sink` as soon as they exist, so a killed run keeps what it finished.
 ///
-/// A backend failure on a batch is retried item by item; an item that still fails becomes
-/// an [`ItemResult::Error`] outcome carrying the message (counted, never scored), and the run
-/// goes on.
+/// Backends answer item by item ([`Judge::judge_each`], [`RewardModel::score_each`]): an item
+/// the backend fails on (after the engine's own retries, or alone after its batch failed)
+/// becomes an [`ItemResult::Error`] outcome carrying the message (counted, never scored), and
+/// the run goes on.
 ///
 /// # Errors
 /// [`EvalError::Leakage`] if any rendered input would leak hidden text; template failures;
@@ -152,33 +161,21 @@ fn score_chunk(
     model: &str,
 ) -> Result<Vec<Outcome>, EvalError> {
     let started = Instant::now();
-    let scored = match backend {
-        Backend::Judge(judge) => judge_chunk(chunk, judge, slots, opts, prompts, model),
-        Backend::RewardModel(rm) => rm_chunk(chunk, rm, opts, prompts, model),
-    };
-    let mut batch = match scored {
-        Ok(batch) => batch,
-        Err(EvalError::Backend { .. } | EvalError::BackendShape { .. }) if chunk.len() > 1 => {
-            let mut items = Vec::with_capacity(chunk.len());
-            for ex in chunk {
-                items.extend(score_chunk(std::slice::from_ref(ex), slots, backend, opts, prompts, model)?);
-            }
-            return Ok(items);
-        }
-        Err(e @ (EvalError::Backend { .. } | EvalError::BackendShape { .. })) => {
-            let ex = &chunk[0];
-            let mut o = base_outcome(ex, opts, model);
-            o.chosen_slot = matches!(backend, Backend::Judge(_)).then(|| slots[&ex.id]);
-            o.error = Some(e.to_string());
-            vec![o]
-        }
-        Err(e) => return Err(e),
+    let mut batch = match backend {
+        Backend::Judge(judge) => judge_chunk(chunk, judge, slots, opts, prompts, model)?,
+        Backend::RewardModel(rm) => rm_chunk(chunk, rm, opts, prompts, model)?,
     };
     let per_item = started.elapsed().as_secs_f64() * 1000.0 / chunk.len() as f64;
     for o in &mut batch {
         o.latency_ms = per_item;
     }
     Ok(batch)
+}
+
+/// Marks `o` as failed with the backend's error for this item (counted, never scored).
+fn fail(o: &mut Outcome, model: &str, example_id: &str, source: ModelError) {
+    o.result = ItemResult::Error;
+    o.error = Some(EvalError::Backend { model: model.into(), example_id: example_id.into(), source }.to_string());
 }
 
 fn base_outcome(ex: &Example, opts: &EvalOptions, model: &str) -> Outcome {
@@ -196,6 +193,7 @@ fn base_outcome(ex: &Example, opts: &EvalOptions, model: &str) -> Outcome {
         both_orders_result: None,
         debiased_result: None,
         input_tokens: 0,
+        output_tokens: 0,
         truncated_tokens: 0,
         latency_ms: 0.0,
         error: None,
@@ -241,9 +239,7 @@ fn judge_chunk(
             requests.push(judge_request(ex, slot.other(), opts, prompts)?);
         }
     }
-    let verdicts = judge
-        .judge(&requests)
-        .map_err(|source| EvalError::Backend { model: model.into(), example_id: chunk[0].id.clone(), source })?;
+    let verdicts = judge.judge_each(&requests, &|_, _| {});
     if verdicts.len() != requests.len() {
         return Err(EvalError::BackendShape { model: model.into(), got: verdicts.len(), expected: requests.len() });
     }
@@ -252,20 +248,29 @@ fn judge_chunk(
         .iter()
         .map(|ex| {
             let slot = slots[&ex.id];
-            let first = verdicts.next().expect("length checked");
             let mut o = base_outcome(ex, opts, model);
             o.chosen_slot = Some(slot);
+            let first = verdicts.next().expect("length checked");
+            let second = opts.both_orders.then(|| verdicts.next().expect("length checked"));
+            let (first, second) = match (first, second.transpose()) {
+                (Ok(first), Ok(second)) => (first, second),
+                (Err(e), _) | (_, Err(e)) => {
+                    fail(&mut o, model, &ex.id, e);
+                    return o;
+                }
+            };
             o.result = judge_result(first.choice, slot);
             o.input_tokens = first.tokens.input_tokens;
+            o.output_tokens = first.tokens.output_tokens;
             o.truncated_tokens = first.tokens.truncated_tokens;
-            if opts.both_orders {
-                let second = verdicts.next().expect("length checked");
+            if let Some(second) = second {
                 o.both_orders_result = Some(both_orders_result(o.result, judge_result(second.choice, slot.other())));
                 if let (Some(m1), Some(m2)) = (first.margin, second.margin) {
                     let (in_a, in_b) = if slot == Slot::A { (m1, m2) } else { (m2, m1) };
                     o.debiased_result = Some(debiased_result(in_a, in_b));
                 }
                 o.input_tokens += second.tokens.input_tokens;
+                o.output_tokens += second.tokens.output_tokens;
                 o.truncated_tokens += second.tokens.truncated_tokens;
                 o.swapped_verdict = Some(second);
             }
@@ -305,22 +310,29 @@ fn rm_chunk(
         requests.push(rm_request(ex, &ex.chosen, opts, prompts)?);
         requests.push(rm_request(ex, &ex.rejected, opts, prompts)?);
     }
-    let scores = rm
-        .score(&requests)
-        .map_err(|source| EvalError::Backend { model: model.into(), example_id: chunk[0].id.clone(), source })?;
+    let scores = rm.score_each(&requests, &|_, _| {});
     if scores.len() != requests.len() {
         return Err(EvalError::BackendShape { model: model.into(), got: scores.len(), expected: requests.len() });
     }
+    let mut scores = scores.into_iter();
     Ok(chunk
         .iter()
-        .zip(scores.chunks(2))
-        .map(|(ex, pair)| {
+        .map(|ex| {
             let mut o = base_outcome(ex, opts, model);
-            o.score_chosen = Some(pair[0].value);
-            o.score_rejected = Some(pair[1].value);
-            o.result = ItemResult::from_scores(f64::from(pair[0].value), f64::from(pair[1].value));
-            o.input_tokens = pair[0].tokens.input_tokens + pair[1].tokens.input_tokens;
-            o.truncated_tokens = pair[0].tokens.truncated_tokens + pair[1].tokens.truncated_tokens;
+            let (chosen, rejected) = (scores.next().expect("length checked"), scores.next().expect("length checked"));
+            let (chosen, rejected) = match (chosen, rejected) {
+                (Ok(c), Ok(r)) => (c, r),
+                (Err(e), _) | (_, Err(e)) => {
+                    fail(&mut o, model, &ex.id, e);
+                    return o;
+                }
+            };
+            o.score_chosen = Some(chosen.value);
+            o.score_rejected = Some(rejected.value);
+            o.result = ItemResult::from_scores(f64::from(chosen.value), f64::from(rejected.value));
+            o.input_tokens = chosen.tokens.input_tokens + rejected.tokens.input_tokens;
+            o.output_tokens = chosen.tokens.output_tokens + rejected.tokens.output_tokens;
+            o.truncated_tokens = chosen.tokens.truncated_tokens + rejected.tokens.truncated_tokens;
             o
         })
         .collect())

@@ -64,11 +64,24 @@ pub fn render(sum: &Summary) -> String {
         let _ = writeln!(s, "- limited to the first {limit} examples of each subset (a quick look, not a full run)");
     }
     let _ = writeln!(s, "- dataset: `{}` ({}), sha256 `{}`", sum.dataset, sum.dataset_kind, short_hash(&sum.dataset_hash));
+    let generated = if sum.output_tokens > 0 { format!(", {} generated", sum.output_tokens) } else { String::new() };
     let _ = writeln!(
         s,
-        "- seed {}, bootstrap {} resamples; {} input tokens, {} of them cut by truncation; model wall time {:.1} s\n",
+        "- seed {}, bootstrap {} resamples; {} input tokens, {} of them cut by truncation{generated}; model wall time {:.1} s",
         sum.seed, sum.bootstrap_resamples, sum.input_tokens, sum.truncated_tokens, sum.wall_seconds
     );
+    if let Some(c) = &sum.cache {
+        let failed = if c.write_errors > 0 { format!(", {} not stored (first: {})", c.write_errors, c.first_error.as_deref().unwrap_or("")) } else { String::new() };
+        let _ = writeln!(s, "- cache `{}`: {} hits, {} calls{failed}", c.path, c.hits, c.calls);
+    }
+    if let Some(r) = &sum.remote {
+        let _ = writeln!(
+            s,
+            "- remote: {} requests ({} retries), {} items failed after retries; server-reported usage {} prompt + {} completion tokens",
+            r.requests, r.retries, r.failures, r.prompt_tokens, r.completion_tokens
+        );
+    }
+    s.push('\n');
     s.push_str("## Accuracy\n\n");
     s.push_str("Strict accuracy counts ties, unparsed verdicts and errors as not correct (the paper's rule); half-tie gives ties half credit; excl. drops ties, unparsed and errors from the denominator. CIs: seeded percentile bootstrap, resampling examples within each subset.\n\n");
     s.push_str(&accuracy_table(&sum.rows));
@@ -165,7 +178,10 @@ mod tests {
             baselines: vec![BaselineRow { name: "baseline:shorter".into(), sees: "answer only".into(), rows: vec![row("Art", 3, 5, 0), row("micro", 3, 5, 0)] }],
             input_tokens: 10,
             truncated_tokens: 0,
+            output_tokens: 0,
             wall_seconds: 1.25,
+            cache: None,
+            remote: None,
         }
     }
 

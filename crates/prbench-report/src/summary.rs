@@ -102,6 +102,48 @@ pub struct Summary {
     pub input_tokens: usize,
     /// Tokens cut to fit the context window.
     pub truncated_tokens: usize,
+    /// Tokens the model under test generated (0 for scoring and logprob verdicts).
+    #[serde(default)]
+    pub output_tokens: usize,
     /// Wall time of the model under test, seconds.
     pub wall_seconds: f64,
+    /// What the run cache did; `None` with `--no-cache` or for control baselines.
+    #[serde(default)]
+    pub cache: Option<CacheReport>,
+    /// What a remote engine did during this run (HTTP requests, retries, failures, billed
+    /// tokens); `None` for in-process engines.
+    #[serde(default)]
+    pub remote: Option<RemoteCalls>,
+}
+
+/// What the run cache did during one run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheReport {
+    /// The cache file.
+    pub path: String,
+    /// Backend results answered from the cache (no call).
+    pub hits: u64,
+    /// Backend results requested from the engine.
+    pub calls: u64,
+    /// Results written to the cache.
+    pub stored: u64,
+    /// Results that could not be written (the run goes on; a rerun would repeat those calls).
+    pub write_errors: u64,
+    /// The first write error, if any.
+    pub first_error: Option<String>,
+}
+
+/// HTTP calls a remote engine made during one run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteCalls {
+    /// Requests sent, retries included.
+    pub requests: u64,
+    /// Retries (after a 429, a 5xx, a timeout, a dropped connection or a broken body).
+    pub retries: u64,
+    /// Items that still failed after the last retry (error outcomes).
+    pub failures: u64,
+    /// Prompt tokens the server reported.
+    pub prompt_tokens: u64,
+    /// Completion tokens the server reported.
+    pub completion_tokens: u64,
 }

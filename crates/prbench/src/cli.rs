@@ -28,6 +28,108 @@ pub enum Command {
     /// Performance, side by side with a reference engine in the same run.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Inspect or prune the run cache (every score and verdict a model engine returned).
+    #[command(subcommand)]
+    Cache(CacheCommand),
+}
+
+/// Cache sub-verbs.
+#[derive(Subcommand, Debug)]
+pub enum CacheCommand {
+    /// Entries per model and kind, size on disk.
+    Stats(CacheStatsArgs),
+    /// Delete entries (by model, by age, or all) and compact the file.
+    Prune(CachePruneArgs),
+}
+
+/// `cache stats` arguments.
+#[derive(Args, Debug)]
+pub struct CacheStatsArgs {
+    /// The cache file (`prbench eval` uses `<--out>/cache.sqlite`, i.e. runs/cache.sqlite).
+    #[arg(long, default_value = "runs/cache.sqlite")]
+    pub cache: PathBuf,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cache prune` arguments. At least one selector is required.
+#[derive(Args, Debug)]
+pub struct CachePruneArgs {
+    /// The cache file.
+    #[arg(long, default_value = "runs/cache.sqlite")]
+    pub cache: PathBuf,
+    /// Entries of models whose spec contains this text (e.g. `openai:gpt-4o`).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Entries not used (written or read) for at least this many days.
+    #[arg(long)]
+    pub older_than_days: Option<u32>,
+    /// Every entry.
+    #[arg(long, conflicts_with_all = ["model", "older_than_days"])]
+    pub all: bool,
+    /// Count what would be deleted, delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// How remote engines (`openai:`, `vllm-classify:`, `reward-server:`) are driven. Every field
+/// is optional so that giving one to a local engine is an error rather than silently ignored;
+/// the defaults are in the accessors.
+#[derive(Args, Debug, Clone, Default)]
+pub struct RemoteArgs {
+    /// Remote engines: requests in flight at once, over all replicas [default: 16].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096).map(|v| v as usize))]
+    pub concurrency: Option<usize>,
+    /// Remote engines: seconds before a request is abandoned and retried [default: 120].
+    #[arg(long)]
+    pub timeout: Option<f64>,
+    /// Remote engines: retries after a 429, a 5xx, a timeout or a dropped connection (with
+    /// exponential backoff and jitter, honouring Retry-After) before the item is an error
+    /// [default: 6].
+    #[arg(long)]
+    pub max_retries: Option<u32>,
+    /// Remote engines: the environment variable holding the API key, sent as a Bearer token and
+    /// never logged or written; unset or empty means no Authorization header
+    /// [default: OPENAI_API_KEY].
+    #[arg(long)]
+    pub api_key_env: Option<String>,
+    /// `openai:` judges: sampling temperature, 0 = greedy [default: 0].
+    #[arg(long)]
+    pub temperature: Option<f32>,
+    /// `openai:` judges: nucleus sampling mass [default: 1].
+    #[arg(long)]
+    pub top_p: Option<f32>,
+    /// `openai:` judges: extra JSON fields merged into every request body, e.g.
+    /// `'{"repeat_penalty":1.0}'` for llama.cpp servers (recorded in the manifest and the cache key).
+    #[arg(long)]
+    pub request_extra: Option<String>,
+}
+
+impl RemoteArgs {
+    /// Requests in flight.
+    pub fn concurrency(&self) -> usize {
+        self.concurrency.unwrap_or(16)
+    }
+
+    /// The flags given, by name (for "applies to remote engines only" errors).
+    pub fn given(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        for (name, set) in [
+            ("--concurrency", self.concurrency.is_some()),
+            ("--timeout", self.timeout.is_some()),
+            ("--max-retries", self.max_retries.is_some()),
+            ("--api-key-env", self.api_key_env.is_some()),
+            ("--temperature", self.temperature.is_some()),
+            ("--top-p", self.top_p.is_some()),
+            ("--request-extra", self.request_extra.is_some()),
+        ] {
+            if set {
+                v.push(name);
+            }
+        }
+        v
+    }
 }
 
 /// Bench sub-verbs.
@@ -130,9 +232,11 @@ pub struct EvalArgs {
     /// Data selection.
     #[command(flatten)]
     pub data: DataArgs,
-    /// Model under test: `gguf:PATH` (judge), `hf:ORG/NAME[@REV]` or `dir:PATH`
-    /// (sequence-classification reward model in the Hugging Face layout), `bt:PATH` (a head from
-    /// `prbench train bt`) or `baseline:NAME`. Default: the SmolLM2-135M-Instruct GGUF fetched by
+    /// Model under test: `gguf:PATH` (judge), `openai:MODEL[@BASE_URL[,BASE_URL…]]` (remote
+    /// judge; several URLs = replicas), `hf:ORG/NAME[@REV]` or `dir:PATH` (sequence-classification
+    /// reward model in the Hugging Face layout), `vllm-classify:MODEL@BASE_URL` and
+    /// `reward-server:URL` (remote reward models), `bt:PATH` (a head from `prbench train bt`) or
+    /// `baseline:NAME`. Default: the SmolLM2-135M-Instruct GGUF fetched by
     /// scripts/fetch-models.sh.
     #[arg(long)]
     pub model: Option<String>,
@@ -154,9 +258,10 @@ pub struct EvalArgs {
     /// Bootstrap resamples per CI (at least 100).
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(100..).map(|v| v as usize))]
     pub bootstrap: usize,
-    /// Examples per backend call.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
-    pub batch_size: usize,
+    /// Examples per backend call (default 8; for remote engines 4 × --concurrency, so the
+    /// requests in flight stay near the limit).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    pub batch_size: Option<usize>,
     /// Evaluate only the first N examples of each subset (quick looks; recorded in the manifest).
     #[arg(long)]
     pub limit: Option<usize>,
@@ -185,6 +290,21 @@ pub struct EvalArgs {
     /// caches); it must be the embedder the head was trained on (checked by hash).
     #[arg(long)]
     pub embedder: Option<PathBuf>,
+    /// Remote engines.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+    /// The run cache: every model score and verdict is stored here under a hash of (model,
+    /// decoding, example, rendered input), so a rerun or a resumed run repeats no call
+    /// (default: `<--out>/cache.sqlite`).
+    #[arg(long)]
+    pub cache: Option<PathBuf>,
+    /// Neither read nor write the cache (every call is made again).
+    #[arg(long, conflicts_with = "cache")]
+    pub no_cache: bool,
+    /// Exit non-zero when more than this share of items failed in the backend (after retries);
+    /// the run files are written either way.
+    #[arg(long, default_value_t = 0.01)]
+    pub max_error_rate: f64,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
