@@ -1,0 +1,97 @@
+//! A reward model behind the HTTP reward protocol of PROTOCOL.md §7: `POST {url}/score` with
+//! JSON `{"query": question, "profile": context or "", "response_text": answer}` →
+//! `{"score": number}`, the model's raw score. A reply without a finite score fails the item;
+//! there is never a default reward (PROTOCOL.md §10: the authors returned 0.5 on any error).
+
+use prbench_models::{CallStats, ItemDone, ModelError, ModelIdentity, RewardModel, RmRequest, Score, TokenStats};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::client::RemoteClient;
+use crate::options::RemoteOptions;
+
+/// Engine name in [`ModelIdentity::engine`].
+pub const ENGINE: &str = "reward server (PROTOCOL.md §7)";
+
+/// Path of the scoring endpoint under each server URL.
+pub const SCORE_PATH: &str = "/score";
+
+#[derive(Debug, Deserialize)]
+struct ScoreReply {
+    #[serde(default)]
+    score: Value,
+}
+
+/// A reward model served over the PROTOCOL.md §7 protocol, one request per item.
+#[derive(Debug)]
+pub struct RewardServer {
+    spec: String,
+    first_url: String,
+    client: RemoteClient,
+}
+
+impl RewardServer {
+    /// A reward model at `urls` (several = replicas of the same model; `/score` is appended).
+    ///
+    /// # Errors
+    /// [`ModelError::Engine`] when `urls` is empty, a URL is not `http(s)://`, or the HTTP
+    /// runtime cannot start. No request is sent.
+    pub fn new(urls: Vec<String>, opts: RemoteOptions) -> Result<Self, ModelError> {
+        let client = RemoteClient::new(&urls, opts)?;
+        let first_url = client.urls()[0].clone();
+        Ok(Self { spec: format!("reward-server:{}", client.urls().join(",")), first_url, client })
+    }
+
+    /// Sets the spec recorded in [`ModelIdentity::spec`] (default `reward-server:URL,…`).
+    pub fn with_spec(mut self, spec: impl Into<String>) -> Self {
+        self.spec = spec.into();
+        self
+    }
+
+    async fn score_one(&self, item: &RmRequest) -> Result<Score, ModelError> {
+        let body = json!({
+            "query": item.input.question,
+            "profile": item.input.context.as_deref().unwrap_or(""),
+            "response_text": item.input.answer,
+        });
+        let reply: ScoreReply = self.client.post_json(SCORE_PATH, &body).await?;
+        let value = reply.score.as_f64().map(|v| v as f32).filter(|v| v.is_finite()).ok_or_else(|| {
+            let got = if reply.score.is_null() { "no `score`".to_string() } else { format!("`score` = {}", reply.score) };
+            ModelError::Engine(format!("POST …{SCORE_PATH} (example `{}`): the reply has {got}; a finite number is required", item.input.example_id))
+        })?;
+        Ok(Score { value, tokens: TokenStats::default() })
+    }
+}
+
+impl RewardModel for RewardServer {
+    /// Fails with the first (in input order) item's error if any item fails after its retries.
+    fn score(&self, items: &[RmRequest]) -> Result<Vec<Score>, ModelError> {
+        self.score_each(items, &|_, _| {}).into_iter().collect()
+    }
+
+    /// One request per item, concurrently; `done` gets each score as it arrives.
+    fn score_each(&self, items: &[RmRequest], done: ItemDone<'_, Score>) -> Vec<Result<Score, ModelError>> {
+        self.client.run_each(items, done, |_, item| self.score_one(item))
+    }
+
+    /// Spec, engine [`ENGINE`], the first URL as `file_hash` (the protocol names no model),
+    /// no template hash, dtype `n/a`.
+    fn identity(&self) -> ModelIdentity {
+        ModelIdentity {
+            spec: self.spec.clone(),
+            engine: ENGINE.to_string(),
+            file_hash: self.first_url.clone(),
+            chat_template_hash: String::new(),
+            dtype: "n/a".to_string(),
+        }
+    }
+
+    fn call_stats(&self) -> Option<CallStats> {
+        Some(self.client.stats())
+    }
+
+    /// `{"endpoint": "/score", "normalization": "none"}`: the protocol's raw score.
+    fn settings(&self) -> Value {
+        json!({ "endpoint": SCORE_PATH, "normalization": "none" })
+    }
+}

@@ -1,0 +1,7 @@
+//! Integration tests of the remote backends against small servers started in each test.
+
+mod faults;
+mod judge;
+mod replicas;
+mod scalar;
+mod support;
