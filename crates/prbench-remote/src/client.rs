@@ -119,6 +119,11 @@ impl RemoteClient {
         self.counters.snapshot()
     }
 
+    /// Item latency percentiles since the client was built.
+    pub(crate) fn latency(&self) -> Option<crate::stats::LatencySummary> {
+        self.counters.latency_summary()
+    }
+
     /// Adds server-reported tokens of one successful reply to the counters.
     pub(crate) fn add_usage(&self, prompt_tokens: u64, completion_tokens: u64) {
         self.counters.usage(prompt_tokens, completion_tokens);
@@ -149,7 +154,12 @@ impl RemoteClient {
             let mut results = stream::iter(items.iter().enumerate())
                 .map(|(i, item)| {
                     let fut = one(i, item);
-                    async move { (i, fut.await) }
+                    async move {
+                        let started = std::time::Instant::now();
+                        let r = fut.await;
+                        self.counters.latency(started.elapsed());
+                        (i, r)
+                    }
                 })
                 .buffer_unordered(width);
             while let Some((i, r)) = results.next().await {

@@ -43,6 +43,7 @@ pub mod vllm;
 pub use openai::{fold_seed, ChatReply, OpenAiChat};
 pub use openai_judge::{pair_seed, JudgeConfig, OpenAiJudge, VerdictSource};
 pub use options::RemoteOptions;
+pub use stats::LatencySummary;
 pub use reward_server::RewardServer;
 pub use vllm::VllmClassify;
 

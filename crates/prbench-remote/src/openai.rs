@@ -2,6 +2,7 @@
 //! "Chat Completions" shape that vLLM, SGLang, llama.cpp's server, Ollama and others serve) as a
 //! [`Generator`].
 
+use crate::stats::LatencySummary;
 use prbench_models::{ChatMessage, ChatRequest, ChatResponse, CallStats, Generator, ItemDone, ModelError, ModelIdentity, TokenStats};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -165,6 +166,12 @@ impl OpenAiChat {
     /// Requests, retries, failures and server-reported tokens since construction.
     pub fn call_stats(&self) -> CallStats {
         self.client.stats()
+    }
+
+    /// Item latency percentiles since construction (first attempt to final result, retries
+    /// included); `None` before the first item. Used by `prbench bench remote`.
+    pub fn latency(&self) -> Option<LatencySummary> {
+        self.client.latency()
     }
 
     /// Runs `items` concurrently. `top_logprobs: Some(n)` asks for `logprobs: true,

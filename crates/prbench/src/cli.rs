@@ -138,6 +138,33 @@ pub enum BenchCommand {
     /// Scalar reward-model throughput: prbench vs PyTorch/transformers on the same token ids
     /// (needs python3 with torch and transformers; see docs/perf.md).
     Rm(BenchRmArgs),
+    /// The `openai:` judge client under load: requests/s, latency p50/p99 and memory, against
+    /// the loopback fault server in fast mode (or `--url`).
+    Remote(BenchRemoteArgs),
+}
+
+/// `bench remote` arguments.
+#[derive(Args, Debug)]
+pub struct BenchRemoteArgs {
+    /// Judge requests to send.
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..=1_000_000).map(|v| v as usize))]
+    pub requests: usize,
+    /// Requests in flight at once.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096).map(|v| v as usize))]
+    pub concurrency: usize,
+    /// An OpenAI-compatible base URL to load instead of the in-process fault server (loopback
+    /// only, please: this sends every request as fast as it can).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Model name sent in each request.
+    #[arg(long, default_value = "fault-model")]
+    pub model: String,
+    /// Dataset whose examples fill the prompts (cycled).
+    #[arg(long, default_value = "data/sample")]
+    pub data: String,
+    /// Print one JSON line instead of the table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `bench rm` arguments.

@@ -27,6 +27,7 @@ fn main() -> ExitCode {
         cli::Command::Data(cmd) => commands::data::run(cmd),
         cli::Command::Train(cmd) => commands::train::run(cmd),
         cli::Command::Bench(cli::BenchCommand::Rm(args)) => commands::bench::run(args),
+        cli::Command::Bench(cli::BenchCommand::Remote(args)) => commands::bench_remote::run(args),
         cli::Command::Cache(cmd) => commands::cache::run(cmd),
     };
     match result {

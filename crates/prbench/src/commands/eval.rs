@@ -26,7 +26,8 @@ use prbench_models::spec::ModelSpec;
 use prbench_models::{Judge, RewardModel};
 use prbench_stats::bootstrap::BootstrapConfig;
 
-use crate::cli::{EvalArgs, VerdictMode};
+use crate::cli::{EvalArgs, RemoteArgs, VerdictMode};
+use prbench_remote::{JudgeConfig, OpenAiChat, OpenAiJudge, RemoteOptions, RewardServer, VerdictSource, VllmClassify};
 use crate::progress::Bar;
 
 /// The model under test, owned.
@@ -97,9 +98,62 @@ fn load_model(spec: &ModelSpec, text: &str, args: &EvalArgs) -> Result<Loaded> {
             }
             Ok(Loaded::Bt(Box::new(rm)))
         }
-        ModelSpec::OpenAi { .. } | ModelSpec::VllmClassify { .. } | ModelSpec::RewardServer(_) => {
-            bail!("`{text}`: remote engines are being wired in (issue 4)")
+        ModelSpec::OpenAi { model, base_urls } => {
+            let mut chat = OpenAiChat::new(&model, base_urls, remote_options(&args.remote)?)?.with_spec(text);
+            if let Some(extra) = request_extra(&args.remote)? {
+                chat = chat.with_extra(extra)?;
+            }
+            let cfg = JudgeConfig {
+                temperature: args.remote.temperature.unwrap_or(0.0),
+                top_p: args.remote.top_p.unwrap_or(1.0),
+                max_tokens: args.max_new_tokens,
+                seed: args.seed,
+                verdict: match args.verdict {
+                    VerdictMode::Logprob => VerdictSource::Auto,
+                    VerdictMode::Generate => VerdictSource::Text,
+                },
+            };
+            let judge = OpenAiJudge::new(chat, cfg).with_context(|| format!("connecting to `{text}`"))?;
+            if args.verdict == VerdictMode::Logprob && !judge.uses_logprobs() {
+                eprintln!("prbench: `{text}` returns no log-probabilities: verdicts are parsed from the text only (no p_A, no debiased figure)");
+            }
+            Ok(Loaded::Judge(Box::new(judge)))
         }
+        ModelSpec::VllmClassify { model, base_urls } => {
+            let mut rm = VllmClassify::new(&model, base_urls, remote_options(&args.remote)?)?.with_spec(text);
+            if let Some(i) = args.label_index {
+                rm = rm.with_label_index(i);
+            }
+            Ok(Loaded::RewardModel(Box::new(rm)))
+        }
+        ModelSpec::RewardServer(urls) => {
+            Ok(Loaded::RewardModel(Box::new(RewardServer::new(urls, remote_options(&args.remote)?)?.with_spec(text))))
+        }
+    }
+}
+
+/// The HTTP settings of a remote engine, from the flags.
+fn remote_options(r: &RemoteArgs) -> Result<RemoteOptions> {
+    let timeout = r.timeout.unwrap_or(120.0);
+    if !(timeout.is_finite() && timeout > 0.0) {
+        bail!("--timeout is in seconds and must be positive; got {timeout}");
+    }
+    Ok(RemoteOptions {
+        concurrency: r.concurrency(),
+        timeout: std::time::Duration::from_secs_f64(timeout),
+        max_retries: r.max_retries.unwrap_or(6),
+        api_key_env: Some(r.api_key_env.clone().unwrap_or_else(|| "OPENAI_API_KEY".into())),
+        ..RemoteOptions::default()
+    })
+}
+
+/// `--request-extra` as a JSON object.
+fn request_extra(r: &RemoteArgs) -> Result<Option<serde_json::Map<String, serde_json::Value>>> {
+    let Some(text) = &r.request_extra else { return Ok(None) };
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(m)) => Ok(Some(m)),
+        Ok(other) => bail!("--request-extra must be a JSON object like '{{\"repeat_penalty\":1.0}}'; got {other}"),
+        Err(e) => bail!("--request-extra is not valid JSON ({e}); pass an object like '{{\"repeat_penalty\":1.0}}'"),
     }
 }
 
@@ -172,8 +226,11 @@ fn slug(s: &str) -> String {
 fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition]) -> Result<()> {
     let is_judge = spec.is_judge();
     let is_seqcls = matches!(spec, ModelSpec::Hf(_) | ModelSpec::Dir(_));
+    if args.label_index.is_some() && !(is_seqcls || matches!(spec, ModelSpec::VllmClassify { .. })) {
+        bail!("--label-index applies to sequence-classification reward models (`hf:`, `dir:`, `vllm-classify:`), not `{}`", args.model.as_deref().unwrap_or("the default judge"));
+    }
     if !is_seqcls {
-        for (flag, given) in [("--preflight", args.preflight), ("--label-index", args.label_index.is_some()), ("--max-length", args.max_length.is_some())] {
+        for (flag, given) in [("--preflight", args.preflight), ("--max-length", args.max_length.is_some())] {
             if given {
                 bail!("{flag} applies to sequence-classification reward models (`hf:` or `dir:`), not `{}`", args.model.as_deref().unwrap_or("the default judge"));
             }

@@ -1,6 +1,7 @@
 //! One module per verb.
 
 pub mod bench;
+pub mod bench_remote;
 pub mod cache;
 pub mod data;
 pub mod eval;

@@ -1,0 +1,357 @@
+//! Remote engines through the real binary: against our loopback fault server (every fault,
+//! retries, failure accounting, key redaction, SIGKILL and resume) and, when `.ci/run` started
+//! one, against a real llama.cpp server (PRBENCH_LLAMA_SERVER_URL), compared with the
+//! in-process engine on the same GGUF.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use prbench_fault_server::{Fault, FaultRule, FaultServer, ServerConfig};
+
+fn read_outcomes(dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("outcomes.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// An outcome without the fields that differ between two runs of the same items (wall time).
+fn comparable(mut o: serde_json::Value) -> serde_json::Value {
+    o.as_object_mut().unwrap().remove("latency_ms");
+    o
+}
+
+/// `(example_id, verdict choice)` per outcome.
+fn choices(outcomes: &[serde_json::Value]) -> Vec<(String, String)> {
+    outcomes
+        .iter()
+        .map(|o| (o["example_id"].as_str().unwrap().to_string(), o["verdict"]["choice"].as_str().unwrap_or("-").to_string()))
+        .collect()
+}
+
+/// Chat requests the judge made (the construction probe asks for one token and is left out).
+fn judge_requests(server: &FaultServer) -> Vec<prbench_fault_server::RequestRecord> {
+    server.log().into_iter().filter(|r| r.path.ends_with("/chat/completions") && r.body["max_tokens"] != 1).collect()
+}
+
+#[test]
+fn openai_judge_survives_every_fault_with_the_same_verdicts_as_a_clean_server() {
+    let tmp = tempfile::tempdir().unwrap();
+    let clean = FaultServer::start(ServerConfig::default()).unwrap();
+    // Every request body fails three times — 429 with Retry-After, a truncated JSON body, a
+    // dropped connection — then gets its answer; one question's body also times out once.
+    let faulty = FaultServer::start(
+        ServerConfig::default()
+            .with_rule(FaultRule::new("", Fault::RateLimited { retry_after: Some("0".into()) }).times(1))
+            .with_rule(FaultRule::new("", Fault::TruncatedJson).times(1))
+            .with_rule(FaultRule::new("", Fault::DropConnection).times(1))
+            .with_rule(FaultRule::new("indoor basketball", Fault::Slow(Duration::from_secs(3))).times(1))
+            .with_rule(FaultRule::new("silent k", Fault::ServerError).times(2)),
+    )
+    .unwrap();
+    let run = |server: &FaultServer, id: &str, cache: &str| {
+        let model = format!("openai:fault-model@{}", server.openai_base());
+        let cache = tmp.path().join(cache).display().to_string();
+        prbench(
+            &["eval", "--data", &sample(), "--model", &model, "--run-id", id, "--quiet", "--bootstrap", "200", "--timeout", "1", "--both-orders", "--cache", &cache],
+            tmp.path(),
+        )
+    };
+    let out = run(&clean, "clean", "clean.sqlite");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = run(&faulty, "faulty", "faulty.sqlite");
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let a = read_outcomes(&tmp.path().join("runs/clean"));
+    let b = read_outcomes(&tmp.path().join("runs/faulty"));
+    assert_eq!(a.len(), 12);
+    assert_eq!(choices(&a), choices(&b));
+    for o in &b {
+        assert!(o["error"].is_null(), "{o}");
+        // The fault server puts p(A) = 0.8 on the letter it answers with (logprobs detected).
+        let p = o["verdict"]["p_a"].as_f64().unwrap();
+        let expect = if o["verdict"]["choice"] == "A" { 0.8 } else { 0.2 };
+        assert!((p - expect).abs() < 1e-4, "{o}");
+    }
+    // 24 judge requests (12 pairs, both orders): 3 faults each, plus one timeout for each order
+    // of the basketball question and two 500s for each order of the silent-k question.
+    let summary = read_json(&tmp.path().join("runs/faulty/summary.json"));
+    assert_eq!(summary["remote"]["retries"], 24 * 3 + 2 + 2 * 2, "{}", summary["remote"]);
+    assert_eq!(summary["remote"]["failures"], 0);
+    let log = judge_requests(&faulty);
+    assert_eq!(log.len(), 24 * 4 + 2 + 2 * 2);
+    let faults: HashMap<String, usize> = log.iter().filter_map(|r| r.fault.clone()).fold(HashMap::new(), |mut m, f| {
+        *m.entry(f).or_default() += 1;
+        m
+    });
+    assert_eq!(faults["rate_limited"], 24);
+    assert_eq!(faults["truncated_json"], 24);
+    assert_eq!(faults["drop_connection"], 24);
+    assert_eq!(faults["slow"], 2, "both orders of the basketball question time out once");
+    assert_eq!(faults["server_error"], 4);
+    assert!(stderr.contains("cache") && stderr.contains("0 hits, 24 calls"), "{stderr}");
+}
+
+#[test]
+fn an_item_that_keeps_failing_is_an_error_and_the_error_rate_decides_the_exit_code() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = FaultServer::start(ServerConfig::default().with_rule(FaultRule::new("security deposit", Fault::ServerError))).unwrap();
+    let model = format!("openai:fault-model@{}", server.openai_base());
+    let data = sample();
+    let args = |id: &'static str| vec!["eval", "--data", &data, "--model", &model, "--run-id", id, "--quiet", "--bootstrap", "200", "--max-retries", "2"];
+    let out = prbench(&args("strict"), tmp.path());
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "1 error in 12 items is above the default 1%: {stderr}");
+    assert!(stderr.contains("--max-error-rate 0.01") && stderr.contains("1 of 12"), "{stderr}");
+    let outcomes = read_outcomes(&tmp.path().join("runs/strict"));
+    let errors: Vec<&serde_json::Value> = outcomes.iter().filter(|o| !o["error"].is_null()).collect();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0]["example_id"], "sample-soc-02");
+    assert_eq!(errors[0]["result"], "error");
+    assert!(errors[0]["verdict"].is_null(), "a failed call is never scored");
+    let msg = errors[0]["error"].as_str().unwrap();
+    assert!(msg.contains("3 attempts") && msg.contains("500"), "{msg}");
+    let summary = read_json(&tmp.path().join("runs/strict/summary.json"));
+    assert_eq!(summary["remote"]["failures"], 1);
+    let micro = summary["rows"].as_array().unwrap().iter().find(|r| r["label"] == "micro").unwrap().clone();
+    assert_eq!(micro["errors"], 1, "{micro}");
+    // The same command with a looser limit succeeds; the 11 good verdicts come from the cache
+    // and only the failing item is asked again (3 attempts).
+    let before = server.requests();
+    let mut b = args("loose");
+    b.extend(["--max-error-rate", "0.1"]);
+    let out = prbench(&b, tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("11 hits, 1 calls"), "{}", text(&out.stderr));
+    assert_eq!(server.requests() - before, 1 + 3, "the probe plus three attempts of the failing item");
+}
+
+#[test]
+fn the_api_key_reaches_the_server_and_nothing_else() {
+    let tmp = tempfile::tempdir().unwrap();
+    let key = "sk-prbench-test-7f3a9c1e5b";
+    let server = FaultServer::start(ServerConfig::default().with_rule(FaultRule::new("silent k", Fault::EchoAuthorization))).unwrap();
+    let model = format!("openai:fault-model@{}", server.openai_base());
+    let out = Command::new(env!("CARGO_BIN_EXE_prbench"))
+        .args(["eval", "--data", &sample(), "--model", &model, "--run-id", "k", "--bootstrap", "200", "--max-retries", "1", "--api-key-env", "PRB_TEST_KEY", "--max-error-rate", "0.5"])
+        .env("PRB_TEST_KEY", key)
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(server.log().iter().all(|r| r.authorization.as_deref() == Some(&format!("Bearer {key}"))));
+    let mut everything = text(&out.stdout) + &text(&out.stderr);
+    for f in ["outcomes.jsonl", "summary.json", "summary.md", "manifest.json"] {
+        everything += &std::fs::read_to_string(tmp.path().join("runs/k").join(f)).unwrap();
+    }
+    let echoed = read_outcomes(&tmp.path().join("runs/k")).into_iter().find(|o| !o["error"].is_null()).expect("the echo item failed");
+    assert!(echoed["error"].as_str().unwrap().contains("[REDACTED]"), "{echoed}");
+    assert!(!everything.contains(key), "the key leaked");
+    assert!(!everything.contains("7f3a9c1e5b"));
+}
+
+#[test]
+fn served_reward_models_score_every_pair_through_retries() {
+    // Both servers score an answer by its length (characters / 100), so each item's result must
+    // equal the `longer` control baseline's on the same item.
+    let tmp = tempfile::tempdir().unwrap();
+    let server = FaultServer::start(ServerConfig::default().with_rule(FaultRule::new("", Fault::ServerError).times(1))).unwrap();
+    for (id, model) in [
+        ("vllm", format!("vllm-classify:rm@{}", server.base_url())),
+        ("rs", format!("reward-server:{}", server.base_url())),
+    ] {
+        let out = prbench(&["eval", "--data", &sample(), "--model", &model, "--run-id", id, "--quiet", "--bootstrap", "200"], tmp.path());
+        assert!(out.status.success(), "{model}: {}", text(&out.stderr));
+        let longer = prbench(&["eval", "--data", &sample(), "--model", "baseline:longer", "--run-id", &format!("{id}-longer"), "--quiet", "--bootstrap", "200"], tmp.path());
+        assert!(longer.status.success());
+        let got = read_outcomes(&tmp.path().join("runs").join(id));
+        let want = read_outcomes(&tmp.path().join("runs").join(format!("{id}-longer")));
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!(g["result"], w["result"], "{model}: {g}");
+            let len = |s: &serde_json::Value| s.as_f64().unwrap();
+            assert!(len(&g["score_chosen"]) > 0.0 && len(&g["score_rejected"]) > 0.0);
+        }
+        let summary = read_json(&tmp.path().join("runs").join(id).join("summary.json"));
+        assert_eq!(summary["remote"]["retries"], 24, "{model}: every answer's first request got a 500");
+    }
+}
+
+/// Writes a JSONL dataset of `n` examples (copies of the sample's rows with new ids and
+/// questions) so that a run lasts long enough to be killed halfway.
+fn write_dataset(dir: &Path, n: usize) -> String {
+    let rows: Vec<serde_json::Value> = std::fs::read_to_string(repo().join("data/sample/Art_and_Entertainment.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut text = String::new();
+    for i in 0..n {
+        let mut r = rows[i % rows.len()].clone();
+        r["id"] = format!("gen-{i:03}").into();
+        r["question"] = format!("Question {i}: {}", r["question"].as_str().unwrap()).into();
+        text += &(r.to_string() + "\n");
+    }
+    let path = dir.join("Art_and_Entertainment.jsonl");
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn a_killed_run_resumes_with_cache_hits_and_no_repeated_call() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = write_dataset(tmp.path(), 40);
+    let slow = ServerConfig::default().with_delay(Duration::from_millis(150));
+    let server = FaultServer::start(slow.clone()).unwrap();
+    let model = format!("openai:fault-model@{}", server.openai_base());
+    let args = ["eval", "--data", &data, "--model", &model, "--run-id", "r", "--quiet", "--bootstrap", "200", "--concurrency", "2", "--batch-size", "4"];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_prbench"))
+        .args(args)
+        .current_dir(tmp.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while judge_requests(&server).len() < 16 {
+        assert!(started.elapsed() < Duration::from_secs(60), "the run never got going");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before it was killed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let manifest = read_json(&tmp.path().join("runs/r/manifest.json"));
+    assert!(manifest["finished"].is_null(), "killed before the end");
+    let cache = prbench_eval::cache::Cache::open(&tmp.path().join("runs/cache.sqlite")).unwrap();
+    let stored: u64 = cache.stats().unwrap().iter().map(|r| r.entries).sum();
+    drop(cache);
+    assert!(stored >= 12, "about 16 answers came back before the kill; {stored} stored");
+
+    let before = judge_requests(&server).len();
+    let out = prbench(&args, tmp.path());
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("resuming unfinished run `r`"), "{stderr}");
+    assert!(stderr.contains(&format!("{stored} hits, {} calls", 40 - stored)), "{stderr}");
+    assert_eq!(judge_requests(&server).len() - before, 40 - stored as usize, "no completed call was repeated");
+
+    // The same command uninterrupted, on a fresh cache and server, gives the same outcomes.
+    let fresh = tempfile::tempdir().unwrap();
+    let server2 = FaultServer::start(slow).unwrap();
+    let model2 = format!("openai:fault-model@{}", server2.openai_base());
+    let mut args2 = args;
+    args2[4] = &model2;
+    let out = prbench(&args2, fresh.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let resumed: Vec<_> = read_outcomes(&tmp.path().join("runs/r")).into_iter().map(comparable).collect();
+    let mut whole: Vec<_> = read_outcomes(&fresh.path().join("runs/r")).into_iter().map(comparable).collect();
+    for o in &mut whole {
+        o["model"] = resumed[0]["model"].clone(); // the spec names the other server's port
+    }
+    assert_eq!(resumed.len(), 40);
+    assert_eq!(resumed, whole);
+    // A finished run is not resumed: the same command now refuses the taken id.
+    let out = prbench(&args, tmp.path());
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("already exists"), "{}", text(&out.stderr));
+}
+
+/// The real llama.cpp server (`scripts/llama-server.sh start`, run by `.ci/run`) against the
+/// in-process llama.cpp engine on the same GGUF, both decoding greedily.
+#[test]
+fn openai_judge_on_a_real_llama_server_matches_the_in_process_engine() {
+    let Ok(url) = std::env::var("PRBENCH_LLAMA_SERVER_URL") else {
+        eprintln!("skipped: PRBENCH_LLAMA_SERVER_URL is not set (scripts/llama-server.sh start prints it; .ci/run sets it)");
+        return;
+    };
+    let gguf = prbench_models::gguf::default_model_path();
+    if !gguf.is_file() {
+        eprintln!("skipped: {} absent (run scripts/fetch-models.sh)", gguf.display());
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let remote = format!("openai:smollm2@{url}");
+    let local = format!("gguf:{}", gguf.display());
+    // llama-cpp-python applies a repeat penalty of 1.1 unless told otherwise; the in-process
+    // engine applies none.
+    let common_args = ["--data", &sample(), "--verdict", "generate", "--max-new-tokens", "96", "--quiet", "--bootstrap", "200", "--no-cache"];
+    let mut a = vec!["eval", "--model", &remote, "--run-id", "remote", "--request-extra", r#"{"repeat_penalty":1.0}"#, "--concurrency", "1"];
+    a.extend(common_args);
+    let out = prbench(&a, tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut b = vec!["eval", "--model", &local, "--run-id", "local"];
+    b.extend(common_args);
+    let out = prbench(&b, tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let remote_o = read_outcomes(&tmp.path().join("runs/remote"));
+    let local_o = read_outcomes(&tmp.path().join("runs/local"));
+    assert_eq!(remote_o.len(), 12);
+    // Two llama.cpp builds (the server's and llama-cpp-2's) compute the same Q4_1 logits in a
+    // different order, so greedy decoding may pick differently where two tokens are within
+    // rounding of each other. Every reply that differs must differ at such a near-tie: ask the
+    // server again for the same prompt with its top-3 log-probabilities, find the token where
+    // the texts part, and require the in-process text to continue with the server's runner-up,
+    // less than 0.25 nats behind its pick.
+    let examples = prbench_data::load::load(&sample(), &[]).unwrap().examples;
+    let slots = prbench_eval::slots::assign_slots(&examples, 42);
+    let prompts = prbench_eval::prompt::Prompts::new();
+    let mut extra = serde_json::Map::new();
+    extra.insert("repeat_penalty".into(), 1.0.into());
+    let chat = prbench_remote::OpenAiChat::new("smollm2", vec![url.clone()], prbench_remote::RemoteOptions::default())
+        .unwrap()
+        .with_extra(extra)
+        .unwrap();
+    let (mut same_text, mut same_choice, mut gaps) = (0, 0, Vec::new());
+    for ((r, l), ex) in remote_o.iter().zip(&local_o).zip(&examples) {
+        let (rt, lt) = (r["verdict"]["raw"].as_str().unwrap(), l["verdict"]["raw"].as_str().unwrap());
+        same_choice += usize::from(r["verdict"]["choice"] == l["verdict"]["choice"]);
+        if rt == lt {
+            same_text += 1;
+            continue;
+        }
+        let (a, b) = match slots[&ex.id] {
+            prbench_eval::slots::Slot::A => (&ex.chosen, &ex.rejected),
+            prbench_eval::slots::Slot::B => (&ex.rejected, &ex.chosen),
+        };
+        let pair = prbench_models::PairInput { example_id: ex.id.clone(), question: ex.question.clone(), context: None, a: a.clone(), b: b.clone() };
+        let request = prbench_models::ChatRequest { prompt: prompts.judge(&pair).unwrap(), max_new_tokens: 96, temperature: 0.0, top_p: 1.0, seed: 0 };
+        let reply = chat.chat_each(&[request], Some(3), &|_, _| {}).pop().unwrap().unwrap();
+        assert_eq!(reply.text, rt, "{}: the server's greedy reply is reproducible", ex.id);
+        let split = rt.bytes().zip(lt.bytes()).take_while(|(x, y)| x == y).count();
+        let mut start = 0;
+        let token = reply
+            .logprobs
+            .as_ref()
+            .expect("llama.cpp returns log-probabilities")
+            .iter()
+            .find(|t| {
+                start += t.token.len();
+                start > split
+            })
+            .unwrap();
+        let token_start = start - token.token.len();
+        let local_rest = &lt[token_start..];
+        let runner_up = token
+            .top_logprobs
+            .iter()
+            .find(|alt| alt.token != token.token && local_rest.starts_with(&alt.token))
+            .unwrap_or_else(|| panic!("{}: the in-process text {:?} continues with none of the server's top tokens {:?}", ex.id, &local_rest[..local_rest.len().min(20)], token.top_logprobs));
+        let gap = token.logprob - runner_up.logprob;
+        assert!(gap < 0.25, "{}: the texts part where the server's pick leads by {gap:.3} nats, not a near-tie", ex.id);
+        gaps.push(format!("{}: {:?} vs {:?}, {gap:.3} nats", ex.id, token.token, runner_up.token));
+    }
+    eprintln!("llama server vs in-process: {same_text} of 12 replies identical, {same_choice} of 12 verdicts equal; where the texts part: {}", gaps.join("; "));
+    assert!(same_text >= 3, "{same_text} of 12 identical replies");
+    let summary = read_json(&tmp.path().join("runs/remote/summary.json"));
+    assert_eq!(summary["remote"]["failures"], 0);
+    assert!(summary["remote"]["completion_tokens"].as_u64().unwrap() > 0);
+}
