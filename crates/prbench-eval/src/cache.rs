@@ -297,11 +297,16 @@ impl CacheCounters {
 /// The lookup-then-call logic shared by [`CachedJudge`] and [`CachedRewardModel`]: answers the
 /// items whose key is stored, sends the rest to `call` (one batch), stores each result the
 /// moment the backend hands it to `done`, and returns one result per item in order.
-fn cached_each<R, T>(
-    cache: &Cache,
-    counters: &CacheCounters,
+/// Where [`cached_each`] stores results: the cache, the run's counters, and what to file them as.
+struct Store<'a> {
+    cache: &'a Cache,
+    counters: &'a CacheCounters,
     kind: EntryKind,
-    model: &str,
+    model: &'a str,
+}
+
+fn cached_each<R, T>(
+    store: &Store<'_>,
     items: &[R],
     keys: &[String],
     done: ItemDone<'_, T>,
@@ -311,6 +316,7 @@ where
     R: Clone,
     T: Serialize + DeserializeOwned + Clone,
 {
+    let Store { cache, counters, kind, model } = *store;
     let mut out: Vec<Option<Result<T, ModelError>>> = Vec::with_capacity(items.len());
     let mut miss_index = Vec::new();
     for (i, key) in keys.iter().enumerate() {
@@ -378,7 +384,8 @@ impl Judge for CachedJudge<'_> {
 
     fn judge_each(&self, items: &[JudgeRequest], done: ItemDone<'_, Verdict>) -> Vec<Result<Verdict, ModelError>> {
         let keys: Vec<String> = items.iter().map(|it| self.key(it)).collect();
-        cached_each(self.cache, self.counters, EntryKind::Verdict, &self.identity.spec, items, &keys, done, |xs, d| {
+        let store = Store { cache: self.cache, counters: self.counters, kind: EntryKind::Verdict, model: &self.identity.spec };
+        cached_each(&store, items, &keys, done, |xs, d| {
             self.inner.judge_each(xs, d)
         })
     }
@@ -426,7 +433,8 @@ impl RewardModel for CachedRewardModel<'_> {
 
     fn score_each(&self, items: &[RmRequest], done: ItemDone<'_, Score>) -> Vec<Result<Score, ModelError>> {
         let keys: Vec<String> = items.iter().map(|it| self.key(it)).collect();
-        cached_each(self.cache, self.counters, EntryKind::Score, &self.identity.spec, items, &keys, done, |xs, d| {
+        let store = Store { cache: self.cache, counters: self.counters, kind: EntryKind::Score, model: &self.identity.spec };
+        cached_each(&store, items, &keys, done, |xs, d| {
             self.inner.score_each(xs, d)
         })
     }

@@ -46,11 +46,11 @@ pub const OPENAI_DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 /// Splits `MODEL@URL,URL` at the last `@` that starts an `http://` or `https://` URL, so model
 /// names holding `@` survive.
 fn split_model_urls(rest: &str) -> (String, Vec<String>) {
-    let at = rest.match_indices('@').map(|(i, _)| i).filter(|&i| {
+    let mut at = rest.match_indices('@').map(|(i, _)| i).filter(|&i| {
         let tail = &rest[i + 1..];
         tail.starts_with("http://") || tail.starts_with("https://")
     });
-    match at.last() {
+    match at.next_back() {
         Some(i) => (rest[..i].to_string(), parse_urls(&rest[i + 1..])),
         None => (rest.to_string(), Vec::new()),
     }

@@ -109,11 +109,12 @@ fn failed_loads_leave_no_folder_and_an_all_error_run_fails() {
     assert!(out.status.success(), "{}", text(&out.stderr));
 
     // Under `none` there is no context to cut: at 10 tokens every item is an error, the run
-    // files are written, and the exit status says the run failed.
+    // files are written, and the exit status says the run failed (12 of 12 is above the 1%
+    // default of --max-error-rate).
     let model = model(tmp.path());
     let out = prbench(&["eval", "--data", &sample(), "--model", &model, "--max-length", "10", "--run-id", "r2", "--quiet", "--bootstrap", "200"], tmp.path());
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("failed on every item"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("--max-error-rate 0.01 allows: none: 12 of 12 (100.0%)"), "{}", text(&out.stderr));
     let outcomes = std::fs::read_to_string(tmp.path().join("runs/r2/outcomes.jsonl")).unwrap();
     assert_eq!(outcomes.lines().filter(|l| l.contains("\"error\":\"")).count(), 12);
 }
