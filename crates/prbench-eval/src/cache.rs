@@ -127,7 +127,8 @@ impl Cache {
     /// Opens (creating if needed, with its parent folder) the cache at `path`.
     ///
     /// # Errors
-    /// [`EvalError::Cache`] naming the file when it cannot be created or is not a prbench cache.
+    /// [`EvalError::Cache`] naming the file when it cannot be created or is not a prbench cache
+    /// (another program's SQLite database is refused, never modified).
     pub fn open(path: &Path) -> Result<Self, EvalError> {
         let err = |reason: String| EvalError::Cache { path: path.to_path_buf(), reason };
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -135,6 +136,16 @@ impl Cache {
         }
         let conn = Connection::open(path).map_err(|e| err(e.to_string()))?;
         conn.busy_timeout(std::time::Duration::from_secs(30)).map_err(|e| err(e.to_string()))?;
+        // Never add tables to somebody else's database: a file with tables must have ours.
+        let tables: Vec<String> = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+            .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+            .map_err(|e| err(format!("{e} (is this a prbench cache file? pass another --cache PATH)")))?;
+        if !tables.is_empty() && !tables.iter().any(|t| t == "prbench_cache_meta") {
+            return Err(err(format!(
+                "this SQLite file is not a prbench cache (it has the tables {tables:?}); pass another --cache PATH"
+            )));
+        }
         conn.execute_batch(
             "PRAGMA journal_mode=WAL;
              PRAGMA synchronous=NORMAL;

@@ -326,7 +326,7 @@ pub fn check_resume(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Re
     let examples = limit_per_subset(&data.examples, cfg.limit);
     let new = manifest_for(data, &examples, &identity, &decoding, cfg, &Prompts::new());
     let fields: [(&str, String, String); 9] = [
-        ("model", format!("{:?}", old.model), format!("{:?}", new.model)),
+        ("model", serde_json::to_string(&old.model).unwrap_or_default(), serde_json::to_string(&new.model).unwrap_or_default()),
         ("decoding", old.decoding.to_string(), new.decoding.to_string()),
         ("template_hash", old.template_hash, new.template_hash),
         ("dataset_hash", old.dataset_hash, new.dataset_hash),

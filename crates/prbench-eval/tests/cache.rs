@@ -251,3 +251,17 @@ fn a_file_that_is_not_a_cache_is_refused_with_its_path() {
     let e = Cache::open(&path).unwrap_err().to_string();
     assert!(e.contains("notes.txt"), "{e}");
 }
+
+#[test]
+fn another_programs_database_is_refused_and_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.sqlite");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("CREATE TABLE notes (t TEXT); INSERT INTO notes VALUES ('keep me');").unwrap();
+    drop(conn);
+    let e = Cache::open(&path).unwrap_err().to_string();
+    assert!(e.contains("not a prbench cache") && e.contains("notes"), "{e}");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let tables: Vec<String> = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").unwrap().query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+    assert_eq!(tables, vec!["notes".to_string()]);
+}

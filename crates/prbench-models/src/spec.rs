@@ -43,16 +43,14 @@ pub enum ModelSpec {
 /// Base URL for `openai:MODEL` without `@URL`.
 pub const OPENAI_DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
-/// Splits `MODEL@URL,URL` at the last `@` that starts an `http://` or `https://` URL, so model
-/// names holding `@` survive.
-fn split_model_urls(rest: &str) -> (String, Vec<String>) {
-    let mut at = rest.match_indices('@').map(|(i, _)| i).filter(|&i| {
-        let tail = &rest[i + 1..];
-        tail.starts_with("http://") || tail.starts_with("https://")
-    });
-    match at.next_back() {
-        Some(i) => (rest[..i].to_string(), parse_urls(&rest[i + 1..])),
-        None => (rest.to_string(), Vec::new()),
+/// Splits `MODEL@URL,URL` at the last `@` (so model names holding `@` survive when a URL
+/// follows); `None` for the URLs when there is no `@`. The URLs are checked by [`check_urls`]:
+/// text after the `@` that is not an `http://` or `https://` URL is an error, never part of the
+/// model name (a typo must not send requests, with the API key, to the default host).
+fn split_model_urls(rest: &str) -> (String, Option<Vec<String>>) {
+    match rest.rfind('@') {
+        Some(i) => (rest[..i].to_string(), Some(parse_urls(&rest[i + 1..]))),
+        None => (rest.to_string(), None),
     }
 }
 
@@ -62,7 +60,10 @@ fn parse_urls(list: &str) -> Vec<String> {
 
 fn check_urls(spec: &str, urls: &[String]) -> Result<(), ModelError> {
     match urls.iter().find(|u| !(u.starts_with("http://") || u.starts_with("https://"))) {
-        Some(bad) => Err(ModelError::Spec { spec: spec.into(), reason: format!("`{bad}` is not an http:// or https:// URL") }),
+        Some(bad) => Err(ModelError::Spec {
+            spec: spec.into(),
+            reason: format!("`{bad}` is not an http:// or https:// URL (the text after the last `@` names the server, e.g. `http://127.0.0.1:8080/v1`)"),
+        }),
         None => Ok(()),
     }
 }
@@ -98,18 +99,23 @@ impl ModelSpec {
             "dir" if !rest.is_empty() => Ok(Self::Dir(PathBuf::from(rest))),
             "bt" if !rest.is_empty() => Ok(Self::Bt(PathBuf::from(rest))),
             "openai" if !rest.is_empty() => {
-                let (model, mut base_urls) = split_model_urls(rest);
+                let (model, base_urls) = split_model_urls(rest);
                 if model.is_empty() {
                     return Err(ModelError::Spec { spec: spec.into(), reason: "expected `openai:MODEL[@BASE_URL[,BASE_URL…]]`; the model name is empty".into() });
                 }
-                if base_urls.is_empty() {
-                    base_urls.push(OPENAI_DEFAULT_BASE_URL.to_string());
-                }
+                let base_urls = match base_urls {
+                    None => vec![OPENAI_DEFAULT_BASE_URL.to_string()],
+                    Some(urls) if urls.is_empty() => {
+                        return Err(ModelError::Spec { spec: spec.into(), reason: "nothing follows `@`; give a base URL such as `http://127.0.0.1:8080/v1`, or drop the `@` for the default host".into() })
+                    }
+                    Some(urls) => urls,
+                };
                 check_urls(spec, &base_urls)?;
                 Ok(Self::OpenAi { model, base_urls })
             }
             "vllm-classify" if !rest.is_empty() => {
                 let (model, base_urls) = split_model_urls(rest);
+                let base_urls = base_urls.unwrap_or_default();
                 if model.is_empty() || base_urls.is_empty() {
                     return Err(ModelError::Spec { spec: spec.into(), reason: "expected `vllm-classify:MODEL@BASE_URL[,BASE_URL…]`, e.g. `vllm-classify:Skywork/Skywork-Reward-V2-Llama-3.1-8B@http://127.0.0.1:8000`".into() });
                 }
@@ -157,6 +163,10 @@ mod tests {
         );
         assert!(ModelSpec::parse("vllm-classify:org/rm").is_err());
         assert!(ModelSpec::parse("openai:@http://h/v1").is_err());
+        // A URL without its scheme is refused, never read as part of the model name.
+        for bad in ["openai:m@127.0.0.1:8080/v1", "openai:m@ftp://h", "openai:m@", "openai:m@http://a,b:9"] {
+            assert!(ModelSpec::parse(bad).is_err(), "{bad}");
+        }
         assert_eq!(ModelSpec::parse("reward-server:http://h:9/").unwrap(), ModelSpec::RewardServer(vec!["http://h:9".into()]));
         assert!(ModelSpec::parse("reward-server:h:9").unwrap_err().to_string().contains("not an http"));
         assert!(ModelSpec::parse("hf:").is_err());

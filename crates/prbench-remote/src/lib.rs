@@ -47,6 +47,16 @@ pub use stats::LatencySummary;
 pub use reward_server::RewardServer;
 pub use vllm::VllmClassify;
 
+/// What names a served model in cache keys and manifests: `MODEL @ URL,URL` with the replica
+/// URLs sorted. The URLs are part of it because servers such as llama.cpp's ignore the model
+/// name: two servers answering to the same name must not share cache entries. Adding or
+/// removing a replica therefore starts a fresh set of entries.
+pub fn served_model_id(model: &str, urls: &[String]) -> String {
+    let mut urls = urls.to_vec();
+    urls.sort();
+    format!("{model} @ {}", urls.join(","))
+}
+
 /// An `f32` setting as the JSON number a person would write (`0.7`, not
 /// `0.699999988079071`): the shortest decimal that reads back as the same `f32`.
 pub(crate) fn json_f32(x: f32) -> serde_json::Value {

@@ -12,7 +12,19 @@ use crate::logprobs::TokenLogprob;
 use crate::options::RemoteOptions;
 
 /// Request keys that `extra` may not set: the engine owns them.
-pub const RESERVED_KEYS: [&str; 3] = ["model", "messages", "stream"];
+pub const RESERVED_KEYS: [&str; 11] = [
+    "model",
+    "messages",
+    "stream",
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "max_completion_tokens",
+    "seed",
+    "logprobs",
+    "top_logprobs",
+    "n",
+];
 
 /// Engine name in [`ModelIdentity::engine`].
 pub const ENGINE: &str = "openai-compatible chat";
@@ -142,7 +154,9 @@ impl OpenAiChat {
     /// [`ModelError::Engine`] when a key is one of [`RESERVED_KEYS`].
     pub fn with_extra(mut self, extra: Map<String, Value>) -> Result<Self, ModelError> {
         if let Some(k) = extra.keys().find(|k| RESERVED_KEYS.contains(&k.as_str())) {
-            return Err(ModelError::Engine(format!("extra request key `{k}` is reserved: extra keys may not override {RESERVED_KEYS:?}")));
+            return Err(ModelError::Engine(format!(
+                "extra request key `{k}` is reserved: extra keys may not override {RESERVED_KEYS:?} (set decoding with prbench's own flags, e.g. --temperature, --top-p, --max-new-tokens, --seed, so the manifest records it)"
+            )));
         }
         self.extra = extra;
         Ok(self)
@@ -231,7 +245,8 @@ impl OpenAiChat {
             .ok_or_else(|| ModelError::Engine("POST …/chat/completions: the reply has an empty `choices` list".into()))?;
         self.client.add_usage(p, c);
         Ok(ChatReply {
-            text: choice.message.and_then(|m| m.content).unwrap_or_default(),
+            // A server that echoes the API key into a reply must not get it into outcomes or the cache.
+            text: self.client.redact(&choice.message.and_then(|m| m.content).unwrap_or_default()),
             tokens: TokenStats { input_tokens: p as usize, truncated_tokens: 0, output_tokens: c as usize },
             finish_reason: choice.finish_reason,
             logprobs: choice.logprobs.and_then(|l| l.content),
@@ -262,18 +277,25 @@ impl OpenAiChat {
                     .and_then(|c| c.first())
                     .is_some_and(|t| !t.top_logprobs.is_empty()))
             }
+            // Wrong key, wrong path or unknown model: say so now rather than fail every item later.
+            Err(CallError { fatal_status: Some(s @ (401 | 403 | 404)), message }) => Err(ModelError::Engine(format!(
+                "a test request was refused with HTTP {s}; check the base URL (it must end where `/chat/completions` hangs, usually `/v1`), the model name and the API key's environment variable: {message}"
+            ))),
+            // Any other 4xx: the server does not take `logprobs` (an unknown parameter).
             Err(CallError { fatal_status: Some(s), .. }) if (400..500).contains(&s) => Ok(false),
             Err(e) => Err(e.into()),
         }
     }
 
-    /// Identity for the manifest: the spec, engine [`ENGINE`], the model name as
-    /// `file_hash`, no template hash (the server applies its own), dtype `n/a`.
+    /// Identity for the manifest: the spec, engine [`ENGINE`], the model name and the sorted
+    /// server URLs as `file_hash` ([`crate::served_model_id`]: part of every cache key, since
+    /// some servers ignore the model name), no template hash (the server applies its own),
+    /// dtype `n/a`.
     pub fn model_identity(&self) -> ModelIdentity {
         ModelIdentity {
             spec: self.spec.clone(),
             engine: ENGINE.to_string(),
-            file_hash: self.model.clone(),
+            file_hash: crate::served_model_id(&self.model, &self.client.urls()),
             chat_template_hash: String::new(),
             dtype: "n/a".to_string(),
         }
@@ -317,14 +339,13 @@ mod tests {
     }
 
     #[test]
-    fn body_merges_extra_after_sampling_keys() {
+    fn body_merges_extra_beside_sampling_keys() {
         let mut extra = Map::new();
         extra.insert("repeat_penalty".into(), json!(1.0));
-        extra.insert("temperature".into(), json!(0.5));
         let chat = OpenAiChat::new("m", vec!["http://127.0.0.1:9/v1".into()], RemoteOptions::default()).unwrap().with_extra(extra).unwrap();
         let s = Sampling { temperature: 0.7, top_p: 0.9, max_tokens: 5, seed: 3, top_logprobs: Some(20) };
         let b = chat.body(json!([]), &s);
-        assert_eq!(b["temperature"], json!(0.5));
+        assert_eq!(b["temperature"], json!(0.7));
         assert_eq!(b["top_p"], json!(0.9));
         assert_eq!(b["repeat_penalty"], json!(1.0));
         assert_eq!(b["logprobs"], json!(true));

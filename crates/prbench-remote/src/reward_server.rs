@@ -26,7 +26,6 @@ struct ScoreReply {
 #[derive(Debug)]
 pub struct RewardServer {
     spec: String,
-    first_url: String,
     client: RemoteClient,
 }
 
@@ -38,8 +37,7 @@ impl RewardServer {
     /// runtime cannot start. No request is sent.
     pub fn new(urls: Vec<String>, opts: RemoteOptions) -> Result<Self, ModelError> {
         let client = RemoteClient::new(&urls, opts)?;
-        let first_url = client.urls()[0].clone();
-        Ok(Self { spec: format!("reward-server:{}", client.urls().join(",")), first_url, client })
+        Ok(Self { spec: format!("reward-server:{}", client.urls().join(",")), client })
     }
 
     /// Sets the spec recorded in [`ModelIdentity::spec`] (default `reward-server:URL,…`).
@@ -74,13 +72,17 @@ impl RewardModel for RewardServer {
         self.client.run_each(items, done, |_, item| self.score_one(item))
     }
 
-    /// Spec, engine [`ENGINE`], the first URL as `file_hash` (the protocol names no model),
+    /// Spec, engine [`ENGINE`], the sorted server URLs as `file_hash` (the protocol names no model),
     /// no template hash, dtype `n/a`.
     fn identity(&self) -> ModelIdentity {
         ModelIdentity {
             spec: self.spec.clone(),
             engine: ENGINE.to_string(),
-            file_hash: self.first_url.clone(),
+            file_hash: {
+                let mut urls = self.client.urls();
+                urls.sort();
+                urls.join(",")
+            },
             chat_template_hash: String::new(),
             dtype: "n/a".to_string(),
         }

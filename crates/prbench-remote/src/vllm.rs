@@ -154,13 +154,14 @@ impl RewardModel for VllmClassify {
         self.client.run_each(items, done, |_, item| self.score_one(item))
     }
 
-    /// Spec, engine [`ENGINE`], the model name as `file_hash`, no template hash (the server
-    /// applies the model's own), dtype `n/a`.
+    /// Spec, engine [`ENGINE`], the model name and sorted server URLs as `file_hash`
+    /// ([`crate::served_model_id`]), no template hash (the server applies the model's own),
+    /// dtype `n/a`.
     fn identity(&self) -> ModelIdentity {
         ModelIdentity {
             spec: self.spec.clone(),
             engine: ENGINE.to_string(),
-            file_hash: self.model.clone(),
+            file_hash: crate::served_model_id(&self.model, &self.client.urls()),
             chat_template_hash: String::new(),
             dtype: "n/a".to_string(),
         }

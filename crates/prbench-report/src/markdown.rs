@@ -77,11 +77,20 @@ pub fn render(sum: &Summary) -> String {
     if let Some(r) = &sum.remote {
         let _ = writeln!(
             s,
-            "- remote: {} requests ({} retries), {} items failed after retries; server-reported usage {} prompt + {} completion tokens",
+            "- remote: {} requests ({} retries), {} calls failed after retries; server-reported usage {} prompt + {} completion tokens",
             r.requests, r.retries, r.failures, r.prompt_tokens, r.completion_tokens
         );
     }
     s.push('\n');
+    if let Some(micro) = sum.rows.iter().find(|r| r.label == "micro") {
+        let (errors, unparsed, n) = (micro.tally.errors, micro.tally.unparsed, micro.tally.n);
+        if errors > 0 {
+            let _ = writeln!(s, "> **{errors} of {n} items failed in the backend** (after retries): they count as not correct here and are listed with their error in outcomes.jsonl.\n");
+        }
+        if unparsed > 0 {
+            let _ = writeln!(s, "> **{unparsed} of {n} verdicts could not be parsed** (no `Result: A|B` line): they count as not correct, never as a choice.\n");
+        }
+    }
     s.push_str("## Accuracy\n\n");
     s.push_str("Strict accuracy counts ties, unparsed verdicts and errors as not correct (the paper's rule); half-tie gives ties half credit; excl. drops ties, unparsed and errors from the denominator. CIs: seeded percentile bootstrap, resampling examples within each subset.\n\n");
     s.push_str(&accuracy_table(&sum.rows));

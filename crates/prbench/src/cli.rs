@@ -59,8 +59,8 @@ pub struct CachePruneArgs {
     /// The cache file.
     #[arg(long, default_value = "runs/cache.sqlite")]
     pub cache: PathBuf,
-    /// Entries of models whose spec contains this text (e.g. `openai:gpt-4o`).
-    #[arg(long)]
+    /// Entries of models whose spec contains this text (e.g. `openai:gpt-4o`; not empty).
+    #[arg(long, value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub model: Option<String>,
     /// Entries not used (written or read) for at least this many days.
     #[arg(long)]
@@ -270,7 +270,12 @@ pub struct EvalArgs {
     /// Conditions, comma-separated: `none`, `oracle` (oracle = upper bound). One run per condition.
     #[arg(long, value_delimiter = ',', default_value = "none")]
     pub condition: Vec<String>,
-    /// Verdict mode for local judges.
+    /// Verdict mode. Local (`gguf:`) judges: `logprob` reads the next-token log-probabilities
+    /// of A and B after `Result:` (one forward pass, never unparsed); `generate` decodes a
+    /// reply and parses its `Result:` line. `openai:` judges always generate and parse (a chat
+    /// endpoint cannot continue an assistant turn); with `logprob` they also ask for
+    /// log-probabilities (if the server gives them, checked once at load) to add p_A, and
+    /// `generate` skips that.
     #[arg(long, value_enum, default_value_t = VerdictMode::Logprob)]
     pub verdict: VerdictMode,
     /// Judge each pair in both orders (consistency and position-debiased figures).

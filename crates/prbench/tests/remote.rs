@@ -269,7 +269,7 @@ fn a_killed_run_resumes_with_cache_hits_and_no_repeated_call() {
 /// in-process llama.cpp engine on the same GGUF, both decoding greedily.
 #[test]
 fn openai_judge_on_a_real_llama_server_matches_the_in_process_engine() {
-    let Ok(url) = std::env::var("PRBENCH_LLAMA_SERVER_URL") else {
+    let Some(url) = std::env::var("PRBENCH_LLAMA_SERVER_URL").ok().filter(|u| !u.is_empty()) else {
         eprintln!("skipped: PRBENCH_LLAMA_SERVER_URL is not set (scripts/llama-server.sh start prints it; .ci/run sets it)");
         return;
     };
@@ -354,4 +354,42 @@ fn openai_judge_on_a_real_llama_server_matches_the_in_process_engine() {
     let summary = read_json(&tmp.path().join("runs/remote/summary.json"));
     assert_eq!(summary["remote"]["failures"], 0);
     assert!(summary["remote"]["completion_tokens"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn a_multi_condition_run_resumes_its_unfinished_condition_and_skips_the_finished_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = FaultServer::start(ServerConfig::default()).unwrap();
+    let model = format!("openai:fault-model@{}", server.openai_base());
+    let args = ["eval", "--data", &sample(), "--model", &model, "--condition", "none,oracle", "--run-id", "mc", "--quiet", "--bootstrap", "200"];
+    let out = prbench(&args, tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let finished = read_outcomes(&tmp.path().join("runs/mc-oracle"));
+    // Make `mc-oracle` look like a run killed before its end: no summary, no end time.
+    let dir = tmp.path().join("runs/mc-oracle");
+    std::fs::remove_file(dir.join("summary.json")).unwrap();
+    let mut manifest = read_json(&dir.join("manifest.json"));
+    manifest["finished"] = serde_json::Value::Null;
+    std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
+    let before = judge_requests(&server).len();
+    let out = prbench(&args, tmp.path());
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("run `mc-none` finished already; skipping it"), "{stderr}");
+    assert!(stderr.contains("resuming unfinished run `mc-oracle`") && stderr.contains("12 hits, 0 calls"), "{stderr}");
+    assert_eq!(judge_requests(&server).len(), before);
+    let resumed: Vec<_> = read_outcomes(&dir).into_iter().map(comparable).collect();
+    assert_eq!(resumed, finished.into_iter().map(comparable).collect::<Vec<_>>());
+    // Both finished now: the same command is refused.
+    let out = prbench(&args, tmp.path());
+    assert!(!out.status.success() && text(&out.stderr).contains("already exists"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_server_url_without_its_scheme_is_refused_before_any_request() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = prbench(&["eval", "--data", &sample(), "--model", "openai:m@127.0.0.1:9/v1", "--quiet"], tmp.path());
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("is not an http:// or https:// URL"), "{}", text(&out.stderr));
+    assert!(!tmp.path().join("runs").exists());
 }

@@ -159,6 +159,27 @@ fn auto_falls_back_to_text_when_the_server_rejects_or_ignores_logprobs() {
 }
 
 #[test]
+fn a_wrong_path_or_key_stops_the_judge_at_load() {
+    for status in [401u16, 403, 404] {
+        let server = serve(move |_| Reply::Raw(status, r#"{"error":"nope"}"#.into(), vec![]));
+        let chat = OpenAiChat::new("m", vec![server.url.clone()], fast_opts(2)).unwrap();
+        let e = OpenAiJudge::new(chat, JudgeConfig::default()).unwrap_err().to_string();
+        assert!(e.contains(&format!("HTTP {status}")) && e.contains("base URL"), "{e}");
+        assert_eq!(server.log.count(), 1, "a refusal is not retried");
+    }
+}
+
+#[test]
+fn extra_fields_cannot_override_decoding() {
+    for key in ["temperature", "top_p", "max_tokens", "seed", "logprobs", "top_logprobs", "n", "model"] {
+        let mut extra = serde_json::Map::new();
+        extra.insert(key.into(), json!(1));
+        let e = OpenAiChat::new("m", vec!["http://127.0.0.1:9".into()], fast_opts(1)).unwrap().with_extra(extra).unwrap_err().to_string();
+        assert!(e.contains(&format!("`{key}` is reserved")), "{e}");
+    }
+}
+
+#[test]
 fn decoding_is_deterministic_sorted_and_records_extra() {
     let server = serve(|_| Reply::Json(chat_json("Result: A", 1, 1)));
     let mut extra = serde_json::Map::new();
@@ -173,7 +194,7 @@ fn decoding_is_deterministic_sorted_and_records_extra() {
     assert!(text.starts_with(r#"{"detected":false,"extra":{"chat_template_kwargs":{"enable_thinking":false,"z":1},"repeat_penalty":1.0},"max_tokens":64,"#), "{text}");
     assert!(text.contains(r#""temperature":0.7"#) && text.contains(r#""top_p":0.9"#) && text.contains(r#""verdict":"logprob""#), "{text}");
     let id = judge.identity();
-    assert_eq!((id.spec.as_str(), id.engine.as_str(), id.file_hash.as_str(), id.chat_template_hash.as_str(), id.dtype.as_str()), ("openai:m@X", "openai-compatible chat", "m", "", "n/a"));
+    assert_eq!((id.spec.as_str(), id.engine.as_str(), id.file_hash.as_str(), id.chat_template_hash.as_str(), id.dtype.as_str()), ("openai:m@X", "openai-compatible chat", format!("m @ {}", server.url).as_str(), "", "n/a"));
     judge.judge(&[judge_req(1)]).unwrap();
     let b = &server.log.hits()[0].body;
     assert_eq!(b["repeat_penalty"], json!(1.0));

@@ -46,7 +46,9 @@ fn vllm_classify_scores_in_order_with_chat_messages_and_raw_logits() {
     let st = rm.call_stats().unwrap();
     assert_eq!((st.requests, st.failures, st.prompt_tokens, st.completion_tokens), (50, 0, (10..60).sum::<u64>(), 0));
     let id = rm.identity();
-    assert_eq!((id.engine.as_str(), id.file_hash.as_str(), id.spec.as_str()), ("vllm classify", "org/rm", "vllm-classify:org/rm"));
+    // The URL is normalized (trailing `/` dropped) and named with the model: servers that ignore
+    // the model name must not share cache entries.
+    assert_eq!((id.engine.as_str(), id.file_hash.as_str(), id.spec.as_str()), ("vllm classify", format!("org/rm @ {}", server.url).as_str(), "vllm-classify:org/rm"));
     assert_eq!(rm.settings(), json!({"endpoint": "/classify", "extra": {}, "label_index": null, "use_activation": false}));
 }
 
@@ -88,6 +90,7 @@ fn reward_server_sends_the_protocol_fields_and_keeps_order() {
     assert_eq!(scores.iter().map(|s| s.value).collect::<Vec<_>>(), (0..50).map(|i| logit(i) as f32).collect::<Vec<_>>());
     let id = rm.identity();
     assert_eq!((id.engine.as_str(), id.file_hash.as_str()), ("reward server (PROTOCOL.md §7)", server.url.as_str()));
+    assert_eq!(prbench_remote::served_model_id("m", &["http://b".into(), "http://a".into()]), "m @ http://a,http://b");
     assert_eq!(rm.call_stats().unwrap().requests, 50);
 }
 

@@ -16,7 +16,10 @@ pub fn run(cmd: CacheCommand) -> Result<()> {
 
 fn open_existing(path: &std::path::Path) -> Result<Cache> {
     if !path.is_file() {
-        bail!("no cache at `{}` (prbench eval writes `<--out>/cache.sqlite`; pass --cache PATH)", path.display());
+        bail!("no cache file at `{}` (prbench eval writes `<--out>/cache.sqlite`; pass --cache PATH)", path.display());
+    }
+    if std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) == 0 {
+        bail!("`{}` is an empty file, not a prbench cache; pass --cache PATH", path.display());
     }
     Ok(Cache::open(path)?)
 }

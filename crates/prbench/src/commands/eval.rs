@@ -135,8 +135,8 @@ fn load_model(spec: &ModelSpec, text: &str, args: &EvalArgs) -> Result<Loaded> {
 /// The HTTP settings of a remote engine, from the flags.
 fn remote_options(r: &RemoteArgs) -> Result<RemoteOptions> {
     let timeout = r.timeout.unwrap_or(120.0);
-    if !(timeout.is_finite() && timeout > 0.0) {
-        bail!("--timeout is in seconds and must be positive; got {timeout}");
+    if !(timeout.is_finite() && timeout > 0.0 && timeout <= 86_400.0) {
+        bail!("--timeout is in seconds, more than 0 and at most 86400 (a day); got {timeout}");
     }
     Ok(RemoteOptions {
         concurrency: r.concurrency(),
@@ -257,6 +257,15 @@ fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition]) -> R
             }
         }
     }
+    if let Some(t) = args.remote.temperature.filter(|t| !(t.is_finite() && *t >= 0.0)) {
+        bail!("--temperature must be 0 (greedy) or more; got {t}");
+    }
+    if let Some(p) = args.remote.top_p.filter(|p| !(*p > 0.0 && *p <= 1.0)) {
+        bail!("--top-p is a probability mass in (0, 1]; got {p}");
+    }
+    if args.max_new_tokens == 0 {
+        bail!("--max-new-tokens must be at least 1");
+    }
     if !(0.0..=1.0).contains(&args.max_error_rate) {
         bail!("--max-error-rate is a share of items in [0, 1], e.g. 0.01 for 1%; got {}", args.max_error_rate);
     }
@@ -276,6 +285,9 @@ struct PlannedRun {
     id: String,
     /// The folder exists with a manifest that has no end time (a killed run): resume into it.
     resume: bool,
+    /// The folder holds a finished run of this condition, part of a multi-condition run being
+    /// resumed: skip it.
+    done: bool,
 }
 
 /// Picks one run id per condition and checks, before any model loads, that its folder is free
@@ -300,21 +312,36 @@ fn plan_run_dirs(args: &EvalArgs, spec: &str, conditions: &[Condition]) -> Resul
                     if args.no_cache {
                         bail!("run folder `{}` holds an unfinished run; resuming it needs the cache (drop --no-cache), or pass another --run-id", dir.display());
                     }
-                    return Ok(PlannedRun { id, resume: true });
+                    return Ok(PlannedRun { id, resume: true, done: false });
+                }
+                // A finished condition of a multi-condition run whose later condition was cut
+                // short is skipped when that run is resumed (checked below).
+                if conditions.len() > 1 && dir.join("summary.json").is_file() {
+                    return Ok(PlannedRun { id, resume: false, done: true });
                 }
                 check_run_dir_free(&args.out, &id)?;
-                return Ok(PlannedRun { id, resume: false });
+                return Ok(PlannedRun { id, resume: false, done: false });
             }
             let base = format!("{stamp}-{}-{condition}", slug(spec));
             for n in 1..1000 {
                 let id = if n == 1 { base.clone() } else { format!("{base}-{n}") };
                 if !args.out.join(&id).exists() {
-                    return Ok(PlannedRun { id, resume: false });
+                    return Ok(PlannedRun { id, resume: false, done: false });
                 }
             }
             bail!("too many runs named `{base}-*` in `{}`", args.out.display())
         })
-        .collect()
+        .collect::<Result<Vec<PlannedRun>>>()
+        .and_then(|planned| {
+            let resuming = planned.iter().any(|p| p.resume);
+            match planned.iter().find(|p| p.done) {
+                Some(p) if !resuming => bail!(
+                    "run folder `{}` already exists and is finished; pass another --run-id or remove the folder",
+                    args.out.join(&p.id).display()
+                ),
+                _ => Ok(planned),
+            }
+        })
 }
 
 /// Runs `prbench eval`.
@@ -368,6 +395,10 @@ pub fn run(args: EvalArgs) -> Result<()> {
     let batch_size = args.batch_size.unwrap_or(if parsed.is_remote() { 4 * args.remote.concurrency() } else { 8 });
     let mut cfgs = Vec::with_capacity(conditions.len());
     for (condition, planned) in conditions.into_iter().zip(run_ids) {
+        if planned.done {
+            eprintln!("prbench: condition `{condition}`: run `{}` finished already; skipping it", planned.id);
+            continue;
+        }
         let dir = if planned.resume { args.out.join(&planned.id) } else { create_run_dir(&args.out, &planned.id)? };
         let cfg = RunConfig {
             run_id: planned.id,
@@ -407,13 +438,20 @@ pub fn run(args: EvalArgs) -> Result<()> {
         }
         if let Some(r) = &result.summary.remote {
             eprintln!(
-                "prbench: remote: {} requests, {} retries, {} items failed after retries; {} prompt + {} completion tokens",
+                "prbench: remote: {} requests, {} retries, {} calls failed after retries; {} prompt + {} completion tokens",
                 r.requests, r.retries, r.failures, r.prompt_tokens, r.completion_tokens
             );
         }
         let errors: Vec<&str> = result.outcomes.iter().filter_map(|o| o.error.as_deref()).collect();
         if let Some(first) = errors.first() {
             eprintln!("prbench: warning: the backend failed on {} item(s), counted as errors, never scored; first: {first}", errors.len());
+        }
+        let unparsed = result.outcomes.iter().filter(|o| o.result == prbench_stats::outcome::ItemResult::Unparsed).count();
+        if unparsed > 0 {
+            eprintln!(
+                "prbench: warning: {unparsed} of {} verdicts could not be parsed (no `Result: A|B` line); they count as not correct, never as a choice (see `verdict.raw` in outcomes.jsonl)",
+                result.outcomes.len()
+            );
         }
         let rate = if result.outcomes.is_empty() { 0.0 } else { errors.len() as f64 / result.outcomes.len() as f64 };
         if rate > args.max_error_rate {
@@ -423,9 +461,14 @@ pub fn run(args: EvalArgs) -> Result<()> {
     }
     if !over_limit.is_empty() {
         bail!(
-            "the backend failed on more items than --max-error-rate {} allows: {} (the errors are listed in outcomes.jsonl; rerun the same command to retry only the failed items, the rest come from the cache)",
+            "the backend failed on more items than --max-error-rate {} allows: {} (the errors are listed in outcomes.jsonl). {}",
             args.max_error_rate,
-            over_limit.join("; ")
+            over_limit.join("; "),
+            if args.no_cache {
+                "Rerun without --no-cache to keep what succeeds from then on."
+            } else {
+                "Rerun with a new --run-id (or none): the items that succeeded come from the cache and only the failed ones are called again."
+            }
         );
     }
     Ok(())
