@@ -6,6 +6,7 @@
 pub mod accuracy;
 pub mod bootstrap;
 pub mod outcome;
+pub mod paired;
 pub mod position;
 
 pub use accuracy::{Ratio, Tally, TieMode};
