@@ -12,6 +12,31 @@
 //! the attention mask passed to BERT: for an encoder the non-causal padding mask is the right
 //! one) and put back in input order, so results do not depend on the batch size beyond float
 //! rounding (tested to 1e-6).
+//!
+//! # As a [`prbench_models::Embedder`] (dense retrieval)
+//!
+//! The trait implementation embeds plain texts the way sentence-transformers does, following the
+//! model directory's own files:
+//! - **Truncation**: a text longer than the limit is cut at the END (right), keeping
+//!   `[CLS] first tokens [SEP]`; the number of cut tokens is returned in
+//!   [`Embedding::truncated_tokens`] (never silent). The limit is [`EmbedderOptions::max_length`]
+//!   when given, else `max_seq_length` from `sentence_bert_config.json` (256 for
+//!   all-MiniLM-L6-v2), else the model's `max_position_embeddings`; see
+//!   [`MiniLmEmbedder::text_max_length`]. `do_lower_case: true` there lowercases texts first.
+//! - **Normalisation and similarity**: when `modules.json` lists a
+//!   `sentence_transformers.models.Normalize` module, vectors are L2-normalised and compared with
+//!   [`Similarity::Cosine`]; otherwise (no `modules.json`, or one without Normalize) they are left
+//!   as mean-pooled and compared with [`Similarity::Dot`] — what Contriever's card prescribes
+//!   (mean pooling, dot product).
+//! - **Pooling**: only mean pooling is implemented. A `modules.json` whose Pooling module asks for
+//!   another mode (CLS, max, …), or that lists a module prbench does not run (e.g. `Dense`), is
+//!   refused at load time rather than embedded wrongly.
+//!
+//! The inherent [`MiniLmEmbedder::embed`] (text or pair inputs, left-cut context, error on an
+//! over-long single text) keeps its contract for its existing callers (the Bradley-Terry head):
+//! always L2-normalised, limit [`MiniLmEmbedder::max_length`]. Note that with a `MiniLmEmbedder`
+//! value, `emb.embed(..)` resolves to the inherent method; call the trait one as
+//! `Embedder::embed(&emb, texts)` or through `&dyn Embedder`.
 
 use std::path::{Path, PathBuf};
 
@@ -20,7 +45,7 @@ use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
 use crate::batch::by_length;
 use prbench_models::file_hash::sha256_file;
-use prbench_models::{ModelError, TokenStats};
+use prbench_models::{Embedder, Embedding, ModelError, ModelIdentity, Similarity, TokenStats};
 use tokenizers::{Encoding, PostProcessor, Tokenizer, TruncationDirection};
 
 /// Directory name of the default embedder under the models directory.
@@ -70,6 +95,15 @@ pub struct MiniLmEmbedder {
     batch_size: usize,
     n_special_single: usize,
     n_special_pair: usize,
+    /// `modules.json` lists a Normalize module (trait path only; the inherent path always
+    /// normalises).
+    normalize: bool,
+    /// Limit of the trait path (see the module docs).
+    text_max_length: usize,
+    /// `sentence_bert_config.json` `do_lower_case`.
+    lowercase: bool,
+    /// The spec recorded in the identity (`dir:PATH` by default).
+    spec: String,
 }
 
 impl std::fmt::Debug for MiniLmEmbedder {
@@ -80,6 +114,8 @@ impl std::fmt::Debug for MiniLmEmbedder {
             .field("hidden", &self.hidden)
             .field("max_length", &self.max_length)
             .field("batch_size", &self.batch_size)
+            .field("normalize", &self.normalize)
+            .field("text_max_length", &self.text_max_length)
             .finish()
     }
 }
@@ -90,6 +126,104 @@ fn file_err(path: &Path, reason: impl std::fmt::Display) -> ModelError {
 
 fn engine(e: impl std::fmt::Display) -> ModelError {
     ModelError::Engine(e.to_string())
+}
+
+/// The sentence-transformers module types prbench runs (anything else in `modules.json` is
+/// refused: it would change the embedding in a way prbench does not reproduce).
+const ST_TRANSFORMER: &str = "sentence_transformers.models.Transformer";
+const ST_POOLING: &str = "sentence_transformers.models.Pooling";
+const ST_NORMALIZE: &str = "sentence_transformers.models.Normalize";
+
+/// What a model directory's own sentence-transformers files say about embedding (all optional:
+/// a plain Hugging Face BERT directory such as Contriever's has none of them).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SentenceTransformersConfig {
+    /// `modules.json` exists.
+    pub has_modules: bool,
+    /// `modules.json` lists a `sentence_transformers.models.Normalize` module: embeddings are
+    /// L2-normalised and compared by cosine.
+    pub normalize: bool,
+    /// `sentence_bert_config.json` `max_seq_length` (tokens, special tokens included), if given.
+    pub max_seq_length: Option<usize>,
+    /// `sentence_bert_config.json` `do_lower_case` (false when absent).
+    pub do_lower_case: bool,
+    /// Repo-relative files the listed modules need beyond the base model (each Pooling
+    /// module's `<path>/config.json`), for fetching from the hub.
+    pub module_files: Vec<String>,
+}
+
+fn read_json(path: &Path) -> Result<serde_json::Value, ModelError> {
+    let text = std::fs::read_to_string(path).map_err(|e| file_err(path, e))?;
+    serde_json::from_str(&text).map_err(|e| file_err(path, format!("not valid JSON: {e}")))
+}
+
+/// Reads `modules.json`, each Pooling module's config and `sentence_bert_config.json` in `dir`
+/// (each optional).
+///
+/// # Errors
+/// [`ModelError::File`] for an unreadable or malformed file; [`ModelError::Metadata`] naming the
+/// file and key when `modules.json` lists a module prbench does not run (e.g. `Dense`), a
+/// Pooling module's config is missing, or its mode is not mean pooling.
+pub fn read_sentence_transformers_config(dir: &Path) -> Result<SentenceTransformersConfig, ModelError> {
+    let mut out = SentenceTransformersConfig::default();
+    let modules_path = dir.join("modules.json");
+    if modules_path.is_file() {
+        out.has_modules = true;
+        let v = read_json(&modules_path)?;
+        let list = v.as_array().ok_or_else(|| file_err(&modules_path, "must be a JSON list of modules"))?;
+        for (i, m) in list.iter().enumerate() {
+            let ty = m.get("type").and_then(serde_json::Value::as_str).unwrap_or("");
+            let path = m.get("path").and_then(serde_json::Value::as_str).unwrap_or("");
+            let meta = |reason: String| ModelError::Metadata {
+                path: modules_path.clone(),
+                key: format!("[{i}].type"),
+                reason,
+            };
+            match ty {
+                ST_TRANSFORMER => {}
+                ST_NORMALIZE => out.normalize = true,
+                ST_POOLING => {
+                    let rel = if path.is_empty() { "config.json".to_string() } else { format!("{path}/config.json") };
+                    let cfg_path = dir.join(&rel);
+                    if !cfg_path.is_file() {
+                        return Err(meta(format!(
+                            "lists a Pooling module whose config `{rel}` is missing from the model directory"
+                        )));
+                    }
+                    let cfg = read_json(&cfg_path)?;
+                    let flag = |k: &str| cfg.get(k).and_then(serde_json::Value::as_bool).unwrap_or(false);
+                    let others = [
+                        "pooling_mode_cls_token",
+                        "pooling_mode_max_tokens",
+                        "pooling_mode_mean_sqrt_len_tokens",
+                        "pooling_mode_weightedmean_tokens",
+                        "pooling_mode_lasttoken",
+                    ];
+                    if !flag("pooling_mode_mean_tokens") || others.iter().any(|k| flag(k)) {
+                        return Err(ModelError::Metadata {
+                            path: cfg_path,
+                            key: "pooling_mode_*".into(),
+                            reason: "prbench's BERT embedder implements mean pooling only; this model asks for                                      another pooling mode"
+                                .into(),
+                        });
+                    }
+                    out.module_files.push(rel);
+                }
+                other => {
+                    return Err(meta(format!(
+                        "module type `{other}` is not run by prbench's BERT embedder (it runs Transformer,                          mean Pooling and Normalize only); embedding without it would be wrong"
+                    )))
+                }
+            }
+        }
+    }
+    let sbert_path = dir.join("sentence_bert_config.json");
+    if sbert_path.is_file() {
+        let v = read_json(&sbert_path)?;
+        out.max_seq_length = v.get("max_seq_length").and_then(serde_json::Value::as_u64).map(|n| n as usize);
+        out.do_lower_case = v.get("do_lower_case").and_then(serde_json::Value::as_bool).unwrap_or(false);
+    }
+    Ok(out)
 }
 
 /// A tokenized input ready for a batch.
@@ -166,6 +300,17 @@ impl MiniLmEmbedder {
             Some(pp) => (pp.added_tokens(false), pp.added_tokens(true)),
             None => (0, 0),
         };
+        let st = read_sentence_transformers_config(dir)?;
+        let text_max_length = match opts.max_length {
+            Some(m) => m,
+            None => st.max_seq_length.map_or(model_max_length, |m| m.min(model_max_length)),
+        };
+        if text_max_length <= n_special_single {
+            return Err(ModelError::Spec {
+                spec: format!("max_seq_length={text_max_length}"),
+                reason: format!("leaves no room for text after the {n_special_single} special tokens"),
+            });
+        }
         Ok(Self {
             model,
             tokenizer,
@@ -178,6 +323,57 @@ impl MiniLmEmbedder {
             batch_size,
             n_special_single,
             n_special_pair,
+            normalize: st.normalize,
+            text_max_length,
+            lowercase: st.do_lower_case,
+            spec: format!("dir:{}", dir.display()),
+        })
+    }
+
+    /// Sets the spec recorded in [`Embedder::identity`] (e.g. `hf:facebook/contriever-msmarco@<commit>`;
+    /// default `dir:<dir>`). The spec labels cache entries; it is not part of cache keys.
+    pub fn with_spec(mut self, spec: impl Into<String>) -> Self {
+        self.spec = spec.into();
+        self
+    }
+
+    /// Maximum tokens per text of the [`Embedder`] path, special tokens included (longer texts are
+    /// cut at the end): [`EmbedderOptions::max_length`] if given, else `sentence_bert_config.json`'s
+    /// `max_seq_length` (capped at the model's limit), else `max_position_embeddings`.
+    pub fn text_max_length(&self) -> usize {
+        self.text_max_length
+    }
+
+    /// Whether the [`Embedder`] path L2-normalises (the directory's `modules.json` lists a
+    /// Normalize module); then [`Embedder::similarity`] is cosine, otherwise dot product.
+    pub fn normalizes(&self) -> bool {
+        self.normalize
+    }
+
+    /// Tokenizes one text for the [`Embedder`] path: `[CLS] text [SEP]`, the text cut at the end
+    /// to fit [`MiniLmEmbedder::text_max_length`].
+    fn prepare_text(&self, text: &str) -> Result<Prepared, ModelError> {
+        let lowered;
+        let text = if self.lowercase {
+            lowered = text.to_lowercase();
+            lowered.as_str()
+        } else {
+            text
+        };
+        let mut enc = self.encode_plain(text)?;
+        let keep = self.text_max_length - self.n_special_single;
+        let truncated = enc.len().saturating_sub(keep);
+        if truncated > 0 {
+            enc.truncate(keep, 0, TruncationDirection::Right);
+        }
+        let enc = self
+            .tokenizer
+            .post_process(enc, None, true)
+            .map_err(|e| ModelError::Engine(format!("tokenizer post-processing: {e}")))?;
+        Ok(Prepared {
+            ids: enc.get_ids().to_vec(),
+            type_ids: enc.get_type_ids().to_vec(),
+            stats: TokenStats { input_tokens: enc.len(), truncated_tokens: truncated, output_tokens: 0 },
         })
     }
 
@@ -296,7 +492,7 @@ impl MiniLmEmbedder {
         let lens: Vec<usize> = prepared.iter().map(|p| p.ids.len()).collect();
         let out = by_length(&lens, self.batch_size, |idx| {
             let batch: Vec<&Prepared> = idx.iter().map(|&i| &prepared[i]).collect();
-            self.forward(&batch)
+            self.forward(&batch, true)
         })?;
         Ok((out, prepared.into_iter().map(|p| p.stats).collect()))
     }
@@ -329,12 +525,13 @@ impl MiniLmEmbedder {
             .collect::<Result<_, _>>()?;
         let mut out = Vec::with_capacity(prepared.len());
         for chunk in prepared.chunks(self.batch_size) {
-            out.extend(self.forward(&chunk.iter().collect::<Vec<_>>())?);
+            out.extend(self.forward(&chunk.iter().collect::<Vec<_>>(), true)?);
         }
         Ok(out)
     }
 
-    fn forward(&self, batch: &[&Prepared]) -> Result<Vec<Vec<f32>>, ModelError> {
+    /// Mean-pooled vectors of a padded batch, L2-normalised when `normalize`.
+    fn forward(&self, batch: &[&Prepared], normalize: bool) -> Result<Vec<Vec<f32>>, ModelError> {
         let b = batch.len();
         let t = batch.iter().map(|p| p.ids.len()).max().unwrap_or(0);
         let mut ids = vec![0u32; b * t];
@@ -355,10 +552,64 @@ impl MiniLmEmbedder {
             let summed = hidden.broadcast_mul(&m)?.sum(1)?; // (b, h)
             let counts = m.sum(1)?.clamp(1e-9, f64::INFINITY)?; // (b, 1)
             let mean = summed.broadcast_div(&counts)?;
+            if !normalize {
+                return Ok(mean);
+            }
             let norm = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12, f64::INFINITY)?;
             mean.broadcast_div(&norm)
         })()
         .map_err(engine)?;
         pooled.to_vec2::<f32>().map_err(engine)
+    }
+}
+
+/// The sentence-embedding path (dense retrieval); see the module docs for the truncation,
+/// normalisation and similarity rules.
+impl Embedder for MiniLmEmbedder {
+    /// One vector of [`MiniLmEmbedder::dim`] floats per text, in input order; texts run in padded
+    /// batches sorted by length.
+    ///
+    /// # Errors
+    /// Tokenizer or forward-pass failures as [`ModelError::Engine`]. Over-long texts are not an
+    /// error: they are cut at the end and the cut is counted.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Embedding>, ModelError> {
+        let prepared: Vec<Prepared> = texts.iter().map(|t| self.prepare_text(t)).collect::<Result<_, _>>()?;
+        let lens: Vec<usize> = prepared.iter().map(|p| p.ids.len()).collect();
+        let vectors = by_length(&lens, self.batch_size, |idx| {
+            let batch: Vec<&Prepared> = idx.iter().map(|&i| &prepared[i]).collect();
+            self.forward(&batch, self.normalize)
+        })?;
+        Ok(vectors
+            .into_iter()
+            .zip(&prepared)
+            .map(|(vector, p)| Embedding { vector, truncated_tokens: p.stats.truncated_tokens })
+            .collect())
+    }
+
+    fn similarity(&self) -> Similarity {
+        if self.normalize {
+            Similarity::Cosine
+        } else {
+            Similarity::Dot
+        }
+    }
+
+    /// `file_hash` = sha256 of `model.safetensors`; `engine` names the pooling, normalisation,
+    /// length limit and truncation side, so embeddings computed under other settings never share
+    /// a cache key; `dtype` = `f32`.
+    fn identity(&self) -> ModelIdentity {
+        ModelIdentity {
+            spec: self.spec.clone(),
+            engine: format!(
+                "candle {} f32 CPU (bert sentence embedder: mean pooling, {}, max {} tokens cut right{})",
+                crate::reward::CANDLE_VERSION,
+                if self.normalize { "l2-normalised" } else { "not normalised" },
+                self.text_max_length,
+                if self.lowercase { ", lowercased" } else { "" },
+            ),
+            file_hash: self.weights_sha256.clone(),
+            chat_template_hash: String::new(),
+            dtype: "f32".into(),
+        }
     }
 }

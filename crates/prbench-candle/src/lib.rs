@@ -8,6 +8,7 @@ pub mod hub;
 pub mod reward;
 pub mod tokenize;
 pub mod embed;
+pub mod embedder;
 pub mod bt;
 pub mod decoder;
 pub mod seqcls;

@@ -214,6 +214,11 @@ impl RewardModel for SeqClsRewardModel {
             .collect())
     }
 
+    /// The context tokens left truncation would cut.
+    fn input_overflow(&self, item: &RmRequest) -> Result<Option<usize>, ModelError> {
+        self.tokenize(item).map(|t| Some(t.truncated_tokens))
+    }
+
     fn settings(&self) -> serde_json::Value {
         serde_json::json!({
             "max_length": self.max_length,

@@ -114,6 +114,22 @@ pub enum DataError {
         row: usize,
     },
 
+    /// A ranked dataset file's `profile_ranking` (or `dataset_kind`) does not fit its row or the
+    /// other rows: post ids that are not the row's profile ids in order (ids detached from their
+    /// text, PROTOCOL.md §10 defect 10), scores of the wrong length or order, or a field that
+    /// some rows carry and others lack or carry with another value.
+    #[error("{file}: row {row}: field `{field}` {detail}")]
+    Ranking {
+        /// The file.
+        file: String,
+        /// 1-based row.
+        row: usize,
+        /// Field path, e.g. `profile_ranking.post_ids`.
+        field: String,
+        /// What is wrong and what to do (starts with a verb phrase: "is missing, …").
+        detail: String,
+    },
+
     /// Two rows share an id (ids must be unique across the whole dataset).
     #[error(
         "{file}: row {row}: field `id` value {id:?} duplicates {first_file} row {first_row}; ids \

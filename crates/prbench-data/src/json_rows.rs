@@ -2,17 +2,21 @@
 //!
 //! Rows are read into `serde_json::Value` and then checked field by field, so every message names
 //! the exact field path. Unknown extra fields are ignored (they may carry the producer's own
-//! metadata); missing required fields and wrong types are errors. A UTF-8 byte-order mark at the
-//! start of a file is skipped; blank JSONL lines are errors (they usually mean a truncated or
-//! hand-edited file).
+//! metadata); missing required fields and wrong types are errors. Two optional fields written by
+//! `prbench retrieve` are checked: `profile_ranking` (its `post_ids` must be the row's profile ids
+//! in order, its `scores` one number per post, best first) and `dataset_kind`; that all rows or
+//! none carry them is checked when the dataset is finished (see `rows::finish`).
+//!
+//! A UTF-8 byte-order mark at the start of a file is skipped; blank JSONL lines are errors (they
+//! usually mean a truncated or hand-edited file).
 
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
 use crate::error::DataError;
-use crate::rows::{ContentHash, RawRow};
-use crate::schema::{Example, ProfilePost, RubricAspect};
+use crate::rows::{ContentHash, RawRow, RowExtra};
+use crate::schema::{Example, ProfilePost, RubricAspect, DATASET_KIND_FIELD, PROFILE_RANKING_FIELD};
 
 /// Where a row is, for error messages.
 #[derive(Clone, Copy)]
@@ -213,10 +217,77 @@ pub(crate) fn parse_array(text: &str, file: &str) -> Result<Vec<Value>, DataErro
     }
 }
 
+/// Reads the optional fields `prbench retrieve` writes: `profile_ranking` (whose `post_ids` must
+/// be the row's profile ids in order, and whose `scores` must be as many numbers, best first) and
+/// `dataset_kind`.
+fn row_extra(v: &Value, example: &Example, ctx: RowCtx) -> Result<RowExtra, DataError> {
+    let obj = ctx.object(v, "(row)")?;
+    let mut extra = RowExtra { dataset_kind: ctx.opt_string(obj, DATASET_KIND_FIELD)?, ..RowExtra::default() };
+    if extra.dataset_kind.as_deref().is_some_and(|k| k.trim().is_empty()) {
+        return Err(DataError::EmptyField { file: ctx.file.to_string(), row: ctx.row, field: DATASET_KIND_FIELD.into() });
+    }
+    let Some(ranking) = obj.get(PROFILE_RANKING_FIELD).filter(|r| !r.is_null()) else {
+        return Ok(extra);
+    };
+    let f = |k: &str| format!("{PROFILE_RANKING_FIELD}.{k}");
+    let bad = |field: String, detail: String| DataError::Ranking { file: ctx.file.to_string(), row: ctx.row, field, detail };
+    let r = ctx.object(ranking, PROFILE_RANKING_FIELD)?;
+    let retriever = ctx.string(r, "retriever", &f("retriever"))?;
+    if retriever.trim().is_empty() {
+        return Err(DataError::EmptyField { file: ctx.file.to_string(), row: ctx.row, field: f("retriever") });
+    }
+    let mut ids = Vec::new();
+    for (i, id) in ctx.list(r, "post_ids", &f("post_ids"))?.iter().enumerate() {
+        match id {
+            Value::String(s) => ids.push(s.as_str()),
+            other => return Err(ctx.wrong(&format!("{}[{i}]", f("post_ids")), "a string", other)),
+        }
+    }
+    let profile_ids: Vec<&str> = example.profile.iter().map(|p| p.id.as_str()).collect();
+    if ids != profile_ids {
+        let at = ids.iter().zip(&profile_ids).position(|(a, b)| a != b).unwrap_or(ids.len().min(profile_ids.len()));
+        return Err(bad(
+            f("post_ids"),
+            format!(
+                "does not match the row's profile: {} ids vs {} posts, first difference at position {at}                  (ranking {:?}, profile {:?}); the ranking's ids must be the profile's ids in order, each                  attached to its own post: re-run `prbench retrieve` instead of editing the file",
+                ids.len(),
+                profile_ids.len(),
+                ids.get(at).copied().unwrap_or("(none)"),
+                profile_ids.get(at).copied().unwrap_or("(none)"),
+            ),
+        ));
+    }
+    let mut scores = Vec::new();
+    for (i, s) in ctx.list(r, "scores", &f("scores"))?.iter().enumerate() {
+        match s.as_f64() {
+            Some(x) => scores.push(x),
+            None => return Err(ctx.wrong(&format!("{}[{i}]", f("scores")), "a number", s)),
+        }
+    }
+    if scores.len() != ids.len() {
+        return Err(bad(f("scores"), format!("has {} scores for {} post ids; give one score per post", scores.len(), ids.len())));
+    }
+    if let Some(i) = scores.windows(2).position(|w| w[1] > w[0]) {
+        return Err(bad(
+            f("scores"),
+            format!(
+                "is not best first: score {} at position {} exceeds {} at position {i}; the profile must be in                  ranked order: re-run `prbench retrieve`",
+                scores[i + 1],
+                i + 1,
+                scores[i]
+            ),
+        ));
+    }
+    extra.profile_ranking = Some(retriever);
+    Ok(extra)
+}
+
 /// Validates one row object and records where it came from (`row` is 1-based).
 fn raw_row(v: &Value, file: &str, row: usize) -> Result<RawRow, DataError> {
-    let (example, subset_field) = example_from_value(v, RowCtx { file, row })?;
-    Ok(RawRow { example, subset_field, file: file.to_string(), row })
+    let ctx = RowCtx { file, row };
+    let (example, subset_field) = example_from_value(v, ctx)?;
+    let extra = row_extra(v, &example, ctx)?;
+    Ok(RawRow { example, subset_field, file: file.to_string(), row, extra })
 }
 
 /// Reads a JSON file holding an array of PRB rows. Row n = array element n (1-based).

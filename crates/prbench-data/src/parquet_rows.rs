@@ -262,6 +262,7 @@ fn batch_rows(
             subset_field,
             file: file.to_string(),
             row,
+            extra: Default::default(),
         });
     }
     Ok(())

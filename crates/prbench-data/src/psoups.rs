@@ -169,6 +169,7 @@ pub fn load_psoups_with_history(
                 subset_field: None,
                 file: file.clone(),
                 row: i + 1,
+                extra: Default::default(),
             });
         }
     }

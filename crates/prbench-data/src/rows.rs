@@ -8,7 +8,7 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use crate::error::DataError;
-use crate::schema::{Dataset, Example, PRB_SUBSETS};
+use crate::schema::{Dataset, Example, DATASET_KIND_FIELD, PRB_SUBSETS, PROFILE_RANKING_FIELD};
 
 /// One example as read, before subsets are assigned and rows validated.
 #[derive(Debug, Clone)]
@@ -21,6 +21,56 @@ pub(crate) struct RawRow {
     pub file: String,
     /// 1-based row (JSONL line, JSON array index + 1, parquet row).
     pub row: usize,
+    /// Fields of data re-written by prbench (JSON/JSONL only; empty elsewhere).
+    pub extra: RowExtra,
+}
+
+/// Optional row fields written by `prbench retrieve` (checked per row by the JSON reader, across
+/// rows by [`finish`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RowExtra {
+    /// `profile_ranking.retriever`, when the row's profile is in ranked order.
+    pub profile_ranking: Option<String>,
+    /// `dataset_kind`.
+    pub dataset_kind: Option<String>,
+}
+
+/// Checks that all rows or none carry `field` (read by `get`), with one value; returns it.
+fn one_value(
+    rows: &[RawRow],
+    field: &str,
+    get: impl Fn(&RawRow) -> Option<&String>,
+) -> Result<Option<String>, DataError> {
+    let Some(first) = rows.iter().find(|r| get(r).is_some()) else {
+        return Ok(None);
+    };
+    let value = get(first).cloned();
+    if let Some(bare) = rows.iter().find(|r| get(r).is_none()) {
+        return Err(DataError::Ranking {
+            file: bare.file.clone(),
+            row: bare.row,
+            field: field.to_string(),
+            detail: format!(
+                "is missing, but {} row {} has it; a file written by `prbench retrieve` has it on every                  row: re-run `prbench retrieve` rather than mixing ranked and unranked rows",
+                first.file, first.row
+            ),
+        });
+    }
+    if let Some(other) = rows.iter().find(|r| get(r) != value.as_ref()) {
+        return Err(DataError::Ranking {
+            file: other.file.clone(),
+            row: other.row,
+            field: field.to_string(),
+            detail: format!(
+                "is {:?}, but {} row {} has {:?}; one dataset holds one ranking and one kind: re-run                  `prbench retrieve` on the whole dataset",
+                get(other).map_or("", |s| s.as_str()),
+                first.file,
+                first.row,
+                value.as_deref().unwrap_or("")
+            ),
+        });
+    }
+    Ok(value)
 }
 
 /// sha256 over the files a loader reads, in read order. Each file contributes its name (relative
@@ -142,12 +192,15 @@ pub(crate) fn finish(
         });
     }
     validate(&rows)?;
+    let profile_ranking = one_value(&rows, PROFILE_RANKING_FIELD, |r| r.extra.profile_ranking.as_ref())?;
+    let kind = one_value(&rows, DATASET_KIND_FIELD, |r| r.extra.dataset_kind.as_ref())?.unwrap_or_else(|| kind.to_string());
     rows.sort_by_cached_key(|r| subset_rank(&r.example.subset));
     Ok(Dataset {
         examples: rows.into_iter().map(|r| r.example).collect(),
         source: source.to_string(),
-        kind: kind.to_string(),
+        kind,
         hash: hash.finish(),
+        profile_ranking,
     })
 }
 

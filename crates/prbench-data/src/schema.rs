@@ -101,4 +101,18 @@ pub struct Dataset {
     pub kind: String,
     /// sha256 (hex) over the files read, in read order (name and bytes of each file).
     pub hash: String,
+    /// For a dataset file written by `prbench retrieve`: the retriever that ranked every
+    /// profile (its description, e.g. `bm25 (k1=1.2, b=0.75, …)`); each example's `profile` is
+    /// then in ranked order, best first. `None` for unranked data (profiles in dataset order).
+    pub profile_ranking: Option<String>,
 }
+
+/// Row field of a ranked dataset file (`prbench retrieve`): `{"retriever": <description>,
+/// "post_ids": [...], "scores": [...]}`, `post_ids` equal to the row's profile ids in order and
+/// `scores` (same length, non-increasing) the retriever's scores. All rows carry it or none.
+pub const PROFILE_RANKING_FIELD: &str = "profile_ranking";
+
+/// Row field naming the dataset kind (`prb`, `psoups`, …) of data re-written by prbench, so
+/// adapted data stays marked as not being Personalized-RewardBench; when present it sets
+/// [`Dataset::kind`]. All rows carry it (with one value) or none.
+pub const DATASET_KIND_FIELD: &str = "dataset_kind";

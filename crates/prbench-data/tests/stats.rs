@@ -78,6 +78,7 @@ fn dataset() -> Dataset {
         source: "hand".into(),
         kind: "prb".into(),
         hash: String::new(),
+        profile_ranking: None,
     }
 }
 
@@ -152,6 +153,7 @@ fn empty_dataset_gives_zeros() {
         source: "e".into(),
         kind: "prb".into(),
         hash: String::new(),
+        profile_ranking: None,
     };
     let st = dataset_stats(&ds, None);
     assert!(st.subsets.is_empty());

@@ -39,6 +39,10 @@ pub enum EntryKind {
     Verdict,
     /// A reward-model [`Score`].
     Score,
+    /// A sentence embedding (retrieval, planner quality), keyed by embedder and text hash.
+    Embedding,
+    /// A generator reply (the planner), keyed by generator, decoding and rendered prompt.
+    Generation,
 }
 
 impl EntryKind {
@@ -46,6 +50,8 @@ impl EntryKind {
         match self {
             EntryKind::Verdict => "verdict",
             EntryKind::Score => "score",
+            EntryKind::Embedding => "embedding",
+            EntryKind::Generation => "generation",
         }
     }
 }
@@ -305,6 +311,26 @@ impl CacheCounters {
     }
 }
 
+/// Counter updates for cached wrappers that live outside this module (the planner's
+/// [`crate::planner::CachedGenerator`]).
+impl CacheCounters {
+    pub(crate) fn count_hit(&self) {
+        self.hits.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_calls(&self, n: u64) {
+        self.calls.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_stored(&self) {
+        self.stored.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_write_error(&self, e: EvalError) {
+        self.write_failed(e);
+    }
+}
+
 /// The lookup-then-call logic shared by [`CachedJudge`] and [`CachedRewardModel`]: answers the
 /// items whose key is stored, sends the rest to `call` (one batch), stores each result the
 /// moment the backend hands it to `done`, and returns one result per item in order.
@@ -401,6 +427,10 @@ impl Judge for CachedJudge<'_> {
         })
     }
 
+    fn input_overflow(&self, item: &JudgeRequest) -> Result<Option<usize>, ModelError> {
+        self.inner.input_overflow(item)
+    }
+
     fn identity(&self) -> ModelIdentity {
         self.identity.clone()
     }
@@ -448,6 +478,10 @@ impl RewardModel for CachedRewardModel<'_> {
         cached_each(&store, items, &keys, done, |xs, d| {
             self.inner.score_each(xs, d)
         })
+    }
+
+    fn input_overflow(&self, item: &RmRequest) -> Result<Option<usize>, ModelError> {
+        self.inner.input_overflow(item)
     }
 
     fn identity(&self) -> ModelIdentity {

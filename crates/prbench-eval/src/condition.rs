@@ -1,36 +1,126 @@
 //! Conditions: what a reward model may see besides the question and the answer
 //! (PROTOCOL.md §2). Only [`Condition::Oracle`] lets hidden rubric text through.
+//!
+//! | condition | context shown | built from |
+//! |---|---|---|
+//! | `none` | nothing | — |
+//! | `profile:k` | the user's top-k profile posts, best first, each labelled with rank and category | question + profile (a retriever ranks the posts) |
+//! | `planner` | rubric aspects a generator inferred from the question and the top-k posts | question + profile only (the planner never sees the rubric) |
+//! | `oracle` | the ground-truth rubric aspect titles | the hidden rubric: an upper bound, flagged everywhere |
+//!
+//! The per-example material of `profile:k` (ranked posts) and `planner` (planned aspects) is
+//! computed before a run and handed over in [`ConditionInputs`].
 
+use std::collections::HashMap;
 use std::fmt;
 
-use prbench_data::Example;
+use prbench_data::{Example, ProfilePost};
 
 use crate::error::EvalError;
 
+/// Default number of profile posts shown under `profile` (PROTOCOL.md §2).
+pub const DEFAULT_PROFILE_K: usize = 10;
+
 /// What extra text the model under test sees.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Condition {
     /// Question and answer only (the authors' released evaluators run only this).
     None,
+    /// The user's `k` most relevant profile posts ("raw profile injection").
+    Profile {
+        /// Posts shown at most (fewer when the profile is shorter, or when the lowest-ranked
+        /// ones are dropped to fit the model's context).
+        k: usize,
+    },
+    /// Rubric aspects inferred by a planner model from the question and the top-k posts.
+    Planner,
     /// The ground-truth rubric aspect titles: an upper bound, flagged in every output.
     Oracle,
 }
 
+fn bad(given: &str, reason: impl Into<String>) -> EvalError {
+    EvalError::Condition { given: given.into(), reason: reason.into() }
+}
+
+const EXPECTED: &str = "expected `none`, `profile` (k = 10), `profile:K`, `profile:k=K1,K2,…` (a sweep), `planner` or `oracle`";
+
+fn parse_k(given: &str, s: &str) -> Result<usize, EvalError> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err(bad(given, "k is the number of profile posts shown and must be at least 1 (use `none` for no profile)")),
+        Ok(k) => Ok(k),
+        Err(_) => Err(bad(given, format!("`{}` is not a post count; {EXPECTED}", s.trim()))),
+    }
+}
+
 impl Condition {
-    /// Parses a `--condition` value (`none`, `oracle`).
+    /// Parses one condition: `none`, `profile` (k = [`DEFAULT_PROFILE_K`]), `profile:K`,
+    /// `profile:k=K`, `planner`, `oracle` (case-insensitive).
     ///
     /// # Errors
-    /// [`EvalError::Condition`] for anything else; `profile:k` and `planner` are named as
-    /// not yet available rather than silently mapped to another condition.
+    /// [`EvalError::Condition`] naming the value and what is expected; k = 0 is refused.
     pub fn parse(s: &str) -> Result<Self, EvalError> {
-        match s.trim().to_ascii_lowercase().as_str() {
+        let t = s.trim().to_ascii_lowercase();
+        match t.as_str() {
             "none" => Ok(Self::None),
             "oracle" => Ok(Self::Oracle),
-            other if other.starts_with("profile") || other == "planner" => Err(EvalError::Condition {
-                given: s.into(),
-                reason: "the profile and planner conditions are not implemented in this version; use `none` or `oracle`".into(),
-            }),
-            _ => Err(EvalError::Condition { given: s.into(), reason: "expected `none` or `oracle`".into() }),
+            "planner" => Ok(Self::Planner),
+            "profile" => Ok(Self::Profile { k: DEFAULT_PROFILE_K }),
+            _ => match t.strip_prefix("profile:") {
+                Some(rest) => {
+                    let k = rest.strip_prefix("k=").unwrap_or(rest);
+                    if k.contains(',') {
+                        return Err(bad(s, "a k sweep is a list: pass it to `Condition::parse_list` (e.g. `--condition profile:k=1,3,5,10`)"));
+                    }
+                    Ok(Self::Profile { k: parse_k(s, k)? })
+                }
+                None => Err(bad(s, EXPECTED)),
+            },
+        }
+    }
+
+    /// Parses a `--condition` list, already split at commas: a bare number after a
+    /// `profile:k=K` (or `profile:K`) item extends that item into a k sweep, so
+    /// `none,profile:k=1,3,5,10,oracle` gives none, profile:1, profile:3, profile:5,
+    /// profile:10, oracle. Order is kept.
+    ///
+    /// # Errors
+    /// [`EvalError::Condition`] for an unknown item, a bare number with no `profile` item
+    /// before it, a repeated condition, or an empty list.
+    pub fn parse_list<S: AsRef<str>>(items: &[S]) -> Result<Vec<Self>, EvalError> {
+        let mut out: Vec<Self> = Vec::new();
+        let mut in_sweep = false;
+        for item in items {
+            let item = item.as_ref().trim();
+            if item.is_empty() {
+                return Err(bad(item, format!("an empty item in the condition list; {EXPECTED}")));
+            }
+            let c = if item.chars().all(|c| c.is_ascii_digit()) {
+                if !in_sweep {
+                    return Err(bad(item, "a bare number continues a k sweep and must follow a `profile:k=K` item (e.g. `profile:k=1,3,5`)"));
+                }
+                Self::Profile { k: parse_k(item, item)? }
+            } else {
+                let c = Self::parse(item)?;
+                in_sweep = item.to_ascii_lowercase().starts_with("profile:");
+                c
+            };
+            if out.contains(&c) {
+                return Err(bad(item, format!("`{c}` is listed twice")));
+            }
+            out.push(c);
+        }
+        if out.is_empty() {
+            return Err(bad("", format!("no condition given; {EXPECTED}")));
+        }
+        Ok(out)
+    }
+
+    /// The condition as a file-name part: `none`, `profile-k10`, `planner`, `oracle` (run
+    /// folders are named `<run-id>-<slug>`).
+    pub fn slug(self) -> String {
+        match self {
+            Self::Profile { k } => format!("profile-k{k}"),
+            other => other.to_string(),
         }
     }
 
@@ -39,37 +129,159 @@ impl Condition {
         matches!(self, Self::Oracle)
     }
 
-    /// One sentence saying what the model sees under this condition (printed in reports).
-    pub fn meaning(self) -> &'static str {
+    /// Profile posts this condition needs ranked: `k` for `profile:k`, `None` otherwise (the
+    /// planner's own k is a run setting).
+    pub fn profile_k(self) -> Option<usize> {
         match self {
-            Self::None => "the model sees the question and the answers only, nothing about the user: it cannot personalize, so this measures the non-personalized baseline",
-            Self::Oracle => "the model also sees the ground-truth rubric aspect titles of this user: an upper bound, not a benchmark score",
+            Self::Profile { k } => Some(k),
+            _ => None,
         }
     }
 
-    /// The context text this condition adds for `example`, or `None` when it adds nothing.
-    /// Oracle: the ground-truth aspect titles as a bulleted list under a label.
-    pub fn context(self, example: &Example) -> Option<String> {
+    /// One sentence saying what the model sees under this condition (printed in reports).
+    pub fn meaning(self) -> String {
         match self {
-            Self::None => None,
-            Self::Oracle => {
-                let mut s = String::from("This user expects an answer with these qualities:");
-                for a in &example.rubric_aspects {
-                    s.push_str("\n- ");
-                    s.push_str(a.aspect.trim());
-                }
-                Some(s)
+            Self::None => "the model sees the question and the answers only, nothing about the user: it cannot personalize, so this measures the non-personalized baseline".into(),
+            Self::Profile { k } => format!("the model also sees up to {k} of the user's past posts, ranked by relevance to the question (raw profile injection)"),
+            Self::Planner => "the model also sees rubric aspects a planner model inferred from the question and the user's top-ranked posts (never from the hidden rubric)".into(),
+            Self::Oracle => "the model also sees the ground-truth rubric aspect titles of this user: an upper bound, not a benchmark score".into(),
+        }
+    }
+
+    /// The context this condition adds for `example`, or `None` when it adds nothing.
+    /// `n_posts` caps the posts shown under `profile:k` (the runner lowers it to fit the
+    /// model's context); `None` means k.
+    ///
+    /// # Errors
+    /// [`EvalError::Condition`] when `inputs` lacks this example's ranked posts (`profile`) or
+    /// plan (`planner`): the caller must prepare them first.
+    pub fn context(self, example: &Example, inputs: &ConditionInputs, n_posts: Option<usize>) -> Result<Option<String>, EvalError> {
+        match self {
+            Self::None => Ok(None),
+            Self::Profile { k } => {
+                let posts = inputs.ranked_posts(example)?;
+                let n = n_posts.unwrap_or(k).min(k).min(posts.len());
+                Ok(Some(profile_context(&posts[..n])))
             }
+            Self::Planner => {
+                let plan = inputs.plans.get(&example.id).ok_or_else(|| {
+                    bad("planner", format!("no planner output for example `{}`; run the planner before rendering", example.id))
+                })?;
+                Ok(if plan.aspects.is_empty() { None } else { Some(planner_context(&plan.aspects)) })
+            }
+            Self::Oracle => {
+                let aspects: Vec<&str> = example.rubric_aspects.iter().map(|a| a.aspect.as_str()).collect();
+                Ok(Some(oracle_context(&aspects)))
+            }
+        }
+    }
+
+    /// Texts besides the question, answers and profile that this condition legitimately shows
+    /// for `example` (the planner's aspects): the leakage guard treats them as visible.
+    pub fn allowed_texts<'a>(self, example: &Example, inputs: &'a ConditionInputs) -> Vec<&'a str> {
+        match self {
+            Self::Planner => inputs.plans.get(&example.id).map(|p| p.aspects.iter().map(String::as_str).collect()).unwrap_or_default(),
+            _ => Vec::new(),
         }
     }
 }
 
+/// The `profile:k` context: posts best first, each labelled with its rank and category and
+/// separated by a blank line.
+pub fn profile_context(posts: &[ProfilePost]) -> String {
+    let mut s = String::from("Posts this user wrote before, most relevant to the question first:");
+    if posts.is_empty() {
+        s.push_str("\n(none fit in the model's context)");
+    }
+    for (i, p) in posts.iter().enumerate() {
+        s.push_str(&format!("\n\n[Post {} · category: {}]\n{}", i + 1, p.category.trim(), p.text.trim()));
+    }
+    s
+}
+
+/// The `planner` context: the planned aspects as a bulleted list under a label that says
+/// where they come from.
+pub fn planner_context(aspects: &[String]) -> String {
+    let mut s = String::from("This user likely expects an answer with these qualities (inferred from their past posts):");
+    for a in aspects {
+        s.push_str("\n- ");
+        s.push_str(a.trim());
+    }
+    s
+}
+
+/// The `oracle` context: the ground-truth aspect titles as a bulleted list under a label.
+pub fn oracle_context(aspects: &[&str]) -> String {
+    let mut s = String::from("This user expects an answer with these qualities:");
+    for a in aspects {
+        s.push_str("\n- ");
+        s.push_str(a.trim());
+    }
+    s
+}
+
 impl fmt::Display for Condition {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::None => "none",
-            Self::Oracle => "oracle",
-        })
+        match self {
+            Self::None => f.write_str("none"),
+            Self::Profile { k } => write!(f, "profile:{k}"),
+            Self::Planner => f.write_str("planner"),
+            Self::Oracle => f.write_str("oracle"),
+        }
+    }
+}
+
+/// The planner's output for one example, as the `planner` condition shows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlannedAspects {
+    /// Aspects to show (empty when the planner failed; the example is then scored with no
+    /// context and flagged `planner_failed`).
+    pub aspects: Vec<String>,
+    /// Why there are no aspects (generator error or unparsable reply), if so.
+    pub failure: Option<String>,
+}
+
+/// Per-example material of the `profile` and `planner` conditions, prepared before a run.
+#[derive(Debug, Clone, Default)]
+pub struct ConditionInputs {
+    /// Example id → that user's posts, best first (as the retriever ranked them, ids attached
+    /// to their own text).
+    pub ranked: HashMap<String, Vec<ProfilePost>>,
+    /// What the retriever was (printed in manifests), e.g. `bm25 (k1=1.2, b=0.75)`.
+    pub retriever: Option<String>,
+    /// Example id → planned aspects.
+    pub plans: HashMap<String, PlannedAspects>,
+    /// What the planner was (spec, k, decoding, plans hash), for manifests.
+    pub planner: Option<serde_json::Value>,
+    /// The planner's summary figures (failures, quality), copied into `planner` runs' summaries.
+    pub planner_report: Option<prbench_report::PlannerReport>,
+}
+
+impl ConditionInputs {
+    /// The ranked posts of `example`.
+    ///
+    /// # Errors
+    /// [`EvalError::Condition`] when they were not prepared.
+    pub fn ranked_posts(&self, example: &Example) -> Result<&[ProfilePost], EvalError> {
+        self.ranked
+            .get(&example.id)
+            .map(Vec::as_slice)
+            .ok_or_else(|| bad("profile", format!("no ranked profile for example `{}`; rank the profiles before rendering", example.id)))
+    }
+
+    /// What a run manifest records about the inputs `condition` uses (`null` for `none` and
+    /// `oracle`); a resumed run must match it.
+    pub fn manifest_entry(&self, condition: Condition) -> serde_json::Value {
+        match condition {
+            Condition::Profile { k } => serde_json::json!({ "k": k, "retriever": self.retriever }),
+            Condition::Planner => serde_json::json!({ "planner": self.planner }),
+            _ => serde_json::Value::Null,
+        }
+    }
+
+    /// Whether the planner failed on `example` (it is then scored with no context).
+    pub fn planner_failed(&self, example: &Example) -> bool {
+        self.plans.get(&example.id).is_some_and(|p| p.aspects.is_empty())
     }
 }
 
@@ -83,4 +295,49 @@ pub fn full_profile_text(example: &Example) -> String {
         .map(|(i, p)| format!("{}. [{}] {}", i + 1, p.category, p.text))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_single_conditions() {
+        assert_eq!(Condition::parse("none").unwrap(), Condition::None);
+        assert_eq!(Condition::parse(" Oracle ").unwrap(), Condition::Oracle);
+        assert_eq!(Condition::parse("planner").unwrap(), Condition::Planner);
+        assert_eq!(Condition::parse("profile").unwrap(), Condition::Profile { k: 10 });
+        assert_eq!(Condition::parse("profile:3").unwrap(), Condition::Profile { k: 3 });
+        assert_eq!(Condition::parse("profile:k=5").unwrap(), Condition::Profile { k: 5 });
+        for bad in ["profile:0", "profile:x", "profiles", "", "profile:k=1,3"] {
+            assert!(Condition::parse(bad).is_err(), "{bad}");
+        }
+        for c in [Condition::None, Condition::Profile { k: 7 }, Condition::Planner, Condition::Oracle] {
+            assert_eq!(Condition::parse(&c.to_string()).unwrap(), c);
+        }
+    }
+
+    #[test]
+    fn parses_a_k_sweep_inside_a_list() {
+        let items: Vec<&str> = "none,profile:k=1,3,5,10,planner,oracle".split(',').collect();
+        let got = Condition::parse_list(&items).unwrap();
+        let k = |k| Condition::Profile { k };
+        assert_eq!(got, vec![Condition::None, k(1), k(3), k(5), k(10), Condition::Planner, Condition::Oracle]);
+        assert!(Condition::parse_list(&["none", "3"]).is_err());
+        assert!(Condition::parse_list(&["profile:k=1", "1"]).is_err());
+        assert!(Condition::parse_list(&["oracle", "oracle"]).is_err());
+        assert!(Condition::parse_list::<&str>(&[]).is_err());
+        // A bare number after planner does not continue an earlier sweep.
+        assert!(Condition::parse_list(&["profile:2", "planner", "3"]).is_err());
+    }
+
+    #[test]
+    fn profile_context_labels_rank_and_category() {
+        let post = |id: &str, cat: &str, text: &str| ProfilePost { id: id.into(), category: cat.into(), text: text.into() };
+        let s = profile_context(&[post("9", "Art", "second best"), post("2", "Books", "third")]);
+        assert_eq!(
+            s,
+            "Posts this user wrote before, most relevant to the question first:\n\n[Post 1 · category: Art]\nsecond best\n\n[Post 2 · category: Books]\nthird"
+        );
+    }
 }

@@ -72,6 +72,15 @@ pub enum EvalError {
         /// What went wrong and what to do.
         reason: String,
     },
+    /// Profile retrieval failed or produced a ranking that does not fit the example's profile
+    /// (unknown, missing or duplicated post ids; non-finite scores).
+    #[error("retrieval, example `{example_id}`: {reason}")]
+    Retrieval {
+        /// Example id.
+        example_id: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// Writing run files failed.
     #[error("cannot write `{path}`: {source}")]
     Io {

@@ -3,7 +3,9 @@
 //! (PROTOCOL.md §1–2).
 //!
 //! Rule: outside `oracle`, a hidden text leaks when it occurs in the rendered input but in
-//! none of the texts the condition legitimately shows (question, answers, profile posts).
+//! none of the texts the condition legitimately shows (question, answers, profile posts, and
+//! under `planner` the planned aspects, which are themselves built only from question and
+//! profile: the planner's prompt passes this guard as a `none` input).
 //! A short rubric title such as "Budget" that an answer happens to contain is therefore not
 //! a leak; the narrative pasted into a prompt is.
 
@@ -21,12 +23,22 @@ pub const MIN_HIDDEN_CHARS: usize = 4;
 /// # Errors
 /// [`EvalError::Leakage`] naming the example, condition and hidden field that leaked.
 pub fn check(example: &Example, condition: Condition, rendered: &str) -> Result<(), EvalError> {
+    check_with(example, condition, rendered, &[])
+}
+
+/// [`check`] with extra texts the condition legitimately shows (`allowed`, e.g. the planner's
+/// aspects from [`Condition::allowed_texts`]).
+///
+/// # Errors
+/// As [`check`].
+pub fn check_with(example: &Example, condition: Condition, rendered: &str, allowed: &[&str]) -> Result<(), EvalError> {
     if condition.is_oracle() {
         return Ok(());
     }
     let visible: Vec<&str> = [example.question.as_str(), example.chosen.as_str(), example.rejected.as_str()]
         .into_iter()
         .chain(example.profile.iter().map(|p| p.text.as_str()))
+        .chain(allowed.iter().copied())
         .collect();
     let mut hidden: Vec<(&str, &str)> = vec![("narrative", example.narrative.as_str())];
     for a in &example.rubric_aspects {

@@ -16,7 +16,7 @@ pub struct Outcome {
     pub example_id: String,
     /// Long subset name.
     pub subset: String,
-    /// Condition name (`none`, `oracle`).
+    /// Condition name (`none`, `profile:10`, `planner`, `oracle`).
     pub condition: String,
     /// Model spec.
     pub model: String,
@@ -48,6 +48,17 @@ pub struct Outcome {
     pub latency_ms: f64,
     /// Why the backend failed on this item (result `error`); `None` otherwise.
     pub error: Option<String>,
+    /// `profile:k`: profile posts shown (at most k; fewer when the profile is shorter or posts
+    /// were dropped to fit); `None` under other conditions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub posts_shown: Option<usize>,
+    /// `profile:k`: lowest-ranked posts dropped so the input fits the model's context.
+    #[serde(default)]
+    pub posts_dropped: usize,
+    /// `planner`: the planner produced no usable aspects for this example (generator error or
+    /// unparsable reply, see planner.jsonl); it was scored with no context.
+    #[serde(default)]
+    pub planner_failed: bool,
 }
 
 /// Scores one verdict against the slot holding `chosen`.

@@ -15,6 +15,24 @@ pub const JUDGE_USER: &str = include_str!("../../../prompts/judge-user.jinja");
 /// User turn of a pointwise reward model (`prompts/rm-user.jinja`); variables `question`,
 /// `context`. The context comes first so left truncation cuts context, never the question.
 pub const RM_USER: &str = include_str!("../../../prompts/rm-user.jinja");
+/// System message of the planner (`prompts/planner-system.txt`).
+pub const PLANNER_SYSTEM: &str = include_str!("../../../prompts/planner-system.txt");
+/// User turn of the planner (`prompts/planner-user.jinja`); variables `question` and `posts`
+/// (a list of `{rank, category, text}`, rank 1 = most relevant; may be empty).
+pub const PLANNER_USER: &str = include_str!("../../../prompts/planner-user.jinja");
+
+/// Every template text, in the fixed order [`Prompts::hash`] hashes them.
+pub(crate) const TEMPLATE_TEXTS: &[&str] = &[JUDGE_SYSTEM, JUDGE_USER, RM_USER, PLANNER_SYSTEM, PLANNER_USER];
+
+/// sha256 (hex) over `texts` in order, each prefixed by its byte length (u64 little-endian).
+pub(crate) fn hash_texts(texts: &[&str]) -> String {
+    let mut h = Sha256::new();
+    for t in texts {
+        h.update((t.len() as u64).to_le_bytes());
+        h.update(t.as_bytes());
+    }
+    hex::encode(h.finalize())
+}
 
 /// The compiled prompt templates.
 pub struct Prompts {
@@ -36,17 +54,13 @@ impl Prompts {
         let mut env = Environment::new();
         env.add_template("judge-user", JUDGE_USER).expect("judge-user.jinja compiles");
         env.add_template("rm-user", RM_USER).expect("rm-user.jinja compiles");
+        env.add_template("planner-user", PLANNER_USER).expect("planner-user.jinja compiles");
         Self { env }
     }
 
     /// sha256 (hex) over all template texts, in a fixed order: the manifest's template hash.
     pub fn hash(&self) -> String {
-        let mut h = Sha256::new();
-        for t in [JUDGE_SYSTEM, JUDGE_USER, RM_USER] {
-            h.update((t.len() as u64).to_le_bytes());
-            h.update(t.as_bytes());
-        }
-        hex::encode(h.finalize())
+        hash_texts(TEMPLATE_TEXTS)
     }
 
     fn render(&self, name: &str, ctx: minijinja::Value) -> Result<String, EvalError> {
@@ -67,6 +81,25 @@ impl Prompts {
         )?;
         Ok(ChatPrompt {
             messages: vec![ChatMessage::new(Role::System, JUDGE_SYSTEM.trim()), ChatMessage::new(Role::User, user)],
+            assistant_prefix: String::new(),
+        })
+    }
+
+    /// The planner conversation for one example: system + user turn (the question, then
+    /// `posts` labelled with their rank, 1-based, and category), empty assistant prefix. The
+    /// caller passes only the posts to show, most relevant first; nothing hidden goes in.
+    ///
+    /// # Errors
+    /// [`EvalError::Template`] if rendering fails.
+    pub fn planner(&self, question: &str, posts: &[&prbench_data::ProfilePost]) -> Result<ChatPrompt, EvalError> {
+        let posts: Vec<minijinja::Value> = posts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| context! { rank => i + 1, category => p.category.trim(), text => p.text.trim() })
+            .collect();
+        let user = self.render("planner-user", context! { question => question.trim(), posts => posts })?;
+        Ok(ChatPrompt {
+            messages: vec![ChatMessage::new(Role::System, PLANNER_SYSTEM.trim()), ChatMessage::new(Role::User, user)],
             assistant_prefix: String::new(),
         })
     }

@@ -12,12 +12,13 @@ use chrono::{DateTime, Utc};
 use prbench_data::{Dataset, Example};
 use prbench_models::baselines::{Baseline, SlotA};
 use prbench_models::ModelIdentity;
-use prbench_report::{BaselineRow, RemoteCalls, Summary};
+use prbench_report::{BaselineRow, ProfileReport, RemoteCalls, Summary};
 use prbench_stats::bootstrap::BootstrapConfig;
 use prbench_stats::outcome::ItemResult;
 use serde::{Deserialize, Serialize};
 
 use crate::cache::{Cache, CacheCounters, CachedJudge, CachedRewardModel};
+use crate::condition::Condition;
 use crate::error::EvalError;
 use crate::outcome::{write_jsonl, Outcome};
 use crate::prompt::Prompts;
@@ -56,6 +57,10 @@ pub struct Manifest {
     pub condition: String,
     /// True for the oracle condition (an upper bound).
     pub oracle: bool,
+    /// What the condition's prepared inputs were: retriever and k for `profile:k`; planner
+    /// spec, k, decoding and a hash of its plans for `planner`; `null` otherwise.
+    #[serde(default)]
+    pub condition_inputs: serde_json::Value,
     /// Run seed.
     pub seed: u64,
     /// Both-orders mode.
@@ -237,7 +242,7 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
         engine: identity.engine.clone(),
         decoding,
         condition: cfg.options.condition.to_string(),
-        condition_meaning: cfg.options.condition.meaning().to_string(),
+        condition_meaning: cfg.options.condition.meaning(),
         oracle: cfg.options.condition.is_oracle(),
         dataset: data.source.clone(),
         dataset_kind: data.kind.clone(),
@@ -255,6 +260,11 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
         wall_seconds,
         cache,
         remote,
+        profile: profile_report(&cfg.options, &outcomes),
+        planner: match cfg.options.condition {
+            Condition::Planner => cfg.options.inputs.planner_report.clone(),
+            _ => None,
+        },
     };
     write_json(&cfg.dir.join("summary.json"), &summary)?;
     let md = cfg.dir.join("summary.md");
@@ -262,6 +272,19 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
     manifest.finished = Some(Utc::now());
     write_json(&cfg.dir.join("manifest.json"), &manifest)?;
     Ok(RunResult { dir: cfg.dir.clone(), summary, outcomes })
+}
+
+/// Posts shown and dropped in a `profile:k` run; `None` under other conditions.
+fn profile_report(options: &EvalOptions, outcomes: &[Outcome]) -> Option<ProfileReport> {
+    let k = options.condition.profile_k()?;
+    let shown: Vec<usize> = outcomes.iter().filter_map(|o| o.posts_shown).collect();
+    Some(ProfileReport {
+        k,
+        retriever: options.inputs.retriever.clone().unwrap_or_else(|| "unknown".into()),
+        mean_posts_shown: if shown.is_empty() { 0.0 } else { shown.iter().sum::<usize>() as f64 / shown.len() as f64 },
+        posts_dropped: outcomes.iter().map(|o| o.posts_dropped).sum(),
+        examples_with_drops: outcomes.iter().filter(|o| o.posts_dropped > 0).count(),
+    })
 }
 
 /// The manifest a run of `cfg` on `examples` writes at its start.
@@ -294,6 +317,7 @@ fn manifest_for(
         n_examples: examples.len(),
         condition: cfg.options.condition.to_string(),
         oracle: cfg.options.condition.is_oracle(),
+        condition_inputs: cfg.options.inputs.manifest_entry(cfg.options.condition),
         seed: cfg.options.seed,
         both_orders: cfg.options.both_orders,
         batch_size: cfg.options.batch_size,
@@ -325,12 +349,13 @@ pub fn check_resume(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Re
     };
     let examples = limit_per_subset(&data.examples, cfg.limit);
     let new = manifest_for(data, &examples, &identity, &decoding, cfg, &Prompts::new());
-    let fields: [(&str, String, String); 9] = [
+    let fields: [(&str, String, String); 10] = [
         ("model", serde_json::to_string(&old.model).unwrap_or_default(), serde_json::to_string(&new.model).unwrap_or_default()),
         ("decoding", old.decoding.to_string(), new.decoding.to_string()),
         ("template_hash", old.template_hash, new.template_hash),
         ("dataset_hash", old.dataset_hash, new.dataset_hash),
         ("condition", old.condition, new.condition),
+        ("condition_inputs", old.condition_inputs.to_string(), new.condition_inputs.to_string()),
         ("seed", old.seed.to_string(), new.seed.to_string()),
         ("both_orders", old.both_orders.to_string(), new.both_orders.to_string()),
         ("limit_per_subset", format!("{:?}", old.limit_per_subset), format!("{:?}", new.limit_per_subset)),

@@ -2,13 +2,14 @@
 //! outcomes (PROTOCOL.md §2–4).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use prbench_data::Example;
 use prbench_models::{Judge, JudgeRequest, ModelError, PairInput, RewardModel, RmInput, RmRequest};
 use prbench_stats::outcome::ItemResult;
 
-use crate::condition::{full_profile_text, Condition};
+use crate::condition::{full_profile_text, Condition, ConditionInputs};
 use crate::error::EvalError;
 use crate::leakage;
 use crate::outcome::{both_orders_result, debiased_result, judge_result, Outcome};
@@ -83,19 +84,78 @@ pub struct EvalOptions {
     pub batch_size: usize,
     /// Context source (see [`ContextSource`]).
     pub context: ContextSource,
+    /// Ranked posts (`profile:k`) and planned aspects (`planner`), prepared before the run.
+    pub inputs: Arc<ConditionInputs>,
 }
 
 impl EvalOptions {
-    /// Defaults for `condition`: seed 42, single order, batch 8, context from the condition.
+    /// Defaults for `condition`: seed 42, single order, batch 8, context from the condition,
+    /// no prepared inputs (enough for `none` and `oracle`).
     pub fn new(condition: Condition) -> Self {
-        Self { condition, seed: 42, both_orders: false, batch_size: 8, context: ContextSource::Condition }
+        Self {
+            condition,
+            seed: 42,
+            both_orders: false,
+            batch_size: 8,
+            context: ContextSource::Condition,
+            inputs: Arc::new(ConditionInputs::default()),
+        }
     }
 
-    fn context_for(&self, ex: &Example) -> Option<String> {
+    /// The context shown for `ex`, with at most `n_posts` profile posts under `profile:k`.
+    fn context_for(&self, ex: &Example, n_posts: Option<usize>) -> Result<Option<String>, EvalError> {
         match self.context {
-            ContextSource::Condition => self.condition.context(ex),
-            ContextSource::FullProfile => Some(full_profile_text(ex)),
+            ContextSource::Condition => self.condition.context(ex, &self.inputs, n_posts),
+            ContextSource::FullProfile => Ok(Some(full_profile_text(ex))),
         }
+    }
+
+    fn check_leak(&self, ex: &Example, rendered: &str) -> Result<(), EvalError> {
+        leakage::check_with(ex, self.condition, rendered, &self.condition.allowed_texts(ex, &self.inputs))
+    }
+}
+
+/// How many profile posts an example's inputs show under `profile:k`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct PostsShown {
+    shown: usize,
+    dropped: usize,
+}
+
+/// Builds the requests of one example with as many of its top-k posts as fit the backend:
+/// under `profile:k` the lowest-ranked posts are dropped one at a time until every request's
+/// [`Judge::input_overflow`] / [`RewardModel::input_overflow`] is 0 (all requests of an
+/// example keep the same posts, so chosen and rejected are compared under one context). An
+/// engine that cannot tell (`None`) or fails to count (`Err`: the call itself will report it)
+/// gets all k. Other conditions: built once, `None`.
+fn fitted<R>(
+    ex: &Example,
+    opts: &EvalOptions,
+    build: impl Fn(Option<usize>) -> Result<Vec<R>, EvalError>,
+    overflow: impl Fn(&R) -> Result<Option<usize>, ModelError>,
+) -> Result<(Vec<R>, Option<PostsShown>), EvalError> {
+    let k = match (opts.context, opts.condition) {
+        (ContextSource::Condition, Condition::Profile { k }) => k,
+        _ => return Ok((build(None)?, None)),
+    };
+    let available = opts.inputs.ranked_posts(ex)?.len().min(k);
+    let mut n = available;
+    loop {
+        let requests = build(Some(n))?;
+        let mut over = 0;
+        for r in &requests {
+            match overflow(r) {
+                Ok(Some(t)) => over = over.max(t),
+                Ok(None) | Err(_) => {
+                    over = 0;
+                    break;
+                }
+            }
+        }
+        if over == 0 || n == 0 {
+            return Ok((requests, Some(PostsShown { shown: n, dropped: available - n })));
+        }
+        n -= 1;
     }
 }
 
@@ -178,8 +238,13 @@ fn fail(o: &mut Outcome, model: &str, example_id: &str, source: ModelError) {
     o.error = Some(EvalError::Backend { model: model.into(), example_id: example_id.into(), source }.to_string());
 }
 
-fn base_outcome(ex: &Example, opts: &EvalOptions, model: &str) -> Outcome {
+fn base_outcome(ex: &Example, opts: &EvalOptions, model: &str, posts: Option<PostsShown>) -> Outcome {
     Outcome {
+        posts_shown: posts.map(|p| p.shown),
+        posts_dropped: posts.map_or(0, |p| p.dropped),
+        planner_failed: opts.condition == Condition::Planner
+            && opts.context == ContextSource::Condition
+            && opts.inputs.planner_failed(ex),
         example_id: ex.id.clone(),
         subset: ex.subset.clone(),
         condition: opts.condition.to_string(),
@@ -205,6 +270,7 @@ fn judge_request(
     chosen_slot: Slot,
     opts: &EvalOptions,
     prompts: &Prompts,
+    n_posts: Option<usize>,
 ) -> Result<JudgeRequest, EvalError> {
     let (a, b) = match chosen_slot {
         Slot::A => (&ex.chosen, &ex.rejected),
@@ -213,12 +279,12 @@ fn judge_request(
     let pair = PairInput {
         example_id: ex.id.clone(),
         question: ex.question.clone(),
-        context: opts.context_for(ex),
+        context: opts.context_for(ex, n_posts)?,
         a: a.clone(),
         b: b.clone(),
     };
     let prompt = prompts.judge(&pair)?;
-    leakage::check(ex, opts.condition, &prompt.all_text())?;
+    opts.check_leak(ex, &prompt.all_text())?;
     Ok(JudgeRequest { pair, prompt })
 }
 
@@ -232,12 +298,19 @@ fn judge_chunk(
 ) -> Result<Vec<Outcome>, EvalError> {
     let orders = if opts.both_orders { 2 } else { 1 };
     let mut requests = Vec::with_capacity(chunk.len() * orders);
+    let mut shown = Vec::with_capacity(chunk.len());
     for ex in chunk {
         let slot = slots[&ex.id];
-        requests.push(judge_request(ex, slot, opts, prompts)?);
-        if opts.both_orders {
-            requests.push(judge_request(ex, slot.other(), opts, prompts)?);
-        }
+        let build = |n| {
+            let mut v = vec![judge_request(ex, slot, opts, prompts, n)?];
+            if opts.both_orders {
+                v.push(judge_request(ex, slot.other(), opts, prompts, n)?);
+            }
+            Ok(v)
+        };
+        let (reqs, posts) = fitted(ex, opts, build, |r| judge.input_overflow(r))?;
+        requests.extend(reqs);
+        shown.push(posts);
     }
     let verdicts = judge.judge_each(&requests, &|_, _| {});
     if verdicts.len() != requests.len() {
@@ -246,9 +319,10 @@ fn judge_chunk(
     let mut verdicts = verdicts.into_iter();
     Ok(chunk
         .iter()
-        .map(|ex| {
+        .zip(shown)
+        .map(|(ex, posts)| {
             let slot = slots[&ex.id];
-            let mut o = base_outcome(ex, opts, model);
+            let mut o = base_outcome(ex, opts, model, posts);
             o.chosen_slot = Some(slot);
             let first = verdicts.next().expect("length checked");
             let second = opts.both_orders.then(|| verdicts.next().expect("length checked"));
@@ -283,18 +357,25 @@ fn judge_chunk(
 /// The pointwise request a reward model receives for `answer` of `ex` under `opts`' condition:
 /// the structured input and the rendered conversation, checked by the leakage guard. Used by the
 /// runner and by `prbench eval --preflight`.
+/// `n_posts` caps the profile posts shown under `profile:k` (`None`: k).
 ///
 /// # Errors
-/// [`EvalError`] from prompt rendering or the leakage guard.
-pub fn rm_request(ex: &Example, answer: &str, opts: &EvalOptions, prompts: &Prompts) -> Result<RmRequest, EvalError> {
+/// [`EvalError`] from prompt rendering, missing prepared inputs or the leakage guard.
+pub fn rm_request(
+    ex: &Example,
+    answer: &str,
+    opts: &EvalOptions,
+    prompts: &Prompts,
+    n_posts: Option<usize>,
+) -> Result<RmRequest, EvalError> {
     let input = RmInput {
         example_id: ex.id.clone(),
         question: ex.question.clone(),
-        context: opts.context_for(ex),
+        context: opts.context_for(ex, n_posts)?,
         answer: answer.to_string(),
     };
     let prompt = prompts.reward_model(&input)?;
-    leakage::check(ex, opts.condition, &prompt.all_text())?;
+    opts.check_leak(ex, &prompt.all_text())?;
     Ok(RmRequest { input, prompt })
 }
 
@@ -306,9 +387,12 @@ fn rm_chunk(
     model: &str,
 ) -> Result<Vec<Outcome>, EvalError> {
     let mut requests = Vec::with_capacity(chunk.len() * 2);
+    let mut shown = Vec::with_capacity(chunk.len());
     for ex in chunk {
-        requests.push(rm_request(ex, &ex.chosen, opts, prompts)?);
-        requests.push(rm_request(ex, &ex.rejected, opts, prompts)?);
+        let build = |n| Ok(vec![rm_request(ex, &ex.chosen, opts, prompts, n)?, rm_request(ex, &ex.rejected, opts, prompts, n)?]);
+        let (reqs, posts) = fitted(ex, opts, build, |r| rm.input_overflow(r))?;
+        requests.extend(reqs);
+        shown.push(posts);
     }
     let scores = rm.score_each(&requests, &|_, _| {});
     if scores.len() != requests.len() {
@@ -317,8 +401,9 @@ fn rm_chunk(
     let mut scores = scores.into_iter();
     Ok(chunk
         .iter()
-        .map(|ex| {
-            let mut o = base_outcome(ex, opts, model);
+        .zip(shown)
+        .map(|(ex, posts)| {
+            let mut o = base_outcome(ex, opts, model, posts);
             let (chosen, rejected) = (scores.next().expect("length checked"), scores.next().expect("length checked"));
             let (chosen, rejected) = match (chosen, rejected) {
                 (Ok(c), Ok(r)) => (c, r),

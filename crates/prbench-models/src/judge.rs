@@ -80,6 +80,13 @@ impl<S: NextTokenScorer> Judge for LogprobJudge<S> {
             .collect()
     }
 
+    /// Over the window by the prompt with the `Result:` prefix the verdict is read after.
+    fn input_overflow(&self, item: &JudgeRequest) -> Result<Option<usize>, ModelError> {
+        let mut prompt = item.prompt.clone();
+        prompt.assistant_prefix.push_str(RESULT_PREFIX);
+        self.scorer.prompt_overflow(&prompt, 0)
+    }
+
     fn identity(&self) -> ModelIdentity {
         self.scorer.identity()
     }
@@ -120,6 +127,11 @@ impl<G: Generator> Judge for GenerateJudge<G> {
             .into_iter()
             .map(|r| Verdict { choice: parse_verdict(&r.text), p_a: None, margin: None, raw: r.text, tokens: r.tokens })
             .collect())
+    }
+
+    /// Over the window by the prompt plus room for `max_new_tokens` of reply.
+    fn input_overflow(&self, item: &JudgeRequest) -> Result<Option<usize>, ModelError> {
+        self.generator.prompt_overflow(&item.prompt, self.max_new_tokens)
     }
 
     fn identity(&self) -> ModelIdentity {

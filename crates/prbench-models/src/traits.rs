@@ -80,6 +80,15 @@ pub trait RewardModel: Send + Sync {
     fn score_each(&self, items: &[RmRequest], done: ItemDone<'_, Score>) -> Vec<Result<Score, ModelError>> {
         each_with_fallback(items, done, |xs| self.score(xs))
     }
+    /// How many tokens `item` is over this engine's input limit (0 when it fits), before any
+    /// truncation; `None` when the engine cannot tell (remote engines, baselines). The runner
+    /// uses it to drop the lowest-ranked profile posts until an input fits.
+    ///
+    /// # Errors
+    /// Tokenization or template failures as [`ModelError`].
+    fn input_overflow(&self, _item: &RmRequest) -> Result<Option<usize>, ModelError> {
+        Ok(None)
+    }
     /// Identity for the manifest.
     fn identity(&self) -> ModelIdentity;
     /// False when results cost nothing to recompute (control baselines): the run cache skips them.
@@ -116,6 +125,15 @@ pub trait Judge: Send + Sync {
     fn judge_each(&self, items: &[JudgeRequest], done: ItemDone<'_, Verdict>) -> Vec<Result<Verdict, ModelError>> {
         each_with_fallback(items, done, |xs| self.judge(xs))
     }
+    /// How many tokens `item` is over this engine's input limit (0 when it fits), before any
+    /// truncation; `None` when the engine cannot tell (remote engines, baselines). The runner
+    /// uses it to drop the lowest-ranked profile posts until an input fits.
+    ///
+    /// # Errors
+    /// Tokenization or template failures as [`ModelError`].
+    fn input_overflow(&self, _item: &JudgeRequest) -> Result<Option<usize>, ModelError> {
+        Ok(None)
+    }
     /// Identity for the manifest.
     fn identity(&self) -> ModelIdentity;
     /// False when verdicts cost nothing to recompute (control baselines): the run cache skips them.
@@ -140,6 +158,15 @@ pub trait Generator: Send + Sync {
     /// # Errors
     /// Engine failures as [`ModelError`].
     fn generate(&self, items: &[ChatRequest]) -> Result<Vec<ChatResponse>, ModelError>;
+    /// How many tokens `prompt` (rendered as this engine feeds it) plus `reserve` more
+    /// (tokens to generate) is over the context window (0 when it fits); `None` when the engine
+    /// cannot tell.
+    ///
+    /// # Errors
+    /// Template failures as [`ModelError`].
+    fn prompt_overflow(&self, _prompt: &ChatPrompt, _reserve: usize) -> Result<Option<usize>, ModelError> {
+        Ok(None)
+    }
     /// Identity for the manifest.
     fn identity(&self) -> ModelIdentity;
 }
@@ -157,6 +184,72 @@ pub trait NextTokenScorer: Send + Sync {
         prompt: &ChatPrompt,
         candidates: &[&str],
     ) -> Result<(Vec<f32>, TokenStats), ModelError>;
+    /// How many tokens `prompt` (rendered as this engine feeds it) plus `reserve` more
+    /// (tokens to generate) is over the context window (0 when it fits); `None` when the engine
+    /// cannot tell.
+    ///
+    /// # Errors
+    /// Template failures as [`ModelError`].
+    fn prompt_overflow(&self, _prompt: &ChatPrompt, _reserve: usize) -> Result<Option<usize>, ModelError> {
+        Ok(None)
+    }
     /// Identity for the manifest.
+    fn identity(&self) -> ModelIdentity;
+}
+
+/// How two embeddings of an [`Embedder`] are compared, as the model's card prescribes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Similarity {
+    /// Cosine similarity (for an L2-normalised embedder this equals the dot product).
+    Cosine,
+    /// Raw dot product (e.g. Contriever: mean pooling, no normalisation).
+    Dot,
+}
+
+impl Similarity {
+    /// The similarity of `a` and `b` (same length). Cosine of a zero vector is 0.
+    ///
+    /// # Panics
+    /// If the lengths differ (a programming error: both come from one embedder).
+    pub fn score(self, a: &[f32], b: &[f32]) -> f32 {
+        assert_eq!(a.len(), b.len(), "embeddings of different dimension");
+        let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+        match self {
+            Similarity::Dot => dot,
+            Similarity::Cosine => {
+                let na = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+                let nb = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+                if na == 0.0 || nb == 0.0 {
+                    0.0
+                } else {
+                    dot / (na * nb)
+                }
+            }
+        }
+    }
+}
+
+/// One text's embedding.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Embedding {
+    /// The vector, `[dim]`.
+    pub vector: Vec<f32>,
+    /// Tokens cut from the end of the text because it exceeded the encoder's maximum length
+    /// (0 when it fit); counted and reported by callers, never silent.
+    pub truncated_tokens: usize,
+}
+
+/// A sentence embedder (dense retrieval, planner quality).
+pub trait Embedder: Send + Sync {
+    /// Embeds each text; the output has the same length and order as `texts`, each vector
+    /// `[dim]`.
+    ///
+    /// # Errors
+    /// Engine failures (tokenization, forward pass) as [`ModelError`].
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Embedding>, ModelError>;
+    /// How this model's embeddings are compared.
+    fn similarity(&self) -> Similarity;
+    /// Identity for the manifest and the embedding cache key.
     fn identity(&self) -> ModelIdentity;
 }

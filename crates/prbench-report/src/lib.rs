@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod markdown;
+pub mod matrix;
 pub mod summary;
 
 pub use summary::*;

@@ -81,7 +81,28 @@ pub fn render(sum: &Summary) -> String {
             r.requests, r.retries, r.failures, r.prompt_tokens, r.completion_tokens
         );
     }
+    if let Some(p) = &sum.profile {
+        let _ = writeln!(
+            s,
+            "- profile: top {} posts ranked by {}; {:.2} shown per example on average; {} lowest-ranked posts dropped to fit the model's context ({} examples)",
+            p.k, p.retriever, p.mean_posts_shown, p.posts_dropped, p.examples_with_drops
+        );
+    }
+    if let Some(p) = &sum.planner {
+        let quality = match (p.quality, p.quality_with_failures_as_zero) {
+            (Some(q), Some(z)) => format!("quality (mean best-match cosine per true aspect) {q:.3}, {z:.3} counting failures as 0"),
+            _ => format!("quality not computed: {}", p.quality_note.as_deref().unwrap_or("no reason recorded")),
+        };
+        let _ = writeln!(
+            s,
+            "- planner `{}` read the top {} posts of {} examples; {:.2} aspects per plan; {} failed (scored with no context); {quality}",
+            p.model, p.k, p.examples, p.mean_aspects, p.failed
+        );
+    }
     s.push('\n');
+    if let Some(p) = sum.planner.as_ref().filter(|p| p.failed > 0) {
+        let _ = writeln!(s, "> **The planner gave no usable aspects for {} of {} examples**: they were scored with no context (see planner.jsonl and `planner_failed` in outcomes.jsonl).\n", p.failed, p.examples);
+    }
     if let Some(micro) = sum.rows.iter().find(|r| r.label == "micro") {
         let (errors, unparsed, n) = (micro.tally.errors, micro.tally.unparsed, micro.tally.n);
         if errors > 0 {
@@ -187,6 +208,8 @@ mod tests {
             baselines: vec![BaselineRow { name: "baseline:shorter".into(), sees: "answer only".into(), rows: vec![row("Art", 3, 5, 0), row("micro", 3, 5, 0)] }],
             input_tokens: 10,
             truncated_tokens: 0,
+            profile: None,
+            planner: None,
             output_tokens: 0,
             wall_seconds: 1.25,
             cache: None,

@@ -114,6 +114,50 @@ pub struct Summary {
     /// tokens); `None` for in-process engines.
     #[serde(default)]
     pub remote: Option<RemoteCalls>,
+    /// `profile:k` runs: how many posts were shown and dropped to fit.
+    #[serde(default)]
+    pub profile: Option<ProfileReport>,
+    /// `planner` runs: the planner, its failures and its quality against the hidden rubric.
+    #[serde(default)]
+    pub planner: Option<PlannerReport>,
+}
+
+/// What a `profile:k` run showed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfileReport {
+    /// Posts asked for (k).
+    pub k: usize,
+    /// How the posts were ranked (e.g. `bm25 (k1=1.2, b=0.75)`, or the ranked dataset's retriever).
+    pub retriever: String,
+    /// Mean posts shown per example.
+    pub mean_posts_shown: f64,
+    /// Lowest-ranked posts dropped so inputs fit the model's context, over all examples.
+    pub posts_dropped: usize,
+    /// Examples that lost at least one post that way.
+    pub examples_with_drops: usize,
+}
+
+/// What the planner of a `planner` run did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannerReport {
+    /// Planner model spec.
+    pub model: String,
+    /// Profile posts the planner read per example (top-k).
+    pub k: usize,
+    /// Examples planned.
+    pub examples: usize,
+    /// Examples with no usable aspects (generator error or unparsable reply); scored with no
+    /// context and flagged `planner_failed` in outcomes.jsonl.
+    pub failed: usize,
+    /// Mean aspects per planned example.
+    pub mean_aspects: f64,
+    /// Planner quality: per example, the mean over true rubric aspects of the best cosine
+    /// similarity to a planned aspect (MiniLM embeddings), averaged over examples with a plan.
+    pub quality: Option<f64>,
+    /// The same mean counting examples without a plan as 0.
+    pub quality_with_failures_as_zero: Option<f64>,
+    /// Why quality is missing, when it is.
+    pub quality_note: Option<String>,
 }
 
 /// What the run cache did during one run.

@@ -31,6 +31,9 @@ pub enum Command {
     /// Inspect or prune the run cache (every score and verdict a model engine returned).
     #[command(subcommand)]
     Cache(CacheCommand),
+    /// Rank each example's profile posts by relevance to its question (BM25 or a dense
+    /// embedder) and write the dataset, profiles in ranked order, as JSONL.
+    Retrieve(RetrieveArgs),
 }
 
 /// Cache sub-verbs.
@@ -267,9 +270,28 @@ pub struct EvalArgs {
     /// scripts/fetch-models.sh.
     #[arg(long)]
     pub model: Option<String>,
-    /// Conditions, comma-separated: `none`, `oracle` (oracle = upper bound). One run per condition.
+    /// Conditions, comma-separated: `none`; `profile` or `profile:K` (the user's top-K profile
+    /// posts, default 10; `profile:k=1,3,5,10` is a k sweep); `planner` (aspects a planner model
+    /// inferred from the question and the top posts); `oracle` (the true rubric aspects: an
+    /// upper bound). One run per condition; with several, a conditioning matrix
+    /// (`<out>/<id>-matrix.md`) compares each with `none` (exact McNemar, Holm).
     #[arg(long, value_delimiter = ',', default_value = "none")]
     pub condition: Vec<String>,
+    /// How `profile` and `planner` rank the profile posts: `bm25` (default), `dense`
+    /// (all-MiniLM-L6-v2), `dense:DIR` or `dense:hf:ORG/NAME[@REV]`. A dataset file written by
+    /// `prbench retrieve` is already ranked and is used as it is unless this is given.
+    #[arg(long)]
+    pub retriever: Option<String>,
+    /// The `planner` condition's generator: `gguf:PATH` or `openai:MODEL[@BASE_URL]`
+    /// (default: the SmolLM2-135M-Instruct GGUF).
+    #[arg(long)]
+    pub planner: Option<String>,
+    /// Profile posts the planner reads (top-ranked).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    pub planner_k: usize,
+    /// Token budget of each planner reply.
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    pub planner_max_new_tokens: usize,
     /// Verdict mode. Local (`gguf:`) judges: `logprob` reads the next-token log-probabilities
     /// of A and B after `Result:` (one forward pass, never unparsed); `generate` decodes a
     /// reply and parses its `Result:` line. `openai:` judges always generate and parse (a chat
@@ -344,4 +366,30 @@ pub struct EvalArgs {
     /// instead of the table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `retrieve` arguments.
+#[derive(Args, Debug)]
+pub struct RetrieveArgs {
+    /// Data selection.
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// `bm25` (k1 = 1.2, b = 0.75, over each user's own posts), `dense` (all-MiniLM-L6-v2 from
+    /// the models directory), `dense:DIR` (a BERT embedder directory) or
+    /// `dense:hf:ORG/NAME[@REV]` (through the hf-hub cache, e.g. `dense:hf:facebook/contriever-msmarco`).
+    #[arg(long, default_value = "bm25")]
+    pub retriever: String,
+    /// The ranked dataset file to write (`.jsonl`); `--data FILE` loads it back.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Dense retrievers: the cache embeddings are read from and stored in
+    /// [default: runs/cache.sqlite, the file `prbench eval` uses by default].
+    #[arg(long)]
+    pub cache: Option<PathBuf>,
+    /// Dense retrievers: neither read nor write the embedding cache.
+    #[arg(long, conflicts_with = "cache")]
+    pub no_cache: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
 }

@@ -29,6 +29,7 @@ fn main() -> ExitCode {
         cli::Command::Bench(cli::BenchCommand::Rm(args)) => commands::bench::run(args),
         cli::Command::Bench(cli::BenchCommand::Remote(args)) => commands::bench_remote::run(args),
         cli::Command::Cache(cmd) => commands::cache::run(cmd),
+        cli::Command::Retrieve(args) => commands::retrieve::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

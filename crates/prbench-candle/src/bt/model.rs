@@ -201,6 +201,13 @@ impl RewardModel for BtRewardModel {
         Ok(values.into_iter().zip(stats).map(|(value, tokens)| Score { value, tokens }).collect())
     }
 
+    /// The context tokens the embedder would cut from the left.
+    fn input_overflow(&self, item: &RmRequest) -> Result<Option<usize>, ModelError> {
+        let input = compose(item.input.context.as_deref(), &item.input.question, &item.input.answer);
+        let stats = self.embedder.token_stats(std::slice::from_ref(&input))?;
+        Ok(stats.first().map(|t| t.truncated_tokens))
+    }
+
     fn identity(&self) -> ModelIdentity {
         ModelIdentity {
             spec: self.spec.clone(),

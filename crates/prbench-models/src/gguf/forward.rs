@@ -112,6 +112,10 @@ impl NextTokenScorer for GgufEngine {
         Ok((logprobs, stats))
     }
 
+    fn prompt_overflow(&self, prompt: &ChatPrompt, reserve: usize) -> Result<Option<usize>, ModelError> {
+        self.overflow(prompt, reserve).map(Some)
+    }
+
     fn identity(&self) -> ModelIdentity {
         GgufEngine::identity(self)
     }

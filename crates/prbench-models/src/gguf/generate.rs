@@ -7,7 +7,7 @@ use super::forward::prefill;
 use super::sampler::{argmax, sample_top_p, SplitMix64};
 use super::GgufEngine;
 use crate::error::ModelError;
-use crate::io::{ChatRequest, ChatResponse, TokenStats};
+use crate::io::{ChatPrompt, ChatRequest, ChatResponse, TokenStats};
 use crate::traits::{Generator, ModelIdentity};
 
 impl GgufEngine {
@@ -82,6 +82,10 @@ impl Generator for GgufEngine {
     /// generated tokens (excluding the stop token).
     fn generate(&self, items: &[ChatRequest]) -> Result<Vec<ChatResponse>, ModelError> {
         items.iter().map(|r| self.generate_one(r)).collect()
+    }
+
+    fn prompt_overflow(&self, prompt: &ChatPrompt, reserve: usize) -> Result<Option<usize>, ModelError> {
+        self.overflow(prompt, reserve).map(Some)
     }
 
     fn identity(&self) -> ModelIdentity {

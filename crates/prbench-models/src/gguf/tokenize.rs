@@ -48,6 +48,16 @@ impl GgufEngine {
         Ok(tokens)
     }
 
+    /// How many tokens `prompt` plus `reserve` generated tokens is over [`Self::n_ctx`] (0 when
+    /// it fits), counted exactly as [`Self::tokenize`] would feed it.
+    ///
+    /// # Errors
+    /// [`ModelError::Template`] from rendering.
+    pub fn overflow(&self, prompt: &ChatPrompt, reserve: usize) -> Result<usize, ModelError> {
+        let segments = self.template.render_segments(prompt)?;
+        Ok((self.tokenize_segments(&segments).len() + reserve).saturating_sub(self.n_ctx))
+    }
+
     /// Tokens of rendered segments (BOS rule as in [`Self::tokenize`], no length check).
     pub(super) fn tokenize_segments(&self, segments: &[Segment]) -> Vec<LlamaToken> {
         let vocab = self.model.vocab();

@@ -15,7 +15,7 @@ use prbench_eval::prompt::Prompts;
 use prbench_eval::runner::rm_request;
 
 use prbench_data::load::load;
-use prbench_eval::condition::Condition;
+use prbench_eval::condition::{Condition, ConditionInputs};
 use prbench_eval::cache::Cache;
 use prbench_eval::run::{check_resume, check_run_dir_free, create_run_dir, run as run_eval, RunConfig};
 use prbench_eval::runner::{Backend, ContextSource, EvalOptions};
@@ -29,6 +29,8 @@ use prbench_stats::bootstrap::BootstrapConfig;
 use crate::cli::{EvalArgs, RemoteArgs, VerdictMode};
 use prbench_remote::{JudgeConfig, OpenAiChat, OpenAiJudge, RemoteOptions, RewardServer, VerdictSource, VllmClassify};
 use crate::progress::Bar;
+use crate::commands::conditions::{prepare, write_plans};
+use prbench_eval::matrix::ConditionRun;
 
 /// The model under test, owned.
 enum Loaded {
@@ -91,9 +93,9 @@ fn load_model(spec: &ModelSpec, text: &str, args: &EvalArgs) -> Result<Loaded> {
                 .map(|m| m.with_spec(text))
                 .with_context(|| format!("loading `{text}`"))?;
             let trained = &rm.config().condition;
-            if let Some(c) = args.condition.iter().find(|c| *c != trained) {
-                bail!(
-                    "`{text}` was trained under condition `{trained}`; evaluating it under `{c}` would feed it inputs unlike its training data. Run `--condition {trained}`, or train a head for `{c}`"
+            for c in Condition::parse_list(&args.condition)?.iter().filter(|c| c.to_string() != *trained) {
+                eprintln!(
+                    "prbench: note: `{text}` was trained under condition `{trained}`; under `{c}` it scores inputs unlike its training data (as an off-the-shelf reward model would)"
                 );
             }
             Ok(Loaded::Bt(Box::new(rm)))
@@ -133,7 +135,7 @@ fn load_model(spec: &ModelSpec, text: &str, args: &EvalArgs) -> Result<Loaded> {
 }
 
 /// The HTTP settings of a remote engine, from the flags.
-fn remote_options(r: &RemoteArgs) -> Result<RemoteOptions> {
+pub(crate) fn remote_options(r: &RemoteArgs) -> Result<RemoteOptions> {
     let timeout = r.timeout.unwrap_or(120.0);
     if !(timeout.is_finite() && timeout > 0.0 && timeout <= 86_400.0) {
         bail!("--timeout is in seconds, more than 0 and at most 86400 (a day); got {timeout}");
@@ -180,12 +182,26 @@ fn check_bt_leak(rm: &BtRewardModel, data: &Dataset, spec: &str) -> Result<()> {
 /// Renders and tokenizes the first example under each condition, so a template or tokenizer
 /// problem stops the run before any scoring, and prints the model's exact view of it unless
 /// `print` is false (PROTOCOL.md §3).
-fn preflight(rm: &SeqClsRewardModel, data: &Dataset, conditions: &[Condition], args: &EvalArgs, print: bool) -> Result<()> {
-    let Some(ex) = data.examples.first() else { return Ok(()) };
+fn preflight(
+    rm: &SeqClsRewardModel,
+    examples: &[prbench_data::Example],
+    conditions: &[Condition],
+    inputs: &Arc<ConditionInputs>,
+    args: &EvalArgs,
+    print: bool,
+) -> Result<()> {
+    let Some(ex) = examples.first() else { return Ok(()) };
     let prompts = Prompts::new();
     for &condition in conditions {
-        let opts = EvalOptions { condition, seed: args.seed, both_orders: false, batch_size: 1, context: ContextSource::Condition };
-        let req = rm_request(ex, &ex.chosen, &opts, &prompts)?;
+        let opts = EvalOptions {
+            condition,
+            seed: args.seed,
+            both_orders: false,
+            batch_size: 1,
+            context: ContextSource::Condition,
+            inputs: inputs.clone(),
+        };
+        let req = rm_request(ex, &ex.chosen, &opts, &prompts, None)?;
         let p = match rm.preflight(&req) {
             Ok(p) => p,
             // An input that cannot fit is that item's error in a run (counted, never scored);
@@ -245,7 +261,8 @@ fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition]) -> R
     if args.verdict == VerdictMode::Generate && !matches!(spec, ModelSpec::Gguf(_) | ModelSpec::OpenAi { .. }) {
         bail!("--verdict generate applies to `gguf:` and `openai:` judges only");
     }
-    if !spec.is_remote() {
+    let planner_remote = args.planner.as_deref().is_some_and(|p| ModelSpec::parse(p).is_ok_and(|s| s.is_remote()));
+    if !spec.is_remote() && !planner_remote {
         if let Some(flag) = args.remote.given().first() {
             bail!("{flag} applies to remote engines (`openai:`, `vllm-classify:`, `reward-server:`), not `{}`", args.model.as_deref().unwrap_or("the default judge"));
         }
@@ -272,9 +289,15 @@ fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition]) -> R
     if args.limit == Some(0) {
         bail!("--limit must be at least 1 (it is a per-subset example count)");
     }
-    for (i, c) in conditions.iter().enumerate() {
-        if conditions[..i].contains(c) {
-            bail!("--condition lists `{c}` twice");
+    let ranked = conditions.iter().any(|c| c.profile_k().is_some() || *c == Condition::Planner);
+    if args.retriever.is_some() && !ranked {
+        bail!("--retriever applies to the `profile` and `planner` conditions; none is in --condition");
+    }
+    if !conditions.contains(&Condition::Planner) {
+        for (flag, given) in [("--planner", args.planner.is_some()), ("--planner-k", args.planner_k != 10), ("--planner-max-new-tokens", args.planner_max_new_tokens != 128)] {
+            if given {
+                bail!("{flag} applies to the `planner` condition; add `planner` to --condition");
+            }
         }
     }
     Ok(())
@@ -303,7 +326,7 @@ fn plan_run_dirs(args: &EvalArgs, spec: &str, conditions: &[Condition]) -> Resul
         .map(|condition| {
             let explicit = match &args.run_id {
                 Some(id) if conditions.len() == 1 => Some(id.clone()),
-                Some(id) => Some(format!("{id}-{condition}")),
+                Some(id) => Some(format!("{id}-{}", condition.slug())),
                 None => None,
             };
             if let Some(id) = explicit {
@@ -322,7 +345,7 @@ fn plan_run_dirs(args: &EvalArgs, spec: &str, conditions: &[Condition]) -> Resul
                 check_run_dir_free(&args.out, &id)?;
                 return Ok(PlannedRun { id, resume: false, done: false });
             }
-            let base = format!("{stamp}-{}-{condition}", slug(spec));
+            let base = format!("{stamp}-{}-{}", slug(spec), condition.slug());
             for n in 1..1000 {
                 let id = if n == 1 { base.clone() } else { format!("{base}-{n}") };
                 if !args.out.join(&id).exists() {
@@ -344,12 +367,64 @@ fn plan_run_dirs(args: &EvalArgs, spec: &str, conditions: &[Condition]) -> Resul
         })
 }
 
+/// Reads back every condition's outcomes (finished earlier or now) and writes the conditioning
+/// matrix next to the run folders: `<out>/<run-id or time-model>-matrix.{md,json}`.
+fn write_matrix(args: &EvalArgs, spec: &str, data: &Dataset, runs: &[(Condition, String)], inputs: &ConditionInputs) -> Result<()> {
+    let mut condition_runs = Vec::with_capacity(runs.len());
+    for (condition, id) in runs {
+        let path = args.out.join(id).join("outcomes.jsonl");
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading `{}` for the matrix", path.display()))?;
+        let outcomes = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .enumerate()
+            .map(|(i, l)| serde_json::from_str(l).with_context(|| format!("`{}` line {}: not an outcome", path.display(), i + 1)))
+            .collect::<Result<Vec<_>>>()?;
+        condition_runs.push(ConditionRun { condition: *condition, run_id: id.clone(), outcomes });
+    }
+    let mut notes = Vec::new();
+    if let Some(r) = &inputs.retriever {
+        notes.push(format!("profile posts ranked by {r}"));
+    }
+    for cr in &condition_runs {
+        if let Condition::Profile { k } = cr.condition {
+            let dropped: usize = cr.outcomes.iter().map(|o| o.posts_dropped).sum();
+            let shown: usize = cr.outcomes.iter().filter_map(|o| o.posts_shown).sum();
+            notes.push(format!(
+                "`profile:{k}`: {:.2} posts shown per example; {dropped} lowest-ranked posts dropped to fit the model's context ({} examples)",
+                shown as f64 / cr.outcomes.len().max(1) as f64,
+                cr.outcomes.iter().filter(|o| o.posts_dropped > 0).count()
+            ));
+        }
+    }
+    if let Some(p) = &inputs.planner_report {
+        let quality = match (p.quality, p.quality_with_failures_as_zero) {
+            (Some(q), Some(z)) => format!("planner quality (per example: mean over true aspects of the best cosine to a planned aspect, MiniLM) {q:.3}; {z:.3} counting failed plans as 0"),
+            _ => format!("planner quality not computed: {}", p.quality_note.as_deref().unwrap_or("unknown reason")),
+        };
+        notes.push(format!("`planner`: `{}` read the top {} posts; {:.2} aspects per plan; {} of {} plans failed (scored with no context); {quality}", p.model, p.k, p.mean_aspects, p.failed, p.examples));
+    }
+    let boot = BootstrapConfig { resamples: args.bootstrap, seed: args.seed, ..BootstrapConfig::default() };
+    let matrix = prbench_eval::matrix::build(&condition_runs, spec, &data.source, &data.kind, args.seed, &boot, notes);
+    let base = match &args.run_id {
+        Some(id) => format!("{id}-matrix"),
+        None => format!("{}-{}-matrix", chrono::Utc::now().format("%Y%m%d-%H%M%S"), slug(spec)),
+    };
+    let md_path = args.out.join(format!("{base}.md"));
+    let md = prbench_report::matrix::render(&matrix);
+    std::fs::write(&md_path, &md).with_context(|| format!("writing `{}`", md_path.display()))?;
+    let json_path = args.out.join(format!("{base}.json"));
+    std::fs::write(&json_path, serde_json::to_string_pretty(&matrix)? + "\n").with_context(|| format!("writing `{}`", json_path.display()))?;
+    if !args.json {
+        println!("{md}");
+    }
+    eprintln!("prbench: conditioning matrix in {} and {}", md_path.display(), json_path.display());
+    Ok(())
+}
+
 /// Runs `prbench eval`.
 pub fn run(args: EvalArgs) -> Result<()> {
-    let conditions: Vec<Condition> = args.condition.iter().map(|c| Condition::parse(c)).collect::<Result<_, _>>()?;
-    if conditions.is_empty() {
-        bail!("--condition needs at least one of `none`, `oracle`");
-    }
+    let conditions = Condition::parse_list(&args.condition)?;
     let spec = args.model.clone().unwrap_or_else(|| format!("gguf:{}", default_model_path().display()));
     let parsed = ModelSpec::parse(&spec)?;
     check_flags(&args, &parsed, &conditions)?;
@@ -371,13 +446,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
     if let Loaded::Bt(rm) = &model {
         check_bt_leak(rm, &data, &spec)?;
     }
-    if let Loaded::SeqCls(rm) = &model {
-        preflight(rm, &data, &conditions, &args, args.preflight || !args.quiet)?;
-        if args.preflight {
-            eprintln!("prbench: --preflight: stopping before scoring");
-            return Ok(());
-        }
-    }
+
     // The lexical profile-overlap rule reads the whole profile whatever the condition; as the
     // model under test it gets the same input as in the baselines table.
     let context = if parsed == ModelSpec::Baseline("profile-overlap".into()) {
@@ -392,9 +461,21 @@ pub fn run(args: EvalArgs) -> Result<()> {
         let path = args.cache.clone().unwrap_or_else(|| args.out.join("cache.sqlite"));
         Some(Arc::new(Cache::open(&path)?))
     };
+    let examples = prbench_eval::run::limit_per_subset(&data.examples, args.limit);
+    let prepared = prepare(&args, &data, &examples, &conditions, cache.as_ref(), &reporter)?;
+    let inputs = Arc::new(prepared.inputs);
+    if let Loaded::SeqCls(rm) = &model {
+        preflight(rm, &examples, &conditions, &inputs, &args, args.preflight || !args.quiet)?;
+        if args.preflight {
+            eprintln!("prbench: --preflight: stopping before scoring");
+            return Ok(());
+        }
+    }
     let batch_size = args.batch_size.unwrap_or(if parsed.is_remote() { 4 * args.remote.concurrency() } else { 8 });
     let mut cfgs = Vec::with_capacity(conditions.len());
-    for (condition, planned) in conditions.into_iter().zip(run_ids) {
+    let mut all_runs = Vec::with_capacity(conditions.len());
+    for (&condition, planned) in conditions.iter().zip(run_ids) {
+        all_runs.push((condition, planned.id.clone()));
         if planned.done {
             eprintln!("prbench: condition `{condition}`: run `{}` finished already; skipping it", planned.id);
             continue;
@@ -404,7 +485,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
             run_id: planned.id,
             dir,
             limit: args.limit,
-            options: EvalOptions { condition, seed: args.seed, both_orders: args.both_orders, batch_size, context },
+            options: EvalOptions { condition, seed: args.seed, both_orders: args.both_orders, batch_size, context, inputs: inputs.clone() },
             bootstrap: BootstrapConfig { resamples: args.bootstrap, seed: args.seed, ..BootstrapConfig::default() },
             code_version: crate::code_version().to_string(),
             cache: cache.clone(),
@@ -415,6 +496,9 @@ pub fn run(args: EvalArgs) -> Result<()> {
                 "prbench: resuming unfinished run `{}` ({written} outcomes were written before it stopped); calls it completed come from the cache",
                 cfg.run_id
             );
+        }
+        if condition == Condition::Planner {
+            write_plans(&cfg.dir.join("planner.jsonl"), &prepared.plans)?;
         }
         cfgs.push(cfg);
     }
@@ -458,6 +542,9 @@ pub fn run(args: EvalArgs) -> Result<()> {
             over_limit.push(format!("{condition}: {} of {} ({:.1}%)", errors.len(), result.outcomes.len(), rate * 100.0));
         }
         eprintln!("prbench: run files in {}/ (summary.md, summary.json, outcomes.jsonl, manifest.json)", result.dir.display());
+    }
+    if all_runs.len() > 1 {
+        write_matrix(&args, &spec, &data, &all_runs, &inputs)?;
     }
     if !over_limit.is_empty() {
         bail!(

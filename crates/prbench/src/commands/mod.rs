@@ -3,6 +3,8 @@
 pub mod bench;
 pub mod bench_remote;
 pub mod cache;
+pub mod conditions;
 pub mod data;
 pub mod eval;
+pub mod retrieve;
 pub mod train;

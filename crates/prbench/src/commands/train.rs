@@ -160,6 +160,9 @@ fn build(args: &TrainBtArgs, condition: Condition) -> Result<Source> {
 
 fn train_bt(args: TrainBtArgs) -> Result<()> {
     let condition = Condition::parse(&args.condition)?;
+    if !matches!(condition, Condition::None | Condition::Oracle) {
+        bail!("`prbench train bt` trains under `none` or `oracle`; `{condition}` is not supported for training (a head trained under `none` can be evaluated under any condition)");
+    }
     if !(0.0..1.0).contains(&args.held_out) {
         bail!("--held-out {} must be in [0, 1)", args.held_out);
     }

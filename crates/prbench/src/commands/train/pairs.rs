@@ -69,7 +69,10 @@ pub fn target_examples(rows: &[Example], condition: Condition) -> Vec<BtPair> {
 fn to_pair(ex: &Example, condition: Condition) -> BtPair {
     BtPair {
         id: ex.id.clone(),
-        context: condition.context(ex),
+        // `train bt` accepts only `none` and `oracle`, which need no prepared inputs.
+        context: condition
+            .context(ex, &prbench_eval::condition::ConditionInputs::default(), None)
+            .expect("none and oracle render without prepared inputs"),
         question: ex.question.clone(),
         chosen: ex.chosen.clone(),
         rejected: ex.rejected.clone(),
