@@ -5,7 +5,12 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use std::sync::Arc;
+
 use prbench_data::Example;
+use prbench_eval::condition::{Condition, ConditionInputs};
+use prbench_eval::prompt::Prompts;
+use prbench_eval::runner::{evaluate, Backend, ContextSource, EvalOptions, Silent};
 use prbench_models::{
     Choice, Judge, JudgeRequest, ModelError, ModelIdentity, RewardModel, RmRequest, Score, TokenStats, Verdict,
 };
@@ -64,4 +69,25 @@ impl RewardModel for Spy {
     fn identity(&self) -> ModelIdentity {
         ModelIdentity { spec: "spy".into(), ..Default::default() }
     }
+}
+
+/// Everything each backend kind received for `examples` under `condition`: a pairwise judge
+/// (both orders) and a pointwise reward model (every RM engine — seqcls, BT, remote, baselines —
+/// receives exactly an `RmRequest`, which the spy records in full), plus the profile-overlap
+/// control baseline's input.
+pub fn received(examples: &[Example], condition: Condition, inputs: &Arc<ConditionInputs>) -> Vec<(&'static str, Vec<String>)> {
+    let prompts = Prompts::new();
+    let mut out = Vec::new();
+    for (kind, context, both) in [
+        ("judge", ContextSource::Condition, true),
+        ("reward model", ContextSource::Condition, false),
+        ("profile baseline", ContextSource::FullProfile, false),
+    ] {
+        let spy = Spy::default();
+        let opts = EvalOptions { both_orders: both, context, inputs: inputs.clone(), ..EvalOptions::new(condition) };
+        let backend = if kind == "judge" { Backend::Judge(&spy) } else { Backend::RewardModel(&spy) };
+        evaluate(examples, backend, &opts, &prompts, &Silent).expect("no leak");
+        out.push((kind, spy.seen.into_inner().unwrap()));
+    }
+    out
 }

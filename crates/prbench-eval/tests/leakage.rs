@@ -3,34 +3,14 @@
 
 mod common;
 
-use common::{psoups, sample, Spy};
+use common::{psoups, received, sample};
 use prbench_data::Example;
 use prbench_eval::condition::Condition;
 use prbench_eval::leakage;
-use prbench_eval::prompt::Prompts;
-use prbench_eval::runner::{evaluate, Backend, ContextSource, EvalOptions, Silent};
 use prbench_eval::EvalError;
 
-/// Everything each backend kind received for `examples` under `condition`.
-fn received(examples: &[Example], condition: Condition) -> Vec<(String, Vec<String>)> {
-    let prompts = Prompts::new();
-    let mut out = Vec::new();
-    for (kind, context, both) in [
-        ("judge", ContextSource::Condition, true),
-        ("reward model", ContextSource::Condition, false),
-        ("profile baseline", ContextSource::FullProfile, false),
-    ] {
-        let spy = Spy::default();
-        let opts = EvalOptions { both_orders: both, context, ..EvalOptions::new(condition) };
-        let backend = if kind == "judge" { Backend::Judge(&spy) } else { Backend::RewardModel(&spy) };
-        evaluate(examples, backend, &opts, &prompts, &Silent).expect("no leak");
-        out.push((kind.to_string(), spy.seen.into_inner().unwrap()));
-    }
-    out
-}
-
 fn assert_no_hidden_text(examples: &[Example]) {
-    for (kind, texts) in received(examples, Condition::None) {
+    for (kind, texts) in received(examples, Condition::None, &Default::default()) {
         assert!(!texts.is_empty());
         for text in &texts {
             for ex in examples {
@@ -60,7 +40,7 @@ fn no_hidden_text_reaches_any_backend_under_none_psoups() {
 #[test]
 fn oracle_shows_every_aspect_title_to_judges_and_reward_models() {
     let examples = sample();
-    for (kind, texts) in received(&examples, Condition::Oracle) {
+    for (kind, texts) in received(&examples, Condition::Oracle, &Default::default()) {
         if kind == "profile baseline" {
             continue;
         }

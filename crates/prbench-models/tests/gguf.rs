@@ -362,3 +362,25 @@ fn prefill_throughput() {
     );
     assert!((350..=600).contains(&n), "prompt is {n} tokens");
 }
+
+#[test]
+fn overflow_counts_tokens_beyond_the_context_window_as_tokenize_does() {
+    let _guard = serial();
+    let Some(engine) = engine() else { return };
+    let prompt = judge_prompt();
+    let tokens = engine.tokenize(&prompt).unwrap().len();
+    let n_ctx = engine.n_ctx();
+    assert_eq!(engine.overflow(&prompt, 0).unwrap(), 0);
+    // Reserving room for generation: over by exactly tokens + reserve - n_ctx.
+    assert_eq!(engine.overflow(&prompt, n_ctx - tokens).unwrap(), 0);
+    assert_eq!(engine.overflow(&prompt, n_ctx - tokens + 7).unwrap(), 7);
+    assert_eq!(NextTokenScorer::prompt_overflow(engine, &prompt, 3).unwrap(), Some(0));
+    // A prompt longer than the window: the overflow equals the tokens tokenize refuses.
+    let mut long = prompt.clone();
+    long.messages[1].content = "basil ".repeat(n_ctx + 50);
+    let over = engine.overflow(&long, 0).unwrap();
+    match engine.tokenize(&long) {
+        Err(ModelError::ContextOverflow { tokens: t, n_ctx: n, .. }) => assert_eq!(over, t - n),
+        other => panic!("expected a context overflow, got {other:?}"),
+    }
+}

@@ -74,9 +74,12 @@ fn invalid_data_names_file_row_and_field_and_fails() {
 #[test]
 fn unknown_condition_and_model_are_clear_errors() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = prbench(&["eval", "--data", &sample(), "--model", "baseline:longer", "--condition", "planner"], tmp.path());
+    let out = prbench(&["eval", "--data", &sample(), "--model", "baseline:longer", "--condition", "profile:0"], tmp.path());
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("invalid condition `planner`"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("invalid condition `profile:0`"), "{}", text(&out.stderr));
+    let out = prbench(&["eval", "--data", &sample(), "--model", "baseline:longer", "--condition", "planer"], tmp.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("`planner`"), "the message lists the valid names: {}", text(&out.stderr));
     let out = prbench(&["eval", "--data", &sample(), "--model", "gguf:/nonexistent.gguf"], tmp.path());
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("scripts/fetch-models.sh"), "{}", text(&out.stderr));
@@ -199,7 +202,11 @@ fn flags_that_would_be_ignored_are_errors() {
         (vec!["--model", "baseline:longer", "--both-orders"], "--both-orders applies to pairwise judges"),
         (vec!["--model", "baseline:longer", "--verdict", "generate"], "--verdict generate applies"),
         (vec!["--model", "baseline:longer", "--limit", "0"], "--limit must be at least 1"),
-        (vec!["--model", "baseline:longer", "--condition", "none,none"], "lists `none` twice"),
+        (vec!["--model", "baseline:longer", "--condition", "none,none"], "`none` is listed twice"),
+        (vec!["--model", "baseline:longer", "--condition", "none,3"], "a bare number continues a k sweep"),
+        (vec!["--model", "baseline:longer", "--retriever", "dense"], "--retriever applies to the `profile` and `planner` conditions"),
+        (vec!["--model", "baseline:longer", "--condition", "profile", "--planner", "gguf:x.gguf"], "--planner applies to the `planner` condition"),
+        (vec!["--model", "baseline:longer", "--condition", "profile", "--retriever", "sparse"], "unknown retriever `sparse`"),
     ] {
         let out = prbench(&[&["eval", "--data", &sample()][..], &args[..]].concat(), tmp.path());
         assert_eq!(out.status.code(), Some(1), "{args:?}");
@@ -207,4 +214,45 @@ fn flags_that_would_be_ignored_are_errors() {
     }
     let out = prbench(&["eval", "--data", &sample(), "--model", "baseline:longer", "--batch-size", "0"], tmp.path());
     assert_eq!(out.status.code(), Some(2), "clap rejects a zero batch size");
+}
+
+#[test]
+fn a_condition_list_writes_one_run_each_and_the_matrix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = prbench(
+        &["eval", "--data", &sample(), "--model", "baseline:longer", "--condition", "none,profile:k=1,3,oracle", "--run-id", "m", "--quiet", "--bootstrap", "200"],
+        tmp.path(),
+    );
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let runs = tmp.path().join("runs");
+    for dir in ["m-none", "m-profile-k1", "m-profile-k3", "m-oracle"] {
+        assert!(runs.join(dir).join("summary.json").is_file(), "{dir}");
+    }
+    let p3: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(runs.join("m-profile-k3/summary.json")).unwrap()).unwrap();
+    assert_eq!(p3["condition"], "profile:3");
+    assert_eq!(p3["profile"]["k"], 3);
+    // Every sample profile has 8 to 10 posts (counted over data/sample/*.jsonl), and a baseline
+    // cannot overflow: 3 shown, none dropped.
+    assert_eq!(p3["profile"]["mean_posts_shown"], 3.0);
+    assert_eq!(p3["profile"]["posts_dropped"], 0);
+    assert!(p3["profile"]["retriever"].as_str().unwrap().starts_with("bm25"));
+    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(runs.join("m-profile-k3/manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["condition_inputs"]["k"], 3);
+
+    let matrix: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(runs.join("m-matrix.json")).unwrap()).unwrap();
+    let conditions: Vec<&str> = matrix["conditions"].as_array().unwrap().iter().map(|c| c["condition"].as_str().unwrap()).collect();
+    assert_eq!(conditions, ["none", "profile:1", "profile:3", "oracle"]);
+    let block = &matrix["blocks"][0];
+    assert_eq!(block["metric"], "accuracy");
+    // `longer` reads only the answers, so every condition scores the same items the same way:
+    // each gain is 0 with no discordant item and p = 1 (3 conditions x (3 subsets + all)).
+    let gains = block["gains"].as_array().unwrap();
+    assert_eq!(gains.len(), 12);
+    for g in gains {
+        assert_eq!((g["gain"].as_f64(), g["only_condition"].as_u64(), g["only_none"].as_u64(), g["p_value"].as_f64()), (Some(0.0), Some(0), Some(0), Some(1.0)), "{g}");
+        assert_eq!(g["n_paired"], if g["scope"] == "all" { 12 } else { 4 });
+    }
+    let md = std::fs::read_to_string(runs.join("m-matrix.md")).unwrap();
+    assert!(md.contains("`oracle` (upper bound)"), "{md}");
+    assert!(text(&out.stdout).contains("# Conditioning matrix"), "the matrix is printed");
 }
