@@ -36,6 +36,11 @@ fn spec_err(spec: &str, reason: String) -> ModelError {
 pub fn fetch_embedder(repo_spec: &str, opts: &HubOptions) -> Result<HubModel, ModelError> {
     let spec = format!("hf:{repo_spec}");
     let model = fetch_model(repo_spec, opts).map_err(|e| {
+        // The hub error already names the spec; keep only its reason.
+        let e = match e {
+            ModelError::Spec { reason, .. } => reason,
+            other => other.to_string(),
+        };
         spec_err(
             &spec,
             format!(
@@ -95,11 +100,14 @@ pub fn resolve_embedder_dir(spec: &str, opts: &HubOptions) -> Result<(PathBuf, S
     }
     let dir = PathBuf::from(path);
     if !dir.is_dir() {
+        let exists = dir.exists();
         return Err(ModelError::File {
             path: dir,
-            reason: "not a directory; an embedder is a model directory in the Hugging Face layout \
-                     (config.json, tokenizer.json, model.safetensors), dir:PATH, or hf:ORG/NAME[@REV]"
-                .into(),
+            reason: format!(
+                "{}; an embedder is a model directory in the Hugging Face layout (config.json, tokenizer.json, \
+                 model.safetensors), given as a path, dir:PATH or hf:ORG/NAME[@REV] (with --retriever: dense:PATH or dense:hf:ORG/NAME)",
+                if exists { "not a directory" } else { "no such directory" }
+            ),
         });
     }
     Ok((dir, format!("dir:{path}")))

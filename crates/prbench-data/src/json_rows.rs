@@ -249,7 +249,7 @@ fn row_extra(v: &Value, example: &Example, ctx: RowCtx) -> Result<RowExtra, Data
         return Err(bad(
             f("post_ids"),
             format!(
-                "does not match the row's profile: {} ids vs {} posts, first difference at position {at}                  (ranking {:?}, profile {:?}); the ranking's ids must be the profile's ids in order, each                  attached to its own post: re-run `prbench retrieve` instead of editing the file",
+                "does not match the row's profile: {} ids vs {} posts, first difference at position {at} (ranking {:?}, profile {:?}); the ranking's ids must be the profile's ids in order, each attached to its own post: re-run `prbench retrieve` instead of editing the file",
                 ids.len(),
                 profile_ids.len(),
                 ids.get(at).copied().unwrap_or("(none)"),
@@ -271,7 +271,7 @@ fn row_extra(v: &Value, example: &Example, ctx: RowCtx) -> Result<RowExtra, Data
         return Err(bad(
             f("scores"),
             format!(
-                "is not best first: score {} at position {} exceeds {} at position {i}; the profile must be in                  ranked order: re-run `prbench retrieve`",
+                "is not best first: score {} at position {} exceeds {} at position {i}; the profile must be in ranked order: re-run `prbench retrieve`",
                 scores[i + 1],
                 i + 1,
                 scores[i]

@@ -51,7 +51,7 @@ fn one_value(
             row: bare.row,
             field: field.to_string(),
             detail: format!(
-                "is missing, but {} row {} has it; a file written by `prbench retrieve` has it on every                  row: re-run `prbench retrieve` rather than mixing ranked and unranked rows",
+                "is missing, but {} row {} has it; a file written by `prbench retrieve` has it on every row: re-run `prbench retrieve` rather than mixing ranked and unranked rows",
                 first.file, first.row
             ),
         });
@@ -62,7 +62,7 @@ fn one_value(
             row: other.row,
             field: field.to_string(),
             detail: format!(
-                "is {:?}, but {} row {} has {:?}; one dataset holds one ranking and one kind: re-run                  `prbench retrieve` on the whole dataset",
+                "is {:?}, but {} row {} has {:?}; one dataset holds one ranking and one kind: re-run `prbench retrieve` on the whole dataset",
                 get(other).map_or("", |s| s.as_str()),
                 first.file,
                 first.row,

@@ -311,38 +311,19 @@ impl CacheCounters {
     }
 }
 
-/// Counter updates for cached wrappers that live outside this module (the planner's
-/// [`crate::planner::CachedGenerator`]).
-impl CacheCounters {
-    pub(crate) fn count_hit(&self) {
-        self.hits.fetch_add(1, Ordering::Relaxed);
-    }
-
-    pub(crate) fn count_calls(&self, n: u64) {
-        self.calls.fetch_add(n, Ordering::Relaxed);
-    }
-
-    pub(crate) fn count_stored(&self) {
-        self.stored.fetch_add(1, Ordering::Relaxed);
-    }
-
-    pub(crate) fn count_write_error(&self, e: EvalError) {
-        self.write_failed(e);
-    }
-}
-
-/// The lookup-then-call logic shared by [`CachedJudge`] and [`CachedRewardModel`]: answers the
+/// The lookup-then-call logic shared by [`CachedJudge`], [`CachedRewardModel`] and the
+/// planner's [`crate::planner::CachedGenerator`]: answers the
 /// items whose key is stored, sends the rest to `call` (one batch), stores each result the
 /// moment the backend hands it to `done`, and returns one result per item in order.
 /// Where [`cached_each`] stores results: the cache, the run's counters, and what to file them as.
-struct Store<'a> {
-    cache: &'a Cache,
-    counters: &'a CacheCounters,
-    kind: EntryKind,
-    model: &'a str,
+pub(crate) struct Store<'a> {
+    pub(crate) cache: &'a Cache,
+    pub(crate) counters: &'a CacheCounters,
+    pub(crate) kind: EntryKind,
+    pub(crate) model: &'a str,
 }
 
-fn cached_each<R, T>(
+pub(crate) fn cached_each<R, T>(
     store: &Store<'_>,
     items: &[R],
     keys: &[String],

@@ -79,7 +79,7 @@ impl Condition {
     }
 
     /// Parses a `--condition` list, already split at commas: a bare number after a
-    /// `profile:k=K` (or `profile:K`) item extends that item into a k sweep, so
+    /// `profile:k=K` item (or after another number of that sweep) extends it into a k sweep, so
     /// `none,profile:k=1,3,5,10,oracle` gives none, profile:1, profile:3, profile:5,
     /// profile:10, oracle. Order is kept.
     ///
@@ -101,7 +101,7 @@ impl Condition {
                 Self::Profile { k: parse_k(item, item)? }
             } else {
                 let c = Self::parse(item)?;
-                in_sweep = item.to_ascii_lowercase().starts_with("profile:");
+                in_sweep = item.to_ascii_lowercase().starts_with("profile:k=");
                 c
             };
             if out.contains(&c) {
@@ -234,11 +234,14 @@ impl fmt::Display for Condition {
 /// The planner's output for one example, as the `planner` condition shows it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PlannedAspects {
-    /// Aspects to show (empty when the planner failed; the example is then scored with no
-    /// context and flagged `planner_failed`).
+    /// Aspects to show (empty when the reply held no usable list: the example is then scored
+    /// with no context and flagged `planner_failed`).
     pub aspects: Vec<String>,
-    /// Why there are no aspects (generator error or unparsable reply), if so.
+    /// Why the reply held no usable list, if so.
     pub failure: Option<String>,
+    /// The generator failed on this example (after its retries): the example becomes an error
+    /// outcome under `planner` (counted, never scored, subject to `--max-error-rate`).
+    pub error: Option<String>,
 }
 
 /// Per-example material of the `profile` and `planner` conditions, prepared before a run.
@@ -279,9 +282,19 @@ impl ConditionInputs {
         }
     }
 
-    /// Whether the planner failed on `example` (it is then scored with no context).
+    /// Whether the planner's reply for `example` held no usable list (it is then scored with
+    /// no context).
     pub fn planner_failed(&self, example: &Example) -> bool {
-        self.plans.get(&example.id).is_some_and(|p| p.aspects.is_empty())
+        self.plans.get(&example.id).is_some_and(|p| p.aspects.is_empty() && p.error.is_none())
+    }
+
+    /// Why `example` cannot be rendered under `condition` at all (the planner's generator
+    /// failed on it), if so: the runner records an error outcome instead of calling the model.
+    pub fn blocked(&self, condition: Condition, example: &Example) -> Option<&str> {
+        match condition {
+            Condition::Planner => self.plans.get(&example.id).and_then(|p| p.error.as_deref()),
+            _ => None,
+        }
     }
 }
 
@@ -328,7 +341,9 @@ mod tests {
         assert!(Condition::parse_list(&["oracle", "oracle"]).is_err());
         assert!(Condition::parse_list::<&str>(&[]).is_err());
         // A bare number after planner does not continue an earlier sweep.
-        assert!(Condition::parse_list(&["profile:2", "planner", "3"]).is_err());
+        assert!(Condition::parse_list(&["profile:k=2", "planner", "3"]).is_err());
+        // Only the `k=` form opens a sweep: `profile:10,5` is refused, not read as 10 and 5.
+        assert!(Condition::parse_list(&["profile:10", "5"]).is_err());
     }
 
     #[test]

@@ -61,9 +61,12 @@ pub fn build(
     dataset_kind: &str,
     seed: u64,
     boot: &BootstrapConfig,
-    notes: Vec<String>,
+    mut notes: Vec<String>,
 ) -> Matrix {
     let baseline = runs.iter().position(|r| r.condition == Condition::None);
+    if baseline.is_none() {
+        notes.push("no `none` run in this command, so no gains are computed (add `none` to --condition)".into());
+    }
     let mut blocks = Vec::new();
     for metric in &METRICS {
         if !runs.iter().any(|r| r.outcomes.iter().any(|o| (metric.read)(o).is_some())) {

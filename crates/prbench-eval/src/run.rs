@@ -276,6 +276,10 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
 
 /// Posts shown and dropped in a `profile:k` run; `None` under other conditions.
 fn profile_report(options: &EvalOptions, outcomes: &[Outcome]) -> Option<ProfileReport> {
+    // The profile-overlap baseline reads the whole profile whatever the condition.
+    if options.context != ContextSource::Condition {
+        return None;
+    }
     let k = options.condition.profile_k()?;
     let shown: Vec<usize> = outcomes.iter().filter_map(|o| o.posts_shown).collect();
     Some(ProfileReport {
@@ -328,21 +332,42 @@ fn manifest_for(
 }
 
 /// Checks that the unfinished run in `cfg.dir` (a manifest without an end time, left by a
-/// killed run) was started with the same model, decoding, prompts, data, condition, seed,
-/// order mode and limit as `cfg`, so resuming it into the same folder gives the same outcomes.
-/// Returns how many outcome lines it had written.
+/// killed run) was started with the same model, decoding, prompts, data, condition, condition
+/// inputs, seed, order mode and limit as `cfg`, so resuming it into the same folder gives the
+/// same outcomes. Returns how many outcome lines it had written.
 ///
 /// # Errors
 /// [`EvalError::RunDir`] naming the first field that differs (or an unreadable manifest) and
 /// what to do.
 pub fn check_resume(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Result<usize, EvalError> {
+    let old = same_settings(data, backend, cfg)?;
+    if old.finished.is_some() {
+        return Err(EvalError::RunDir { path: cfg.dir.clone(), reason: RUN_EXISTS.into() });
+    }
+    let outcomes = fs::read_to_string(cfg.dir.join("outcomes.jsonl")).unwrap_or_default();
+    Ok(outcomes.lines().filter(|l| !l.trim().is_empty()).count())
+}
+
+/// Checks that the finished run in `cfg.dir` has the settings of `cfg` (as [`check_resume`]
+/// does for unfinished ones): a multi-condition command run again with the same `--run-id`
+/// skips such a condition and reuses its outcomes in the matrix.
+///
+/// # Errors
+/// [`EvalError::RunDir`] when the run is unfinished, unreadable, or differs in a setting.
+pub fn check_finished(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Result<(), EvalError> {
+    let old = same_settings(data, backend, cfg)?;
+    if old.finished.is_none() {
+        return Err(EvalError::RunDir { path: cfg.dir.clone(), reason: "it is unfinished; resume it instead".into() });
+    }
+    Ok(())
+}
+
+/// The manifest in `cfg.dir`, if every setting that decides the outcomes matches `cfg`.
+fn same_settings(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Result<Manifest, EvalError> {
     let path = cfg.dir.join("manifest.json");
     let refuse = |reason: String| EvalError::RunDir { path: cfg.dir.clone(), reason };
-    let text = fs::read_to_string(&path).map_err(|e| refuse(format!("cannot read its manifest.json to resume it: {e}")))?;
+    let text = fs::read_to_string(&path).map_err(|e| refuse(format!("cannot read its manifest.json: {e}")))?;
     let old: Manifest = serde_json::from_str(&text).map_err(|e| refuse(format!("its manifest.json does not parse ({e}); pass another --run-id")))?;
-    if old.finished.is_some() {
-        return Err(refuse(RUN_EXISTS.into()));
-    }
     let (identity, decoding) = match backend {
         Backend::Judge(j) => (j.identity(), j.decoding()),
         Backend::RewardModel(r) => (r.identity(), r.settings()),
@@ -352,9 +377,9 @@ pub fn check_resume(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Re
     let fields: [(&str, String, String); 10] = [
         ("model", serde_json::to_string(&old.model).unwrap_or_default(), serde_json::to_string(&new.model).unwrap_or_default()),
         ("decoding", old.decoding.to_string(), new.decoding.to_string()),
-        ("template_hash", old.template_hash, new.template_hash),
-        ("dataset_hash", old.dataset_hash, new.dataset_hash),
-        ("condition", old.condition, new.condition),
+        ("template_hash", old.template_hash.clone(), new.template_hash),
+        ("dataset_hash", old.dataset_hash.clone(), new.dataset_hash),
+        ("condition", old.condition.clone(), new.condition),
         ("condition_inputs", old.condition_inputs.to_string(), new.condition_inputs.to_string()),
         ("seed", old.seed.to_string(), new.seed.to_string()),
         ("both_orders", old.both_orders.to_string(), new.both_orders.to_string()),
@@ -362,12 +387,12 @@ pub fn check_resume(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Re
         ("n_examples", old.n_examples.to_string(), new.n_examples.to_string()),
     ];
     if let Some((name, was, now)) = fields.into_iter().find(|(_, a, b)| a != b) {
+        let state = if old.finished.is_some() { "a finished" } else { "an unfinished" };
         return Err(refuse(format!(
-            "it is an unfinished run with another `{name}` ({was} there, {now} now); resume it with the command that started it, or pass another --run-id"
+            "it is {state} run with another `{name}` ({was} there, {now} now); rerun the command that started it, or pass another --run-id"
         )));
     }
-    let outcomes = fs::read_to_string(cfg.dir.join("outcomes.jsonl")).unwrap_or_default();
-    Ok(outcomes.lines().filter(|l| !l.trim().is_empty()).count())
+    Ok(old)
 }
 
 /// Runs the five control baselines (PROTOCOL.md §5) on the same items, slots and condition.

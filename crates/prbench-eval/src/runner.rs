@@ -204,7 +204,25 @@ pub fn evaluate_into(
     let model = backend.spec();
     reporter.start(&format!("{model} · {}", opts.condition), examples.len() as u64);
     for chunk in examples.chunks(opts.batch_size.max(1)) {
-        let batch = score_chunk(chunk, slots, backend, opts, prompts, &model)?;
+        let blocked: Vec<Option<&str>> = chunk
+            .iter()
+            .map(|ex| if opts.context == ContextSource::Condition { opts.inputs.blocked(opts.condition, ex) } else { None })
+            .collect();
+        let runnable: Vec<Example> = chunk.iter().zip(&blocked).filter(|(_, b)| b.is_none()).map(|(ex, _)| ex.clone()).collect();
+        let mut scored = if runnable.is_empty() { Vec::new() } else { score_chunk(&runnable, slots, backend, opts, prompts, &model)? }.into_iter();
+        let batch: Vec<Outcome> = chunk
+            .iter()
+            .zip(&blocked)
+            .map(|(ex, b)| match b {
+                Some(reason) => {
+                    let mut o = base_outcome(ex, opts, &model, None);
+                    o.result = ItemResult::Error;
+                    o.error = Some(format!("no input under `planner`: {reason}"));
+                    o
+                }
+                None => scored.next().expect("one outcome per runnable example"),
+            })
+            .collect();
         sink(&batch)?;
         reporter.advance(chunk.len() as u64);
     }

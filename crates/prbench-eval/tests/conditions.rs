@@ -57,7 +57,7 @@ fn prepared(examples: &[Example], planner_k: usize) -> ConditionInputs {
     let plans = Planner::new(&Echo, 42, planner_k).plan_all(&refs, &posts, &Prompts::new()).unwrap();
     for p in plans {
         assert!(p.is_usable(), "{p:?}");
-        inputs.plans.insert(p.example_id.clone(), PlannedAspects { aspects: p.aspects, failure: None });
+        inputs.plans.insert(p.example_id.clone(), PlannedAspects { aspects: p.aspects, failure: None, error: None });
     }
     inputs
 }
@@ -141,8 +141,8 @@ fn under_planner_only_this_examples_plan_is_allowed_text() {
     let examples = sample();
     let (ex, other) = (&examples[0], &examples[1]);
     let mut inputs = ConditionInputs::default();
-    inputs.plans.insert(ex.id.clone(), PlannedAspects { aspects: vec!["Short answers".into()], failure: None });
-    inputs.plans.insert(other.id.clone(), PlannedAspects { aspects: vec![ex.narrative.clone()], failure: None });
+    inputs.plans.insert(ex.id.clone(), PlannedAspects { aspects: vec!["Short answers".into()], failure: None, error: None });
+    inputs.plans.insert(other.id.clone(), PlannedAspects { aspects: vec![ex.narrative.clone()], failure: None, error: None });
     let allowed = Condition::Planner.allowed_texts(ex, &inputs);
     assert_eq!(allowed, vec!["Short answers"]);
     let leaky = format!("{}\n{}", ex.question, ex.narrative);
@@ -284,7 +284,7 @@ fn missing_prepared_inputs_are_an_error_not_an_empty_context() {
 fn a_failed_plan_is_scored_without_context_and_flagged() {
     let examples = sample();
     let mut inputs = prepared(&examples, 10);
-    inputs.plans.insert(examples[0].id.clone(), PlannedAspects { aspects: vec![], failure: Some("no list".into()) });
+    inputs.plans.insert(examples[0].id.clone(), PlannedAspects { aspects: vec![], failure: Some("no list".into()), error: None });
     let opts = EvalOptions { inputs: Arc::new(inputs), ..EvalOptions::new(Condition::Planner) };
     let spy = Spy::default();
     let out = evaluate(&examples[..2], Backend::RewardModel(&spy), &opts, &Prompts::new(), &Silent).unwrap();

@@ -158,6 +158,15 @@ pub trait Generator: Send + Sync {
     /// # Errors
     /// Engine failures as [`ModelError`].
     fn generate(&self, items: &[ChatRequest]) -> Result<Vec<ChatResponse>, ModelError>;
+    /// Continues each conversation on its own account: one result per item, in order, and
+    /// `done` called for every reply as soon as it exists (a cache stores it then, so a killed
+    /// run keeps it). An item that fails (after the engine's own retries) is an `Err` in its
+    /// place. The default runs [`Generator::generate`] on the slice and, if that fails, on each
+    /// item alone ([`each_with_fallback`]); engines that retry per item override it so a
+    /// failing item is not retried twice.
+    fn generate_each(&self, items: &[ChatRequest], done: ItemDone<'_, ChatResponse>) -> Vec<Result<ChatResponse, ModelError>> {
+        each_with_fallback(items, done, |xs| self.generate(xs))
+    }
     /// How many tokens `prompt` (rendered as this engine feeds it) plus `reserve` more
     /// (tokens to generate) is over the context window (0 when it fits); `None` when the engine
     /// cannot tell.

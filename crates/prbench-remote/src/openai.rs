@@ -306,7 +306,12 @@ impl Generator for OpenAiChat {
     /// Generates concurrently; fails with the first (in input order) item's error if any item
     /// fails after its retries.
     fn generate(&self, items: &[ChatRequest]) -> Result<Vec<ChatResponse>, ModelError> {
-        self.generate_each(items, &|_, _| {}).into_iter().collect()
+        OpenAiChat::generate_each(self, items, &|_, _| {}).into_iter().collect()
+    }
+
+    /// Items run concurrently with per-item retries; a failure costs only its item.
+    fn generate_each(&self, items: &[ChatRequest], done: ItemDone<'_, ChatResponse>) -> Vec<Result<ChatResponse, ModelError>> {
+        OpenAiChat::generate_each(self, items, done)
     }
 
     fn identity(&self) -> ModelIdentity {

@@ -95,13 +95,13 @@ pub fn render(sum: &Summary) -> String {
         };
         let _ = writeln!(
             s,
-            "- planner `{}` read the top {} posts of {} examples; {:.2} aspects per plan; {} failed (scored with no context); {quality}",
-            p.model, p.k, p.examples, p.mean_aspects, p.failed
+            "- planner `{}` read up to {} top-ranked posts for each of {} examples; {:.2} aspects per usable plan ({} read from unmarked lines or sentences, {} replies cut by the token budget); {} replies held no list (scored with no context); the generator failed on {} (error outcomes); {quality}",
+            p.model, p.k, p.examples, p.mean_aspects, p.unmarked, p.cut, p.failed, p.errors
         );
     }
     s.push('\n');
     if let Some(p) = sum.planner.as_ref().filter(|p| p.failed > 0) {
-        let _ = writeln!(s, "> **The planner gave no usable aspects for {} of {} examples**: they were scored with no context (see planner.jsonl and `planner_failed` in outcomes.jsonl).\n", p.failed, p.examples);
+        let _ = writeln!(s, "> **The planner's reply held no usable list for {} of {} examples**: they were scored with no context (see planner.jsonl and `planner_failed` in outcomes.jsonl).\n", p.failed, p.examples);
     }
     if let Some(micro) = sum.rows.iter().find(|r| r.label == "micro") {
         let (errors, unparsed, n) = (micro.tally.errors, micro.tally.unparsed, micro.tally.n);

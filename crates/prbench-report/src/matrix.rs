@@ -105,7 +105,11 @@ pub fn render(m: &Matrix) -> String {
     for n in &m.notes {
         let _ = writeln!(s, "- {n}");
     }
-    s.push_str("\nStrict accuracy (ties, unparsed and errors are not correct), %, with seeded bootstrap 95% CIs. Gain: accuracy minus `none`'s on the same items, percentage points; p: two-sided exact McNemar test on the discordant items; Holm: Holm-adjusted over every gain in the block.\n");
+    s.push_str("\nStrict accuracy (ties, unparsed and errors are not correct), %, with seeded bootstrap 95% CIs.");
+    if m.blocks.iter().any(|b| !b.gains.is_empty()) {
+        s.push_str(" Gain: accuracy minus `none`'s on the same items, percentage points; p: two-sided exact McNemar test on the discordant items; Holm: Holm-adjusted over every gain in the block.");
+    }
+    s.push('\n');
     for b in &m.blocks {
         let _ = writeln!(s, "\n## {}\n\n{}\n", b.metric, b.meaning);
         let scopes: Vec<String> = b.accuracy.first().map(|rows| rows.iter().map(|r| scope_name(&r.label)).collect()).unwrap_or_default();

@@ -146,9 +146,18 @@ pub struct PlannerReport {
     pub k: usize,
     /// Examples planned.
     pub examples: usize,
-    /// Examples with no usable aspects (generator error or unparsable reply); scored with no
-    /// context and flagged `planner_failed` in outcomes.jsonl.
+    /// Examples whose reply held no usable list (see planner.jsonl); scored with no context and
+    /// flagged `planner_failed` in outcomes.jsonl.
     pub failed: usize,
+    /// Examples the generator failed on (after its retries): error outcomes under `planner`.
+    #[serde(default)]
+    pub errors: usize,
+    /// Usable plans read from unmarked lines or sentences (the reply ignored the list format).
+    #[serde(default)]
+    pub unmarked: usize,
+    /// Replies that used the whole token budget (their last aspect may be cut).
+    #[serde(default)]
+    pub cut: usize,
     /// Mean aspects per planned example.
     pub mean_aspects: f64,
     /// Planner quality: per example, the mean over true rubric aspects of the best cosine

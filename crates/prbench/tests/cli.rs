@@ -256,3 +256,53 @@ fn a_condition_list_writes_one_run_each_and_the_matrix() {
     assert!(md.contains("`oracle` (upper bound)"), "{md}");
     assert!(text(&out.stdout).contains("# Conditioning matrix"), "the matrix is printed");
 }
+
+#[test]
+fn a_multi_condition_run_continues_after_a_kill_and_reruns_reuse_finished_conditions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = ["eval", "--data", &sample(), "--model", "baseline:shorter", "--condition", "none,oracle", "--run-id", "r", "--quiet", "--bootstrap", "100"];
+    let first = prbench(&args, tmp.path());
+    assert!(first.status.success(), "stderr: {}", text(&first.stderr));
+    let runs = tmp.path().join("runs");
+    let matrix = std::fs::read_to_string(runs.join("r-matrix.json")).unwrap();
+    // What a kill during `none` used to leave: a later condition's folder with nothing in it.
+    std::fs::remove_dir_all(runs.join("r-oracle")).unwrap();
+    std::fs::create_dir(runs.join("r-oracle")).unwrap();
+    let again = prbench(&args, tmp.path());
+    assert!(again.status.success(), "stderr: {}", text(&again.stderr));
+    let err = text(&again.stderr);
+    assert!(err.contains("run `r-none` finished already with these settings; reusing it"), "{err}");
+    assert!(runs.join("r-oracle/summary.json").is_file());
+    assert_eq!(std::fs::read_to_string(runs.join("r-matrix.json")).unwrap(), matrix, "same runs, same matrix");
+    // Everything finished: the same command only rewrites the matrix.
+    let third = prbench(&args, tmp.path());
+    assert!(third.status.success(), "stderr: {}", text(&third.stderr));
+    // Another model under the same id is refused: first by the matrix file, and without it by
+    // the finished runs' settings.
+    let other = ["eval", "--data", &sample(), "--model", "baseline:longer", "--condition", "none,oracle", "--run-id", "r", "--quiet"];
+    let out = prbench(&other, tmp.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("holds the matrix of another command (model `baseline:shorter`"), "{}", text(&out.stderr));
+    std::fs::rename(runs.join("r-matrix.json"), tmp.path().join("kept.json")).unwrap();
+    let out = prbench(&other, tmp.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("a finished run with another `model`"), "{}", text(&out.stderr));
+    std::fs::rename(tmp.path().join("kept.json"), runs.join("r-matrix.json")).unwrap();
+    // Other conditions under the same id would replace its matrix: refused before anything runs.
+    let out = prbench(&["eval", "--data", &sample(), "--model", "baseline:shorter", "--condition", "none,profile:2", "--run-id", "r", "--quiet"], tmp.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("holds the matrix of another command"), "{}", text(&out.stderr));
+    assert!(!runs.join("r-profile-k2").exists());
+}
+
+#[test]
+fn an_unreachable_openai_planner_fails_at_load() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = prbench(
+        &["eval", "--data", &sample(), "--model", "baseline:longer", "--condition", "none,planner", "--planner", "openai:m@http://127.0.0.1:9/v1", "--max-retries", "0", "--quiet"],
+        tmp.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("connecting to planner `openai:m@http://127.0.0.1:9/v1`"), "{}", text(&out.stderr));
+    assert!(!tmp.path().join("runs").exists() || std::fs::read_dir(tmp.path().join("runs")).unwrap().all(|e| e.unwrap().file_name() == "cache.sqlite"));
+}

@@ -59,7 +59,7 @@ fn bm25_retrieve_writes_a_ranked_dataset_that_loads() {
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));
     let twice = load(again.to_str().unwrap(), &[]).unwrap();
     for (a, b) in ranked.examples.iter().zip(&twice.examples) {
-        // Equal scores keep the (already ranked) order, so a second ranking changes nothing.
+        // Ties are broken by post id, not by file order, so a second ranking changes nothing.
         assert_eq!(a.profile, b.profile);
     }
 }
@@ -76,6 +76,11 @@ fn bad_arguments_are_refused() {
     let out = prbench(&["retrieve", "--data", &sample(), "--retriever", "dense:/no/such/model", "--out", "x.jsonl", "--no-cache"], tmp.path());
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("/no/such/model"), "{}", text(&out.stderr));
+    std::fs::write(tmp.path().join("taken.jsonl"), "keep me").unwrap();
+    let out = prbench(&["retrieve", "--data", &sample(), "--out", "taken.jsonl"], tmp.path());
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("already exists"), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(tmp.path().join("taken.jsonl")).unwrap(), "keep me");
 }
 
 #[test]

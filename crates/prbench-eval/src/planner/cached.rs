@@ -1,8 +1,8 @@
 //! [`CachedGenerator`]: the run cache in front of any [`Generator`].
 
-use prbench_models::{ChatRequest, ChatResponse, Generator, ModelError, ModelIdentity};
+use prbench_models::{ChatRequest, ChatResponse, Generator, ItemDone, ModelError, ModelIdentity};
 
-use crate::cache::{cache_key, Cache, CacheCounters, EntryKind};
+use crate::cache::{cache_key, cached_each, Cache, CacheCounters, EntryKind, Store};
 
 /// A [`Generator`] that answers from the run cache when it can and stores every new reply
 /// ([`EntryKind::Generation`]). Only cache misses reach the inner generator, in one call per
@@ -39,50 +39,22 @@ impl<'a> CachedGenerator<'a> {
 }
 
 impl Generator for CachedGenerator<'_> {
-    /// Stored replies for the requests whose key is in the cache; one call of the inner
-    /// generator for all the others, each reply stored as soon as the call returns. An
-    /// unreadable cache entry counts as a miss (the call is repeated and the entry replaced); a
-    /// failed cache write is counted in the counters and does not fail the call.
+    /// As [`Generator::generate_each`], all items required.
     ///
     /// # Errors
-    /// The inner generator's error for the misses (nothing is stored then), or
-    /// [`ModelError::Engine`] when it returns the wrong number of replies.
+    /// The first item's error when any item fails (what succeeded is stored all the same).
     fn generate(&self, items: &[ChatRequest]) -> Result<Vec<ChatResponse>, ModelError> {
+        self.generate_each(items, &|_, _| {}).into_iter().collect()
+    }
+
+    /// Stored replies for the requests whose key is in the cache; the others go to the inner
+    /// generator's [`Generator::generate_each`] in one call, and each reply is stored the
+    /// moment the generator hands it over (a killed run keeps it). An unreadable cache entry
+    /// counts as a miss; a failed cache write is counted and does not fail the item.
+    fn generate_each(&self, items: &[ChatRequest], done: ItemDone<'_, ChatResponse>) -> Vec<Result<ChatResponse, ModelError>> {
         let keys: Vec<String> = items.iter().map(|it| self.key(it)).collect();
-        let mut out: Vec<Option<ChatResponse>> = Vec::with_capacity(items.len());
-        let mut misses = Vec::new();
-        for (i, key) in keys.iter().enumerate() {
-            match self.cache.get::<ChatResponse>(key) {
-                Ok(Some(hit)) => {
-                    self.counters.count_hit();
-                    out.push(Some(hit));
-                }
-                Ok(None) | Err(_) => {
-                    misses.push(i);
-                    out.push(None);
-                }
-            }
-        }
-        if !misses.is_empty() {
-            let requests: Vec<ChatRequest> = misses.iter().map(|&i| items[i].clone()).collect();
-            self.counters.count_calls(requests.len() as u64);
-            let replies = self.inner.generate(&requests)?;
-            if replies.len() != requests.len() {
-                return Err(ModelError::Engine(format!(
-                    "generator returned {} replies for {} requests",
-                    replies.len(),
-                    requests.len()
-                )));
-            }
-            for (&i, reply) in misses.iter().zip(replies) {
-                match self.cache.put(&keys[i], EntryKind::Generation, &self.identity.spec, &reply) {
-                    Ok(()) => self.counters.count_stored(),
-                    Err(e) => self.counters.count_write_error(e),
-                }
-                out[i] = Some(reply);
-            }
-        }
-        Ok(out.into_iter().map(|r| r.expect("every item is a hit or a stored miss")).collect())
+        let store = Store { cache: self.cache, counters: self.counters, kind: EntryKind::Generation, model: &self.identity.spec };
+        cached_each(&store, items, &keys, done, |xs, d| self.inner.generate_each(xs, d))
     }
 
     fn identity(&self) -> ModelIdentity {

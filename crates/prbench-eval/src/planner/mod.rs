@@ -16,11 +16,11 @@ mod parse;
 mod quality;
 
 pub use cached::CachedGenerator;
-pub use parse::{parse_plan, MAX_PLAIN_LINE_CHARS};
+pub use parse::{parse_plan, parse_plan_form, MAX_PLAIN_LINE_CHARS};
 pub use quality::{plan_quality, plan_quality_all, ExampleQuality, PlanQuality};
 
 use prbench_data::{Example, ProfilePost};
-use prbench_models::{each_with_fallback, ChatRequest, ChatResponse, Generator, TokenStats};
+use prbench_models::{ChatRequest, ChatResponse, Generator, TokenStats};
 use serde::{Deserialize, Serialize};
 
 use crate::condition::Condition;
@@ -63,6 +63,10 @@ pub struct Plan {
     /// incomplete.
     #[serde(default)]
     pub hit_max_new_tokens: bool,
+    /// The aspects were read from unmarked lines or sentences (the reply ignored the list
+    /// format; [`parse::parse_plan_form`]), counted in reports.
+    #[serde(default)]
+    pub unmarked: bool,
 }
 
 impl Plan {
@@ -72,9 +76,9 @@ impl Plan {
     }
 
     fn from_reply(example_id: &str, posts_shown: usize, reply: ChatResponse, max_new_tokens: usize) -> Self {
-        let (aspects, parse_error) = match parse_plan(&reply.text) {
-            Ok(a) => (a, None),
-            Err(e) => (Vec::new(), Some(e)),
+        let (aspects, parse_error, unmarked) = match parse_plan_form(&reply.text) {
+            Ok((a, marked)) => (a, None, !marked),
+            Err(e) => (Vec::new(), Some(e), false),
         };
         Plan {
             example_id: example_id.into(),
@@ -85,6 +89,7 @@ impl Plan {
             posts_shown,
             hit_max_new_tokens: max_new_tokens > 0 && reply.tokens.output_tokens >= max_new_tokens,
             tokens: reply.tokens,
+            unmarked,
         }
     }
 }
@@ -169,9 +174,9 @@ impl<'a> Planner<'a> {
     /// One [`Plan`] per example, in order. `ranked_posts[i]` holds example `i`'s profile posts
     /// ranked most relevant first; only the first `k` are shown. All prompts are rendered and
     /// checked before the first generator call. The generator is called on batches of
-    /// `batch_size` requests; when a batch call fails (or returns the wrong number of replies)
-    /// each of its requests is retried alone, and a request that still fails becomes
-    /// [`Plan::error`] (the other plans are unaffected). An unparsable reply becomes
+    /// `batch_size` requests through [`Generator::generate_each`] (one result per item, each
+    /// handed over as soon as it exists); a request that fails becomes [`Plan::error`] (the
+    /// other plans are unaffected). An unparsable reply becomes
     /// [`Plan::parse_error`].
     ///
     /// # Errors
@@ -198,7 +203,10 @@ impl<'a> Planner<'a> {
         let batch = self.batch_size.max(1);
         let mut plans = Vec::with_capacity(examples.len());
         for (b, chunk) in requests.chunks(batch).enumerate() {
-            let results = each_with_fallback(chunk, &|_, _| {}, |xs| self.generator.generate(xs));
+            let results = self.generator.generate_each(chunk, &|_, _| {});
+            if results.len() != chunk.len() {
+                return Err(EvalError::BackendShape { model, got: results.len(), expected: chunk.len() });
+            }
             for (j, result) in results.into_iter().enumerate() {
                 let i = b * batch + j;
                 let id = examples[i].id.as_str();
@@ -213,6 +221,7 @@ impl<'a> Planner<'a> {
                         posts_shown: shown[i],
                         tokens: TokenStats::default(),
                         hit_max_new_tokens: false,
+                        unmarked: false,
                     },
                 });
             }

@@ -40,6 +40,16 @@ pub const MAX_PLAIN_LINE_CHARS: usize = 200;
 /// A one-line reason when the reply is empty, only reasoning, prose, or holds no usable item;
 /// never an empty `Ok`.
 pub fn parse_plan(raw: &str) -> Result<Vec<String>, String> {
+    parse_plan_form(raw).map(|(aspects, _)| aspects)
+}
+
+/// [`parse_plan`], also saying whether the aspects came from list items (`true`) or from
+/// unmarked lines and sentences (rule 6, `false`): callers count the latter, since a reply
+/// that ignored the list format is weaker evidence of a plan.
+///
+/// # Errors
+/// As [`parse_plan`].
+pub fn parse_plan_form(raw: &str) -> Result<(Vec<String>, bool), String> {
     if raw.trim().is_empty() {
         return Err("empty reply".into());
     }
@@ -67,11 +77,12 @@ pub fn parse_plan(raw: &str) -> Result<Vec<String>, String> {
             None => plain.push(t),
         }
     }
-    let aspects = if items.is_empty() { plain_lines(&plain)? } else { items };
+    let marked = !items.is_empty();
+    let aspects = if marked { items } else { plain_lines(&plain)? };
     let mut seen = std::collections::HashSet::new();
     let out: Vec<String> = aspects.into_iter().filter(|a| seen.insert(a.to_lowercase())).collect();
     debug_assert!(!out.is_empty());
-    Ok(out)
+    Ok((out, marked))
 }
 
 /// Rule 1 of [`parse_plan`].
@@ -256,6 +267,11 @@ mod tests {
         ];
         for (raw, want) in table {
             assert_eq!(ok(raw), want.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "reply {raw:?}");
+        }
+        // Only the unmarked reply is reported as such.
+        for (raw, _) in table {
+            let unmarked = raw.starts_with("Sure,");
+            assert_eq!(parse_plan_form(raw).unwrap().1, !unmarked, "reply {raw:?}");
         }
     }
 

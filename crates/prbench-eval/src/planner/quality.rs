@@ -334,6 +334,7 @@ mod tests {
             posts_shown: 0,
             tokens: Default::default(),
             hit_max_new_tokens: false,
+            unmarked: false,
         }
     }
 

@@ -272,23 +272,24 @@ fn cached_generator_answers_a_rerun_without_inner_calls() {
     let first = Planner::new(&cached, 42, 2).plan_all(&refs, &posts, &prompts).unwrap();
     assert!(first[1].error.is_some());
     let inner_after_first = gen.n_items();
-    // Batch of 3 failed (3), then a, b, c alone (3).
+    // The fake generator's default generate_each: the batch of 3 failed (3), then a, b, c
+    // alone (3).
     assert_eq!(inner_after_first, 6);
     let r1 = first_counts.report(&cache);
-    // Calls: 3 for the batch + 3 single retries; stored: a and c only (b failed).
-    assert_eq!((r1.hits, r1.calls, r1.stored, r1.write_errors), (0, 6, 2, 0));
+    // Calls: the 3 misses, handed over once (the retries are the generator's own business);
+    // stored: a and c only (b failed).
+    assert_eq!((r1.hits, r1.calls, r1.stored, r1.write_errors), (0, 3, 2, 0));
 
     let second_counts = CacheCounters::default();
     let cached = CachedGenerator::new(&gen, &cache, &second_counts);
     let second = Planner::new(&cached, 42, 2).plan_all(&refs, &posts, &prompts).unwrap();
-    // Only b (never stored) reaches the inner generator again: the batch of 3 has hits for a
-    // and c and sends b alone, which fails, then each item is retried alone (a, c hit again).
-    assert_eq!(gen.n_items() - inner_after_first, 2);
+    // Only b (never stored) reaches the inner generator again, once: a and c are hits.
+    assert_eq!(gen.n_items() - inner_after_first, 1);
     assert_eq!(second[0], first[0]);
     assert_eq!(second[2], first[2]);
     assert!(second[1].error.is_some());
     let r2 = second_counts.report(&cache);
-    assert_eq!((r2.hits, r2.calls, r2.stored), (4, 2, 0));
+    assert_eq!((r2.hits, r2.calls, r2.stored), (2, 1, 0));
 
     // All successes: a rerun makes no inner call at all.
     let ok: Vec<&Example> = vec![&exs[0], &exs[2]];

@@ -139,7 +139,7 @@ mod tests {
     ///   d3: jazz tf 1 → 2.2/2.2  = 1
     /// score(d1) = ln2·2.2/2.65 + ln(10/3)·4.4/3.65 = 2.026807…
     /// score(d3) = ln2 = 0.693147…;  score(d0) = score(d2) = 0 (no query token).
-    /// Ranking: d1, d3, then the tie d0, d2 in profile order.
+    /// Ranking: d1, d3, then the tie d0, d2 by post id.
     #[test]
     fn hand_computed_scores_and_ranking() {
         let texts = ["The drum.", "Jazz guitar, guitar.", "Drums, drums!", "Piano and jazz"];

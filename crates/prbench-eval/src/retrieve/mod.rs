@@ -11,9 +11,9 @@
 //!
 //! A [`Ranking`] names posts by **id** and [`ranked_posts`] looks each id up in the example's own
 //! profile, so every post stays attached to its own text (the authors' script re-attached ids in
-//! the original order after ranking: PROTOCOL.md §10, defect 10). **Ties** are broken by the
-//! original profile order: posts are sorted by score, highest first, with a stable sort, so posts
-//! of equal score keep their dataset order.
+//! the original order after ranking: PROTOCOL.md §10, defect 10). **Ties** are broken by post id
+//! (shorter first, then alphabetical), never by the order a file lists the posts in, so ranking
+//! a ranked file again changes nothing.
 
 pub mod bm25;
 pub mod dense;
@@ -41,7 +41,9 @@ pub struct Ranking {
 
 impl Ranking {
     /// Ranks `example`'s posts given one score per post in profile order: highest score first,
-    /// ties in profile order (stable sort).
+    /// ties by post id (shorter id first, then alphabetical, so `p2` precedes `p10`). Ties do
+    /// not depend on the order the file lists the posts in, so ranking an already ranked file
+    /// again gives the same ranking.
     ///
     /// # Errors
     /// [`EvalError::Retrieval`] when `scores` has the wrong length or holds a NaN or infinity, or
@@ -56,8 +58,8 @@ impl Ranking {
         }
         unique_ids(example)?;
         let mut order: Vec<usize> = (0..scores.len()).collect();
-        // Stable: equal scores keep profile order.
-        order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+        let id = |i: usize| (example.profile[i].id.len(), example.profile[i].id.as_str());
+        order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then_with(|| id(a).cmp(&id(b))));
         Ok(Ranking {
             example_id: example.id.clone(),
             post_ids: order.iter().map(|&i| example.profile[i].id.clone()).collect(),
@@ -146,7 +148,7 @@ pub struct RetrievalStats {
 /// Ranks each example's profile posts by relevance to its question.
 pub trait Retriever: Send + Sync {
     /// One [`Ranking`] per example, in input order; each holds every post of that example's
-    /// profile exactly once, best first (ties in profile order).
+    /// profile exactly once, best first (ties by post id, see [`Ranking::from_scores`]).
     ///
     /// # Errors
     /// [`EvalError::Backend`] when an embedder fails; [`EvalError::Retrieval`] for a profile
@@ -181,6 +183,17 @@ mod tests {
             chosen: "a".into(),
             rejected: "b".into(),
         }
+    }
+
+    #[test]
+    fn ties_are_broken_by_post_id_whatever_the_file_order() {
+        // p10, p2 and p1 tie at 0.5 below p3: shorter id first, then alphabetical.
+        let a = example(&[("p10", "x"), ("p3", "y"), ("p2", "z"), ("p1", "w")]);
+        let r = Ranking::from_scores(&a, &[0.5, 0.9, 0.5, 0.5]).unwrap();
+        assert_eq!(r.post_ids, ["p3", "p1", "p2", "p10"]);
+        // The same posts listed in another order rank the same.
+        let b = example(&[("p1", "w"), ("p2", "z"), ("p3", "y"), ("p10", "x")]);
+        assert_eq!(Ranking::from_scores(&b, &[0.5, 0.5, 0.9, 0.5]).unwrap().post_ids, r.post_ids);
     }
 
     #[test]

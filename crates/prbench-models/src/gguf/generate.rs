@@ -8,7 +8,7 @@ use super::sampler::{argmax, sample_top_p, SplitMix64};
 use super::GgufEngine;
 use crate::error::ModelError;
 use crate::io::{ChatPrompt, ChatRequest, ChatResponse, TokenStats};
-use crate::traits::{Generator, ModelIdentity};
+use crate::traits::{Generator, ItemDone, ModelIdentity};
 
 impl GgufEngine {
     /// Continues one conversation; see [`Generator::generate`] for the decoding rules.
@@ -82,6 +82,21 @@ impl Generator for GgufEngine {
     /// generated tokens (excluding the stop token).
     fn generate(&self, items: &[ChatRequest]) -> Result<Vec<ChatResponse>, ModelError> {
         items.iter().map(|r| self.generate_one(r)).collect()
+    }
+
+    /// One request at a time, each reply handed to `done` as soon as it is decoded.
+    fn generate_each(&self, items: &[ChatRequest], done: ItemDone<'_, ChatResponse>) -> Vec<Result<ChatResponse, ModelError>> {
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let reply = self.generate_one(r);
+                if let Ok(ok) = &reply {
+                    done(i, ok);
+                }
+                reply
+            })
+            .collect()
     }
 
     fn prompt_overflow(&self, prompt: &ChatPrompt, reserve: usize) -> Result<Option<usize>, ModelError> {

@@ -54,7 +54,10 @@ fn load_generator(spec: &str, args: &EvalArgs) -> Result<Box<dyn Generator>> {
         }
         ModelSpec::OpenAi { model, base_urls } => {
             let opts = super::eval::remote_options(&args.remote)?;
-            Ok(Box::new(OpenAiChat::new(&model, base_urls, opts)?.with_spec(spec)))
+            let chat = OpenAiChat::new(&model, base_urls, opts)?.with_spec(spec);
+            // One test request checks URL, model and key before any planning (as for judges).
+            chat.probe_logprobs().with_context(|| format!("connecting to planner `{spec}`"))?;
+            Ok(Box::new(chat))
         }
         _ => bail!("--planner `{spec}` is not a generator; use gguf:PATH or openai:MODEL[@BASE_URL]"),
     }
@@ -107,9 +110,11 @@ pub fn prepare(args: &EvalArgs, data: &Dataset, examples: &[Example], conditions
     if wants_planner {
         let (p, report, manifest) = run_planner(args, examples, &inputs, cache, bar)?;
         for plan in &p {
-            let failure = plan.error.clone().or_else(|| plan.parse_error.clone());
             let aspects = if plan.is_usable() { plan.aspects.clone() } else { Vec::new() };
-            inputs.plans.insert(plan.example_id.clone(), PlannedAspects { aspects, failure });
+            inputs.plans.insert(
+                plan.example_id.clone(),
+                PlannedAspects { aspects, failure: plan.parse_error.clone(), error: plan.error.clone() },
+            );
         }
         inputs.planner = Some(manifest);
         inputs.planner_report = Some(report);
@@ -153,11 +158,14 @@ fn run_planner(
         let r = counters.report(c);
         eprintln!("prbench: planner cache `{}`: {} hits, {} calls", r.path, r.hits, r.calls);
     }
-    let failed = plans.iter().filter(|p| !p.is_usable()).count();
+    let errors = plans.iter().filter(|p| p.error.is_some()).count();
+    let failed = plans.iter().filter(|p| p.error.is_none() && !p.is_usable()).count();
     let cut = plans.iter().filter(|p| p.hit_max_new_tokens).count();
-    if failed > 0 {
-        let first = plans.iter().find(|p| !p.is_usable()).and_then(|p| p.error.clone().or_else(|| p.parse_error.clone())).unwrap_or_default();
-        eprintln!("prbench: warning: the planner gave no usable aspects for {failed} of {} examples (scored with no context); first: {first}", plans.len());
+    if let Some(first) = plans.iter().find_map(|p| p.error.as_deref()) {
+        eprintln!("prbench: warning: the planner's generator failed on {errors} of {} examples (error outcomes under `planner`); first: {first}", plans.len());
+    }
+    if let Some(first) = plans.iter().find_map(|p| p.parse_error.as_deref()) {
+        eprintln!("prbench: warning: the planner's reply held no usable list for {failed} of {} examples (scored with no context; see planner.jsonl); first: {first}", plans.len());
     }
     if cut > 0 {
         eprintln!("prbench: note: {cut} planner replies used all {} new tokens (their last aspect may be cut; raise --planner-max-new-tokens)", args.planner_max_new_tokens);
@@ -184,6 +192,9 @@ fn run_planner(
         k: args.planner_k,
         examples: plans.len(),
         failed,
+        errors,
+        unmarked: plans.iter().filter(|p| p.is_usable() && p.unmarked).count(),
+        cut,
         mean_aspects,
         quality,
         quality_with_failures_as_zero,
@@ -210,7 +221,11 @@ fn planner_quality(examples: &[Example], plans: &[Plan], cache: Option<&Arc<Cach
     };
     let refs: Vec<&Example> = examples.iter().collect();
     let q = plan_quality_all(&refs, plans, e)?;
-    let note = (q.truncated_texts > 0).then(|| format!("{} texts were cut to the embedder's limit", q.truncated_texts));
+    let note = if q.mean.is_none() {
+        Some(format!("none of the {} examples has a usable plan", q.n_examples))
+    } else {
+        (q.truncated_texts > 0).then(|| format!("{} texts were cut to the embedder's limit", q.truncated_texts))
+    };
     Ok((q.mean, q.mean_missing_as_zero, note))
 }
 

@@ -17,7 +17,7 @@ use prbench_eval::runner::rm_request;
 use prbench_data::load::load;
 use prbench_eval::condition::{Condition, ConditionInputs};
 use prbench_eval::cache::Cache;
-use prbench_eval::run::{check_resume, check_run_dir_free, create_run_dir, run as run_eval, RunConfig};
+use prbench_eval::run::{check_finished, check_resume, check_run_dir_free, create_run_dir, run as run_eval, RunConfig};
 use prbench_eval::runner::{Backend, ContextSource, EvalOptions};
 use prbench_models::baselines::{Baseline, SlotA};
 use prbench_models::gguf::{default_model_path, GgufEngine, GgufOptions};
@@ -308,19 +308,27 @@ struct PlannedRun {
     id: String,
     /// The folder exists with a manifest that has no end time (a killed run): resume into it.
     resume: bool,
-    /// The folder holds a finished run of this condition, part of a multi-condition run being
-    /// resumed: skip it.
+    /// The folder holds a finished run of this condition, part of a multi-condition run run
+    /// again with the same `--run-id`: skip it (its settings are checked) and reuse its outcomes.
     done: bool,
+}
+
+/// A folder a killed multi-condition command left before its run started: no manifest, at
+/// most the planner's `planner.jsonl`. It holds nothing a run needs.
+fn not_started(dir: &Path) -> bool {
+    !dir.join("manifest.json").exists()
+        && std::fs::read_dir(dir).is_ok_and(|entries| entries.flatten().all(|e| e.file_name() == "planner.jsonl"))
 }
 
 /// Picks one run id per condition and checks, before any model loads, that its folder is free
 /// (default ids get a `-2`, `-3`, … suffix when two runs start in the same second). An explicit
 /// `--run-id` whose folder holds an unfinished run (killed before its end time was written) is
 /// resumed: its settings are checked against this command once the model has loaded, and the
-/// cache answers every call it had completed. New folders are created only once the model has
-/// loaded, so a failed load leaves nothing behind.
-fn plan_run_dirs(args: &EvalArgs, spec: &str, conditions: &[Condition]) -> Result<Vec<PlannedRun>> {
-    let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string();
+/// cache answers every call it had completed. In a multi-condition command, a condition whose
+/// folder holds a finished run is skipped (settings checked likewise), and a folder left empty
+/// by a kill is reused. New folders are created only when their run starts, so a failed load
+/// or a kill leaves nothing half-made behind.
+fn plan_run_dirs(args: &EvalArgs, spec: &str, conditions: &[Condition], stamp: &str) -> Result<Vec<PlannedRun>> {
     conditions
         .iter()
         .map(|condition| {
@@ -337,10 +345,11 @@ fn plan_run_dirs(args: &EvalArgs, spec: &str, conditions: &[Condition]) -> Resul
                     }
                     return Ok(PlannedRun { id, resume: true, done: false });
                 }
-                // A finished condition of a multi-condition run whose later condition was cut
-                // short is skipped when that run is resumed (checked below).
                 if conditions.len() > 1 && dir.join("summary.json").is_file() {
                     return Ok(PlannedRun { id, resume: false, done: true });
+                }
+                if dir.is_dir() && not_started(&dir) {
+                    std::fs::remove_dir_all(&dir).with_context(|| format!("removing the unstarted run folder `{}`", dir.display()))?;
                 }
                 check_run_dir_free(&args.out, &id)?;
                 return Ok(PlannedRun { id, resume: false, done: false });
@@ -354,22 +363,47 @@ fn plan_run_dirs(args: &EvalArgs, spec: &str, conditions: &[Condition]) -> Resul
             }
             bail!("too many runs named `{base}-*` in `{}`", args.out.display())
         })
-        .collect::<Result<Vec<PlannedRun>>>()
-        .and_then(|planned| {
-            let resuming = planned.iter().any(|p| p.resume);
-            match planned.iter().find(|p| p.done) {
-                Some(p) if !resuming => bail!(
-                    "run folder `{}` already exists and is finished; pass another --run-id or remove the folder",
-                    args.out.join(&p.id).display()
-                ),
-                _ => Ok(planned),
+        .collect()
+}
+
+/// The matrix files' name (without extension) for a multi-condition command: `<run-id>-matrix`,
+/// or `<time>-<model>-matrix[-N]` for default ids (never an existing file). An explicit id whose
+/// matrix file belongs to another command (other model or conditions) is refused, so a matrix
+/// is only ever replaced by the same command run again.
+fn matrix_base(args: &EvalArgs, spec: &str, conditions: &[Condition], stamp: &str) -> Result<String> {
+    match &args.run_id {
+        Some(id) => {
+            let base = format!("{id}-matrix");
+            let path = args.out.join(format!("{base}.json"));
+            if let Ok(text) = std::fs::read_to_string(&path) {
+                let old: prbench_report::matrix::Matrix =
+                    serde_json::from_str(&text).with_context(|| format!("`{}` is not a matrix file; pass another --run-id", path.display()))?;
+                let mine: Vec<String> = conditions.iter().map(ToString::to_string).collect();
+                let theirs: Vec<String> = old.conditions.iter().map(|c| c.condition.clone()).collect();
+                if old.model != spec || theirs != mine {
+                    bail!(
+                        "`{}` holds the matrix of another command (model `{}`, conditions {}); pass another --run-id",
+                        path.display(),
+                        old.model,
+                        theirs.join(",")
+                    );
+                }
             }
-        })
+            Ok(base)
+        }
+        None => {
+            let base = format!("{stamp}-{}-matrix", slug(spec));
+            (1..1000)
+                .map(|n| if n == 1 { base.clone() } else { format!("{base}-{n}") })
+                .find(|b| !args.out.join(format!("{b}.md")).exists() && !args.out.join(format!("{b}.json")).exists())
+                .with_context(|| format!("too many matrices named `{base}-*` in `{}`", args.out.display()))
+        }
+    }
 }
 
 /// Reads back every condition's outcomes (finished earlier or now) and writes the conditioning
 /// matrix next to the run folders: `<out>/<run-id or time-model>-matrix.{md,json}`.
-fn write_matrix(args: &EvalArgs, spec: &str, data: &Dataset, runs: &[(Condition, String)], inputs: &ConditionInputs) -> Result<()> {
+fn write_matrix(args: &EvalArgs, spec: &str, base: &str, data: &Dataset, runs: &[(Condition, String)], inputs: &ConditionInputs) -> Result<()> {
     let mut condition_runs = Vec::with_capacity(runs.len());
     for (condition, id) in runs {
         let path = args.out.join(id).join("outcomes.jsonl");
@@ -387,7 +421,7 @@ fn write_matrix(args: &EvalArgs, spec: &str, data: &Dataset, runs: &[(Condition,
         notes.push(format!("profile posts ranked by {r}"));
     }
     for cr in &condition_runs {
-        if let Condition::Profile { k } = cr.condition {
+        if let (Condition::Profile { k }, true) = (cr.condition, cr.outcomes.iter().any(|o| o.posts_shown.is_some())) {
             let dropped: usize = cr.outcomes.iter().map(|o| o.posts_dropped).sum();
             let shown: usize = cr.outcomes.iter().filter_map(|o| o.posts_shown).sum();
             notes.push(format!(
@@ -402,14 +436,13 @@ fn write_matrix(args: &EvalArgs, spec: &str, data: &Dataset, runs: &[(Condition,
             (Some(q), Some(z)) => format!("planner quality (per example: mean over true aspects of the best cosine to a planned aspect, MiniLM) {q:.3}; {z:.3} counting failed plans as 0"),
             _ => format!("planner quality not computed: {}", p.quality_note.as_deref().unwrap_or("unknown reason")),
         };
-        notes.push(format!("`planner`: `{}` read the top {} posts; {:.2} aspects per plan; {} of {} plans failed (scored with no context); {quality}", p.model, p.k, p.mean_aspects, p.failed, p.examples));
+        notes.push(format!(
+            "`planner`: `{}` read up to {} top-ranked posts; {:.2} aspects per usable plan ({} read from unmarked lines or sentences); {} of {} replies held no list (scored with no context); the generator failed on {} (error outcomes); {quality}",
+            p.model, p.k, p.mean_aspects, p.unmarked, p.failed, p.examples, p.errors
+        ));
     }
     let boot = BootstrapConfig { resamples: args.bootstrap, seed: args.seed, ..BootstrapConfig::default() };
     let matrix = prbench_eval::matrix::build(&condition_runs, spec, &data.source, &data.kind, args.seed, &boot, notes);
-    let base = match &args.run_id {
-        Some(id) => format!("{id}-matrix"),
-        None => format!("{}-{}-matrix", chrono::Utc::now().format("%Y%m%d-%H%M%S"), slug(spec)),
-    };
     let md_path = args.out.join(format!("{base}.md"));
     let md = prbench_report::matrix::render(&matrix);
     std::fs::write(&md_path, &md).with_context(|| format!("writing `{}`", md_path.display()))?;
@@ -430,7 +463,9 @@ pub fn run(args: EvalArgs) -> Result<()> {
     check_flags(&args, &parsed, &conditions)?;
     let data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
     // Run ids are checked before the model loads, so a taken --run-id fails fast.
-    let run_ids = if args.preflight { Vec::new() } else { plan_run_dirs(&args, &spec, &conditions)? };
+    let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string();
+    let run_ids = if args.preflight { Vec::new() } else { plan_run_dirs(&args, &spec, &conditions, &stamp)? };
+    let matrix_name = if conditions.len() > 1 && !args.preflight { Some(matrix_base(&args, &spec, &conditions, &stamp)?) } else { None };
     let n_eval = prbench_eval::run::limit_per_subset(&data.examples, args.limit).len();
     if n_eval == data.examples.len() {
         eprintln!("prbench: {} examples from `{}`; loading model `{spec}`", data.examples.len(), data.source);
@@ -476,20 +511,20 @@ pub fn run(args: EvalArgs) -> Result<()> {
     let mut all_runs = Vec::with_capacity(conditions.len());
     for (&condition, planned) in conditions.iter().zip(run_ids) {
         all_runs.push((condition, planned.id.clone()));
-        if planned.done {
-            eprintln!("prbench: condition `{condition}`: run `{}` finished already; skipping it", planned.id);
-            continue;
-        }
-        let dir = if planned.resume { args.out.join(&planned.id) } else { create_run_dir(&args.out, &planned.id)? };
         let cfg = RunConfig {
+            dir: args.out.join(&planned.id),
             run_id: planned.id,
-            dir,
             limit: args.limit,
             options: EvalOptions { condition, seed: args.seed, both_orders: args.both_orders, batch_size, context, inputs: inputs.clone() },
             bootstrap: BootstrapConfig { resamples: args.bootstrap, seed: args.seed, ..BootstrapConfig::default() },
             code_version: crate::code_version().to_string(),
             cache: cache.clone(),
         };
+        if planned.done {
+            check_finished(&data, model.backend(), &cfg)?;
+            eprintln!("prbench: condition `{condition}`: run `{}` finished already with these settings; reusing it", cfg.run_id);
+            continue;
+        }
         if planned.resume {
             let written = check_resume(&data, model.backend(), &cfg)?;
             eprintln!(
@@ -497,14 +532,17 @@ pub fn run(args: EvalArgs) -> Result<()> {
                 cfg.run_id
             );
         }
+        cfgs.push((cfg, planned.resume));
+    }
+    let mut over_limit = Vec::new();
+    for (cfg, resume) in cfgs {
+        let condition = cfg.options.condition;
+        if !resume {
+            create_run_dir(&args.out, &cfg.run_id)?;
+        }
         if condition == Condition::Planner {
             write_plans(&cfg.dir.join("planner.jsonl"), &prepared.plans)?;
         }
-        cfgs.push(cfg);
-    }
-    let mut over_limit = Vec::new();
-    for cfg in cfgs {
-        let condition = cfg.options.condition;
         let result = run_eval(&data, model.backend(), &cfg, &reporter)?;
         if args.json {
             println!("{}", serde_json::to_string(&result.summary)?);
@@ -543,8 +581,8 @@ pub fn run(args: EvalArgs) -> Result<()> {
         }
         eprintln!("prbench: run files in {}/ (summary.md, summary.json, outcomes.jsonl, manifest.json)", result.dir.display());
     }
-    if all_runs.len() > 1 {
-        write_matrix(&args, &spec, &data, &all_runs, &inputs)?;
+    if let Some(base) = &matrix_name {
+        write_matrix(&args, &spec, base, &data, &all_runs, &inputs)?;
     }
     if !over_limit.is_empty() {
         bail!(

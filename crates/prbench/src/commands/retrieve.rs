@@ -83,6 +83,9 @@ pub fn run(args: RetrieveArgs) -> Result<()> {
     if Format::from_path(&args.out) != Some(Format::Jsonl) {
         bail!("--out `{}` must be a .jsonl file (the ranked dataset is written as JSONL)", args.out.display());
     }
+    if args.out.exists() {
+        bail!("--out `{}` already exists; remove it or choose another file (ranked datasets are never overwritten)", args.out.display());
+    }
     if !is_dense(&args.retriever) && args.cache.is_some() {
         bail!("--cache applies to dense retrievers only (`{}` computes nothing worth caching)", args.retriever);
     }
