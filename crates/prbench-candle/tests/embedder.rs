@@ -176,5 +176,8 @@ fn hf_spec_resolves_through_the_hub_cache_with_sentence_transformers_files() {
     let e = load_embedder("hf:facebook/contriever-msmarco", &EmbedderOptions::default(), &opts).unwrap_err().to_string();
     assert!(e.contains("facebook/contriever-msmarco") && e.contains("config.json") && e.contains("model.safetensors"), "{e}");
     let e = resolve_embedder_dir("/no/such/dir", &opts).unwrap_err().to_string();
+    assert!(e.contains("/no/such/dir: no such directory") || e.contains("`/no/such/dir`: no such directory"), "{e}");
+    let file = snap.join("config.json");
+    let e = resolve_embedder_dir(file.to_str().unwrap(), &opts).unwrap_err().to_string();
     assert!(e.contains("not a directory"), "{e}");
 }

@@ -375,14 +375,18 @@ fn a_multi_condition_run_resumes_its_unfinished_condition_and_skips_the_finished
     let out = prbench(&args, tmp.path());
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("run `mc-none` finished already; skipping it"), "{stderr}");
+    assert!(stderr.contains("run `mc-none` finished already with these settings; reusing it"), "{stderr}");
     assert!(stderr.contains("resuming unfinished run `mc-oracle`") && stderr.contains("12 hits, 0 calls"), "{stderr}");
     assert_eq!(judge_requests(&server).len(), before);
     let resumed: Vec<_> = read_outcomes(&dir).into_iter().map(comparable).collect();
     assert_eq!(resumed, finished.into_iter().map(comparable).collect::<Vec<_>>());
-    // Both finished now: the same command is refused.
+    // Both finished now: the same command reuses both and only rewrites the matrix, without a
+    // single request.
+    let before = judge_requests(&server).len();
     let out = prbench(&args, tmp.path());
-    assert!(!out.status.success() && text(&out.stderr).contains("already exists"), "{}", text(&out.stderr));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(judge_requests(&server).len(), before);
+    assert!(tmp.path().join("runs/mc-matrix.md").is_file());
 }
 
 #[test]

@@ -29,7 +29,7 @@ fn history_pairs_need_psoups_data() {
         tmp.path(),
     );
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("not implemented"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("trains under `none` or `oracle`; `profile:3` is not supported"), "{}", text(&out.stderr));
 }
 
 #[test]

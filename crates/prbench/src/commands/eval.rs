@@ -490,7 +490,8 @@ pub fn run(args: EvalArgs) -> Result<()> {
         ContextSource::Condition
     };
     let reporter = Bar::new(args.quiet);
-    let cache = if args.no_cache {
+    // --preflight stops before scoring and must leave nothing behind: no cache file either.
+    let cache = if args.no_cache || args.preflight {
         None
     } else {
         let path = args.cache.clone().unwrap_or_else(|| args.out.join("cache.sqlite"));
