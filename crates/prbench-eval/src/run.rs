@@ -281,14 +281,21 @@ fn profile_report(options: &EvalOptions, outcomes: &[Outcome]) -> Option<Profile
         return None;
     }
     let k = options.condition.profile_k()?;
+    Some(profile_figures(k, options.inputs.retriever.clone().unwrap_or_else(|| "unknown".into()), outcomes))
+}
+
+/// The profile figures of a `profile:k` run's outcomes: mean posts shown (over outcomes that
+/// record it), posts dropped to fit the context, and examples that lost at least one post.
+/// `retriever` describes how the posts were ranked.
+pub fn profile_figures(k: usize, retriever: String, outcomes: &[Outcome]) -> ProfileReport {
     let shown: Vec<usize> = outcomes.iter().filter_map(|o| o.posts_shown).collect();
-    Some(ProfileReport {
+    ProfileReport {
         k,
-        retriever: options.inputs.retriever.clone().unwrap_or_else(|| "unknown".into()),
+        retriever,
         mean_posts_shown: if shown.is_empty() { 0.0 } else { shown.iter().sum::<usize>() as f64 / shown.len() as f64 },
         posts_dropped: outcomes.iter().map(|o| o.posts_dropped).sum(),
         examples_with_drops: outcomes.iter().filter(|o| o.posts_dropped > 0).count(),
-    })
+    }
 }
 
 /// The manifest a run of `cfg` on `examples` writes at its start.

@@ -82,22 +82,10 @@ pub fn render(sum: &Summary) -> String {
         );
     }
     if let Some(p) = &sum.profile {
-        let _ = writeln!(
-            s,
-            "- profile: top {} posts ranked by {}; {:.2} shown per example on average; {} lowest-ranked posts dropped to fit the model's context ({} examples)",
-            p.k, p.retriever, p.mean_posts_shown, p.posts_dropped, p.examples_with_drops
-        );
+        let _ = writeln!(s, "- profile: {}", p.line());
     }
     if let Some(p) = &sum.planner {
-        let quality = match (p.quality, p.quality_with_failures_as_zero) {
-            (Some(q), Some(z)) => format!("quality (mean best-match cosine per true aspect) {q:.3}, {z:.3} counting failures as 0"),
-            _ => format!("quality not computed: {}", p.quality_note.as_deref().unwrap_or("no reason recorded")),
-        };
-        let _ = writeln!(
-            s,
-            "- planner `{}` read up to {} top-ranked posts for each of {} examples; {:.2} aspects per usable plan ({} read from unmarked lines or sentences, {} replies cut by the token budget); {} replies held no list (scored with no context); the generator failed on {} (error outcomes); {quality}",
-            p.model, p.k, p.examples, p.mean_aspects, p.unmarked, p.cut, p.failed, p.errors
-        );
+        let _ = writeln!(s, "- planner {}", p.line());
     }
     s.push('\n');
     if let Some(p) = sum.planner.as_ref().filter(|p| p.failed > 0) {

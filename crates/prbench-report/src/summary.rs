@@ -137,6 +137,16 @@ pub struct ProfileReport {
     pub examples_with_drops: usize,
 }
 
+impl ProfileReport {
+    /// One line for summary.md and the matrix notes: k, ranking, posts shown and dropped.
+    pub fn line(&self) -> String {
+        format!(
+            "top {} posts ranked by {}; {:.2} shown per example on average; {} lowest-ranked posts dropped to fit the model's context ({} examples)",
+            self.k, self.retriever, self.mean_posts_shown, self.posts_dropped, self.examples_with_drops
+        )
+    }
+}
+
 /// What the planner of a `planner` run did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlannerReport {
@@ -167,6 +177,22 @@ pub struct PlannerReport {
     pub quality_with_failures_as_zero: Option<f64>,
     /// Why quality is missing, when it is.
     pub quality_note: Option<String>,
+}
+
+impl PlannerReport {
+    /// One line for summary.md and the matrix notes: the planner, its failures and its quality.
+    pub fn line(&self) -> String {
+        let quality = match (self.quality, self.quality_with_failures_as_zero) {
+            (Some(q), Some(z)) => format!(
+                "quality (per example: mean over true aspects of the best MiniLM cosine to a planned aspect) {q:.3}, {z:.3} counting failed plans as 0"
+            ),
+            _ => format!("quality not computed: {}", self.quality_note.as_deref().unwrap_or("no reason recorded")),
+        };
+        format!(
+            "`{}` read up to {} top-ranked posts for each of {} examples; {:.2} aspects per usable plan ({} read from unmarked lines or sentences, {} replies cut by the token budget); {} replies held no list (scored with no context); the generator failed on {} (error outcomes); {quality}",
+            self.model, self.k, self.examples, self.mean_aspects, self.unmarked, self.cut, self.failed, self.errors
+        )
+    }
 }
 
 /// What the run cache did during one run.

@@ -114,7 +114,6 @@ impl Retriever for Bm25Retriever {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use prbench_data::ProfilePost;
 
     #[test]
     fn tokenizer_folds_case_drops_stop_words_and_stems() {
@@ -152,21 +151,9 @@ mod tests {
         }
         assert!((s1 - 2.026_807_418_8).abs() < 1e-9);
 
-        let ex = Example {
-            id: "e".into(),
-            subset: "Art_and_Entertainment".into(),
-            question: "Jazz guitar?".into(),
-            profile: texts
-                .iter()
-                .enumerate()
-                .map(|(i, t)| ProfilePost { id: format!("d{i}"), category: "music".into(), text: t.to_string() })
-                .collect(),
-            rubric_aspects: vec![],
-            narrative: "n".into(),
-            category: "c".into(),
-            chosen: "a".into(),
-            rejected: "b".into(),
-        };
+        let ids: Vec<String> = (0..texts.len()).map(|i| format!("d{i}")).collect();
+        let posts: Vec<(&str, &str)> = ids.iter().map(String::as_str).zip(texts.iter().copied()).collect();
+        let ex = super::super::test_example("Jazz guitar?", &posts);
         let r = Bm25Retriever::default().rank_all(std::slice::from_ref(&ex)).unwrap();
         assert_eq!(r[0].post_ids, ["d1", "d3", "d0", "d2"]);
         let posts = r[0].posts(&ex).unwrap();

@@ -146,7 +146,6 @@ impl Retriever for DenseRetriever<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use prbench_data::ProfilePost;
     use prbench_models::{ModelIdentity, Similarity};
 
     /// Fixed 2-d vectors per text; `sim` chooses cosine or dot.
@@ -186,21 +185,7 @@ mod tests {
     }
 
     fn example() -> Example {
-        Example {
-            id: "e".into(),
-            subset: "s".into(),
-            question: "q".into(),
-            profile: ["north", "long west", "north-east", "east"]
-                .iter()
-                .enumerate()
-                .map(|(i, t)| ProfilePost { id: format!("p{i}"), category: "c".into(), text: t.to_string() })
-                .collect(),
-            rubric_aspects: vec![],
-            narrative: "n".into(),
-            category: "c".into(),
-            chosen: "a".into(),
-            rejected: "b".into(),
-        }
+        super::super::test_example("q", &[("p0", "north"), ("p1", "long west"), ("p2", "north-east"), ("p3", "east")])
     }
 
     /// q = (1,0). Cosine by hand: east (2,0) → 1; north-east (3,3) → 3/(1·3√2) = 1/√2 = 0.707107;
@@ -235,7 +220,7 @@ mod tests {
         let mut ex = example();
         ex.profile[0].text = "unknown".into();
         let e = DenseRetriever::new(Arc::new(Fixed { sim: Similarity::Dot })).rank_all(&[ex]).unwrap_err().to_string();
-        assert!(e.contains("`e`") && e.contains("no vector for unknown"), "{e}");
+        assert!(e.contains("`e1`") && e.contains("no vector for unknown"), "{e}");
     }
 
     #[test]

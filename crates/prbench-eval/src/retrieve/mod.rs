@@ -164,41 +164,40 @@ pub trait Retriever: Send + Sync {
     }
 }
 
+/// A one-example fixture for the retrieval tests: `question` and `(post id, text)` pairs.
+#[cfg(test)]
+pub(crate) fn test_example(question: &str, posts: &[(&str, &str)]) -> Example {
+    Example {
+        id: "e1".into(),
+        subset: "Art_and_Entertainment".into(),
+        question: question.into(),
+        profile: posts.iter().map(|(id, text)| ProfilePost { id: id.to_string(), category: "c".into(), text: text.to_string() }).collect(),
+        rubric_aspects: vec![],
+        narrative: "n".into(),
+        category: "c".into(),
+        chosen: "a".into(),
+        rejected: "b".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn example(posts: &[(&str, &str)]) -> Example {
-        Example {
-            id: "e1".into(),
-            subset: "Art_and_Entertainment".into(),
-            question: "q".into(),
-            profile: posts
-                .iter()
-                .map(|(id, text)| ProfilePost { id: id.to_string(), category: "c".into(), text: text.to_string() })
-                .collect(),
-            rubric_aspects: vec![],
-            narrative: "n".into(),
-            category: "c".into(),
-            chosen: "a".into(),
-            rejected: "b".into(),
-        }
-    }
-
     #[test]
     fn ties_are_broken_by_post_id_whatever_the_file_order() {
         // p10, p2 and p1 tie at 0.5 below p3: shorter id first, then alphabetical.
-        let a = example(&[("p10", "x"), ("p3", "y"), ("p2", "z"), ("p1", "w")]);
+        let a = test_example("q", &[("p10", "x"), ("p3", "y"), ("p2", "z"), ("p1", "w")]);
         let r = Ranking::from_scores(&a, &[0.5, 0.9, 0.5, 0.5]).unwrap();
         assert_eq!(r.post_ids, ["p3", "p1", "p2", "p10"]);
         // The same posts listed in another order rank the same.
-        let b = example(&[("p1", "w"), ("p2", "z"), ("p3", "y"), ("p10", "x")]);
+        let b = test_example("q", &[("p1", "w"), ("p2", "z"), ("p3", "y"), ("p10", "x")]);
         assert_eq!(Ranking::from_scores(&b, &[0.5, 0.5, 0.9, 0.5]).unwrap().post_ids, r.post_ids);
     }
 
     #[test]
     fn reversed_ranking_keeps_each_id_on_its_own_text() {
-        let ex = example(&[("p1", "text one"), ("p2", "text two"), ("p3", "text three")]);
+        let ex = test_example("q", &[("p1", "text one"), ("p2", "text two"), ("p3", "text three")]);
         // Scores rising with profile position: the ranking is the profile reversed.
         let r = Ranking::from_scores(&ex, &[0.1, 0.2, 0.3]).unwrap();
         assert_eq!(r.post_ids, ["p3", "p2", "p1"]);
@@ -210,14 +209,14 @@ mod tests {
 
     #[test]
     fn ties_keep_profile_order() {
-        let ex = example(&[("a", "1"), ("b", "2"), ("c", "3"), ("d", "4")]);
+        let ex = test_example("q", &[("a", "1"), ("b", "2"), ("c", "3"), ("d", "4")]);
         let r = Ranking::from_scores(&ex, &[0.0, 1.0, 0.0, 1.0]).unwrap();
         assert_eq!(r.post_ids, ["b", "d", "a", "c"]);
     }
 
     #[test]
     fn bad_rankings_are_errors() {
-        let ex = example(&[("p1", "x"), ("p2", "y")]);
+        let ex = test_example("q", &[("p1", "x"), ("p2", "y")]);
         let mk = |ids: &[&str]| Ranking {
             example_id: "e1".into(),
             post_ids: ids.iter().map(|s| s.to_string()).collect(),
@@ -234,7 +233,7 @@ mod tests {
         let mut other = mk(&["p1", "p2"]);
         other.example_id = "e2".into();
         assert!(ranked_posts(&ex, &other).unwrap_err().to_string().contains("for example `e2`"));
-        let dup = example(&[("p1", "x"), ("p1", "y")]);
+        let dup = test_example("q", &[("p1", "x"), ("p1", "y")]);
         assert!(Ranking::from_scores(&dup, &[1.0, 0.0]).unwrap_err().to_string().contains("repeats post id `p1`"));
         assert!(Ranking::from_scores(&ex, &[f64::NAN, 0.0]).unwrap_err().to_string().contains("non-finite"));
         assert!(Ranking::from_scores(&ex, &[0.0]).is_err());

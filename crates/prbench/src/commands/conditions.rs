@@ -42,24 +42,71 @@ pub struct Prepared {
     pub plans: Vec<Plan>,
 }
 
-/// Loads the planner's generator: `gguf:PATH` (default: the SmolLM2 GGUF) or
-/// `openai:MODEL[@URL…]` with the run's remote settings.
-fn load_generator(spec: &str, args: &EvalArgs) -> Result<Box<dyn Generator>> {
+/// Loads a generator (the planner, the BoN policy, a rubric judge): `gguf:PATH` or
+/// `openai:MODEL[@URL…]` with the given remote settings; `role` names it in messages (e.g.
+/// `planner`, `--planner`).
+pub(crate) fn load_generator(spec: &str, remote: &crate::cli::RemoteArgs, role: &str, flag: &str) -> Result<Box<dyn Generator>> {
     match ModelSpec::parse(spec)? {
         ModelSpec::Gguf(path) => {
             if !path.is_file() {
-                bail!("planner model file `{}` not found; run scripts/fetch-models.sh, or pass --planner gguf:PATH or --planner openai:MODEL@URL", path.display());
+                bail!("{role} model file `{}` not found; run scripts/fetch-models.sh, or pass {flag} gguf:PATH or {flag} openai:MODEL@URL", path.display());
             }
-            Ok(Box::new(GgufEngine::load(&path, GgufOptions::default()).with_context(|| format!("loading planner `{spec}`"))?))
+            Ok(Box::new(GgufEngine::load(&path, GgufOptions::default()).with_context(|| format!("loading {role} `{spec}`"))?))
         }
         ModelSpec::OpenAi { model, base_urls } => {
-            let opts = super::eval::remote_options(&args.remote)?;
+            let opts = super::load::remote_options(remote)?;
             let chat = OpenAiChat::new(&model, base_urls, opts)?.with_spec(spec);
-            // One test request checks URL, model and key before any planning (as for judges).
-            chat.probe_logprobs().with_context(|| format!("connecting to planner `{spec}`"))?;
+            // One test request checks URL, model and key before any generation (as for judges).
+            chat.probe_logprobs().with_context(|| format!("connecting to {role} `{spec}`"))?;
             Ok(Box::new(chat))
         }
-        _ => bail!("--planner `{spec}` is not a generator; use gguf:PATH or openai:MODEL[@BASE_URL]"),
+        _ => bail!("{flag} `{spec}` is not a generator; use gguf:PATH or openai:MODEL[@BASE_URL]"),
+    }
+}
+
+/// Ranks the profile posts of `examples`: the ranked dataset file's own order when `data` is
+/// one and `retriever` is `None`, otherwise with `retriever` (default [`DEFAULT_RETRIEVER`]).
+/// Returns example id → posts best first, and a description of the ranking.
+///
+/// # Errors
+/// A retriever that cannot be loaded or fails; cache failures.
+pub(crate) fn rank_profiles(
+    retriever: Option<&str>,
+    data: &Dataset,
+    examples: &[Example],
+    cache: Option<&Arc<Cache>>,
+    bar: &Bar,
+) -> Result<(std::collections::HashMap<String, Vec<ProfilePost>>, String)> {
+    let mut ranked = std::collections::HashMap::with_capacity(examples.len());
+    match (retriever, &data.profile_ranking) {
+        (None, Some(by)) => {
+            eprintln!("prbench: profiles come ranked in the dataset file (by {by}); pass --retriever to rank them again");
+            for ex in examples {
+                ranked.insert(ex.id.clone(), ex.profile.clone());
+            }
+            Ok((ranked, format!("{by} (ranked dataset file)")))
+        }
+        (spec, _) => {
+            let spec = spec.unwrap_or(DEFAULT_RETRIEVER);
+            let retriever = retriever_from_spec(spec, cache.map(Arc::as_ref))?;
+            bar.start(&format!("retrieve · {spec}"), examples.len() as u64);
+            for chunk in examples.chunks(64) {
+                for (ex, ranking) in chunk.iter().zip(retriever.rank_all(chunk)?) {
+                    let posts: Vec<ProfilePost> = ranking.posts(ex)?.into_iter().cloned().collect();
+                    ranked.insert(ex.id.clone(), posts);
+                }
+                bar.advance(chunk.len() as u64);
+            }
+            bar.finish();
+            let st = retriever.stats();
+            if st.truncated_texts > 0 {
+                eprintln!(
+                    "prbench: retrieval: {} of {} texts were longer than the embedder's limit and were cut at the end ({} tokens in all)",
+                    st.truncated_texts, st.texts, st.truncated_tokens
+                );
+            }
+            Ok((ranked, retriever.describe()))
+        }
     }
 }
 
@@ -77,36 +124,9 @@ pub fn prepare(args: &EvalArgs, data: &Dataset, examples: &[Example], conditions
     if !conditions.iter().any(|c| c.profile_k().is_some()) && !wants_planner {
         return Ok(Prepared { inputs, plans });
     }
-    match (&args.retriever, &data.profile_ranking) {
-        (None, Some(by)) => {
-            eprintln!("prbench: profiles come ranked in the dataset file (by {by}); pass --retriever to rank them again");
-            inputs.retriever = Some(format!("{by} (ranked dataset file)"));
-            for ex in examples {
-                inputs.ranked.insert(ex.id.clone(), ex.profile.clone());
-            }
-        }
-        (spec, _) => {
-            let spec = spec.as_deref().unwrap_or(DEFAULT_RETRIEVER);
-            let retriever = retriever_from_spec(spec, cache.map(Arc::as_ref))?;
-            bar.start(&format!("retrieve · {spec}"), examples.len() as u64);
-            for chunk in examples.chunks(64) {
-                for (ex, ranking) in chunk.iter().zip(retriever.rank_all(chunk)?) {
-                    let posts: Vec<ProfilePost> = ranking.posts(ex)?.into_iter().cloned().collect();
-                    inputs.ranked.insert(ex.id.clone(), posts);
-                }
-                bar.advance(chunk.len() as u64);
-            }
-            bar.finish();
-            let st = retriever.stats();
-            if st.truncated_texts > 0 {
-                eprintln!(
-                    "prbench: retrieval: {} of {} texts were longer than the embedder's limit and were cut at the end ({} tokens in all)",
-                    st.truncated_texts, st.texts, st.truncated_tokens
-                );
-            }
-            inputs.retriever = Some(retriever.describe());
-        }
-    }
+    let (ranked, by) = rank_profiles(args.retriever.as_deref(), data, examples, cache, bar)?;
+    inputs.ranked = ranked;
+    inputs.retriever = Some(by);
     if wants_planner {
         let (p, report, manifest) = run_planner(args, examples, &inputs, cache, bar)?;
         for plan in &p {
@@ -132,7 +152,7 @@ fn run_planner(
     bar: &Bar,
 ) -> Result<(Vec<Plan>, PlannerReport, serde_json::Value)> {
     let spec = args.planner.clone().unwrap_or_else(|| format!("gguf:{}", default_model_path().display()));
-    let generator = load_generator(&spec, args)?;
+    let generator = load_generator(&spec, &args.remote, "planner", "--planner")?;
     let counters = CacheCounters::default();
     let cached;
     let gen: &dyn Generator = match cache {

@@ -6,10 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use prbench_candle::bt::{pair_sha256, BtRewardModel};
-use prbench_candle::embed::default_embedder_dir;
-use prbench_candle::hub::fetch_model;
-use prbench_candle::reward::{SeqClsOptions, SeqClsRewardModel};
-use prbench_data::hub::HubOptions;
+use prbench_candle::reward::SeqClsRewardModel;
 use prbench_data::Dataset;
 use prbench_eval::prompt::Prompts;
 use prbench_eval::runner::rm_request;
@@ -18,146 +15,16 @@ use prbench_data::load::load;
 use prbench_eval::condition::{Condition, ConditionInputs};
 use prbench_eval::cache::Cache;
 use prbench_eval::run::{check_finished, check_resume, check_run_dir_free, create_run_dir, run as run_eval, RunConfig};
-use prbench_eval::runner::{Backend, ContextSource, EvalOptions};
-use prbench_models::baselines::{Baseline, SlotA};
-use prbench_models::gguf::{default_model_path, GgufEngine, GgufOptions};
-use prbench_models::judge::{GenerateJudge, LogprobJudge};
+use prbench_eval::runner::{ContextSource, EvalOptions};
+use prbench_models::gguf::default_model_path;
 use prbench_models::spec::ModelSpec;
-use prbench_models::{Judge, RewardModel};
 use prbench_stats::bootstrap::BootstrapConfig;
 
-use crate::cli::{EvalArgs, RemoteArgs, VerdictMode};
-use prbench_remote::{JudgeConfig, OpenAiChat, OpenAiJudge, RemoteOptions, RewardServer, VerdictSource, VllmClassify};
+use crate::cli::{EvalArgs, VerdictMode};
 use crate::progress::Bar;
 use crate::commands::conditions::{prepare, write_plans};
+use crate::commands::load::{load_model, LoadSettings, Loaded};
 use prbench_eval::matrix::ConditionRun;
-
-/// The model under test, owned.
-enum Loaded {
-    Judge(Box<dyn Judge>),
-    RewardModel(Box<dyn RewardModel>),
-    /// A sequence-classification RM: scored like any RM, plus a preflight view.
-    SeqCls(Box<SeqClsRewardModel>),
-    /// A Bradley-Terry head: scored like any RM, plus a training-data leak check.
-    Bt(Box<BtRewardModel>),
-}
-
-impl Loaded {
-    fn backend(&self) -> Backend<'_> {
-        match self {
-            Loaded::Judge(j) => Backend::Judge(j.as_ref()),
-            Loaded::RewardModel(r) => Backend::RewardModel(r.as_ref()),
-            Loaded::SeqCls(r) => Backend::RewardModel(r.as_ref()),
-            Loaded::Bt(r) => Backend::RewardModel(r.as_ref()),
-        }
-    }
-}
-
-fn load_seqcls(dir: &Path, spec: &str, revision: Option<String>, args: &EvalArgs) -> Result<Loaded> {
-    if !dir.is_dir() {
-        bail!("`{}` is not a directory; `dir:PATH` takes a model directory in the Hugging Face layout (config.json, tokenizer.json, *.safetensors)", dir.display());
-    }
-    let opts = SeqClsOptions { max_length: args.max_length, label_index: args.label_index, max_batch: args.rm_batch };
-    let rm = SeqClsRewardModel::load(dir, spec, revision, &opts).with_context(|| format!("loading `{spec}`"))?;
-    Ok(Loaded::SeqCls(Box::new(rm)))
-}
-
-fn load_model(spec: &ModelSpec, text: &str, args: &EvalArgs) -> Result<Loaded> {
-    match spec.clone() {
-        ModelSpec::Gguf(path) => {
-            if path.is_dir() {
-                bail!("`{}` is a directory; --model gguf:PATH takes a .gguf file", path.display());
-            }
-            if !path.is_file() {
-                bail!(
-                    "model file `{}` not found; run `scripts/fetch-models.sh` to fetch the default model, or pass --model gguf:PATH",
-                    path.display()
-                );
-            }
-            let engine = GgufEngine::load(&path, GgufOptions::default())
-                .with_context(|| format!("loading `{}`", path.display()))?;
-            Ok(Loaded::Judge(match args.verdict {
-                VerdictMode::Logprob => Box::new(LogprobJudge::new(engine)),
-                VerdictMode::Generate => Box::new(GenerateJudge::new(engine, args.max_new_tokens)),
-            }))
-        }
-        ModelSpec::Baseline(name) if name == "slot-a" => Ok(Loaded::Judge(Box::new(SlotA))),
-        ModelSpec::Baseline(name) => Ok(Loaded::RewardModel(Box::new(Baseline::from_name(&name, args.seed)?))),
-        ModelSpec::Dir(dir) => load_seqcls(&dir, text, None, args),
-        ModelSpec::Hf(repo) => {
-            let hub = fetch_model(&repo, &HubOptions::from_env())?;
-            load_seqcls(&hub.dir, text, Some(hub.commit), args)
-        }
-        ModelSpec::Bt(path) => {
-            let rm = BtRewardModel::load(&path, &args.embedder.clone().unwrap_or_else(default_embedder_dir))
-                .map(|m| m.with_spec(text))
-                .with_context(|| format!("loading `{text}`"))?;
-            let trained = &rm.config().condition;
-            for c in Condition::parse_list(&args.condition)?.iter().filter(|c| c.to_string() != *trained) {
-                eprintln!(
-                    "prbench: note: `{text}` was trained under condition `{trained}`; under `{c}` it scores inputs unlike its training data (as an off-the-shelf reward model would)"
-                );
-            }
-            Ok(Loaded::Bt(Box::new(rm)))
-        }
-        ModelSpec::OpenAi { model, base_urls } => {
-            let mut chat = OpenAiChat::new(&model, base_urls, remote_options(&args.remote)?)?.with_spec(text);
-            if let Some(extra) = request_extra(&args.remote)? {
-                chat = chat.with_extra(extra)?;
-            }
-            let cfg = JudgeConfig {
-                temperature: args.remote.temperature.unwrap_or(0.0),
-                top_p: args.remote.top_p.unwrap_or(1.0),
-                max_tokens: args.max_new_tokens,
-                seed: args.seed,
-                verdict: match args.verdict {
-                    VerdictMode::Logprob => VerdictSource::Auto,
-                    VerdictMode::Generate => VerdictSource::Text,
-                },
-            };
-            let judge = OpenAiJudge::new(chat, cfg).with_context(|| format!("connecting to `{text}`"))?;
-            if args.verdict == VerdictMode::Logprob && !judge.uses_logprobs() {
-                eprintln!("prbench: `{text}` returns no log-probabilities: verdicts are parsed from the text only (no p_A, no debiased figure)");
-            }
-            Ok(Loaded::Judge(Box::new(judge)))
-        }
-        ModelSpec::VllmClassify { model, base_urls } => {
-            let mut rm = VllmClassify::new(&model, base_urls, remote_options(&args.remote)?)?.with_spec(text);
-            if let Some(i) = args.label_index {
-                rm = rm.with_label_index(i);
-            }
-            Ok(Loaded::RewardModel(Box::new(rm)))
-        }
-        ModelSpec::RewardServer(urls) => {
-            Ok(Loaded::RewardModel(Box::new(RewardServer::new(urls, remote_options(&args.remote)?)?.with_spec(text))))
-        }
-    }
-}
-
-/// The HTTP settings of a remote engine, from the flags.
-pub(crate) fn remote_options(r: &RemoteArgs) -> Result<RemoteOptions> {
-    let timeout = r.timeout.unwrap_or(120.0);
-    if !(timeout.is_finite() && timeout > 0.0 && timeout <= 86_400.0) {
-        bail!("--timeout is in seconds, more than 0 and at most 86400 (a day); got {timeout}");
-    }
-    Ok(RemoteOptions {
-        concurrency: r.concurrency(),
-        timeout: std::time::Duration::from_secs_f64(timeout),
-        max_retries: r.max_retries.unwrap_or(6),
-        api_key_env: Some(r.api_key_env.clone().unwrap_or_else(|| "OPENAI_API_KEY".into())),
-        ..RemoteOptions::default()
-    })
-}
-
-/// `--request-extra` as a JSON object.
-fn request_extra(r: &RemoteArgs) -> Result<Option<serde_json::Map<String, serde_json::Value>>> {
-    let Some(text) = &r.request_extra else { return Ok(None) };
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(serde_json::Value::Object(m)) => Ok(Some(m)),
-        Ok(other) => bail!("--request-extra must be a JSON object like '{{\"repeat_penalty\":1.0}}'; got {other}"),
-        Err(e) => bail!("--request-extra is not valid JSON ({e}); pass an object like '{{\"repeat_penalty\":1.0}}'"),
-    }
-}
 
 /// Refuses to score pairs the BT head was trained on (`bt.json` lists the sha256 of every pair
 /// it used): a head evaluated on its own training pairs gives a number that means nothing.
@@ -417,29 +284,14 @@ fn write_matrix(args: &EvalArgs, spec: &str, base: &str, data: &Dataset, runs: &
         condition_runs.push(ConditionRun { condition: *condition, run_id: id.clone(), outcomes });
     }
     let mut notes = Vec::new();
-    if let Some(r) = &inputs.retriever {
-        notes.push(format!("profile posts ranked by {r}"));
-    }
+    let retriever = inputs.retriever.clone().unwrap_or_else(|| "unknown".into());
     for cr in &condition_runs {
         if let (Condition::Profile { k }, true) = (cr.condition, cr.outcomes.iter().any(|o| o.posts_shown.is_some())) {
-            let dropped: usize = cr.outcomes.iter().map(|o| o.posts_dropped).sum();
-            let shown: usize = cr.outcomes.iter().filter_map(|o| o.posts_shown).sum();
-            notes.push(format!(
-                "`profile:{k}`: {:.2} posts shown per example; {dropped} lowest-ranked posts dropped to fit the model's context ({} examples)",
-                shown as f64 / cr.outcomes.len().max(1) as f64,
-                cr.outcomes.iter().filter(|o| o.posts_dropped > 0).count()
-            ));
+            notes.push(format!("`profile:{k}`: {}", prbench_eval::run::profile_figures(k, retriever.clone(), &cr.outcomes).line()));
         }
     }
     if let Some(p) = &inputs.planner_report {
-        let quality = match (p.quality, p.quality_with_failures_as_zero) {
-            (Some(q), Some(z)) => format!("planner quality (per example: mean over true aspects of the best cosine to a planned aspect, MiniLM) {q:.3}; {z:.3} counting failed plans as 0"),
-            _ => format!("planner quality not computed: {}", p.quality_note.as_deref().unwrap_or("unknown reason")),
-        };
-        notes.push(format!(
-            "`planner`: `{}` read up to {} top-ranked posts; {:.2} aspects per usable plan ({} read from unmarked lines or sentences); {} of {} replies held no list (scored with no context); the generator failed on {} (error outcomes); {quality}",
-            p.model, p.k, p.mean_aspects, p.unmarked, p.failed, p.examples, p.errors
-        ));
+        notes.push(format!("`planner`: {}", p.line()));
     }
     let boot = BootstrapConfig { resamples: args.bootstrap, seed: args.seed, ..BootstrapConfig::default() };
     let matrix = prbench_eval::matrix::build(&condition_runs, spec, &data.source, &data.kind, args.seed, &boot, notes);
@@ -477,7 +329,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
             args.limit.unwrap_or_default()
         );
     }
-    let model = load_model(&parsed, &spec, &args)?;
+    let model = load_model(&parsed, &spec, &LoadSettings::of_eval(&args, &conditions))?;
     if let Loaded::Bt(rm) = &model {
         check_bt_leak(rm, &data, &spec)?;
     }

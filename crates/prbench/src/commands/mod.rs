@@ -6,5 +6,6 @@ pub mod cache;
 pub mod conditions;
 pub mod data;
 pub mod eval;
+pub mod load;
 pub mod retrieve;
 pub mod train;

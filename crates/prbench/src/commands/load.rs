@@ -1,0 +1,206 @@
+//! Loading a model from its spec (DESIGN.md "Model specs"), shared by `eval`, `bon score` and
+//! `serve-reward`: local GGUF judges, sequence-classification and Bradley-Terry reward models,
+//! control baselines and remote engines.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use prbench_candle::bt::BtRewardModel;
+use prbench_candle::embed::default_embedder_dir;
+use prbench_candle::hub::fetch_model;
+use prbench_candle::reward::{SeqClsOptions, SeqClsRewardModel};
+use prbench_data::hub::HubOptions;
+use prbench_eval::condition::Condition;
+use prbench_eval::runner::Backend;
+use prbench_models::baselines::{Baseline, SlotA};
+use prbench_models::gguf::{GgufEngine, GgufOptions};
+use prbench_models::judge::{GenerateJudge, LogprobJudge};
+use prbench_models::spec::ModelSpec;
+use prbench_models::{Judge, RewardModel};
+use prbench_remote::{JudgeConfig, OpenAiChat, OpenAiJudge, RemoteOptions, RewardServer, VerdictSource, VllmClassify};
+
+use crate::cli::{EvalArgs, RemoteArgs, VerdictMode};
+
+/// The flags model loading reads, whichever command parsed them.
+pub(crate) struct LoadSettings<'a> {
+    /// How a local or remote judge gives its verdict.
+    pub verdict: VerdictMode,
+    /// New-token budget of a generating judge.
+    pub max_new_tokens: usize,
+    /// Run seed (seeded baselines, remote sampling).
+    pub seed: u64,
+    /// The embedder directory of a Bradley-Terry head (default: the fetched MiniLM).
+    pub embedder: Option<PathBuf>,
+    /// Conditions the model will see (a BT head trained under another one prints a note).
+    pub conditions: Vec<Condition>,
+    /// Remote engine flags.
+    pub remote: &'a RemoteArgs,
+    /// Label index of a multi-label sequence-classification head.
+    pub label_index: Option<usize>,
+    /// Input limit of a sequence-classification RM, in tokens.
+    pub max_length: Option<usize>,
+    /// Sequences per forward pass of a sequence-classification RM.
+    pub rm_batch: usize,
+}
+
+impl<'a> LoadSettings<'a> {
+    /// The settings of `prbench eval`.
+    pub(crate) fn of_eval(args: &'a EvalArgs, conditions: &[Condition]) -> Self {
+        LoadSettings {
+            verdict: args.verdict,
+            max_new_tokens: args.max_new_tokens,
+            seed: args.seed,
+            embedder: args.embedder.clone(),
+            conditions: conditions.to_vec(),
+            remote: &args.remote,
+            label_index: args.label_index,
+            max_length: args.max_length,
+            rm_batch: args.rm_batch,
+        }
+    }
+}
+
+/// The model under test, owned.
+pub(crate) enum Loaded {
+    Judge(Box<dyn Judge>),
+    RewardModel(Box<dyn RewardModel>),
+    /// A sequence-classification RM: scored like any RM, plus a preflight view.
+    SeqCls(Box<SeqClsRewardModel>),
+    /// A Bradley-Terry head: scored like any RM, plus a training-data leak check.
+    Bt(Box<BtRewardModel>),
+}
+
+impl Loaded {
+    /// The backend the runner calls.
+    pub(crate) fn backend(&self) -> Backend<'_> {
+        match self {
+            Loaded::Judge(j) => Backend::Judge(j.as_ref()),
+            Loaded::RewardModel(r) => Backend::RewardModel(r.as_ref()),
+            Loaded::SeqCls(r) => Backend::RewardModel(r.as_ref()),
+            Loaded::Bt(r) => Backend::RewardModel(r.as_ref()),
+        }
+    }
+
+    /// The model as a pointwise reward model (`serve-reward`, `bench serve`); a pairwise judge is
+    /// refused: it compares two answers and has no reward for one.
+    pub(crate) fn into_reward_model(self) -> Result<Box<dyn RewardModel>> {
+        match self {
+            Loaded::RewardModel(r) => Ok(r),
+            Loaded::SeqCls(r) => Ok(r),
+            Loaded::Bt(r) => Ok(r),
+            Loaded::Judge(j) => bail!(
+                "`{}` is a pairwise judge: it picks the better of two answers and gives no reward for one; serve a pointwise reward model instead (`hf:`, `dir:`, `bt:`, `vllm-classify:`, `reward-server:`, or `baseline:longer|shorter|random|profile-overlap`)",
+                j.identity().spec
+            ),
+        }
+    }
+}
+
+fn load_seqcls(dir: &Path, spec: &str, revision: Option<String>, args: &LoadSettings<'_>) -> Result<Loaded> {
+    if !dir.is_dir() {
+        bail!("`{}` is not a directory; `dir:PATH` takes a model directory in the Hugging Face layout (config.json, tokenizer.json, *.safetensors)", dir.display());
+    }
+    let opts = SeqClsOptions { max_length: args.max_length, label_index: args.label_index, max_batch: args.rm_batch };
+    let rm = SeqClsRewardModel::load(dir, spec, revision, &opts).with_context(|| format!("loading `{spec}`"))?;
+    Ok(Loaded::SeqCls(Box::new(rm)))
+}
+
+/// Loads the model `spec` (its text form `text`, kept for manifests and messages).
+pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) -> Result<Loaded> {
+    match spec.clone() {
+        ModelSpec::Gguf(path) => {
+            if path.is_dir() {
+                bail!("`{}` is a directory; --model gguf:PATH takes a .gguf file", path.display());
+            }
+            if !path.is_file() {
+                bail!(
+                    "model file `{}` not found; run `scripts/fetch-models.sh` to fetch the default model, or pass --model gguf:PATH",
+                    path.display()
+                );
+            }
+            let engine = GgufEngine::load(&path, GgufOptions::default())
+                .with_context(|| format!("loading `{}`", path.display()))?;
+            Ok(Loaded::Judge(match args.verdict {
+                VerdictMode::Logprob => Box::new(LogprobJudge::new(engine)),
+                VerdictMode::Generate => Box::new(GenerateJudge::new(engine, args.max_new_tokens)),
+            }))
+        }
+        ModelSpec::Baseline(name) if name == "slot-a" => Ok(Loaded::Judge(Box::new(SlotA))),
+        ModelSpec::Baseline(name) => Ok(Loaded::RewardModel(Box::new(Baseline::from_name(&name, args.seed)?))),
+        ModelSpec::Dir(dir) => load_seqcls(&dir, text, None, args),
+        ModelSpec::Hf(repo) => {
+            let hub = fetch_model(&repo, &HubOptions::from_env())?;
+            load_seqcls(&hub.dir, text, Some(hub.commit), args)
+        }
+        ModelSpec::Bt(path) => {
+            let rm = BtRewardModel::load(&path, &args.embedder.clone().unwrap_or_else(default_embedder_dir))
+                .map(|m| m.with_spec(text))
+                .with_context(|| format!("loading `{text}`"))?;
+            let trained = &rm.config().condition;
+            for c in args.conditions.iter().filter(|c| c.to_string() != *trained) {
+                eprintln!(
+                    "prbench: note: `{text}` was trained under condition `{trained}`; under `{c}` it scores inputs unlike its training data (as an off-the-shelf reward model would)"
+                );
+            }
+            Ok(Loaded::Bt(Box::new(rm)))
+        }
+        ModelSpec::OpenAi { model, base_urls } => {
+            let mut chat = OpenAiChat::new(&model, base_urls, remote_options(&args.remote)?)?.with_spec(text);
+            if let Some(extra) = request_extra(&args.remote)? {
+                chat = chat.with_extra(extra)?;
+            }
+            let cfg = JudgeConfig {
+                temperature: args.remote.temperature.unwrap_or(0.0),
+                top_p: args.remote.top_p.unwrap_or(1.0),
+                max_tokens: args.max_new_tokens,
+                seed: args.seed,
+                verdict: match args.verdict {
+                    VerdictMode::Logprob => VerdictSource::Auto,
+                    VerdictMode::Generate => VerdictSource::Text,
+                },
+            };
+            let judge = OpenAiJudge::new(chat, cfg).with_context(|| format!("connecting to `{text}`"))?;
+            if args.verdict == VerdictMode::Logprob && !judge.uses_logprobs() {
+                eprintln!("prbench: `{text}` returns no log-probabilities: verdicts are parsed from the text only (no p_A, no debiased figure)");
+            }
+            Ok(Loaded::Judge(Box::new(judge)))
+        }
+        ModelSpec::VllmClassify { model, base_urls } => {
+            let mut rm = VllmClassify::new(&model, base_urls, remote_options(&args.remote)?)?.with_spec(text);
+            if let Some(i) = args.label_index {
+                rm = rm.with_label_index(i);
+            }
+            Ok(Loaded::RewardModel(Box::new(rm)))
+        }
+        ModelSpec::RewardServer(urls) => {
+            Ok(Loaded::RewardModel(Box::new(RewardServer::new(urls, remote_options(&args.remote)?)?.with_spec(text))))
+        }
+    }
+}
+
+/// The HTTP settings of a remote engine, from the flags.
+pub(crate) fn remote_options(r: &RemoteArgs) -> Result<RemoteOptions> {
+    let timeout = r.timeout.unwrap_or(120.0);
+    if !(timeout.is_finite() && timeout > 0.0 && timeout <= 86_400.0) {
+        bail!("--timeout is in seconds, more than 0 and at most 86400 (a day); got {timeout}");
+    }
+    Ok(RemoteOptions {
+        concurrency: r.concurrency(),
+        timeout: std::time::Duration::from_secs_f64(timeout),
+        max_retries: r.max_retries.unwrap_or(6),
+        api_key_env: Some(r.api_key_env.clone().unwrap_or_else(|| "OPENAI_API_KEY".into())),
+        ..RemoteOptions::default()
+    })
+}
+
+/// `--request-extra` as a JSON object.
+pub(crate) fn request_extra(r: &RemoteArgs) -> Result<Option<serde_json::Map<String, serde_json::Value>>> {
+    let Some(text) = &r.request_extra else { return Ok(None) };
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(m)) => Ok(Some(m)),
+        Ok(other) => bail!("--request-extra must be a JSON object like '{{\"repeat_penalty\":1.0}}'; got {other}"),
+        Err(e) => bail!("--request-extra is not valid JSON ({e}); pass an object like '{{\"repeat_penalty\":1.0}}'"),
+    }
+}
+
