@@ -4,15 +4,26 @@
 #![warn(missing_docs)]
 
 pub mod accuracy;
+pub mod best_of_k;
 pub mod bootstrap;
 pub mod outcome;
 pub mod paired;
 pub mod position;
+pub mod rank;
 
 pub use accuracy::{Ratio, Tally, TieMode};
+pub use best_of_k::{
+    best_of_k_curve, default_ks, expected_best_of_k, BestOfKError, CurvePoint, ScoreList,
+};
 pub use bootstrap::{
     accuracy_with_ci, bootstrap_ci, bootstrap_distribution, percentile, point, AccuracyEstimate,
     BootstrapConfig, Distribution, Interval, Stat,
 };
 pub use outcome::ItemResult;
 pub use position::{position_bias, PositionBias, PositionItem, Slot};
+pub use rank::{
+    bootstrap_correlations, correlations, kendall_tau_b, leave_one_out, ndcg, rbo_ext, spearman,
+    spearman_permutation_p, weighted_tau, CorrelationBootstrap, CorrelationSet, DropRange, Input,
+    LeaveOneOut, LeaveOneOutDrop, PerStatistic, PermutationTest, RankError, StatInterval,
+    DEFAULT_RBO_P, MIN_MODELS,
+};
