@@ -24,8 +24,9 @@ pub const PLANNER_USER: &str = include_str!("../../../prompts/planner-user.jinja
 /// Every template text, in the fixed order [`Prompts::hash`] hashes them.
 pub(crate) const TEMPLATE_TEXTS: &[&str] = &[JUDGE_SYSTEM, JUDGE_USER, RM_USER, PLANNER_SYSTEM, PLANNER_USER];
 
-/// sha256 (hex) over `texts` in order, each prefixed by its byte length (u64 little-endian).
-pub(crate) fn hash_texts(texts: &[&str]) -> String {
+/// sha256 (hex) over `texts` in order, each prefixed by its byte length (u64 little-endian):
+/// the template hash of a set of prompt files.
+pub fn hash_texts(texts: &[&str]) -> String {
     let mut h = Sha256::new();
     for t in texts {
         h.update((t.len() as u64).to_le_bytes());

@@ -34,6 +34,136 @@ pub enum Command {
     /// Rank each example's profile posts by relevance to its question (BM25 or a dense
     /// embedder) and write the dataset, profiles in ranked order, as JSONL.
     Retrieve(RetrieveArgs),
+    /// Best-of-N: sample N answers per question, judge them against the hidden rubric, score
+    /// them with reward models, and tabulate best-of-k for k = 1, 2, 4, … N.
+    #[command(subcommand)]
+    Bon(crate::commands::bon::BonCommand),
+    /// Rank correlation between benchmark accuracy and a downstream score (BoN or a CSV).
+    Correlate(crate::commands::correlate::CorrelateArgs),
+    /// Serve a reward model over HTTP for PPO trainers such as verl (PROTOCOL.md §7):
+    /// `POST /score`, `POST /score/batch`, `GET /health`. Stops on Ctrl-C or SIGTERM after
+    /// answering the requests in flight.
+    ServeReward(ServeRewardArgs),
+}
+
+/// The reward model a server loads (`serve-reward`, `bench serve`).
+#[derive(Args, Debug, Clone)]
+pub struct RmModelArgs {
+    /// Reward model to serve: `hf:ORG/NAME[@REV]` or `dir:PATH` (sequence-classification
+    /// reward model in the Hugging Face layout), `bt:PATH` (a head from `prbench train bt`),
+    /// `vllm-classify:MODEL@BASE_URL`, `reward-server:URL`, or `baseline:NAME` (`longer`,
+    /// `shorter`, `random`, `profile-overlap`). Pairwise judges (`gguf:`, `openai:`,
+    /// `baseline:slot-a`) give no reward for a single answer and are refused.
+    #[arg(long)]
+    pub model: String,
+    /// Seed of `baseline:random` (each draw also depends on the request's `id`).
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Scalar reward model flags.
+    #[command(flatten)]
+    pub scalar: ScalarRmArgs,
+}
+
+/// Flags of scalar reward models (sequence classifiers, BT heads), shared by every command that
+/// loads one (`eval`, `bon score`, `serve-reward`, `bench serve`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct ScalarRmArgs {
+    /// Scalar reward models with a multi-label head: the logit to read (0-based).
+    #[arg(long)]
+    pub label_index: Option<usize>,
+    /// Scalar reward models: token limit per input (default: the model's own); longer inputs
+    /// lose context from the left, never the answer, and are counted as truncated.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    pub max_length: Option<usize>,
+    /// Sequence-classification and BT models: sequences per forward pass (sorted by length).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    pub rm_batch: usize,
+    /// `bt:` models: the MiniLM embedder directory (default: the one scripts/fetch-models.sh
+    /// caches); it must be the embedder the head was trained on (checked by hash).
+    #[arg(long)]
+    pub embedder: Option<PathBuf>,
+}
+
+/// How the reward server batches, queues and turns scores into rewards.
+#[derive(Args, Debug, Clone)]
+pub struct ServeTuningArgs {
+    /// Most items per model call.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=65_536).map(|v| v as usize))]
+    pub max_batch: usize,
+    /// Milliseconds the server waits for a batch to fill once an item has arrived (0 = never
+    /// wait); a lone request waits at most this long.
+    #[arg(long, default_value_t = 5)]
+    pub batch_wait_ms: u64,
+    /// Items that may wait in the queue. A request that does not fit is answered 503 with
+    /// `Retry-After: 1`; a batch request with more items than this, 413.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=1_000_000).map(|v| v as usize))]
+    pub queue: usize,
+    /// Largest request body in bytes (default 1 MiB); larger bodies are answered 413.
+    #[arg(long, default_value_t = 1_048_576, value_parser = clap::value_parser!(u64).range(1..=(1 << 32)).map(|v| v as usize))]
+    pub max_body_bytes: usize,
+    /// How the raw score becomes the reward: `none` (the reward model's raw score), `sigmoid`
+    /// (1 / (1 + e^-score)) or `affine:SCALE,SHIFT` (score × SCALE + SHIFT). Shown by /health.
+    #[arg(long, default_value = "none", value_parser = |s: &str| s.parse::<prbench_downstream::serve::Normalize>())]
+    pub normalize: prbench_downstream::serve::Normalize,
+}
+
+/// `serve-reward` arguments.
+#[derive(Args, Debug)]
+pub struct ServeRewardArgs {
+    /// The model.
+    #[command(flatten)]
+    pub model: RmModelArgs,
+    /// Address to listen on. The server has no authentication: anything but a loopback
+    /// address (e.g. `0.0.0.0`) prints a warning.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: std::net::IpAddr,
+    /// TCP port; 0 = any free port (the address is printed on stderr either way).
+    #[arg(long, default_value_t = 8000)]
+    pub port: u16,
+    /// Batching, queue, body limit, normalization.
+    #[command(flatten)]
+    pub serve: ServeTuningArgs,
+    /// No request log (one JSON line per request on stderr, without request text); the start
+    /// line and errors still print.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Remote engines (`vllm-classify:`, `reward-server:`).
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+/// `bench serve` arguments.
+#[derive(Args, Debug)]
+pub struct BenchServeArgs {
+    /// The model.
+    #[command(flatten)]
+    pub model: RmModelArgs,
+    /// Server batching, queue, body limit, normalization.
+    #[command(flatten)]
+    pub serve: ServeTuningArgs,
+    /// `POST /score` requests per wave.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=1_000_000).map(|v| v as usize))]
+    pub requests: usize,
+    /// Requests in flight at once (each holds a connection; mind `ulimit -n`).
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=10_000).map(|v| v as usize))]
+    pub concurrency: usize,
+    /// Identical waves, one after the other (memory after the second shows whether it grows).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=100).map(|v| v as usize))]
+    pub waves: usize,
+    /// Seconds before a request without an answer counts as dropped.
+    #[arg(long, default_value_t = 300)]
+    pub timeout: u64,
+    /// Dataset whose examples fill the requests (cycled; each question is numbered, so no two
+    /// bodies are equal).
+    #[arg(long, default_value = "data/sample")]
+    pub data: String,
+    /// Profile posts per request, rendered as the `profile:k` condition renders them (in the
+    /// dataset's order).
+    #[arg(long, default_value_t = 10)]
+    pub posts: usize,
+    /// Print one JSON line instead of the table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Cache sub-verbs.
@@ -144,6 +274,10 @@ pub enum BenchCommand {
     /// The `openai:` judge client under load: requests/s, latency p50/p99 and memory, against
     /// the loopback fault server in fast mode (or `--url`).
     Remote(BenchRemoteArgs),
+    /// The reward server under load: an in-process `serve-reward` on loopback, waves of
+    /// concurrent `POST /score` requests; requests/s, latency p50/p99/max, answers by status,
+    /// memory per wave.
+    Serve(BenchServeArgs),
 }
 
 /// `bench remote` arguments.
@@ -330,20 +464,9 @@ pub struct EvalArgs {
     /// preflight is printed at the start of every scalar-RM run.)
     #[arg(long)]
     pub preflight: bool,
-    /// Scalar reward models with a multi-label head: the logit to read (0-based).
-    #[arg(long)]
-    pub label_index: Option<usize>,
-    /// Scalar reward models: token limit per input (default: the model's own); longer inputs
-    /// lose context from the left, never the answer, and are counted as truncated.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
-    pub max_length: Option<usize>,
-    /// Sequence-classification and BT models: sequences per forward pass (sorted by length).
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
-    pub rm_batch: usize,
-    /// `bt:` models: the MiniLM embedder directory (default: the one scripts/fetch-models.sh
-    /// caches); it must be the embedder the head was trained on (checked by hash).
-    #[arg(long)]
-    pub embedder: Option<PathBuf>,
+    /// Scalar reward model flags.
+    #[command(flatten)]
+    pub scalar: ScalarRmArgs,
     /// Remote engines.
     #[command(flatten)]
     pub remote: RemoteArgs,

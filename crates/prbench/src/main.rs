@@ -28,8 +28,12 @@ fn main() -> ExitCode {
         cli::Command::Train(cmd) => commands::train::run(cmd),
         cli::Command::Bench(cli::BenchCommand::Rm(args)) => commands::bench::run(args),
         cli::Command::Bench(cli::BenchCommand::Remote(args)) => commands::bench_remote::run(args),
+        cli::Command::Bench(cli::BenchCommand::Serve(args)) => commands::bench_serve::run(args),
         cli::Command::Cache(cmd) => commands::cache::run(cmd),
         cli::Command::Retrieve(args) => commands::retrieve::run(args),
+        cli::Command::Bon(cmd) => commands::bon::run(cmd),
+        cli::Command::Correlate(args) => commands::correlate::run(args),
+        cli::Command::ServeReward(args) => commands::serve_reward::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

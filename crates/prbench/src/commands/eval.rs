@@ -109,17 +109,17 @@ fn slug(s: &str) -> String {
 fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition]) -> Result<()> {
     let is_judge = spec.is_judge();
     let is_seqcls = matches!(spec, ModelSpec::Hf(_) | ModelSpec::Dir(_));
-    if args.label_index.is_some() && !(is_seqcls || matches!(spec, ModelSpec::VllmClassify { .. })) {
+    if args.scalar.label_index.is_some() && !(is_seqcls || matches!(spec, ModelSpec::VllmClassify { .. })) {
         bail!("--label-index applies to sequence-classification reward models (`hf:`, `dir:`, `vllm-classify:`), not `{}`", args.model.as_deref().unwrap_or("the default judge"));
     }
     if !is_seqcls {
-        for (flag, given) in [("--preflight", args.preflight), ("--max-length", args.max_length.is_some())] {
+        for (flag, given) in [("--preflight", args.preflight), ("--max-length", args.scalar.max_length.is_some())] {
             if given {
                 bail!("{flag} applies to sequence-classification reward models (`hf:` or `dir:`), not `{}`", args.model.as_deref().unwrap_or("the default judge"));
             }
         }
     }
-    if args.embedder.is_some() && !matches!(spec, ModelSpec::Bt(_)) {
+    if args.scalar.embedder.is_some() && !matches!(spec, ModelSpec::Bt(_)) {
         bail!("--embedder applies to `bt:` models only");
     }
     if args.both_orders && !is_judge {

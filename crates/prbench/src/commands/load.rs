@@ -2,7 +2,7 @@
 //! `serve-reward`: local GGUF judges, sequence-classification and Bradley-Terry reward models,
 //! control baselines and remote engines.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 
@@ -20,7 +20,7 @@ use prbench_models::spec::ModelSpec;
 use prbench_models::{Judge, RewardModel};
 use prbench_remote::{JudgeConfig, OpenAiChat, OpenAiJudge, RemoteOptions, RewardServer, VerdictSource, VllmClassify};
 
-use crate::cli::{EvalArgs, RemoteArgs, VerdictMode};
+use crate::cli::{EvalArgs, RemoteArgs, ScalarRmArgs, VerdictMode};
 
 /// The flags model loading reads, whichever command parsed them.
 pub(crate) struct LoadSettings<'a> {
@@ -30,18 +30,12 @@ pub(crate) struct LoadSettings<'a> {
     pub max_new_tokens: usize,
     /// Run seed (seeded baselines, remote sampling).
     pub seed: u64,
-    /// The embedder directory of a Bradley-Terry head (default: the fetched MiniLM).
-    pub embedder: Option<PathBuf>,
     /// Conditions the model will see (a BT head trained under another one prints a note).
     pub conditions: Vec<Condition>,
     /// Remote engine flags.
     pub remote: &'a RemoteArgs,
-    /// Label index of a multi-label sequence-classification head.
-    pub label_index: Option<usize>,
-    /// Input limit of a sequence-classification RM, in tokens.
-    pub max_length: Option<usize>,
-    /// Sequences per forward pass of a sequence-classification RM.
-    pub rm_batch: usize,
+    /// Scalar reward model flags (label index, token limit, batch, BT embedder).
+    pub scalar: ScalarRmArgs,
 }
 
 impl<'a> LoadSettings<'a> {
@@ -51,12 +45,9 @@ impl<'a> LoadSettings<'a> {
             verdict: args.verdict,
             max_new_tokens: args.max_new_tokens,
             seed: args.seed,
-            embedder: args.embedder.clone(),
             conditions: conditions.to_vec(),
             remote: &args.remote,
-            label_index: args.label_index,
-            max_length: args.max_length,
-            rm_batch: args.rm_batch,
+            scalar: args.scalar.clone(),
         }
     }
 }
@@ -101,7 +92,7 @@ fn load_seqcls(dir: &Path, spec: &str, revision: Option<String>, args: &LoadSett
     if !dir.is_dir() {
         bail!("`{}` is not a directory; `dir:PATH` takes a model directory in the Hugging Face layout (config.json, tokenizer.json, *.safetensors)", dir.display());
     }
-    let opts = SeqClsOptions { max_length: args.max_length, label_index: args.label_index, max_batch: args.rm_batch };
+    let opts = SeqClsOptions { max_length: args.scalar.max_length, label_index: args.scalar.label_index, max_batch: args.scalar.rm_batch };
     let rm = SeqClsRewardModel::load(dir, spec, revision, &opts).with_context(|| format!("loading `{spec}`"))?;
     Ok(Loaded::SeqCls(Box::new(rm)))
 }
@@ -134,7 +125,7 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
             load_seqcls(&hub.dir, text, Some(hub.commit), args)
         }
         ModelSpec::Bt(path) => {
-            let rm = BtRewardModel::load(&path, &args.embedder.clone().unwrap_or_else(default_embedder_dir))
+            let rm = BtRewardModel::load(&path, &args.scalar.embedder.clone().unwrap_or_else(default_embedder_dir))
                 .map(|m| m.with_spec(text))
                 .with_context(|| format!("loading `{text}`"))?;
             let trained = &rm.config().condition;
@@ -168,7 +159,7 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
         }
         ModelSpec::VllmClassify { model, base_urls } => {
             let mut rm = VllmClassify::new(&model, base_urls, remote_options(&args.remote)?)?.with_spec(text);
-            if let Some(i) = args.label_index {
+            if let Some(i) = args.scalar.label_index {
                 rm = rm.with_label_index(i);
             }
             Ok(Loaded::RewardModel(Box::new(rm)))

@@ -1,0 +1,427 @@
+//! Best-of-N tables (PROTOCOL.md §6): for k in {1, 2, 4, …, N}, the exact expected rubric
+//! score of the best-of-k choice of each reward model, averaged over all k-subsets of the N
+//! samples (ties in the reward broken uniformly: [`prbench_stats::best_of_k`]), per subset and
+//! overall. Two reference rows bracket the reward models: `random pick` (k = 1, the mean
+//! rubric score of a sample) and `oracle` (the best-of-k choice made by the rubric score itself,
+//! the ceiling any reward model can reach).
+//!
+//! An example enters a row only when all N samples have a rubric score and, for a reward
+//! model, a reward; the rest are counted per reason, never scored as 0.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+use prbench_stats::best_of_k::{default_ks, expected_best_of_k};
+use serde::{Deserialize, Serialize};
+
+use super::error::BonError;
+use super::rubric::RubricJudgement;
+use super::sample::BonSample;
+use super::score::BonScore;
+
+/// One point of a scaling curve: the expected rubric score (0–2) of best-of-k.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BonPoint {
+    /// Samples drawn (k).
+    pub k: usize,
+    /// Mean over the subset's examples, per subset (in dataset order of first appearance).
+    pub per_subset: BTreeMap<String, f64>,
+    /// Mean over all examples (micro), on 0–2.
+    pub overall: f64,
+    /// `overall / 2`, on 0–1.
+    pub overall_normalized: f64,
+    /// Mean of the subset means (macro), on 0–2.
+    pub macro_mean: f64,
+}
+
+/// One row of the table: a reward model or a reference.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BonRow {
+    /// Reward model name (its scores file's stem) or the reference's name.
+    pub name: String,
+    /// `reward model` or `reference`.
+    pub kind: String,
+    /// The reward model's spec (as `prbench eval --model` takes it), for matching with its
+    /// benchmark result; `None` for references.
+    pub spec: Option<String>,
+    /// Examples in the row (all N samples judged and scored).
+    pub examples: usize,
+    /// The same per subset.
+    pub subset_examples: BTreeMap<String, usize>,
+    /// Judged examples left out because the reward model had no score for some sample.
+    pub excluded_for_score_errors: usize,
+    /// One point per k.
+    pub curve: Vec<BonPoint>,
+}
+
+/// Why judged examples are missing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Exclusions {
+    /// Examples with a sample whose generation failed.
+    pub sample_failed: usize,
+    /// Examples with a sample whose rubric judgement was unparsed.
+    pub judge_unparsed: usize,
+    /// Examples with a sample the judge failed on (engine error).
+    pub judge_failed: usize,
+}
+
+/// The Best-of-N table for one rubric judge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BonTable {
+    /// Samples per question.
+    pub n: usize,
+    /// The k values, ascending.
+    pub ks: Vec<usize>,
+    /// The rubric judge (its judgements file's stem).
+    pub judge: String,
+    /// Subsets in order of first appearance.
+    pub subsets: Vec<String>,
+    /// Examples sampled.
+    pub examples: usize,
+    /// Examples whose N samples all have a rubric score.
+    pub judged_examples: usize,
+    /// Why the others are missing (an example is counted under its first reason only).
+    pub excluded: Exclusions,
+    /// Sample-level judgement counts: unparsed and failed, over all samples.
+    pub unparsed_judgements: usize,
+    /// Judge engine failures over all samples.
+    pub failed_judgements: usize,
+    /// Reference rows first (random pick, oracle), then one row per reward model in the order
+    /// given.
+    pub rows: Vec<BonRow>,
+}
+
+struct Example<'a> {
+    id: &'a str,
+    subset: &'a str,
+    judge: Option<Vec<f64>>,
+}
+
+/// One reward model's scores for [`build`].
+#[derive(Debug, Clone)]
+pub struct ModelScores {
+    /// Name (its scores file's stem).
+    pub name: String,
+    /// Its spec.
+    pub spec: String,
+    /// One record per sample.
+    pub scores: Vec<BonScore>,
+}
+
+/// Builds the table from the samples, one judge's judgements and each reward model's scores,
+/// for k in `ks` (default: 1, 2, 4, … up to N, and N).
+///
+/// # Errors
+/// [`BonError::Mismatch`] when an example does not have exactly samples 0..N, a sample has no
+/// judgement or no score record (files from different sample sets), or a k is above N;
+/// [`BonError::BestOfK`] on non-finite values.
+pub fn build(
+    samples: &[BonSample],
+    n: usize,
+    judge: &str,
+    judgements: &[RubricJudgement],
+    models: &[ModelScores],
+    ks: Option<&[usize]>,
+) -> Result<BonTable, BonError> {
+    let ks: Vec<usize> = ks.map(<[usize]>::to_vec).unwrap_or_else(|| default_ks(n));
+    if let Some(&k) = ks.iter().find(|&&k| k == 0 || k > n) {
+        return Err(BonError::Mismatch { what: format!("k = {k}"), reason: format!("k must be between 1 and N = {n} (best-of-k above N would only repeat best-of-N)") });
+    }
+    let mut order: Vec<&str> = Vec::new();
+    let mut by_example: HashMap<&str, Vec<&BonSample>> = HashMap::new();
+    for s in samples {
+        let e = by_example.entry(s.example_id.as_str()).or_default();
+        if e.is_empty() {
+            order.push(s.example_id.as_str());
+        }
+        e.push(s);
+    }
+    let judged: HashMap<(&str, usize), &RubricJudgement> = judgements.iter().map(|j| ((j.example_id.as_str(), j.sample_index), j)).collect();
+    let mut excluded = Exclusions::default();
+    let mut examples = Vec::with_capacity(order.len());
+    let mut subsets: Vec<String> = Vec::new();
+    for id in &order {
+        let mut ss = by_example[id].clone();
+        ss.sort_by_key(|s| s.sample_index);
+        if ss.len() != n || ss.iter().enumerate().any(|(i, s)| s.sample_index != i) {
+            return Err(BonError::Mismatch {
+                what: format!("example `{id}`"),
+                reason: format!("it has samples {:?}, expected exactly 0..{n}; the samples file is incomplete or duplicated", ss.iter().map(|s| s.sample_index).collect::<Vec<_>>()),
+            });
+        }
+        if !subsets.iter().any(|s| s == &ss[0].subset) {
+            subsets.push(ss[0].subset.clone());
+        }
+        let mut scores = Vec::with_capacity(n);
+        let mut reason = None;
+        for s in &ss {
+            let j = judged.get(&(*id, s.sample_index)).ok_or_else(|| BonError::Mismatch {
+                what: format!("sample {} of example `{id}`", s.sample_index),
+                reason: format!("judge `{judge}` has no judgement for it; run `prbench bon judge` on this samples folder"),
+            })?;
+            match (s.error.is_some(), j.mean(), &j.unparsed) {
+                (true, _, _) => reason = reason.or(Some(0)),
+                (false, Some(m), _) => scores.push(m),
+                (false, None, Some(_)) => reason = reason.or(Some(1)),
+                (false, None, None) => reason = reason.or(Some(2)),
+            }
+        }
+        match reason {
+            Some(0) => excluded.sample_failed += 1,
+            Some(1) => excluded.judge_unparsed += 1,
+            Some(_) => excluded.judge_failed += 1,
+            None => {}
+        }
+        examples.push(Example { id, subset: ss[0].subset.as_str(), judge: reason.is_none().then_some(scores) });
+    }
+    let judged_examples = examples.iter().filter(|e| e.judge.is_some()).count();
+    let mut rows = Vec::with_capacity(models.len() + 2);
+    // References: a random pick (every k gives the mean), and the rubric score choosing.
+    let usable: Vec<(&Example, Vec<f64>)> = examples.iter().filter_map(|e| e.judge.clone().map(|j| (e, j))).collect();
+    // A random pick gives the mean rubric score whatever k (best-of-1); its k = 1 point is
+    // copied to every k so the row is exactly flat, free of rounding in the closed form.
+    let mut random = row("random pick", "reference", &usable, &usable, &[1], &subsets, 0)?;
+    random.curve = ks.iter().map(|&k| BonPoint { k, ..random.curve[0].clone() }).collect();
+    rows.push(random);
+    rows.push(row("oracle (rubric score picks)", "reference", &usable, &usable, &ks, &subsets, 0)?);
+    for ModelScores { name, spec, scores } in models {
+        let by_key: HashMap<(&str, usize), &BonScore> = scores.iter().map(|s| ((s.example_id.as_str(), s.sample_index), s)).collect();
+        let mut rm_rows = Vec::new();
+        let mut judge_rows = Vec::new();
+        let mut errors = 0;
+        for (e, j) in &usable {
+            let mut rm = Vec::with_capacity(n);
+            for i in 0..n {
+                let s = by_key.get(&(e.id, i)).ok_or_else(|| BonError::Mismatch {
+                    what: format!("sample {i} of example `{}`", e.id),
+                    reason: format!("reward model `{name}` has no score record for it; run `prbench bon score` on this samples folder"),
+                })?;
+                if let Some(v) = s.score {
+                    rm.push(v);
+                }
+            }
+            if rm.len() == n {
+                rm_rows.push((*e, rm));
+                judge_rows.push((*e, j.clone()));
+            } else {
+                errors += 1;
+            }
+        }
+        let mut r = row(name, "reward model", &rm_rows, &judge_rows, &ks, &subsets, errors)?;
+        r.spec = Some(spec.clone());
+        rows.push(r);
+    }
+    Ok(BonTable {
+        n,
+        ks,
+        judge: judge.into(),
+        subsets,
+        examples: examples.len(),
+        judged_examples,
+        excluded,
+        unparsed_judgements: judgements.iter().filter(|j| j.unparsed.is_some()).count(),
+        failed_judgements: judgements.iter().filter(|j| j.error.is_some()).count(),
+        rows,
+    })
+}
+
+/// A row: for each k, the per-example expected best-of-k rubric score, averaged.
+fn row(
+    name: &str,
+    kind: &str,
+    rm: &[(&Example, Vec<f64>)],
+    judge: &[(&Example, Vec<f64>)],
+    ks: &[usize],
+    subsets: &[String],
+    excluded: usize,
+) -> Result<BonRow, BonError> {
+    let mut curve = Vec::with_capacity(ks.len());
+    for &k in ks {
+        let mut per: BTreeMap<String, (f64, usize)> = BTreeMap::new();
+        let (mut total, mut count) = (0.0, 0usize);
+        for ((e, r), (_, j)) in rm.iter().zip(judge) {
+            let v = expected_best_of_k(r, j, k)?;
+            let slot = per.entry(e.subset.to_string()).or_insert((0.0, 0));
+            slot.0 += v;
+            slot.1 += 1;
+            total += v;
+            count += 1;
+        }
+        let per_subset: BTreeMap<String, f64> = subsets
+            .iter()
+            .filter_map(|s| per.get(s).map(|(t, c)| (s.clone(), t / *c as f64)))
+            .collect();
+        let overall = if count == 0 { f64::NAN } else { total / count as f64 };
+        let macro_mean = if per_subset.is_empty() { f64::NAN } else { per_subset.values().sum::<f64>() / per_subset.len() as f64 };
+        curve.push(BonPoint { k, per_subset, overall, overall_normalized: overall / 2.0, macro_mean });
+    }
+    let mut subset_examples: BTreeMap<String, usize> = subsets.iter().map(|s| (s.clone(), 0)).collect();
+    for (e, _) in rm {
+        *subset_examples.entry(e.subset.to_string()).or_default() += 1;
+    }
+    Ok(BonRow { name: name.into(), kind: kind.into(), spec: None, examples: rm.len(), subset_examples, excluded_for_score_errors: excluded, curve })
+}
+
+/// The table as markdown: overall (micro) first, then one table per subset; rubric scores on
+/// 0–2 with three decimals.
+pub fn render(t: &BonTable) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "Best-of-N, N = {}, rubric judge `{}`: expected rubric score (0 = absent … 2 = well, mean over aspects) of the sample the reward model ranks first among k, averaged exactly over all k-subsets (ties broken uniformly).\n",
+        t.n, t.judge
+    );
+    let _ = writeln!(
+        s,
+        "- {} examples sampled; {} with all {} samples judged. Left out: {} with a failed sample, {} with an unparsed judgement, {} with a failed judgement ({} unparsed and {} failed judgements over all samples).",
+        t.examples, t.judged_examples, t.n, t.excluded.sample_failed, t.excluded.judge_unparsed, t.excluded.judge_failed, t.unparsed_judgements, t.failed_judgements
+    );
+    for r in t.rows.iter().filter(|r| r.excluded_for_score_errors > 0) {
+        let _ = writeln!(s, "- `{}`: {} judged examples left out (no reward for some sample).", r.name, r.excluded_for_score_errors);
+    }
+    s.push('\n');
+    let header = |s: &mut String, title: &str| {
+        let _ = writeln!(s, "**{title}**\n");
+        let _ = write!(s, "| | examples |");
+        for k in &t.ks {
+            let _ = write!(s, " k={k} |");
+        }
+        let _ = write!(s, "\n|---|---:|");
+        for _ in &t.ks {
+            s.push_str("---:|");
+        }
+        s.push('\n');
+    };
+    header(&mut s, "Overall (mean over examples)");
+    for r in &t.rows {
+        let _ = write!(s, "| {} | {} |", label(r), r.examples);
+        for p in &r.curve {
+            let _ = write!(s, " {} |", fmt(p.overall));
+        }
+        s.push('\n');
+    }
+    for sub in &t.subsets {
+        s.push('\n');
+        header(&mut s, sub);
+        for r in &t.rows {
+            let _ = write!(s, "| {} | {} |", label(r), r.subset_examples.get(sub).copied().unwrap_or(0));
+            for p in &r.curve {
+                let _ = write!(s, " {} |", p.per_subset.get(sub).map_or("–".into(), |v| fmt(*v)));
+            }
+            s.push('\n');
+        }
+    }
+    s
+}
+
+fn label(r: &BonRow) -> String {
+    if r.kind == "reference" {
+        format!("*{}*", r.name)
+    } else {
+        format!("`{}`", r.name)
+    }
+}
+
+fn fmt(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.3}")
+    } else {
+        "–".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prbench_models::TokenStats;
+
+    fn sample(id: &str, subset: &str, i: usize) -> BonSample {
+        BonSample {
+            example_id: id.into(),
+            subset: subset.into(),
+            sample_index: i,
+            seed: 0,
+            text: format!("answer {i}"),
+            posts_shown: 0,
+            posts_dropped: 0,
+            tokens: TokenStats::default(),
+            hit_max_new_tokens: false,
+            error: None,
+        }
+    }
+
+    fn judgement(id: &str, i: usize, scores: Option<Vec<u8>>) -> RubricJudgement {
+        RubricJudgement {
+            example_id: id.into(),
+            sample_index: i,
+            unparsed: scores.is_none().then(|| "no score line".into()),
+            scores,
+            probabilities: None,
+            raw: String::new(),
+            error: None,
+            tokens: TokenStats::default(),
+        }
+    }
+
+    fn score(id: &str, i: usize, v: Option<f64>) -> BonScore {
+        BonScore { example_id: id.into(), sample_index: i, score: v, error: v.is_none().then(|| "boom".into()), tokens: TokenStats::default() }
+    }
+
+    /// Two examples, N = 3. Example a: rubric [0, 2, 1], RM [1, 3, 2] (agrees); example b:
+    /// rubric [2, 0, 0], RM [0, 5, 5] (disagrees, ties at the top). By hand:
+    /// - a: k=1 mean 1; k=2 subsets {0,1}→2, {0,2}→1, {1,2}→2 → 5/3; k=3 → 2.
+    /// - b: k=1 mean 2/3; k=2 {0,1}→0, {0,2}→0, {1,2}→ tie mean 0 → 0; k=3 → 0.
+    /// - oracle b: k=2 {0,1}→2, {0,2}→2, {1,2}→0 → 4/3; k=3 → 2.
+    #[test]
+    fn table_by_hand() {
+        let samples: Vec<BonSample> = (0..3).map(|i| sample("a", "s1", i)).chain((0..3).map(|i| sample("b", "s2", i))).collect();
+        let js = vec![
+            judgement("a", 0, Some(vec![0])),
+            judgement("a", 1, Some(vec![2])),
+            judgement("a", 2, Some(vec![1])),
+            judgement("b", 0, Some(vec![2])),
+            judgement("b", 1, Some(vec![0])),
+            judgement("b", 2, Some(vec![0])),
+        ];
+        let rm = vec![score("a", 0, Some(1.0)), score("a", 1, Some(3.0)), score("a", 2, Some(2.0)), score("b", 0, Some(0.0)), score("b", 1, Some(5.0)), score("b", 2, Some(5.0))];
+        let t = build(&samples, 3, "j", &js, &[ModelScores { name: "rm".into(), spec: "baseline:x".into(), scores: rm }], Some(&[1, 2, 3])).unwrap();
+        let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-12, "{a} vs {b}");
+        let rmrow = &t.rows[2];
+        close(rmrow.curve[0].per_subset["s1"], 1.0);
+        close(rmrow.curve[1].per_subset["s1"], 5.0 / 3.0);
+        close(rmrow.curve[2].per_subset["s1"], 2.0);
+        close(rmrow.curve[0].per_subset["s2"], 2.0 / 3.0);
+        close(rmrow.curve[1].per_subset["s2"], 0.0);
+        close(rmrow.curve[1].overall, (5.0 / 3.0) / 2.0);
+        close(rmrow.curve[1].overall_normalized, (5.0 / 3.0) / 4.0);
+        let oracle = &t.rows[1];
+        close(oracle.curve[1].per_subset["s2"], 4.0 / 3.0);
+        close(oracle.curve[2].overall, 2.0);
+        let random = &t.rows[0];
+        close(random.curve[2].overall, (1.0 + 2.0 / 3.0) / 2.0);
+        assert!(render(&t).contains("| `rm` | 2 | 0.833 | 0.833 | 1.000 |"), "{}", render(&t));
+    }
+
+    #[test]
+    fn unparsed_judgements_and_missing_rewards_leave_examples_out_counted() {
+        let samples: Vec<BonSample> = (0..2).map(|i| sample("a", "s", i)).chain((0..2).map(|i| sample("b", "s", i))).collect();
+        let js = vec![judgement("a", 0, Some(vec![1])), judgement("a", 1, None), judgement("b", 0, Some(vec![2])), judgement("b", 1, Some(vec![0]))];
+        let rm = vec![score("a", 0, Some(1.0)), score("a", 1, Some(1.0)), score("b", 0, Some(1.0)), score("b", 1, None)];
+        let t = build(&samples, 2, "j", &js, &[ModelScores { name: "rm".into(), spec: "baseline:x".into(), scores: rm }], None).unwrap();
+        assert_eq!((t.judged_examples, t.excluded.judge_unparsed, t.unparsed_judgements), (1, 1, 1));
+        assert_eq!((t.rows[2].examples, t.rows[2].excluded_for_score_errors), (0, 1));
+        assert_eq!(t.ks, [1, 2]);
+        assert!(t.rows[2].curve[0].overall.is_nan());
+    }
+
+    #[test]
+    fn refuses_mismatched_files() {
+        let samples: Vec<BonSample> = vec![sample("a", "s", 0), sample("a", "s", 2)];
+        let e = build(&samples, 2, "j", &[], &[], None).unwrap_err().to_string();
+        assert!(e.contains("expected exactly 0..2"), "{e}");
+        let samples: Vec<BonSample> = (0..2).map(|i| sample("a", "s", i)).collect();
+        let e = build(&samples, 2, "j", &[judgement("a", 0, Some(vec![1]))], &[], None).unwrap_err().to_string();
+        assert!(e.contains("no judgement"), "{e}");
+        assert!(build(&samples, 2, "j", &[], &[], Some(&[3])).unwrap_err().to_string().contains("k must be between 1 and N = 2"));
+    }
+}

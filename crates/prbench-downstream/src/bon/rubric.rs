@@ -1,0 +1,213 @@
+//! The rubric judge (PROTOCOL.md §6): for each ground-truth aspect of an example, a coverage
+//! score 0 (absent), 1 (partly) or 2 (well) for one answer; the answer's score is the mean
+//! over aspects, on 0–2 (and /2 on 0–1).
+//!
+//! Two ways to get the scores, both at temperature 0:
+//! - **generate**: one greedy reply listing every aspect's score, read by
+//!   [`parse_rubric_reply`] (exactly one score per aspect, or the judgement is unparsed and
+//!   counted; never 0).
+//! - **logprob**: one prompt per aspect ending in `Score: `; the score is the most probable of
+//!   the next tokens `0`, `1`, `2` (greedy decoding restricted to the three valid answers;
+//!   never unparsed). The three probabilities, renormalised over the candidates, are kept.
+
+use prbench_data::Example;
+use prbench_models::{ChatRequest, Generator, ModelError, NextTokenScorer, TokenStats};
+use serde::{Deserialize, Serialize};
+
+use super::error::BonError;
+use super::prompts::BonPrompts;
+use super::rubric_parse::parse_rubric_reply;
+use super::sample::BonSample;
+
+/// The candidate next tokens of a logprob rubric judgement, in score order.
+pub const SCORE_TOKENS: [&str; 3] = ["0", "1", "2"];
+
+/// Where the rubric judge's scores come from.
+#[derive(Clone, Copy)]
+pub enum RubricEngine<'a> {
+    /// One greedy reply per answer, read strictly.
+    Generate {
+        /// The judge model.
+        generator: &'a dyn Generator,
+        /// New-token budget of the reply.
+        max_new_tokens: usize,
+    },
+    /// The most probable of `0`/`1`/`2` after `Score: `, one prompt per aspect.
+    Logprob(&'a dyn NextTokenScorer),
+}
+
+impl RubricEngine<'_> {
+    /// `generate` or `logprob`, for manifests.
+    pub fn mode(&self) -> &'static str {
+        match self {
+            RubricEngine::Generate { .. } => "generate",
+            RubricEngine::Logprob(_) => "logprob",
+        }
+    }
+}
+
+/// One answer's rubric judgement; one per line of a judgements file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RubricJudgement {
+    /// The example.
+    pub example_id: String,
+    /// The sample judged (0-based).
+    pub sample_index: usize,
+    /// Coverage score per aspect, in rubric order (0, 1 or 2); `None` when unparsed or failed.
+    pub scores: Option<Vec<u8>>,
+    /// Logprob mode: per aspect, the probabilities of 0, 1 and 2 renormalised over the three.
+    pub probabilities: Option<Vec<[f64; 3]>>,
+    /// Generate mode: the judge's reply.
+    pub raw: String,
+    /// Why the reply was not one score per aspect (counted; the sample has no rubric score).
+    pub unparsed: Option<String>,
+    /// The judge failed (engine error), or the sample itself has none (its generation failed).
+    pub error: Option<String>,
+    /// Tokens over all the judge's calls for this answer.
+    pub tokens: TokenStats,
+}
+
+impl RubricJudgement {
+    /// The mean coverage score over aspects on 0–2, when there are scores.
+    pub fn mean(&self) -> Option<f64> {
+        let s = self.scores.as_ref().filter(|s| !s.is_empty())?;
+        Some(s.iter().map(|&x| f64::from(x)).sum::<f64>() / s.len() as f64)
+    }
+
+    fn empty(example_id: &str, sample_index: usize) -> Self {
+        Self {
+            example_id: example_id.into(),
+            sample_index,
+            scores: None,
+            probabilities: None,
+            raw: String::new(),
+            unparsed: None,
+            error: None,
+            tokens: TokenStats::default(),
+        }
+    }
+}
+
+/// The index of the largest value (the first one on an exact tie, i.e. the lower score) and
+/// the values' softmax.
+fn argmax_softmax(logprobs: &[f32]) -> (usize, [f64; 3]) {
+    let m = logprobs.iter().fold(f64::NEG_INFINITY, |m, &x| m.max(f64::from(x)));
+    let e: Vec<f64> = logprobs.iter().map(|&x| (f64::from(x) - m).exp()).collect();
+    let z: f64 = e.iter().sum();
+    let mut best = 0;
+    for (i, &x) in logprobs.iter().enumerate() {
+        if x > logprobs[best] {
+            best = i;
+        }
+    }
+    (best, [e[0] / z, e[1] / z, e[2] / z])
+}
+
+/// Judges every sample against its example's rubric, in order. `examples` must hold the
+/// example of every sample (matched by id). Samples whose generation failed get a judgement
+/// with `error` set and no call. `progress(done)` is called after each sample.
+///
+/// # Errors
+/// [`BonError::Mismatch`] when a sample's example is missing from `examples` or has no rubric
+/// aspect; template errors. Engine failures on one sample are recorded in its judgement.
+pub fn judge_all(
+    examples: &std::collections::HashMap<&str, &Example>,
+    samples: &[BonSample],
+    engine: RubricEngine<'_>,
+    progress: &dyn Fn(usize),
+) -> Result<Vec<RubricJudgement>, BonError> {
+    let prompts = BonPrompts::new();
+    let mut out = Vec::with_capacity(samples.len());
+    for s in samples {
+        let ex = examples.get(s.example_id.as_str()).ok_or_else(|| BonError::Mismatch {
+            what: format!("sample {} of example `{}`", s.sample_index, s.example_id),
+            reason: "the dataset has no such example; pass the dataset the samples were drawn from".into(),
+        })?;
+        if ex.rubric_aspects.is_empty() {
+            return Err(BonError::Mismatch {
+                what: format!("example `{}`", ex.id),
+                reason: "it has no rubric aspects: the rubric judge has nothing to score".into(),
+            });
+        }
+        let mut j = RubricJudgement::empty(&s.example_id, s.sample_index);
+        if let Some(e) = &s.error {
+            j.error = Some(format!("no sample to judge (its generation failed: {e})"));
+        } else {
+            judge_one(ex, &s.text, engine, &prompts, &mut j)?;
+        }
+        out.push(j);
+        progress(out.len());
+    }
+    Ok(out)
+}
+
+fn judge_one(ex: &Example, answer: &str, engine: RubricEngine<'_>, prompts: &BonPrompts, j: &mut RubricJudgement) -> Result<(), BonError> {
+    match engine {
+        RubricEngine::Generate { generator, max_new_tokens } => {
+            let prompt = prompts.rubric(&ex.question, &ex.rubric_aspects, answer)?;
+            let req = ChatRequest { prompt, max_new_tokens, temperature: 0.0, top_p: 1.0, seed: 0 };
+            match generator.generate(std::slice::from_ref(&req)).map(|mut v| v.pop()) {
+                Ok(Some(reply)) => {
+                    j.tokens = reply.tokens;
+                    match parse_rubric_reply(&reply.text, ex.rubric_aspects.len()) {
+                        Ok(scores) => j.scores = Some(scores),
+                        Err(why) => j.unparsed = Some(why),
+                    }
+                    j.raw = reply.text;
+                }
+                Ok(None) => j.error = Some("the judge returned no reply".into()),
+                Err(e) => j.error = Some(e.to_string()),
+            }
+        }
+        RubricEngine::Logprob(scorer) => {
+            let mut scores = Vec::with_capacity(ex.rubric_aspects.len());
+            let mut probs = Vec::with_capacity(ex.rubric_aspects.len());
+            for aspect in &ex.rubric_aspects {
+                let prompt = prompts.rubric_aspect(&ex.question, aspect, answer)?;
+                match scorer.next_token_logprobs(&prompt, &SCORE_TOKENS) {
+                    Ok((lp, tokens)) if lp.len() == 3 => {
+                        let (best, p) = argmax_softmax(&lp);
+                        scores.push(best as u8);
+                        probs.push(p);
+                        j.tokens.input_tokens += tokens.input_tokens;
+                        j.tokens.truncated_tokens += tokens.truncated_tokens;
+                    }
+                    Ok((lp, _)) => {
+                        j.error = Some(ModelError::Engine(format!("{} log-probabilities for 3 candidates", lp.len())).to_string());
+                        return Ok(());
+                    }
+                    Err(e) => {
+                        j.error = Some(e.to_string());
+                        return Ok(());
+                    }
+                }
+            }
+            j.scores = Some(scores);
+            j.probabilities = Some(probs);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn argmax_takes_the_most_probable_score_and_softmax_sums_to_one() {
+        let (best, p) = argmax_softmax(&[(0.2f32).ln(), (0.5f32).ln(), (0.1f32).ln()]);
+        assert_eq!(best, 1);
+        assert!((p[0] - 0.25).abs() < 1e-6 && (p[1] - 0.625).abs() < 1e-6 && (p[2] - 0.125).abs() < 1e-6);
+        // An exact tie goes to the lower score.
+        assert_eq!(argmax_softmax(&[-1.0, -3.0, -1.0]).0, 0);
+    }
+
+    #[test]
+    fn mean_is_over_aspects_on_zero_to_two() {
+        let mut j = RubricJudgement::empty("e", 0);
+        assert_eq!(j.mean(), None);
+        j.scores = Some(vec![2, 1, 0, 2]);
+        assert_eq!(j.mean(), Some(1.25));
+    }
+}

@@ -1,0 +1,554 @@
+//! `prbench bon {sample,judge,score,report}`: Best-of-N (PROTOCOL.md §6) over one folder.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use clap::builder::TypedValueParser as _;
+use clap::{Args, Subcommand};
+
+use prbench_data::load::load;
+use prbench_data::{Dataset, Example};
+use prbench_downstream::bon::files::{read_jsonl, write_json, write_jsonl};
+use prbench_downstream::bon::folder::{name_for, BonFolder, SamplesManifest, StageManifest};
+use prbench_downstream::bon::prompts::{policy_hash, rating_hash, rubric_hash};
+use prbench_downstream::bon::rating::{RatingEngine, RatingRewardModel};
+use prbench_downstream::bon::report::{build, render, ModelScores};
+use prbench_downstream::bon::rubric::{judge_all, RubricEngine, RubricJudgement};
+use prbench_downstream::bon::sample::{sample_all, select, BonSample, SampleSettings};
+use prbench_downstream::bon::score::{score_all, BonContext, BonScore};
+use prbench_eval::cache::{Cache, CacheCounters, CachedRewardModel};
+use prbench_eval::condition::{Condition, ConditionInputs};
+use prbench_eval::planner::CachedGenerator;
+use prbench_eval::prompt::Prompts;
+use prbench_eval::runner::Reporter;
+use prbench_models::gguf::{default_model_path, GgufEngine, GgufOptions};
+use prbench_models::spec::ModelSpec;
+use prbench_models::{Generator, RewardModel};
+
+use crate::cli::{DataArgs, RemoteArgs, ScalarRmArgs, VerdictMode};
+use crate::commands::conditions::{load_generator, rank_profiles};
+use crate::commands::load::{load_model, LoadSettings, Loaded};
+use crate::progress::Bar;
+
+/// `prbench bon` verbs.
+#[derive(Subcommand, Debug)]
+pub enum BonCommand {
+    /// Sample N answers per question from a policy that sees the user's top-k posts.
+    Sample(SampleArgs),
+    /// Score every sample against its example's hidden rubric (0/1/2 per aspect).
+    Judge(JudgeArgs),
+    /// Score every sample with a reward model (a judge model rates each answer on 1–9).
+    Score(ScoreArgs),
+    /// Write the best-of-k table for k = 1, 2, 4, … N from the judgements and scores present.
+    Report(ReportArgs),
+}
+
+/// The cache flags shared by the BoN verbs.
+#[derive(Args, Debug)]
+pub struct CacheArgs {
+    /// The run cache (generations, scores): a killed run resumes from it.
+    #[arg(long, default_value = "runs/cache.sqlite")]
+    pub cache: PathBuf,
+    /// Neither read nor write the cache.
+    #[arg(long)]
+    pub no_cache: bool,
+}
+
+impl CacheArgs {
+    fn open(&self) -> Result<Option<Arc<Cache>>> {
+        Ok(if self.no_cache { None } else { Some(Arc::new(Cache::open(&self.cache)?)) })
+    }
+}
+
+/// `bon sample` arguments.
+#[derive(Args, Debug)]
+pub struct SampleArgs {
+    /// Data selection.
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// The new BoN folder (must not hold samples yet).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The policy: `gguf:PATH` (default: the SmolLM2 GGUF) or `openai:MODEL[@BASE_URL]`.
+    #[arg(long)]
+    pub policy: Option<String>,
+    /// Samples per question (N).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=256).map(|v| v as usize))]
+    pub n: usize,
+    /// Profile posts in the policy's prompt (top-k by the ranking).
+    #[arg(long, default_value_t = 10)]
+    pub k_posts: usize,
+    /// Sampling temperature (> 0).
+    #[arg(long, default_value_t = 1.0)]
+    pub temperature: f32,
+    /// Nucleus mass, in (0, 1].
+    #[arg(long, default_value_t = 0.9)]
+    pub top_p: f32,
+    /// New-token budget per sample.
+    #[arg(long, default_value_t = 512)]
+    pub max_new_tokens: usize,
+    /// Run seed; sample i of example e is seeded by sha256(seed, e, i).
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// At most this many examples per subset (dataset order).
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Keep only the first example of each question text (P-Soups asks one question of
+    /// several users).
+    #[arg(long)]
+    pub distinct_questions: bool,
+    /// How to rank profile posts: `bm25`, `dense[:DIR|:hf:ORG/NAME]` (default: the ranked
+    /// dataset's own order, else bm25).
+    #[arg(long)]
+    pub retriever: Option<String>,
+    /// Requests per generator call.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    pub batch_size: usize,
+    /// Cache.
+    #[command(flatten)]
+    pub cache: CacheArgs,
+    /// Remote engines.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// `bon judge` arguments.
+#[derive(Args, Debug)]
+pub struct JudgeArgs {
+    /// The BoN folder.
+    #[arg(long)]
+    pub samples: PathBuf,
+    /// The dataset the samples were drawn from (default: the one in the folder's manifest,
+    /// checked by hash).
+    #[arg(long)]
+    pub data: Option<String>,
+    /// The rubric judge: `gguf:PATH` (default: the SmolLM2 GGUF) or `openai:MODEL[@BASE_URL]`.
+    #[arg(long)]
+    pub judge: Option<String>,
+    /// `logprob`: per aspect, the most probable of 0/1/2 after `Score: ` (GGUF only; never
+    /// unparsed). `generate`: one greedy reply with every aspect's score, read strictly.
+    #[arg(long, value_enum, default_value_t = VerdictMode::Logprob)]
+    pub mode: VerdictMode,
+    /// New-token budget of a `generate` reply.
+    #[arg(long, default_value_t = 64)]
+    pub max_new_tokens: usize,
+    /// File name for the judgements (default: from the judge spec).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Cache.
+    #[command(flatten)]
+    pub cache: CacheArgs,
+    /// Remote engines.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// `bon score` arguments.
+#[derive(Args, Debug)]
+pub struct ScoreArgs {
+    /// The BoN folder.
+    #[arg(long)]
+    pub samples: PathBuf,
+    /// The dataset the samples were drawn from (default: the one in the folder's manifest).
+    #[arg(long)]
+    pub data: Option<String>,
+    /// The reward model under test (any `eval` spec; a `gguf:` or `openai:` judge rates each
+    /// answer on 1–9 through our rating prompt).
+    #[arg(long)]
+    pub model: String,
+    /// What the reward model sees besides question and answer: `none`, `profile:k`, `oracle`.
+    #[arg(long, default_value = "none")]
+    pub condition: String,
+    /// How to rank profile posts under `profile:k` (as for `eval`).
+    #[arg(long)]
+    pub retriever: Option<String>,
+    /// Judge models: `logprob` = expected rating from next-token probabilities (GGUF);
+    /// `generate` = one greedy reply holding exactly one `Rating: <1-9>`.
+    #[arg(long, value_enum, default_value_t = VerdictMode::Logprob)]
+    pub mode: VerdictMode,
+    /// New-token budget of a `generate` rating.
+    #[arg(long, default_value_t = 32)]
+    pub max_new_tokens: usize,
+    /// File name for the scores (default: from the model spec).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Samples per reward-model call.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    pub batch_size: usize,
+    /// Run seed (seeded baselines).
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Scalar reward model flags.
+    #[command(flatten)]
+    pub scalar: ScalarRmArgs,
+    /// Cache.
+    #[command(flatten)]
+    pub cache: CacheArgs,
+    /// Remote engines.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// `bon report` arguments.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// The BoN folder.
+    #[arg(long)]
+    pub samples: PathBuf,
+    /// The judgements to use (their file name); default: the only one present.
+    #[arg(long)]
+    pub judge: Option<String>,
+    /// The k values (comma-separated, each 1..=N); default 1, 2, 4, … N.
+    #[arg(long, value_delimiter = ',')]
+    pub k: Vec<usize>,
+    /// Print the table as JSON instead of markdown.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `prbench bon`.
+pub fn run(cmd: BonCommand) -> Result<()> {
+    match cmd {
+        BonCommand::Sample(a) => sample(a),
+        BonCommand::Judge(a) => judge(a),
+        BonCommand::Score(a) => score(a),
+        BonCommand::Report(a) => report(a),
+    }
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339()
+}
+
+fn default_gguf() -> String {
+    format!("gguf:{}", default_model_path().display())
+}
+
+fn sample(args: SampleArgs) -> Result<()> {
+    if !(args.temperature > 0.0 && args.temperature.is_finite()) {
+        bail!("--temperature must be above 0 for sampling (got {}); Best-of-N needs N different answers", args.temperature);
+    }
+    if !(args.top_p > 0.0 && args.top_p <= 1.0) {
+        bail!("--top-p must be in (0, 1] (got {})", args.top_p);
+    }
+    let folder = BonFolder::new(&args.out);
+    if folder.samples().exists() {
+        bail!("`{}` already holds samples; choose a new --out folder (judge and score it with `prbench bon judge/score --samples {}`)", folder.samples().display(), args.out.display());
+    }
+    let data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
+    let examples: Vec<Example> = select(&data.examples, args.limit, args.distinct_questions).into_iter().cloned().collect();
+    if examples.is_empty() {
+        bail!("no examples selected from `{}`", data.source);
+    }
+    let spec = args.policy.clone().unwrap_or_else(default_gguf);
+    let settings = SampleSettings {
+        n: args.n,
+        k_posts: args.k_posts,
+        temperature: args.temperature,
+        top_p: args.top_p,
+        max_new_tokens: args.max_new_tokens,
+        seed: args.seed,
+    };
+    let bar = Bar::new(args.quiet);
+    let cache = args.cache.open()?;
+    let (ranked, retriever) = rank_profiles(args.retriever.as_deref(), &data, &examples, cache.as_ref(), &bar)?;
+    let inputs = ConditionInputs { ranked, retriever: Some(retriever.clone()), ..ConditionInputs::default() };
+    eprintln!("prbench: {} examples × {} samples from `{}`; loading policy `{spec}`", examples.len(), args.n, data.source);
+    let policy = load_generator(&spec, &args.remote, "policy", "--policy")?;
+    let manifest = SamplesManifest {
+        code_version: crate::code_version().into(),
+        created: now(),
+        dataset: data.source.clone(),
+        dataset_kind: data.kind.clone(),
+        dataset_hash: data.hash.clone(),
+        policy: policy.identity(),
+        template_hash: policy_hash(),
+        retriever,
+        settings: settings.clone(),
+        per_subset: args.limit,
+        distinct_questions: args.distinct_questions,
+        example_ids: examples.iter().map(|e| e.id.clone()).collect(),
+    };
+    std::fs::create_dir_all(&args.out).with_context(|| format!("creating `{}`", args.out.display()))?;
+    write_json(&folder.manifest(), &manifest)?;
+    let counters = CacheCounters::default();
+    let cached;
+    let generator: &dyn Generator = match &cache {
+        Some(c) => {
+            cached = CachedGenerator::new(policy.as_ref(), c, &counters);
+            &cached
+        }
+        None => policy.as_ref(),
+    };
+    let refs: Vec<&Example> = examples.iter().collect();
+    bar.start("bon sample", (refs.len() * args.n) as u64);
+    let last = std::sync::atomic::AtomicUsize::new(0);
+    let samples = sample_all(&refs, &inputs, &settings, generator, args.batch_size, &|done| {
+        let before = last.swap(done, std::sync::atomic::Ordering::Relaxed);
+        bar.advance((done - before) as u64);
+    })?;
+    bar.finish();
+    write_jsonl(&folder.samples(), &samples)?;
+    let failed = samples.iter().filter(|s| s.error.is_some()).count();
+    let cut = samples.iter().filter(|s| s.hit_max_new_tokens).count();
+    let dropped = samples.iter().filter(|s| s.sample_index == 0 && s.posts_dropped > 0).count();
+    if let Some(c) = &cache {
+        let r = counters.report(c);
+        eprintln!("prbench: cache `{}`: {} hits, {} calls", r.path, r.hits, r.calls);
+    }
+    eprintln!(
+        "prbench: {} samples in {}; {failed} failed, {cut} used all {} new tokens, {dropped} examples lost posts to fit the policy's context",
+        samples.len(),
+        folder.samples().display(),
+        args.max_new_tokens
+    );
+    if failed > 0 {
+        eprintln!("prbench: warning: examples with a failed sample are left out of best-of-k tables (rerun the same command into a new folder: finished samples come from the cache)");
+    }
+    Ok(())
+}
+
+/// The folder's manifest, its samples and its dataset (from `--data` or the manifest, checked
+/// by hash), and the examples by id.
+fn open_folder(dir: &Path, data: Option<&str>) -> Result<(BonFolder, SamplesManifest, Vec<BonSample>, Dataset)> {
+    let folder = BonFolder::new(dir);
+    let manifest = folder.read_manifest()?;
+    let samples: Vec<BonSample> = read_jsonl(&folder.samples())?;
+    let source = data.unwrap_or(&manifest.dataset);
+    let dataset = load(source, &[]).with_context(|| format!("loading dataset `{source}` (the samples were drawn from `{}`)", manifest.dataset))?;
+    if dataset.hash != manifest.dataset_hash {
+        bail!(
+            "dataset `{source}` is not the one the samples were drawn from (`{}`, sha256 {}…; this one {}…); pass --data with the original files",
+            manifest.dataset,
+            &manifest.dataset_hash[..12],
+            &dataset.hash[..12]
+        );
+    }
+    Ok((folder, manifest, samples, dataset))
+}
+
+fn by_id(data: &Dataset) -> HashMap<&str, &Example> {
+    data.examples.iter().map(|e| (e.id.as_str(), e)).collect()
+}
+
+fn judge(args: JudgeArgs) -> Result<()> {
+    let (folder, _, samples, data) = open_folder(&args.samples, args.data.as_deref())?;
+    let spec = args.judge.clone().unwrap_or_else(default_gguf);
+    let name = args.name.clone().unwrap_or_else(|| name_for(&spec));
+    let out = folder.judgements(&name);
+    if out.exists() {
+        bail!("`{}` exists; pass --name for another judge, or delete it to judge again", out.display());
+    }
+    let bar = Bar::new(args.quiet);
+    let cache = args.cache.open()?;
+    let counters = CacheCounters::default();
+    eprintln!("prbench: rubric judge `{spec}` ({:?}) on {} samples", args.mode, samples.len());
+    let parsed = ModelSpec::parse(&spec)?;
+    let mut gguf = None;
+    let mut generator = None;
+    match (args.mode, &parsed) {
+        (VerdictMode::Logprob, ModelSpec::Gguf(path)) => {
+            gguf = Some(GgufEngine::load(path, GgufOptions::default()).with_context(|| format!("loading judge `{spec}`"))?);
+        }
+        (VerdictMode::Logprob, _) => bail!("--mode logprob needs a local `gguf:` judge; for `{spec}` pass --mode generate"),
+        (VerdictMode::Generate, _) => generator = Some(load_generator(&spec, &args.remote, "judge", "--judge")?),
+    }
+    let cached;
+    let engine = match (&gguf, generator.as_deref()) {
+        (Some(e), _) => RubricEngine::Logprob(e),
+        (None, Some(g)) => {
+            let g: &dyn Generator = match &cache {
+                Some(c) => {
+                    cached = CachedGenerator::new(g, c, &counters);
+                    &cached
+                }
+                None => g,
+            };
+            RubricEngine::Generate { generator: g, max_new_tokens: args.max_new_tokens }
+        }
+        (None, None) => unreachable!("one engine is loaded above"),
+    };
+    let identity = match engine {
+        RubricEngine::Logprob(s) => s.identity(),
+        RubricEngine::Generate { generator, .. } => generator.identity(),
+    };
+    let stage = StageManifest {
+        code_version: crate::code_version().into(),
+        created: now(),
+        model: identity,
+        mode: engine.mode().into(),
+        condition: "oracle".into(),
+        template_hash: rubric_hash(),
+        samples_sha256: folder.samples_sha256()?,
+    };
+    bar.start("bon judge", samples.len() as u64);
+    let judgements = judge_all(&by_id(&data), &samples, engine, &|_| bar.advance(1))?;
+    bar.finish();
+    std::fs::create_dir_all(out.parent().expect("judgements/ folder")).with_context(|| format!("creating `{}`", out.display()))?;
+    write_json(&out.with_extension("manifest.json"), &stage)?;
+    write_jsonl(&out, &judgements)?;
+    let unparsed = judgements.iter().filter(|j| j.unparsed.is_some()).count();
+    let failed = judgements.iter().filter(|j| j.error.is_some()).count();
+    eprintln!("prbench: {} judgements in {}; {unparsed} unparsed, {failed} failed", judgements.len(), out.display());
+    if let Some(u) = judgements.iter().find(|j| j.unparsed.is_some()) {
+        eprintln!("prbench: first unparsed (example `{}`, sample {}): {}", u.example_id, u.sample_index, u.unparsed.as_deref().unwrap_or(""));
+    }
+    write_tables(&folder, Some(&name), None, false)
+}
+
+fn score(args: ScoreArgs) -> Result<()> {
+    let (folder, manifest, samples, data) = open_folder(&args.samples, args.data.as_deref())?;
+    let condition = Condition::parse(&args.condition)?;
+    let name = args.name.clone().unwrap_or_else(|| name_for(&args.model));
+    let out = folder.scores(&name);
+    if out.exists() {
+        bail!("`{}` exists; pass --name for another file, or delete it to score again", out.display());
+    }
+    let bar = Bar::new(args.quiet);
+    let cache = args.cache.open()?;
+    let parsed = ModelSpec::parse(&args.model)?;
+    let (rm, mode, template_hash): (Box<dyn RewardModel>, &str, String) = match (&parsed, args.mode) {
+        (ModelSpec::Gguf(path), VerdictMode::Logprob) => {
+            let e = GgufEngine::load(path, GgufOptions::default()).with_context(|| format!("loading `{}`", args.model))?;
+            (Box::new(RatingRewardModel::new(RatingEngine::Logprob(Box::new(e)))), "logprob", rating_hash())
+        }
+        (ModelSpec::Gguf(_) | ModelSpec::OpenAi { .. }, VerdictMode::Generate) => {
+            let g = load_generator(&args.model, &args.remote, "judge", "--model")?;
+            (Box::new(RatingRewardModel::new(RatingEngine::Generate { generator: g, max_new_tokens: args.max_new_tokens })), "generate", rating_hash())
+        }
+        (ModelSpec::OpenAi { .. }, VerdictMode::Logprob) => {
+            bail!("a remote judge rates answers with --mode generate (one `Rating: <1-9>` reply per answer)")
+        }
+        _ => {
+            let settings = LoadSettings {
+                verdict: args.mode,
+                max_new_tokens: args.max_new_tokens,
+                seed: args.seed,
+                conditions: vec![condition],
+                remote: &args.remote,
+                scalar: args.scalar.clone(),
+            };
+            let rm = match load_model(&parsed, &args.model, &settings)? {
+                Loaded::RewardModel(r) => r,
+                Loaded::SeqCls(r) => r as Box<dyn RewardModel>,
+                Loaded::Bt(r) => r as Box<dyn RewardModel>,
+                Loaded::Judge(_) => bail!("`{}` is a pairwise judge; Best-of-N needs a pointwise score", args.model),
+            };
+            (rm, "reward model", Prompts::new().hash())
+        }
+    };
+    let mut inputs = ConditionInputs::default();
+    if condition.profile_k().is_some() {
+        let examples: Vec<Example> = data.examples.iter().filter(|e| manifest.example_ids.contains(&e.id)).cloned().collect();
+        let (ranked, by) = rank_profiles(args.retriever.as_deref(), &data, &examples, cache.as_ref(), &bar)?;
+        inputs.ranked = ranked;
+        inputs.retriever = Some(by);
+    }
+    let counters = CacheCounters::default();
+    let cached;
+    let scorer: &dyn RewardModel = match &cache {
+        Some(c) if rm.cacheable() => {
+            cached = CachedRewardModel::new(rm.as_ref(), c, &counters);
+            &cached
+        }
+        _ => rm.as_ref(),
+    };
+    // The lexical profile-overlap baseline reads the whole profile whatever the condition.
+    let context = if parsed == ModelSpec::Baseline("profile-overlap".into()) { BonContext::FullProfile } else { BonContext::Condition(condition) };
+    let stage = StageManifest {
+        code_version: crate::code_version().into(),
+        created: now(),
+        model: rm.identity(),
+        mode: mode.into(),
+        condition: match context {
+            BonContext::FullProfile => "the whole profile (profile-overlap baseline)".into(),
+            BonContext::Condition(c) => c.to_string(),
+        },
+        template_hash,
+        samples_sha256: folder.samples_sha256()?,
+    };
+    eprintln!("prbench: scoring {} samples with `{}` under `{condition}`", samples.len(), args.model);
+    bar.start("bon score", samples.len() as u64);
+    let last = std::sync::atomic::AtomicUsize::new(0);
+    let scores = score_all(&by_id(&data), &samples, scorer, context, &inputs, args.batch_size, &|done| {
+        let before = last.swap(done, std::sync::atomic::Ordering::Relaxed);
+        bar.advance((done - before) as u64);
+    })?;
+    bar.finish();
+    std::fs::create_dir_all(out.parent().expect("scores/ folder")).with_context(|| format!("creating `{}`", out.display()))?;
+    write_json(&out.with_extension("manifest.json"), &stage)?;
+    write_jsonl(&out, &scores)?;
+    let failed = scores.iter().filter(|s| s.error.is_some()).count();
+    let truncated = scores.iter().filter(|s| s.tokens.truncated_tokens > 0).count();
+    eprintln!("prbench: {} scores in {}; {failed} without a score, {truncated} inputs truncated", scores.len(), out.display());
+    if let Some(f) = scores.iter().find(|s| s.error.is_some()) {
+        eprintln!("prbench: first failure (example `{}`, sample {}): {}", f.example_id, f.sample_index, f.error.as_deref().unwrap_or(""));
+    }
+    write_tables(&folder, None, None, false)
+}
+
+fn report(args: ReportArgs) -> Result<()> {
+    let folder = BonFolder::new(&args.samples);
+    folder.read_manifest()?;
+    let ks = if args.k.is_empty() { None } else { Some(args.k.as_slice()) };
+    write_tables(&folder, args.judge.as_deref(), ks, args.json)
+}
+
+/// Writes `bon-<judge>.{md,json}` for the chosen judge (or the only one) with every scores
+/// file present, and prints the table. Does nothing (with a note) when no judgement exists yet.
+fn write_tables(folder: &BonFolder, judge: Option<&str>, ks: Option<&[usize]>, json: bool) -> Result<()> {
+    let judges = folder.stage_names("judgements");
+    let judge = match (judge, judges.as_slice()) {
+        (Some(j), _) if judges.iter().any(|x| x == j) => j.to_string(),
+        (Some(j), _) => bail!("no judgements named `{j}` in `{}` (present: {})", folder.dir.display(), list(&judges)),
+        (None, []) => {
+            eprintln!("prbench: no rubric judgements yet: run `prbench bon judge --samples {}` for the table", folder.dir.display());
+            return Ok(());
+        }
+        (None, [one]) => one.clone(),
+        (None, _) => bail!("several judgements in `{}` ({}); pass --judge NAME", folder.dir.display(), list(&judges)),
+    };
+    let manifest = folder.read_manifest()?;
+    let samples: Vec<BonSample> = read_jsonl(&folder.samples())?;
+    let jpath = folder.judgements(&judge);
+    folder.checked_stage(&jpath)?;
+    let judgements: Vec<RubricJudgement> = read_jsonl(&jpath)?;
+    let mut models = Vec::new();
+    for name in folder.stage_names("scores") {
+        let path = folder.scores(&name);
+        let stage = folder.checked_stage(&path)?;
+        let scores: Vec<BonScore> = read_jsonl(&path)?;
+        models.push(ModelScores { name, spec: stage.model.spec, scores });
+    }
+    let table = build(&samples, manifest.settings.n, &judge, &judgements, &models, ks)?;
+    let (md_path, json_path) = folder.table(&judge);
+    let md = render(&table);
+    std::fs::write(&md_path, &md).with_context(|| format!("writing `{}`", md_path.display()))?;
+    write_json(&json_path, &table)?;
+    if json {
+        println!("{}", serde_json::to_string(&table)?);
+    } else {
+        println!("{md}");
+    }
+    eprintln!("prbench: best-of-k table in {} and {}", md_path.display(), json_path.display());
+    Ok(())
+}
+
+fn list(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
+}
