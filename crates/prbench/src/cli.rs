@@ -227,10 +227,12 @@ pub struct RemoteArgs {
     /// [default: OPENAI_API_KEY].
     #[arg(long)]
     pub api_key_env: Option<String>,
-    /// `openai:` judges: sampling temperature, 0 = greedy [default: 0].
+    /// Sampling temperature of a remote model: `openai:` judges default to 0 (greedy);
+    /// `bon sample` uses it for the policy (any engine) and defaults to 1.0.
     #[arg(long)]
     pub temperature: Option<f32>,
-    /// `openai:` judges: nucleus sampling mass [default: 1].
+    /// Nucleus sampling mass: `openai:` judges default to 1; `bon sample` uses it for the
+    /// policy (any engine) and defaults to 0.9.
     #[arg(long)]
     pub top_p: Option<f32>,
     /// `openai:` judges: extra JSON fields merged into every request body, e.g.

@@ -124,13 +124,16 @@ fn correlate_on_csvs_by_hand_and_refuses_unmatched_models() {
     // concordant, 1 discordant pair → 4/6 = 0.6667.
     std::fs::write(tmp.path().join("bench.csv"), "model,score\na,0.5\nb,0.6\nc,0.7\nd,0.8\n").unwrap();
     std::fs::write(tmp.path().join("down.csv"), "model,score\nd,1.5\nc,1.1\nb,1.2\na,1.0\n").unwrap();
-    let out = prbench(&["correlate", "--benchmark", "bench.csv", "--downstream", "down.csv", "--bootstrap", "200", "--out", "corr.md"], tmp.path());
+    let out = prbench(&["correlate", "--benchmark", "bench.csv", "--downstream", "down.csv", "--bootstrap", "1000", "--out", "corr.md"], tmp.path());
     ok(&out);
     let md = text(&out.stdout);
     assert!(md.contains("| Spearman rho | 0.8000 |"), "{md}");
     assert!(md.contains("| Kendall tau-b | 0.6667 |"), "{md}");
     assert!(md.contains("exact over all 24 pairings"), "{md}");
     assert!(tmp.path().join("corr.json").is_file());
+    // A report is never overwritten.
+    let again = prbench(&["correlate", "--benchmark", "bench.csv", "--downstream", "down.csv", "--out", "corr.md"], tmp.path());
+    assert!(!again.status.success() && text(&again.stderr).contains("exists"), "{}", text(&again.stderr));
     std::fs::write(tmp.path().join("down2.csv"), "model,score\nd,1.5\nc,1.1\nb,1.2\ne,1.0\n").unwrap();
     let out = prbench(&["correlate", "--benchmark", "bench.csv", "--downstream", "down2.csv"], tmp.path());
     assert!(!out.status.success());

@@ -18,7 +18,7 @@ pub enum BonError {
         reason: String,
     },
     /// A BoN file (samples, judgements, scores, manifest) is unreadable or malformed.
-    #[error("`{path}` line {line}: {reason}")]
+    #[error("`{path}`{}: {reason}", if *line > 0 { format!(" line {line}") } else { String::new() })]
     File {
         /// The file.
         path: String,

@@ -30,6 +30,10 @@ pub struct SamplesManifest {
     pub created: String,
     /// Dataset source spec.
     pub dataset: String,
+    /// The `--subset` selection the dataset was loaded with (empty: all subsets); the later
+    /// stages load the same selection.
+    #[serde(default)]
+    pub subsets: Vec<String>,
     /// Dataset kind (`prb`, `psoups`, …).
     pub dataset_kind: String,
     /// sha256 over the dataset files.
@@ -108,6 +112,13 @@ impl BonFolder {
     /// # Errors
     /// [`BonError::File`] when the folder holds no finished sampling run.
     pub fn read_manifest(&self) -> Result<SamplesManifest, BonError> {
+        if !self.dir.is_dir() {
+            return Err(BonError::File {
+                path: self.dir.display().to_string(),
+                line: 0,
+                reason: "no such folder; pass the --out folder of `prbench bon sample`".into(),
+            });
+        }
         if !self.samples().is_file() {
             return Err(BonError::File {
                 path: self.samples().display().to_string(),
@@ -178,6 +189,26 @@ pub fn name_for(spec: &str) -> String {
     t.chars().take(80).collect()
 }
 
+/// Checks a `--name` for a judgements or scores file: letters, digits, `.`, `_` and `-` only
+/// (no path separators), not starting with `.`, at most 100 characters.
+///
+/// # Errors
+/// [`BonError::Mismatch`] saying what is allowed.
+pub fn check_name(name: &str) -> Result<(), BonError> {
+    let ok = !name.is_empty()
+        && name.len() <= 100
+        && !name.starts_with('.')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(BonError::Mismatch {
+            what: format!("--name `{name}`"),
+            reason: "a file name of letters, digits, `.`, `_` and `-` (no `/`, not starting with `.`, at most 100 characters)".into(),
+        })
+    }
+}
+
 /// sha256 (hex) of a file's bytes.
 ///
 /// # Errors
@@ -199,5 +230,9 @@ mod tests {
         assert_eq!(name_for("baseline:longer"), "baseline-longer");
         assert_eq!(name_for("openai:gpt@http://h:8/v1"), "openai-gpt-http-h-8-v1");
         assert_eq!(name_for(&"a".repeat(100)).len(), 80);
+        assert!(check_name("smol-1.q4_1").is_ok());
+        for bad in ["../x", "a/b", "", ".hidden", "a b"] {
+            assert!(check_name(bad).is_err(), "{bad}");
+        }
     }
 }

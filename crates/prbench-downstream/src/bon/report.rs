@@ -44,6 +44,9 @@ pub struct BonRow {
     /// The reward model's spec (as `prbench eval --model` takes it), for matching with its
     /// benchmark result; `None` for references.
     pub spec: Option<String>,
+    /// The condition the reward model scored under (from its scores manifest); `None` for
+    /// references.
+    pub condition: Option<String>,
     /// Examples in the row (all N samples judged and scored).
     pub examples: usize,
     /// The same per subset.
@@ -104,6 +107,8 @@ pub struct ModelScores {
     pub name: String,
     /// Its spec.
     pub spec: String,
+    /// The condition it scored under.
+    pub condition: String,
     /// One record per sample.
     pub scores: Vec<BonScore>,
 }
@@ -124,6 +129,9 @@ pub fn build(
     ks: Option<&[usize]>,
 ) -> Result<BonTable, BonError> {
     let ks: Vec<usize> = ks.map(<[usize]>::to_vec).unwrap_or_else(|| default_ks(n));
+    if ks.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(BonError::Mismatch { what: format!("k values {ks:?}"), reason: "give each k once, in increasing order".into() });
+    }
     if let Some(&k) = ks.iter().find(|&&k| k == 0 || k > n) {
         return Err(BonError::Mismatch { what: format!("k = {k}"), reason: format!("k must be between 1 and N = {n} (best-of-k above N would only repeat best-of-N)") });
     }
@@ -136,7 +144,11 @@ pub fn build(
         }
         e.push(s);
     }
-    let judged: HashMap<(&str, usize), &RubricJudgement> = judgements.iter().map(|j| ((j.example_id.as_str(), j.sample_index), j)).collect();
+    let judged = index_records(judgements.iter().map(|j| (j.example_id.as_str(), j.sample_index)), &by_example, &format!("judgements `{judge}`"))?;
+    let judged: HashMap<(&str, usize), &RubricJudgement> = judged.into_iter().map(|(k, i)| (k, &judgements[i])).collect();
+    for (i, j) in judgements.iter().enumerate() {
+        j.check().map_err(|why| BonError::Mismatch { what: format!("judgements `{judge}` record {} (example `{}`, sample {})", i + 1, j.example_id, j.sample_index), reason: why })?;
+    }
     let mut excluded = Exclusions::default();
     let mut examples = Vec::with_capacity(order.len());
     let mut subsets: Vec<String> = Vec::new();
@@ -184,8 +196,22 @@ pub fn build(
     random.curve = ks.iter().map(|&k| BonPoint { k, ..random.curve[0].clone() }).collect();
     rows.push(random);
     rows.push(row("oracle (rubric score picks)", "reference", &usable, &usable, &ks, &subsets, 0)?);
-    for ModelScores { name, spec, scores } in models {
-        let by_key: HashMap<(&str, usize), &BonScore> = scores.iter().map(|s| ((s.example_id.as_str(), s.sample_index), s)).collect();
+    for ModelScores { name, spec, condition, scores } in models {
+        let keys = index_records(scores.iter().map(|s| (s.example_id.as_str(), s.sample_index)), &by_example, &format!("scores `{name}`"))?;
+        let by_key: HashMap<(&str, usize), &BonScore> = keys.into_iter().map(|(k, i)| (k, &scores[i])).collect();
+        for (i, s) in scores.iter().enumerate() {
+            let valid = match (s.score, &s.error) {
+                (Some(v), None) => v.is_finite(),
+                (None, Some(_)) => true,
+                _ => false,
+            };
+            if !valid {
+                return Err(BonError::Mismatch {
+                    what: format!("scores `{name}` record {} (example `{}`, sample {})", i + 1, s.example_id, s.sample_index),
+                    reason: "a score record holds either a finite `score` or an `error`, not both or neither".into(),
+                });
+            }
+        }
         let mut rm_rows = Vec::new();
         let mut judge_rows = Vec::new();
         let mut errors = 0;
@@ -209,6 +235,7 @@ pub fn build(
         }
         let mut r = row(name, "reward model", &rm_rows, &judge_rows, &ks, &subsets, errors)?;
         r.spec = Some(spec.clone());
+        r.condition = Some(condition.clone());
         rows.push(r);
     }
     Ok(BonTable {
@@ -223,6 +250,31 @@ pub fn build(
         failed_judgements: judgements.iter().filter(|j| j.error.is_some()).count(),
         rows,
     })
+}
+
+/// Maps each record's (example, sample) to its position, refusing a duplicate or a record for a
+/// sample the samples file does not have.
+fn index_records<'a>(
+    keys: impl Iterator<Item = (&'a str, usize)>,
+    samples: &HashMap<&str, Vec<&BonSample>>,
+    what: &str,
+) -> Result<HashMap<(&'a str, usize), usize>, BonError> {
+    let mut out: HashMap<(&str, usize), usize> = HashMap::new();
+    for (i, (id, index)) in keys.enumerate() {
+        if !samples.get(id).is_some_and(|ss| ss.iter().any(|s| s.sample_index == index)) {
+            return Err(BonError::Mismatch {
+                what: format!("{what} record {}", i + 1),
+                reason: format!("example `{id}` sample {index} is not in samples.jsonl; the file belongs to other samples or was edited"),
+            });
+        }
+        if let Some(first) = out.insert((id, index), i) {
+            return Err(BonError::Mismatch {
+                what: format!("{what} records {} and {}", first + 1, i + 1),
+                reason: format!("both are for example `{id}` sample {index}; keep one"),
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// A row: for each k, the per-example expected best-of-k rubric score, averaged.
@@ -259,7 +311,7 @@ fn row(
     for (e, _) in rm {
         *subset_examples.entry(e.subset.to_string()).or_default() += 1;
     }
-    Ok(BonRow { name: name.into(), kind: kind.into(), spec: None, examples: rm.len(), subset_examples, excluded_for_score_errors: excluded, curve })
+    Ok(BonRow { name: name.into(), kind: kind.into(), spec: None, condition: None, examples: rm.len(), subset_examples, excluded_for_score_errors: excluded, curve })
 }
 
 /// The table as markdown: overall (micro) first, then one table per subset; rubric scores on
@@ -315,10 +367,10 @@ pub fn render(t: &BonTable) -> String {
 }
 
 fn label(r: &BonRow) -> String {
-    if r.kind == "reference" {
-        format!("*{}*", r.name)
-    } else {
-        format!("`{}`", r.name)
+    match (&r.kind[..], &r.condition) {
+        ("reference", _) => format!("*{}*", r.name),
+        (_, Some(c)) if c != "none" => format!("`{}` ({c})", r.name),
+        _ => format!("`{}`", r.name),
     }
 }
 
@@ -354,6 +406,7 @@ mod tests {
         RubricJudgement {
             example_id: id.into(),
             sample_index: i,
+            aspects: 1,
             unparsed: scores.is_none().then(|| "no score line".into()),
             scores,
             probabilities: None,
@@ -384,7 +437,7 @@ mod tests {
             judgement("b", 2, Some(vec![0])),
         ];
         let rm = vec![score("a", 0, Some(1.0)), score("a", 1, Some(3.0)), score("a", 2, Some(2.0)), score("b", 0, Some(0.0)), score("b", 1, Some(5.0)), score("b", 2, Some(5.0))];
-        let t = build(&samples, 3, "j", &js, &[ModelScores { name: "rm".into(), spec: "baseline:x".into(), scores: rm }], Some(&[1, 2, 3])).unwrap();
+        let t = build(&samples, 3, "j", &js, &[ModelScores { name: "rm".into(), spec: "baseline:x".into(), condition: "none".into(), scores: rm }], Some(&[1, 2, 3])).unwrap();
         let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-12, "{a} vs {b}");
         let rmrow = &t.rows[2];
         close(rmrow.curve[0].per_subset["s1"], 1.0);
@@ -407,7 +460,7 @@ mod tests {
         let samples: Vec<BonSample> = (0..2).map(|i| sample("a", "s", i)).chain((0..2).map(|i| sample("b", "s", i))).collect();
         let js = vec![judgement("a", 0, Some(vec![1])), judgement("a", 1, None), judgement("b", 0, Some(vec![2])), judgement("b", 1, Some(vec![0]))];
         let rm = vec![score("a", 0, Some(1.0)), score("a", 1, Some(1.0)), score("b", 0, Some(1.0)), score("b", 1, None)];
-        let t = build(&samples, 2, "j", &js, &[ModelScores { name: "rm".into(), spec: "baseline:x".into(), scores: rm }], None).unwrap();
+        let t = build(&samples, 2, "j", &js, &[ModelScores { name: "rm".into(), spec: "baseline:x".into(), condition: "none".into(), scores: rm }], None).unwrap();
         assert_eq!((t.judged_examples, t.excluded.judge_unparsed, t.unparsed_judgements), (1, 1, 1));
         assert_eq!((t.rows[2].examples, t.rows[2].excluded_for_score_errors), (0, 1));
         assert_eq!(t.ks, [1, 2]);
@@ -423,5 +476,31 @@ mod tests {
         let e = build(&samples, 2, "j", &[judgement("a", 0, Some(vec![1]))], &[], None).unwrap_err().to_string();
         assert!(e.contains("no judgement"), "{e}");
         assert!(build(&samples, 2, "j", &[], &[], Some(&[3])).unwrap_err().to_string().contains("k must be between 1 and N = 2"));
+    }
+
+    #[test]
+    fn refuses_duplicate_unknown_and_invalid_records() {
+        let samples: Vec<BonSample> = (0..2).map(|i| sample("a", "s", i)).collect();
+        let good = || vec![judgement("a", 0, Some(vec![1])), judgement("a", 1, Some(vec![2]))];
+        let rm = |v: f64| vec![score("a", 0, Some(1.0)), score("a", 1, Some(v))];
+        let model = |scores| vec![ModelScores { name: "rm".into(), spec: "baseline:x".into(), condition: "none".into(), scores }];
+        let err = |js: Vec<RubricJudgement>, scores: Vec<BonScore>| build(&samples, 2, "j", &js, &model(scores), None).unwrap_err().to_string();
+        assert!(build(&samples, 2, "j", &good(), &model(rm(2.0)), None).is_ok());
+        let mut dup = good();
+        dup.push(judgement("a", 1, Some(vec![0])));
+        assert!(err(dup, rm(2.0)).contains("judgements `j` records 2 and 3"));
+        let mut ghost = rm(2.0);
+        ghost.push(score("ghost", 0, Some(1.0)));
+        assert!(err(good(), ghost).contains("example `ghost` sample 0 is not in samples.jsonl"));
+        let mut both = rm(2.0);
+        both[1].error = Some("boom".into());
+        assert!(err(good(), both).contains("either a finite `score` or an `error`"));
+        let mut out_of_range = good();
+        out_of_range[0].scores = Some(vec![9]);
+        assert!(err(out_of_range, rm(2.0)).contains("score 9 is not 0, 1 or 2"));
+        let mut short = good();
+        short[0].aspects = 3;
+        assert!(err(short, rm(2.0)).contains("1 scores for 3 rubric aspects"));
+        assert!(build(&samples, 2, "j", &good(), &[], Some(&[2, 2])).unwrap_err().to_string().contains("each k once"));
     }
 }

@@ -54,6 +54,8 @@ pub struct RubricJudgement {
     pub example_id: String,
     /// The sample judged (0-based).
     pub sample_index: usize,
+    /// Rubric aspects of the example (the length `scores` must have).
+    pub aspects: usize,
     /// Coverage score per aspect, in rubric order (0, 1 or 2); `None` when unparsed or failed.
     pub scores: Option<Vec<u8>>,
     /// Logprob mode: per aspect, the probabilities of 0, 1 and 2 renormalised over the three.
@@ -69,16 +71,42 @@ pub struct RubricJudgement {
 }
 
 impl RubricJudgement {
+    /// Whether the record is consistent: scores (when present) are one per aspect, each 0, 1 or
+    /// 2; probabilities (when present) one triple per score; exactly one of scores, unparsed and
+    /// error.
+    ///
+    /// # Errors
+    /// What is wrong, for an error naming the record.
+    pub fn check(&self) -> Result<(), String> {
+        let states = usize::from(self.scores.is_some()) + usize::from(self.unparsed.is_some()) + usize::from(self.error.is_some());
+        if states != 1 {
+            return Err("a judgement holds exactly one of `scores`, `unparsed` and `error`".into());
+        }
+        if let Some(s) = &self.scores {
+            if s.len() != self.aspects || s.is_empty() {
+                return Err(format!("{} scores for {} rubric aspects", s.len(), self.aspects));
+            }
+            if let Some(bad) = s.iter().find(|&&x| x > 2) {
+                return Err(format!("score {bad} is not 0, 1 or 2"));
+            }
+            if self.probabilities.as_ref().is_some_and(|p| p.len() != s.len()) {
+                return Err("one probability triple per score expected".into());
+            }
+        }
+        Ok(())
+    }
+
     /// The mean coverage score over aspects on 0–2, when there are scores.
     pub fn mean(&self) -> Option<f64> {
         let s = self.scores.as_ref().filter(|s| !s.is_empty())?;
         Some(s.iter().map(|&x| f64::from(x)).sum::<f64>() / s.len() as f64)
     }
 
-    fn empty(example_id: &str, sample_index: usize) -> Self {
+    fn empty(example_id: &str, sample_index: usize, aspects: usize) -> Self {
         Self {
             example_id: example_id.into(),
             sample_index,
+            aspects,
             scores: None,
             probabilities: None,
             raw: String::new(),
@@ -130,7 +158,7 @@ pub fn judge_all(
                 reason: "it has no rubric aspects: the rubric judge has nothing to score".into(),
             });
         }
-        let mut j = RubricJudgement::empty(&s.example_id, s.sample_index);
+        let mut j = RubricJudgement::empty(&s.example_id, s.sample_index, ex.rubric_aspects.len());
         if let Some(e) = &s.error {
             j.error = Some(format!("no sample to judge (its generation failed: {e})"));
         } else {
@@ -205,7 +233,7 @@ mod tests {
 
     #[test]
     fn mean_is_over_aspects_on_zero_to_two() {
-        let mut j = RubricJudgement::empty("e", 0);
+        let mut j = RubricJudgement::empty("e", 0, 4);
         assert_eq!(j.mean(), None);
         j.scores = Some(vec![2, 1, 0, 2]);
         assert_eq!(j.mean(), Some(1.25));

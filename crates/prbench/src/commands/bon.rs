@@ -11,7 +11,7 @@ use clap::{Args, Subcommand};
 use prbench_data::load::load;
 use prbench_data::{Dataset, Example};
 use prbench_downstream::bon::files::{read_jsonl, write_json, write_jsonl};
-use prbench_downstream::bon::folder::{name_for, BonFolder, SamplesManifest, StageManifest};
+use prbench_downstream::bon::folder::{check_name, name_for, BonFolder, SamplesManifest, StageManifest};
 use prbench_downstream::bon::prompts::{policy_hash, rating_hash, rubric_hash};
 use prbench_downstream::bon::rating::{RatingEngine, RatingRewardModel};
 use prbench_downstream::bon::report::{build, render, ModelScores};
@@ -80,14 +80,8 @@ pub struct SampleArgs {
     /// Profile posts in the policy's prompt (top-k by the ranking).
     #[arg(long, default_value_t = 10)]
     pub k_posts: usize,
-    /// Sampling temperature (> 0).
-    #[arg(long, default_value_t = 1.0)]
-    pub temperature: f32,
-    /// Nucleus mass, in (0, 1].
-    #[arg(long, default_value_t = 0.9)]
-    pub top_p: f32,
     /// New-token budget per sample.
-    #[arg(long, default_value_t = 512)]
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
     pub max_new_tokens: usize,
     /// Run seed; sample i of example e is seeded by sha256(seed, e, i).
     #[arg(long, default_value_t = 42)]
@@ -236,11 +230,14 @@ fn default_gguf() -> String {
 }
 
 fn sample(args: SampleArgs) -> Result<()> {
-    if !(args.temperature > 0.0 && args.temperature.is_finite()) {
-        bail!("--temperature must be above 0 for sampling (got {}); Best-of-N needs N different answers", args.temperature);
+    // Sampling defaults of PROTOCOL.md §6 (the remote flags' own defaults are for judges).
+    let temperature = args.remote.temperature.unwrap_or(1.0);
+    let top_p = args.remote.top_p.unwrap_or(0.9);
+    if !(temperature > 0.0 && temperature.is_finite()) {
+        bail!("--temperature must be a finite number above 0 for sampling (got {temperature}); Best-of-N needs N different answers");
     }
-    if !(args.top_p > 0.0 && args.top_p <= 1.0) {
-        bail!("--top-p must be in (0, 1] (got {})", args.top_p);
+    if !(top_p > 0.0 && top_p <= 1.0) {
+        bail!("--top-p must be in (0, 1] (got {top_p})");
     }
     let folder = BonFolder::new(&args.out);
     if folder.samples().exists() {
@@ -255,8 +252,8 @@ fn sample(args: SampleArgs) -> Result<()> {
     let settings = SampleSettings {
         n: args.n,
         k_posts: args.k_posts,
-        temperature: args.temperature,
-        top_p: args.top_p,
+        temperature,
+        top_p,
         max_new_tokens: args.max_new_tokens,
         seed: args.seed,
     };
@@ -270,6 +267,7 @@ fn sample(args: SampleArgs) -> Result<()> {
         code_version: crate::code_version().into(),
         created: now(),
         dataset: data.source.clone(),
+        subsets: args.data.subset.clone(),
         dataset_kind: data.kind.clone(),
         dataset_hash: data.hash.clone(),
         policy: policy.identity(),
@@ -326,11 +324,11 @@ fn open_folder(dir: &Path, data: Option<&str>) -> Result<(BonFolder, SamplesMani
     let manifest = folder.read_manifest()?;
     let samples: Vec<BonSample> = read_jsonl(&folder.samples())?;
     let source = data.unwrap_or(&manifest.dataset);
-    let dataset = load(source, &[]).with_context(|| format!("loading dataset `{source}` (the samples were drawn from `{}`)", manifest.dataset))?;
+    let dataset = load(source, &manifest.subsets).with_context(|| format!("loading dataset `{source}` (the samples were drawn from `{}`)", manifest.dataset))?;
     if dataset.hash != manifest.dataset_hash {
         bail!(
-            "dataset `{source}` is not the one the samples were drawn from (`{}`, sha256 {}…; this one {}…); pass --data with the original files",
-            manifest.dataset,
+            "the files of dataset `{source}` (subsets: {}) differ from those the samples were drawn from (sha256 {}…, now {}…): they changed since sampling, or --data names other files; pass --data with the original files",
+            if manifest.subsets.is_empty() { "all".to_string() } else { manifest.subsets.join(",") },
             &manifest.dataset_hash[..12],
             &dataset.hash[..12]
         );
@@ -346,6 +344,7 @@ fn judge(args: JudgeArgs) -> Result<()> {
     let (folder, _, samples, data) = open_folder(&args.samples, args.data.as_deref())?;
     let spec = args.judge.clone().unwrap_or_else(default_gguf);
     let name = args.name.clone().unwrap_or_else(|| name_for(&spec));
+    check_name(&name)?;
     let out = folder.judgements(&name);
     if out.exists() {
         bail!("`{}` exists; pass --name for another judge, or delete it to judge again", out.display());
@@ -404,13 +403,17 @@ fn judge(args: JudgeArgs) -> Result<()> {
     if let Some(u) = judgements.iter().find(|j| j.unparsed.is_some()) {
         eprintln!("prbench: first unparsed (example `{}`, sample {}): {}", u.example_id, u.sample_index, u.unparsed.as_deref().unwrap_or(""));
     }
-    write_tables(&folder, Some(&name), None, false)
+    write_tables(&folder, Some(&name), None, false, true)
 }
 
 fn score(args: ScoreArgs) -> Result<()> {
     let (folder, manifest, samples, data) = open_folder(&args.samples, args.data.as_deref())?;
     let condition = Condition::parse(&args.condition)?;
+    if condition == Condition::Planner {
+        bail!("`bon score` scores under --condition none, profile:k or oracle; `planner` is not supported for Best-of-N");
+    }
     let name = args.name.clone().unwrap_or_else(|| name_for(&args.model));
+    check_name(&name)?;
     let out = folder.scores(&name);
     if out.exists() {
         bail!("`{}` exists; pass --name for another file, or delete it to score again", out.display());
@@ -470,11 +473,11 @@ fn score(args: ScoreArgs) -> Result<()> {
         code_version: crate::code_version().into(),
         created: now(),
         model: rm.identity(),
-        mode: mode.into(),
-        condition: match context {
-            BonContext::FullProfile => "the whole profile (profile-overlap baseline)".into(),
-            BonContext::Condition(c) => c.to_string(),
+        mode: match context {
+            BonContext::FullProfile => format!("{mode} (reads the whole profile whatever the condition, as in eval)"),
+            BonContext::Condition(_) => mode.into(),
         },
+        condition: condition.to_string(),
         template_hash,
         samples_sha256: folder.samples_sha256()?,
     };
@@ -495,19 +498,22 @@ fn score(args: ScoreArgs) -> Result<()> {
     if let Some(f) = scores.iter().find(|s| s.error.is_some()) {
         eprintln!("prbench: first failure (example `{}`, sample {}): {}", f.example_id, f.sample_index, f.error.as_deref().unwrap_or(""));
     }
-    write_tables(&folder, None, None, false)
+    write_tables(&folder, None, None, false, true)
 }
 
 fn report(args: ReportArgs) -> Result<()> {
     let folder = BonFolder::new(&args.samples);
     folder.read_manifest()?;
     let ks = if args.k.is_empty() { None } else { Some(args.k.as_slice()) };
-    write_tables(&folder, args.judge.as_deref(), ks, args.json)
+    write_tables(&folder, args.judge.as_deref(), ks, args.json, false)
 }
 
 /// Writes `bon-<judge>.{md,json}` for the chosen judge (or the only one) with every scores
 /// file present, and prints the table. Does nothing (with a note) when no judgement exists yet.
-fn write_tables(folder: &BonFolder, judge: Option<&str>, ks: Option<&[usize]>, json: bool) -> Result<()> {
+///
+/// `auto` (after `judge` or `score`) turns "which judge?" into a note instead of an error. With
+/// `ks` the table is printed only: the files keep the default k values other commands read.
+fn write_tables(folder: &BonFolder, judge: Option<&str>, ks: Option<&[usize]>, json: bool, auto: bool) -> Result<()> {
     let judges = folder.stage_names("judgements");
     let judge = match (judge, judges.as_slice()) {
         (Some(j), _) if judges.iter().any(|x| x == j) => j.to_string(),
@@ -517,6 +523,10 @@ fn write_tables(folder: &BonFolder, judge: Option<&str>, ks: Option<&[usize]>, j
             return Ok(());
         }
         (None, [one]) => one.clone(),
+        (None, _) if auto => {
+            eprintln!("prbench: several judgements in `{}` ({}): see the table with `prbench bon report --samples {} --judge NAME`", folder.dir.display(), list(&judges), folder.dir.display());
+            return Ok(());
+        }
         (None, _) => bail!("several judgements in `{}` ({}); pass --judge NAME", folder.dir.display(), list(&judges)),
     };
     let manifest = folder.read_manifest()?;
@@ -529,18 +539,22 @@ fn write_tables(folder: &BonFolder, judge: Option<&str>, ks: Option<&[usize]>, j
         let path = folder.scores(&name);
         let stage = folder.checked_stage(&path)?;
         let scores: Vec<BonScore> = read_jsonl(&path)?;
-        models.push(ModelScores { name, spec: stage.model.spec, scores });
+        models.push(ModelScores { name, spec: stage.model.spec, condition: stage.condition, scores });
     }
     let table = build(&samples, manifest.settings.n, &judge, &judgements, &models, ks)?;
-    let (md_path, json_path) = folder.table(&judge);
     let md = render(&table);
-    std::fs::write(&md_path, &md).with_context(|| format!("writing `{}`", md_path.display()))?;
-    write_json(&json_path, &table)?;
     if json {
         println!("{}", serde_json::to_string(&table)?);
     } else {
         println!("{md}");
     }
+    if ks.is_some() {
+        eprintln!("prbench: table for the k values asked printed only; bon-{judge}.md/json keep the default k values");
+        return Ok(());
+    }
+    let (md_path, json_path) = folder.table(&judge);
+    std::fs::write(&md_path, &md).with_context(|| format!("writing `{}`", md_path.display()))?;
+    write_json(&json_path, &table)?;
     eprintln!("prbench: best-of-k table in {} and {}", md_path.display(), json_path.display());
     Ok(())
 }

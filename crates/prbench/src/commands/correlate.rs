@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use clap::builder::TypedValueParser as _;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
@@ -45,11 +46,11 @@ pub struct CorrelateArgs {
     /// RBO persistence p in (0, 1).
     #[arg(long, default_value_t = DEFAULT_RBO_P)]
     pub rbo_p: f64,
-    /// Bootstrap resamples over models.
-    #[arg(long, default_value_t = 10_000)]
+    /// Bootstrap resamples over models (at least 1,000).
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1000..).map(|v| v as usize))]
     pub bootstrap: usize,
-    /// Permutation resamples for rho's p-value (exact when n! is at most this).
-    #[arg(long, default_value_t = 100_000)]
+    /// Permutation resamples for rho's p-value (exact when n! is at most this; at least 1,000).
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u32).range(1000..).map(|v| v as usize))]
     pub permutations: usize,
     /// Seed of the bootstrap and the permutations.
     #[arg(long, default_value_t = 42)]
@@ -72,6 +73,9 @@ pub struct Entry {
     pub aliases: Vec<String>,
     /// The score.
     pub score: f64,
+    /// The condition the score was obtained under (run summaries and BoN rows); `None` for a
+    /// CSV, which matches any.
+    pub condition: Option<String>,
     /// Where it came from (file and figure).
     pub source: String,
     /// Added by `--with-baselines` rather than named: skipped with a note when the other side
@@ -99,6 +103,20 @@ pub struct Correlation {
 
 /// Runs `prbench correlate`.
 pub fn run(args: CorrelateArgs) -> Result<()> {
+    if let Some(out) = &args.out {
+        if out.extension().is_some_and(|e| e == "json") {
+            bail!("--out names the markdown report (e.g. corr.md); the JSON goes next to it with the extension .json");
+        }
+        if out.exists() {
+            bail!("`{}` exists; choose another --out (reports are never overwritten)", out.display());
+        }
+        if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty() && !p.is_dir()) {
+            bail!("--out: folder `{}` does not exist", parent.display());
+        }
+    }
+    if !(args.rbo_p > 0.0 && args.rbo_p < 1.0) {
+        bail!("--rbo-p is the RBO persistence, strictly between 0 and 1 (got {})", args.rbo_p);
+    }
     let mut bench = Vec::new();
     for p in &args.benchmark {
         bench.extend(read_benchmark(p, args.metric, args.with_baselines)?);
@@ -113,26 +131,26 @@ pub fn run(args: CorrelateArgs) -> Result<()> {
     let mut sources = Vec::new();
     let mut unmatched = Vec::new();
     for b in &bench {
-        match down.iter().find(|d| d.model == b.model || d.aliases.contains(&b.model)) {
+        match down.iter().find(|d| matches(b, d)) {
             Some(d) => {
                 models.push((b.model.clone(), b.score, d.score));
                 sources.push(format!("{}: {} ↔ {}", b.model, b.source, d.source));
             }
             None if b.implicit => eprintln!("prbench: note: control baseline `{}` has no downstream score; left out", b.model),
-            None => unmatched.push(b.model.clone()),
+            None => unmatched.push(b.label()),
         }
     }
-    let extra: Vec<&str> = down.iter().filter(|d| !bench.iter().any(|b| b.model == d.model || d.aliases.contains(&b.model))).map(|d| d.model.as_str()).collect();
+    let extra: Vec<String> = down.iter().filter(|d| !bench.iter().any(|b| matches(b, d))).map(Entry::label).collect();
     if !unmatched.is_empty() || !extra.is_empty() {
         bail!(
-            "every model needs both scores. Only benchmark: {}. Only downstream: {}. Models are matched by spec (as given to --model) or by a BoN scores file name",
+            "every model needs both scores. Only benchmark: {}. Only downstream: {}. Models are matched by spec (as given to --model) or by a BoN scores file name, and by condition when both sides name one",
             if unmatched.is_empty() { "none".into() } else { unmatched.join(", ") },
             if extra.is_empty() { "none".into() } else { extra.join(", ") }
         );
     }
     let x: Vec<f64> = models.iter().map(|m| m.1).collect();
     let y: Vec<f64> = models.iter().map(|m| m.2).collect();
-    let statistics = correlations(&x, &y, args.rbo_p).context("the correlation is undefined for these scores")?;
+    let statistics = correlations(&x, &y, args.rbo_p).map_err(|e| explain(e, &report_models(&models)))?;
     let permutation = spearman_permutation_p(&x, &y, args.permutations, args.seed)?;
     let bootstrap = bootstrap_correlations(&x, &y, args.rbo_p, args.bootstrap, args.seed, 0.95)?;
     let loo = leave_one_out(&x, &y, args.rbo_p)?;
@@ -152,13 +170,44 @@ pub fn run(args: CorrelateArgs) -> Result<()> {
     Ok(())
 }
 
+impl Entry {
+    /// The model, with its condition when known.
+    fn label(&self) -> String {
+        match &self.condition {
+            Some(c) => format!("{} ({c})", self.model),
+            None => self.model.clone(),
+        }
+    }
+}
+
+/// Same model (spec, or a BoN file name), and same condition when both sides name one.
+fn matches(b: &Entry, d: &Entry) -> bool {
+    (d.model == b.model || d.aliases.contains(&b.model)) && (b.condition.is_none() || d.condition.is_none() || b.condition == d.condition)
+}
+
 fn check_unique(entries: &[Entry], flag: &str) -> Result<()> {
     for (i, e) in entries.iter().enumerate() {
-        if let Some(other) = entries[..i].iter().find(|o| o.model == e.model) {
-            bail!("{flag}: model `{}` appears twice ({} and {}); give each model once", e.model, other.source, e.source);
+        if let Some(other) = entries[..i].iter().find(|o| o.model == e.model && o.condition == e.condition) {
+            bail!("{flag}: model {} appears twice ({} and {}); give each model once", e.label(), other.source, e.source);
         }
     }
     Ok(())
+}
+
+fn report_models(models: &[(String, f64, f64)]) -> String {
+    models.iter().map(|(m, b, d)| format!("{m}: {b} / {d}")).collect::<Vec<_>>().join("; ")
+}
+
+/// A statistics error with the models and scores, and what to do.
+fn explain(e: prbench_stats::rank::RankError, models: &str) -> anyhow::Error {
+    use prbench_stats::rank::RankError as E;
+    let hint = match &e {
+        E::NegativeRelevance { .. } => "NDCG uses the downstream scores as gains, which must not be negative; shift or normalize them",
+        E::ConstantInput { .. } => "rank correlation is undefined when every model has the same score on one side",
+        E::TooFewModels { .. } => "give at least 3 models",
+        _ => "",
+    };
+    anyhow::anyhow!("{e}. {hint} (benchmark / downstream: {models})")
 }
 
 fn read_text(path: &Path) -> Result<String> {
@@ -168,6 +217,7 @@ fn read_text(path: &Path) -> Result<String> {
 /// A CSV `model,score` (header required; quotes not supported; blank lines skipped).
 fn read_csv(path: &Path) -> Result<Vec<Entry>> {
     let text = read_text(path)?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
     match lines.next() {
         Some((_, h)) if h.split(',').map(str::trim).collect::<Vec<_>>() == ["model", "score"] => {}
@@ -180,7 +230,7 @@ fn read_csv(path: &Path) -> Result<Vec<Entry>> {
         if !score.is_finite() {
             bail!("`{}` line {}: score must be finite", path.display(), i + 1);
         }
-        out.push(Entry { model: model.trim().to_string(), aliases: vec![], score, source: format!("{} line {}", path.display(), i + 1), implicit: false });
+        out.push(Entry { model: model.trim().to_string(), aliases: vec![], score, condition: None, source: format!("{} line {}", path.display(), i + 1), implicit: false });
     }
     Ok(out)
 }
@@ -201,12 +251,13 @@ fn read_benchmark(path: &Path, metric: Metric, baselines: bool) -> Result<Vec<En
         (Metric::Debiased, None) => bail!("`{}`: the run did not judge both orders; rerun with --both-orders or use --metric accuracy", file.display()),
         _ => (micro(&v["rows"]).with_context(|| format!("`{}`: no micro accuracy row", file.display()))?, "accuracy"),
     };
-    let mut out = vec![Entry { model: model.to_string(), aliases: vec![], score, source: format!("{} ({figure}, micro)", file.display()), implicit: false }];
+    let condition = v.get("condition").and_then(|c| c.as_str()).map(String::from);
+    let mut out = vec![Entry { model: model.to_string(), aliases: vec![], score, condition: condition.clone(), source: format!("{} ({figure}, micro)", file.display()), implicit: false }];
     if baselines {
         for b in v.get("baselines").and_then(|b| b.as_array()).into_iter().flatten() {
             let name = b.get("name").and_then(|n| n.as_str()).with_context(|| format!("`{}`: a baseline without a name", file.display()))?;
             let s = micro(&b["rows"]).with_context(|| format!("`{}`: baseline `{name}` has no micro row", file.display()))?;
-            out.push(Entry { model: name.to_string(), aliases: vec![], score: s, source: format!("{} (baseline accuracy, micro)", file.display()), implicit: true });
+            out.push(Entry { model: name.to_string(), aliases: vec![], score: s, condition: condition.clone(), source: format!("{} (baseline accuracy, micro)", file.display()), implicit: true });
         }
     }
     Ok(out)
@@ -234,6 +285,7 @@ fn read_downstream(path: &Path, k: Option<usize>) -> Result<Vec<Entry>> {
             model: spec.clone().unwrap_or_else(|| name.clone()),
             aliases: vec![name],
             score,
+            condition: row.get("condition").and_then(|c| c.as_str()).map(String::from),
             source: format!("{} (best-of-{k} rubric score)", path.display()),
             implicit: false,
         });
