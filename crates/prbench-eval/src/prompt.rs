@@ -35,9 +35,61 @@ pub fn hash_texts(texts: &[&str]) -> String {
     hex::encode(h.finalize())
 }
 
+/// A set of named minijinja templates compiled once; the eval prompts ([`Prompts`]) and the
+/// Best-of-N prompts are each one such set.
+pub struct Templates {
+    env: Environment<'static>,
+}
+
+impl Templates {
+    /// Compiles `(name, text)` pairs.
+    ///
+    /// # Panics
+    /// If a template does not compile: the sets are built from the shipped `prompts/` files,
+    /// which unit tests compile and render.
+    pub fn compile(named: &[(&'static str, &'static str)]) -> Self {
+        let mut env = Environment::new();
+        for (name, text) in named {
+            env.add_template(name, text).unwrap_or_else(|e| panic!("prompts/{name} compiles: {e}"));
+        }
+        Self { env }
+    }
+
+    /// Renders template `name` with `ctx`.
+    ///
+    /// # Errors
+    /// [`EvalError::Template`] naming the template, if it is unknown or rendering fails.
+    pub fn render(&self, name: &str, ctx: minijinja::Value) -> Result<String, EvalError> {
+        self.env
+            .get_template(name)
+            .and_then(|t| t.render(ctx))
+            .map_err(|e| EvalError::Template { template: name.into(), reason: e.to_string() })
+    }
+}
+
+/// Profile posts as template values `{rank, category, text}`, rank 1-based in the given order
+/// (most relevant first), text and category trimmed: the `posts` variable of the planner and
+/// the Best-of-N policy templates.
+pub fn ranked_posts(posts: &[&prbench_data::ProfilePost]) -> Vec<minijinja::Value> {
+    posts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| context! { rank => i + 1, category => p.category.trim(), text => p.text.trim() })
+        .collect()
+}
+
+/// A conversation of a system message (trimmed) and a user turn, then an assistant turn that
+/// starts with `assistant_prefix` (empty: the model writes the whole turn).
+pub fn system_and_user(system: &str, user: String, assistant_prefix: &str) -> ChatPrompt {
+    ChatPrompt {
+        messages: vec![ChatMessage::new(Role::System, system.trim()), ChatMessage::new(Role::User, user)],
+        assistant_prefix: assistant_prefix.into(),
+    }
+}
+
 /// The compiled prompt templates.
 pub struct Prompts {
-    env: Environment<'static>,
+    templates: Templates,
 }
 
 impl Default for Prompts {
@@ -52,11 +104,7 @@ impl Prompts {
     /// # Panics
     /// Never for the shipped templates (a unit test compiles them).
     pub fn new() -> Self {
-        let mut env = Environment::new();
-        env.add_template("judge-user", JUDGE_USER).expect("judge-user.jinja compiles");
-        env.add_template("rm-user", RM_USER).expect("rm-user.jinja compiles");
-        env.add_template("planner-user", PLANNER_USER).expect("planner-user.jinja compiles");
-        Self { env }
+        Self { templates: Templates::compile(&[("judge-user", JUDGE_USER), ("rm-user", RM_USER), ("planner-user", PLANNER_USER)]) }
     }
 
     /// sha256 (hex) over all template texts, in a fixed order: the manifest's template hash.
@@ -65,10 +113,7 @@ impl Prompts {
     }
 
     fn render(&self, name: &str, ctx: minijinja::Value) -> Result<String, EvalError> {
-        self.env
-            .get_template(name)
-            .and_then(|t| t.render(ctx))
-            .map_err(|e| EvalError::Template { template: name.into(), reason: e.to_string() })
+        self.templates.render(name, ctx)
     }
 
     /// The judge conversation for one pair: system + user turn, empty assistant prefix.
@@ -80,10 +125,7 @@ impl Prompts {
             "judge-user",
             context! { question => pair.question.trim(), context => pair.context.as_deref(), response_a => pair.a.trim(), response_b => pair.b.trim() },
         )?;
-        Ok(ChatPrompt {
-            messages: vec![ChatMessage::new(Role::System, JUDGE_SYSTEM.trim()), ChatMessage::new(Role::User, user)],
-            assistant_prefix: String::new(),
-        })
+        Ok(system_and_user(JUDGE_SYSTEM, user, ""))
     }
 
     /// The planner conversation for one example: system + user turn (the question, then
@@ -93,16 +135,9 @@ impl Prompts {
     /// # Errors
     /// [`EvalError::Template`] if rendering fails.
     pub fn planner(&self, question: &str, posts: &[&prbench_data::ProfilePost]) -> Result<ChatPrompt, EvalError> {
-        let posts: Vec<minijinja::Value> = posts
-            .iter()
-            .enumerate()
-            .map(|(i, p)| context! { rank => i + 1, category => p.category.trim(), text => p.text.trim() })
-            .collect();
+        let posts = ranked_posts(posts);
         let user = self.render("planner-user", context! { question => question.trim(), posts => posts })?;
-        Ok(ChatPrompt {
-            messages: vec![ChatMessage::new(Role::System, PLANNER_SYSTEM.trim()), ChatMessage::new(Role::User, user)],
-            assistant_prefix: String::new(),
-        })
+        Ok(system_and_user(PLANNER_SYSTEM, user, ""))
     }
 
     /// The pointwise conversation: user turn = context (labelled) + question, assistant

@@ -15,6 +15,14 @@ impl Bar {
     pub fn new(quiet: bool) -> Self {
         Self { quiet, bar: Mutex::new(None) }
     }
+
+    /// Moves the bar to `done` items of the current stage (for callbacks that report a running
+    /// total rather than increments).
+    pub fn set_done(&self, done: u64) {
+        if let Some(b) = &*self.bar.lock().expect("bar lock") {
+            b.set_position(done);
+        }
+    }
 }
 
 impl Reporter for Bar {

@@ -1,11 +1,11 @@
 //! The Best-of-N prompts: our own templates in `prompts/` (compiled in, hashed into the BoN
 //! manifests) for the policy, the rubric judge and the pointwise rating of a judge model.
 
-use minijinja::{context, Environment};
+use minijinja::context;
 use prbench_data::{ProfilePost, RubricAspect};
-use prbench_eval::prompt::hash_texts;
+use prbench_eval::prompt::{hash_texts, ranked_posts, system_and_user, Templates};
 use prbench_eval::EvalError;
-use prbench_models::{ChatMessage, ChatPrompt, Role};
+use prbench_models::ChatPrompt;
 
 /// System message of the BoN policy (`prompts/bon-policy-system.txt`).
 pub const POLICY_SYSTEM: &str = include_str!("../../../../prompts/bon-policy-system.txt");
@@ -48,7 +48,7 @@ pub fn rating_hash() -> String {
 
 /// The compiled BoN templates.
 pub struct BonPrompts {
-    env: Environment<'static>,
+    templates: Templates,
 }
 
 impl Default for BonPrompts {
@@ -63,23 +63,18 @@ impl BonPrompts {
     /// # Panics
     /// Never for the shipped templates (a unit test compiles and renders them).
     pub fn new() -> Self {
-        let mut env = Environment::new();
-        for (name, text) in [
-            ("policy-user", POLICY_USER),
-            ("rubric-user", RUBRIC_USER),
-            ("rubric-aspect-user", RUBRIC_ASPECT_USER),
-            ("rating-user", RATING_USER),
-        ] {
-            env.add_template(name, text).unwrap_or_else(|e| panic!("prompts/{name} compiles: {e}"));
+        Self {
+            templates: Templates::compile(&[
+                ("policy-user", POLICY_USER),
+                ("rubric-user", RUBRIC_USER),
+                ("rubric-aspect-user", RUBRIC_ASPECT_USER),
+                ("rating-user", RATING_USER),
+            ]),
         }
-        Self { env }
     }
 
     fn render(&self, name: &str, ctx: minijinja::Value) -> Result<String, EvalError> {
-        self.env
-            .get_template(name)
-            .and_then(|t| t.render(ctx))
-            .map_err(|e| EvalError::Template { template: name.into(), reason: e.to_string() })
+        self.templates.render(name, ctx)
     }
 
     /// The policy conversation: system + user turn (the shown posts, best first, then the
@@ -88,13 +83,9 @@ impl BonPrompts {
     /// # Errors
     /// [`EvalError::Template`] if rendering fails.
     pub fn policy(&self, question: &str, posts: &[&ProfilePost]) -> Result<ChatPrompt, EvalError> {
-        let posts: Vec<minijinja::Value> = posts
-            .iter()
-            .enumerate()
-            .map(|(i, p)| context! { rank => i + 1, category => p.category.trim(), text => p.text.trim() })
-            .collect();
+        let posts = ranked_posts(posts);
         let user = self.render("policy-user", context! { question => question.trim(), posts => posts })?;
-        Ok(two_turns(POLICY_SYSTEM, user, ""))
+        Ok(system_and_user(POLICY_SYSTEM, user, ""))
     }
 
     /// The rubric judge conversation scoring every aspect of `aspects` at once (generate mode).
@@ -105,7 +96,7 @@ impl BonPrompts {
         let aspects: Vec<minijinja::Value> =
             aspects.iter().map(|a| context! { aspect => a.aspect.trim(), reason => a.reason.trim() }).collect();
         let user = self.render("rubric-user", context! { question => question.trim(), aspects => aspects, answer => answer.trim() })?;
-        Ok(two_turns(RUBRIC_SYSTEM, user, ""))
+        Ok(system_and_user(RUBRIC_SYSTEM, user, ""))
     }
 
     /// The rubric judge conversation for one aspect (logprob mode), ending in
@@ -116,7 +107,7 @@ impl BonPrompts {
     pub fn rubric_aspect(&self, question: &str, aspect: &RubricAspect, answer: &str) -> Result<ChatPrompt, EvalError> {
         let aspect = context! { aspect => aspect.aspect.trim(), reason => aspect.reason.trim() };
         let user = self.render("rubric-aspect-user", context! { question => question.trim(), aspect => aspect, answer => answer.trim() })?;
-        Ok(two_turns(RUBRIC_SYSTEM, user, RUBRIC_ASPECT_PREFIX))
+        Ok(system_and_user(RUBRIC_SYSTEM, user, RUBRIC_ASPECT_PREFIX))
     }
 
     /// The rating conversation for one answer; `logprob` ends it in [`RATING_PREFIX`] inside
@@ -126,14 +117,7 @@ impl BonPrompts {
     /// [`EvalError::Template`] if rendering fails.
     pub fn rating(&self, question: &str, context: Option<&str>, answer: &str, logprob: bool) -> Result<ChatPrompt, EvalError> {
         let user = self.render("rating-user", context! { question => question.trim(), context => context, answer => answer.trim() })?;
-        Ok(two_turns(RATING_SYSTEM, user, if logprob { RATING_PREFIX } else { "" }))
-    }
-}
-
-fn two_turns(system: &str, user: String, prefix: &str) -> ChatPrompt {
-    ChatPrompt {
-        messages: vec![ChatMessage::new(Role::System, system.trim()), ChatMessage::new(Role::User, user)],
-        assistant_prefix: prefix.into(),
+        Ok(system_and_user(RATING_SYSTEM, user, if logprob { RATING_PREFIX } else { "" }))
     }
 }
 

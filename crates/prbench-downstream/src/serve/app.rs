@@ -114,14 +114,19 @@ async fn answer(rx: tokio::sync::oneshot::Receiver<ItemResult>) -> ItemResult {
     rx.await.map_err(|_| worker_gone())?
 }
 
+/// The request body as JSON: 413 when it was over the limit, 400 when it is not JSON.
+fn json_body(st: &AppState, body: Result<Bytes, BytesRejection>) -> Result<Value, ApiError> {
+    let body = body.map_err(|r| st.body_error(r))?;
+    serde_json::from_slice(&body).map_err(|e| ApiError::from_json(&e, "the request body"))
+}
+
 /// `POST /score`: `{query, profile, response_text, id?}` → `{"score": reward}`.
 async fn score(
     State(st): State<Arc<AppState>>,
     Extension(note): Extension<Arc<Note>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let body = body.map_err(|r| st.body_error(r))?;
-    let value: Value = serde_json::from_slice(&body).map_err(|e| ApiError::from_json(&e, "the request body"))?;
+    let value = json_body(&st, body)?;
     let item = ScoreItem::from_json(value, "the request body")?;
     let (n, given) = st.id(item.id.clone());
     let id = given.unwrap_or_else(|| format!("req-{n}"));
@@ -138,8 +143,7 @@ async fn score_batch(
     Extension(note): Extension<Arc<Note>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let body = body.map_err(|r| st.body_error(r))?;
-    let value: Value = serde_json::from_slice(&body).map_err(|e| ApiError::from_json(&e, "the request body"))?;
+    let value = json_body(&st, body)?;
     let shape = |reason: String| {
         ApiError::new(
             StatusCode::BAD_REQUEST,

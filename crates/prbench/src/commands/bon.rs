@@ -29,7 +29,7 @@ use prbench_models::{Generator, RewardModel};
 
 use crate::cli::{DataArgs, RemoteArgs, ScalarRmArgs, VerdictMode};
 use crate::commands::conditions::{load_generator, rank_profiles};
-use crate::commands::load::{load_model, LoadSettings, Loaded};
+use crate::commands::load::{load_model, LoadSettings};
 use crate::progress::Bar;
 
 /// `prbench bon` verbs.
@@ -291,11 +291,7 @@ fn sample(args: SampleArgs) -> Result<()> {
     };
     let refs: Vec<&Example> = examples.iter().collect();
     bar.start("bon sample", (refs.len() * args.n) as u64);
-    let last = std::sync::atomic::AtomicUsize::new(0);
-    let samples = sample_all(&refs, &inputs, &settings, generator, args.batch_size, &|done| {
-        let before = last.swap(done, std::sync::atomic::Ordering::Relaxed);
-        bar.advance((done - before) as u64);
-    })?;
+    let samples = sample_all(&refs, &inputs, &settings, generator, args.batch_size, &|done| bar.set_done(done as u64))?;
     bar.finish();
     write_jsonl(&folder.samples(), &samples)?;
     let failed = samples.iter().filter(|s| s.error.is_some()).count();
@@ -434,20 +430,8 @@ fn score(args: ScoreArgs) -> Result<()> {
             bail!("a remote judge rates answers with --mode generate (one `Rating: <1-9>` reply per answer)")
         }
         _ => {
-            let settings = LoadSettings {
-                verdict: args.mode,
-                max_new_tokens: args.max_new_tokens,
-                seed: args.seed,
-                conditions: vec![condition],
-                remote: &args.remote,
-                scalar: args.scalar.clone(),
-            };
-            let rm = match load_model(&parsed, &args.model, &settings)? {
-                Loaded::RewardModel(r) => r,
-                Loaded::SeqCls(r) => r as Box<dyn RewardModel>,
-                Loaded::Bt(r) => r as Box<dyn RewardModel>,
-                Loaded::Judge(_) => bail!("`{}` is a pairwise judge; Best-of-N needs a pointwise score", args.model),
-            };
+            let settings = LoadSettings::for_reward_model(args.seed, vec![condition], &args.remote, &args.scalar);
+            let rm = load_model(&parsed, &args.model, &settings)?.into_reward_model()?;
             (rm, "reward model", Prompts::new().hash())
         }
     };
@@ -483,11 +467,7 @@ fn score(args: ScoreArgs) -> Result<()> {
     };
     eprintln!("prbench: scoring {} samples with `{}` under `{condition}`", samples.len(), args.model);
     bar.start("bon score", samples.len() as u64);
-    let last = std::sync::atomic::AtomicUsize::new(0);
-    let scores = score_all(&by_id(&data), &samples, scorer, context, &inputs, args.batch_size, &|done| {
-        let before = last.swap(done, std::sync::atomic::Ordering::Relaxed);
-        bar.advance((done - before) as u64);
-    })?;
+    let scores = score_all(&by_id(&data), &samples, scorer, context, &inputs, args.batch_size, &|done| bar.set_done(done as u64))?;
     bar.finish();
     std::fs::create_dir_all(out.parent().expect("scores/ folder")).with_context(|| format!("creating `{}`", out.display()))?;
     write_json(&out.with_extension("manifest.json"), &stage)?;

@@ -50,6 +50,13 @@ impl<'a> LoadSettings<'a> {
             scalar: args.scalar.clone(),
         }
     }
+
+    /// The settings of a command that needs a pointwise reward model (`bon score`,
+    /// `serve-reward`, `bench serve`): judge flags do not apply, so the verdict mode and the
+    /// new-token budget are left at inert values.
+    pub(crate) fn for_reward_model(seed: u64, conditions: Vec<Condition>, remote: &'a RemoteArgs, scalar: &ScalarRmArgs) -> Self {
+        LoadSettings { verdict: VerdictMode::Logprob, max_new_tokens: 0, seed, conditions, remote, scalar: scalar.clone() }
+    }
 }
 
 /// The model under test, owned.
@@ -80,12 +87,16 @@ impl Loaded {
             Loaded::RewardModel(r) => Ok(r),
             Loaded::SeqCls(r) => Ok(r),
             Loaded::Bt(r) => Ok(r),
-            Loaded::Judge(j) => bail!(
-                "`{}` is a pairwise judge: it picks the better of two answers and gives no reward for one; serve a pointwise reward model instead (`hf:`, `dir:`, `bt:`, `vllm-classify:`, `reward-server:`, or `baseline:longer|shorter|random|profile-overlap`)",
-                j.identity().spec
-            ),
+            Loaded::Judge(j) => Err(not_pointwise(&j.identity().spec)),
         }
     }
+}
+
+/// The error for a pairwise judge given where a pointwise reward model is needed.
+pub(crate) fn not_pointwise(spec: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "`{spec}` is a pairwise judge: it picks the better of two answers and gives no reward for one; use a pointwise reward model instead (`hf:`, `dir:`, `bt:`, `vllm-classify:`, `reward-server:`, or `baseline:longer|shorter|random|profile-overlap`)"
+    )
 }
 
 fn load_seqcls(dir: &Path, spec: &str, revision: Option<String>, args: &LoadSettings<'_>) -> Result<Loaded> {

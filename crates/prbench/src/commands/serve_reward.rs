@@ -10,17 +10,14 @@ use prbench_downstream::serve::{run_until_signal, stderr_writer, ServeOptions};
 use prbench_models::spec::ModelSpec;
 use prbench_models::RewardModel;
 
-use crate::cli::{RemoteArgs, RmModelArgs, ServeRewardArgs, ServeTuningArgs, VerdictMode};
-use crate::commands::load::{load_model, LoadSettings};
+use crate::cli::{RemoteArgs, RmModelArgs, ServeRewardArgs, ServeTuningArgs};
+use crate::commands::load::{load_model, not_pointwise, LoadSettings};
 
 /// Loads `--model` as a pointwise reward model (judges are refused before anything loads).
 pub(crate) fn load_reward_model(m: &RmModelArgs, remote: &RemoteArgs) -> Result<Box<dyn RewardModel>> {
     let spec = ModelSpec::parse(&m.model)?;
     if spec.is_judge() {
-        bail!(
-            "`{}` is a pairwise judge: it picks the better of two answers and gives no reward for one; serve a pointwise reward model instead (`hf:`, `dir:`, `bt:`, `vllm-classify:`, `reward-server:`, or `baseline:longer|shorter|random|profile-overlap`)",
-            m.model
-        );
+        return Err(not_pointwise(&m.model));
     }
     if !spec.is_remote() {
         if let Some(flag) = remote.given().first() {
@@ -32,15 +29,7 @@ pub(crate) fn load_reward_model(m: &RmModelArgs, remote: &RemoteArgs) -> Result<
             bail!("{flag} applies to `openai:` judges only, which cannot be served as reward models");
         }
     }
-    let settings = LoadSettings {
-        verdict: VerdictMode::Logprob,
-        max_new_tokens: 0,
-        seed: m.seed,
-        conditions: Vec::new(),
-        remote,
-        scalar: m.scalar.clone(),
-    };
-    load_model(&spec, &m.model, &settings)?.into_reward_model()
+    load_model(&spec, &m.model, &LoadSettings::for_reward_model(m.seed, Vec::new(), remote, &m.scalar))?.into_reward_model()
 }
 
 /// The library's server settings from the flags.
