@@ -47,11 +47,13 @@ pub struct BonRow {
     /// The condition the reward model scored under (from its scores manifest); `None` for
     /// references.
     pub condition: Option<String>,
-    /// Examples in the row (all N samples judged and scored).
+    /// Examples in the row: those whose N samples are all judged and scored by every reward
+    /// model of the table, so that every row is computed on the same examples.
     pub examples: usize,
     /// The same per subset.
     pub subset_examples: BTreeMap<String, usize>,
-    /// Judged examples left out because the reward model had no score for some sample.
+    /// Judged examples this reward model has no score for on some sample (left out of every
+    /// row, see [`Exclusions::no_reward`]).
     pub excluded_for_score_errors: usize,
     /// One point per k.
     pub curve: Vec<BonPoint>,
@@ -66,6 +68,9 @@ pub struct Exclusions {
     pub judge_unparsed: usize,
     /// Examples with a sample the judge failed on (engine error).
     pub judge_failed: usize,
+    /// Judged examples left out of every row because some reward model has no reward for one
+    /// of their samples (each model's own count is its row's `excluded_for_score_errors`).
+    pub no_reward: usize,
 }
 
 /// The Best-of-N table for one rubric judge.
@@ -187,16 +192,10 @@ pub fn build(
         examples.push(Example { id, subset: ss[0].subset.as_str(), judge: reason.is_none().then_some(scores) });
     }
     let judged_examples = examples.iter().filter(|e| e.judge.is_some()).count();
-    let mut rows = Vec::with_capacity(models.len() + 2);
-    // References: a random pick (every k gives the mean), and the rubric score choosing.
     let usable: Vec<(&Example, Vec<f64>)> = examples.iter().filter_map(|e| e.judge.clone().map(|j| (e, j))).collect();
-    // A random pick gives the mean rubric score whatever k (best-of-1); its k = 1 point is
-    // copied to every k so the row is exactly flat, free of rounding in the closed form.
-    let mut random = row("random pick", "reference", &usable, &usable, &[1], &subsets, 0)?;
-    random.curve = ks.iter().map(|&k| BonPoint { k, ..random.curve[0].clone() }).collect();
-    rows.push(random);
-    rows.push(row("oracle (rubric score picks)", "reference", &usable, &usable, &ks, &subsets, 0)?);
-    for ModelScores { name, spec, condition, scores } in models {
+    // Each reward model's N rewards per judged example (None: some sample has no reward).
+    let mut rewards: Vec<Vec<Option<Vec<f64>>>> = Vec::with_capacity(models.len());
+    for ModelScores { name, scores, .. } in models {
         let keys = index_records(scores.iter().map(|s| (s.example_id.as_str(), s.sample_index)), &by_example, &format!("scores `{name}`"))?;
         let by_key: HashMap<(&str, usize), &BonScore> = keys.into_iter().map(|(k, i)| (k, &scores[i])).collect();
         for (i, s) in scores.iter().enumerate() {
@@ -212,10 +211,8 @@ pub fn build(
                 });
             }
         }
-        let mut rm_rows = Vec::new();
-        let mut judge_rows = Vec::new();
-        let mut errors = 0;
-        for (e, j) in &usable {
+        let mut per_example = Vec::with_capacity(usable.len());
+        for (e, _) in &usable {
             let mut rm = Vec::with_capacity(n);
             for i in 0..n {
                 let s = by_key.get(&(e.id, i)).ok_or_else(|| BonError::Mismatch {
@@ -226,14 +223,28 @@ pub fn build(
                     rm.push(v);
                 }
             }
-            if rm.len() == n {
-                rm_rows.push((*e, rm));
-                judge_rows.push((*e, j.clone()));
-            } else {
-                errors += 1;
-            }
+            per_example.push((rm.len() == n).then_some(rm));
         }
-        let mut r = row(name, "reward model", &rm_rows, &judge_rows, &ks, &subsets, errors)?;
+        rewards.push(per_example);
+    }
+    // Every row is computed on the examples every reward model scored in full, so rows compare
+    // like with like (and the references are on the same examples as the models).
+    let keep: Vec<bool> = (0..usable.len()).map(|x| rewards.iter().all(|m| m[x].is_some())).collect();
+    excluded.no_reward = keep.iter().filter(|k| !**k).count();
+    let common: Vec<(&Example, Vec<f64>)> = usable.iter().zip(&keep).filter(|(_, k)| **k).map(|(u, _)| u.clone()).collect();
+    let mut rows = Vec::with_capacity(models.len() + 2);
+    // A random pick gives the mean rubric score whatever k (best-of-1); its k = 1 point is
+    // copied to every k so the row is exactly flat, free of rounding in the closed form.
+    let mut random = row("random pick", "reference", &common, &common, &[1], &subsets, 0)?;
+    random.curve = ks.iter().map(|&k| BonPoint { k, ..random.curve[0].clone() }).collect();
+    rows.push(random);
+    rows.push(row("oracle (rubric score picks)", "reference", &common, &common, &ks, &subsets, 0)?);
+    for (ModelScores { name, spec, condition, .. }, per_example) in models.iter().zip(&rewards) {
+        // In `common`'s order, which `row` zips with the rubric scores.
+        let rm_rows: Vec<(&Example, Vec<f64>)> =
+            usable.iter().zip(per_example).zip(&keep).filter(|(_, k)| **k).filter_map(|(((e, _), r), _)| r.clone().map(|r| (*e, r))).collect();
+        let missing = per_example.iter().filter(|r| r.is_none()).count();
+        let mut r = row(name, "reward model", &rm_rows, &common, &ks, &subsets, missing)?;
         r.spec = Some(spec.clone());
         r.condition = Some(condition.clone());
         rows.push(r);
@@ -328,8 +339,16 @@ pub fn render(t: &BonTable) -> String {
         "- {} examples sampled; {} with all {} samples judged. Left out: {} with a failed sample, {} with an unparsed judgement, {} with a failed judgement ({} unparsed and {} failed judgements over all samples).",
         t.examples, t.judged_examples, t.n, t.excluded.sample_failed, t.excluded.judge_unparsed, t.excluded.judge_failed, t.unparsed_judgements, t.failed_judgements
     );
-    for r in t.rows.iter().filter(|r| r.excluded_for_score_errors > 0) {
-        let _ = writeln!(s, "- `{}`: {} judged examples left out (no reward for some sample).", r.name, r.excluded_for_score_errors);
+    if t.excluded.no_reward > 0 {
+        let who: Vec<String> =
+            t.rows.iter().filter(|r| r.excluded_for_score_errors > 0).map(|r| format!("`{}` {}", r.name, r.excluded_for_score_errors)).collect();
+        let _ = writeln!(
+            s,
+            "- {} judged examples are left out of every row, so that all rows are on the same {} examples: a reward model has no reward for one of their samples (examples per model: {}).",
+            t.excluded.no_reward,
+            t.judged_examples - t.excluded.no_reward,
+            who.join(", ")
+        );
     }
     s.push('\n');
     let header = |s: &mut String, title: &str| {
@@ -462,9 +481,32 @@ mod tests {
         let rm = vec![score("a", 0, Some(1.0)), score("a", 1, Some(1.0)), score("b", 0, Some(1.0)), score("b", 1, None)];
         let t = build(&samples, 2, "j", &js, &[ModelScores { name: "rm".into(), spec: "baseline:x".into(), condition: "none".into(), scores: rm }], None).unwrap();
         assert_eq!((t.judged_examples, t.excluded.judge_unparsed, t.unparsed_judgements), (1, 1, 1));
-        assert_eq!((t.rows[2].examples, t.rows[2].excluded_for_score_errors), (0, 1));
+        assert_eq!((t.rows[2].examples, t.rows[2].excluded_for_score_errors, t.excluded.no_reward), (0, 1, 1));
         assert_eq!(t.ks, [1, 2]);
         assert!(t.rows[2].curve[0].overall.is_nan());
+    }
+
+    /// Two judged examples, N = 2; `full` scores both, `gappy` has no reward for b's sample 1.
+    /// Every row, the references included, is on example a only: rubric [2, 0], so random =
+    /// 1.0 and oracle best-of-2 = 2.0; `full` prefers sample 0 (2.0), `gappy` sample 1 (0.0).
+    #[test]
+    fn every_row_is_on_the_examples_every_model_scored() {
+        let samples: Vec<BonSample> = (0..2).map(|i| sample("a", "s", i)).chain((0..2).map(|i| sample("b", "s", i))).collect();
+        let js = vec![judgement("a", 0, Some(vec![2])), judgement("a", 1, Some(vec![0])), judgement("b", 0, Some(vec![0])), judgement("b", 1, Some(vec![2]))];
+        let full = vec![score("a", 0, Some(2.0)), score("a", 1, Some(1.0)), score("b", 0, Some(1.0)), score("b", 1, Some(2.0))];
+        let gappy = vec![score("a", 0, Some(1.0)), score("a", 1, Some(2.0)), score("b", 0, Some(1.0)), score("b", 1, None)];
+        let models = [
+            ModelScores { name: "full".into(), spec: "baseline:longer".into(), condition: "none".into(), scores: full },
+            ModelScores { name: "gappy".into(), spec: "baseline:shorter".into(), condition: "none".into(), scores: gappy },
+        ];
+        let t = build(&samples, 2, "j", &js, &models, None).unwrap();
+        assert_eq!((t.judged_examples, t.excluded.no_reward), (2, 1));
+        assert!(t.rows.iter().all(|r| r.examples == 1), "{:?}", t.rows.iter().map(|r| r.examples).collect::<Vec<_>>());
+        assert_eq!(t.rows.iter().map(|r| r.excluded_for_score_errors).collect::<Vec<_>>(), [0, 0, 0, 1]);
+        let at_2: Vec<f64> = t.rows.iter().map(|r| r.curve[1].overall).collect();
+        assert_eq!(at_2, [1.0, 2.0, 2.0, 0.0]);
+        let md = render(&t);
+        assert!(md.contains("1 judged examples are left out of every row, so that all rows are on the same 1 examples") && md.contains("`gappy` 1"), "{md}");
     }
 
     #[test]
