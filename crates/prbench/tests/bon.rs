@@ -139,4 +139,11 @@ fn correlate_on_csvs_by_hand_and_refuses_unmatched_models() {
     assert!(!out.status.success());
     let err = text(&out.stderr);
     assert!(err.contains("Only benchmark: a") && err.contains("Only downstream: e"), "{err}");
+    // Flags that only apply to run summaries or BoN tables are refused on CSVs, not ignored.
+    for (flag, value, says) in [("--k", Some("2"), "--k picks a column"), ("--metric", Some("debiased"), "--metric picks"), ("--with-baselines", None, "--with-baselines reads")] {
+        let mut cmd = vec!["correlate", "--benchmark", "bench.csv", "--downstream", "down.csv", flag];
+        cmd.extend(value);
+        let out = prbench(&cmd, tmp.path());
+        assert!(!out.status.success() && text(&out.stderr).contains(says), "{flag}: {}", text(&out.stderr));
+    }
 }

@@ -87,7 +87,8 @@ pub struct Entry {
 /// The report.
 #[derive(Debug, Serialize)]
 pub struct Correlation {
-    /// Models in benchmark order, with both scores.
+    /// Models in benchmark order as (label, benchmark score, downstream score); the label is
+    /// the spec, followed by the condition in parentheses when the inputs name one.
     pub models: Vec<(String, f64, f64)>,
     /// The five statistics.
     pub statistics: CorrelationSet,
@@ -117,6 +118,18 @@ pub fn run(args: CorrelateArgs) -> Result<()> {
     if !(args.rbo_p > 0.0 && args.rbo_p < 1.0) {
         bail!("--rbo-p is the RBO persistence, strictly between 0 and 1 (got {})", args.rbo_p);
     }
+    let is_csv = |p: &PathBuf| p.extension().is_some_and(|e| e == "csv");
+    if args.benchmark.iter().all(is_csv) {
+        if args.metric != Metric::Auto {
+            bail!("--metric picks the figure read from run summaries; every --benchmark input is a CSV, whose scores are taken as they are");
+        }
+        if args.with_baselines {
+            bail!("--with-baselines reads the control baselines of run summaries; every --benchmark input is a CSV");
+        }
+    }
+    if args.k.is_some() && args.downstream.iter().all(is_csv) {
+        bail!("--k picks a column of `prbench bon` tables; every --downstream input is a CSV, whose scores are taken as they are");
+    }
     let mut bench = Vec::new();
     for p in &args.benchmark {
         bench.extend(read_benchmark(p, args.metric, args.with_baselines)?);
@@ -133,8 +146,9 @@ pub fn run(args: CorrelateArgs) -> Result<()> {
     for b in &bench {
         match down.iter().find(|d| matches(b, d)) {
             Some(d) => {
-                models.push((b.model.clone(), b.score, d.score));
-                sources.push(format!("{}: {} ↔ {}", b.model, b.source, d.source));
+                // The label names the condition: one spec under several conditions is several models.
+                models.push((b.label(), b.score, d.score));
+                sources.push(format!("{}: {} ↔ {}", b.label(), b.source, d.source));
             }
             None if b.implicit => eprintln!("prbench: note: control baseline `{}` has no downstream score; left out", b.model),
             None => unmatched.push(b.label()),
