@@ -62,6 +62,20 @@ impl CacheArgs {
     }
 }
 
+/// The flags every model-running BoN stage (`sample`, `judge`, `score`) takes.
+#[derive(Args, Debug)]
+pub struct StageArgs {
+    /// Cache.
+    #[command(flatten)]
+    pub cache: CacheArgs,
+    /// Remote engines.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
 /// `bon sample` arguments.
 #[derive(Args, Debug)]
 pub struct SampleArgs {
@@ -100,15 +114,9 @@ pub struct SampleArgs {
     /// Requests per generator call.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
     pub batch_size: usize,
-    /// Cache.
+    /// Cache, remote engines, progress.
     #[command(flatten)]
-    pub cache: CacheArgs,
-    /// Remote engines.
-    #[command(flatten)]
-    pub remote: RemoteArgs,
-    /// No progress bar.
-    #[arg(long)]
-    pub quiet: bool,
+    pub stage: StageArgs,
 }
 
 /// `bon judge` arguments.
@@ -134,15 +142,9 @@ pub struct JudgeArgs {
     /// File name for the judgements (default: from the judge spec).
     #[arg(long)]
     pub name: Option<String>,
-    /// Cache.
+    /// Cache, remote engines, progress.
     #[command(flatten)]
-    pub cache: CacheArgs,
-    /// Remote engines.
-    #[command(flatten)]
-    pub remote: RemoteArgs,
-    /// No progress bar.
-    #[arg(long)]
-    pub quiet: bool,
+    pub stage: StageArgs,
 }
 
 /// `bon score` arguments.
@@ -183,15 +185,9 @@ pub struct ScoreArgs {
     /// Scalar reward model flags.
     #[command(flatten)]
     pub scalar: ScalarRmArgs,
-    /// Cache.
+    /// Cache, remote engines, progress.
     #[command(flatten)]
-    pub cache: CacheArgs,
-    /// Remote engines.
-    #[command(flatten)]
-    pub remote: RemoteArgs,
-    /// No progress bar.
-    #[arg(long)]
-    pub quiet: bool,
+    pub stage: StageArgs,
 }
 
 /// `bon report` arguments.
@@ -231,8 +227,8 @@ fn default_gguf() -> String {
 
 fn sample(args: SampleArgs) -> Result<()> {
     // Sampling defaults of PROTOCOL.md §6 (the remote flags' own defaults are for judges).
-    let temperature = args.remote.temperature.unwrap_or(1.0);
-    let top_p = args.remote.top_p.unwrap_or(0.9);
+    let temperature = args.stage.remote.temperature.unwrap_or(1.0);
+    let top_p = args.stage.remote.top_p.unwrap_or(0.9);
     if !(temperature > 0.0 && temperature.is_finite()) {
         bail!("--temperature must be a finite number above 0 for sampling (got {temperature}); Best-of-N needs N different answers");
     }
@@ -257,12 +253,12 @@ fn sample(args: SampleArgs) -> Result<()> {
         max_new_tokens: args.max_new_tokens,
         seed: args.seed,
     };
-    let bar = Bar::new(args.quiet);
-    let cache = args.cache.open()?;
+    let bar = Bar::new(args.stage.quiet);
+    let cache = args.stage.cache.open()?;
     let (ranked, retriever) = rank_profiles(args.retriever.as_deref(), &data, &examples, cache.as_ref(), &bar)?;
     let inputs = ConditionInputs { ranked, retriever: Some(retriever.clone()), ..ConditionInputs::default() };
     eprintln!("prbench: {} examples × {} samples from `{}`; loading policy `{spec}`", examples.len(), args.n, data.source);
-    let policy = load_generator(&spec, &args.remote, "policy", "--policy")?;
+    let policy = load_generator(&spec, &args.stage.remote, "policy", "--policy")?;
     let manifest = SamplesManifest {
         code_version: crate::code_version().into(),
         created: now(),
@@ -345,8 +341,8 @@ fn judge(args: JudgeArgs) -> Result<()> {
     if out.exists() {
         bail!("`{}` exists; pass --name for another judge, or delete it to judge again", out.display());
     }
-    let bar = Bar::new(args.quiet);
-    let cache = args.cache.open()?;
+    let bar = Bar::new(args.stage.quiet);
+    let cache = args.stage.cache.open()?;
     let counters = CacheCounters::default();
     eprintln!("prbench: rubric judge `{spec}` ({:?}) on {} samples", args.mode, samples.len());
     let parsed = ModelSpec::parse(&spec)?;
@@ -357,7 +353,7 @@ fn judge(args: JudgeArgs) -> Result<()> {
             gguf = Some(GgufEngine::load(path, GgufOptions::default()).with_context(|| format!("loading judge `{spec}`"))?);
         }
         (VerdictMode::Logprob, _) => bail!("--mode logprob needs a local `gguf:` judge; for `{spec}` pass --mode generate"),
-        (VerdictMode::Generate, _) => generator = Some(load_generator(&spec, &args.remote, "judge", "--judge")?),
+        (VerdictMode::Generate, _) => generator = Some(load_generator(&spec, &args.stage.remote, "judge", "--judge")?),
     }
     let cached;
     let engine = match (&gguf, generator.as_deref()) {
@@ -414,8 +410,8 @@ fn score(args: ScoreArgs) -> Result<()> {
     if out.exists() {
         bail!("`{}` exists; pass --name for another file, or delete it to score again", out.display());
     }
-    let bar = Bar::new(args.quiet);
-    let cache = args.cache.open()?;
+    let bar = Bar::new(args.stage.quiet);
+    let cache = args.stage.cache.open()?;
     let parsed = ModelSpec::parse(&args.model)?;
     let (rm, mode, template_hash): (Box<dyn RewardModel>, &str, String) = match (&parsed, args.mode) {
         (ModelSpec::Gguf(path), VerdictMode::Logprob) => {
@@ -423,14 +419,14 @@ fn score(args: ScoreArgs) -> Result<()> {
             (Box::new(RatingRewardModel::new(RatingEngine::Logprob(Box::new(e)))), "logprob", rating_hash())
         }
         (ModelSpec::Gguf(_) | ModelSpec::OpenAi { .. }, VerdictMode::Generate) => {
-            let g = load_generator(&args.model, &args.remote, "judge", "--model")?;
+            let g = load_generator(&args.model, &args.stage.remote, "judge", "--model")?;
             (Box::new(RatingRewardModel::new(RatingEngine::Generate { generator: g, max_new_tokens: args.max_new_tokens })), "generate", rating_hash())
         }
         (ModelSpec::OpenAi { .. }, VerdictMode::Logprob) => {
             bail!("a remote judge rates answers with --mode generate (one `Rating: <1-9>` reply per answer)")
         }
         _ => {
-            let settings = LoadSettings::for_reward_model(args.seed, vec![condition], &args.remote, &args.scalar);
+            let settings = LoadSettings::for_reward_model(args.seed, vec![condition], &args.stage.remote, &args.scalar);
             let rm = load_model(&parsed, &args.model, &settings)?.into_reward_model()?;
             (rm, "reward model", Prompts::new().hash())
         }
