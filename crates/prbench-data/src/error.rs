@@ -31,6 +31,15 @@ pub enum DataError {
         source: std::io::Error,
     },
 
+    /// A file or directory could not be written (the synthetic-benchmark generator).
+    #[error("cannot write {file}: {detail}; check that the folder is writable and the disk has room")]
+    Write {
+        /// The path that failed.
+        file: String,
+        /// The writer's message.
+        detail: String,
+    },
+
     /// A JSON or JSONL file is not valid UTF-8.
     #[error(
         "{file}: line {line} (byte offset {offset}): the file is not valid UTF-8 (for JSONL the \

@@ -11,6 +11,7 @@ pub mod load;
 pub mod psoups;
 pub mod schema;
 pub mod stats;
+pub mod synthetic;
 
 mod json_rows;
 mod parquet_rows;

@@ -206,6 +206,36 @@ pub trait NextTokenScorer: Send + Sync {
     fn identity(&self) -> ModelIdentity;
 }
 
+/// A borrowed engine is an engine (e.g. one `GgufEngine` behind both a logprob and a generate
+/// judge).
+impl<T: NextTokenScorer + ?Sized> NextTokenScorer for &T {
+    fn next_token_logprobs(&self, prompt: &ChatPrompt, candidates: &[&str]) -> Result<(Vec<f32>, TokenStats), ModelError> {
+        (**self).next_token_logprobs(prompt, candidates)
+    }
+    fn prompt_overflow(&self, prompt: &ChatPrompt, reserve: usize) -> Result<Option<usize>, ModelError> {
+        (**self).prompt_overflow(prompt, reserve)
+    }
+    fn identity(&self) -> ModelIdentity {
+        (**self).identity()
+    }
+}
+
+/// A borrowed generator is a generator.
+impl<T: Generator + ?Sized> Generator for &T {
+    fn generate(&self, items: &[ChatRequest]) -> Result<Vec<ChatResponse>, ModelError> {
+        (**self).generate(items)
+    }
+    fn generate_each(&self, items: &[ChatRequest], done: ItemDone<'_, ChatResponse>) -> Vec<Result<ChatResponse, ModelError>> {
+        (**self).generate_each(items, done)
+    }
+    fn prompt_overflow(&self, prompt: &ChatPrompt, reserve: usize) -> Result<Option<usize>, ModelError> {
+        (**self).prompt_overflow(prompt, reserve)
+    }
+    fn identity(&self) -> ModelIdentity {
+        (**self).identity()
+    }
+}
+
 /// How two embeddings of an [`Embedder`] are compared, as the model's card prescribes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -280,6 +280,101 @@ pub enum BenchCommand {
     /// concurrent `POST /score` requests; requests/s, latency p50/p99/max, answers by status,
     /// memory per wave.
     Serve(BenchServeArgs),
+    /// The harness at full benchmark scale with a zero-cost backend: a synthetic benchmark the
+    /// size of the real one (2,830 rows, ~100 MB of profile text), then load + validate,
+    /// render, retrieve (BM25) and write, each workload a child process timed and measured
+    /// for peak RSS.
+    Harness(BenchHarnessArgs),
+    /// The local GGUF judge against llama.cpp driven directly (same file, same prompts, same
+    /// threads), each side a child process: prefill tokens/s of the logprob verdict, tokens/s
+    /// of the generate verdict, peak RSS.
+    Judge(BenchJudgeArgs),
+    /// One side of `bench judge` (run by it; not for direct use).
+    #[command(hide = true)]
+    JudgeWorker(JudgeWorkerArgs),
+}
+
+/// `bench judge` arguments.
+#[derive(Args, Debug)]
+pub struct BenchJudgeArgs {
+    /// GGUF files (default: SmolLM2-135M-Instruct, plus gemma-3-270m-q4_k_m.gguf when it is in
+    /// the models folder).
+    #[arg(long, value_delimiter = ',')]
+    pub models: Vec<PathBuf>,
+    /// Datasets whose examples give the judge prompts (each example twice: chosen in A, in B).
+    #[arg(long, value_delimiter = ',', default_value = "data/sample,psoups:../shared/data/alignx-psoups")]
+    pub data: Vec<String>,
+    /// Condition the prompts are rendered under: `none` or `profile:k` (first k posts).
+    #[arg(long, default_value = "none")]
+    pub condition: String,
+    /// Judge prompts per dataset.
+    #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    pub prompts: usize,
+    /// Prompts the generate verdict is timed on (the first ones).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    pub gen_prompts: usize,
+    /// Generate verdict: most new tokens per prompt (greedy, stops at end of generation).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    pub max_new_tokens: usize,
+    /// Alternating rounds (the side that goes first alternates).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100).map(|v| v as usize))]
+    pub rounds: usize,
+    /// CPU threads for both sides.
+    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get()))]
+    pub threads: usize,
+    /// The reference's context size in tokens (default: longest prompt + --max-new-tokens + 1).
+    #[arg(long)]
+    pub ref_ctx: Option<u32>,
+    /// Folder for the worker inputs and logs (default: `$PRBENCH_MODELS/bench`).
+    #[arg(long, default_value_os_t = crate::commands::bench::default_work_dir())]
+    pub work: PathBuf,
+    /// Print one JSON line instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `bench judge-worker` arguments.
+#[derive(Args, Debug)]
+pub struct JudgeWorkerArgs {
+    /// `prbench` or `llama.cpp`.
+    #[arg(long)]
+    pub side: String,
+    /// The GGUF file.
+    #[arg(long)]
+    pub model: PathBuf,
+    /// The input file `bench judge` wrote.
+    #[arg(long)]
+    pub input: PathBuf,
+}
+
+/// `bench harness` arguments.
+#[derive(Args, Debug)]
+pub struct BenchHarnessArgs {
+    /// Size as a fraction of the real benchmark (1 = 2,830 rows and 100 MB of profile text;
+    /// 0.01 for a quick check).
+    #[arg(long, default_value_t = 1.0, value_parser = parse_scale)]
+    pub scale: f64,
+    /// Rounds of the three workloads; the table gives median wall time and max peak RSS.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100).map(|v| v as usize))]
+    pub rounds: usize,
+    /// Seed of the synthetic data and the runs.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Folder for the synthetic data, the runs and the child logs (default: `$PRBENCH_MODELS/bench`).
+    #[arg(long, default_value_os_t = crate::commands::bench::default_work_dir())]
+    pub work: PathBuf,
+    /// Print one JSON line instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_scale(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|e| format!("not a number: {e}"))?;
+    if v > 0.0 && v <= 1.0 {
+        Ok(v)
+    } else {
+        Err("the scale must be in (0, 1]".into())
+    }
 }
 
 /// `bench remote` arguments.

@@ -1,0 +1,99 @@
+//! Runs a child process and measures it: wall seconds and peak resident memory (`ru_maxrss`
+//! from `wait4(2)`). Linux folds the spawning process's own high-water mark into the child's
+//! `ru_maxrss` at `exec`, so the figure is a true child peak only when it exceeds the
+//! parent's `VmHWM` at spawn time, which is returned beside it. Used by the benches that compare
+//! prbench and a reference in separate processes, so each side's memory is its own.
+
+use std::fs::File;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+
+/// One measured child run.
+#[derive(Debug, Clone)]
+pub struct ChildRun {
+    /// Wall time from spawn to exit, seconds.
+    pub wall_s: f64,
+    /// Peak resident set size of the child, MiB (`ru_maxrss` / 1024).
+    pub peak_rss_mib: f64,
+    /// The parent's own peak RSS when it spawned the child, MiB: `peak_rss_mib` is the child's
+    /// only when it is above this floor.
+    pub parent_hwm_mib: f64,
+    /// Everything the child wrote to stdout.
+    pub stdout: String,
+}
+
+/// This process's `VmHWM` (peak RSS) from /proc/self/status, MiB (NaN off Linux).
+pub fn self_hwm_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok()))
+        .map_or(f64::NAN, |kib| kib / 1024.0)
+}
+
+/// Spawns `cmd` with stdout and stderr sent to `<log>.out` / `<log>.err`, waits for it with
+/// `wait4` and returns its wall time, peak RSS and stdout.
+///
+/// # Errors
+/// When the child cannot be spawned, or exits unsuccessfully (the error quotes the end of its
+/// stderr).
+pub fn run_measured(cmd: &mut Command, log: &Path) -> Result<ChildRun> {
+    let out_path = log.with_extension("out");
+    let err_path = log.with_extension("err");
+    let out = File::create(&out_path).with_context(|| format!("creating `{}`", out_path.display()))?;
+    let err = File::create(&err_path).with_context(|| format!("creating `{}`", err_path.display()))?;
+    let parent_hwm_mib = self_hwm_mib();
+    let start = Instant::now();
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(out))
+        .stderr(Stdio::from(err))
+        .spawn()
+        .with_context(|| format!("spawning {cmd:?}"))?;
+    let pid = child.id() as libc::pid_t;
+    let mut status: libc::c_int = 0;
+    // SAFETY: an all-zero `rusage` is a valid value; `wait4` fills it in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `pid` is our own unreaped child (the `Child` handle is never waited on: dropping
+    // it does not reap), and both out-pointers are valid for the call.
+    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let wall_s = start.elapsed().as_secs_f64();
+    drop(child);
+    if rc != pid {
+        bail!("wait4 on {cmd:?} failed: {}", std::io::Error::last_os_error());
+    }
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+        let tail: Vec<&str> = stderr.lines().rev().take(15).collect();
+        bail!(
+            "{cmd:?} failed (wait status {status}); the end of its stderr ({}):\n{}",
+            err_path.display(),
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        );
+    }
+    let stdout = std::fs::read_to_string(&out_path).with_context(|| format!("reading `{}`", out_path.display()))?;
+    Ok(ChildRun { wall_s, peak_rss_mib: usage.ru_maxrss as f64 / 1024.0, parent_hwm_mib, stdout })
+}
+
+/// Median of a non-empty list (mean of the middle two for an even count).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The machine line every bench table carries: `nproc` and the CPU model from /proc/cpuinfo.
+pub fn machine() -> String {
+    let nproc = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .unwrap_or_else(|| "unknown CPU".into());
+    format!("nproc {nproc}, CPU \"{cpu}\"")
+}

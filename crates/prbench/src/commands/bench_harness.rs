@@ -1,0 +1,159 @@
+//! `prbench bench harness`: the harness's own cost at full benchmark scale, with a zero-cost
+//! backend (issue 7).
+//!
+//! A synthetic benchmark the size of the real one ([`prbench_data::synthetic`]: 3 parquet
+//! configs, 2,830 rows, ~100 MB of profile text, the real schema) is written once under
+//! `--work`. Each round then runs, as child processes of this binary (so wall time and peak RSS
+//! are each workload's own, from `wait4`):
+//!
+//! 1. `prbench data validate` — load + validate;
+//! 2. `prbench eval --model baseline:slot-a --condition none --both-orders` — plus render every
+//!    judge prompt (both orders), the leakage guard, the summary (bootstrap) and writing the run;
+//! 3. the same under `--condition profile:10` — plus BM25 retrieval over every profile.
+//!
+//! `baseline:slot-a` answers A without looking, so what is measured is the harness. Targets
+//! (issue 7): < 2 s wall and < 1 GB peak RSS beyond the profile text itself.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result};
+use prbench_data::synthetic::{write_synthetic, SyntheticSpec};
+
+use crate::cli::BenchHarnessArgs;
+use crate::commands::bench_child::{machine, median, run_measured, ChildRun};
+
+/// The synthetic data folder for a spec, written when absent (a hidden `.synthetic.json` summary marks
+/// a complete write). Returns the folder and the profile text bytes.
+fn synthetic_data(work: &Path, spec: &SyntheticSpec) -> Result<(PathBuf, usize, usize)> {
+    let dir = work.join(format!("synthetic-{}rows-{}B-seed{}", spec.total_rows(), spec.profile_bytes, spec.seed));
+    let marker = dir.join(".synthetic.json");
+    if let Ok(text) = std::fs::read_to_string(&marker) {
+        let v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("reading `{}`", marker.display()))?;
+        let profile = v["profile_bytes"].as_u64().context("profile_bytes")? as usize;
+        let text_bytes = v["text_bytes"].as_u64().context("text_bytes")? as usize;
+        return Ok((dir, profile, text_bytes));
+    }
+    eprintln!("bench harness: writing the synthetic benchmark to {}", dir.display());
+    let _ = std::fs::remove_dir_all(&dir);
+    let s = write_synthetic(&dir, spec)?;
+    let summary = serde_json::json!({
+        "rows": s.rows, "posts": s.posts, "profile_bytes": s.profile_bytes,
+        "text_bytes": s.text_bytes, "file_bytes": s.file_bytes, "seed": spec.seed,
+    });
+    std::fs::write(&marker, serde_json::to_string_pretty(&summary)?)?;
+    eprintln!(
+        "bench harness: {} rows, {} posts, {:.1} MB of profile text, {:.1} MB of parquet",
+        s.rows,
+        s.posts,
+        s.profile_bytes as f64 / 1e6,
+        s.file_bytes as f64 / 1e6
+    );
+    Ok((dir, s.profile_bytes, s.text_bytes))
+}
+
+struct Workload {
+    name: &'static str,
+    args: Vec<String>,
+}
+
+fn workloads(data: &Path, runs: &Path, seed: u64) -> Vec<Workload> {
+    let data = data.display().to_string();
+    let eval = |condition: &str| {
+        let mut a: Vec<String> = ["eval", "--data", &data, "--model", "baseline:slot-a", "--condition", condition, "--both-orders", "--no-cache", "--quiet"]
+            .map(String::from)
+            .to_vec();
+        a.extend(["--seed".into(), seed.to_string(), "--out".into(), runs.display().to_string()]);
+        a
+    };
+    vec![
+        Workload { name: "load + validate (`data validate`)", args: vec!["data".into(), "validate".into(), "--data".into(), data.clone()] },
+        Workload { name: "eval, `none`, both orders", args: eval("none") },
+        Workload { name: "eval, `profile:10` (BM25), both orders", args: eval("profile:10") },
+    ]
+}
+
+/// Runs `prbench bench harness`.
+pub fn run(args: BenchHarnessArgs) -> Result<()> {
+    std::fs::create_dir_all(&args.work).with_context(|| format!("creating `{}`", args.work.display()))?;
+    let spec = if args.scale == 1.0 { SyntheticSpec::full_scale(args.seed) } else { SyntheticSpec::scaled(args.seed, args.scale) };
+    let (data, profile_bytes, text_bytes) = synthetic_data(&args.work, &spec)?;
+    let exe = std::env::current_exe().context("locating the prbench binary")?;
+    let runs = args.work.join("harness-runs");
+    let logs = args.work.join("harness-logs");
+    std::fs::create_dir_all(&logs)?;
+    let loads = workloads(&data, &runs, args.seed);
+    let mut results: Vec<Vec<ChildRun>> = vec![Vec::new(); loads.len()];
+    for round in 0..args.rounds {
+        for (i, w) in loads.iter().enumerate() {
+            let _ = std::fs::remove_dir_all(&runs);
+            let mut cmd = Command::new(&exe);
+            cmd.args(&w.args);
+            if w.args[0] == "eval" {
+                cmd.args(["--run-id", &format!("harness-{i}-r{round}")]);
+            }
+            let r = run_measured(&mut cmd, &logs.join(format!("w{i}-r{round}")))?;
+            eprintln!("  round {}: {}: {:.2} s, peak RSS {:.0} MiB", round + 1, w.name, r.wall_s, r.peak_rss_mib);
+            if r.peak_rss_mib <= r.parent_hwm_mib {
+                anyhow::bail!(
+                    "{}: the child's peak RSS ({:.0} MiB) is not above this process's ({:.0} MiB), so it cannot be told apart (Linux folds the parent's peak into the child's at exec)",
+                    w.name, r.peak_rss_mib, r.parent_hwm_mib
+                );
+            }
+            results[i].push(r);
+        }
+    }
+    let profile_mib = profile_bytes as f64 / (1024.0 * 1024.0);
+    let rows: Vec<serde_json::Value> = loads
+        .iter()
+        .zip(&results)
+        .map(|(w, rs)| {
+            let wall = median(rs.iter().map(|r| r.wall_s).collect());
+            let rss = rs.iter().map(|r| r.peak_rss_mib).fold(0.0, f64::max);
+            serde_json::json!({
+                "workload": w.name,
+                "wall_s_median": wall,
+                "wall_s": rs.iter().map(|r| r.wall_s).collect::<Vec<_>>(),
+                "peak_rss_mib": rss,
+                "peak_rss_beyond_profile_mib": rss - profile_mib,
+                "command": format!("prbench {}", w.args.join(" ")),
+            })
+        })
+        .collect();
+    let report = serde_json::json!({
+        "machine": machine(),
+        "rows": spec.total_rows(),
+        "profile_text_mib": profile_mib,
+        "all_text_mib": text_bytes as f64 / (1024.0 * 1024.0),
+        "rounds": args.rounds,
+        "workloads": rows,
+    });
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+        return Ok(());
+    }
+    println!(
+        "Synthetic benchmark: {} rows, {:.1} MiB of profile text ({:.1} MiB of text in all); {} rounds; {}",
+        spec.total_rows(),
+        profile_mib,
+        text_bytes as f64 / (1024.0 * 1024.0),
+        args.rounds,
+        machine()
+    );
+    println!("| workload | wall s (median) | wall s (rounds) | peak RSS MiB (max) | peak RSS beyond profile text MiB |\n|---|---|---|---|---|");
+    for r in &rows {
+        println!(
+            "| {} | {:.2} | {} | {:.0} | {:.0} |",
+            r["workload"].as_str().unwrap_or(""),
+            r["wall_s_median"].as_f64().unwrap_or(f64::NAN),
+            r["wall_s"].as_array().map(|a| a.iter().map(|v| format!("{:.2}", v.as_f64().unwrap_or(f64::NAN))).collect::<Vec<_>>().join(", ")).unwrap_or_default(),
+            r["peak_rss_mib"].as_f64().unwrap_or(f64::NAN),
+            r["peak_rss_beyond_profile_mib"].as_f64().unwrap_or(f64::NAN),
+        );
+    }
+    println!("Commands (each a child process of this binary; --run-id harness-<workload>-r<round> added to evals):");
+    for r in &rows {
+        println!("  {}", r["command"].as_str().unwrap_or(""));
+    }
+    Ok(())
+}

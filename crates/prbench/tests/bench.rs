@@ -1,0 +1,58 @@
+//! The benches in short mode (seconds), as CI runs them so they cannot rot. Timings are
+//! printed, never asserted; what is asserted is that each bench measured what it says and
+//! that its built-in checks hold.
+
+mod common;
+
+use common::{prbench, repo, sample, text};
+
+/// `bench harness` at 0.2% scale: the synthetic benchmark is written (2 + 2 + 2 rows), and the
+/// three workloads run as children, each with a wall time and a peak RSS of its own.
+#[test]
+fn bench_harness_short_mode() {
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path().to_str().unwrap();
+    let out = prbench(&["bench", "harness", "--scale", "0.002", "--rounds", "1", "--work", w, "--json"], &repo());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    eprintln!("{}", text(&out.stdout));
+    let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert_eq!(v["rows"], 6);
+    let loads = v["workloads"].as_array().unwrap();
+    assert_eq!(loads.len(), 3);
+    for l in loads {
+        assert!(l["wall_s_median"].as_f64().unwrap() > 0.0);
+        assert!(l["peak_rss_mib"].as_f64().unwrap() > 1.0);
+    }
+    // The evals wrote complete runs over all 6 examples.
+    let outcomes = std::fs::read_to_string(work.path().join("harness-runs/harness-2-r0/outcomes.jsonl")).unwrap();
+    assert_eq!(outcomes.lines().count(), 6);
+}
+
+/// `bench judge` on two sample prompts with SmolLM2: both sides prefilled the same tokens and
+/// agree on every verdict margin (same llama.cpp, same ids), and generated the same number of
+/// tokens greedily. Skipped when the model is absent.
+#[test]
+fn bench_judge_short_mode() {
+    let model = prbench_models::gguf::default_model_path();
+    if !model.is_file() {
+        eprintln!("skipped: {} absent; run scripts/fetch-models.sh", model.display());
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let args = [
+        "bench", "judge", "--models", model.to_str().unwrap(), "--data", &sample(), "--prompts", "2", "--gen-prompts", "1",
+        "--max-new-tokens", "4", "--rounds", "1", "--work", work.path().to_str().unwrap(), "--json",
+    ];
+    let out = prbench(&args, &repo());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    eprintln!("{}", text(&out.stdout));
+    let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    let m = &v["models"][0];
+    assert_eq!(m["prompts"], 2);
+    assert!(m["prefill_tokens"].as_u64().unwrap() > 100);
+    assert!(m["max_abs_margin_diff"].as_f64().unwrap() < 1e-4, "{m}");
+    assert_eq!(m["gen_tokens"][0], m["gen_tokens"][1]);
+    for k in ["prefill_tok_s", "gen_tok_s", "peak_rss_mib"] {
+        assert!(m[k][0].as_f64().unwrap() > 0.0 && m[k][1].as_f64().unwrap() > 0.0, "{k}: {m}");
+    }
+}
