@@ -9,6 +9,7 @@
 //! A short rubric title such as "Budget" that an answer happens to contain is therefore not
 //! a leak; the narrative pasted into a prompt is.
 
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use prbench_data::Example;
 
 use crate::condition::Condition;
@@ -46,18 +47,31 @@ pub fn check_with(example: &Example, condition: Condition, rendered: &str, allow
         hidden.push(("rubric evidence", a.evidence.as_str()));
         hidden.push(("rubric reason", a.reason.as_str()));
     }
-    for (field, text) in hidden {
-        let text = text.trim();
-        if text.chars().count() < MIN_HIDDEN_CHARS || !rendered.contains(text) {
-            continue;
-        }
+    hidden.retain(|(_, text)| text.trim().chars().count() >= MIN_HIDDEN_CHARS);
+    if hidden.is_empty() {
+        return Ok(());
+    }
+    // One pass over the rendered input finds every hidden text it contains (overlapping
+    // matches, so a hidden text inside another is found too); then, in field order, the first
+    // one no visible text accounts for is the leak.
+    let needles: Vec<&str> = hidden.iter().map(|(_, t)| t.trim()).collect();
+    // An NFA: built in microseconds for a few dozen patterns (a DFA's build cost dominated).
+    let automaton = AhoCorasick::builder()
+        .kind(Some(AhoCorasickKind::ContiguousNFA))
+        .build(&needles)
+        .expect("hidden texts are valid patterns");
+    let mut present = vec![false; needles.len()];
+    for m in automaton.find_overlapping_iter(rendered) {
+        present[m.pattern().as_usize()] = true;
+    }
+    for (((field, _), text), _) in hidden.iter().zip(&needles).zip(&present).filter(|(_, &p)| p) {
         if visible.iter().any(|v| v.contains(text)) {
             continue;
         }
         return Err(EvalError::Leakage {
             example_id: example.id.clone(),
             condition: condition.to_string(),
-            field: field.into(),
+            field: (*field).into(),
             snippet: text.chars().take(60).collect(),
         });
     }

@@ -11,6 +11,7 @@ use std::time::Instant;
 use chrono::{DateTime, Utc};
 use prbench_data::{Dataset, Example};
 use prbench_models::baselines::{Baseline, SlotA};
+use rayon::prelude::*;
 use prbench_models::ModelIdentity;
 use prbench_report::{BaselineRow, ProfileReport, RemoteCalls, Summary};
 use prbench_stats::bootstrap::BootstrapConfig;
@@ -426,17 +427,18 @@ pub fn run_baselines(
         (Backend::Judge(&SlotA), &single, "slot order only".into()),
         (Backend::RewardModel(&Baseline::ProfileOverlap), &overlap, "answer + full profile".into()),
     ];
-    let mut rows = Vec::with_capacity(runs.len());
-    for (backend, opts, sees) in runs {
-        let mut outcomes = Vec::with_capacity(examples.len());
-        evaluate_into(examples, slots, backend, opts, prompts, &Silent, &mut |b| {
-            outcomes.extend_from_slice(b);
-            Ok(())
-        })?;
-        let results: Vec<ItemResult> = outcomes.iter().map(|o| o.result).collect();
-        rows.push(BaselineRow { name: backend.spec(), sees, rows: accuracy_rows(&outcomes, &results, boot) });
-    }
-    Ok(rows)
+    // The five runs are independent and deterministic: run in parallel, rows in the fixed order.
+    runs.into_par_iter()
+        .map(|(backend, opts, sees)| {
+            let mut outcomes = Vec::with_capacity(examples.len());
+            evaluate_into(examples, slots, backend, opts, prompts, &Silent, &mut |b| {
+                outcomes.extend_from_slice(b);
+                Ok(())
+            })?;
+            let results: Vec<ItemResult> = outcomes.iter().map(|o| o.result).collect();
+            Ok(BaselineRow { name: backend.spec(), sees, rows: accuracy_rows(&outcomes, &results, boot) })
+        })
+        .collect()
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> EvalError {

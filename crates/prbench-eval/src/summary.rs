@@ -8,6 +8,7 @@ use prbench_stats::accuracy::TieMode;
 use prbench_stats::bootstrap::{accuracy_with_ci, BootstrapConfig, Stat};
 use prbench_stats::outcome::ItemResult;
 use prbench_stats::position::{position_bias, PositionItem};
+use rayon::prelude::*;
 
 use crate::outcome::{judge_result, Outcome};
 
@@ -30,19 +31,20 @@ pub fn accuracy_rows(outcomes: &[Outcome], results: &[ItemResult], boot: &Bootst
     let truncated = |keep: &dyn Fn(usize) -> bool| {
         outcomes.iter().enumerate().filter(|(i, o)| keep(*i) && o.truncated_tokens > 0).count()
     };
-    let mut rows = Vec::with_capacity(names.len() + 2);
+    // Rows are independent (each bootstrap has its own seeded stream): computed in parallel,
+    // returned in the fixed order subsets, micro, macro.
+    let mut specs: Vec<(String, Vec<ItemResult>, Vec<usize>, Stat, usize)> = Vec::with_capacity(names.len() + 2);
     for (k, name) in names.iter().enumerate() {
-        let idx: Vec<usize> = (0..outcomes.len()).filter(|&i| strata[i] == k).collect();
-        let sub: Vec<ItemResult> = idx.iter().map(|&i| results[i]).collect();
+        let sub: Vec<ItemResult> = (0..outcomes.len()).filter(|&i| strata[i] == k).map(|i| results[i]).collect();
         let zeros = vec![0; sub.len()];
-        rows.push(row(short_subset(name), &sub, &zeros, Stat::Micro, boot, truncated(&|i| strata[i] == k)));
+        specs.push((short_subset(name).to_string(), sub, zeros, Stat::Micro, truncated(&|i| strata[i] == k)));
     }
     let all = truncated(&|_| true);
-    rows.push(row("micro", results, &strata, Stat::Micro, boot, all));
+    specs.push(("micro".into(), results.to_vec(), strata.clone(), Stat::Micro, all));
     if names.len() > 1 {
-        rows.push(row("macro", results, &strata, Stat::Macro, boot, all));
+        specs.push(("macro".into(), results.to_vec(), strata.clone(), Stat::Macro, all));
     }
-    rows
+    specs.par_iter().map(|(label, res, st, stat, trunc)| row(label, res, st, *stat, boot, *trunc)).collect()
 }
 
 fn row(label: &str, results: &[ItemResult], strata: &[usize], stat: Stat, boot: &BootstrapConfig, truncated: usize) -> AccuracyRow {

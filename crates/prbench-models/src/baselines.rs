@@ -64,15 +64,7 @@ impl Baseline {
             Self::Longer => answer.chars().count() as f32,
             Self::Shorter => -(answer.chars().count() as f32),
             Self::Random { seed } => uniform_draw(*seed, &item.input.example_id, answer),
-            Self::ProfileOverlap => {
-                let profile = content_words(item.input.context.as_deref().unwrap_or(""));
-                let words = content_words(answer);
-                if words.is_empty() {
-                    0.0
-                } else {
-                    words.intersection(&profile).count() as f32 / words.len() as f32
-                }
-            }
+            Self::ProfileOverlap => profile_overlap(answer, item.input.context.as_deref().unwrap_or("")),
         }
     }
 }
@@ -105,6 +97,35 @@ pub fn content_words(text: &str) -> HashSet<String> {
         .map(|w| w.to_lowercase())
         .filter(|w| !STOPWORDS.contains(&w.as_str()))
         .collect()
+}
+
+/// `|content_words(answer) ∩ content_words(context)| / |content_words(answer)|`, 0 when the
+/// answer has no content word. Computed without building the context's word set: the context
+/// (a whole profile, tens of KB) is scanned once for the answer's words, stopping when all are
+/// found.
+fn profile_overlap(answer: &str, context: &str) -> f32 {
+    let words = content_words(answer);
+    if words.is_empty() {
+        return 0.0;
+    }
+    let mut found: HashSet<&str> = HashSet::with_capacity(words.len());
+    let mut buf = String::new();
+    for w in context.split(|c: char| !c.is_alphanumeric()).filter(|w| w.chars().count() >= 3) {
+        buf.clear();
+        if w.is_ascii() {
+            buf.push_str(w);
+            buf.make_ascii_lowercase();
+        } else {
+            buf.push_str(&w.to_lowercase());
+        }
+        if let Some(hit) = words.get(buf.as_str()) {
+            found.insert(hit.as_str());
+            if found.len() == words.len() {
+                break;
+            }
+        }
+    }
+    found.len() as f32 / words.len() as f32
 }
 
 impl RewardModel for Baseline {
@@ -180,6 +201,24 @@ mod tests {
         let item = req("x", "The budget tripod is carbon fiber", Some("My budget is tight; I need a tripod."));
         let v = Baseline::ProfileOverlap.score(&[item]).unwrap()[0].value;
         assert_eq!(v, 0.5);
+    }
+
+    /// The scan equals the definition (intersection of the two word sets), on ASCII and
+    /// non-ASCII words, repeats, stop words, and an answer whose words all occur early.
+    #[test]
+    fn profile_overlap_scan_equals_set_intersection() {
+        let cases = [
+            ("Über das ÉCOLE film, the Film and jazz!", "über école — films, FILM jazz the"),
+            ("Jazz jazz JAZZ piano", "I play piano. Jazz is fine; jazz again."),
+            ("Nothing here matches", "completely different words entirely"),
+            ("the and for", "the and for"),
+            ("Ǆemal straße", "ǆemal STRASSE straße"),
+        ];
+        for (answer, context) in cases {
+            let words = content_words(answer);
+            let want = if words.is_empty() { 0.0 } else { words.intersection(&content_words(context)).count() as f32 / words.len() as f32 };
+            assert_eq!(profile_overlap(answer, context), want, "{answer:?} vs {context:?}");
+        }
     }
 
     #[test]

@@ -31,8 +31,11 @@
 //! tokens of one profile is possible in principle and would merge their counts (negligible at
 //! 64 bits).
 
+use std::collections::HashMap;
+
 use ::bm25::{DefaultTokenizer, EmbedderBuilder, Language, Scorer, Tokenizer};
 use prbench_data::Example;
+use rayon::prelude::*;
 
 use super::{Ranking, Retriever};
 use crate::error::EvalError;
@@ -61,6 +64,32 @@ fn tokenizer() -> DefaultTokenizer {
         .build()
 }
 
+/// The crate's tokenizer with each post's tokens computed once: the crate tokenizes every
+/// document twice (once to fit `avgdl`, once to embed it), and tokenizing (Snowball stemming
+/// above all) is most of BM25's cost. Texts not in the map (the question) are tokenized on the
+/// spot, so the tokens are exactly the crate's.
+struct Pretokenized<'a> {
+    inner: DefaultTokenizer,
+    known: HashMap<&'a str, Vec<String>>,
+}
+
+impl<'a> Pretokenized<'a> {
+    fn new(posts: &[&'a str]) -> Self {
+        let inner = tokenizer();
+        let known = posts.iter().map(|&p| (p, inner.tokenize(p))).collect();
+        Self { inner, known }
+    }
+}
+
+impl Tokenizer for Pretokenized<'_> {
+    fn tokenize(&self, input_text: &str) -> Vec<String> {
+        match self.known.get(input_text) {
+            Some(tokens) => tokens.clone(),
+            None => self.inner.tokenize(input_text),
+        }
+    }
+}
+
 impl Bm25Retriever {
     /// A retriever with the given parameters.
     pub fn new(k1: f32, b: f32) -> Self {
@@ -78,7 +107,7 @@ impl Bm25Retriever {
         if posts.is_empty() {
             return Vec::new();
         }
-        let embedder = EmbedderBuilder::<u64, DefaultTokenizer>::with_tokenizer_and_fit_to_corpus(tokenizer(), posts)
+        let embedder = EmbedderBuilder::<u64, Pretokenized<'_>>::with_tokenizer_and_fit_to_corpus(Pretokenized::new(posts), posts)
             .k1(self.k1)
             .b(self.b)
             .build();
@@ -92,9 +121,10 @@ impl Bm25Retriever {
 }
 
 impl Retriever for Bm25Retriever {
+    /// Examples are ranked in parallel (rayon); each ranking depends on its example only.
     fn rank_all(&self, examples: &[Example]) -> Result<Vec<Ranking>, EvalError> {
         examples
-            .iter()
+            .par_iter()
             .map(|ex| {
                 let posts: Vec<&str> = ex.profile.iter().map(|p| p.text.as_str()).collect();
                 Ranking::from_scores(ex, &self.score_posts(&ex.question, &posts))
