@@ -384,3 +384,28 @@ fn overflow_counts_tokens_beyond_the_context_window_as_tokenize_does() {
         other => panic!("expected a context overflow, got {other:?}"),
     }
 }
+
+/// The KV cache is allocated lazily (512 tokens, then the next power of two a call needs) and
+/// the allocated size must not change any result: the same prompt gives bit-identical logits
+/// before and after the cache grew, and the same as on an engine whose first call was long.
+#[test]
+fn kv_cache_grows_on_demand_without_changing_logits() {
+    let _g = serial();
+    let Some(path) = model_path() else { return };
+    let fresh = GgufEngine::load(&path, GgufOptions::default()).unwrap();
+    assert_eq!(fresh.allocated_ctx(), 512, "a new engine holds the smallest cache");
+    let short = fresh.tokenize(&judge_prompt()).unwrap();
+    let long: Vec<i32> = short.iter().cycle().take(1500).copied().collect();
+    let before = fresh.last_logits(&short).unwrap();
+    assert_eq!(fresh.allocated_ctx(), 512);
+    let long_first = fresh.last_logits(&long).unwrap();
+    assert_eq!(fresh.allocated_ctx(), 2048, "1,500 tokens need the next power of two");
+    let after = fresh.last_logits(&short).unwrap();
+    assert!(before.iter().zip(&after).all(|(a, b)| a.to_bits() == b.to_bits()), "logits changed after the cache grew");
+    assert_eq!(fresh.allocated_ctx(), 2048, "the cache never shrinks");
+
+    let other = GgufEngine::load(&path, GgufOptions::default()).unwrap();
+    let long_again = other.last_logits(&long).unwrap();
+    assert!(long_first.iter().zip(&long_again).all(|(a, b)| a.to_bits() == b.to_bits()));
+    assert_eq!(fresh.n_ctx(), 8192, "the limit prompts are checked against is unchanged");
+}

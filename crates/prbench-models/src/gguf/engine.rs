@@ -2,6 +2,7 @@
 
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
+use std::ops::{Deref, DerefMut};
 use std::sync::{Mutex, MutexGuard};
 
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -27,18 +28,57 @@ const DEFAULT_MAX_CTX: u32 = 8192;
 /// Upper bound of the logical batch size (tokens per `llama_decode` call).
 const MAX_BATCH: u32 = 2048;
 
+/// Smallest KV cache allocated, in tokens.
+const MIN_ALLOC_CTX: u32 = 512;
+
+/// A llama.cpp context of `n_ctx` tokens (logical batch min(`n_ctx`, [`MAX_BATCH`])).
+fn new_context<'m>(model: &'m LlamaModel, n_ctx: u32, n_threads: i32) -> Result<LlamaContext<'m>, ModelError> {
+    let n = NonZeroU32::new(n_ctx).ok_or_else(|| ModelError::Engine("n_ctx must be > 0".into()))?;
+    let params = LlamaContextParams::default()
+        .with_n_ctx(Some(n))
+        .with_n_batch(n_ctx.min(MAX_BATCH))
+        .with_n_threads(n_threads)
+        .with_n_threads_batch(n_threads);
+    model
+        .new_context(backend()?, params)
+        .map_err(|e| ModelError::Engine(format!("cannot create a llama.cpp context of {n_ctx} tokens: {e}")))
+}
+
+/// The engine's context, locked, with a KV cache of at least the tokens asked for.
+pub(super) struct CtxGuard<'a>(MutexGuard<'a, LlamaContext<'static>>);
+
+impl Deref for CtxGuard<'_> {
+    type Target = LlamaContext<'static>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl DerefMut for CtxGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
 /// A GGUF causal LM run by llama.cpp: a judge primitive ([`crate::NextTokenScorer`]) and a
 /// [`crate::Generator`].
 ///
-/// One llama.cpp context (KV cache of `n_ctx` tokens) is created at load time and reused by
-/// every call behind a mutex, so calls on one engine run one at a time; the KV cache is
-/// cleared at the start of each call. Cheap to share as `Arc<GgufEngine>`.
+/// One llama.cpp context is reused by every call behind a mutex, so calls on one engine run one
+/// at a time; the KV cache is cleared at the start of each call. The context window
+/// ([`Self::n_ctx`]) is the limit prompts are checked against, but the KV cache is allocated
+/// only as large as the calls so far needed (a power of two from 512 tokens, recreated larger
+/// when a longer call comes): a judge on 400-token prompts does not hold an 8,192-token cache
+/// (188 MB for SmolLM2-135M). Results do not depend on the allocated size: the same cells
+/// are used and prefill is chunked the same way (`n_batch` = min(allocated, 2048) is at least
+/// min(tokens, 2048)). Cheap to share as `Arc<GgufEngine>`.
 pub struct GgufEngine {
     // Field order matters: `ctx` refers to the model in `model` and must be dropped first
     // (Rust drops fields in declaration order).
     /// The llama.cpp context. Its `'static` lifetime is a lie told once in `load`: it really
     /// borrows `*model`, which lives in a `Box` (stable address) and is dropped after it.
     pub(super) ctx: Mutex<LlamaContext<'static>>,
+    /// Threads of every context.
+    n_threads: i32,
     pub(super) model: Box<LlamaModel>,
     pub(super) template: ChatTemplate,
     pub(super) path: PathBuf,
@@ -140,25 +180,19 @@ impl GgufEngine {
                 .map(|n| n.get() as i32)
                 .unwrap_or(1)
         });
-        let params = LlamaContextParams::default()
-            .with_n_ctx(Some(n_ctx))
-            .with_n_batch(n_ctx.get().min(MAX_BATCH))
-            .with_n_threads(n_threads)
-            .with_n_threads_batch(n_threads);
-        let ctx = model
-            .new_context(backend, params)
-            .map_err(|e| ModelError::Engine(format!("cannot create a llama.cpp context: {e}")))?;
+        let ctx = new_context(&model, n_ctx.get().min(MIN_ALLOC_CTX), n_threads)?;
         // SAFETY: `LlamaContext<'a>` ties itself to the model only through a `PhantomData`
         // borrow; the C context points at the C model owned by `*model`. `model` is boxed (its
         // address never changes when `GgufEngine` moves), is never mutated or replaced, and is
         // declared after `ctx` so it is dropped after it. The `'static` context never leaves
         // the engine: it is only reached through `&self` methods under the mutex.
         let ctx: LlamaContext<'static> = unsafe { std::mem::transmute(ctx) };
-        let n_ctx_actual = ctx.n_ctx() as usize;
-        let n_batch = ctx.n_batch() as usize;
+        let n_ctx_actual = n_ctx.get() as usize;
+        let n_batch = n_ctx.get().min(MAX_BATCH) as usize;
 
         Ok(Self {
             ctx: Mutex::new(ctx),
+            n_threads,
             model,
             template,
             path: path.to_owned(),
@@ -228,9 +262,28 @@ impl GgufEngine {
         }
     }
 
-    /// Locks the context; a panic in an earlier call does not poison it for good (every call
-    /// clears the KV cache first).
-    pub(super) fn lock_ctx(&self) -> MutexGuard<'_, LlamaContext<'static>> {
-        self.ctx.lock().unwrap_or_else(|e| e.into_inner())
+    /// Locks the context, first replacing it with a larger one when its KV cache holds fewer
+    /// than `need` tokens (the next power of two, at least 512, at most [`Self::n_ctx`]). A
+    /// panic in an earlier call does not poison it for good (every call clears the KV cache
+    /// first).
+    ///
+    /// # Errors
+    /// [`ModelError::Engine`] when llama.cpp cannot create the larger context.
+    pub(super) fn lock_ctx(&self, need: usize) -> Result<CtxGuard<'_>, ModelError> {
+        let mut guard = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
+        if (guard.n_ctx() as usize) < need {
+            let size = (need.next_power_of_two().max(MIN_ALLOC_CTX as usize)).min(self.n_ctx) as u32;
+            let ctx = new_context(&self.model, size, self.n_threads)?;
+            // SAFETY: as in `load`: the context borrows `*self.model`, boxed and dropped after
+            // `ctx`; the old context is dropped by this assignment, before any new use.
+            *guard = unsafe { std::mem::transmute::<LlamaContext<'_>, LlamaContext<'static>>(ctx) };
+        }
+        Ok(CtxGuard(guard))
+    }
+
+    /// Tokens the KV cache currently holds room for (allocated, not the limit
+    /// [`Self::n_ctx`]).
+    pub fn allocated_ctx(&self) -> usize {
+        self.ctx.lock().unwrap_or_else(|e| e.into_inner()).n_ctx() as usize
     }
 }

@@ -13,15 +13,15 @@ fn engine_err(what: &str, e: impl std::fmt::Display) -> ModelError {
     ModelError::Engine(format!("{what}: {e}"))
 }
 
-/// Clears the KV cache and decodes `tokens` from position 0 in chunks of `n_batch`, asking
+/// Clears the KV cache and decodes `tokens` from position 0 in chunks of the context's `n_batch`, asking
 /// for logits at the last token only. Returns the batch index to pass to `get_logits_ith`
 /// for the last token's logits.
 pub(super) fn prefill(
     ctx: &mut LlamaContext<'_>,
     batch: &mut LlamaBatch<'_>,
     tokens: &[LlamaToken],
-    n_batch: usize,
 ) -> Result<i32, ModelError> {
+    let n_batch = ctx.n_batch() as usize;
     if tokens.is_empty() {
         return Err(ModelError::Engine(
             "cannot run the model on an empty prompt".into(),
@@ -74,9 +74,9 @@ impl GgufEngine {
             )));
         }
         let toks: Vec<LlamaToken> = tokens.iter().map(|&t| LlamaToken(t)).collect();
-        let mut ctx = self.lock_ctx();
+        let mut ctx = self.lock_ctx(toks.len())?;
         let mut batch = LlamaBatch::new(self.n_batch, 1);
-        let idx = prefill(&mut ctx, &mut batch, &toks, self.n_batch)?;
+        let idx = prefill(&mut ctx, &mut batch, &toks)?;
         Ok(ctx.get_logits_ith(idx).to_vec())
     }
 }
@@ -96,9 +96,9 @@ impl NextTokenScorer for GgufEngine {
             .map(|c| self.candidate_token(c))
             .collect::<Result<Vec<_>, _>>()?;
         let tokens = self.tokenize_prompt(prompt)?;
-        let mut ctx = self.lock_ctx();
+        let mut ctx = self.lock_ctx(tokens.len())?;
         let mut batch = LlamaBatch::new(self.n_batch, 1);
-        let idx = prefill(&mut ctx, &mut batch, &tokens, self.n_batch)?;
+        let idx = prefill(&mut ctx, &mut batch, &tokens)?;
         let logits = ctx.get_logits_ith(idx);
         let lse = log_sum_exp(logits);
         let logprobs = cand_tokens

@@ -32,9 +32,9 @@ impl GgufEngine {
         let greedy = req.temperature.is_nan() || req.temperature <= 0.0;
         let mut rng = SplitMix64::new(req.seed);
 
-        let mut ctx = self.lock_ctx();
+        let mut ctx = self.lock_ctx((tokens.len() + req.max_new_tokens).min(self.n_ctx))?;
         let mut batch = LlamaBatch::new(self.n_batch, 1);
-        let mut idx = prefill(&mut ctx, &mut batch, &tokens, self.n_batch)?;
+        let mut idx = prefill(&mut ctx, &mut batch, &tokens)?;
         let mut pos = tokens.len();
         let mut out: Vec<LlamaToken> = Vec::new();
         loop {
