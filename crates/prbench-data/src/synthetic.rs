@@ -5,7 +5,8 @@
 //!
 //! Text is made of pseudo-words drawn from a fixed vocabulary with a Zipf-like law, so BM25
 //! retrieval sees a realistic term distribution. Every row is drawn from a ChaCha8 stream
-//! seeded by (seed, row id), so a row does not depend on the row count or the other rows.
+//! seeded by (seed, row id), so a row depends only on those and the mean profile size
+//! (`profile_bytes / total_rows`), not on the other rows.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -22,9 +22,15 @@ fn synthetic_benchmark_loads_and_has_the_requested_shape() {
     assert!((profile as f64 - target).abs() < 0.25 * target, "profile text {profile} vs target {target}");
     assert!(data.examples.iter().all(|e| !e.rubric_aspects.is_empty() && !e.profile.is_empty()));
 
-    // Rows depend on (seed, id) only: the same id at another scale is the same row.
+    // A row depends on (seed, id) and the mean profile size only: the same id in a spec with
+    // other row counts but the same mean (30,000 bytes) is the same row.
+    let a = tempfile::tempdir().unwrap();
+    let data = {
+        write_synthetic(a.path(), &SyntheticSpec { rows: [8, 10, 12], profile_bytes: 900_000, seed: 7 }).unwrap();
+        prbench_data::load(a.path().to_str().unwrap(), &[]).unwrap()
+    };
     let dir2 = tempfile::tempdir().unwrap();
-    write_synthetic(dir2.path(), &SyntheticSpec::scaled(7, 0.005)).unwrap();
+    write_synthetic(dir2.path(), &SyntheticSpec { rows: [2, 2, 2], profile_bytes: 180_000, seed: 7 }).unwrap();
     let small = prbench_data::load(dir2.path().to_str().unwrap(), &[]).unwrap();
     let first = &small.examples[0];
     let same = data.examples.iter().find(|e| e.id == first.id).unwrap();

@@ -1,13 +1,16 @@
-//! Runs a child process and measures it: wall seconds and peak resident memory (`ru_maxrss`
-//! from `wait4(2)`). Linux folds the spawning process's own high-water mark into the child's
-//! `ru_maxrss` at `exec`, so the figure is a true child peak only when it exceeds the
-//! parent's `VmHWM` at spawn time, which is returned beside it. Used by the benches that compare
+//! Runs a child process and measures it: wall seconds and peak resident memory. The peak is
+//! `ru_maxrss` from `wait4(2)` when that is above this process's own peak; Linux folds the
+//! spawning process's high-water mark into the child's `ru_maxrss` at `exec`, so a smaller
+//! child is measured instead by reading its `VmHWM` (a high-water mark of its own address
+//! space) from /proc every 5 ms while it runs, the last reading before it exits. Used by the benches that compare
 //! prbench and a reference in separate processes, so each side's memory is its own.
 
 use std::fs::File;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
@@ -16,21 +19,25 @@ use anyhow::{bail, Context, Result};
 pub struct ChildRun {
     /// Wall time from spawn to exit, seconds.
     pub wall_s: f64,
-    /// Peak resident set size of the child, MiB (`ru_maxrss` / 1024).
+    /// Peak resident set size of the child, MiB.
     pub peak_rss_mib: f64,
-    /// The parent's own peak RSS when it spawned the child, MiB: `peak_rss_mib` is the child's
-    /// only when it is above this floor.
-    pub parent_hwm_mib: f64,
+    /// How `peak_rss_mib` was read: `ru_maxrss` or `polled VmHWM`.
+    pub rss_source: &'static str,
     /// Everything the child wrote to stdout.
     pub stdout: String,
 }
 
-/// This process's `VmHWM` (peak RSS) from /proc/self/status, MiB (NaN off Linux).
-pub fn self_hwm_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
+/// `VmHWM` (peak RSS) from a /proc status file, MiB; `None` when unreadable.
+fn hwm_mib(status_file: &str) -> Option<f64> {
+    std::fs::read_to_string(status_file)
         .ok()
         .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok()))
-        .map_or(f64::NAN, |kib| kib / 1024.0)
+        .map(|kib| kib / 1024.0)
+}
+
+/// This process's `VmHWM` (peak RSS), MiB (NaN off Linux).
+pub fn self_hwm_mib() -> f64 {
+    hwm_mib("/proc/self/status").unwrap_or(f64::NAN)
 }
 
 /// Spawns `cmd` with stdout and stderr sent to `<log>.out` / `<log>.err`, waits for it with
@@ -53,6 +60,21 @@ pub fn run_measured(cmd: &mut Command, log: &Path) -> Result<ChildRun> {
         .spawn()
         .with_context(|| format!("spawning {cmd:?}"))?;
     let pid = child.id() as libc::pid_t;
+    let stop = Arc::new(AtomicBool::new(false));
+    let poller = {
+        let stop = stop.clone();
+        let status = format!("/proc/{pid}/status");
+        std::thread::spawn(move || {
+            let mut last = f64::NAN;
+            while !stop.load(Ordering::Relaxed) {
+                if let Some(v) = hwm_mib(&status) {
+                    last = v;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            last
+        })
+    };
     let mut status: libc::c_int = 0;
     // SAFETY: an all-zero `rusage` is a valid value; `wait4` fills it in.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -60,6 +82,8 @@ pub fn run_measured(cmd: &mut Command, log: &Path) -> Result<ChildRun> {
     // it does not reap), and both out-pointers are valid for the call.
     let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     let wall_s = start.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    let polled = poller.join().unwrap_or(f64::NAN);
     drop(child);
     if rc != pid {
         bail!("wait4 on {cmd:?} failed: {}", std::io::Error::last_os_error());
@@ -74,7 +98,9 @@ pub fn run_measured(cmd: &mut Command, log: &Path) -> Result<ChildRun> {
         );
     }
     let stdout = std::fs::read_to_string(&out_path).with_context(|| format!("reading `{}`", out_path.display()))?;
-    Ok(ChildRun { wall_s, peak_rss_mib: usage.ru_maxrss as f64 / 1024.0, parent_hwm_mib, stdout })
+    let maxrss = usage.ru_maxrss as f64 / 1024.0;
+    let (peak_rss_mib, rss_source) = if maxrss > parent_hwm_mib { (maxrss, "ru_maxrss") } else { (polled, "polled VmHWM") };
+    Ok(ChildRun { wall_s, peak_rss_mib, rss_source, stdout })
 }
 
 /// Median of a non-empty list (mean of the middle two for an even count).
