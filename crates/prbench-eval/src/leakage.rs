@@ -9,6 +9,9 @@
 //! A short rubric title such as "Budget" that an answer happens to contain is therefore not
 //! a leak; the narrative pasted into a prompt is.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use prbench_data::Example;
 
@@ -18,6 +21,44 @@ use crate::error::EvalError;
 /// Hidden texts shorter than this (in characters, after trimming) are not checked: they are
 /// too generic to identify the scoring standard.
 pub const MIN_HIDDEN_CHARS: usize = 4;
+
+/// Automata per example, per thread: an example's hidden texts are searched for in several
+/// inputs (both orders, both answers, every control baseline), and building the automaton
+/// cost as much as the search. Entries are keyed by example id and checked against the
+/// needles themselves, so a different example under a reused id just rebuilds.
+struct AutomatonMemo {
+    entries: HashMap<String, (Vec<String>, AhoCorasick)>,
+}
+
+/// Entries per thread before the memo is cleared. Calls for one example come together (both
+/// orders, both answers), so a small memo gets the hits; a memo of every example held
+/// ~50 KB of automaton per example per thread (+270 MB peak RSS at full scale).
+const MEMO_LIMIT: usize = 256;
+
+impl AutomatonMemo {
+    fn get(&mut self, id: &str, needles: &[&str]) -> &AhoCorasick {
+        let fresh = match self.entries.get(id) {
+            Some((stored, _)) => stored.len() != needles.len() || stored.iter().zip(needles).any(|(a, b)| a != b),
+            None => true,
+        };
+        if fresh {
+            if self.entries.len() >= MEMO_LIMIT {
+                self.entries.clear();
+            }
+            // An NFA: built in microseconds for a few dozen patterns (a DFA's build dominated).
+            let automaton = AhoCorasick::builder()
+                .kind(Some(AhoCorasickKind::ContiguousNFA))
+                .build(needles)
+                .expect("hidden texts are valid patterns");
+            self.entries.insert(id.to_string(), (needles.iter().map(|s| s.to_string()).collect(), automaton));
+        }
+        &self.entries[id].1
+    }
+}
+
+thread_local! {
+    static AUTOMATA: RefCell<AutomatonMemo> = RefCell::new(AutomatonMemo { entries: HashMap::new() });
+}
 
 /// Checks one rendered input (all text a backend receives for one call).
 ///
@@ -55,15 +96,15 @@ pub fn check_with(example: &Example, condition: Condition, rendered: &str, allow
     // matches, so a hidden text inside another is found too); then, in field order, the first
     // one no visible text accounts for is the leak.
     let needles: Vec<&str> = hidden.iter().map(|(_, t)| t.trim()).collect();
-    // An NFA: built in microseconds for a few dozen patterns (a DFA's build cost dominated).
-    let automaton = AhoCorasick::builder()
-        .kind(Some(AhoCorasickKind::ContiguousNFA))
-        .build(&needles)
-        .expect("hidden texts are valid patterns");
-    let mut present = vec![false; needles.len()];
-    for m in automaton.find_overlapping_iter(rendered) {
-        present[m.pattern().as_usize()] = true;
-    }
+    let present = AUTOMATA.with(|cell| {
+        let mut memo = cell.borrow_mut();
+        let automaton = memo.get(&example.id, &needles);
+        let mut present = vec![false; needles.len()];
+        for m in automaton.find_overlapping_iter(rendered) {
+            present[m.pattern().as_usize()] = true;
+        }
+        present
+    });
     for (((field, _), text), _) in hidden.iter().zip(&needles).zip(&present).filter(|(_, &p)| p) {
         if visible.iter().any(|v| v.contains(text)) {
             continue;

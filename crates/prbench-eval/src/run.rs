@@ -195,46 +195,57 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
     let mut manifest = manifest_for(data, &examples, &identity, &decoding, cfg, &prompts);
     write_json(&cfg.dir.join("manifest.json"), &manifest)?;
 
-    let path = cfg.dir.join("outcomes.jsonl");
-    let mut w = BufWriter::new(fs::File::create(&path).map_err(io_err(&path))?);
-    let mut outcomes = Vec::with_capacity(examples.len());
-    let counters = CacheCounters::default();
-    let (cached_judge, cached_rm);
-    let cached = match (backend, cfg.cache.as_deref()) {
-        (Backend::Judge(j), Some(cache)) if j.cacheable() => {
-            cached_judge = CachedJudge::new(j, cache, &counters);
-            Some(Backend::Judge(&cached_judge))
-        }
-        (Backend::RewardModel(r), Some(cache)) if r.cacheable() => {
-            cached_rm = CachedRewardModel::new(r, cache, &counters);
-            Some(Backend::RewardModel(&cached_rm))
-        }
-        _ => None,
-    };
-    let calls_before = backend.call_stats();
-    let clock = Instant::now();
-    evaluate_into(&examples, &slots, cached.unwrap_or(backend), &cfg.options, &prompts, reporter, &mut |batch| {
-        write_jsonl(&mut w, batch).and_then(|()| w.flush()).map_err(io_err(&path))?;
-        outcomes.extend_from_slice(batch);
-        Ok(())
-    })?;
-    let wall_seconds = clock.elapsed().as_secs_f64();
-    drop(w);
-    let remote = backend.call_stats().map(|after| {
-        let before = calls_before.unwrap_or_default();
-        RemoteCalls {
-            requests: after.requests - before.requests,
-            retries: after.retries - before.retries,
-            failures: after.failures - before.failures,
-            prompt_tokens: after.prompt_tokens - before.prompt_tokens,
-            completion_tokens: after.completion_tokens - before.completion_tokens,
-        }
+    // The control baselines do not depend on the model: they run on a second thread while the
+    // model is evaluated (with a zero-cost model this halves the harness's wall time; next to
+    // a local judge they take a few seconds of one core).
+    let (model_part, baselines) = std::thread::scope(|scope| {
+        let baselines = scope.spawn(|| run_baselines(&examples, &slots, &cfg.options, &prompts, &cfg.bootstrap));
+        let model_part = (|| -> Result<_, EvalError> {
+            let path = cfg.dir.join("outcomes.jsonl");
+            let mut w = BufWriter::new(fs::File::create(&path).map_err(io_err(&path))?);
+            let mut outcomes = Vec::with_capacity(examples.len());
+            let counters = CacheCounters::default();
+            let (cached_judge, cached_rm);
+            let cached = match (backend, cfg.cache.as_deref()) {
+                (Backend::Judge(j), Some(cache)) if j.cacheable() => {
+                    cached_judge = CachedJudge::new(j, cache, &counters);
+                    Some(Backend::Judge(&cached_judge))
+                }
+                (Backend::RewardModel(r), Some(cache)) if r.cacheable() => {
+                    cached_rm = CachedRewardModel::new(r, cache, &counters);
+                    Some(Backend::RewardModel(&cached_rm))
+                }
+                _ => None,
+            };
+            let calls_before = backend.call_stats();
+            let clock = Instant::now();
+            evaluate_into(&examples, &slots, cached.unwrap_or(backend), &cfg.options, &prompts, reporter, &mut |batch| {
+                write_jsonl(&mut w, batch).and_then(|()| w.flush()).map_err(io_err(&path))?;
+                outcomes.extend_from_slice(batch);
+                Ok(())
+            })?;
+            let wall_seconds = clock.elapsed().as_secs_f64();
+            drop(w);
+            let remote = backend.call_stats().map(|after| {
+                let before = calls_before.unwrap_or_default();
+                RemoteCalls {
+                    requests: after.requests - before.requests,
+                    retries: after.retries - before.retries,
+                    failures: after.failures - before.failures,
+                    prompt_tokens: after.prompt_tokens - before.prompt_tokens,
+                    completion_tokens: after.completion_tokens - before.completion_tokens,
+                }
+            });
+            let cache = match (&cached, cfg.cache.as_deref()) {
+                (Some(_), Some(c)) => Some(counters.report(c)),
+                _ => None,
+            };
+            Ok((outcomes, wall_seconds, remote, cache))
+        })();
+        (model_part, baselines.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
     });
-    let cache = match (&cached, cfg.cache.as_deref()) {
-        (Some(_), Some(c)) => Some(counters.report(c)),
-        _ => None,
-    };
-    let baselines = run_baselines(&examples, &slots, &cfg.options, &prompts, &cfg.bootstrap)?;
+    let (outcomes, wall_seconds, remote, cache) = model_part?;
+    let baselines = baselines?;
 
     let results: Vec<ItemResult> = outcomes.iter().map(|o| o.result).collect();
     let summary = Summary {

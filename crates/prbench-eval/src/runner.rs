@@ -208,7 +208,7 @@ pub fn evaluate_into(
             .iter()
             .map(|ex| if opts.context == ContextSource::Condition { opts.inputs.blocked(opts.condition, ex) } else { None })
             .collect();
-        let runnable: Vec<Example> = chunk.iter().zip(&blocked).filter(|(_, b)| b.is_none()).map(|(ex, _)| ex.clone()).collect();
+        let runnable: Vec<&Example> = chunk.iter().zip(&blocked).filter(|(_, b)| b.is_none()).map(|(ex, _)| ex).collect();
         let mut scored = if runnable.is_empty() { Vec::new() } else { score_chunk(&runnable, slots, backend, opts, prompts, &model)? }.into_iter();
         let batch: Vec<Outcome> = chunk
             .iter()
@@ -231,7 +231,7 @@ pub fn evaluate_into(
 }
 
 fn score_chunk(
-    chunk: &[Example],
+    chunk: &[&Example],
     slots: &HashMap<String, Slot>,
     backend: Backend<'_>,
     opts: &EvalOptions,
@@ -307,7 +307,7 @@ fn judge_request(
 }
 
 fn judge_chunk(
-    chunk: &[Example],
+    chunk: &[&Example],
     judge: &dyn Judge,
     slots: &HashMap<String, Slot>,
     opts: &EvalOptions,
@@ -398,7 +398,7 @@ pub fn rm_request(
 }
 
 fn rm_chunk(
-    chunk: &[Example],
+    chunk: &[&Example],
     rm: &dyn RewardModel,
     opts: &EvalOptions,
     prompts: &Prompts,

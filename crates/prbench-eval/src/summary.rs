@@ -5,7 +5,7 @@
 use prbench_data::short_subset;
 use prbench_report::{AccuracyRow, BothOrders, PositionBias};
 use prbench_stats::accuracy::TieMode;
-use prbench_stats::bootstrap::{accuracy_with_ci, BootstrapConfig, Stat};
+use prbench_stats::bootstrap::{accuracy_with_cis, BootstrapConfig, Stat};
 use prbench_stats::outcome::ItemResult;
 use prbench_stats::position::{position_bias, PositionItem};
 use rayon::prelude::*;
@@ -31,35 +31,45 @@ pub fn accuracy_rows(outcomes: &[Outcome], results: &[ItemResult], boot: &Bootst
     let truncated = |keep: &dyn Fn(usize) -> bool| {
         outcomes.iter().enumerate().filter(|(i, o)| keep(*i) && o.truncated_tokens > 0).count()
     };
-    // Rows are independent (each bootstrap has its own seeded stream): computed in parallel,
-    // returned in the fixed order subsets, micro, macro.
-    let mut specs: Vec<(String, Vec<ItemResult>, Vec<usize>, Stat, usize)> = Vec::with_capacity(names.len() + 2);
+    // Subset rows are independent (each bootstrap has its own seeded stream): computed in
+    // parallel. micro and macro resample the same items with the same seed, so they share one
+    // pass ([`accuracy_with_cis`]). Rows come out in the fixed order subsets, micro, macro.
+    let mut specs: Vec<(Vec<String>, Vec<ItemResult>, Vec<usize>, Vec<Stat>, usize)> = Vec::with_capacity(names.len() + 1);
     for (k, name) in names.iter().enumerate() {
         let sub: Vec<ItemResult> = (0..outcomes.len()).filter(|&i| strata[i] == k).map(|i| results[i]).collect();
         let zeros = vec![0; sub.len()];
-        specs.push((short_subset(name).to_string(), sub, zeros, Stat::Micro, truncated(&|i| strata[i] == k)));
+        specs.push((vec![short_subset(name).to_string()], sub, zeros, vec![Stat::Micro], truncated(&|i| strata[i] == k)));
     }
-    let all = truncated(&|_| true);
-    specs.push(("micro".into(), results.to_vec(), strata.clone(), Stat::Micro, all));
-    if names.len() > 1 {
-        specs.push(("macro".into(), results.to_vec(), strata.clone(), Stat::Macro, all));
-    }
-    specs.par_iter().map(|(label, res, st, stat, trunc)| row(label, res, st, *stat, boot, *trunc)).collect()
+    let (labels, stats) = if names.len() > 1 {
+        (vec!["micro".to_string(), "macro".to_string()], vec![Stat::Micro, Stat::Macro])
+    } else {
+        (vec!["micro".to_string()], vec![Stat::Micro])
+    };
+    specs.push((labels, results.to_vec(), strata.clone(), stats, truncated(&|_| true)));
+    let rows: Vec<Vec<AccuracyRow>> = specs.par_iter().map(|(labels, res, st, stats, trunc)| rows_for(labels, res, st, stats, boot, *trunc)).collect();
+    rows.into_iter().flatten().collect()
 }
 
-fn row(label: &str, results: &[ItemResult], strata: &[usize], stat: Stat, boot: &BootstrapConfig, truncated: usize) -> AccuracyRow {
-    let strict = accuracy_with_ci(results, strata, TieMode::Strict, stat, boot);
-    let half = accuracy_with_ci(results, strata, TieMode::Half, stat, &BootstrapConfig { resamples: 0, ..*boot });
-    let excluded = accuracy_with_ci(results, strata, TieMode::Excluded, stat, &BootstrapConfig { resamples: 0, ..*boot });
-    AccuracyRow {
-        label: label.to_string(),
-        tally: strict.tally,
-        truncated,
-        strict: strict.point,
-        strict_ci: strict.ci.map(|c| [c.lo, c.hi]),
-        half: half.point,
-        excluded: excluded.point,
-    }
+/// One row per `(labels[i], stats[i])` over the same results and strata.
+fn rows_for(labels: &[String], results: &[ItemResult], strata: &[usize], stats: &[Stat], boot: &BootstrapConfig, truncated: usize) -> Vec<AccuracyRow> {
+    let no_ci = BootstrapConfig { resamples: 0, ..*boot };
+    let strict = accuracy_with_cis(results, strata, TieMode::Strict, stats, boot);
+    let half = accuracy_with_cis(results, strata, TieMode::Half, stats, &no_ci);
+    let excluded = accuracy_with_cis(results, strata, TieMode::Excluded, stats, &no_ci);
+    labels
+        .iter()
+        .zip(strict)
+        .zip(half.into_iter().zip(excluded))
+        .map(|((label, strict), (half, excluded))| AccuracyRow {
+            label: label.clone(),
+            tally: strict.tally,
+            truncated,
+            strict: strict.point,
+            strict_ci: strict.ci.map(|c| [c.lo, c.hi]),
+            half: half.point,
+            excluded: excluded.point,
+        })
+        .collect()
 }
 
 /// Position-bias figures of judge outcomes (single order); `None` for reward models.

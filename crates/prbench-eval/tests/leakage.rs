@@ -83,3 +83,19 @@ fn hidden_text_that_an_answer_also_contains_is_not_a_leak() {
     ex.chosen = format!("{} Use a short exposure.", ex.chosen);
     leakage::check(&ex, Condition::None, &format!("A: {}", ex.chosen)).unwrap();
 }
+
+/// The guard memoizes its automaton per example id; two examples under one id with different
+/// hidden texts must each be checked against their own (a stale automaton would miss this).
+#[test]
+fn guard_memo_does_not_mix_examples_that_share_an_id() {
+    let ex = sample()[0].clone();
+    let mut other = ex.clone();
+    other.narrative = "A completely different narrative that only the second example hides.".into();
+    let rendered = format!("{}\n{}", ex.question, other.narrative);
+    leakage::check(&ex, Condition::None, &rendered).unwrap();
+    let err = leakage::check(&other, Condition::None, &rendered).unwrap_err();
+    assert!(matches!(&err, EvalError::Leakage { field, .. } if field == "narrative"), "{err}");
+    // And back: the first example's own narrative is still caught.
+    let leaky = format!("{}\n{}", ex.question, ex.narrative);
+    assert!(leakage::check(&ex, Condition::None, &leaky).is_err());
+}

@@ -4,6 +4,8 @@
 
 use std::collections::HashSet;
 
+use rustc_hash::FxHashSet;
+
 use sha2::{Digest, Sha256};
 
 use crate::error::ModelError;
@@ -64,7 +66,7 @@ impl Baseline {
             Self::Longer => answer.chars().count() as f32,
             Self::Shorter => -(answer.chars().count() as f32),
             Self::Random { seed } => uniform_draw(*seed, &item.input.example_id, answer),
-            Self::ProfileOverlap => profile_overlap(answer, item.input.context.as_deref().unwrap_or("")),
+            Self::ProfileOverlap => profile_overlaps(&[answer], item.input.context.as_deref().unwrap_or(""))[0],
         }
     }
 }
@@ -92,45 +94,71 @@ const STOPWORDS: &[&str] = &[
 
 /// Distinct lowercased alphanumeric words of 3+ characters, minus stopwords.
 pub fn content_words(text: &str) -> HashSet<String> {
+    content_word_iter(text).collect()
+}
+
+/// The words [`content_words`] collects, in text order, with repeats.
+fn content_word_iter(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| w.chars().count() >= 3)
         .map(|w| w.to_lowercase())
         .filter(|w| !STOPWORDS.contains(&w.as_str()))
-        .collect()
 }
 
-/// `|content_words(answer) ∩ content_words(context)| / |content_words(answer)|`, 0 when the
-/// answer has no content word. Computed without building the context's word set: the context
-/// (a whole profile, tens of KB) is scanned once for the answer's words, stopping when all are
-/// found.
-fn profile_overlap(answer: &str, context: &str) -> f32 {
-    let words = content_words(answer);
-    if words.is_empty() {
-        return 0.0;
-    }
-    let mut found: HashSet<&str> = HashSet::with_capacity(words.len());
+/// `|content_words(a) ∩ content_words(context)| / |content_words(a)|` for each answer `a`
+/// (0 when `a` has no content word). The context (a whole profile, tens of KB) is scanned once
+/// for all the answers' words, without building its own word set, stopping when every word
+/// is found; the answers of one example share their context, so they share the scan.
+fn profile_overlaps(answers: &[&str], context: &str) -> Vec<f32> {
+    let sets: Vec<FxHashSet<String>> = answers.iter().map(|a| content_word_iter(a).collect()).collect();
+    let wanted: FxHashSet<&str> = sets.iter().flatten().map(String::as_str).collect();
+    let mut found: FxHashSet<&str> = FxHashSet::default();
     let mut buf = String::new();
-    for w in context.split(|c: char| !c.is_alphanumeric()).filter(|w| w.chars().count() >= 3) {
-        buf.clear();
-        if w.is_ascii() {
-            buf.push_str(w);
-            buf.make_ascii_lowercase();
-        } else {
-            buf.push_str(&w.to_lowercase());
-        }
-        if let Some(hit) = words.get(buf.as_str()) {
-            found.insert(hit.as_str());
-            if found.len() == words.len() {
-                break;
+    if !wanted.is_empty() {
+        for w in context.split(|c: char| !c.is_alphanumeric()).filter(|w| w.chars().count() >= 3) {
+            buf.clear();
+            if w.is_ascii() {
+                buf.push_str(w);
+                buf.make_ascii_lowercase();
+            } else {
+                buf.push_str(&w.to_lowercase());
+            }
+            if let Some(&hit) = wanted.get(buf.as_str()) {
+                found.insert(hit);
+                if found.len() == wanted.len() {
+                    break;
+                }
             }
         }
     }
-    found.len() as f32 / words.len() as f32
+    sets.iter()
+        .map(|set| if set.is_empty() { 0.0 } else { set.iter().filter(|w| found.contains(w.as_str())).count() as f32 / set.len() as f32 })
+        .collect()
 }
 
 impl RewardModel for Baseline {
+    /// `profile-overlap` scores runs of consecutive items with the same context (an example's
+    /// two answers) with one scan of it; the scores are those of one item at a time.
     fn score(&self, items: &[RmRequest]) -> Result<Vec<Score>, ModelError> {
-        Ok(items.iter().map(|i| Score { value: self.score_one(i), tokens: TokenStats::default() }).collect())
+        let score = |value| Score { value, tokens: TokenStats::default() };
+        if *self != Self::ProfileOverlap {
+            return Ok(items.iter().map(|i| score(self.score_one(i))).collect());
+        }
+        fn context(i: &RmRequest) -> &str {
+            i.input.context.as_deref().unwrap_or("")
+        }
+        let mut out = Vec::with_capacity(items.len());
+        let mut start = 0;
+        while start < items.len() {
+            let mut end = start + 1;
+            while end < items.len() && context(&items[end]) == context(&items[start]) {
+                end += 1;
+            }
+            let answers: Vec<&str> = items[start..end].iter().map(|i| i.input.answer.as_str()).collect();
+            out.extend(profile_overlaps(&answers, context(&items[start])).into_iter().map(score));
+            start = end;
+        }
+        Ok(out)
     }
 
     fn cacheable(&self) -> bool {
@@ -217,8 +245,17 @@ mod tests {
         for (answer, context) in cases {
             let words = content_words(answer);
             let want = if words.is_empty() { 0.0 } else { words.intersection(&content_words(context)).count() as f32 / words.len() as f32 };
-            assert_eq!(profile_overlap(answer, context), want, "{answer:?} vs {context:?}");
+            assert_eq!(profile_overlaps(&[answer], context), [want], "{answer:?} vs {context:?}");
         }
+        // Several answers scanned together score as each alone.
+        let (answers, context): (Vec<&str>, &str) = (cases.iter().map(|c| c.0).collect(), "über école films jazz piano straße");
+        let alone: Vec<f32> = answers.iter().map(|a| profile_overlaps(&[a], context)[0]).collect();
+        assert_eq!(profile_overlaps(&answers, context), alone);
+        // And through `score`: consecutive items with one context are grouped.
+        let items: Vec<RmRequest> = answers.iter().map(|a| req("e1", a, Some(context))).chain([req("e2", "jazz", Some("rock"))]).collect();
+        let got: Vec<f32> = Baseline::ProfileOverlap.score(&items).unwrap().iter().map(|s| s.value).collect();
+        let want: Vec<f32> = alone.iter().copied().chain([0.0]).collect();
+        assert_eq!(got, want);
     }
 
     #[test]

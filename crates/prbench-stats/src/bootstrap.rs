@@ -170,18 +170,34 @@ pub fn bootstrap_distribution(
     cfg: &BootstrapConfig,
     stat: Stat,
 ) -> Distribution {
+    bootstrap_distributions(items, strata, cfg, &[stat]).remove(0)
+}
+
+/// [`bootstrap_distribution`] of several statistics from the same resamples: one pass of the
+/// seeded stream, each resample's per-stratum sums evaluated under every stat. Entry `i` is
+/// exactly what [`bootstrap_distribution`] returns for `stats[i]` (the stream does not depend
+/// on the stat), at the cost of one.
+///
+/// # Panics
+/// If `strata` is neither empty nor as long as `items`.
+pub fn bootstrap_distributions(
+    items: &[Ratio],
+    strata: &[usize],
+    cfg: &BootstrapConfig,
+    stats: &[Stat],
+) -> Vec<Distribution> {
     let groups = group(items, strata);
     let full = full_sums(&groups);
     let active: Vec<bool> = full.iter().map(|&(_, d)| d > 0.0).collect();
-    if statistic(&full, &active, stat).is_none() {
-        return Distribution {
-            values: Vec::new(),
-            dropped: cfg.resamples,
-        };
+    let defined: Vec<bool> = stats.iter().map(|&st| statistic(&full, &active, st).is_some()).collect();
+    let mut out: Vec<Distribution> = stats
+        .iter()
+        .map(|_| Distribution { values: Vec::with_capacity(cfg.resamples), dropped: 0 })
+        .collect();
+    if !defined.iter().any(|&d| d) {
+        return stats.iter().map(|_| Distribution { values: Vec::new(), dropped: cfg.resamples }).collect();
     }
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
-    let mut values = Vec::with_capacity(cfg.resamples);
-    let mut dropped = 0;
     let mut sums = vec![(0.0, 0.0); groups.len()];
     for _ in 0..cfg.resamples {
         for (g, sum) in groups.iter().zip(sums.iter_mut()) {
@@ -193,13 +209,21 @@ pub fn bootstrap_distribution(
             }
             *sum = (num, den);
         }
-        match statistic(&sums, &active, stat) {
-            Some(v) => values.push(v),
-            None => dropped += 1,
+        for ((d, &st), &ok) in out.iter_mut().zip(stats).zip(&defined) {
+            match statistic(&sums, &active, st).filter(|_| ok) {
+                Some(v) => d.values.push(v),
+                None => d.dropped += 1,
+            }
         }
     }
-    values.sort_by(f64::total_cmp);
-    Distribution { values, dropped }
+    for (d, &ok) in out.iter_mut().zip(&defined) {
+        if ok {
+            d.values.sort_by(f64::total_cmp);
+        } else {
+            *d = Distribution { values: Vec::new(), dropped: cfg.resamples };
+        }
+    }
+    out
 }
 
 /// The seeded percentile-bootstrap confidence interval of `stat` (see the
@@ -216,17 +240,30 @@ pub fn bootstrap_ci(
     cfg: &BootstrapConfig,
     stat: Stat,
 ) -> Option<Interval> {
+    bootstrap_cis(items, strata, cfg, &[stat]).remove(0)
+}
+
+/// [`bootstrap_ci`] of several statistics from the same resamples
+/// ([`bootstrap_distributions`]); entry `i` equals `bootstrap_ci(…, stats[i])`.
+///
+/// # Panics
+/// If `strata` is neither empty nor as long as `items`.
+pub fn bootstrap_cis(items: &[Ratio], strata: &[usize], cfg: &BootstrapConfig, stats: &[Stat]) -> Vec<Option<Interval>> {
     if !(cfg.level > 0.0 && cfg.level < 1.0) || cfg.resamples == 0 {
-        return None;
+        return stats.iter().map(|_| None).collect();
     }
-    let dist = bootstrap_distribution(items, strata, cfg, stat);
     // 100·(1 − level) is computed as 100 − 100·level so that level 0.95 gives exactly 2.5
     // and 97.5, the percentages one would pass to np.percentile.
     let tail_pct = (100.0 - 100.0 * cfg.level) / 2.0;
-    Some(Interval {
-        lo: percentile(&dist.values, tail_pct / 100.0)?,
-        hi: percentile(&dist.values, (100.0 - tail_pct) / 100.0)?,
-    })
+    bootstrap_distributions(items, strata, cfg, stats)
+        .iter()
+        .map(|dist| {
+            Some(Interval {
+                lo: percentile(&dist.values, tail_pct / 100.0)?,
+                hi: percentile(&dist.values, (100.0 - tail_pct) / 100.0)?,
+            })
+        })
+        .collect()
 }
 
 /// The `q`-quantile (`q` in [0, 1]) of ascending-sorted `sorted` by linear interpolation,
@@ -278,12 +315,28 @@ pub fn accuracy_with_ci(
     stat: Stat,
     cfg: &BootstrapConfig,
 ) -> AccuracyEstimate {
+    accuracy_with_cis(results, strata, mode, &[stat], cfg).remove(0)
+}
+
+/// [`accuracy_with_ci`] under several statistics from the same resamples (e.g. micro and
+/// macro of one run); entry `i` equals `accuracy_with_ci(…, stats[i], …)`.
+///
+/// # Panics
+/// If `strata` is neither empty nor as long as `results`.
+pub fn accuracy_with_cis(
+    results: &[ItemResult],
+    strata: &[usize],
+    mode: TieMode,
+    stats: &[Stat],
+    cfg: &BootstrapConfig,
+) -> Vec<AccuracyEstimate> {
     let items = Ratio::of_all(results, mode);
-    AccuracyEstimate {
-        point: point(&items, strata, stat),
-        ci: bootstrap_ci(&items, strata, cfg, stat),
-        tally: Tally::from_results(results),
-    }
+    let tally = Tally::from_results(results);
+    stats
+        .iter()
+        .zip(bootstrap_cis(&items, strata, cfg, stats))
+        .map(|(&stat, ci)| AccuracyEstimate { point: point(&items, strata, stat), ci, tally })
+        .collect()
 }
 
 #[cfg(test)]
@@ -295,6 +348,26 @@ mod tests {
         let mut v = vec![Correct; correct];
         v.extend(vec![Wrong; wrong]);
         v
+    }
+
+    /// Several stats from one pass equal each stat's own bootstrap, values and dropped
+    /// counts, including resamples where a stratum has no scorable item (macro undefined).
+    #[test]
+    fn shared_resamples_equal_separate_bootstraps() {
+        let results = [Correct, Wrong, Tie, Correct, Unparsed, Correct, Wrong, Tie, Tie, Correct];
+        let strata = [0, 0, 0, 1, 1, 2, 2, 2, 2, 2];
+        let cfg = BootstrapConfig { resamples: 500, seed: 9, ..BootstrapConfig::default() };
+        for mode in [TieMode::Strict, TieMode::Excluded] {
+            let items = Ratio::of_all(&results, mode);
+            let both = bootstrap_distributions(&items, &strata, &cfg, &[Stat::Micro, Stat::Macro]);
+            for (d, stat) in both.iter().zip([Stat::Micro, Stat::Macro]) {
+                assert_eq!(*d, bootstrap_distribution(&items, &strata, &cfg, stat), "{mode:?} {stat:?}");
+            }
+            let cis = accuracy_with_cis(&results, &strata, mode, &[Stat::Micro, Stat::Macro], &cfg);
+            assert_eq!(cis[1], accuracy_with_ci(&results, &strata, mode, Stat::Macro, &cfg));
+        }
+        let excl = bootstrap_distributions(&Ratio::of_all(&results, TieMode::Excluded), &strata, &cfg, &[Stat::Micro, Stat::Macro]);
+        assert!(excl[1].dropped > 0, "the test must exercise an undefined macro");
     }
 
     fn strict(r: &[ItemResult]) -> Vec<Ratio> {

@@ -33,10 +33,13 @@
 
 use std::collections::HashMap;
 
-use ::bm25::{DefaultTokenizer, EmbedderBuilder, Language, Scorer, Tokenizer};
+use ::bm25::{EmbedderBuilder, Scorer, Tokenizer};
+#[cfg(test)]
+use ::bm25::{DefaultTokenizer, Language};
 use prbench_data::Example;
 use rayon::prelude::*;
 
+use super::bm25_tokens::CachedTokenizer;
 use super::{Ranking, Retriever};
 use crate::error::EvalError;
 
@@ -55,7 +58,9 @@ impl Default for Bm25Retriever {
     }
 }
 
-fn tokenizer() -> DefaultTokenizer {
+/// The crate's own English tokenizer: the reference [`CachedTokenizer`] is tested against.
+#[cfg(test)]
+pub(super) fn crate_tokenizer() -> DefaultTokenizer {
     DefaultTokenizer::builder()
         .language_mode(Language::English)
         .normalization(true)
@@ -64,18 +69,18 @@ fn tokenizer() -> DefaultTokenizer {
         .build()
 }
 
-/// The crate's tokenizer with each post's tokens computed once: the crate tokenizes every
+/// [`CachedTokenizer`] with each post's tokens computed once: the crate tokenizes every
 /// document twice (once to fit `avgdl`, once to embed it), and tokenizing (Snowball stemming
 /// above all) is most of BM25's cost. Texts not in the map (the question) are tokenized on the
-/// spot, so the tokens are exactly the crate's.
+/// spot.
 struct Pretokenized<'a> {
-    inner: DefaultTokenizer,
+    inner: CachedTokenizer,
     known: HashMap<&'a str, Vec<String>>,
 }
 
 impl<'a> Pretokenized<'a> {
     fn new(posts: &[&'a str]) -> Self {
-        let inner = tokenizer();
+        let inner = CachedTokenizer;
         let known = posts.iter().map(|&p| (p, inner.tokenize(p))).collect();
         Self { inner, known }
     }
@@ -98,7 +103,7 @@ impl Bm25Retriever {
 
     /// The tokens BM25 sees for `text` (see the module docs), in text order.
     pub fn tokenize(text: &str) -> Vec<String> {
-        tokenizer().tokenize(text)
+        CachedTokenizer.tokenize(text)
     }
 
     /// BM25 score of each of `posts` (one user's whole profile, which is also the corpus) for

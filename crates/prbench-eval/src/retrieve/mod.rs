@@ -16,6 +16,7 @@
 //! a ranked file again changes nothing.
 
 pub mod bm25;
+mod bm25_tokens;
 pub mod dense;
 pub mod embed_cache;
 pub mod ranked;
