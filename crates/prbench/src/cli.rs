@@ -289,6 +289,9 @@ pub enum BenchCommand {
     /// threads), each side a child process: prefill tokens/s of the logprob verdict, tokens/s
     /// of the generate verdict, peak RSS.
     Judge(BenchJudgeArgs),
+    /// Every bench (judge, scalar RM, harness) in one run, one table: workload, prbench,
+    /// reference, ratio, peak RSS, target, command, machine. `--short` for a seconds-long check.
+    All(BenchAllArgs),
     /// One side of `bench judge` (run by it; not for direct use).
     #[command(hide = true)]
     JudgeWorker(JudgeWorkerArgs),
@@ -331,6 +334,32 @@ pub struct BenchJudgeArgs {
     /// Print one JSON line instead of the table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `bench all` arguments.
+#[derive(Args, Debug)]
+pub struct BenchAllArgs {
+    /// A few inputs, one round (seconds): checks that every bench runs, measures little.
+    #[arg(long)]
+    pub short: bool,
+    /// Alternating rounds of each bench.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100).map(|v| v as usize))]
+    pub rounds: usize,
+    /// Judge prompts per dataset (data/sample, and P-Soups when ../shared holds it).
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    pub judge_prompts: usize,
+    /// CPU threads for every engine.
+    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get()))]
+    pub threads: usize,
+    /// Python interpreter with torch and transformers (`bench rm`'s reference).
+    #[arg(long, default_value = "python3")]
+    pub python: String,
+    /// Folder holding tools/bench_rm.py.
+    #[arg(long, default_value = "tools")]
+    pub tools: PathBuf,
+    /// Working folder (default: `$PRBENCH_MODELS/bench`).
+    #[arg(long, default_value_os_t = crate::commands::bench::default_work_dir())]
+    pub work: PathBuf,
 }
 
 /// `bench judge-worker` arguments.

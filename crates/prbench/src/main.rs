@@ -31,6 +31,7 @@ fn main() -> ExitCode {
         cli::Command::Bench(cli::BenchCommand::Serve(args)) => commands::bench_serve::run(args),
         cli::Command::Bench(cli::BenchCommand::Harness(args)) => commands::bench_harness::run(args),
         cli::Command::Bench(cli::BenchCommand::Judge(args)) => commands::bench_judge::run(args),
+        cli::Command::Bench(cli::BenchCommand::All(args)) => commands::bench_all::run(args),
         cli::Command::Bench(cli::BenchCommand::JudgeWorker(args)) => commands::bench_judge::worker(args),
         cli::Command::Cache(cmd) => commands::cache::run(cmd),
         cli::Command::Retrieve(args) => commands::retrieve::run(args),

@@ -56,3 +56,26 @@ fn bench_judge_short_mode() {
         assert!(m[k][0].as_f64().unwrap() > 0.0 && m[k][1].as_f64().unwrap() > 0.0, "{k}: {m}");
     }
 }
+
+/// `bench all --short`: one table with a row per workload of every bench, each naming its
+/// command; the scalar-RM rows are measured when python3 has torch, and say why when not.
+#[test]
+fn bench_all_short_mode() {
+    if !prbench_models::gguf::default_model_path().is_file() {
+        eprintln!("skipped: the SmolLM2 GGUF is absent; run scripts/fetch-models.sh");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let out = prbench(&["bench", "all", "--short", "--work", work.path().to_str().unwrap()], &repo());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    eprintln!("{table}");
+    assert!(table.starts_with("Machine: nproc "), "{table}");
+    let rows: Vec<&str> = table.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| workload")).collect();
+    let count = |needle: &str| rows.iter().filter(|r| r.contains(needle)).count();
+    assert!(count("judge prefill, logprob verdict, SmolLM2") == 1 && count("judge generate verdict, SmolLM2") == 1, "{table}");
+    assert_eq!(count("harness, 6 rows"), 3, "{table}");
+    let rm = count("scalar RM scoring");
+    assert!(rm == 2 || (rm == 1 && count("skipped: ") == 1), "{table}");
+    assert!(rows.iter().all(|r| r.ends_with("` |") && r.contains("`prbench bench ")), "every row names its command: {table}");
+}

@@ -22,6 +22,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::cli::BenchRmArgs;
+use crate::commands::bench_child::median;
 
 /// One side of a measurement.
 struct Side {
@@ -154,19 +155,43 @@ fn minilm(args: &BenchRmArgs) -> Result<Vec<(Side, Side)>> {
     })
 }
 
-/// Median of a non-empty list (mean of the middle two for an even count).
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+
+/// The command line equivalent to `args`, for tables.
+pub fn command_line(args: &BenchRmArgs) -> String {
+    format!(
+        "prbench bench rm --models {} --batch {} --seq-len {} --batches {} --repeats {} --rounds {} --threads {}",
+        args.models.join(","),
+        args.batch,
+        args.seq_len,
+        args.batches,
+        args.repeats,
+        args.rounds,
+        args.threads
+    )
 }
 
-/// Runs `prbench bench rm`.
-pub fn run(args: BenchRmArgs) -> Result<()> {
+/// One row of `bench rm`: model, prbench and transformers tokens/s (medians), the median and
+/// range of the per-round ratios, and the largest output difference.
+pub struct RmRow {
+    /// `decoder` or `minilm`.
+    pub model: String,
+    /// prbench tokens/s, median over rounds.
+    pub ours: f64,
+    /// transformers tokens/s, median over rounds.
+    pub theirs: f64,
+    /// Median of the per-round ratios.
+    pub ratio: f64,
+    /// Smallest and largest per-round ratio.
+    pub range: (f64, f64),
+    /// Largest absolute difference between the two engines' outputs.
+    pub max_diff: f64,
+}
+
+/// Measures every model of `args.models` (see the module docs).
+///
+/// # Errors
+/// The reference script failing (no torch), model loading, outputs of unequal length.
+pub fn measure(args: &BenchRmArgs) -> Result<Vec<RmRow>> {
     std::fs::create_dir_all(&args.work).with_context(|| format!("creating `{}`", args.work.display()))?;
     let mut rows = Vec::new();
     for name in &args.models {
@@ -188,15 +213,21 @@ pub fn run(args: BenchRmArgs) -> Result<()> {
         let theirs_med = median(rounds.iter().map(|(_, t)| t.tokens_per_s()).collect());
         let ratio_med = median(rounds.iter().map(|(o, t)| o.tokens_per_s() / t.tokens_per_s()).collect());
         let (lo, hi) = rounds.iter().map(|(o, t)| o.tokens_per_s() / t.tokens_per_s()).fold((f64::MAX, f64::MIN), |(l, h), r| (l.min(r), h.max(r)));
-        rows.push((name.clone(), ours_med, theirs_med, ratio_med, lo, hi, max_diff));
+        rows.push(RmRow { model: name.clone(), ours: ours_med, theirs: theirs_med, ratio: ratio_med, range: (lo, hi), max_diff });
     }
+    Ok(rows)
+}
+
+/// Runs `prbench bench rm`.
+pub fn run(args: BenchRmArgs) -> Result<()> {
+    let rows = measure(&args)?;
     println!(
         "| model | batch × seq_len | batches × repeats × rounds | prbench tok/s (median) | transformers tok/s (median) | ratio (median of rounds) | ratio range | max abs Δ |\n|---|---|---|---|---|---|---|---|"
     );
-    for (name, ours, theirs, ratio, lo, hi, diff) in &rows {
+    for r in &rows {
         println!(
-            "| {name} | {} × {} | {} × {} × {} | {ours:.0} | {theirs:.0} | {ratio:.2}× | {lo:.2}–{hi:.2} | {diff:.1e} |",
-            args.batch, args.seq_len, args.batches, args.repeats, args.rounds
+            "| {} | {} × {} | {} × {} × {} | {:.0} | {:.0} | {:.2}× | {:.2}–{:.2} | {:.1e} |",
+            r.model, args.batch, args.seq_len, args.batches, args.repeats, args.rounds, r.ours, r.theirs, r.ratio, r.range.0, r.range.1, r.max_diff
         );
     }
     Ok(())

@@ -73,8 +73,17 @@ fn workloads(data: &Path, runs: &Path, seed: u64) -> Vec<Workload> {
     ]
 }
 
-/// Runs `prbench bench harness`.
-pub fn run(args: BenchHarnessArgs) -> Result<()> {
+/// The command line equivalent to `args`, for tables.
+pub fn command_line(args: &BenchHarnessArgs) -> String {
+    format!("prbench bench harness --scale {} --rounds {} --seed {}", args.scale, args.rounds, args.seed)
+}
+
+/// Writes the synthetic data when absent, measures the three workloads and returns
+/// `{machine, rows, profile_text_mib, all_text_mib, rounds, workloads: [...]}`.
+///
+/// # Errors
+/// Writing the data, a child that fails.
+pub fn measure(args: &BenchHarnessArgs) -> Result<serde_json::Value> {
     std::fs::create_dir_all(&args.work).with_context(|| format!("creating `{}`", args.work.display()))?;
     let spec = if args.scale == 1.0 { SyntheticSpec::full_scale(args.seed) } else { SyntheticSpec::scaled(args.seed, args.scale) };
     let (data, profile_bytes, text_bytes) = synthetic_data(&args.work, &spec)?;
@@ -122,16 +131,26 @@ pub fn run(args: BenchHarnessArgs) -> Result<()> {
         "all_text_mib": text_bytes as f64 / (1024.0 * 1024.0),
         "rounds": args.rounds,
         "workloads": rows,
+        "command": command_line(args),
     });
+    Ok(report)
+}
+
+/// Runs `prbench bench harness`.
+pub fn run(args: BenchHarnessArgs) -> Result<()> {
+    let report = measure(&args)?;
+    let rows = report["workloads"].as_array().cloned().unwrap_or_default();
+    let profile_mib = report["profile_text_mib"].as_f64().unwrap_or(f64::NAN);
+    let text_mib = report["all_text_mib"].as_f64().unwrap_or(f64::NAN);
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
         return Ok(());
     }
     println!(
         "Synthetic benchmark: {} rows, {:.1} MiB of profile text ({:.1} MiB of text in all); {} rounds; {}",
-        spec.total_rows(),
+        report["rows"],
         profile_mib,
-        text_bytes as f64 / (1024.0 * 1024.0),
+        text_mib,
         args.rounds,
         machine()
     );

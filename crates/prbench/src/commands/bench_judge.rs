@@ -263,8 +263,34 @@ impl Side {
     }
 }
 
-/// Runs `prbench bench judge`.
-pub fn run(args: BenchJudgeArgs) -> Result<()> {
+/// The command line equivalent to `args`, for tables.
+pub fn command_line(args: &BenchJudgeArgs) -> String {
+    let mut c = format!(
+        "prbench bench judge --data {} --condition {} --prompts {} --gen-prompts {} --max-new-tokens {} --rounds {} --threads {}",
+        args.data.join(","),
+        args.condition,
+        args.prompts,
+        args.gen_prompts,
+        args.max_new_tokens,
+        args.rounds,
+        args.threads
+    );
+    if !args.models.is_empty() {
+        c.push_str(&format!(" --models {}", args.models.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(",")));
+    }
+    if let Some(n) = args.ref_ctx {
+        c.push_str(&format!(" --ref-ctx {n}"));
+    }
+    c
+}
+
+/// Measures (see the module docs) and returns `{machine, command, models: [...]}`, one entry
+/// per GGUF with both sides' medians, ratios (median of the per-round ratios), peak RSS (MiB)
+/// and the checks.
+///
+/// # Errors
+/// Data or model loading failures, a worker that fails, sides that disagree on the tokens.
+pub fn measure(args: &BenchJudgeArgs) -> Result<serde_json::Value> {
     std::fs::create_dir_all(&args.work).with_context(|| format!("creating `{}`", args.work.display()))?;
     let models: Vec<PathBuf> = if args.models.is_empty() {
         let dir = models_dir();
@@ -373,14 +399,21 @@ pub fn run(args: BenchJudgeArgs) -> Result<()> {
             "load_s": [ours.med(|w| w.load_s), theirs.med(|w| w.load_s)],
             "max_abs_margin_diff": max_dm,
             "ref_ctx": input.ref_ctx,
+            "max_new_tokens": args.max_new_tokens,
         }));
     }
-    let cmdline = std::env::args().skip(1).collect::<Vec<_>>().join(" ");
+    Ok(serde_json::json!({ "machine": machine(), "command": command_line(args), "models": table }))
+}
+
+/// Runs `prbench bench judge`.
+pub fn run(args: BenchJudgeArgs) -> Result<()> {
+    let report = measure(&args)?;
     if args.json {
-        println!("{}", serde_json::to_string(&serde_json::json!({ "machine": machine(), "command": format!("prbench {cmdline}"), "models": table }))?);
+        println!("{}", serde_json::to_string(&report)?);
         return Ok(());
     }
-    println!("Judge bench: {}; {} rounds, sides alternating; {} threads; `prbench {cmdline}`", machine(), args.rounds, args.threads);
+    let table = report["models"].as_array().cloned().unwrap_or_default();
+    println!("Judge bench: {}; {} rounds, sides alternating; {} threads; `{}`", machine(), args.rounds, args.threads, command_line(&args));
     println!("| model | workload | prbench tok/s | llama.cpp tok/s | ratio (median of rounds) | peak RSS MiB prbench / llama.cpp (ratio) | check |\n|---|---|---|---|---|---|---|");
     for r in &table {
         let f = |k: &str, i: usize| r[k][i].as_f64().unwrap_or(f64::NAN);

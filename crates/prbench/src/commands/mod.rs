@@ -1,6 +1,7 @@
 //! One module per verb.
 
 pub mod bench;
+pub mod bench_all;
 pub mod bench_child;
 pub mod bench_harness;
 pub mod bench_judge;

@@ -1,0 +1,171 @@
+//! `prbench bench all`: the judge, scalar-RM and harness benches in one run, one table
+//! (issue 7): workload, prbench, reference, ratio, peak RSS, target, the exact command of each
+//! row, and the machine.
+//!
+//! `--short` runs each bench on a few inputs for one round (seconds; what CI runs so the
+//! benches cannot rot). `bench rm` needs python3 with torch and transformers; without them its
+//! rows say why they were skipped instead of failing the run.
+
+use anyhow::Result;
+
+use crate::cli::{BenchAllArgs, BenchHarnessArgs, BenchJudgeArgs, BenchRmArgs};
+use crate::commands::bench_child::machine;
+use crate::commands::{bench, bench_harness, bench_judge};
+
+fn judge_args(args: &BenchAllArgs) -> BenchJudgeArgs {
+    let psoups = "../shared/data/alignx-psoups";
+    let mut data = vec!["data/sample".to_string()];
+    if !args.short {
+        if std::path::Path::new(psoups).is_dir() {
+            data.push(format!("psoups:{psoups}"));
+        } else {
+            eprintln!("bench all: {psoups} absent; judge prompts come from data/sample only");
+        }
+    }
+    BenchJudgeArgs {
+        models: Vec::new(),
+        data,
+        condition: "none".into(),
+        prompts: if args.short { 2 } else { args.judge_prompts },
+        gen_prompts: if args.short { 1 } else { 4 },
+        max_new_tokens: if args.short { 4 } else { 64 },
+        rounds: if args.short { 1 } else { args.rounds },
+        threads: args.threads,
+        ref_ctx: None,
+        work: args.work.clone(),
+        json: false,
+    }
+}
+
+fn rm_args(args: &BenchAllArgs) -> BenchRmArgs {
+    BenchRmArgs {
+        models: vec!["decoder".into(), "minilm".into()],
+        batch: if args.short { 2 } else { 8 },
+        seq_len: if args.short { 32 } else { 256 },
+        batches: if args.short { 1 } else { 4 },
+        repeats: if args.short { 1 } else { 3 },
+        rounds: if args.short { 1 } else { args.rounds },
+        seed: 42,
+        threads: args.threads,
+        python: args.python.clone(),
+        tools: args.tools.clone(),
+        work: args.work.clone(),
+        embedder: None,
+    }
+}
+
+fn harness_args(args: &BenchAllArgs) -> BenchHarnessArgs {
+    BenchHarnessArgs { scale: if args.short { 0.002 } else { 1.0 }, rounds: if args.short { 1 } else { args.rounds }, seed: 42, work: args.work.clone(), json: false }
+}
+
+/// One row of the table.
+struct Row {
+    workload: String,
+    prbench: String,
+    reference: String,
+    ratio: String,
+    rss: String,
+    target: String,
+    command: String,
+}
+
+fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or(f64::NAN)
+}
+
+fn judge_rows(report: &serde_json::Value) -> Vec<Row> {
+    let cmd = report["command"].as_str().unwrap_or("").to_string();
+    let mut rows = Vec::new();
+    for m in report["models"].as_array().into_iter().flatten() {
+        let name = m["model"].as_str().unwrap_or("");
+        let (pr, rr) = (f(&m["prefill_ratio"]), f(&m["rss_ratio"]));
+        rows.push(Row {
+            workload: format!("judge prefill, logprob verdict, {name}: {} prompts, mean {:.0} tokens", m["prompts"], f(&m["mean_prompt_tokens"])),
+            prbench: format!("{:.0} tok/s", f(&m["prefill_tok_s"][0])),
+            reference: format!("{:.0} tok/s (llama.cpp)", f(&m["prefill_tok_s"][1])),
+            ratio: format!("{pr:.2}×"),
+            rss: format!("{:.0} / {:.0} ({rr:.2}×)", f(&m["peak_rss_mib"][0]), f(&m["peak_rss_mib"][1])),
+            target: format!("prefill ≥ 0.8×: {}; RSS ≤ 1.5×: {}", if pr >= 0.8 { "met" } else { "NOT met" }, if rr <= 1.5 { "met" } else { "NOT met" }),
+            command: cmd.clone(),
+        });
+        rows.push(Row {
+            workload: format!("judge generate verdict, {name}: {} prompts, ≤ {} new tokens (prefill included)", m["gen_prompts"], m["max_new_tokens"].as_u64().map_or("?".into(), |v| v.to_string())),
+            prbench: format!("{:.1} tok/s", f(&m["gen_tok_s"][0])),
+            reference: format!("{:.1} tok/s (llama.cpp; decode alone {:.1})", f(&m["gen_tok_s"][1]), f(&m["ref_decode_only_tok_s"])),
+            ratio: format!("{:.2}×", f(&m["gen_ratio"])),
+            rss: "same processes".into(),
+            target: "(no target)".into(),
+            command: cmd.clone(),
+        });
+    }
+    rows
+}
+
+fn rm_rows(args: &BenchRmArgs) -> Vec<Row> {
+    let cmd = bench::command_line(args);
+    match bench::measure(args) {
+        Ok(rs) => rs
+            .into_iter()
+            .map(|r| Row {
+                workload: format!("scalar RM scoring, {} ({} × {} tokens)", r.model, args.batch, args.seq_len),
+                prbench: format!("{:.0} tok/s", r.ours),
+                reference: format!("{:.0} tok/s (transformers)", r.theirs),
+                ratio: format!("{:.2}× ({:.2}–{:.2})", r.ratio, r.range.0, r.range.1),
+                rss: "not measured".into(),
+                target: format!("≥ 1.5×: {}", if r.ratio >= 1.5 { "met" } else { "NOT met" }),
+                command: cmd.clone(),
+            })
+            .collect(),
+        Err(e) => vec![Row {
+            workload: "scalar RM scoring".into(),
+            prbench: "skipped".into(),
+            reference: format!("skipped: {}", e.to_string().lines().next().unwrap_or("")),
+            ratio: "—".into(),
+            rss: "—".into(),
+            target: "≥ 1.5×: not measured".into(),
+            command: cmd,
+        }],
+    }
+}
+
+fn harness_rows(report: &serde_json::Value) -> Vec<Row> {
+    let cmd = report["command"].as_str().unwrap_or("").to_string();
+    report["workloads"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|w| {
+            let (wall, beyond) = (f(&w["wall_s_median"]), f(&w["peak_rss_beyond_profile_mib"]));
+            let polled = w["rss_source"].as_array().is_some_and(|a| a.iter().any(|s| s.as_str() == Some("polled VmHWM")));
+            Row {
+                workload: format!("harness, {} rows, {:.1} MiB of profile text: {}", report["rows"], f(&report["profile_text_mib"]), w["workload"].as_str().unwrap_or("")),
+                prbench: format!("{wall:.2} s"),
+                reference: "(none: baseline:slot-a costs nothing)".into(),
+                ratio: "—".into(),
+                rss: format!(
+                    "{:.0} ({beyond:.0} beyond the profile text){}",
+                    f(&w["peak_rss_mib"]),
+                    if polled { "; polled every 5 ms, a lower bound for so short a process" } else { "" }
+                ),
+                target: format!("< 2 s: {}; < 1 GB beyond data: {}", if wall < 2.0 { "met" } else { "NOT met" }, if beyond < 1024.0 { "met" } else { "NOT met" }),
+                command: cmd.clone(),
+            }
+        })
+        .collect()
+}
+
+/// Runs `prbench bench all`.
+pub fn run(args: BenchAllArgs) -> Result<()> {
+    std::fs::create_dir_all(&args.work)?;
+    let judge = bench_judge::measure(&judge_args(&args))?;
+    let mut rows = judge_rows(&judge);
+    rows.extend(rm_rows(&rm_args(&args)));
+    rows.extend(harness_rows(&bench_harness::measure(&harness_args(&args))?));
+    let me = std::env::args().skip(1).collect::<Vec<_>>().join(" ");
+    println!("Machine: {}. Code version {}. Command: `prbench {me}`.\n", machine(), crate::code_version());
+    println!("| workload | prbench | reference | ratio | peak RSS MiB (prbench / reference) | target | command |\n|---|---|---|---|---|---|---|");
+    for r in &rows {
+        println!("| {} | {} | {} | {} | {} | {} | `{}` |", r.workload, r.prbench, r.reference, r.ratio, r.rss, r.target, r.command);
+    }
+    Ok(())
+}
