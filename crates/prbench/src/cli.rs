@@ -305,7 +305,9 @@ pub struct BenchJudgeArgs {
     #[arg(long, value_delimiter = ',')]
     pub models: Vec<PathBuf>,
     /// Datasets whose examples give the judge prompts (each example twice: chosen in A, in B).
-    #[arg(long, value_delimiter = ',', default_value = "data/sample,psoups:../shared/data/alignx-psoups")]
+    /// Default: `data/sample`, plus `psoups:../shared/data/alignx-psoups` when that folder
+    /// exists (paths are relative to the current folder: run from the repository root).
+    #[arg(long, value_delimiter = ',')]
     pub data: Vec<String>,
     /// Condition the prompts are rendered under: `none` or `profile:k` (first k posts).
     #[arg(long, default_value = "none")]
@@ -323,7 +325,7 @@ pub struct BenchJudgeArgs {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100).map(|v| v as usize))]
     pub rounds: usize,
     /// CPU threads for both sides.
-    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get()))]
+    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get()), value_parser = clap::value_parser!(u32).range(1..=1024).map(|v| v as usize))]
     pub threads: usize,
     /// The reference's context size in tokens (default: longest prompt + --max-new-tokens + 1).
     #[arg(long)]
@@ -349,12 +351,12 @@ pub struct BenchAllArgs {
     #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
     pub judge_prompts: usize,
     /// CPU threads for every engine.
-    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get()))]
+    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get()), value_parser = clap::value_parser!(u32).range(1..=1024).map(|v| v as usize))]
     pub threads: usize,
     /// Python interpreter with torch and transformers (`bench rm`'s reference).
     #[arg(long, default_value = "python3")]
     pub python: String,
-    /// Folder holding tools/bench_rm.py.
+    /// The folder holding bench_rm.py (the repository's `tools/`).
     #[arg(long, default_value = "tools")]
     pub tools: PathBuf,
     /// Working folder (default: `$PRBENCH_MODELS/bench`).
@@ -379,8 +381,8 @@ pub struct JudgeWorkerArgs {
 /// `bench harness` arguments.
 #[derive(Args, Debug)]
 pub struct BenchHarnessArgs {
-    /// Size as a fraction of the real benchmark (1 = 2,830 rows and 100 MB of profile text;
-    /// 0.01 for a quick check).
+    /// Size as a fraction of the real benchmark, in [0.001, 1] (1 = 2,830 rows and 100 MB of
+    /// profile text; 0.01 for a quick check).
     #[arg(long, default_value_t = 1.0, value_parser = parse_scale)]
     pub scale: f64,
     /// Rounds of the three workloads; the table gives median wall time and max peak RSS.
@@ -399,10 +401,10 @@ pub struct BenchHarnessArgs {
 
 fn parse_scale(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|e| format!("not a number: {e}"))?;
-    if v > 0.0 && v <= 1.0 {
+    if (0.001..=1.0).contains(&v) {
         Ok(v)
     } else {
-        Err("the scale must be in (0, 1]".into())
+        Err("the scale must be in [0.001, 1] (smaller leaves profiles empty, so BM25 would measure nothing)".into())
     }
 }
 
@@ -461,7 +463,7 @@ pub struct BenchRmArgs {
     /// Python interpreter with torch and transformers.
     #[arg(long, default_value = "python3")]
     pub python: String,
-    /// Folder holding tools/bench_rm.py.
+    /// The folder holding bench_rm.py (the repository's `tools/`).
     #[arg(long, default_value = "tools")]
     pub tools: PathBuf,
     /// Folder for the bench model and inputs (default: `$PRBENCH_MODELS/bench`).

@@ -65,11 +65,13 @@ fn python(args: &BenchRmArgs, script_args: &[String]) -> Result<serde_json::Valu
     if !script.is_file() {
         bail!("`{}` not found: run from the repository root or pass --tools DIR", script.display());
     }
-    let out = Command::new(&args.python)
-        .arg(&script)
-        .args(script_args)
-        .output()
-        .with_context(|| format!("running `{} {}` (needs `pip install torch transformers`)", args.python, script.display()))?;
+    let out = match Command::new(&args.python).arg(&script).args(script_args).output() {
+        Ok(out) => out,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            bail!("the Python interpreter `{}` was not found (--python): give one that has torch and transformers", args.python)
+        }
+        Err(e) => return Err(e).with_context(|| format!("running `{} {}`", args.python, script.display())),
+    };
     if !out.status.success() {
         bail!(
             "`{} {} {}` failed (needs `pip install torch transformers`):\n{}",
@@ -80,7 +82,11 @@ fn python(args: &BenchRmArgs, script_args: &[String]) -> Result<serde_json::Valu
         );
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout.lines().rev().find(|l| l.starts_with('{')).context("tools/bench_rm.py printed no JSON line")?;
+    let line = stdout
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .with_context(|| format!("`{} {}` printed no JSON line: is --python a Python 3 interpreter?", args.python, script.display()))?;
     Ok(serde_json::from_str(line)?)
 }
 

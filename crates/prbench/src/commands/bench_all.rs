@@ -13,15 +13,7 @@ use crate::commands::bench_child::machine;
 use crate::commands::{bench, bench_harness, bench_judge};
 
 fn judge_args(args: &BenchAllArgs) -> BenchJudgeArgs {
-    let psoups = "../shared/data/alignx-psoups";
-    let mut data = vec!["data/sample".to_string()];
-    if !args.short {
-        if std::path::Path::new(psoups).is_dir() {
-            data.push(format!("psoups:{psoups}"));
-        } else {
-            eprintln!("bench all: {psoups} absent; judge prompts come from data/sample only");
-        }
-    }
+    let data = if args.short { vec!["data/sample".to_string()] } else { bench_judge::default_data() };
     BenchJudgeArgs {
         models: Vec::new(),
         data,
@@ -73,7 +65,17 @@ fn f(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap_or(f64::NAN)
 }
 
-fn judge_rows(report: &serde_json::Value) -> Vec<Row> {
+/// The target cell: the verdict, or in `--short` mode a note that the workload is too small to
+/// judge the target by.
+fn target(short: bool, verdict: String) -> String {
+    if short {
+        "not assessed (--short: too small and too few rounds for the targets)".into()
+    } else {
+        verdict
+    }
+}
+
+fn judge_rows(report: &serde_json::Value, short: bool) -> Vec<Row> {
     let cmd = report["command"].as_str().unwrap_or("").to_string();
     let mut rows = Vec::new();
     for m in report["models"].as_array().into_iter().flatten() {
@@ -85,7 +87,11 @@ fn judge_rows(report: &serde_json::Value) -> Vec<Row> {
             reference: format!("{:.0} tok/s (llama.cpp)", f(&m["prefill_tok_s"][1])),
             ratio: format!("{pr:.2}×"),
             rss: format!("{:.0} / {:.0} ({rr:.2}×)", f(&m["peak_rss_mib"][0]), f(&m["peak_rss_mib"][1])),
-            target: format!("prefill ≥ 0.8×: {}; RSS ≤ 1.5×: {}", if pr >= 0.8 { "met" } else { "NOT met" }, if rr <= 1.5 { "met" } else { "NOT met" }),
+            target: format!(
+                "{}; check: max abs Δ margin {:.1e}",
+                target(short, format!("prefill ≥ 0.8×: {}; RSS ≤ 1.5×: {}", if pr >= 0.8 { "met" } else { "NOT met" }, if rr <= 1.5 { "met" } else { "NOT met" })),
+                f(&m["max_abs_margin_diff"])
+            ),
             command: cmd.clone(),
         });
         rows.push(Row {
@@ -94,14 +100,14 @@ fn judge_rows(report: &serde_json::Value) -> Vec<Row> {
             reference: format!("{:.1} tok/s (llama.cpp; decode alone {:.1})", f(&m["gen_tok_s"][1]), f(&m["ref_decode_only_tok_s"])),
             ratio: format!("{:.2}×", f(&m["gen_ratio"])),
             rss: "same processes".into(),
-            target: "(no target)".into(),
+            target: format!("(no target); check: tokens generated {} / {}", m["gen_tokens"][0], m["gen_tokens"][1]),
             command: cmd.clone(),
         });
     }
     rows
 }
 
-fn rm_rows(args: &BenchRmArgs) -> Vec<Row> {
+fn rm_rows(args: &BenchRmArgs, short: bool) -> Vec<Row> {
     let cmd = bench::command_line(args);
     match bench::measure(args) {
         Ok(rs) => rs
@@ -112,14 +118,24 @@ fn rm_rows(args: &BenchRmArgs) -> Vec<Row> {
                 reference: format!("{:.0} tok/s (transformers)", r.theirs),
                 ratio: format!("{:.2}× ({:.2}–{:.2})", r.ratio, r.range.0, r.range.1),
                 rss: "not measured".into(),
-                target: format!("≥ 1.5×: {}", if r.ratio >= 1.5 { "met" } else { "NOT met" }),
+                target: format!("{}; check: max abs Δ output {:.1e}", target(short, format!("≥ 1.5×: {}", if r.ratio >= 1.5 { "met" } else { "NOT met" })), r.max_diff),
                 command: cmd.clone(),
             })
             .collect(),
         Err(e) => vec![Row {
             workload: "scalar RM scoring".into(),
             prbench: "skipped".into(),
-            reference: format!("skipped: {}", e.to_string().lines().next().unwrap_or("")),
+            reference: {
+                // The first line says what failed; the last non-empty line of the chain why.
+                let text = format!("{e:#}");
+                let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+                match (lines.first(), lines.last()) {
+                    (Some(a), Some(b)) if a != b => format!("skipped: {a} {b}"),
+                    (Some(a), _) => format!("skipped: {a}"),
+                    _ => "skipped".into(),
+                }
+            }
+            .replace('|', "/"),
             ratio: "—".into(),
             rss: "—".into(),
             target: "≥ 1.5×: not measured".into(),
@@ -128,7 +144,7 @@ fn rm_rows(args: &BenchRmArgs) -> Vec<Row> {
     }
 }
 
-fn harness_rows(report: &serde_json::Value) -> Vec<Row> {
+fn harness_rows(report: &serde_json::Value, short: bool) -> Vec<Row> {
     let cmd = report["command"].as_str().unwrap_or("").to_string();
     report["workloads"]
         .as_array()
@@ -147,7 +163,7 @@ fn harness_rows(report: &serde_json::Value) -> Vec<Row> {
                     f(&w["peak_rss_mib"]),
                     if polled { "; polled every 5 ms, a lower bound for so short a process" } else { "" }
                 ),
-                target: format!("< 2 s: {}; < 1 GB beyond data: {}", if wall < 2.0 { "met" } else { "NOT met" }, if beyond < 1024.0 { "met" } else { "NOT met" }),
+                target: target(short, format!("< 2 s: {}; < 1 GB beyond data: {}", if wall < 2.0 { "met" } else { "NOT met" }, if beyond < 1024.0 { "met" } else { "NOT met" })),
                 command: cmd.clone(),
             }
         })
@@ -158,9 +174,9 @@ fn harness_rows(report: &serde_json::Value) -> Vec<Row> {
 pub fn run(args: BenchAllArgs) -> Result<()> {
     std::fs::create_dir_all(&args.work)?;
     let judge = bench_judge::measure(&judge_args(&args))?;
-    let mut rows = judge_rows(&judge);
-    rows.extend(rm_rows(&rm_args(&args)));
-    rows.extend(harness_rows(&bench_harness::measure(&harness_args(&args))?));
+    let mut rows = judge_rows(&judge, args.short);
+    rows.extend(rm_rows(&rm_args(&args), args.short));
+    rows.extend(harness_rows(&bench_harness::measure(&harness_args(&args))?, args.short));
     let me = std::env::args().skip(1).collect::<Vec<_>>().join(" ");
     println!("Machine: {}. Code version {}. Command: `prbench {me}`.\n", machine(), crate::code_version());
     println!("| workload | prbench | reference | ratio | peak RSS MiB (prbench / reference) | target | command |\n|---|---|---|---|---|---|---|");

@@ -223,6 +223,19 @@ pub fn worker(args: JudgeWorkerArgs) -> Result<()> {
     Ok(())
 }
 
+/// `data/sample`, plus P-Soups when `../shared/data/alignx-psoups` exists (relative to the
+/// current folder).
+pub fn default_data() -> Vec<String> {
+    let psoups = "../shared/data/alignx-psoups";
+    let mut data = vec!["data/sample".to_string()];
+    if Path::new(psoups).is_dir() {
+        data.push(format!("psoups:{psoups}"));
+    } else {
+        eprintln!("bench judge: {psoups} absent; judge prompts come from data/sample only");
+    }
+    data
+}
+
 /// Judge requests from a dataset: each of the first `n` examples with chosen in A and in B.
 fn requests_from(spec: &str, condition: &str, n: usize) -> Result<Vec<JudgeRequest>> {
     let data = prbench_data::load(spec, &[]).with_context(|| format!("loading `{spec}`"))?;
@@ -267,7 +280,7 @@ impl Side {
 pub fn command_line(args: &BenchJudgeArgs) -> String {
     let mut c = format!(
         "prbench bench judge --data {} --condition {} --prompts {} --gen-prompts {} --max-new-tokens {} --rounds {} --threads {}",
-        args.data.join(","),
+        if args.data.is_empty() { default_data() } else { args.data.clone() }.join(","),
         args.condition,
         args.prompts,
         args.gen_prompts,
@@ -305,14 +318,26 @@ pub fn measure(args: &BenchJudgeArgs) -> Result<serde_json::Value> {
     } else {
         args.models.clone()
     };
+    let data = if args.data.is_empty() { default_data() } else { args.data.clone() };
     let mut requests = Vec::new();
-    for spec in &args.data {
-        requests.extend(requests_from(spec, &args.condition, args.prompts)?);
+    for spec in &data {
+        let got = requests_from(spec, &args.condition, args.prompts)
+            .with_context(|| format!("reading judge prompts from `{spec}` (paths are relative to the current folder: run from the repository root or pass --data)"))?;
+        if got.len() < args.prompts {
+            eprintln!("bench judge: `{spec}` gives {} prompts, not --prompts {}: it has too few examples", got.len(), args.prompts);
+        }
+        requests.extend(got);
+    }
+    if args.prompts % 2 == 1 {
+        eprintln!("bench judge: --prompts {} is odd: the last example is measured with chosen in slot A only", args.prompts);
     }
     if requests.is_empty() {
         bail!("no judge prompts: --data gave no examples");
     }
     let gen_prompts = args.gen_prompts.min(requests.len());
+    if gen_prompts < args.gen_prompts {
+        eprintln!("bench judge: --gen-prompts {} is more than the {} prompts; generating on {gen_prompts}", args.gen_prompts, requests.len());
+    }
     let exe = std::env::current_exe().context("locating the prbench binary")?;
     let logs = args.work.join("judge-logs");
     std::fs::create_dir_all(&logs)?;
@@ -339,6 +364,10 @@ pub fn measure(args: &BenchJudgeArgs) -> Result<serde_json::Value> {
             }
         };
         let longest = prefill_ids.iter().chain(&gen_ids).map(Vec::len).max().unwrap_or(0);
+        let needed = longest + args.max_new_tokens + 1;
+        if let Some(n) = args.ref_ctx.filter(|&n| (n as usize) < needed) {
+            bail!("--ref-ctx {n} is too small for {name}: the longest prompt is {longest} tokens, so the reference needs at least {needed} (prompt + --max-new-tokens + 1)");
+        }
         let input = WorkerInput {
             requests: requests.clone(),
             prefill_ids,
