@@ -528,8 +528,8 @@ pub struct EvalArgs {
     /// judge; several URLs = replicas), `hf:ORG/NAME[@REV]` or `dir:PATH` (sequence-classification
     /// reward model in the Hugging Face layout), `vllm-classify:MODEL@BASE_URL` and
     /// `reward-server:URL` (remote reward models), `bt:PATH` (a head from `prbench train bt`) or
-    /// `baseline:NAME`. Default: the SmolLM2-135M-Instruct GGUF fetched by
-    /// scripts/fetch-models.sh.
+    /// `baseline:NAME`. Default: the Qwen2.5-Coder-1.5B-Instruct GGUF judge fetched by
+    /// scripts/setup.sh (the tests' fast 135M model is SmolLM2-135M-Instruct.Q4_1.gguf beside it).
     #[arg(long)]
     pub model: Option<String>,
     /// Conditions, comma-separated: `none`; `profile` or `profile:K` (the user's top-K profile

@@ -106,7 +106,7 @@ fn smollm2_judge_runs_on_the_sample_in_both_orders() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let out = prbench(
-        &["eval", "--data", &sample(), "--limit", "1", "--both-orders", "--run-id", "s", "--quiet", "--bootstrap", "200"],
+        &["eval", "--data", &sample(), "--model", &format!("gguf:{}", model.display()), "--limit", "1", "--both-orders", "--run-id", "s", "--quiet", "--bootstrap", "200"],
         tmp.path(),
     );
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));

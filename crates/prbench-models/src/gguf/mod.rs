@@ -27,6 +27,11 @@ pub use meta::ftype_name;
 /// File name of the default local judge / generator model (DESIGN.md, assets).
 pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 
+/// File name of the default judge of `prbench eval`: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M
+/// (DESIGN.md, assets), fetched by `scripts/setup.sh`. Large enough to show the
+/// personalization gap between `none` and `oracle`; the tests use [`DEFAULT_MODEL_FILE`].
+pub const DEFAULT_JUDGE_FILE: &str = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf";
+
 /// Engine string recorded in manifests ([`crate::ModelIdentity::engine`]).
 pub const ENGINE_NAME: &str = "llama.cpp (llama-cpp-2 0.1.160)";
 
@@ -53,6 +58,11 @@ pub fn models_dir() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("."));
     home.join(".cache").join("prbench").join("models")
+}
+
+/// Path of the default judge of `prbench eval`: [`models_dir`] joined with [`DEFAULT_JUDGE_FILE`].
+pub fn default_judge_path() -> PathBuf {
+    models_dir().join(DEFAULT_JUDGE_FILE)
 }
 
 /// Path of the default model: [`models_dir`] joined with [`DEFAULT_MODEL_FILE`].

@@ -16,11 +16,12 @@ use prbench_eval::condition::{Condition, ConditionInputs};
 use prbench_eval::cache::Cache;
 use prbench_eval::run::{check_finished, check_resume, check_run_dir_free, create_run_dir, run as run_eval, RunConfig};
 use prbench_eval::runner::{ContextSource, EvalOptions};
-use prbench_models::gguf::default_model_path;
+use prbench_models::gguf::{default_judge_path, default_model_path};
 use prbench_models::spec::ModelSpec;
 use prbench_stats::bootstrap::BootstrapConfig;
 
 use crate::cli::{EvalArgs, VerdictMode};
+use prbench_report::guide::GuideInputs;
 use crate::progress::Bar;
 use crate::commands::conditions::{prepare, write_plans};
 use crate::commands::load::{load_model, LoadSettings, Loaded};
@@ -268,6 +269,14 @@ fn matrix_base(args: &EvalArgs, spec: &str, conditions: &[Condition], stamp: &st
     }
 }
 
+/// The share of A verdicts a finished run's `summary.json` reports (`None` when it has none or
+/// cannot be read: the guide then leaves the figure out).
+fn share_a_verdicts(dir: &Path) -> Option<f64> {
+    let text = std::fs::read_to_string(dir.join("summary.json")).ok()?;
+    let summary: prbench_report::Summary = serde_json::from_str(&text).ok()?;
+    summary.position_bias?.share_a_verdicts
+}
+
 /// Reads back every condition's outcomes (finished earlier or now) and writes the conditioning
 /// matrix next to the run folders: `<out>/<run-id or time-model>-matrix.{md,json}`.
 fn write_matrix(args: &EvalArgs, spec: &str, base: &str, data: &Dataset, runs: &[(Condition, String)], inputs: &ConditionInputs) -> Result<()> {
@@ -300,17 +309,36 @@ fn write_matrix(args: &EvalArgs, spec: &str, base: &str, data: &Dataset, runs: &
     std::fs::write(&md_path, &md).with_context(|| format!("writing `{}`", md_path.display()))?;
     let json_path = args.out.join(format!("{base}.json"));
     std::fs::write(&json_path, serde_json::to_string_pretty(&matrix)? + "\n").with_context(|| format!("writing `{}`", json_path.display()))?;
+    eprintln!("prbench: conditioning matrix in {} and {}", md_path.display(), json_path.display());
     if !args.json {
         println!("{md}");
+        let share_a = runs.iter().map(|(c, id)| (c.to_string(), share_a_verdicts(&args.out.join(id)))).collect();
+        let guide = GuideInputs { share_a, data_arg: args.data.data.clone() };
+        println!("{}", prbench_report::guide::render(&matrix, &guide));
     }
-    eprintln!("prbench: conditioning matrix in {} and {}", md_path.display(), json_path.display());
     Ok(())
+}
+
+/// The default judge's spec, or an error that says how to get it or what to pass instead.
+fn default_judge() -> Result<String> {
+    let path = default_judge_path();
+    if !path.is_file() {
+        bail!(
+            "the default judge, Qwen2.5-Coder-1.5B-Instruct (1.1 GB), is not at `{}`: run scripts/setup.sh once to fetch it, or name a model with --model (the 135M model of the tests: --model gguf:{})",
+            path.display(),
+            default_model_path().display()
+        );
+    }
+    Ok(format!("gguf:{}", path.display()))
 }
 
 /// Runs `prbench eval`.
 pub fn run(args: EvalArgs) -> Result<()> {
     let conditions = Condition::parse_list(&args.condition)?;
-    let spec = args.model.clone().unwrap_or_else(|| format!("gguf:{}", default_model_path().display()));
+    let spec = match &args.model {
+        Some(m) => m.clone(),
+        None => default_judge()?,
+    };
     let parsed = ModelSpec::parse(&spec)?;
     check_flags(&args, &parsed, &conditions)?;
     let data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
