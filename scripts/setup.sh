@@ -8,7 +8,8 @@
 #
 # Packages: cmake, libclang and a C/C++ compiler (llama.cpp is compiled from source by the
 # llama-cpp-2 crate and bindgen needs libclang), pip and venv (model download; the remote-engine
-# tests' llama.cpp server), CA certificates (cargo and pip over HTTPS). It installs what is
+# tests' llama.cpp server), CA certificates (cargo and pip over HTTPS), git (the commit
+# recorded in every run manifest). It installs what is
 # missing with apt-get: directly as root, through sudo otherwise; if neither works it stops and
 # prints the exact command to run.
 set -euo pipefail
@@ -38,6 +39,7 @@ have python3 || need+=(python3)
 { have python3 && python3 -m pip --version >/dev/null 2>&1; } || need+=(python3-pip)
 { have python3 && python3 -c 'import ensurepip, venv' >/dev/null 2>&1; } || need+=(python3-venv)
 [[ -f /etc/ssl/certs/ca-certificates.crt ]] || need+=(ca-certificates)
+have git || need+=(git)   # the build records the commit in every run manifest
 
 if ((${#need[@]})); then
   cmd=(apt-get install -y -q --no-install-recommends "${need[@]}")
