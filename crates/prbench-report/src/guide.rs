@@ -74,7 +74,10 @@ pub fn render(m: &Matrix, inputs: &GuideInputs) -> String {
         .max_by(|a, b| (a.1 - 0.5).abs().total_cmp(&(b.1 - 0.5).abs()));
     match block.metric.as_str() {
         "position-debiased" => {
-            let lean = lean.map_or(String::new(), |(c, v)| format!(" (this one answered A in {:.0}% of its verdicts under `{c}`)", v * 100.0));
+            let lean = lean.map_or(String::new(), |(c, v)| {
+                let (slot, share) = if v >= 0.5 { ("A", v) } else { ("B", 1.0 - v) };
+                format!(" (this one answered {slot} in {:.0}% of its single-order verdicts under `{c}`)", share * 100.0)
+            });
             let _ = writeln!(
                 s,
                 "- Read the **position-debiased** figures. A small judge leans towards one slot{lean}, so its single-order accuracy partly measures which slot held `chosen`. With `--both-orders` each pair is judged twice, and the judge is credited when its A-vs-B log-odds margin is larger with `chosen` in A than with `chosen` in B: the lean cancels (PROTOCOL.md §4)."
@@ -164,13 +167,20 @@ mod tests {
         assert!(g.contains("in 41.7% [95% CI 20.0, 70.0] of pairs"), "{g}");
         assert!(g.contains("rubric aspects (`oracle`: an upper bound, not a benchmark score) in 75.0% [95% CI 50.0, 90.0]"), "{g}");
         // The larger lean of the two conditions (0.9 is further from 0.5 than 0.55).
-        assert!(g.contains("answered A in 90% of its verdicts under `none`"), "{g}");
+        assert!(g.contains("answered A in 90% of its single-order verdicts under `none`"), "{g}");
         assert!(g.contains("**position-debiased**"), "{g}");
         // 12 pairs, CI 20–70: 50 points wide.
         assert!(g.contains("12 pairs per condition is a first look: a 95% CI here is about 50 points wide"), "{g}");
         assert!(g.contains("psoups:../shared/data/alignx-psoups"), "{g}");
         assert!(g.contains("--data data/sample --condition none,profile:10,planner"), "{g}");
         assert!(g.contains("openai:"), "{g}");
+    }
+
+    #[test]
+    fn guide_names_the_slot_a_judge_leans_to() {
+        let m = matrix(vec![block("position-debiased", 0.4167, 0.75)], "prb");
+        let g = render(&m, &GuideInputs { share_a: vec![("none".into(), Some(0.0)), ("oracle".into(), Some(0.25))], data_arg: "d".into() });
+        assert!(g.contains("answered B in 100% of its single-order verdicts under `none`"), "{g}");
     }
 
     #[test]
