@@ -43,6 +43,9 @@ pub enum EntryKind {
     Embedding,
     /// A generator reply (the planner), keyed by generator, decoding and rendered prompt.
     Generation,
+    /// Next-token log-probabilities of candidate strings (the Best-of-N rubric judge in
+    /// logprob mode), keyed by scorer, candidates and rendered prompt.
+    NextToken,
 }
 
 impl EntryKind {
@@ -52,6 +55,7 @@ impl EntryKind {
             EntryKind::Score => "score",
             EntryKind::Embedding => "embedding",
             EntryKind::Generation => "generation",
+            EntryKind::NextToken => "next-token",
         }
     }
 }
@@ -311,8 +315,9 @@ impl CacheCounters {
     }
 }
 
-/// The lookup-then-call logic shared by [`CachedJudge`], [`CachedRewardModel`] and the
-/// planner's [`crate::planner::CachedGenerator`]: answers the
+/// The lookup-then-call logic shared by [`CachedJudge`], [`CachedRewardModel`], the
+/// planner's [`crate::planner::CachedGenerator`] and
+/// [`crate::cached_scorer::CachedNextTokenScorer`]: answers the
 /// items whose key is stored, sends the rest to `call` (one batch), stores each result the
 /// moment the backend hands it to `done`, and returns one result per item in order.
 /// Where [`cached_each`] stores results: the cache, the run's counters, and what to file them as.

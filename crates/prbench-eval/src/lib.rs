@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 pub mod cache;
+pub mod cached_scorer;
 pub mod condition;
 pub mod error;
 pub mod leakage;

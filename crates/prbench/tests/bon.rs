@@ -147,3 +147,181 @@ fn correlate_on_csvs_by_hand_and_refuses_unmatched_models() {
         assert!(!out.status.success() && text(&out.stderr).contains(says), "{flag}: {}", text(&out.stderr));
     }
 }
+
+/// Writes a BoN folder by hand, as `bon sample` would have: for each `(example id, answers)`
+/// of the dataset at `data`, one sample per answer, and the folder's manifest (with `data` as
+/// its dataset spec and the dataset's real hash).
+fn write_bon_folder(dir: &Path, data: &str, answers: &[(&str, &[&str])]) {
+    use prbench_downstream::bon::folder::SamplesManifest;
+    use prbench_downstream::bon::sample::{BonSample, SampleSettings};
+    let loaded = prbench_data::load::load(data, &[]).unwrap();
+    let mut samples = Vec::new();
+    for (id, texts) in answers {
+        let ex = loaded.examples.iter().find(|e| e.id == *id).unwrap();
+        for (i, t) in texts.iter().enumerate() {
+            samples.push(BonSample {
+                example_id: ex.id.clone(),
+                subset: ex.subset.clone(),
+                sample_index: i,
+                seed: i as u64,
+                text: (*t).into(),
+                posts_shown: 0,
+                posts_dropped: 0,
+                tokens: Default::default(),
+                hit_max_new_tokens: false,
+                error: None,
+            });
+        }
+    }
+    let manifest = SamplesManifest {
+        code_version: "test".into(),
+        created: "2026-01-01T00:00:00Z".into(),
+        dataset: data.into(),
+        subsets: vec![],
+        dataset_kind: loaded.kind.clone(),
+        dataset_hash: loaded.hash.clone(),
+        policy: prbench_models::ModelIdentity { spec: "hand-written".into(), ..Default::default() },
+        template_hash: "none".into(),
+        retriever: "bm25".into(),
+        settings: SampleSettings { n: answers[0].1.len(), ..SampleSettings::default() },
+        per_subset: None,
+        distinct_questions: false,
+        example_ids: answers.iter().map(|(id, _)| (*id).to_string()).collect(),
+    };
+    std::fs::create_dir_all(dir).unwrap();
+    prbench_downstream::bon::files::write_json(&dir.join("manifest.json"), &manifest).unwrap();
+    prbench_downstream::bon::files::write_jsonl(&dir.join("samples.jsonl"), &samples).unwrap();
+}
+
+/// Rubric aspects of the bundled sample's example `id`.
+fn aspects(id: &str) -> usize {
+    prbench_data::load::load(&sample(), &[]).unwrap().examples.iter().find(|e| e.id == id).unwrap().rubric_aspects.len()
+}
+
+#[test]
+fn bon_judge_logprob_caches_every_call_and_a_killed_run_resumes() {
+    if !model_present() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let answers: [(&str, &[&str]); 2] = [
+        ("sample-art-01", &["Try a short film course first.", "Watch the classics and take notes.", "Make one film a month."]),
+        ("sample-art-02", &["Start with watercolour postcards.", "Join a local sketching group.", "Paint what you see every day."]),
+    ];
+    write_bon_folder(&tmp.path().join("b"), &sample(), &answers);
+    // One next-token call per (sample, rubric aspect).
+    let calls = 3 * (aspects("sample-art-01") + aspects("sample-art-02"));
+    let judge = |name: &str, cache: &str| prbench(&["bon", "judge", "--samples", "b", "--name", name, "--cache", cache, "--quiet"], tmp.path());
+    let out = judge("first", "c1.sqlite");
+    ok(&out);
+    assert!(text(&out.stderr).contains(&format!("0 hits, {calls} calls")), "{}", text(&out.stderr));
+    let first = jsonl(&tmp.path().join("b/judgements/first.jsonl"));
+    assert_eq!(first.len(), 6);
+    // Again on the same cache: no model call, the same judgements.
+    let out = judge("again", "c1.sqlite");
+    ok(&out);
+    assert!(text(&out.stderr).contains(&format!("{calls} hits, 0 calls")), "{}", text(&out.stderr));
+    assert_eq!(jsonl(&tmp.path().join("b/judgements/again.jsonl")), first);
+
+    // Killed halfway on a fresh cache, then the same command again: what was stored is not
+    // called again, and the judgements equal the uninterrupted run's.
+    let c2 = tmp.path().join("c2.sqlite");
+    let watch = prbench_eval::cache::Cache::open(&c2).unwrap();
+    let stored = || watch.stats().map_or(0, |rows| rows.iter().map(|r| r.entries).sum::<u64>()) as usize;
+    let args = ["bon", "judge", "--samples", "b", "--name", "killed", "--cache", "c2.sqlite", "--quiet"];
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_prbench"))
+        .args(args)
+        .current_dir(tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while stored() < 2 {
+        assert!(started.elapsed() < std::time::Duration::from_secs(120), "the run never got going");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before it was killed");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let kept = stored();
+    assert!(!tmp.path().join("b/judgements/killed.jsonl").exists(), "killed before the end");
+    assert!(kept < calls, "killed before the last call");
+    let out = prbench(&args, tmp.path());
+    ok(&out);
+    assert!(text(&out.stderr).contains(&format!("{kept} hits, {} calls", calls - kept)), "{}", text(&out.stderr));
+    assert_eq!(jsonl(&tmp.path().join("b/judgements/killed.jsonl")), first);
+}
+
+#[test]
+fn bon_judge_refuses_examples_without_rubric_before_loading_a_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The sample's Art file with the rubric of its second example emptied.
+    let rows: Vec<String> = std::fs::read_to_string(repo().join("data/sample/Art_and_Entertainment.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut r: serde_json::Value = serde_json::from_str(l).unwrap();
+            if r["id"] == "sample-art-02" {
+                r["rubric_aspects"] = serde_json::json!([]);
+            }
+            r.to_string()
+        })
+        .collect();
+    let data = tmp.path().join("art.jsonl");
+    std::fs::write(&data, rows.join("\n") + "\n").unwrap();
+    write_bon_folder(&tmp.path().join("b"), data.to_str().unwrap(), &[("sample-art-01", &["a", "b"]), ("sample-art-02", &["c", "d"])]);
+    // A judge file that does not exist: the rubric check must come first.
+    let out = prbench(&["bon", "judge", "--samples", "b", "--judge", "gguf:/nonexistent/judge.gguf", "--no-cache"], tmp.path());
+    let err = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("1 example without rubric aspects: `sample-art-02` (Art_and_Entertainment, 2 samples)"), "{err}");
+    assert!(!err.contains("rubric judge `"), "refused before announcing or loading the judge: {err}");
+    assert!(!tmp.path().join("b/judgements").exists());
+}
+
+#[test]
+fn bon_paths_cache_next_to_the_folder_absolute_dataset_and_clear_errors() {
+    use prbench_fault_server::{FaultServer, ServerConfig};
+    let tmp = tempfile::tempdir().unwrap();
+    let server = FaultServer::start(ServerConfig::default()).unwrap();
+    let policy = format!("openai:fault-model@{}", server.openai_base());
+    // The dataset by a relative path, as a user types it.
+    let data = tmp.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::copy(repo().join("data/sample/Art_and_Entertainment.jsonl"), data.join("Art_and_Entertainment.jsonl")).unwrap();
+    std::fs::create_dir(tmp.path().join("work")).unwrap();
+    let sample_args = |out: &str| -> Vec<String> {
+        ["bon", "sample", "--data", "data", "--policy", &policy, "--out", out, "--n", "2", "--limit", "1", "--quiet"].map(String::from).to_vec()
+    };
+    let run = |args: &[String], cwd: &Path| prbench(&args.iter().map(String::as_str).collect::<Vec<_>>(), cwd);
+    ok(&run(&sample_args("work/b"), tmp.path()));
+    // The default cache sits in the folder's parent, not under the working folder.
+    assert!(tmp.path().join("work/cache.sqlite").is_file());
+    assert!(!tmp.path().join("runs").exists() && !tmp.path().join("cache.sqlite").exists());
+    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(tmp.path().join("work/b/manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["dataset"].as_str().unwrap(), std::fs::canonicalize(&data).unwrap().to_str().unwrap());
+    // Judged from another folder: the stored absolute path finds the data.
+    let judge = ["bon", "judge", "--samples", "b", "--judge", &policy, "--mode", "generate", "--quiet"].map(String::from).to_vec();
+    ok(&run(&judge, &tmp.path().join("work")));
+    assert!(tmp.path().join("work/b/judgements").is_dir());
+    // The data moved: the error says to pass --data.
+    std::fs::rename(&data, tmp.path().join("moved")).unwrap();
+    let mut again = judge.clone();
+    again.extend(["--name", "second"].map(String::from));
+    let out = run(&again, &tmp.path().join("work"));
+    assert!(!out.status.success() && text(&out.stderr).contains("if it has moved, pass --data with its path now"), "{}", text(&out.stderr));
+    again.extend(["--data".to_string(), tmp.path().join("moved").display().to_string()]);
+    ok(&run(&again, &tmp.path().join("work")));
+    // --out (or --samples) naming a file: said plainly, before anything runs.
+    std::fs::rename(tmp.path().join("moved"), &data).unwrap();
+    std::fs::write(tmp.path().join("notes.txt"), "x").unwrap();
+    for out in ["notes.txt", "notes.txt/b"] {
+        let o = run(&sample_args(out), tmp.path());
+        let err = text(&o.stderr);
+        assert!(!o.status.success() && err.contains(&format!("--out `{out}` ")) && err.contains("pass a new folder path"), "{err}");
+        assert!(err.contains(if out == "notes.txt" { "is a file" } else { "lies under `notes.txt`, which is a file" }), "{err}");
+    }
+    let o = prbench(&["bon", "judge", "--samples", "notes.txt"], tmp.path());
+    assert!(!o.status.success() && text(&o.stderr).contains("a file, not a folder"), "{}", text(&o.stderr));
+}

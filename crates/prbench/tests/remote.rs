@@ -397,3 +397,38 @@ fn a_server_url_without_its_scheme_is_refused_before_any_request() {
     assert!(text(&out.stderr).contains("is not an http:// or https:// URL"), "{}", text(&out.stderr));
     assert!(!tmp.path().join("runs").exists());
 }
+
+/// A loopback URL where nothing listens (a port the OS just handed out and took back).
+fn dead_url() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    format!("http://127.0.0.1:{port}")
+}
+
+#[test]
+fn reward_server_is_probed_at_load_and_a_dead_url_is_refused_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = FaultServer::start(ServerConfig::default()).unwrap();
+    let dead = dead_url();
+    let eval = |model: &str, id: &str| {
+        prbench(&["eval", "--data", &sample(), "--model", model, "--run-id", id, "--limit", "1", "--quiet", "--bootstrap", "200", "--max-retries", "0"], tmp.path())
+    };
+    // A dead URL, alone or beside a live replica, stops the run at load, named, before any run file.
+    for (id, model) in [("dead", format!("reward-server:{dead}")), ("mixed", format!("reward-server:{},{dead}", server.base_url()))] {
+        let out = eval(&model, id);
+        let err = text(&out.stderr);
+        assert!(!out.status.success(), "{model}: {err}");
+        assert!(err.contains(&format!("reward server `{dead}` did not answer a test request")) && err.contains("connection failed"), "{err}");
+        assert!(!tmp.path().join("runs").join(id).exists(), "{model}: no run folder for a refused model");
+    }
+    // A live server gets exactly one probe (the fixed test item), then the run's own requests.
+    server.clear_log();
+    let out = eval(&format!("reward-server:{}", server.base_url()), "live");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let log = server.log();
+    let probes: Vec<_> = log.iter().filter(|r| r.body["query"] == prbench_remote::reward_server::PROBE_ITEM.0).collect();
+    assert_eq!(probes.len(), 1, "{log:?}");
+    assert_eq!((probes[0].method.as_str(), probes[0].path.as_str()), ("POST", "/score"));
+    assert_eq!(log.len(), 1 + 3 * 2, "the probe, then chosen and rejected of 3 subsets × 1 example");
+}

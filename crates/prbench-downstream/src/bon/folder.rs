@@ -113,10 +113,11 @@ impl BonFolder {
     /// [`BonError::File`] when the folder holds no finished sampling run.
     pub fn read_manifest(&self) -> Result<SamplesManifest, BonError> {
         if !self.dir.is_dir() {
+            let what = if self.dir.exists() { "a file, not a folder" } else { "no such folder" };
             return Err(BonError::File {
                 path: self.dir.display().to_string(),
                 line: 0,
-                reason: "no such folder; pass the --out folder of `prbench bon sample`".into(),
+                reason: format!("{what}; pass the --out folder of `prbench bon sample`"),
             });
         }
         if !self.samples().is_file() {

@@ -132,32 +132,55 @@ fn argmax_softmax(logprobs: &[f32]) -> (usize, [f64; 3]) {
     (best, [e[0] / z, e[1] / z, e[2] / z])
 }
 
-/// Judges every sample against its example's rubric, in order. `examples` must hold the
-/// example of every sample (matched by id). Samples whose generation failed get a judgement
-/// with `error` set and no call. `progress(done)` is called after each sample.
+/// Checks, before any model is loaded or called, that every sample's example is in
+/// `examples` and has at least one rubric aspect (the judge has nothing to score otherwise).
 ///
 /// # Errors
-/// [`BonError::Mismatch`] when a sample's example is missing from `examples` or has no rubric
-/// aspect; template errors. Engine failures on one sample are recorded in its judgement.
-pub fn judge_all(
-    examples: &std::collections::HashMap<&str, &Example>,
-    samples: &[BonSample],
-    engine: RubricEngine<'_>,
-    progress: &dyn Fn(usize),
-) -> Result<Vec<RubricJudgement>, BonError> {
-    let prompts = BonPrompts::new();
-    let mut out = Vec::with_capacity(samples.len());
+/// [`BonError::Mismatch`] naming the first missing example, or every example without a
+/// rubric aspect (with its subset and how many samples it has), and what to do.
+pub fn check_examples(examples: &std::collections::HashMap<&str, &Example>, samples: &[BonSample]) -> Result<(), BonError> {
+    let mut empty: Vec<(&str, &str, usize)> = Vec::new();
     for s in samples {
         let ex = examples.get(s.example_id.as_str()).ok_or_else(|| BonError::Mismatch {
             what: format!("sample {} of example `{}`", s.sample_index, s.example_id),
             reason: "the dataset has no such example; pass the dataset the samples were drawn from".into(),
         })?;
         if ex.rubric_aspects.is_empty() {
-            return Err(BonError::Mismatch {
-                what: format!("example `{}`", ex.id),
-                reason: "it has no rubric aspects: the rubric judge has nothing to score".into(),
-            });
+            match empty.iter_mut().find(|(id, _, _)| *id == ex.id) {
+                Some(e) => e.2 += 1,
+                None => empty.push((&ex.id, &ex.subset, 1)),
+            }
         }
+    }
+    if empty.is_empty() {
+        return Ok(());
+    }
+    let named: Vec<String> = empty.iter().map(|(id, subset, n)| format!("`{id}` ({subset}, {n} sample{})", if *n == 1 { "" } else { "s" })).collect();
+    Err(BonError::Mismatch {
+        what: format!("{} example{} without rubric aspects: {}", empty.len(), if empty.len() == 1 { "" } else { "s" }, named.join(", ")),
+        reason: "the rubric judge scores an answer per hidden rubric aspect and has nothing to score for these; nothing was judged. Add their rubric aspects to the dataset (then pass it with --data), or sample again from examples that have a rubric".into(),
+    })
+}
+
+/// Judges every sample against its example's rubric, in order. `examples` must hold the
+/// example of every sample (matched by id), each with a rubric aspect: [`check_examples`] runs
+/// first, so nothing is judged when one is missing. Samples whose generation failed get a
+/// judgement with `error` set and no call. `progress(done)` is called after each sample.
+///
+/// # Errors
+/// As [`check_examples`]; template errors. Engine failures on one sample are recorded in its
+/// judgement.
+pub fn judge_all(
+    examples: &std::collections::HashMap<&str, &Example>,
+    samples: &[BonSample],
+    engine: RubricEngine<'_>,
+    progress: &dyn Fn(usize),
+) -> Result<Vec<RubricJudgement>, BonError> {
+    check_examples(examples, samples)?;
+    let prompts = BonPrompts::new();
+    let mut out = Vec::with_capacity(samples.len());
+    for s in samples {
+        let ex = examples[s.example_id.as_str()];
         let mut j = RubricJudgement::empty(&s.example_id, s.sample_index, ex.rubric_aspects.len());
         if let Some(e) = &s.error {
             j.error = Some(format!("no sample to judge (its generation failed: {e})"));
@@ -229,6 +252,107 @@ mod tests {
         assert!((p[0] - 0.25).abs() < 1e-6 && (p[1] - 0.625).abs() < 1e-6 && (p[2] - 0.125).abs() < 1e-6);
         // An exact tie goes to the lower score.
         assert_eq!(argmax_softmax(&[-1.0, -3.0, -1.0]).0, 0);
+    }
+
+    use prbench_data::RubricAspect;
+    use prbench_eval::cache::{Cache, CacheCounters};
+    use prbench_eval::cached_scorer::CachedNextTokenScorer;
+    use prbench_models::{ChatPrompt, ModelIdentity};
+    use std::collections::HashMap;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn example(id: &str, aspects: &[&str]) -> Example {
+        Example {
+            id: id.into(),
+            subset: "Art_and_Entertainment".into(),
+            question: format!("question {id}"),
+            profile: vec![],
+            rubric_aspects: aspects.iter().map(|a| RubricAspect { aspect: (*a).into(), evidence: "e".into(), reason: "r".into() }).collect(),
+            narrative: "n".into(),
+            category: "c".into(),
+            chosen: "x".into(),
+            rejected: "y".into(),
+        }
+    }
+
+    fn sample(id: &str, i: usize, text: &str) -> BonSample {
+        BonSample {
+            example_id: id.into(),
+            subset: "Art_and_Entertainment".into(),
+            sample_index: i,
+            seed: i as u64,
+            text: text.into(),
+            posts_shown: 0,
+            posts_dropped: 0,
+            tokens: TokenStats::default(),
+            hit_max_new_tokens: false,
+            error: None,
+        }
+    }
+
+    /// Log-probabilities that depend on the prompt text, counting calls; fails every call after
+    /// `fail_after` of them (a run that stops halfway).
+    struct Scorer {
+        calls: AtomicUsize,
+        fail_after: usize,
+    }
+
+    impl NextTokenScorer for Scorer {
+        fn next_token_logprobs(&self, prompt: &ChatPrompt, candidates: &[&str]) -> Result<(Vec<f32>, TokenStats), ModelError> {
+            if self.calls.fetch_add(1, Ordering::Relaxed) >= self.fail_after {
+                return Err(ModelError::Engine("stopped".into()));
+            }
+            let h = prompt.all_text().bytes().fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+            Ok(((0..candidates.len()).map(|i| -(((h >> (4 * i)) % 16) as f32) / 4.0).collect(), TokenStats { input_tokens: 10, ..TokenStats::default() }))
+        }
+        fn identity(&self) -> ModelIdentity {
+            ModelIdentity { spec: "stub".into(), engine: "stub".into(), file_hash: "h".into(), ..ModelIdentity::default() }
+        }
+    }
+
+    #[test]
+    fn empty_rubrics_are_refused_up_front_naming_every_example_before_any_call() {
+        let exs = [example("a", &["x"]), example("b", &[]), example("c", &[])];
+        let by_id: HashMap<&str, &Example> = exs.iter().map(|e| (e.id.as_str(), e)).collect();
+        let samples = [sample("a", 0, "s"), sample("b", 0, "s"), sample("b", 1, "s"), sample("c", 0, "s")];
+        let scorer = Scorer { calls: AtomicUsize::new(0), fail_after: usize::MAX };
+        let err = judge_all(&by_id, &samples, RubricEngine::Logprob(&scorer), &|_| {}).unwrap_err().to_string();
+        assert!(err.starts_with("2 examples without rubric aspects: `b` (Art_and_Entertainment, 2 samples), `c` (Art_and_Entertainment, 1 sample): "), "{err}");
+        assert!(err.contains("nothing was judged"), "{err}");
+        assert_eq!(scorer.calls.load(Ordering::Relaxed), 0, "example `a` comes first and was not judged either");
+        assert!(check_examples(&by_id, &samples[..1]).is_ok());
+    }
+
+    #[test]
+    fn logprob_judgements_resume_from_the_cache_without_repeating_a_call() {
+        let exs = [example("a", &["x", "y"]), example("b", &["z"])];
+        let by_id: HashMap<&str, &Example> = exs.iter().map(|e| (e.id.as_str(), e)).collect();
+        let samples = [sample("a", 0, "one"), sample("a", 1, "two"), sample("b", 0, "three"), sample("b", 1, "four")];
+        let calls = 2 + 2 + 1 + 1; // one per (sample, aspect)
+        let fresh = Scorer { calls: AtomicUsize::new(0), fail_after: usize::MAX };
+        let whole = judge_all(&by_id, &samples, RubricEngine::Logprob(&fresh), &|_| {}).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::open(&dir.path().join("c.sqlite")).unwrap();
+        // A run that stops after 3 calls: what it computed is in the cache.
+        let stopping = Scorer { calls: AtomicUsize::new(0), fail_after: 3 };
+        let counters = CacheCounters::default();
+        let partial = judge_all(&by_id, &samples, RubricEngine::Logprob(&CachedNextTokenScorer::new(&stopping, &cache, &counters)), &|_| {}).unwrap();
+        assert!(partial[1].error.is_some() && partial[0] == whole[0]);
+        // Resumed: the 3 stored results are hits, only the other calls reach the model, and the
+        // judgements equal an uninterrupted run's.
+        let resumed_model = Scorer { calls: AtomicUsize::new(0), fail_after: usize::MAX };
+        let counters = CacheCounters::default();
+        let resumed = judge_all(&by_id, &samples, RubricEngine::Logprob(&CachedNextTokenScorer::new(&resumed_model, &cache, &counters)), &|_| {}).unwrap();
+        assert_eq!(resumed, whole);
+        let r = counters.report(&cache);
+        assert_eq!((r.hits, r.calls), (3, calls - 3));
+        assert_eq!(resumed_model.calls.load(Ordering::Relaxed) as u64, calls - 3);
+        // Once more: every call is a hit.
+        let idle = Scorer { calls: AtomicUsize::new(0), fail_after: 0 };
+        let counters = CacheCounters::default();
+        let again = judge_all(&by_id, &samples, RubricEngine::Logprob(&CachedNextTokenScorer::new(&idle, &cache, &counters)), &|_| {}).unwrap();
+        assert_eq!(again, whole);
+        assert_eq!((counters.report(&cache).hits, idle.calls.load(Ordering::Relaxed)), (calls, 0));
     }
 
     #[test]

@@ -15,17 +15,18 @@ use prbench_downstream::bon::folder::{check_name, name_for, BonFolder, SamplesMa
 use prbench_downstream::bon::prompts::{policy_hash, rating_hash, rubric_hash};
 use prbench_downstream::bon::rating::{RatingEngine, RatingRewardModel};
 use prbench_downstream::bon::report::{build, render, ModelScores};
-use prbench_downstream::bon::rubric::{judge_all, RubricEngine, RubricJudgement};
+use prbench_downstream::bon::rubric::{check_examples, judge_all, RubricEngine, RubricJudgement};
 use prbench_downstream::bon::sample::{sample_all, select, BonSample, SampleSettings};
 use prbench_downstream::bon::score::{score_all, BonContext, BonScore};
 use prbench_eval::cache::{Cache, CacheCounters, CachedRewardModel};
+use prbench_eval::cached_scorer::CachedNextTokenScorer;
 use prbench_eval::condition::{Condition, ConditionInputs};
 use prbench_eval::planner::CachedGenerator;
 use prbench_eval::prompt::Prompts;
 use prbench_eval::runner::Reporter;
 use prbench_models::gguf::{default_model_path, GgufEngine, GgufOptions};
 use prbench_models::spec::ModelSpec;
-use prbench_models::{Generator, RewardModel};
+use prbench_models::{Generator, NextTokenScorer, RewardModel};
 
 use crate::cli::{DataArgs, RemoteArgs, ScalarRmArgs, VerdictMode};
 use crate::commands::conditions::{load_generator, rank_profiles};
@@ -48,18 +49,56 @@ pub enum BonCommand {
 /// The cache flags shared by the BoN verbs.
 #[derive(Args, Debug)]
 pub struct CacheArgs {
-    /// The run cache (generations, scores): a killed run resumes from it.
-    #[arg(long, default_value = "runs/cache.sqlite")]
-    pub cache: PathBuf,
+    /// The run cache (policy samples, rubric judgements, scores): a killed run resumes from it.
+    /// Default: `cache.sqlite` next to the BoN folder (in its parent folder), so BoN folders
+    /// side by side share one cache, as eval's run folders share `<--out>/cache.sqlite`.
+    #[arg(long)]
+    pub cache: Option<PathBuf>,
     /// Neither read nor write the cache.
     #[arg(long)]
     pub no_cache: bool,
 }
 
 impl CacheArgs {
-    fn open(&self) -> Result<Option<Arc<Cache>>> {
-        Ok(if self.no_cache { None } else { Some(Arc::new(Cache::open(&self.cache)?)) })
+    /// The cache of the BoN folder `folder` (see [`default_cache`]), unless `--no-cache`.
+    fn open(&self, folder: &Path) -> Result<Option<Arc<Cache>>> {
+        if self.no_cache {
+            return Ok(None);
+        }
+        let path = self.cache.clone().unwrap_or_else(|| default_cache(folder));
+        Ok(Some(Arc::new(Cache::open(&path)?)))
     }
+}
+
+/// The default cache of a BoN folder: `cache.sqlite` in the folder's parent (the current
+/// folder for a bare name such as `bon1`), never a path that depends on where the command runs.
+pub fn default_cache(folder: &Path) -> PathBuf {
+    match folder.parent() {
+        Some(parent) => parent.join("cache.sqlite"),
+        None => folder.join("cache.sqlite"),
+    }
+}
+
+/// The dataset spec a BoN folder stores: paths made absolute (`psoups:DIR` too), so later
+/// stages find the data from any working folder; `hf:` specs as given.
+fn absolute_dataset_spec(spec: &str) -> Result<String> {
+    let (prefix, path) = match spec.strip_prefix("psoups:") {
+        Some(dir) => ("psoups:", dir),
+        None if spec.starts_with("hf:") => return Ok(spec.to_string()),
+        None => ("", spec),
+    };
+    let abs = std::fs::canonicalize(path).with_context(|| format!("resolving the dataset path `{path}`"))?;
+    let abs = abs.to_str().with_context(|| format!("the dataset path `{}` is not UTF-8; move the data to a UTF-8 path", abs.display()))?;
+    Ok(format!("{prefix}{abs}"))
+}
+
+/// Refuses an `--out` that is, or lies under, a file: a BoN folder must be a folder.
+fn check_out_folder(out: &Path) -> Result<()> {
+    if let Some(file) = out.ancestors().filter(|a| !a.as_os_str().is_empty()).find(|a| a.exists()).filter(|a| !a.is_dir()) {
+        let what = if file == out { "is a file".to_string() } else { format!("lies under `{}`, which is a file", file.display()) };
+        bail!("--out `{}` {what}; `bon sample` writes a folder of files (manifest.json, samples.jsonl, …): pass a new folder path", out.display());
+    }
+    Ok(())
 }
 
 /// The flags every model-running BoN stage (`sample`, `judge`, `score`) takes.
@@ -235,6 +274,7 @@ fn sample(args: SampleArgs) -> Result<()> {
     if !(top_p > 0.0 && top_p <= 1.0) {
         bail!("--top-p must be in (0, 1] (got {top_p})");
     }
+    check_out_folder(&args.out)?;
     let folder = BonFolder::new(&args.out);
     if folder.samples().exists() {
         bail!("`{}` already holds samples; choose a new --out folder (judge and score it with `prbench bon judge/score --samples {}`)", folder.samples().display(), args.out.display());
@@ -254,7 +294,7 @@ fn sample(args: SampleArgs) -> Result<()> {
         seed: args.seed,
     };
     let bar = Bar::new(args.stage.quiet);
-    let cache = args.stage.cache.open()?;
+    let cache = args.stage.cache.open(&args.out)?;
     let (ranked, retriever) = rank_profiles(args.retriever.as_deref(), &data, &examples, cache.as_ref(), &bar)?;
     let inputs = ConditionInputs { ranked, retriever: Some(retriever.clone()), ..ConditionInputs::default() };
     eprintln!("prbench: {} examples × {} samples from `{}`; loading policy `{spec}`", examples.len(), args.n, data.source);
@@ -262,7 +302,7 @@ fn sample(args: SampleArgs) -> Result<()> {
     let manifest = SamplesManifest {
         code_version: crate::code_version().into(),
         created: now(),
-        dataset: data.source.clone(),
+        dataset: absolute_dataset_spec(&args.data.data)?,
         subsets: args.data.subset.clone(),
         dataset_kind: data.kind.clone(),
         dataset_hash: data.hash.clone(),
@@ -316,7 +356,13 @@ fn open_folder(dir: &Path, data: Option<&str>) -> Result<(BonFolder, SamplesMani
     let manifest = folder.read_manifest()?;
     let samples: Vec<BonSample> = read_jsonl(&folder.samples())?;
     let source = data.unwrap_or(&manifest.dataset);
-    let dataset = load(source, &manifest.subsets).with_context(|| format!("loading dataset `{source}` (the samples were drawn from `{}`)", manifest.dataset))?;
+    let dataset = load(source, &manifest.subsets).with_context(|| match data {
+        Some(_) => format!("loading dataset `{source}` (the samples were drawn from `{}`)", manifest.dataset),
+        None => format!(
+            "loading dataset `{source}`, which `{}` names as the one the samples were drawn from; if it has moved, pass --data with its path now (it is checked by hash)",
+            folder.manifest().display()
+        ),
+    })?;
     if dataset.hash != manifest.dataset_hash {
         bail!(
             "the files of dataset `{source}` (subsets: {}) differ from those the samples were drawn from (sha256 {}…, now {}…): they changed since sampling, or --data names other files; pass --data with the original files",
@@ -334,6 +380,9 @@ fn by_id(data: &Dataset) -> HashMap<&str, &Example> {
 
 fn judge(args: JudgeArgs) -> Result<()> {
     let (folder, _, samples, data) = open_folder(&args.samples, args.data.as_deref())?;
+    let examples = by_id(&data);
+    // Every example must have a rubric before a model loads or a sample is judged.
+    check_examples(&examples, &samples)?;
     let spec = args.judge.clone().unwrap_or_else(default_gguf);
     let name = args.name.clone().unwrap_or_else(|| name_for(&spec));
     check_name(&name)?;
@@ -342,7 +391,7 @@ fn judge(args: JudgeArgs) -> Result<()> {
         bail!("`{}` exists; pass --name for another judge, or delete it to judge again", out.display());
     }
     let bar = Bar::new(args.stage.quiet);
-    let cache = args.stage.cache.open()?;
+    let cache = args.stage.cache.open(&folder.dir)?;
     let counters = CacheCounters::default();
     eprintln!("prbench: rubric judge `{spec}` ({:?}) on {} samples", args.mode, samples.len());
     let parsed = ModelSpec::parse(&spec)?;
@@ -355,9 +404,18 @@ fn judge(args: JudgeArgs) -> Result<()> {
         (VerdictMode::Logprob, _) => bail!("--mode logprob needs a local `gguf:` judge; for `{spec}` pass --mode generate"),
         (VerdictMode::Generate, _) => generator = Some(load_generator(&spec, &args.stage.remote, "judge", "--judge")?),
     }
-    let cached;
+    let (cached, cached_scorer);
     let engine = match (&gguf, generator.as_deref()) {
-        (Some(e), _) => RubricEngine::Logprob(e),
+        (Some(e), _) => {
+            let scorer: &dyn NextTokenScorer = match &cache {
+                Some(c) => {
+                    cached_scorer = CachedNextTokenScorer::new(e, c, &counters);
+                    &cached_scorer
+                }
+                None => e,
+            };
+            RubricEngine::Logprob(scorer)
+        }
         (None, Some(g)) => {
             let g: &dyn Generator = match &cache {
                 Some(c) => {
@@ -384,8 +442,12 @@ fn judge(args: JudgeArgs) -> Result<()> {
         samples_sha256: folder.samples_sha256()?,
     };
     bar.start("bon judge", samples.len() as u64);
-    let judgements = judge_all(&by_id(&data), &samples, engine, &|_| bar.advance(1))?;
+    let judgements = judge_all(&examples, &samples, engine, &|_| bar.advance(1))?;
     bar.finish();
+    if let Some(c) = &cache {
+        let r = counters.report(c);
+        eprintln!("prbench: cache `{}`: {} hits, {} calls", r.path, r.hits, r.calls);
+    }
     std::fs::create_dir_all(out.parent().expect("judgements/ folder")).with_context(|| format!("creating `{}`", out.display()))?;
     write_json(&out.with_extension("manifest.json"), &stage)?;
     write_jsonl(&out, &judgements)?;
@@ -411,7 +473,7 @@ fn score(args: ScoreArgs) -> Result<()> {
         bail!("`{}` exists; pass --name for another file, or delete it to score again", out.display());
     }
     let bar = Bar::new(args.stage.quiet);
-    let cache = args.stage.cache.open()?;
+    let cache = args.stage.cache.open(&folder.dir)?;
     let parsed = ModelSpec::parse(&args.model)?;
     let (rm, mode, template_hash): (Box<dyn RewardModel>, &str, String) = match (&parsed, args.mode) {
         (ModelSpec::Gguf(path), VerdictMode::Logprob) => {
@@ -468,6 +530,10 @@ fn score(args: ScoreArgs) -> Result<()> {
     std::fs::create_dir_all(out.parent().expect("scores/ folder")).with_context(|| format!("creating `{}`", out.display()))?;
     write_json(&out.with_extension("manifest.json"), &stage)?;
     write_jsonl(&out, &scores)?;
+    if let Some(c) = cache.as_ref().filter(|_| rm.cacheable()) {
+        let r = counters.report(c);
+        eprintln!("prbench: cache `{}`: {} hits, {} calls", r.path, r.hits, r.calls);
+    }
     let failed = scores.iter().filter(|s| s.error.is_some()).count();
     let truncated = scores.iter().filter(|s| s.tokens.truncated_tokens > 0).count();
     eprintln!("prbench: {} scores in {}; {failed} without a score, {truncated} inputs truncated", scores.len(), out.display());
@@ -537,7 +603,7 @@ fn write_tables(folder: &BonFolder, judge: Option<&str>, ks: Option<&[usize]>, j
 
 fn list(names: &[String]) -> String {
     if names.is_empty() {
-        "none".into()
+        "nothing".into()
     } else {
         names.join(", ")
     }

@@ -1,7 +1,10 @@
 //! `prbench correlate`: does the benchmark rank reward models the way a downstream use ranks
 //! them (PROTOCOL.md §8)? Spearman's rho, Kendall's tau-b, weighted tau, NDCG and RBO between
 //! benchmark scores and downstream scores, with bootstrap CIs over models, a permutation
-//! p-value for rho, and leave-one-model-out stability.
+//! p-value for rho, and leave-one-model-out stability. Benchmark runs must be comparable
+//! (same dataset files, same items; [`runs`]).
+
+mod runs;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -37,9 +40,14 @@ pub struct CorrelateArgs {
     #[arg(long, value_enum, default_value_t = Metric::Auto)]
     pub metric: Metric,
     /// Also take the control baselines each run summary reports (longer, shorter, …) as
-    /// benchmark entries.
+    /// benchmark entries, once per condition (runs under one condition must agree on them).
     #[arg(long)]
     pub with_baselines: bool,
+    /// Runs made on different items (another --limit or --subset) are refused; with this flag
+    /// every run's accuracy is recomputed from its outcomes.jsonl on the items all runs
+    /// evaluated, and how many were kept is printed.
+    #[arg(long)]
+    pub common_items: bool,
     /// From BoN tables: the k whose expected rubric score is the downstream score (default N).
     #[arg(long)]
     pub k: Option<usize>,
@@ -127,13 +135,24 @@ pub fn run(args: CorrelateArgs) -> Result<()> {
             bail!("--with-baselines reads the control baselines of run summaries; every --benchmark input is a CSV");
         }
     }
+    if args.common_items {
+        if let Some(csv) = args.benchmark.iter().find(|p| is_csv(p)) {
+            bail!("--common-items restricts run folders to the items they share; `{}` holds scores only and cannot be restricted (pass run folders only)", csv.display());
+        }
+    }
     if args.k.is_some() && args.downstream.iter().all(is_csv) {
         bail!("--k picks a column of `prbench bon` tables; every --downstream input is a CSV, whose scores are taken as they are");
     }
     let mut bench = Vec::new();
+    let mut bench_runs = Vec::new();
     for p in &args.benchmark {
-        bench.extend(read_benchmark(p, args.metric, args.with_baselines)?);
+        if is_csv(p) {
+            bench.extend(read_csv(p)?);
+        } else {
+            bench_runs.push(runs::read_run(p, args.metric, args.with_baselines)?);
+        }
     }
+    bench.extend(runs::entries(bench_runs, args.common_items)?);
     let mut down = Vec::new();
     for p in &args.downstream {
         down.extend(read_downstream(p, args.k)?);
@@ -158,8 +177,8 @@ pub fn run(args: CorrelateArgs) -> Result<()> {
     if !unmatched.is_empty() || !extra.is_empty() {
         bail!(
             "every model needs both scores. Only benchmark: {}. Only downstream: {}. Models are matched by spec (as given to --model) or by a BoN scores file name, and by condition when both sides name one",
-            if unmatched.is_empty() { "none".into() } else { unmatched.join(", ") },
-            if extra.is_empty() { "none".into() } else { extra.join(", ") }
+            if unmatched.is_empty() { "(no model)".into() } else { unmatched.join(", ") },
+            if extra.is_empty() { "(no model)".into() } else { extra.join(", ") }
         );
     }
     let x: Vec<f64> = models.iter().map(|m| m.1).collect();
@@ -224,6 +243,7 @@ fn explain(e: prbench_stats::rank::RankError, models: &str) -> anyhow::Error {
     anyhow::anyhow!("{e}. {hint} (benchmark / downstream: {models})")
 }
 
+/// A file's text, the error naming it.
 fn read_text(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("reading `{}`", path.display()))
 }
@@ -245,34 +265,6 @@ fn read_csv(path: &Path) -> Result<Vec<Entry>> {
             bail!("`{}` line {}: score must be finite", path.display(), i + 1);
         }
         out.push(Entry { model: model.trim().to_string(), aliases: vec![], score, condition: None, source: format!("{} line {}", path.display(), i + 1), implicit: false });
-    }
-    Ok(out)
-}
-
-fn read_benchmark(path: &Path, metric: Metric, baselines: bool) -> Result<Vec<Entry>> {
-    if path.extension().is_some_and(|e| e == "csv") {
-        return read_csv(path);
-    }
-    let file = if path.is_dir() { path.join("summary.json") } else { path.to_path_buf() };
-    let v: serde_json::Value = serde_json::from_str(&read_text(&file)?).with_context(|| format!("`{}` is not JSON", file.display()))?;
-    let model = v.get("model").and_then(|m| m.as_str()).with_context(|| format!("`{}`: no `model` field; pass a run's summary.json", file.display()))?;
-    let micro = |rows: &serde_json::Value| -> Option<f64> {
-        rows.as_array()?.iter().find(|r| r.get("label").and_then(|l| l.as_str()) == Some("micro"))?.get("strict")?.as_f64()
-    };
-    let debiased = v.get("both_orders").and_then(|b| b.get("debiased_rows")).and_then(micro);
-    let (score, figure) = match (metric, debiased) {
-        (Metric::Auto | Metric::Debiased, Some(d)) => (d, "position-debiased accuracy"),
-        (Metric::Debiased, None) => bail!("`{}`: the run did not judge both orders; rerun with --both-orders or use --metric accuracy", file.display()),
-        _ => (micro(&v["rows"]).with_context(|| format!("`{}`: no micro accuracy row", file.display()))?, "accuracy"),
-    };
-    let condition = v.get("condition").and_then(|c| c.as_str()).map(String::from);
-    let mut out = vec![Entry { model: model.to_string(), aliases: vec![], score, condition: condition.clone(), source: format!("{} ({figure}, micro)", file.display()), implicit: false }];
-    if baselines {
-        for b in v.get("baselines").and_then(|b| b.as_array()).into_iter().flatten() {
-            let name = b.get("name").and_then(|n| n.as_str()).with_context(|| format!("`{}`: a baseline without a name", file.display()))?;
-            let s = micro(&b["rows"]).with_context(|| format!("`{}`: baseline `{name}` has no micro row", file.display()))?;
-            out.push(Entry { model: name.to_string(), aliases: vec![], score: s, condition: condition.clone(), source: format!("{} (baseline accuracy, micro)", file.display()), implicit: true });
-        }
     }
     Ok(out)
 }

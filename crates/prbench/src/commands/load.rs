@@ -176,7 +176,10 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
             Ok(Loaded::RewardModel(Box::new(rm)))
         }
         ModelSpec::RewardServer(urls) => {
-            Ok(Loaded::RewardModel(Box::new(RewardServer::new(urls, remote_options(&args.remote)?)?.with_spec(text))))
+            let rm = RewardServer::new(urls, remote_options(&args.remote)?)?.with_spec(text);
+            // As for `openai:`: a dead or wrong URL stops here, not after a run of error outcomes.
+            rm.probe().with_context(|| format!("connecting to `{text}`"))?;
+            Ok(Loaded::RewardModel(Box::new(rm)))
         }
     }
 }

@@ -1,0 +1,133 @@
+//! `prbench correlate` on benchmark run folders written by hand: runs on other dataset files or
+//! other items are refused (or restricted to their common items with `--common-items`, each
+//! accuracy recomputed from outcomes.jsonl), and `--with-baselines` takes each control baseline
+//! once per condition.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+
+const HASH: &str = "aaaaaaaaaaaa0000000000000000000000000000000000000000000000000000";
+
+/// One outcome: example id, result, and the position-debiased result when the run has one.
+type Item<'a> = (&'a str, &'a str, Option<&'a str>);
+
+fn micro(results: &[&str]) -> serde_json::Value {
+    let correct = results.iter().filter(|r| **r == "correct").count();
+    serde_json::json!([{ "label": "micro", "n": results.len(), "correct": correct, "strict": correct as f64 / results.len() as f64 }])
+}
+
+/// Writes the summary.json and outcomes.jsonl of a run of `model` under `none`, made on the
+/// dataset with `hash`, with `limit`, its `items`, and control baselines `(name, accuracy)`.
+fn write_run(dir: &Path, model: &str, hash: &str, limit: Option<usize>, items: &[Item<'_>], baselines: &[(&str, f64)]) {
+    std::fs::create_dir_all(dir).unwrap();
+    let results: Vec<&str> = items.iter().map(|i| i.1).collect();
+    let debiased: Option<Vec<&str>> = items.iter().map(|i| i.2).collect();
+    let summary = serde_json::json!({
+        "model": model,
+        "condition": "none",
+        "dataset_hash": hash,
+        "limit_per_subset": limit,
+        "rows": micro(&results),
+        "both_orders": debiased.as_ref().map(|d| serde_json::json!({ "rows": micro(d), "debiased_rows": micro(d) })),
+        "baselines": baselines.iter().map(|(name, s)| serde_json::json!({ "name": name, "rows": [{ "label": "micro", "n": items.len(), "correct": 0, "strict": s }] })).collect::<Vec<_>>(),
+    });
+    std::fs::write(dir.join("summary.json"), summary.to_string()).unwrap();
+    let lines: Vec<String> = items
+        .iter()
+        .map(|(id, r, d)| serde_json::json!({ "example_id": id, "subset": "Art_and_Entertainment", "result": r, "debiased_result": d }).to_string())
+        .collect();
+    std::fs::write(dir.join("outcomes.jsonl"), lines.join("\n") + "\n").unwrap();
+}
+
+fn run(args: &[&str], cwd: &Path) -> (bool, String, String) {
+    let mut all = vec!["correlate", "--bootstrap", "1000", "--permutations", "1000"];
+    all.extend(args);
+    let out = prbench(&all, cwd);
+    (out.status.success(), text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn correlate_refuses_runs_on_other_items_and_common_items_recomputes_accuracy_on_the_shared_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path();
+    // A judged both orders: its position-debiased results (the figure read) differ from the
+    // single-order ones. All items: 3/4 debiased; on e1, e2: 2/2.
+    write_run(&p.join("A"), "m1", HASH, None, &[("e1", "wrong", Some("correct")), ("e2", "wrong", Some("correct")), ("e3", "correct", Some("wrong")), ("e4", "correct", Some("correct"))], &[]);
+    // B is a `--limit 2` run: e1, e2 only; 1/2.
+    write_run(&p.join("B"), "m2", HASH, Some(2), &[("e1", "wrong", None), ("e2", "correct", None)], &[]);
+    // C: 2/4 on all items, 0/2 on e1, e2.
+    write_run(&p.join("C"), "m3", HASH, None, &[("e1", "wrong", None), ("e2", "wrong", None), ("e3", "correct", None), ("e4", "correct", None)], &[]);
+    std::fs::write(p.join("down.csv"), "model,score\nm1,0.9\nm2,0.1\nm3,0.5\n").unwrap();
+    let (ok, _, err) = run(&["--benchmark", "A", "B", "C", "--downstream", "down.csv"], p);
+    assert!(!ok);
+    assert!(err.contains("`A` evaluated 4 items and `B` 2 items (--limit 2 per subset): 2 only in the first (`e3`, `e4`)"), "{err}");
+    assert!(err.contains("0 only in the second") && err.contains("--common-items"), "{err}");
+
+    let (ok, out, err) = run(&["--benchmark", "A", "B", "C", "--downstream", "down.csv", "--common-items"], p);
+    assert!(ok, "{err}");
+    // On e1, e2: A 2/2 = 1, B 1/2, C 0/2.
+    assert!(out.contains("| `m1 (none)` | 1.0000 | 0.9000 |") && out.contains("| `m2 (none)` | 0.5000 | 0.1000 |") && out.contains("| `m3 (none)` | 0.0000 | 0.5000 |"), "{out}");
+    // Ranks 1 2 3 against 1 3 2: rho = 1 − 6·2/(3·8) = 0.5.
+    assert!(out.contains("| Spearman rho | 0.5000 |"), "{out}");
+    assert!(err.contains("`A`: 2 of its 4 items kept; accuracy 0.7500 on all, 1.0000 on the common items"), "{err}");
+    assert!(err.contains("`C`: 2 of its 4 items kept; accuracy 0.5000 on all, 0.0000 on the common items"), "{err}");
+    assert!(err.contains("2 items common to all 3 runs kept (2 runs restricted)"), "{err}");
+    // Baselines are over each run's own items and cannot be restricted: refused, not mixed in.
+    write_run(&p.join("Cb"), "m3", HASH, None, &[("e1", "wrong", None), ("e2", "wrong", None), ("e3", "correct", None), ("e4", "correct", None)], &[("baseline:longer", 0.5)]);
+    let (ok, _, err) = run(&["--benchmark", "A", "B", "Cb", "--downstream", "down.csv", "--common-items", "--with-baselines"], p);
+    assert!(!ok && err.contains("the baselines of `Cb` are over all its 4 items"), "{err}");
+    // A summary whose outcomes do not add up to it is refused.
+    std::fs::write(p.join("C/outcomes.jsonl"), "{\"example_id\":\"e1\",\"result\":\"wrong\"}\n").unwrap();
+    let (ok, _, err) = run(&["--benchmark", "A", "B", "C", "--downstream", "down.csv", "--common-items"], p);
+    assert!(!ok && err.contains("holds 1 outcome records (0 correct) but") && err.contains("counts 4 items (2 correct)"), "{err}");
+}
+
+#[test]
+fn correlate_refuses_runs_on_other_dataset_files_naming_both_runs_and_hashes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path();
+    let items: [Item<'_>; 2] = [("e1", "correct", None), ("e2", "wrong", None)];
+    write_run(&p.join("A"), "m1", HASH, None, &items, &[]);
+    write_run(&p.join("B"), "m2", "bbbbbbbbbbbb1111111111111111111111111111111111111111111111111111", None, &[("e1", "correct", None), ("e2", "correct", None)], &[]);
+    write_run(&p.join("C"), "m3", HASH, None, &[("e1", "wrong", None), ("e2", "wrong", None)], &[]);
+    std::fs::write(p.join("down.csv"), "model,score\nm1,0.5\nm2,0.9\nm3,0.1\n").unwrap();
+    let (ok, _, err) = run(&["--benchmark", "A", "B", "C", "--downstream", "down.csv"], p);
+    assert!(!ok);
+    assert!(err.contains("`A` (dataset sha256 aaaaaaaaaaaa…) and `B` (bbbbbbbbbbbb…) were made on different dataset files"), "{err}");
+    // Opted in: the same ids are compared, with the difference said.
+    let (ok, out, err) = run(&["--benchmark", "A", "B", "C", "--downstream", "down.csv", "--common-items"], p);
+    assert!(ok && err.contains("note: `A` (dataset sha256 aaaaaaaaaaaa…) and `B`") && err.contains("matches their items by example id"), "{err}");
+    assert!(out.contains("| Spearman rho | 1.0000 |"), "{out}");
+}
+
+#[test]
+fn with_baselines_takes_each_baseline_once_per_condition_and_refuses_disagreeing_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path();
+    let baselines = [("baseline:longer", 0.5), ("baseline:random", 0.25)];
+    let results = [["correct", "correct"], ["correct", "wrong"], ["wrong", "wrong"]];
+    for (dir, model, r) in [("A", "m1", results[0]), ("B", "m2", results[1]), ("C", "m3", results[2])] {
+        write_run(&p.join(dir), model, HASH, None, &[("e1", r[0], None), ("e2", r[1], None)], &baselines);
+    }
+    std::fs::write(p.join("down.csv"), "model,score\nm1,0.9\nm2,0.5\nm3,0.1\nbaseline:longer,0.3\nbaseline:random,0.2\n").unwrap();
+    let (ok, out, err) = run(&["--benchmark", "A", "B", "C", "--downstream", "down.csv", "--with-baselines"], p);
+    assert!(ok, "{err}");
+    assert_eq!(out.matches("| `baseline:longer (none)` | 0.5000 | 0.3000 |").count(), 1, "{out}");
+    assert_eq!(out.matches("baseline:random (none)").count(), 1, "{out}");
+    assert!(out.contains("5 models"), "{out}");
+    // B's random baseline disagrees (another --seed): refused, both runs named.
+    write_run(&p.join("B"), "m2", HASH, None, &[("e1", "correct", None), ("e2", "wrong", None)], &[("baseline:longer", 0.5), ("baseline:random", 0.75)]);
+    let (ok, _, err) = run(&["--benchmark", "A", "B", "C", "--downstream", "down.csv", "--with-baselines"], p);
+    assert!(!ok && err.contains("`baseline:random` under condition `none` has accuracy 0.25 in `A` but 0.75 in `B`"), "{err}");
+}
+
+#[test]
+fn unmatched_models_message_says_no_model_for_an_empty_side() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("bench.csv"), "model,score\na,0.5\nb,0.6\nc,0.7\n").unwrap();
+    std::fs::write(tmp.path().join("down.csv"), "model,score\na,1.5\nb,1.1\nc,1.2\ne,1.0\n").unwrap();
+    let (ok, _, err) = run(&["--benchmark", "bench.csv", "--downstream", "down.csv"], tmp.path());
+    assert!(!ok && err.contains("Only benchmark: (no model). Only downstream: e."), "{err}");
+}
