@@ -61,7 +61,10 @@ pub fn run(cmd: DataCommand) -> Result<()> {
             let count = |t: &str| match counter.as_ref().map(|c| c.count(t)) {
                 Some(Ok(n)) => n,
                 Some(Err(e)) => {
-                    failed.borrow_mut().get_or_insert(e);
+                    let mut first = failed.borrow_mut();
+                    if first.is_none() {
+                        *first = Some(e);
+                    }
                     0
                 }
                 None => 0,
