@@ -6,6 +6,7 @@
 pub mod batch;
 pub mod hub;
 pub mod reward;
+pub mod token_count;
 pub mod tokenize;
 pub mod embed;
 pub mod embedder;

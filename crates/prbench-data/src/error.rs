@@ -139,6 +139,36 @@ pub enum DataError {
         detail: String,
     },
 
+    /// Two posts of one profile share an id: retrieval and `profile:k` keep each id attached to
+    /// its own text, so ids must be unique within a profile.
+    #[error(
+        "{file}: row {row}: field `{field}` value {id:?} repeats `{first_field}`; post ids must be \
+         unique within a profile (retrieval and `profile:k` attach each id to its own text): give \
+         one of the two posts another id, or remove the repeated post"
+    )]
+    DuplicatePostId {
+        /// The file.
+        file: String,
+        /// 1-based row.
+        row: usize,
+        /// The repeated post's id field, e.g. `profile[7].id`.
+        field: String,
+        /// The id.
+        id: String,
+        /// The first post with that id, e.g. `profile[2].id`.
+        first_field: String,
+    },
+
+    /// A file holds the other JSON layout than its extension names (a JSON array in a `.jsonl`
+    /// file, JSON lines in a `.json` file).
+    #[error("{file}: {detail}")]
+    WrongJsonLayout {
+        /// The file.
+        file: String,
+        /// What the content looks like and which extension to use.
+        detail: String,
+    },
+
     /// Two rows share an id (ids must be unique across the whole dataset).
     #[error(
         "{file}: row {row}: field `id` value {id:?} duplicates {first_file} row {first_row}; ids \
@@ -252,6 +282,20 @@ pub enum DataError {
         requested: String,
         /// Subsets the dataset has.
         available: Vec<String>,
+    },
+
+    /// A short subset name fits several subsets.
+    #[error(
+        "{source_name}: subset {requested:?} is ambiguous: it fits {}; give more of the name",
+        matches.join(", ")
+    )]
+    SubsetAmbiguous {
+        /// The spec.
+        source_name: String,
+        /// The name as requested.
+        requested: String,
+        /// The subsets it fits.
+        matches: Vec<String>,
     },
 
     /// Offline mode is on and a file is not in the local Hugging Face cache.

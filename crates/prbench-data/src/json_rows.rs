@@ -9,6 +9,8 @@
 //!
 //! A UTF-8 byte-order mark at the start of a file is skipped; blank JSONL lines are errors (they
 //! usually mean a truncated or hand-edited file).
+//! A `.jsonl` file holding a JSON array, or a `.json` file holding JSON lines, is an error that
+//! says so and names the extension to use.
 
 use std::path::Path;
 
@@ -290,6 +292,16 @@ fn raw_row(v: &Value, file: &str, row: usize) -> Result<RawRow, DataError> {
     Ok(RawRow { example, subset_field, file: file.to_string(), row, extra })
 }
 
+/// Whether `text` (meant to be a JSON array) is JSON lines instead: it starts with `{`, is not
+/// one JSON value, and its first line is a whole JSON object. (One object alone is left to
+/// [`parse_array`]'s "top level is an object" message.)
+fn looks_like_jsonl(text: &str) -> bool {
+    let t = text.trim_start();
+    t.starts_with('{')
+        && serde_json::from_str::<Value>(t).is_err()
+        && t.lines().next().is_some_and(|l| serde_json::from_str::<Value>(l).is_ok_and(|v| v.is_object()))
+}
+
 /// Reads a JSON file holding an array of PRB rows. Row n = array element n (1-based).
 pub(crate) fn read_json(
     path: &Path,
@@ -298,6 +310,12 @@ pub(crate) fn read_json(
 ) -> Result<Vec<RawRow>, DataError> {
     let file = path.display().to_string();
     let text = read_text(path, name, hash)?;
+    if looks_like_jsonl(&text) {
+        return Err(DataError::WrongJsonLayout {
+            file,
+            detail: "this looks like JSONL (one row object per line), but a .json file holds one JSON array of rows; rename the file to .jsonl".into(),
+        });
+    }
     let items = parse_array(&text, &file)?;
     let mut rows = Vec::with_capacity(items.len());
     for (i, v) in items.iter().enumerate() {
@@ -315,6 +333,12 @@ pub(crate) fn read_jsonl(
 ) -> Result<Vec<RawRow>, DataError> {
     let file = path.display().to_string();
     let text = read_text(path, name, hash)?;
+    if text.trim_start().starts_with('[') {
+        return Err(DataError::WrongJsonLayout {
+            file,
+            detail: "this looks like a JSON array (it starts with `[`), but a .jsonl file holds one row object per line; rename the file to .json".into(),
+        });
+    }
     let body = text.strip_suffix('\n').unwrap_or(&text);
     let mut rows = Vec::new();
     if body.is_empty() {

@@ -12,6 +12,7 @@ pub mod psoups;
 pub mod schema;
 pub mod stats;
 pub mod synthetic;
+pub mod warnings;
 
 mod json_rows;
 mod parquet_rows;
@@ -21,3 +22,4 @@ pub use error::DataError;
 pub use load::load;
 pub use schema::*;
 pub use stats::{dataset_stats, DatasetStats};
+pub use warnings::dataset_warnings;

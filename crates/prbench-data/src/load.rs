@@ -85,8 +85,15 @@ pub fn load(spec: &str, subsets: &[String]) -> Result<Dataset, DataError> {
 }
 
 /// Resolves requested subset names against the `available` ones (already in load order):
-/// empty `requested` = all; otherwise each name (long or short, any case) must match one,
-/// and the result keeps load order.
+/// empty `requested` = all; otherwise each name must match one, and the result keeps load
+/// order. A name matches (any case) a subset's long or PRB short name (`Art`), or else, when
+/// exactly one subset fits, a prefix of its name (`life`, `friendly`, `student`) or one of its
+/// `_`-separated words (`culture`, `phd`): P-Soups' `friendly_unfriendly` and `student_phd`
+/// take short names the way PRB's configs do.
+///
+/// # Errors
+/// [`DataError::SubsetNotFound`] listing the available subsets for a name that matches none;
+/// [`DataError::SubsetAmbiguous`] listing the candidates for a short name that fits several.
 pub fn select_subsets(
     source: &str,
     requested: &[String],
@@ -97,17 +104,7 @@ pub fn select_subsets(
     }
     let mut keep = vec![false; available.len()];
     for r in requested {
-        let want = canonical_subset(r.trim());
-        match available.iter().position(|a| a.eq_ignore_ascii_case(&want)) {
-            Some(i) => keep[i] = true,
-            None => {
-                return Err(DataError::SubsetNotFound {
-                    source_name: source.to_string(),
-                    requested: r.clone(),
-                    available: available.to_vec(),
-                })
-            }
-        }
+        keep[subset_index(source, r, available)?] = true;
     }
     Ok(available
         .iter()
@@ -115,6 +112,41 @@ pub fn select_subsets(
         .filter(|(_, k)| *k)
         .map(|(a, _)| a.clone())
         .collect())
+}
+
+/// The index in `available` of the one subset `requested` names (see [`select_subsets`]).
+fn subset_index(source: &str, requested: &str, available: &[String]) -> Result<usize, DataError> {
+    let want = canonical_subset(requested.trim());
+    if let Some(i) = available.iter().position(|a| a.eq_ignore_ascii_case(&want)) {
+        return Ok(i);
+    }
+    let short = requested.trim().to_lowercase();
+    let fits: Vec<usize> = if short.is_empty() {
+        Vec::new()
+    } else {
+        available
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| {
+                let a = a.to_lowercase();
+                a.starts_with(&short) || a.split('_').any(|w| w == short)
+            })
+            .map(|(i, _)| i)
+            .collect()
+    };
+    match fits.as_slice() {
+        [i] => Ok(*i),
+        [] => Err(DataError::SubsetNotFound {
+            source_name: source.to_string(),
+            requested: requested.to_string(),
+            available: available.to_vec(),
+        }),
+        several => Err(DataError::SubsetAmbiguous {
+            source_name: source.to_string(),
+            requested: requested.to_string(),
+            matches: several.iter().map(|&i| available[i].clone()).collect(),
+        }),
+    }
 }
 
 /// Reads one PRB-schema file; `name` is what the content hash records for it.
@@ -326,6 +358,7 @@ mod tests {
             v(&["Society_and_Culture"])
         );
         let err = select_subsets("s", &v(&["Lifestyle"]), &avail).unwrap_err();
+        assert!(matches!(err, DataError::SubsetNotFound { .. }), "{err}");
         assert!(
             err.to_string()
                 .contains("Art_and_Entertainment, Society_and_Culture, zeta"),
@@ -343,5 +376,24 @@ mod tests {
         assert_eq!(Format::from_path(Path::new("x.jsonl")), Some(Format::Jsonl));
         assert_eq!(Format::from_path(Path::new("x.csv")), None);
         assert_eq!(Format::from_path(Path::new("x")), None);
+    }
+
+    #[test]
+    fn psoups_subsets_take_unambiguous_short_names() {
+        let avail = v(&["friendly_unfriendly", "student_phd"]);
+        for (short, long) in [("friendly", "friendly_unfriendly"), ("Unfriendly", "friendly_unfriendly"), ("f", "friendly_unfriendly"), ("student", "student_phd"), ("PHD", "student_phd"), ("stu", "student_phd")] {
+            assert_eq!(select_subsets("psoups:d", &v(&[short]), &avail).unwrap(), v(&[long]), "{short}");
+        }
+        assert_eq!(select_subsets("psoups:d", &v(&["phd", "friendly"]), &avail).unwrap(), avail, "load order kept");
+        // PRB names: a prefix or a word of one config works; a word of several is ambiguous.
+        let prb = v(&["Art_and_Entertainment", "Lifestyle_and_Personal_Development", "Society_and_Culture"]);
+        assert_eq!(select_subsets("s", &v(&["life", "culture"]), &prb).unwrap(), v(&["Lifestyle_and_Personal_Development", "Society_and_Culture"]));
+        let err = select_subsets("s", &v(&["and"]), &prb).unwrap_err();
+        assert!(matches!(err, DataError::SubsetAmbiguous { .. }), "{err}");
+        assert!(err.to_string().contains("Art_and_Entertainment, Lifestyle_and_Personal_Development, Society_and_Culture"), "{err}");
+        // An unknown name lists the valid ones.
+        let err = select_subsets("psoups:d", &v(&["kind"]), &avail).unwrap_err();
+        assert!(err.to_string().contains("\"kind\" is not present (available: friendly_unfriendly, student_phd)"), "{err}");
+        assert!(select_subsets("psoups:d", &v(&[" "]), &avail).is_err());
     }
 }

@@ -137,8 +137,9 @@ pub(crate) fn subset_rank(name: &str) -> (usize, String) {
 }
 
 /// Checks every row: non-empty `id`, `question`, `chosen`, `rejected`; `chosen` differs from
-/// `rejected`; ids unique across all rows (the error names both rows). Empty profiles and empty
-/// rubrics are allowed (stats count them).
+/// `rejected`; post ids unique within each profile (the error names both posts); ids unique
+/// across all rows (the error names both rows). Empty profiles and empty rubrics are allowed
+/// (stats count them, [`crate::dataset_warnings`] warns about them).
 pub(crate) fn validate(rows: &[RawRow]) -> Result<(), DataError> {
     let mut seen: HashMap<&str, (&str, usize)> = HashMap::with_capacity(rows.len());
     for r in rows {
@@ -162,6 +163,18 @@ pub(crate) fn validate(rows: &[RawRow]) -> Result<(), DataError> {
                 file: r.file.clone(),
                 row: r.row,
             });
+        }
+        let mut posts: HashMap<&str, usize> = HashMap::with_capacity(ex.profile.len());
+        for (i, p) in ex.profile.iter().enumerate() {
+            if let Some(first) = posts.insert(&p.id, i) {
+                return Err(DataError::DuplicatePostId {
+                    file: r.file.clone(),
+                    row: r.row,
+                    field: format!("profile[{i}].id"),
+                    id: p.id.clone(),
+                    first_field: format!("profile[{first}].id"),
+                });
+            }
         }
         if let Some((first_file, first_row)) = seen.insert(&ex.id, (&r.file, r.row)) {
             return Err(DataError::DuplicateId {

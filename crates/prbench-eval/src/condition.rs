@@ -150,7 +150,9 @@ impl Condition {
 
     /// The context this condition adds for `example`, or `None` when it adds nothing.
     /// `n_posts` caps the posts shown under `profile:k` (the runner lowers it to fit the
-    /// model's context); `None` means k.
+    /// model's context); `None` means k. An example with nothing to show (an empty profile
+    /// under `profile:k`, an empty rubric under `oracle`, see [`Condition::empty_material`])
+    /// gets `None`, exactly as under `none`: no label over an empty list.
     ///
     /// # Errors
     /// [`EvalError::Condition`] when `inputs` lacks this example's ranked posts (`profile`) or
@@ -160,6 +162,9 @@ impl Condition {
             Self::None => Ok(None),
             Self::Profile { k } => {
                 let posts = inputs.ranked_posts(example)?;
+                if posts.is_empty() {
+                    return Ok(None);
+                }
                 let n = n_posts.unwrap_or(k).min(k).min(posts.len());
                 Ok(Some(profile_context(&posts[..n])))
             }
@@ -169,10 +174,23 @@ impl Condition {
                 })?;
                 Ok(if plan.aspects.is_empty() { None } else { Some(planner_context(&plan.aspects)) })
             }
+            Self::Oracle if example.rubric_aspects.is_empty() => Ok(None),
             Self::Oracle => {
                 let aspects: Vec<&str> = example.rubric_aspects.iter().map(|a| a.aspect.as_str()).collect();
                 Ok(Some(oracle_context(&aspects)))
             }
+        }
+    }
+
+    /// What `example` lacks for this condition to add anything: an empty profile (no ranked
+    /// posts) under `profile:k`, an empty rubric under `oracle`; `None` otherwise. Such an
+    /// example is rendered as under `none` and counted (`empty_profile` / `empty_rubric` in
+    /// outcomes and summaries).
+    pub fn empty_material(self, example: &Example, inputs: &ConditionInputs) -> Option<EmptyMaterial> {
+        match self {
+            Self::Profile { .. } if inputs.ranked_posts(example).is_ok_and(<[ProfilePost]>::is_empty) => Some(EmptyMaterial::Profile),
+            Self::Oracle if example.rubric_aspects.is_empty() => Some(EmptyMaterial::Rubric),
+            _ => None,
         }
     }
 
@@ -186,8 +204,18 @@ impl Condition {
     }
 }
 
+/// What an example lacks when its condition has nothing to add ([`Condition::empty_material`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmptyMaterial {
+    /// `profile:k` on an example whose profile has no posts.
+    Profile,
+    /// `oracle` on an example whose rubric has no aspects.
+    Rubric,
+}
+
 /// The `profile:k` context: posts best first, each labelled with its rank and category and
-/// separated by a blank line.
+/// separated by a blank line. An empty `posts` means none of a non-empty profile fits the
+/// model's context (an empty profile gets no context at all, see [`Condition::context`]).
 pub fn profile_context(posts: &[ProfilePost]) -> String {
     let mut s = String::from("Posts this user wrote before, most relevant to the question first:");
     if posts.is_empty() {

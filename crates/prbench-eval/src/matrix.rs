@@ -167,6 +167,8 @@ mod tests {
             posts_shown: None,
             posts_dropped: 0,
             planner_failed: false,
+            empty_profile: false,
+            empty_rubric: false,
         }
     }
 

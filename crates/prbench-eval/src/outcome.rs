@@ -59,6 +59,12 @@ pub struct Outcome {
     /// unparsable reply, see planner.jsonl); it was scored with no context.
     #[serde(default)]
     pub planner_failed: bool,
+    /// `profile:k`: the example's profile has no posts, so it was rendered as under `none`.
+    #[serde(default)]
+    pub empty_profile: bool,
+    /// `oracle`: the example's rubric has no aspects, so it was rendered as under `none`.
+    #[serde(default)]
+    pub empty_rubric: bool,
 }
 
 /// Scores one verdict against the slot holding `chosen`.

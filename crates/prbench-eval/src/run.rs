@@ -3,7 +3,7 @@
 //! (DESIGN.md, files a run writes).
 
 use std::fs;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -24,7 +24,7 @@ use crate::error::EvalError;
 use crate::outcome::{write_jsonl, Outcome};
 use crate::prompt::Prompts;
 use crate::runner::{evaluate_into, Backend, ContextSource, EvalOptions, Reporter, Silent};
-use crate::slots::{assign_slots, Slot};
+use crate::slots::{assign_slots, slot_key, Slot};
 use crate::summary::{accuracy_rows, both_orders, position};
 
 /// What `manifest.json` records: enough to reproduce the run and to tell two runs apart.
@@ -50,6 +50,11 @@ pub struct Manifest {
     pub dataset_examples: usize,
     /// `--limit`: only the first N examples of each subset were evaluated.
     pub limit_per_subset: Option<usize>,
+    /// `--limit N --sample`: a seeded random sample of N examples of each subset was evaluated
+    /// (the N with the smallest sha256(seed, id), [`sample_per_subset`]); `limit_per_subset`
+    /// is then `None`.
+    #[serde(default)]
+    pub sample_per_subset: Option<usize>,
     /// Subsets evaluated (long names).
     pub subsets: Vec<String>,
     /// Examples evaluated.
@@ -85,6 +90,9 @@ pub struct RunConfig {
     /// Evaluate only the first N examples of each subset (slots are still assigned over the
     /// whole dataset, so an example keeps its slot whatever the limit).
     pub limit: Option<usize>,
+    /// With `limit`: take a seeded random sample of N examples per subset instead of the first
+    /// N ([`sample_per_subset`], seeded with the run seed).
+    pub sample: bool,
     /// Evaluation options.
     pub options: EvalOptions,
     /// Bootstrap settings for every CI.
@@ -178,6 +186,50 @@ pub fn limit_per_subset(examples: &[Example], limit: Option<usize>) -> Vec<Examp
         .collect()
 }
 
+/// A seeded random sample of `n` examples of each subset, in input order: in each subset the
+/// `n` examples with the smallest sha256(seed ‖ id) key ([`slot_key`], ties by id). The draw
+/// depends only on the seed and the ids, never on the order examples arrive in; since slots
+/// alternate in the same key order, a sampled subset keeps chosen balanced between A and B.
+pub fn sample_per_subset(examples: &[Example], n: usize, seed: u64) -> Vec<Example> {
+    let mut by_subset: HashMap<&str, Vec<([u8; 32], &str)>> = HashMap::new();
+    for ex in examples {
+        by_subset.entry(ex.subset.as_str()).or_default().push((slot_key(seed, &ex.id), ex.id.as_str()));
+    }
+    let mut keep: HashSet<&str> = HashSet::new();
+    for keyed in by_subset.values_mut() {
+        keyed.sort_unstable();
+        keep.extend(keyed.iter().take(n).map(|(_, id)| *id));
+    }
+    examples.iter().filter(|ex| keep.contains(ex.id.as_str())).cloned().collect()
+}
+
+/// The examples a run evaluates: all (`limit` `None`), the first `limit` of each subset, or
+/// with `sample_seed` a random sample of `limit` per subset drawn with that seed
+/// ([`sample_per_subset`]).
+pub fn select_examples(examples: &[Example], limit: Option<usize>, sample_seed: Option<u64>) -> Vec<Example> {
+    match (limit, sample_seed) {
+        (Some(n), Some(seed)) => sample_per_subset(examples, n, seed),
+        (limit, _) => limit_per_subset(examples, limit),
+    }
+}
+
+impl RunConfig {
+    /// The examples of `data` this run evaluates ([`select_examples`]; a sample is drawn with
+    /// the run seed).
+    pub fn examples(&self, data: &Dataset) -> Vec<Example> {
+        select_examples(&data.examples, self.limit, self.sample.then_some(self.options.seed))
+    }
+
+    /// `(limit_per_subset, sample_per_subset)` as manifests and summaries record them.
+    fn limits(&self) -> (Option<usize>, Option<usize>) {
+        if self.sample {
+            (None, self.limit)
+        } else {
+            (self.limit, None)
+        }
+    }
+}
+
 /// Runs `backend` and the control baselines on `data`, writing the run files into
 /// `cfg.dir`: `manifest.json` first (without an end time), `outcomes.jsonl` batch by batch,
 /// then `summary.json`, `summary.md` and the completed manifest.
@@ -191,7 +243,7 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
         Backend::RewardModel(r) => (r.identity(), r.settings()),
     };
     let slots = assign_slots(&data.examples, cfg.options.seed);
-    let examples = limit_per_subset(&data.examples, cfg.limit);
+    let examples = cfg.examples(data);
     let mut manifest = manifest_for(data, &examples, &identity, &decoding, cfg, &prompts);
     write_json(&cfg.dir.join("manifest.json"), &manifest)?;
 
@@ -259,7 +311,8 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
         dataset: data.source.clone(),
         dataset_kind: data.kind.clone(),
         dataset_hash: data.hash.clone(),
-        limit_per_subset: cfg.limit,
+        limit_per_subset: cfg.limits().0,
+        sample_per_subset: cfg.limits().1,
         seed: cfg.options.seed,
         bootstrap_resamples: cfg.bootstrap.resamples,
         rows: accuracy_rows(&outcomes, &results, &cfg.bootstrap),
@@ -277,6 +330,8 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
             Condition::Planner => cfg.options.inputs.planner_report.clone(),
             _ => None,
         },
+        empty_rubric: (cfg.options.condition.is_oracle() && cfg.options.context == ContextSource::Condition)
+            .then(|| outcomes.iter().filter(|o| o.empty_rubric).count()),
     };
     write_json(&cfg.dir.join("summary.json"), &summary)?;
     let md = cfg.dir.join("summary.md");
@@ -297,7 +352,8 @@ fn profile_report(options: &EvalOptions, outcomes: &[Outcome]) -> Option<Profile
 }
 
 /// The profile figures of a `profile:k` run's outcomes: mean posts shown (over outcomes that
-/// record it), posts dropped to fit the context, and examples that lost at least one post.
+/// record it), posts dropped to fit the context, examples that lost at least one post, and
+/// examples with an empty profile (rendered as under `none`).
 /// `retriever` describes how the posts were ranked.
 pub fn profile_figures(k: usize, retriever: String, outcomes: &[Outcome]) -> ProfileReport {
     let shown: Vec<usize> = outcomes.iter().filter_map(|o| o.posts_shown).collect();
@@ -307,6 +363,7 @@ pub fn profile_figures(k: usize, retriever: String, outcomes: &[Outcome]) -> Pro
         mean_posts_shown: if shown.is_empty() { 0.0 } else { shown.iter().sum::<usize>() as f64 / shown.len() as f64 },
         posts_dropped: outcomes.iter().map(|o| o.posts_dropped).sum(),
         examples_with_drops: outcomes.iter().filter(|o| o.posts_dropped > 0).count(),
+        empty_profile: outcomes.iter().filter(|o| o.empty_profile).count(),
     }
 }
 
@@ -335,7 +392,8 @@ fn manifest_for(
         dataset_kind: data.kind.clone(),
         dataset_hash: data.hash.clone(),
         dataset_examples: data.examples.len(),
-        limit_per_subset: cfg.limit,
+        limit_per_subset: cfg.limits().0,
+        sample_per_subset: cfg.limits().1,
         subsets,
         n_examples: examples.len(),
         condition: cfg.options.condition.to_string(),
@@ -391,9 +449,9 @@ fn same_settings(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Resul
         Backend::Judge(j) => (j.identity(), j.decoding()),
         Backend::RewardModel(r) => (r.identity(), r.settings()),
     };
-    let examples = limit_per_subset(&data.examples, cfg.limit);
+    let examples = cfg.examples(data);
     let new = manifest_for(data, &examples, &identity, &decoding, cfg, &Prompts::new());
-    let fields: [(&str, String, String); 10] = [
+    let fields: [(&str, String, String); 11] = [
         ("model", serde_json::to_string(&old.model).unwrap_or_default(), serde_json::to_string(&new.model).unwrap_or_default()),
         ("decoding", old.decoding.to_string(), new.decoding.to_string()),
         ("template_hash", old.template_hash.clone(), new.template_hash),
@@ -403,6 +461,7 @@ fn same_settings(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Resul
         ("seed", old.seed.to_string(), new.seed.to_string()),
         ("both_orders", old.both_orders.to_string(), new.both_orders.to_string()),
         ("limit_per_subset", format!("{:?}", old.limit_per_subset), format!("{:?}", new.limit_per_subset)),
+        ("sample_per_subset", format!("{:?}", old.sample_per_subset), format!("{:?}", new.sample_per_subset)),
         ("n_examples", old.n_examples.to_string(), new.n_examples.to_string()),
     ];
     if let Some((name, was, now)) = fields.into_iter().find(|(_, a, b)| a != b) {

@@ -9,7 +9,7 @@ use prbench_data::Example;
 use prbench_models::{Judge, JudgeRequest, ModelError, PairInput, RewardModel, RmInput, RmRequest};
 use prbench_stats::outcome::ItemResult;
 
-use crate::condition::{full_profile_text, Condition, ConditionInputs};
+use crate::condition::{full_profile_text, Condition, ConditionInputs, EmptyMaterial};
 use crate::error::EvalError;
 use crate::leakage;
 use crate::outcome::{both_orders_result, debiased_result, judge_result, Outcome};
@@ -123,11 +123,16 @@ struct PostsShown {
 }
 
 /// Builds the requests of one example with as many of its top-k posts as fit the backend:
-/// under `profile:k` the lowest-ranked posts are dropped one at a time until every request's
-/// [`Judge::input_overflow`] / [`RewardModel::input_overflow`] is 0 (all requests of an
-/// example keep the same posts, so chosen and rejected are compared under one context). An
-/// engine that cannot tell (`None`) or fails to count (`Err`: the call itself will report it)
-/// gets all k. Other conditions: built once, `None`.
+/// under `profile:k` the largest n ≤ k such that every request's [`Judge::input_overflow`] /
+/// [`RewardModel::input_overflow`] is 0 with the top n posts, i.e. the lowest-ranked posts are
+/// dropped until the inputs fit (all requests of an example keep the same posts, so chosen and
+/// rejected are compared under one context); 0 posts when not even one fits. An engine that
+/// cannot tell (`None`) or fails to count (`Err`: the call itself will report it) gets all k.
+/// Other conditions: built once, `None`.
+///
+/// The fit is monotone in n (a post added never shortens an input), so n is found by a binary
+/// search ([`largest_fitting`]): O(log k) renderings and token counts instead of up to k, with
+/// the same result as dropping posts one at a time.
 fn fitted<R>(
     ex: &Example,
     opts: &EvalOptions,
@@ -139,24 +144,55 @@ fn fitted<R>(
         _ => return Ok((build(None)?, None)),
     };
     let available = opts.inputs.ranked_posts(ex)?.len().min(k);
-    let mut n = available;
-    loop {
-        let requests = build(Some(n))?;
-        let mut over = 0;
-        for r in &requests {
+    // Every request fits, or the engine cannot tell (`None`) or count (`Err`) for one of them.
+    let fits = |requests: &[R]| {
+        let mut over = false;
+        for r in requests {
             match overflow(r) {
-                Ok(Some(t)) => over = over.max(t),
-                Ok(None) | Err(_) => {
-                    over = 0;
-                    break;
-                }
+                Ok(Some(0)) => {}
+                Ok(Some(_)) => over = true,
+                Ok(None) | Err(_) => return true,
             }
         }
-        if over == 0 || n == 0 {
-            return Ok((requests, Some(PostsShown { shown: n, dropped: available - n })));
-        }
-        n -= 1;
+        !over
+    };
+    let (n, requests) = largest_fitting(available, |n| {
+        let requests = build(Some(n))?;
+        Ok((fits(&requests), requests))
+    })?;
+    Ok((requests, Some(PostsShown { shown: n, dropped: available - n })))
+}
+
+/// The largest `n` in `0..=max` for which `probe(n)` reports a fit, with what `probe` built
+/// for it; 0 when none of `1..=max` fits (0 is never tested: with no posts left the item goes
+/// to the backend as it is). `probe` must be monotone (if n fits, every smaller n fits); it is
+/// called O(log max) times, `max` first.
+///
+/// # Errors
+/// Whatever `probe` returns.
+pub fn largest_fitting<R>(max: usize, mut probe: impl FnMut(usize) -> Result<(bool, R), EvalError>) -> Result<(usize, R), EvalError> {
+    let (fits_all, at_max) = probe(max)?;
+    if fits_all || max == 0 {
+        return Ok((max, at_max));
     }
+    // Invariant: `lo` fits (or is 0), `hi` does not.
+    let (mut lo, mut hi) = (0, max);
+    let mut at_lo = None;
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        let (ok, built) = probe(mid)?;
+        if ok {
+            lo = mid;
+            at_lo = Some(built);
+        } else {
+            hi = mid;
+        }
+    }
+    let built = match at_lo {
+        Some(b) => b,
+        None => probe(lo)?.1,
+    };
+    Ok((lo, built))
 }
 
 /// Evaluates `backend` on `examples`, returning one outcome per example in input order.
@@ -257,7 +293,13 @@ fn fail(o: &mut Outcome, model: &str, example_id: &str, source: ModelError) {
 }
 
 fn base_outcome(ex: &Example, opts: &EvalOptions, model: &str, posts: Option<PostsShown>) -> Outcome {
+    let empty = match opts.context {
+        ContextSource::Condition => opts.condition.empty_material(ex, &opts.inputs),
+        ContextSource::FullProfile => None,
+    };
     Outcome {
+        empty_profile: empty == Some(EmptyMaterial::Profile),
+        empty_rubric: empty == Some(EmptyMaterial::Rubric),
         posts_shown: posts.map(|p| p.shown),
         posts_dropped: posts.map_or(0, |p| p.dropped),
         planner_failed: opts.condition == Condition::Planner
@@ -439,4 +481,40 @@ fn rm_chunk(
             o
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::largest_fitting;
+
+    /// The search the runner did before: from `max` down one at a time until `fits` (0 accepted).
+    fn linear(max: usize, fits: impl Fn(usize) -> bool) -> usize {
+        let mut n = max;
+        while n > 0 && !fits(n) {
+            n -= 1;
+        }
+        n
+    }
+
+    #[test]
+    fn binary_search_on_post_count_matches_dropping_posts_one_at_a_time() {
+        // Post lengths in tokens (uneven, like real posts); an input with the top n posts has
+        // a 40-token frame plus their lengths. Every budget from "nothing fits" to "all fit".
+        let lengths: Vec<usize> = (0..37).map(|i| 5 + (i * 7919) % 53).collect();
+        let total = |n: usize| 40 + lengths[..n].iter().sum::<usize>();
+        for max in [0, 1, 2, 3, 10, 37] {
+            for budget in 0..=total(37) + 1 {
+                let fits = |n: usize| total(n) <= budget;
+                let mut probes = 0;
+                let (n, built) = largest_fitting(max, |n| {
+                    probes += 1;
+                    Ok((fits(n), n * 10))
+                })
+                .unwrap();
+                assert_eq!(n, linear(max, fits), "max {max}, budget {budget}");
+                assert_eq!(built, n * 10, "returns what was built for the chosen n");
+                assert!(probes <= 2 + (usize::BITS - max.leading_zeros()) as usize, "{probes} probes for max {max}");
+            }
+        }
+    }
 }

@@ -292,3 +292,29 @@ fn a_failed_plan_is_scored_without_context_and_flagged() {
     let seen = spy.seen.into_inner().unwrap();
     assert!(!seen[0].contains("likely expects") && seen[2].contains("likely expects"));
 }
+
+#[test]
+fn fitting_posts_by_binary_search_matches_a_brute_force_scan_for_every_budget() {
+    // Twelve posts of uneven lengths, ranked in dataset order.
+    let mut ex = sample()[0].clone();
+    ex.profile = (0..12).map(|i| ProfilePost { id: format!("p{i}"), category: "c".into(), text: "w ".repeat(3 + (i * 37) % 41).trim().to_string() }).collect();
+    let inputs = Arc::new(ConditionInputs { ranked: [(ex.id.clone(), ex.profile.clone())].into(), ..Default::default() });
+    for judge in [true, false] {
+        let opts = EvalOptions { both_orders: judge, inputs: inputs.clone(), ..EvalOptions::new(Condition::Profile { k: 12 }) };
+        // Brute force: the longest input with the top n posts, for every n.
+        let lengths: Vec<usize> = (0..=12).map(|n| longest(&ex, &opts, n, judge)).collect();
+        let (lo, hi) = (lengths[0], lengths[12]);
+        for max_chars in (lo.saturating_sub(5)..=hi + 5).step_by(7) {
+            let expected = (1..=12).rev().find(|&n| lengths[n] <= max_chars).unwrap_or(0);
+            let budget = Budget { max_chars, seen: Mutex::new(Vec::new()) };
+            let backend = if judge { Backend::Judge(&budget) } else { Backend::RewardModel(&budget) };
+            let out = evaluate(std::slice::from_ref(&ex), backend, &opts, &Prompts::new(), &Silent).unwrap();
+            assert_eq!((out[0].posts_shown, out[0].posts_dropped), (Some(expected), 12 - expected), "budget {max_chars}, judge {judge}");
+            // What the backend received has exactly those posts.
+            for text in budget.seen.into_inner().unwrap() {
+                assert_eq!(text.contains(&format!("[Post {expected} ·")), expected > 0);
+                assert!(!text.contains(&format!("[Post {} ·", expected + 1)));
+            }
+        }
+    }
+}

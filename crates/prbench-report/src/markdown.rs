@@ -63,6 +63,9 @@ pub fn render(sum: &Summary) -> String {
     if let Some(limit) = sum.limit_per_subset {
         let _ = writeln!(s, "- limited to the first {limit} examples of each subset (a quick look, not a full run)");
     }
+    if let Some(n) = sum.sample_per_subset {
+        let _ = writeln!(s, "- limited to a random sample of {n} examples per subset, seed {} (the {n} with the smallest sha256(seed, id); a quick look, not a full run)", sum.seed);
+    }
     let _ = writeln!(s, "- dataset: `{}` ({}), sha256 `{}`", sum.dataset, sum.dataset_kind, short_hash(&sum.dataset_hash));
     let generated = if sum.output_tokens > 0 { format!(", {} generated", sum.output_tokens) } else { String::new() };
     let _ = writeln!(
@@ -83,6 +86,9 @@ pub fn render(sum: &Summary) -> String {
     }
     if let Some(p) = &sum.profile {
         let _ = writeln!(s, "- profile: {}", p.line());
+    }
+    if let Some(n) = sum.empty_rubric.filter(|&n| n > 0) {
+        let _ = writeln!(s, "- oracle: ground-truth rubric shown{}", crate::summary::empty_line(n, "an empty rubric"));
     }
     if let Some(p) = &sum.planner {
         let _ = writeln!(s, "- planner {}", p.line());
@@ -182,6 +188,7 @@ mod tests {
             dataset_kind: kind.into(),
             dataset_hash: "ab".repeat(32),
             limit_per_subset: None,
+            sample_per_subset: None,
             seed: 42,
             bootstrap_resamples: 100,
             rows: vec![row("Art", 5, 2, 1), row("micro", 5, 2, 1)],
@@ -198,6 +205,7 @@ mod tests {
             truncated_tokens: 0,
             profile: None,
             planner: None,
+            empty_rubric: None,
             output_tokens: 0,
             wall_seconds: 1.25,
             cache: None,

@@ -86,6 +86,10 @@ pub struct Summary {
     pub dataset_hash: String,
     /// `--limit`: only the first N examples of each subset were evaluated.
     pub limit_per_subset: Option<usize>,
+    /// `--limit N --sample`: a seeded random sample of N examples of each subset was evaluated
+    /// (drawn from sha256(seed, id)); `limit_per_subset` is then `None`.
+    #[serde(default)]
+    pub sample_per_subset: Option<usize>,
     /// Run seed.
     pub seed: u64,
     /// Bootstrap resamples behind every CI.
@@ -120,6 +124,9 @@ pub struct Summary {
     /// `planner` runs: the planner, its failures and its quality against the hidden rubric.
     #[serde(default)]
     pub planner: Option<PlannerReport>,
+    /// `oracle` runs: examples whose rubric has no aspects, rendered as under `none`.
+    #[serde(default)]
+    pub empty_rubric: Option<usize>,
 }
 
 /// What a `profile:k` run showed.
@@ -135,6 +142,9 @@ pub struct ProfileReport {
     pub posts_dropped: usize,
     /// Examples that lost at least one post that way.
     pub examples_with_drops: usize,
+    /// Examples whose profile has no posts: rendered as under `none` (no context).
+    #[serde(default)]
+    pub empty_profile: usize,
 }
 
 impl ProfileReport {
@@ -143,7 +153,17 @@ impl ProfileReport {
         format!(
             "top {} posts ranked by {}; {:.2} shown per example on average; {} lowest-ranked posts dropped to fit the model's context ({} examples)",
             self.k, self.retriever, self.mean_posts_shown, self.posts_dropped, self.examples_with_drops
-        )
+        ) + &empty_line(self.empty_profile, "an empty profile")
+    }
+}
+
+/// The note on examples a condition had nothing to add for ("; 3 examples have an empty
+/// profile, rendered as under `none`"), or nothing when there are none.
+pub fn empty_line(n: usize, what: &str) -> String {
+    match n {
+        0 => String::new(),
+        1 => format!("; 1 example has {what}, rendered as under `none` (no context)"),
+        n => format!("; {n} examples have {what}, rendered as under `none` (no context)"),
     }
 }
 

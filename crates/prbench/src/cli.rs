@@ -501,7 +501,8 @@ pub struct StatsArgs {
     /// Data selection.
     #[command(flatten)]
     pub data: DataArgs,
-    /// Count tokens with this model's tokenizer (`gguf:PATH`) instead of words.
+    /// Count tokens with this model's tokenizer instead of words: `gguf:PATH`, or a Hugging
+    /// Face model's tokenizer.json (`dir:PATH`, `hf:ORG/NAME[@REV]`).
     #[arg(long)]
     pub tokenizer: Option<String>,
     /// Print JSON instead of a table.
@@ -581,6 +582,11 @@ pub struct EvalArgs {
     /// Evaluate only the first N examples of each subset (quick looks; recorded in the manifest).
     #[arg(long)]
     pub limit: Option<usize>,
+    /// With --limit N: evaluate a seeded random sample of N examples per subset instead of the
+    /// first N (the N with the smallest sha256(--seed, id); independent of file order; recorded
+    /// in the manifest and summary).
+    #[arg(long)]
+    pub sample: bool,
     /// Folder for run folders.
     #[arg(long, default_value = "runs")]
     pub out: PathBuf,

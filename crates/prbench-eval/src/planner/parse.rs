@@ -20,7 +20,9 @@ pub const MAX_PLAIN_LINE_CHARS: usize = 200;
 ///    items count like top-level ones.
 /// 4. Item text is cleaned: `**`/`__` removed, a wrapping single `*…*`/`_…_` or pair of quotes
 ///    removed, a leading checkbox `[ ]`/`[x]` removed, whitespace runs collapsed, a trailing
-///    `:` removed. Items without a letter or digit are dropped.
+///    `:` removed. Items without a letter or digit are dropped, and so are items that only
+///    name a post (`**Post 1**`, `Post 1:`, `[Post 2 · category: Art]`, `Post #3`): the
+///    prompt labels posts that way and small models echo the labels as headings.
 /// 5. When the reply has at least one usable list item, only list items count: every other
 ///    line (a preamble such as `Here are the aspects:`, a closing remark, a continuation line
 ///    under an item) is ignored.
@@ -31,7 +33,9 @@ pub const MAX_PLAIN_LINE_CHARS: usize = 200;
 ///    a small model's short prose ("The user prefers a friendly tone. They like jokes.") gives
 ///    one aspect per sentence. If any sentence is longer than [`MAX_PLAIN_LINE_CHARS`]
 ///    characters the reply is an error (a run-on paragraph is not a list); otherwise each
-///    sentence, cleaned as in 4, is an aspect.
+///    sentence, cleaned as in 4, is an aspect if it has at least two words: an unmarked single
+///    word (`The`, `Yes.`, a reply cut after its first token) is a fragment, not an aspect. (A
+///    one-word list item such as `- Budget` stays: the marker says it is an item.)
 /// 7. Exact duplicates, compared case-insensitively after cleaning, are dropped (the first
 ///    occurrence stays). Nothing else is dropped or cut: there is no cap on the number or
 ///    length of items.
@@ -70,7 +74,7 @@ pub fn parse_plan_form(raw: &str) -> Result<(Vec<String>, bool), String> {
         match list_body(t) {
             Some(body) => {
                 let c = clean(body);
-                if usable(&c) {
+                if usable(&c) && !names_only_a_post(&c) {
                     items.push(c);
                 }
             }
@@ -176,6 +180,25 @@ fn usable(s: &str) -> bool {
     s.chars().any(char::is_alphanumeric)
 }
 
+/// Whether a cleaned item only names a post, as the planner prompt labels them: `Post 1`,
+/// `Post #2`, `[Post 3 · category: Art]`, `(Post 4)`, any case (rule 4).
+fn names_only_a_post(s: &str) -> bool {
+    let t = s.trim_matches(|c: char| matches!(c, '[' | ']' | '(' | ')' | ':') || c.is_whitespace()).to_lowercase();
+    let Some(rest) = t.strip_prefix("post") else { return false };
+    let rest = rest.trim_start().trim_start_matches('#').trim_start();
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return false;
+    }
+    let tail = rest[digits..].trim_start_matches(|c: char| matches!(c, ':' | ']' | ')') || c.is_whitespace());
+    tail.is_empty() || tail.starts_with('·')
+}
+
+/// Rule 6 of [`parse_plan`]: an unmarked fragment needs at least two words to be an aspect.
+fn has_two_words(s: &str) -> bool {
+    s.split_whitespace().filter(|w| w.chars().any(char::is_alphanumeric)).count() >= 2
+}
+
 /// The sentences of one line: split after `.`, `!` or `?` when whitespace follows; trimmed,
 /// empty pieces dropped.
 fn sentences(line: &str) -> Vec<&str> {
@@ -216,9 +239,9 @@ fn plain_lines(lines: &[&str]) -> Result<Vec<String>, String> {
             long.chars().count()
         ));
     }
-    let out: Vec<String> = kept.into_iter().map(clean).filter(|c| usable(c)).collect();
+    let out: Vec<String> = kept.into_iter().map(clean).filter(|c| usable(c) && has_two_words(c) && !names_only_a_post(c)).collect();
     if out.is_empty() {
-        return Err("no usable list item in the reply".into());
+        return Err("no usable list item in the reply (single words and post labels such as `Post 1:` are not aspects)".into());
     }
     Ok(out)
 }
@@ -297,16 +320,35 @@ mod tests {
     #[test]
     fn a_long_unmarked_line_fails_but_a_long_list_item_is_kept() {
         let long = "x".repeat(MAX_PLAIN_LINE_CHARS + 1);
-        assert!(parse_plan(&format!("Short line\n{long}")).is_err());
+        assert!(parse_plan(&format!("Short line\n{long}")).unwrap_err().contains("prose"));
         assert_eq!(ok(&format!("- {long}")), vec![long.clone()]);
         // Short prose is read sentence by sentence.
         assert_eq!(
             ok("The user prefers a friendly tone. They like jokes! Do they want examples? Yes."),
-            vec!["The user prefers a friendly tone.", "They like jokes!", "Do they want examples?", "Yes."]
+            vec!["The user prefers a friendly tone.", "They like jokes!", "Do they want examples?"]
         );
         assert_eq!(ok("Version 2.5 is fine.  Keep it short"), vec!["Version 2.5 is fine.", "Keep it short"]);
         // Exactly at the limit an unmarked line is still an aspect.
-        let edge = "y".repeat(MAX_PLAIN_LINE_CHARS);
+        let edge = format!("y {}", "y".repeat(MAX_PLAIN_LINE_CHARS - 2));
+        assert_eq!(edge.chars().count(), MAX_PLAIN_LINE_CHARS);
         assert_eq!(ok(&edge), vec![edge.clone()]);
+    }
+
+    #[test]
+    fn post_headings_and_single_word_fragments_are_not_aspects() {
+        // A small model echoing the prompt's post labels as headings, unmarked.
+        assert_eq!(
+            ok("**Post 1**\nLikes long hikes\nPost 2:\nPrefers cheap gear\n[Post 3 · category: Travel]\nPost #4"),
+            vec!["Likes long hikes", "Prefers cheap gear"]
+        );
+        // The same labels as list items are dropped; real items stay, one-word items included.
+        assert_eq!(ok("1. **Post 1**\n2. Post 2:\n- (Post 3)\n- Budget\n- Post-workout meals"), vec!["Budget", "Post-workout meals"]);
+        // A one-word reply (cut after its first token) holds no aspect.
+        for raw in ["The", "The.", "**Post 1**", "Post 1:\nThe"] {
+            let err = parse_plan(raw).expect_err(raw);
+            assert!(err.contains("no usable list item") && err.contains("single words"), "{raw:?}: {err}");
+        }
+        // Not post labels: text after the number, or words starting with "post".
+        assert_eq!(ok("- Post 1 shows they like maps\n- Postcards from trips"), vec!["Post 1 shows they like maps", "Postcards from trips"]);
     }
 }

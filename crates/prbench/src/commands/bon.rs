@@ -280,6 +280,7 @@ fn sample(args: SampleArgs) -> Result<()> {
         bail!("`{}` already holds samples; choose a new --out folder (judge and score it with `prbench bon judge/score --samples {}`)", folder.samples().display(), args.out.display());
     }
     let data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
+    super::print_data_warnings(&data);
     let examples: Vec<Example> = select(&data.examples, args.limit, args.distinct_questions).into_iter().cloned().collect();
     if examples.is_empty() {
         bail!("no examples selected from `{}`", data.source);

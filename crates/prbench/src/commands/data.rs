@@ -1,6 +1,10 @@
 //! `prbench data {validate,stats}`.
 
+use std::cell::RefCell;
+
 use anyhow::{Context, Result};
+use prbench_candle::token_count::TokenCounter;
+use prbench_data::hub::HubOptions;
 use prbench_data::load::load;
 use prbench_data::stats::dataset_stats;
 use prbench_models::gguf::{GgufEngine, GgufOptions};
@@ -8,11 +12,37 @@ use prbench_models::spec::ModelSpec;
 
 use crate::cli::DataCommand;
 
+/// The tokenizer of `data stats --tokenizer`: a GGUF model's, or a Hugging Face model's
+/// `tokenizer.json` (`dir:PATH`, `hf:ORG/NAME[@REV]`).
+enum Counter {
+    Gguf(Box<GgufEngine>),
+    Hf(TokenCounter),
+}
+
+impl Counter {
+    fn load(spec: &str) -> Result<Self> {
+        Ok(match ModelSpec::parse(spec)? {
+            ModelSpec::Gguf(path) => Counter::Gguf(Box::new(GgufEngine::load(&path, GgufOptions::default())?)),
+            ModelSpec::Dir(dir) => Counter::Hf(TokenCounter::load(&dir)?),
+            ModelSpec::Hf(repo) => Counter::Hf(TokenCounter::from_hub(&repo, &HubOptions::from_env())?),
+            _ => anyhow::bail!("--tokenizer takes `gguf:PATH`, `dir:PATH` or `hf:ORG/NAME[@REV]` (a model with a tokenizer); got `{spec}`"),
+        })
+    }
+
+    fn count(&self, text: &str) -> Result<usize> {
+        match self {
+            Counter::Gguf(e) => Ok(e.count_tokens(text)),
+            Counter::Hf(t) => Ok(t.count(text)?),
+        }
+    }
+}
+
 /// Runs a `data` sub-verb.
 pub fn run(cmd: DataCommand) -> Result<()> {
     match cmd {
         DataCommand::Validate(args) => {
             let data = load(&args.data, &args.subset).with_context(|| format!("validating `{}`", args.data))?;
+            super::print_data_warnings(&data);
             let mut per: Vec<(String, usize)> = Vec::new();
             for ex in &data.examples {
                 match per.iter_mut().find(|(s, _)| *s == ex.subset) {
@@ -26,15 +56,23 @@ pub fn run(cmd: DataCommand) -> Result<()> {
         }
         DataCommand::Stats(args) => {
             let data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading `{}`", args.data.data))?;
-            let engine = match &args.tokenizer {
-                Some(spec) => match ModelSpec::parse(spec)? {
-                    ModelSpec::Gguf(path) => Some(GgufEngine::load(&path, GgufOptions::default())?),
-                    _ => anyhow::bail!("--tokenizer takes `gguf:PATH`"),
-                },
-                None => None,
+            let counter = args.tokenizer.as_deref().map(Counter::load).transpose()?;
+            let failed: RefCell<Option<anyhow::Error>> = RefCell::new(None);
+            let count = |t: &str| match counter.as_ref().map(|c| c.count(t)) {
+                Some(Ok(n)) => n,
+                Some(Err(e)) => {
+                    let mut first = failed.borrow_mut();
+                    if first.is_none() {
+                        *first = Some(e);
+                    }
+                    0
+                }
+                None => 0,
             };
-            let counter = engine.as_ref().map(|e| move |t: &str| e.count_tokens(t));
-            let stats = dataset_stats(&data, counter.as_ref().map(|c| c as &dyn Fn(&str) -> usize));
+            let stats = dataset_stats(&data, counter.is_some().then_some(&count as &dyn Fn(&str) -> usize));
+            if let Some(e) = failed.into_inner() {
+                return Err(e.context(format!("counting tokens with `{}`", args.tokenizer.unwrap_or_default())));
+            }
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&stats)?);
             } else {

@@ -161,6 +161,9 @@ fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition]) -> R
     if args.retriever.is_some() && !ranked {
         bail!("--retriever applies to the `profile` and `planner` conditions; none is in --condition");
     }
+    if args.sample && args.limit.is_none() {
+        bail!("--sample draws a seeded random sample of N examples per subset and needs --limit N (e.g. --limit 20 --sample)");
+    }
     if !conditions.contains(&Condition::Planner) {
         for (flag, given) in [("--planner", args.planner.is_some()), ("--planner-k", args.planner_k != 10), ("--planner-max-new-tokens", args.planner_max_new_tokens != 128)] {
             if given {
@@ -332,6 +335,12 @@ fn default_judge() -> Result<String> {
     Ok(format!("gguf:{}", path.display()))
 }
 
+/// The examples `eval` evaluates: all, the first `--limit` of each subset, or with `--sample`
+/// a seeded random sample of `--limit` per subset (as [`RunConfig::examples`] picks them).
+fn selected(args: &EvalArgs, data: &prbench_data::Dataset) -> Vec<prbench_data::Example> {
+    prbench_eval::run::select_examples(&data.examples, args.limit, args.sample.then_some(args.seed))
+}
+
 /// Runs `prbench eval`.
 pub fn run(args: EvalArgs) -> Result<()> {
     let conditions = Condition::parse_list(&args.condition)?;
@@ -342,19 +351,22 @@ pub fn run(args: EvalArgs) -> Result<()> {
     let parsed = ModelSpec::parse(&spec)?;
     check_flags(&args, &parsed, &conditions)?;
     let data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
+    super::print_data_warnings(&data);
     // Run ids are checked before the model loads, so a taken --run-id fails fast.
     let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string();
     let run_ids = if args.preflight { Vec::new() } else { plan_run_dirs(&args, &spec, &conditions, &stamp)? };
     let matrix_name = if conditions.len() > 1 && !args.preflight { Some(matrix_base(&args, &spec, &conditions, &stamp)?) } else { None };
-    let n_eval = prbench_eval::run::limit_per_subset(&data.examples, args.limit).len();
+    let n_eval = selected(&args, &data).len();
     if n_eval == data.examples.len() {
         eprintln!("prbench: {} examples from `{}`; loading model `{spec}`", data.examples.len(), data.source);
     } else {
         eprintln!(
-            "prbench: {n_eval} of {} examples from `{}` (--limit {} per subset); loading model `{spec}`",
+            "prbench: {n_eval} of {} examples from `{}` ({} {} per subset{}); loading model `{spec}`",
             data.examples.len(),
             data.source,
-            args.limit.unwrap_or_default()
+            if args.sample { "a random sample of" } else { "--limit" },
+            args.limit.unwrap_or_default(),
+            if args.sample { format!(", seed {}", args.seed) } else { String::new() }
         );
     }
     let model = load_model(&parsed, &spec, &LoadSettings::of_eval(&args, &conditions))?;
@@ -377,7 +389,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
         let path = args.cache.clone().unwrap_or_else(|| args.out.join("cache.sqlite"));
         Some(Arc::new(Cache::open(&path)?))
     };
-    let examples = prbench_eval::run::limit_per_subset(&data.examples, args.limit);
+    let examples = selected(&args, &data);
     let prepared = prepare(&args, &data, &examples, &conditions, cache.as_ref(), &reporter)?;
     let inputs = Arc::new(prepared.inputs);
     if let Loaded::SeqCls(rm) = &model {
@@ -396,6 +408,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
             dir: args.out.join(&planned.id),
             run_id: planned.id,
             limit: args.limit,
+            sample: args.sample,
             options: EvalOptions { condition, seed: args.seed, both_orders: args.both_orders, batch_size, context, inputs: inputs.clone() },
             bootstrap: BootstrapConfig { resamples: args.bootstrap, seed: args.seed, ..BootstrapConfig::default() },
             code_version: crate::code_version().to_string(),

@@ -17,3 +17,12 @@ pub mod load;
 pub mod retrieve;
 pub mod serve_reward;
 pub mod train;
+
+/// Prints what a loaded dataset holds that changes what some conditions show (empty profiles,
+/// empty rubrics: [`prbench_data::dataset_warnings`]) to stderr; commands call it right after
+/// loading, before any model loads.
+pub(crate) fn print_data_warnings(data: &prbench_data::Dataset) {
+    for w in prbench_data::dataset_warnings(data) {
+        eprintln!("prbench: {w}");
+    }
+}

@@ -90,6 +90,7 @@ pub fn run(args: RetrieveArgs) -> Result<()> {
         bail!("--cache applies to dense retrievers only (`{}` computes nothing worth caching)", args.retriever);
     }
     let dataset = load(&args.data.data, &args.data.subset).with_context(|| format!("loading `{}`", args.data.data))?;
+    super::print_data_warnings(&dataset);
     let cache_path: Option<PathBuf> = match (&args.cache, args.no_cache, is_dense(&args.retriever)) {
         (_, true, _) | (_, _, false) => None,
         (Some(p), false, true) => Some(p.clone()),

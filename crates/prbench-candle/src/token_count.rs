@@ -1,0 +1,62 @@
+//! Counting the tokens of plain text with a Hugging Face model's `tokenizer.json` (for
+//! `prbench data stats --tokenizer dir:PATH|hf:ORG/NAME`): no chat template or weights needed.
+//!
+//! A text is encoded as a message content is ([`crate::tokenize`]): special-token strings in it
+//! stay plain text, no special tokens are added, and the file's own truncation and padding
+//! settings are switched off, so the count is the text's full length.
+
+use std::path::Path;
+
+use prbench_data::hub::{parse_repo, HubOptions, HubRepo, RepoKind};
+use prbench_models::ModelError;
+use tokenizers::Tokenizer;
+
+/// A tokenizer that counts the tokens of plain text.
+pub struct TokenCounter {
+    tokenizer: Tokenizer,
+}
+
+impl TokenCounter {
+    /// Loads `dir/tokenizer.json`.
+    ///
+    /// # Errors
+    /// [`ModelError::File`] naming the file when it is missing or not a tokenizer.
+    pub fn load(dir: &Path) -> Result<Self, ModelError> {
+        let path = dir.join("tokenizer.json");
+        let err = |reason: String| ModelError::File { path: path.clone(), reason };
+        if !path.is_file() {
+            return Err(err("missing: `dir:PATH` takes a model directory in the Hugging Face layout, with tokenizer.json".into()));
+        }
+        let mut tokenizer = Tokenizer::from_file(&path).map_err(|e| err(format!("not a tokenizer: {e}")))?;
+        tokenizer.set_encode_special_tokens(true);
+        tokenizer.with_truncation(None).map_err(|e| err(e.to_string()))?;
+        tokenizer.with_padding(None);
+        Ok(Self { tokenizer })
+    }
+
+    /// Fetches (or, offline, finds in the hub cache) only `tokenizer.json` of the model repo
+    /// `repo_spec` (the text after `hf:`, `ORG/NAME[@REV]`) and loads it.
+    ///
+    /// # Errors
+    /// [`ModelError::Spec`] when the file cannot be fetched or is not cached offline; as
+    /// [`TokenCounter::load`].
+    pub fn from_hub(repo_spec: &str, opts: &HubOptions) -> Result<Self, ModelError> {
+        let spec = format!("hf:{repo_spec}");
+        let hub_err = |e: prbench_data::DataError| ModelError::Spec { spec: spec.clone(), reason: e.to_string() };
+        let (repo, revision) = parse_repo(repo_spec, &spec).map_err(hub_err)?;
+        let hub = HubRepo::open(RepoKind::Model, &repo, revision.as_deref(), opts).map_err(hub_err)?;
+        let file = hub.get("tokenizer.json").map_err(hub_err)?;
+        Self::load(file.parent().unwrap_or(Path::new(".")))
+    }
+
+    /// Tokens of `text`.
+    ///
+    /// # Errors
+    /// [`ModelError::Engine`] when the tokenizer fails on the text.
+    pub fn count(&self, text: &str) -> Result<usize, ModelError> {
+        self.tokenizer
+            .encode(text, false)
+            .map(|e| e.len())
+            .map_err(|e| ModelError::Engine(format!("tokenizing a {}-byte text: {e}", text.len())))
+    }
+}
