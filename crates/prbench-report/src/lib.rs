@@ -4,6 +4,7 @@
 
 pub mod markdown;
 pub mod matrix;
+pub mod plural;
 pub mod summary;
 
 pub use summary::*;
