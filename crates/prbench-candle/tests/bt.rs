@@ -168,6 +168,20 @@ fn refuses_another_embedder() {
     assert!(save(&tmp.path().join("x"), &head, &config("a", 384, 8)).is_err());
 }
 
+/// safetensors writes through a 0600 temporary file; the saved head must be 0644 like bt.json
+/// is under the usual umask 022 (issue 16: `train bt` left head.safetensors unreadable to others).
+#[cfg(unix)]
+#[test]
+fn saved_head_is_readable_by_everyone() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let (head, _) = BtHead::init(384, 0, 1).unwrap();
+    let model = tmp.path().join("bt");
+    save(&model, &head, &config(&"0".repeat(64), 384, 0)).unwrap();
+    let mode = std::fs::metadata(model.join("head.safetensors")).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o644, "head.safetensors has mode {mode:o}");
+}
+
 fn request(id: &str, context: Option<&str>, q: &str, a: &str) -> RmRequest {
     RmRequest {
         input: RmInput {

@@ -79,6 +79,18 @@ pub struct Manifest {
     pub started: DateTime<Utc>,
     /// End time (UTC); absent while the run is going or when it was killed.
     pub finished: Option<DateTime<Utc>>,
+    /// Every time a killed run was resumed into this folder, in order (absent when never).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumed: Vec<Resumption>,
+}
+
+/// One resumption of an unfinished run (`manifest.json` → `resumed`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resumption {
+    /// When the resumed run started (UTC).
+    pub at: DateTime<Utc>,
+    /// prbench version and git commit of the resuming binary.
+    pub code_version: String,
 }
 
 /// Everything a run needs besides the data and the backend.
@@ -101,6 +113,9 @@ pub struct RunConfig {
     pub code_version: String,
     /// The run cache; `None` for `--no-cache`. Control baselines are never cached.
     pub cache: Option<std::sync::Arc<Cache>>,
+    /// The folder holds an unfinished run ([`check_resume`] passed) that this run resumes: its
+    /// manifest keeps the first start time and gains a [`Resumption`].
+    pub resume: bool,
 }
 
 /// A finished run.
@@ -245,6 +260,12 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
     let slots = assign_slots(&data.examples, cfg.options.seed);
     let examples = cfg.examples(data);
     let mut manifest = manifest_for(data, &examples, &identity, &decoding, cfg, &prompts);
+    if cfg.resume {
+        let old = read_manifest(cfg)?;
+        manifest.started = old.started;
+        manifest.resumed = old.resumed;
+        manifest.resumed.push(Resumption { at: Utc::now(), code_version: cfg.code_version.clone() });
+    }
     write_json(&cfg.dir.join("manifest.json"), &manifest)?;
 
     // The control baselines do not depend on the model: they run on a second thread while the
@@ -311,8 +332,8 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
         dataset: data.source.clone(),
         dataset_kind: data.kind.clone(),
         dataset_hash: data.hash.clone(),
-        limit_per_subset: cfg.limits().0,
-        sample_per_subset: cfg.limits().1,
+        limit_per_subset: cfg.limits().0.filter(|_| examples.len() < data.examples.len()),
+        sample_per_subset: cfg.limits().1.filter(|_| examples.len() < data.examples.len()),
         seed: cfg.options.seed,
         bootstrap_resamples: cfg.bootstrap.resamples,
         rows: accuracy_rows(&outcomes, &results, &cfg.bootstrap),
@@ -405,6 +426,7 @@ fn manifest_for(
         bootstrap_resamples: cfg.bootstrap.resamples,
         started: Utc::now(),
         finished: None,
+        resumed: Vec::new(),
     }
 }
 
@@ -439,18 +461,40 @@ pub fn check_finished(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> 
     Ok(())
 }
 
-/// The manifest in `cfg.dir`, if every setting that decides the outcomes matches `cfg`.
-fn same_settings(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Result<Manifest, EvalError> {
+/// The manifest in `cfg.dir`.
+fn read_manifest(cfg: &RunConfig) -> Result<Manifest, EvalError> {
     let path = cfg.dir.join("manifest.json");
     let refuse = |reason: String| EvalError::RunDir { path: cfg.dir.clone(), reason };
     let text = fs::read_to_string(&path).map_err(|e| refuse(format!("cannot read its manifest.json: {e}")))?;
-    let old: Manifest = serde_json::from_str(&text).map_err(|e| refuse(format!("its manifest.json does not parse ({e}); pass another --run-id")))?;
+    serde_json::from_str(&text).map_err(|e| refuse(format!("its manifest.json does not parse ({e}); pass another --run-id")))
+}
+
+/// An optional flag's value as the user would type it: `--limit 2`, or `no --limit`.
+fn flag_value(flag: &str, value: Option<impl std::fmt::Display>) -> String {
+    value.map_or_else(|| format!("no {flag}"), |v| format!("{flag} {v}"))
+}
+
+/// The manifest in `cfg.dir`, if every setting that decides the outcomes matches `cfg` and
+/// its own values are in the ranges prbench accepts (a manifest written before the ranges were
+/// checked, e.g. with `--bootstrap 4294967295`, would make the resumed run fail the same way).
+fn same_settings(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Result<Manifest, EvalError> {
+    let refuse = |reason: String| EvalError::RunDir { path: cfg.dir.clone(), reason };
+    let old = read_manifest(cfg)?;
+    let max = prbench_stats::bootstrap::MAX_RESAMPLES;
+    if old.bootstrap_resamples > max {
+        return Err(refuse(format!(
+            "its manifest.json holds `bootstrap_resamples` {}, more than the {max} prbench allows (it would not fit in memory); pass another --run-id, or remove the folder",
+            old.bootstrap_resamples
+        )));
+    }
     let (identity, decoding) = match backend {
         Backend::Judge(j) => (j.identity(), j.decoding()),
         Backend::RewardModel(r) => (r.identity(), r.settings()),
     };
     let examples = cfg.examples(data);
     let new = manifest_for(data, &examples, &identity, &decoding, cfg, &Prompts::new());
+    let both = |on: bool| if on { "--both-orders" } else { "no --both-orders" }.to_string();
+    let sample = |n: Option<usize>| n.map_or_else(|| "no --sample".to_string(), |n| format!("--limit {n} --sample"));
     let fields: [(&str, String, String); 11] = [
         ("model", serde_json::to_string(&old.model).unwrap_or_default(), serde_json::to_string(&new.model).unwrap_or_default()),
         ("decoding", old.decoding.to_string(), new.decoding.to_string()),
@@ -458,10 +502,10 @@ fn same_settings(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Resul
         ("dataset_hash", old.dataset_hash.clone(), new.dataset_hash),
         ("condition", old.condition.clone(), new.condition),
         ("condition_inputs", old.condition_inputs.to_string(), new.condition_inputs.to_string()),
-        ("seed", old.seed.to_string(), new.seed.to_string()),
-        ("both_orders", old.both_orders.to_string(), new.both_orders.to_string()),
-        ("limit_per_subset", format!("{:?}", old.limit_per_subset), format!("{:?}", new.limit_per_subset)),
-        ("sample_per_subset", format!("{:?}", old.sample_per_subset), format!("{:?}", new.sample_per_subset)),
+        ("seed", format!("--seed {}", old.seed), format!("--seed {}", new.seed)),
+        ("both_orders", both(old.both_orders), both(new.both_orders)),
+        ("limit_per_subset", flag_value("--limit", old.limit_per_subset), flag_value("--limit", new.limit_per_subset)),
+        ("sample_per_subset", sample(old.sample_per_subset), sample(new.sample_per_subset)),
         ("n_examples", old.n_examples.to_string(), new.n_examples.to_string()),
     ];
     if let Some((name, was, now)) = fields.into_iter().find(|(_, a, b)| a != b) {

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::matrix::{Matrix, MatrixBlock};
+use crate::plural::count;
 use crate::summary::AccuracyRow;
 
 /// What the guide needs besides the matrix: per condition, the share of single-order verdicts
@@ -96,7 +97,7 @@ pub fn render(m: &Matrix, inputs: &GuideInputs) -> String {
                 let _ = writeln!(
                     s,
                     "- {} per condition is a first look: a 95% CI here is about {:.0} points wide. Run more pairs before you compare models.",
-                    plural(m.n_examples, "pair", "pairs"),
+                    count(m.n_examples, "pair", "pairs"),
                     (hi - lo) * 100.0
                 );
             }
@@ -117,11 +118,6 @@ pub fn render(m: &Matrix, inputs: &GuideInputs) -> String {
     s.push_str("prbench eval --model openai:MODEL@http://HOST:PORT/v1 --condition none,oracle   # a real judge behind any OpenAI-compatible server (key from $OPENAI_API_KEY)\n");
     s.push_str("prbench eval --model hf:ORG/NAME --condition none,oracle   # a scalar reward model from the hub cache\n```\n");
     s
-}
-
-/// `n` with the singular or plural noun.
-pub fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 #[cfg(test)]
@@ -192,10 +188,4 @@ mod tests {
         assert!(!g.contains("--data psoups:../shared"), "P-Soups is not suggested again: {g}");
     }
 
-    #[test]
-    fn plural_picks_the_noun_by_count() {
-        assert_eq!(plural(1, "pair", "pairs"), "1 pair");
-        assert_eq!(plural(0, "pair", "pairs"), "0 pairs");
-        assert_eq!(plural(2, "pair", "pairs"), "2 pairs");
-    }
 }

@@ -5,6 +5,7 @@
 pub mod guide;
 pub mod markdown;
 pub mod matrix;
+pub mod plural;
 pub mod summary;
 
 pub use summary::*;

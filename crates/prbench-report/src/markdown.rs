@@ -2,6 +2,7 @@
 
 use std::fmt::Write;
 
+use crate::plural::count;
 use crate::summary::{AccuracyRow, Summary};
 
 /// Formats a proportion in [0, 1] as a percentage with one decimal, or `n/a`.
@@ -61,7 +62,7 @@ pub fn render(sum: &Summary) -> String {
     }
     let _ = writeln!(s, "- condition: `{}`: {}", sum.condition, sum.condition_meaning);
     if let Some(limit) = sum.limit_per_subset {
-        let _ = writeln!(s, "- limited to the first {limit} examples of each subset (a quick look, not a full run)");
+        let _ = writeln!(s, "- limited to the first {} of each subset (a quick look, not a full run)", count(limit, "example", "examples"));
     }
     if let Some(n) = sum.sample_per_subset {
         let _ = writeln!(s, "- limited to a random sample of {n} examples per subset, seed {} (the {n} with the smallest sha256(seed, id); a quick look, not a full run)", sum.seed);
@@ -70,12 +71,16 @@ pub fn render(sum: &Summary) -> String {
     let generated = if sum.output_tokens > 0 { format!(", {} generated", sum.output_tokens) } else { String::new() };
     let _ = writeln!(
         s,
-        "- seed {}, bootstrap {} resamples; {} input tokens, {} of them cut by truncation{generated}; model wall time {:.1} s",
-        sum.seed, sum.bootstrap_resamples, sum.input_tokens, sum.truncated_tokens, sum.wall_seconds
+        "- seed {}, bootstrap {}; {}, {} of them cut by truncation{generated}; model wall time {:.1} s",
+        sum.seed,
+        count(sum.bootstrap_resamples, "resample", "resamples"),
+        count(sum.input_tokens, "input token", "input tokens"),
+        sum.truncated_tokens,
+        sum.wall_seconds
     );
     if let Some(c) = &sum.cache {
         let failed = if c.write_errors > 0 { format!(", {} not stored (first: {})", c.write_errors, c.first_error.as_deref().unwrap_or("")) } else { String::new() };
-        let _ = writeln!(s, "- cache `{}`: {} hits, {} calls{failed}", c.path, c.hits, c.calls);
+        let _ = writeln!(s, "- cache `{}`: {}, {}{failed}", c.path, count(c.hits, "hit", "hits"), count(c.calls, "call", "calls"));
     }
     if let Some(r) = &sum.remote {
         let _ = writeln!(
@@ -100,10 +105,10 @@ pub fn render(sum: &Summary) -> String {
     if let Some(micro) = sum.rows.iter().find(|r| r.label == "micro") {
         let (errors, unparsed, n) = (micro.tally.errors, micro.tally.unparsed, micro.tally.n);
         if errors > 0 {
-            let _ = writeln!(s, "> **{errors} of {n} items failed in the backend** (after retries): they count as not correct here and are listed with their error in outcomes.jsonl.\n");
+            let _ = writeln!(s, "> **{errors} of {} failed in the backend** (after retries): they count as not correct here and are listed with their error in outcomes.jsonl.\n", count(n, "item", "items"));
         }
         if unparsed > 0 {
-            let _ = writeln!(s, "> **{unparsed} of {n} verdicts could not be parsed** (no `Result: A|B` line): they count as not correct, never as a choice.\n");
+            let _ = writeln!(s, "> **{unparsed} of {} could not be parsed** (no `Result: A|B` line): they count as not correct, never as a choice.\n", count(n, "verdict", "verdicts"));
         }
     }
     s.push_str("## Accuracy\n\n");

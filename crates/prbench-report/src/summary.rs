@@ -84,7 +84,9 @@ pub struct Summary {
     pub dataset_kind: String,
     /// Dataset hash (sha256 hex).
     pub dataset_hash: String,
-    /// `--limit`: only the first N examples of each subset were evaluated.
+    /// `--limit`: only the first N examples of each subset were evaluated. Set only when the
+    /// limit left out at least one example (a limit at or above every subset's size gives the
+    /// full run; the manifest still records it).
     pub limit_per_subset: Option<usize>,
     /// `--limit N --sample`: a seeded random sample of N examples of each subset was evaluated
     /// (drawn from sha256(seed, id)); `limit_per_subset` is then `None`.
@@ -150,9 +152,15 @@ pub struct ProfileReport {
 impl ProfileReport {
     /// One line for summary.md and the matrix notes: k, ranking, posts shown and dropped.
     pub fn line(&self) -> String {
+        use crate::plural::{count, noun};
         format!(
-            "top {} posts ranked by {}; {:.2} shown per example on average; {} lowest-ranked posts dropped to fit the model's context ({} examples)",
-            self.k, self.retriever, self.mean_posts_shown, self.posts_dropped, self.examples_with_drops
+            "top {} ranked by {}; {:.2} shown per example on average; {} lowest-ranked {} dropped to fit the model's context ({})",
+            count(self.k, "post", "posts"),
+            self.retriever,
+            self.mean_posts_shown,
+            self.posts_dropped,
+            noun(self.posts_dropped, "post", "posts"),
+            count(self.examples_with_drops, "example", "examples")
         ) + &empty_line(self.empty_profile, "an empty profile")
     }
 }

@@ -43,6 +43,14 @@ pub enum Stat {
     Macro,
 }
 
+/// The most resamples a CI may ask for. [`bootstrap_distributions`] keeps every resample's
+/// statistic (8 bytes per resample per statistic, `Vec::with_capacity(resamples)` up front), and
+/// `prbench eval` computes its CIs (subset rows, micro and macro, the five baselines) on every
+/// core at once, so one resample costs about 16 bytes per core in flight plus time linear in
+/// the item count: 1,000,000 resamples hold 16 MB per core and take seconds per CI, while the
+/// 4,294,967,295 a mistyped u32 allows would hold 34 GB per statistic.
+pub const MAX_RESAMPLES: usize = 1_000_000;
+
 /// Bootstrap settings.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BootstrapConfig {

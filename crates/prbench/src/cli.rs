@@ -57,7 +57,7 @@ pub struct RmModelArgs {
     #[arg(long)]
     pub model: String,
     /// Seed of `baseline:random` (each draw also depends on the request's `id`).
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
     pub seed: u64,
     /// Scalar reward model flags.
     #[command(flatten)]
@@ -69,37 +69,45 @@ pub struct RmModelArgs {
 #[derive(Args, Debug, Clone, Default)]
 pub struct ScalarRmArgs {
     /// Scalar reward models with a multi-label head: the logit to read (0-based).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(0, 65_535))]
     pub label_index: Option<usize>,
     /// Scalar reward models: token limit per input (default: the model's own); longer inputs
     /// lose context from the left, never the answer, and are counted as truncated.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1_048_576))]
     pub max_length: Option<usize>,
-    /// Sequence-classification and BT models: sequences per forward pass (sorted by length).
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
-    pub rm_batch: usize,
+    /// Sequence-classification models (`hf:`, `dir:`): sequences per forward pass (sorted by
+    /// length), 1 to 4096 [default: 8].
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 4096))]
+    pub rm_batch: Option<usize>,
     /// `bt:` models: the MiniLM embedder directory (default: the one scripts/fetch-models.sh
     /// caches); it must be the embedder the head was trained on (checked by hash).
     #[arg(long)]
     pub embedder: Option<PathBuf>,
 }
 
+impl ScalarRmArgs {
+    /// `--rm-batch`, or its default 8.
+    pub fn rm_batch(&self) -> usize {
+        self.rm_batch.unwrap_or(8)
+    }
+}
+
 /// How the reward server batches, queues and turns scores into rewards.
 #[derive(Args, Debug, Clone)]
 pub struct ServeTuningArgs {
     /// Most items per model call.
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=65_536).map(|v| v as usize))]
+    #[arg(long, default_value_t = 16, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 65_536))]
     pub max_batch: usize,
     /// Milliseconds the server waits for a batch to fill once an item has arrived (0 = never
     /// wait); a lone request waits at most this long.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, allow_negative_numbers = true, value_parser = crate::bounds::whole::<u64>(0, 60_000))]
     pub batch_wait_ms: u64,
     /// Items that may wait in the queue. A request that does not fit is answered 503 with
     /// `Retry-After: 1`; a batch request with more items than this, 413.
-    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=1_000_000).map(|v| v as usize))]
+    #[arg(long, default_value_t = 1024, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1_000_000))]
     pub queue: usize,
     /// Largest request body in bytes (default 1 MiB); larger bodies are answered 413.
-    #[arg(long, default_value_t = 1_048_576, value_parser = clap::value_parser!(u64).range(1..=(1 << 32)).map(|v| v as usize))]
+    #[arg(long, default_value_t = 1_048_576, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1 << 30))]
     pub max_body_bytes: usize,
     /// How the raw score becomes the reward: `none` (the reward model's raw score), `sigmoid`
     /// (1 / (1 + e^-score)) or `affine:SCALE,SHIFT` (score × SCALE + SHIFT). Shown by /health.
@@ -118,7 +126,7 @@ pub struct ServeRewardArgs {
     #[arg(long, default_value = "127.0.0.1")]
     pub host: std::net::IpAddr,
     /// TCP port; 0 = any free port (the address is printed on stderr either way).
-    #[arg(long, default_value_t = 8000)]
+    #[arg(long, default_value_t = 8000, allow_negative_numbers = true, value_parser = crate::bounds::whole::<u16>(0, 65_535))]
     pub port: u16,
     /// Batching, queue, body limit, normalization.
     #[command(flatten)]
@@ -142,24 +150,24 @@ pub struct BenchServeArgs {
     #[command(flatten)]
     pub serve: ServeTuningArgs,
     /// `POST /score` requests per wave.
-    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=1_000_000).map(|v| v as usize))]
+    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1_000_000))]
     pub requests: usize,
     /// Requests in flight at once (each holds a connection; mind `ulimit -n`).
-    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=10_000).map(|v| v as usize))]
+    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 10_000))]
     pub concurrency: usize,
     /// Identical waves, one after the other (memory after the second shows whether it grows).
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=100).map(|v| v as usize))]
+    #[arg(long, default_value_t = 2, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
     pub waves: usize,
     /// Seconds before a request without an answer counts as dropped.
-    #[arg(long, default_value_t = 300)]
+    #[arg(long, default_value_t = 300, allow_negative_numbers = true, value_parser = crate::bounds::whole::<u64>(1, 86_400))]
     pub timeout: u64,
     /// Dataset whose examples fill the requests (cycled; each question is numbered, so no two
     /// bodies are equal).
-    #[arg(long, default_value = "data/sample")]
+    #[arg(long, default_value = "data/sample", value_parser = crate::bounds::data_spec)]
     pub data: String,
     /// Profile posts per request, rendered as the `profile:k` condition renders them (in the
     /// dataset's order).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(0, 10_000))]
     pub posts: usize,
     /// Print one JSON line instead of the table.
     #[arg(long)]
@@ -178,7 +186,8 @@ pub enum CacheCommand {
 /// `cache stats` arguments.
 #[derive(Args, Debug)]
 pub struct CacheStatsArgs {
-    /// The cache file (`prbench eval` uses `<--out>/cache.sqlite`, i.e. runs/cache.sqlite).
+    /// The cache file (`prbench eval` uses `<--out>/cache.sqlite`, i.e. runs/cache.sqlite);
+    /// read only: a missing file is an error, never created.
     #[arg(long, default_value = "runs/cache.sqlite")]
     pub cache: PathBuf,
     /// Print JSON instead of a table.
@@ -196,7 +205,7 @@ pub struct CachePruneArgs {
     #[arg(long, value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub model: Option<String>,
     /// Entries not used (written or read) for at least this many days.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<u32>(0, 36_500))]
     pub older_than_days: Option<u32>,
     /// Every entry.
     #[arg(long, conflicts_with_all = ["model", "older_than_days"])]
@@ -211,29 +220,30 @@ pub struct CachePruneArgs {
 /// the defaults are in the accessors.
 #[derive(Args, Debug, Clone, Default)]
 pub struct RemoteArgs {
-    /// Remote engines: requests in flight at once, over all replicas [default: 16].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096).map(|v| v as usize))]
+    /// Remote engines: requests in flight at once, over all replicas, 1 to 4096 [default: 16].
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 4096))]
     pub concurrency: Option<usize>,
-    /// Remote engines: seconds before a request is abandoned and retried [default: 120].
-    #[arg(long)]
+    /// Remote engines: seconds before a request is abandoned and retried, more than 0 and at
+    /// most 86400 (a day) [default: 120].
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Open(0.0), crate::bounds::End::Closed(86_400.0), "seconds"))]
     pub timeout: Option<f64>,
     /// Remote engines: retries after a 429, a 5xx, a timeout or a dropped connection (with
-    /// exponential backoff and jitter, honouring Retry-After) before the item is an error
-    /// [default: 6].
-    #[arg(long)]
+    /// exponential backoff and jitter, honouring Retry-After) before the item is an error, 0 to
+    /// 100 [default: 6].
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<u32>(0, 100))]
     pub max_retries: Option<u32>,
     /// Remote engines: the environment variable holding the API key, sent as a Bearer token and
     /// never logged or written; unset or empty means no Authorization header
     /// [default: OPENAI_API_KEY].
     #[arg(long)]
     pub api_key_env: Option<String>,
-    /// Sampling temperature of a remote model: `openai:` judges default to 0 (greedy);
+    /// Sampling temperature in [0, 2] (the OpenAI API's range): `openai:` judges default to 0 (greedy);
     /// `bon sample` uses it for the policy (any engine) and defaults to 1.0.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Closed(0.0), crate::bounds::End::Closed(2.0), "a sampling temperature").map(|v| v as f32))]
     pub temperature: Option<f32>,
-    /// Nucleus sampling mass: `openai:` judges default to 1; `bon sample` uses it for the
+    /// Nucleus sampling mass in (0, 1]: `openai:` judges default to 1; `bon sample` uses it for the
     /// policy (any engine) and defaults to 0.9.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Open(0.0), crate::bounds::End::Closed(1.0), "a probability mass").map(|v| v as f32))]
     pub top_p: Option<f32>,
     /// `openai:` judges: extra JSON fields merged into every request body, e.g.
     /// `'{"repeat_penalty":1.0}'` for llama.cpp servers (recorded in the manifest and the cache key).
@@ -313,22 +323,22 @@ pub struct BenchJudgeArgs {
     #[arg(long, default_value = "none")]
     pub condition: String,
     /// Judge prompts per dataset.
-    #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    #[arg(long, default_value_t = 24, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
     pub prompts: usize,
     /// Prompts the generate verdict is timed on (the first ones).
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
     pub gen_prompts: usize,
     /// Generate verdict: most new tokens per prompt (greedy, stops at end of generation).
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 32_768))]
     pub max_new_tokens: usize,
     /// Alternating rounds (the side that goes first alternates).
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100).map(|v| v as usize))]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
     pub rounds: usize,
-    /// CPU threads for both sides.
-    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get()), value_parser = clap::value_parser!(u32).range(1..=1024).map(|v| v as usize))]
+    /// CPU threads for both sides (1 to 1024).
+    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get().min(1024)), allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1024))]
     pub threads: usize,
     /// The reference's context size in tokens (default: longest prompt + --max-new-tokens + 1).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<u32>(1, 1_048_576))]
     pub ref_ctx: Option<u32>,
     /// Folder for the worker inputs and logs (default: `$PRBENCH_MODELS/bench`).
     #[arg(long, default_value_os_t = crate::commands::bench::default_work_dir())]
@@ -345,13 +355,13 @@ pub struct BenchAllArgs {
     #[arg(long)]
     pub short: bool,
     /// Alternating rounds of each bench.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100).map(|v| v as usize))]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
     pub rounds: usize,
     /// Judge prompts per dataset (data/sample, and P-Soups when ../shared holds it).
-    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    #[arg(long, default_value_t = 12, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
     pub judge_prompts: usize,
-    /// CPU threads for every engine.
-    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get()), value_parser = clap::value_parser!(u32).range(1..=1024).map(|v| v as usize))]
+    /// CPU threads for every engine (1 to 1024).
+    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get().min(1024)), allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1024))]
     pub threads: usize,
     /// Python interpreter with torch and transformers (`bench rm`'s reference).
     #[arg(long, default_value = "python3")]
@@ -383,13 +393,13 @@ pub struct JudgeWorkerArgs {
 pub struct BenchHarnessArgs {
     /// Size as a fraction of the real benchmark, in [0.001, 1] (1 = 2,830 rows and 100 MB of
     /// profile text; 0.01 for a quick check).
-    #[arg(long, default_value_t = 1.0, value_parser = parse_scale)]
+    #[arg(long, default_value_t = 1.0, value_parser = parse_scale, allow_negative_numbers = true)]
     pub scale: f64,
     /// Rounds of the three workloads; the table gives median wall time and max peak RSS.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100).map(|v| v as usize))]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
     pub rounds: usize,
     /// Seed of the synthetic data and the runs.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
     pub seed: u64,
     /// Folder for the synthetic data, the runs and the child logs (default: `$PRBENCH_MODELS/bench`).
     #[arg(long, default_value_os_t = crate::commands::bench::default_work_dir())]
@@ -412,10 +422,10 @@ fn parse_scale(s: &str) -> Result<f64, String> {
 #[derive(Args, Debug)]
 pub struct BenchRemoteArgs {
     /// Judge requests to send.
-    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..=1_000_000).map(|v| v as usize))]
+    #[arg(long, default_value_t = 2000, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1_000_000))]
     pub requests: usize,
     /// Requests in flight at once.
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096).map(|v| v as usize))]
+    #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 4096))]
     pub concurrency: usize,
     /// An OpenAI-compatible base URL to load instead of the in-process fault server (loopback
     /// only, please: this sends every request as fast as it can).
@@ -425,7 +435,7 @@ pub struct BenchRemoteArgs {
     #[arg(long, default_value = "fault-model")]
     pub model: String,
     /// Dataset whose examples fill the prompts (cycled).
-    #[arg(long, default_value = "data/sample")]
+    #[arg(long, default_value = "data/sample", value_parser = crate::bounds::data_spec)]
     pub data: String,
     /// Print one JSON line instead of the table.
     #[arg(long)]
@@ -440,25 +450,25 @@ pub struct BenchRmArgs {
     #[arg(long, value_delimiter = ',', default_value = "decoder,minilm")]
     pub models: Vec<String>,
     /// Sequences per forward pass.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    #[arg(long, default_value_t = 8, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 4096))]
     pub batch: usize,
     /// Tokens per sequence.
-    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=512).map(|v| v as usize))]
+    #[arg(long, default_value_t = 256, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 512))]
     pub seq_len: usize,
     /// Distinct batches.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 10_000))]
     pub batches: usize,
     /// Timed passes over all batches (after one warm-up pass).
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1000))]
     pub repeats: usize,
     /// Alternating rounds (prbench, then transformers); the table reports medians.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
     pub rounds: usize,
     /// Seed of the random token ids.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
     pub seed: u64,
-    /// Torch threads for the reference (prbench uses all cores through rayon).
-    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get()))]
+    /// Torch threads for the reference, 1 to 1024 (prbench uses all cores through rayon).
+    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get().min(1024)), allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1024))]
     pub threads: usize,
     /// Python interpreter with torch and transformers.
     #[arg(long, default_value = "python3")]
@@ -488,7 +498,9 @@ pub enum DataCommand {
 pub struct DataArgs {
     /// Dataset: a directory (HF layout `<config>/*.parquet` or `<config>.{parquet,json,jsonl}`),
     /// a single file, `psoups:DIR`, or `hf:ORG/NAME[@REV]` (through the hf-hub cache).
-    #[arg(long, default_value = "data/sample")]
+    /// The default `data/sample` is looked for in the current folder, then in the source tree
+    /// prbench was built from (stderr says which).
+    #[arg(long, default_value = "data/sample", value_parser = crate::bounds::data_spec)]
     pub data: String,
     /// Subsets to load (long or short names, comma-separated); all when omitted.
     #[arg(long, value_delimiter = ',')]
@@ -549,11 +561,11 @@ pub struct EvalArgs {
     /// (default: the SmolLM2-135M-Instruct GGUF).
     #[arg(long)]
     pub planner: Option<String>,
-    /// Profile posts the planner reads (top-ranked).
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    /// Profile posts the planner reads (top-ranked), 1 to 10000.
+    #[arg(long, default_value_t = 10, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 10_000))]
     pub planner_k: usize,
     /// Token budget of each planner reply.
-    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    #[arg(long, default_value_t = 128, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 32_768))]
     pub planner_max_new_tokens: usize,
     /// Verdict mode. Local (`gguf:`) judges: `logprob` reads the next-token log-probabilities
     /// of A and B after `Result:` (one forward pass, never unparsed); `generate` decodes a
@@ -566,21 +578,24 @@ pub struct EvalArgs {
     /// Judge each pair in both orders (consistency and position-debiased figures).
     #[arg(long)]
     pub both_orders: bool,
-    /// Max new tokens for `--verdict generate`.
-    #[arg(long, default_value_t = 256)]
-    pub max_new_tokens: usize,
+    /// New-token budget of a generated verdict, 1 to 32768: `--verdict generate` and `openai:`
+    /// judges (which always generate) [default: 256].
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 32_768))]
+    pub max_new_tokens: Option<usize>,
     /// Run seed: slot assignment, random baseline, bootstrap.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
     pub seed: u64,
-    /// Bootstrap resamples per CI (at least 100).
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(100..).map(|v| v as usize))]
+    /// Bootstrap resamples per CI, 100 to 1,000,000 (each keeps 8 bytes per statistic per
+    /// core in flight, and time grows with it).
+    #[arg(long, default_value_t = 10_000, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(100, prbench_stats::bootstrap::MAX_RESAMPLES as u64))]
     pub bootstrap: usize,
-    /// Examples per backend call (default 8; for remote engines 4 × --concurrency, so the
-    /// requests in flight stay near the limit).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    /// Examples per backend call, 1 to 65536 (default 8; for remote engines 4 × --concurrency,
+    /// so the requests in flight stay near the limit).
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 65_536))]
     pub batch_size: Option<usize>,
-    /// Evaluate only the first N examples of each subset (quick looks; recorded in the manifest).
-    #[arg(long)]
+    /// Evaluate only the first N examples of each subset, 1 to 1,000,000 (quick looks; recorded
+    /// in the manifest).
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1_000_000))]
     pub limit: Option<usize>,
     /// With --limit N: evaluate a seeded random sample of N examples per subset instead of the
     /// first N (the N with the smallest sha256(--seed, id); independent of file order; recorded
@@ -612,9 +627,9 @@ pub struct EvalArgs {
     /// Neither read nor write the cache (every call is made again).
     #[arg(long, conflicts_with = "cache")]
     pub no_cache: bool,
-    /// Exit non-zero when more than this share of items failed in the backend (after retries);
-    /// the run files are written either way.
-    #[arg(long, default_value_t = 0.01)]
+    /// Exit non-zero when more than this share of items, in [0, 1], failed in the backend
+    /// (after retries); the run files are written either way.
+    #[arg(long, default_value_t = 0.01, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Closed(0.0), crate::bounds::End::Closed(1.0), "a share of items (0.01 = 1%)"))]
     pub max_error_rate: f64,
     /// No progress bar.
     #[arg(long)]
@@ -623,6 +638,13 @@ pub struct EvalArgs {
     /// instead of the table.
     #[arg(long)]
     pub json: bool,
+}
+
+impl EvalArgs {
+    /// `--max-new-tokens`, or its default 256.
+    pub fn max_new_tokens(&self) -> usize {
+        self.max_new_tokens.unwrap_or(256)
+    }
 }
 
 /// `retrieve` arguments.
@@ -639,8 +661,9 @@ pub struct RetrieveArgs {
     /// The ranked dataset file to write (`.jsonl`); `--data FILE` loads it back.
     #[arg(long)]
     pub out: PathBuf,
-    /// Dense retrievers: the cache embeddings are read from and stored in
-    /// [default: runs/cache.sqlite, the file `prbench eval` uses by default].
+    /// Dense retrievers: the cache embeddings are read from and stored in [default:
+    /// `cache.sqlite` next to --out, e.g. runs/cache.sqlite for `--out runs/ranked.jsonl`, the
+    /// file `prbench eval` uses by default]. BM25 uses no cache and creates none.
     #[arg(long)]
     pub cache: Option<PathBuf>,
     /// Dense retrievers: neither read nor write the embedding cache.

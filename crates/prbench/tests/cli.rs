@@ -201,7 +201,6 @@ fn flags_that_would_be_ignored_are_errors() {
     for (args, msg) in [
         (vec!["--model", "baseline:longer", "--both-orders"], "--both-orders applies to pairwise judges"),
         (vec!["--model", "baseline:longer", "--verdict", "generate"], "--verdict generate applies"),
-        (vec!["--model", "baseline:longer", "--limit", "0"], "--limit must be at least 1"),
         (vec!["--model", "baseline:longer", "--condition", "none,none"], "`none` is listed twice"),
         (vec!["--model", "baseline:longer", "--condition", "none,3"], "a bare number continues a k sweep"),
         (vec!["--model", "baseline:longer", "--retriever", "dense"], "--retriever applies to the `profile` and `planner` conditions"),
@@ -214,6 +213,10 @@ fn flags_that_would_be_ignored_are_errors() {
     }
     let out = prbench(&["eval", "--data", &sample(), "--model", "baseline:longer", "--batch-size", "0"], tmp.path());
     assert_eq!(out.status.code(), Some(2), "clap rejects a zero batch size");
+    // Ranges are checked while the flags are parsed (a usage error, exit 2).
+    let out = prbench(&["eval", "--data", &sample(), "--model", "baseline:longer", "--limit", "0"], tmp.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("'--limit <LIMIT>': 0 is out of range: it takes a whole number from 1 to 1000000"), "{}", text(&out.stderr));
 }
 
 #[test]

@@ -132,7 +132,7 @@ fn an_item_that_keeps_failing_is_an_error_and_the_error_rate_decides_the_exit_co
     b.extend(["--max-error-rate", "0.1"]);
     let out = prbench(&b, tmp.path());
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("11 hits, 1 calls"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("11 hits, 1 call"), "{}", text(&out.stderr));
     assert_eq!(server.requests() - before, 1 + 3, "the probe plus three attempts of the failing item");
 }
 

@@ -34,11 +34,27 @@ pub fn save(dir: &Path, head: &BtHead, config: &BtConfig) -> Result<(), ModelErr
     }
     std::fs::create_dir_all(dir).map_err(|e| ModelError::File { path: dir.to_path_buf(), reason: e.to_string() })?;
     head.save(&dir.join(HEAD_FILE))?;
+    readable_by_all(&dir.join(HEAD_FILE))?;
     let mut config = config.clone();
     config.head_sha256 = sha256_file(&dir.join(HEAD_FILE))?;
     let path = dir.join(CONFIG_FILE);
     let text = serde_json::to_string_pretty(&config).map_err(|e| ModelError::Engine(e.to_string()))?;
     std::fs::write(&path, text + "\n").map_err(|e| ModelError::File { path, reason: e.to_string() })
+}
+
+/// Gives `path` mode 0644, like the files `std::fs::write` makes: safetensors writes through a
+/// temporary file and renames it, and temporary files are created 0600, so a head would
+/// otherwise be unreadable to the other users of a shared machine.
+fn readable_by_all(path: &Path) -> Result<(), ModelError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))
+            .map_err(|e| ModelError::File { path: path.to_path_buf(), reason: e.to_string() })?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
 }
 
 /// Reads and checks `dir/bt.json` (format and composition).

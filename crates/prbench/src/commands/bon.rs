@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
-use clap::builder::TypedValueParser as _;
 use clap::{Args, Subcommand};
 
 use prbench_data::load::load;
@@ -128,19 +127,19 @@ pub struct SampleArgs {
     #[arg(long)]
     pub policy: Option<String>,
     /// Samples per question (N).
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=256).map(|v| v as usize))]
+    #[arg(long, default_value_t = 16, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 256))]
     pub n: usize,
     /// Profile posts in the policy's prompt (top-k by the ranking).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(0, 10_000))]
     pub k_posts: usize,
     /// New-token budget per sample.
-    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    #[arg(long, default_value_t = 512, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 32_768))]
     pub max_new_tokens: usize,
     /// Run seed; sample i of example e is seeded by sha256(seed, e, i).
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
     pub seed: u64,
     /// At most this many examples per subset (dataset order).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1_000_000))]
     pub limit: Option<usize>,
     /// Keep only the first example of each question text (P-Soups asks one question of
     /// several users).
@@ -151,7 +150,7 @@ pub struct SampleArgs {
     #[arg(long)]
     pub retriever: Option<String>,
     /// Requests per generator call.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    #[arg(long, default_value_t = 8, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 65_536))]
     pub batch_size: usize,
     /// Cache, remote engines, progress.
     #[command(flatten)]
@@ -171,12 +170,15 @@ pub struct JudgeArgs {
     /// The rubric judge: `gguf:PATH` (default: the SmolLM2 GGUF) or `openai:MODEL[@BASE_URL]`.
     #[arg(long)]
     pub judge: Option<String>,
-    /// `logprob`: per aspect, the most probable of 0/1/2 after `Score: ` (GGUF only; never
-    /// unparsed). `generate`: one greedy reply with every aspect's score, read strictly.
-    #[arg(long, value_enum, default_value_t = VerdictMode::Logprob)]
+    /// How the rubric judge scores each hidden rubric aspect's coverage, 0 (absent), 1 (partly)
+    /// or 2 (well); an answer's score is the mean over aspects. `logprob`: one prompt per aspect
+    /// ending in `Score: `, the most probable of the next tokens 0/1/2 (GGUF only; never
+    /// unparsed). `generate`: one greedy reply listing every aspect's 0/1/2 score, read strictly
+    /// (not exactly one score per aspect: unparsed and counted, never 0).
+    #[arg(long, value_enum, hide_possible_values = true, default_value_t = VerdictMode::Logprob)]
     pub mode: VerdictMode,
     /// New-token budget of a `generate` reply.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 32_768))]
     pub max_new_tokens: usize,
     /// File name for the judgements (default: from the judge spec).
     #[arg(long)]
@@ -205,21 +207,24 @@ pub struct ScoreArgs {
     /// How to rank profile posts under `profile:k` (as for `eval`).
     #[arg(long)]
     pub retriever: Option<String>,
-    /// Judge models: `logprob` = expected rating from next-token probabilities (GGUF);
-    /// `generate` = one greedy reply holding exactly one `Rating: <1-9>`.
-    #[arg(long, value_enum, default_value_t = VerdictMode::Logprob)]
+    /// How a `gguf:` or `openai:` judge rates each answer on 1–9 through our rating prompt:
+    /// `logprob` = the expected rating under the next-token probabilities of 1…9 after
+    /// `Rating: ` (GGUF only; one forward pass, never unparsed); `generate` = one greedy reply
+    /// holding exactly one `Rating: <1-9>` (anything else is that item's error). Reward models
+    /// give their own score.
+    #[arg(long, value_enum, hide_possible_values = true, default_value_t = VerdictMode::Logprob)]
     pub mode: VerdictMode,
     /// New-token budget of a `generate` rating.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 32_768))]
     pub max_new_tokens: usize,
     /// File name for the scores (default: from the model spec).
     #[arg(long)]
     pub name: Option<String>,
     /// Samples per reward-model call.
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    #[arg(long, default_value_t = 16, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 65_536))]
     pub batch_size: usize,
     /// Run seed (seeded baselines).
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
     pub seed: u64,
     /// Scalar reward model flags.
     #[command(flatten)]
@@ -239,7 +244,7 @@ pub struct ReportArgs {
     #[arg(long)]
     pub judge: Option<String>,
     /// The k values (comma-separated, each 1..=N); default 1, 2, 4, … N.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 256))]
     pub k: Vec<usize>,
     /// Print the table as JSON instead of markdown.
     #[arg(long)]

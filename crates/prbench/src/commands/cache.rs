@@ -3,6 +3,7 @@
 use anyhow::{bail, Result};
 
 use prbench_eval::cache::{Cache, PruneFilter};
+use prbench_report::plural::count;
 
 use crate::cli::{CacheCommand, CachePruneArgs, CacheStatsArgs};
 
@@ -36,7 +37,7 @@ fn stats(args: &CacheStatsArgs) -> Result<()> {
         return Ok(());
     }
     let total: u64 = rows.iter().map(|r| r.entries).sum();
-    println!("cache `{}`: {total} entries, {:.1} MiB on disk", args.cache.display(), cache.disk_bytes() as f64 / (1024.0 * 1024.0));
+    println!("cache `{}`: {}, {:.1} MiB on disk", args.cache.display(), count(total, "entry", "entries"), cache.disk_bytes() as f64 / (1024.0 * 1024.0));
     if rows.is_empty() {
         return Ok(());
     }
@@ -59,10 +60,11 @@ fn prune(args: &CachePruneArgs) -> Result<()> {
     let before = cache.disk_bytes();
     let n = cache.prune(&filter, args.dry_run)?;
     if args.dry_run {
-        println!("would delete {n} entries from `{}`", args.cache.display());
+        println!("would delete {} from `{}`", count(n, "entry", "entries"), args.cache.display());
     } else {
         println!(
-            "deleted {n} entries from `{}`; {:.1} MiB → {:.1} MiB on disk",
+            "deleted {} from `{}`; {:.1} MiB → {:.1} MiB on disk",
+            count(n, "entry", "entries"),
             args.cache.display(),
             before as f64 / (1024.0 * 1024.0),
             cache.disk_bytes() as f64 / (1024.0 * 1024.0)

@@ -10,7 +10,6 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use clap::builder::TypedValueParser as _;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
@@ -49,19 +48,19 @@ pub struct CorrelateArgs {
     #[arg(long)]
     pub common_items: bool,
     /// From BoN tables: the k whose expected rubric score is the downstream score (default N).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 256))]
     pub k: Option<usize>,
     /// RBO persistence p in (0, 1).
-    #[arg(long, default_value_t = DEFAULT_RBO_P)]
+    #[arg(long, default_value_t = DEFAULT_RBO_P, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Open(0.0), crate::bounds::End::Open(1.0), "the RBO persistence p"))]
     pub rbo_p: f64,
     /// Bootstrap resamples over models (at least 1,000).
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1000..).map(|v| v as usize))]
+    #[arg(long, default_value_t = 10_000, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1000, 1_000_000))]
     pub bootstrap: usize,
     /// Permutation resamples for rho's p-value (exact when n! is at most this; at least 1,000).
-    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u32).range(1000..).map(|v| v as usize))]
+    #[arg(long, default_value_t = 100_000, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1000, 10_000_000))]
     pub permutations: usize,
     /// Seed of the bootstrap and the permutations.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
     pub seed: u64,
     /// Write the report as markdown here (and the data as JSON next to it).
     #[arg(long)]

@@ -51,7 +51,7 @@ pub fn run(cmd: DataCommand) -> Result<()> {
                 }
             }
             let parts: Vec<String> = per.iter().map(|(s, n)| format!("{s}: {n}")).collect();
-            println!("ok: {} examples ({}); sha256 {}", data.examples.len(), parts.join(", "), data.hash);
+            println!("ok: {} ({}); sha256 {}", prbench_report::plural::count(data.examples.len(), "example", "examples"), parts.join(", "), data.hash);
             Ok(())
         }
         DataCommand::Stats(args) => {

@@ -22,6 +22,7 @@ use prbench_stats::bootstrap::BootstrapConfig;
 
 use crate::cli::{EvalArgs, VerdictMode};
 use prbench_report::guide::GuideInputs;
+use prbench_report::plural::count;
 use crate::progress::Bar;
 use crate::commands::conditions::{prepare, write_plans};
 use crate::commands::load::{load_model, LoadSettings, Loaded};
@@ -48,15 +49,14 @@ fn check_bt_leak(rm: &BtRewardModel, data: &Dataset, spec: &str) -> Result<()> {
 }
 
 /// Renders and tokenizes the first example under each condition, so a template or tokenizer
-/// problem stops the run before any scoring, and prints the model's exact view of it unless
-/// `print` is false (PROTOCOL.md §3).
+/// problem stops the run before any scoring, and prints the model's exact view of it to
+/// stderr (PROTOCOL.md §3), `--quiet` or not: it is what makes a scalar-RM run trustworthy.
 fn preflight(
     rm: &SeqClsRewardModel,
     examples: &[prbench_data::Example],
     conditions: &[Condition],
     inputs: &Arc<ConditionInputs>,
     args: &EvalArgs,
-    print: bool,
 ) -> Result<()> {
     let Some(ex) = examples.first() else { return Ok(()) };
     let prompts = Prompts::new();
@@ -80,9 +80,6 @@ fn preflight(
             }
             Err(e) => return Err(e).with_context(|| format!("preflight of example `{}` under `{condition}`", ex.id)),
         };
-        if !print {
-            continue;
-        }
         eprintln!("prbench preflight: condition `{condition}`, example `{}` (chosen answer)", ex.id);
         eprintln!("----- model input (decoded from the token ids fed) -----\n{}\n-----", p.text);
         eprintln!(
@@ -114,7 +111,7 @@ fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition]) -> R
         bail!("--label-index applies to sequence-classification reward models (`hf:`, `dir:`, `vllm-classify:`), not `{}`", args.model.as_deref().unwrap_or("the default judge"));
     }
     if !is_seqcls {
-        for (flag, given) in [("--preflight", args.preflight), ("--max-length", args.scalar.max_length.is_some())] {
+        for (flag, given) in [("--preflight", args.preflight), ("--max-length", args.scalar.max_length.is_some()), ("--rm-batch", args.scalar.rm_batch.is_some())] {
             if given {
                 bail!("{flag} applies to sequence-classification reward models (`hf:` or `dir:`), not `{}`", args.model.as_deref().unwrap_or("the default judge"));
             }
@@ -148,14 +145,15 @@ fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition]) -> R
     if let Some(p) = args.remote.top_p.filter(|p| !(*p > 0.0 && *p <= 1.0)) {
         bail!("--top-p is a probability mass in (0, 1]; got {p}");
     }
-    if args.max_new_tokens == 0 {
-        bail!("--max-new-tokens must be at least 1");
-    }
-    if !(0.0..=1.0).contains(&args.max_error_rate) {
-        bail!("--max-error-rate is a share of items in [0, 1], e.g. 0.01 for 1%; got {}", args.max_error_rate);
-    }
-    if args.limit == Some(0) {
-        bail!("--limit must be at least 1 (it is a per-subset example count)");
+    // Ranges (--max-new-tokens ≥ 1, --max-error-rate in [0, 1], --limit ≥ 1, …) are checked
+    // while the flags are parsed (crate::bounds).
+    let generates = matches!(spec, ModelSpec::OpenAi { .. }) || (matches!(spec, ModelSpec::Gguf(_)) && args.verdict == VerdictMode::Generate);
+    if args.max_new_tokens.is_some() && !generates {
+        bail!(
+            "--max-new-tokens applies to generated verdicts (`--verdict generate` with a `gguf:` judge, or an `openai:` judge); `{}` {}",
+            args.model.as_deref().unwrap_or("the default judge"),
+            if matches!(spec, ModelSpec::Gguf(_)) { "gives a logprob verdict here (one forward pass, nothing generated): add --verdict generate or drop the flag" } else { "generates nothing" }
+        );
     }
     let ranked = conditions.iter().any(|c| c.profile_k().is_some() || *c == Condition::Planner);
     if args.retriever.is_some() && !ranked {
@@ -350,6 +348,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
     };
     let parsed = ModelSpec::parse(&spec)?;
     check_flags(&args, &parsed, &conditions)?;
+    crate::commands::refuse_file_as_folder("--out", &args.out, "run folders")?;
     let data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
     super::print_data_warnings(&data);
     // Run ids are checked before the model loads, so a taken --run-id fails fast.
@@ -358,11 +357,11 @@ pub fn run(args: EvalArgs) -> Result<()> {
     let matrix_name = if conditions.len() > 1 && !args.preflight { Some(matrix_base(&args, &spec, &conditions, &stamp)?) } else { None };
     let n_eval = selected(&args, &data).len();
     if n_eval == data.examples.len() {
-        eprintln!("prbench: {} examples from `{}`; loading model `{spec}`", data.examples.len(), data.source);
+        eprintln!("prbench: {} from `{}`; loading model `{spec}`", count(data.examples.len(), "example", "examples"), data.source);
     } else {
         eprintln!(
-            "prbench: {n_eval} of {} examples from `{}` ({} {} per subset{}); loading model `{spec}`",
-            data.examples.len(),
+            "prbench: {n_eval} of {} from `{}` ({} {} per subset{}); loading model `{spec}`",
+            count(data.examples.len(), "example", "examples"),
             data.source,
             if args.sample { "a random sample of" } else { "--limit" },
             args.limit.unwrap_or_default(),
@@ -393,7 +392,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
     let prepared = prepare(&args, &data, &examples, &conditions, cache.as_ref(), &reporter)?;
     let inputs = Arc::new(prepared.inputs);
     if let Loaded::SeqCls(rm) = &model {
-        preflight(rm, &examples, &conditions, &inputs, &args, args.preflight || !args.quiet)?;
+        preflight(rm, &examples, &conditions, &inputs, &args)?;
         if args.preflight {
             eprintln!("prbench: --preflight: stopping before scoring");
             return Ok(());
@@ -413,6 +412,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
             bootstrap: BootstrapConfig { resamples: args.bootstrap, seed: args.seed, ..BootstrapConfig::default() },
             code_version: crate::code_version().to_string(),
             cache: cache.clone(),
+            resume: planned.resume,
         };
         if planned.done {
             check_finished(&data, model.backend(), &cfg)?;
@@ -422,8 +422,9 @@ pub fn run(args: EvalArgs) -> Result<()> {
         if planned.resume {
             let written = check_resume(&data, model.backend(), &cfg)?;
             eprintln!(
-                "prbench: resuming unfinished run `{}` ({written} outcomes were written before it stopped); calls it completed come from the cache",
-                cfg.run_id
+                "prbench: resuming unfinished run `{}` ({} written before it stopped); calls it completed come from the cache",
+                cfg.run_id,
+                if written == 1 { "1 outcome was".to_string() } else { format!("{written} outcomes were") }
             );
         }
         cfgs.push((cfg, planned.resume));
@@ -445,10 +446,10 @@ pub fn run(args: EvalArgs) -> Result<()> {
         }
         if let Some(c) = &result.summary.cache {
             eprintln!(
-                "prbench: cache `{}`: {} hits, {} calls{}",
+                "prbench: cache `{}`: {}, {}{}",
                 c.path,
-                c.hits,
-                c.calls,
+                count(c.hits, "hit", "hits"),
+                count(c.calls, "call", "calls"),
                 if c.write_errors > 0 { format!(", {} results NOT stored (first: {})", c.write_errors, c.first_error.as_deref().unwrap_or("")) } else { String::new() }
             );
         }
@@ -460,13 +461,13 @@ pub fn run(args: EvalArgs) -> Result<()> {
         }
         let errors: Vec<&str> = result.outcomes.iter().filter_map(|o| o.error.as_deref()).collect();
         if let Some(first) = errors.first() {
-            eprintln!("prbench: warning: the backend failed on {} item(s), counted as errors, never scored; first: {first}", errors.len());
+            eprintln!("prbench: warning: the backend failed on {}, counted as errors, never scored; first: {first}", count(errors.len(), "item", "items"));
         }
         let unparsed = result.outcomes.iter().filter(|o| o.result == prbench_stats::outcome::ItemResult::Unparsed).count();
         if unparsed > 0 {
             eprintln!(
-                "prbench: warning: {unparsed} of {} verdicts could not be parsed (no `Result: A|B` line); they count as not correct, never as a choice (see `verdict.raw` in outcomes.jsonl)",
-                result.outcomes.len()
+                "prbench: warning: {unparsed} of {} could not be parsed (no `Result: A|B` line); they count as not correct, never as a choice (see `verdict.raw` in outcomes.jsonl)",
+                count(result.outcomes.len(), "verdict", "verdicts")
             );
         }
         let rate = if result.outcomes.is_empty() { 0.0 } else { errors.len() as f64 / result.outcomes.len() as f64 };

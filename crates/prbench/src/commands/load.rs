@@ -43,7 +43,7 @@ impl<'a> LoadSettings<'a> {
     pub(crate) fn of_eval(args: &'a EvalArgs, conditions: &[Condition]) -> Self {
         LoadSettings {
             verdict: args.verdict,
-            max_new_tokens: args.max_new_tokens,
+            max_new_tokens: args.max_new_tokens(),
             seed: args.seed,
             conditions: conditions.to_vec(),
             remote: &args.remote,
@@ -103,7 +103,7 @@ fn load_seqcls(dir: &Path, spec: &str, revision: Option<String>, args: &LoadSett
     if !dir.is_dir() {
         bail!("`{}` is not a directory; `dir:PATH` takes a model directory in the Hugging Face layout (config.json, tokenizer.json, *.safetensors)", dir.display());
     }
-    let opts = SeqClsOptions { max_length: args.scalar.max_length, label_index: args.scalar.label_index, max_batch: args.scalar.rm_batch };
+    let opts = SeqClsOptions { max_length: args.scalar.max_length, label_index: args.scalar.label_index, max_batch: args.scalar.rm_batch() };
     let rm = SeqClsRewardModel::load(dir, spec, revision, &opts).with_context(|| format!("loading `{spec}`"))?;
     Ok(Loaded::SeqCls(Box::new(rm)))
 }

@@ -26,3 +26,12 @@ pub(crate) fn print_data_warnings(data: &prbench_data::Dataset) {
         eprintln!("prbench: {w}");
     }
 }
+
+/// Refuses a folder flag (`--out`) that names an existing file, before anything is written
+/// (creating a folder under it would fail later with a bare "File exists").
+pub(crate) fn refuse_file_as_folder(flag: &str, path: &std::path::Path, holds: &str) -> anyhow::Result<()> {
+    if path.exists() && !path.is_dir() {
+        anyhow::bail!("{flag} `{}` is a file; pass a folder for {holds}", path.display());
+    }
+    Ok(())
+}

@@ -28,8 +28,12 @@ use crate::progress::Bar;
 /// The `--retriever` forms, for messages.
 pub const RETRIEVER_FORMS: &str = "bm25, dense, dense:DIR or dense:hf:ORG/NAME[@REV]";
 
-/// Default cache file of dense retrieval (the one `prbench eval` uses with its default `--out`).
-pub const DEFAULT_CACHE: &str = "runs/cache.sqlite";
+/// Default cache file of dense retrieval: `cache.sqlite` in the folder of `--out`, so the cache
+/// sits beside what the command wrote (as `prbench eval`'s sits beside its run folders) and
+/// `retrieve --out runs/ranked.jsonl` shares `runs/cache.sqlite` with `prbench eval`.
+pub fn default_cache(out: &Path) -> PathBuf {
+    out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).join("cache.sqlite")
+}
 
 /// Examples ranked per progress-bar step.
 const CHUNK: usize = 8;
@@ -94,13 +98,13 @@ pub fn run(args: RetrieveArgs) -> Result<()> {
     let cache_path: Option<PathBuf> = match (&args.cache, args.no_cache, is_dense(&args.retriever)) {
         (_, true, _) | (_, _, false) => None,
         (Some(p), false, true) => Some(p.clone()),
-        (None, false, true) => Some(PathBuf::from(DEFAULT_CACHE)),
+        (None, false, true) => Some(default_cache(&args.out)),
     };
     let cache = cache_path.as_deref().map(Cache::open).transpose()?;
     let retriever = retriever_from_spec(&args.retriever, cache.as_ref())?;
     let describe = retriever.describe();
     if !args.quiet {
-        eprintln!("prbench: ranking {} profiles with {describe}", dataset.examples.len());
+        eprintln!("prbench: ranking {} with {describe}", prbench_report::plural::count(dataset.examples.len(), "profile", "profiles"));
     }
 
     let bar = Bar::new(args.quiet);

@@ -8,7 +8,6 @@ pub mod pairs;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use clap::builder::TypedValueParser as _;
 use clap::{Args, Subcommand, ValueEnum};
 use prbench_candle::bt::{
     self, composition_sha256, BtConfig, DataRecord, EmbedderRecord, TrainOptions, TrainingRecord, COMPOSITION,
@@ -57,38 +56,38 @@ pub struct TrainBtArgs {
     #[arg(long)]
     pub exclude_data: Vec<String>,
     /// Seed: initialisation, shuffling, held-out split.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
     pub seed: u64,
     /// Hidden width of the head; 0 = a linear head.
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 256, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(0, 65_536))]
     pub hidden: usize,
     /// Epoch limit.
-    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    #[arg(long, default_value_t = 300, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
     pub epochs: usize,
     /// Stop after this many epochs without a lower held-out loss (0 = never stop early).
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = 30, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(0, 100_000))]
     pub patience: usize,
     /// AdamW learning rate.
-    #[arg(long, default_value_t = 1e-3)]
+    #[arg(long, default_value_t = 1e-3, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Open(0.0), crate::bounds::End::Closed(10.0), "a learning rate"))]
     pub lr: f64,
     /// AdamW weight decay.
-    #[arg(long, default_value_t = 0.01)]
+    #[arg(long, default_value_t = 0.01, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Closed(0.0), crate::bounds::End::Closed(1.0), "a weight-decay factor"))]
     pub weight_decay: f64,
     /// Training pairs per optimizer step (0 = full batch).
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(0, 1_000_000))]
     pub batch_size: usize,
     /// Share of pairs held out for early stopping, chosen by sha256(seed, pair id).
-    #[arg(long, default_value_t = 0.2)]
+    #[arg(long, default_value_t = 0.2, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Closed(0.0), crate::bounds::End::Open(1.0), "a share of pairs"))]
     pub held_out: f64,
     /// Token limit per embedded input (default: the embedder's max_position_embeddings); the
     /// context is cut from the left, never the answer, and cuts are counted.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 8192))]
     pub max_length: Option<usize>,
     /// MiniLM directory (default: the one scripts/fetch-models.sh caches).
     #[arg(long)]
     pub embedder: Option<PathBuf>,
     /// Texts per embedding forward pass.
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..).map(|v| v as usize))]
+    #[arg(long, default_value_t = 16, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 4096))]
     pub embed_batch: usize,
     /// Replace an existing model in --out.
     #[arg(long)]
@@ -166,6 +165,7 @@ fn train_bt(args: TrainBtArgs) -> Result<()> {
     if !(0.0..1.0).contains(&args.held_out) {
         bail!("--held-out {} must be in [0, 1)", args.held_out);
     }
+    crate::commands::refuse_file_as_folder("--out", &args.out, "the BT model (head.safetensors and bt.json)")?;
     if args.out.join(bt::config::CONFIG_FILE).exists() && !args.force {
         bail!("{} already holds a BT model; pass --force to replace it or choose another --out", args.out.display());
     }
@@ -344,7 +344,7 @@ fn train_bt(args: TrainBtArgs) -> Result<()> {
     };
     bt::save(&args.out, &t.head, &config).with_context(|| format!("saving to {}", args.out.display()))?;
     println!(
-        "bt: saved {} (condition {condition}, hidden {}): {} train / {} held-out pairs, best epoch {} of {}, held-out loss {} accuracy {}; {} pairs dropped as equal to a target pair; {} inputs truncated; embedding {:.1} s, training {:.1} s",
+        "bt: saved {} (condition {condition}, hidden {}): {} train / {} held-out pairs, best epoch {} of {}, held-out loss {} accuracy {}; {} dropped as equal to a target pair; {} truncated; embedding {:.1} s, training {:.1} s",
         args.out.display(),
         args.hidden,
         t.n_train,
@@ -353,8 +353,8 @@ fn train_bt(args: TrainBtArgs) -> Result<()> {
         t.epochs_run,
         fmt(best.held_out_loss, 4),
         best.held_out_accuracy.map_or("-".to_string(), |a| format!("{:.1}%", 100.0 * a)),
-        b.dropped.len(),
-        er.truncated_inputs,
+        prbench_report::plural::count(b.dropped.len(), "pair", "pairs"),
+        prbench_report::plural::count(er.truncated_inputs, "input", "inputs"),
         er.seconds,
         t.seconds
     );

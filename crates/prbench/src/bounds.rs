@@ -1,0 +1,283 @@
+//! Value parsers that give every numeric flag a range (issue 16): a count that does not fit in
+//! memory, a negative seed or a share outside [0, 1] is refused while the flags are parsed,
+//! with a message that names the range, before any file is read or folder made.
+//!
+//! Clap prints these messages as ``error: invalid value 'V' for '--flag <N>': MESSAGE``.
+
+use std::path::{Path, PathBuf};
+
+/// A parser for a whole number in `lo..=hi`, as any unsigned integer type.
+///
+/// Every integer flag except seeds uses it (the test `every_numeric_flag_has_a_bounded_parser`
+/// checks that), so a typo like `--bootstrap 4294967295` is an error, not a 24 GB allocation.
+pub fn whole<T>(lo: u64, hi: u64) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: TryFrom<u64> + Clone + Send + Sync + 'static,
+{
+    move |s: &str| {
+        let v = parse_whole(s).map_err(|e| format!("{e}; it takes a whole number from {lo} to {hi}"))?;
+        if !(lo..=hi).contains(&v) {
+            return Err(format!("{v} is out of range: it takes a whole number from {lo} to {hi}"));
+        }
+        T::try_from(v).map_err(|_| format!("{v} does not fit this platform's integer type"))
+    }
+}
+
+/// `s` as a non-negative integer, or why not (a minus sign gets its own message).
+fn parse_whole(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    if t.starts_with('-') {
+        return Err(format!("`{s}` is negative"));
+    }
+    t.parse::<u64>().map_err(|e| match e.kind() {
+        std::num::IntErrorKind::PosOverflow => format!("`{s}` is too large"),
+        _ => format!("`{s}` is not a whole number"),
+    })
+}
+
+/// A parser for seeds: any non-negative integer that fits in 64 bits (every one is a valid
+/// seed, so this is the only integer parser without a narrower range).
+///
+/// # Errors
+/// "takes a non-negative integer" for `-5`, `1.5`, `x` or a value past 2^64 − 1.
+pub fn seed(s: &str) -> Result<u64, String> {
+    parse_whole(s).map_err(|e| format!("{e}; a seed takes a non-negative integer (0 to {})", u64::MAX))
+}
+
+/// How an end of a [`real`] range is bounded.
+#[derive(Debug, Clone, Copy)]
+pub enum End {
+    /// The end value itself is allowed.
+    Closed(f64),
+    /// Only values strictly inside are allowed.
+    Open(f64),
+}
+
+impl End {
+    fn value(self) -> f64 {
+        match self {
+            End::Closed(v) | End::Open(v) => v,
+        }
+    }
+}
+
+/// A parser for a finite real number between `lo` and `hi` (each end closed or open); `what`
+/// says what the number is, e.g. "a share of items".
+pub fn real(lo: End, hi: End, what: &'static str) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
+    move |s: &str| {
+        let range = format!(
+            "{}{}, {}{}",
+            if matches!(lo, End::Closed(_)) { "[" } else { "(" },
+            lo.value(),
+            hi.value(),
+            if matches!(hi, End::Closed(_)) { "]" } else { ")" }
+        );
+        let v: f64 = s.trim().parse().map_err(|_| format!("`{s}` is not a number; it takes {what} in {range}"))?;
+        let above = match lo {
+            End::Closed(l) => v >= l,
+            End::Open(l) => v > l,
+        };
+        let below = match hi {
+            End::Closed(h) => v <= h,
+            End::Open(h) => v < h,
+        };
+        if v.is_finite() && above && below {
+            Ok(v)
+        } else {
+            Err(format!("{s} is out of range: it takes {what} in {range}"))
+        }
+    }
+}
+
+/// The folder the binary was built from holds `data/sample`; the default `--data` falls back
+/// to it when the current folder has none.
+const DEFAULT_DATA: &str = "data/sample";
+
+/// Parser of `--data` values: the default `data/sample` is resolved against the current folder
+/// first and then against the source tree the binary was built from (so the default works from
+/// any folder), saying on stderr which one is used; every other value passes unchanged.
+///
+/// # Errors
+/// `data/sample` in neither place: the message names both.
+pub fn data_spec(s: &str) -> Result<String, String> {
+    if s != DEFAULT_DATA || Path::new(s).exists() {
+        return Ok(s.to_string());
+    }
+    let built = source_tree_sample();
+    if built.is_dir() {
+        eprintln!(
+            "prbench: no `{DEFAULT_DATA}` in the current folder; using the bundled sample of the source tree prbench was built from, `{}`",
+            built.display()
+        );
+        return Ok(built.display().to_string());
+    }
+    let here = std::env::current_dir().map_or_else(|_| PathBuf::from(s), |d| d.join(s));
+    Err(format!(
+        "the bundled sample is in neither `{}` (the current folder) nor `{}` (the source tree prbench was built from); run from the repository root or pass --data DIR",
+        here.display(),
+        built.display()
+    ))
+}
+
+/// `data/sample` in the source tree this binary was built from.
+pub fn source_tree_sample() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(DEFAULT_DATA).components().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+    use crate::cli::Cli;
+
+    #[test]
+    fn whole_refuses_negative_fractional_and_out_of_range_values() {
+        let p = whole::<usize>(100, 1_000_000);
+        assert_eq!(p("100"), Ok(100));
+        assert_eq!(p("1000000"), Ok(1_000_000));
+        assert!(p("99").unwrap_err().contains("from 100 to 1000000"));
+        assert!(p("1000001").unwrap_err().contains("out of range"));
+        assert!(p("-5").unwrap_err().contains("negative"));
+        assert!(p("2.5").unwrap_err().contains("not a whole number"));
+        assert!(p("99999999999999999999999").unwrap_err().contains("too large"));
+    }
+
+    #[test]
+    fn real_honours_open_and_closed_ends() {
+        let unit = real(End::Closed(0.0), End::Closed(1.0), "a share");
+        assert_eq!(unit("0"), Ok(0.0));
+        assert_eq!(unit("1"), Ok(1.0));
+        assert!(unit("1.5").unwrap_err().contains("in [0, 1]"));
+        assert!(unit("NaN").is_err() && unit("inf").is_err());
+        let open = real(End::Open(0.0), End::Open(1.0), "p");
+        assert!(open("0").is_err() && open("1").is_err());
+        assert_eq!(open("0.5"), Ok(0.5));
+    }
+
+    /// The type id a parser yielding `T` reports.
+    fn id_of<T: std::str::FromStr + Clone + Send + Sync + 'static>() -> clap::builder::ValueParser {
+        clap::builder::ValueParser::new(|s: &str| s.parse::<T>().map_err(|_| "no"))
+    }
+
+    /// Args whose value is a number, by the type their parser yields.
+    fn is_numeric(vp: &clap::builder::ValueParser) -> bool {
+        let numeric = [
+            id_of::<usize>(),
+            id_of::<u64>(),
+            id_of::<u32>(),
+            id_of::<u16>(),
+            id_of::<u8>(),
+            id_of::<i64>(),
+            id_of::<i32>(),
+            id_of::<f64>(),
+            id_of::<f32>(),
+        ];
+        numeric.iter().any(|n| n.type_id() == vp.type_id())
+    }
+
+    /// Every subcommand path (`["eval"]`, `["bench", "rm"]`, …) with its command.
+    fn leaves(cmd: &clap::Command, path: Vec<String>, out: &mut Vec<(Vec<String>, clap::Command)>) {
+        out.push((path.clone(), cmd.clone()));
+        for sub in cmd.get_subcommands() {
+            let mut p = path.clone();
+            p.push(sub.get_name().to_string());
+            leaves(sub, p, out);
+        }
+    }
+
+    /// Whether parsing `path --flag value` fails on the value (not on a missing required arg).
+    fn refused(path: &[String], flag: &str, value: &str) -> Option<String> {
+        let mut argv = vec!["prbench".to_string()];
+        argv.extend(path.iter().cloned());
+        argv.push(format!("--{flag}"));
+        argv.push(value.to_string());
+        match Cli::command().try_get_matches_from(argv) {
+            Err(e) if matches!(e.kind(), clap::error::ErrorKind::ValueValidation | clap::error::ErrorKind::InvalidValue) => Some(e.to_string()),
+            _ => None,
+        }
+    }
+
+    /// Walks clap's command tree: every arg whose value is a number must refuse 2^32 − 1 and
+    /// 2^64 − 1 (a count that big never fits in memory or time) and a negative number with a
+    /// message, except seeds, whose every u64 value is valid; and accept its default. A numeric
+    /// flag added later without a range fails here.
+    #[test]
+    fn every_numeric_flag_has_a_bounded_parser() {
+        let mut cmds = Vec::new();
+        leaves(&Cli::command(), Vec::new(), &mut cmds);
+        let mut checked = 0;
+        let mut problems = Vec::new();
+        for (path, cmd) in &cmds {
+            for arg in cmd.get_arguments() {
+                let Some(long) = arg.get_long() else { continue };
+                if !arg.get_action().takes_values() || !is_numeric(arg.get_value_parser()) {
+                    // A string-typed arg whose default is a number is numeric-looking: flag it.
+                    let numeric_default = arg.get_default_values().iter().any(|v| v.to_str().is_some_and(|s| s.parse::<f64>().is_ok()));
+                    if numeric_default && arg.get_action().takes_values() {
+                        problems.push(format!("{} --{long}: numeric default but a non-numeric parser", path.join(" ")));
+                    }
+                    continue;
+                }
+                checked += 1;
+                let name = format!("{} --{long}", path.join(" "));
+                if refused(path, long, "-5").is_none() {
+                    problems.push(format!("{name}: `-5` is not refused by its parser (add allow_negative_numbers)"));
+                }
+                if long == "seed" {
+                    assert!(arg.get_value_parser().type_id() == id_of::<u64>().type_id(), "{name}");
+                    continue;
+                }
+                for huge in ["4294967295", "18446744073709551615", "1e300"] {
+                    if refused(path, long, huge).is_none() {
+                        problems.push(format!("{name}: `{huge}` is accepted"));
+                    }
+                }
+                for d in arg.get_default_values() {
+                    let d = d.to_str().unwrap();
+                    if let Some(e) = refused(path, long, d) {
+                        problems.push(format!("{name}: its default `{d}` is refused: {e}"));
+                    }
+                }
+            }
+        }
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+        assert!(checked > 60, "only {checked} numeric args found: is the walk broken?");
+    }
+
+    /// The flags issue 16 named, refused at parse time with the range in the message.
+    #[test]
+    fn bootstrap_flag_refuses_values_that_do_not_fit_in_memory() {
+        let e = refused(&["eval".into()], "bootstrap", "4294967295").expect("refused");
+        assert!(e.contains("--bootstrap") && e.contains("from 100 to 1000000"), "{e}");
+        assert!(refused(&["eval".into()], "bootstrap", "1000000").is_none());
+        let e = refused(&["eval".into()], "max-error-rate", "5").expect("refused");
+        assert!(e.contains("[0, 1]"), "{e}");
+        let e = refused(&["eval".into()], "limit", "0").expect("refused");
+        assert!(e.contains("--limit"), "{e}");
+        let e = refused(&["eval".into()], "concurrency", "100000").expect("refused");
+        assert!(e.contains("from 1 to 4096"), "{e}");
+        let e = refused(&["eval".into()], "max-new-tokens", "0").expect("refused");
+        assert!(e.contains("--max-new-tokens"), "{e}");
+    }
+
+    #[test]
+    fn negative_seed_says_it_takes_a_non_negative_integer() {
+        for path in [vec!["eval".to_string()], vec!["train".into(), "bt".into()], vec!["bench".into(), "rm".into()]] {
+            let e = refused(&path, "seed", "-5").expect("refused");
+            assert!(e.contains("--seed") && e.contains("takes a non-negative integer"), "{e}");
+            assert!(!e.contains("unexpected argument"), "{e}");
+        }
+    }
+
+    #[test]
+    fn default_data_falls_back_to_the_source_tree_sample() {
+        // The test runs in crates/prbench, which has no data/sample of its own.
+        assert!(!Path::new("data/sample").exists());
+        let got = data_spec("data/sample").unwrap();
+        assert_eq!(PathBuf::from(&got), source_tree_sample());
+        assert!(PathBuf::from(&got).join("Art_and_Entertainment.jsonl").exists() || PathBuf::from(&got).is_dir());
+        // Any other relative path is left alone (and fails later, naming itself).
+        assert_eq!(data_spec("data/other").unwrap(), "data/other");
+    }
+}
