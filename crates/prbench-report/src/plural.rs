@@ -30,7 +30,7 @@ mod tests {
 
     #[test]
     fn profile_line_says_top_1_post() {
-        let p = crate::ProfileReport { k: 1, retriever: "bm25".into(), mean_posts_shown: 1.0, posts_dropped: 1, examples_with_drops: 1 };
+        let p = crate::ProfileReport { k: 1, retriever: "bm25".into(), mean_posts_shown: 1.0, posts_dropped: 1, examples_with_drops: 1, empty_profile: 0 };
         assert_eq!(
             p.line(),
             "top 1 post ranked by bm25; 1.00 shown per example on average; 1 lowest-ranked post dropped to fit the model's context (1 example)"
