@@ -36,7 +36,7 @@ struct Metric {
 const METRICS: [Metric; 3] = [
     Metric {
         name: "accuracy",
-        meaning: "Reward models: score(chosen) > score(rejected). Judges: the verdict in the primary order picks chosen (slots balanced per subset).",
+        meaning: "Reward models: score(chosen) > score(rejected). Judges: the verdict in the primary order picks chosen (slots drawn balanced over each full subset; a --limit run warns when its items are not).",
         read: |o| Some(o.result),
     },
     Metric {

@@ -17,6 +17,9 @@ pub struct GuideInputs {
     /// The dataset argument as the user gave it (`data/sample`, `psoups:DIR`, …), for the next
     /// commands.
     pub data_arg: String,
+    /// The P-Soups dataset argument for the next commands (an absolute `psoups:DIR` when the
+    /// data is found beside the source tree, so the command works from any folder).
+    pub psoups_arg: String,
 }
 
 /// The block to read: position-debiased when the runs have it (both orders, logprob verdicts),
@@ -54,11 +57,11 @@ pub fn render(m: &Matrix, inputs: &GuideInputs) -> String {
         (Some(n), Some(o)) => {
             let _ = writeln!(
                 s,
-                "- Knowing nothing about the user (`none`), the judge prefers the answer written for them in {} of pairs; shown the user's true rubric aspects (`oracle`: an upper bound, not a benchmark score) in {}. Chance is 50%.",
+                "- Knowing nothing about the user (`none`), the model prefers the answer written for them in {} of pairs; shown the user's true rubric aspects (`oracle`: an upper bound, not a benchmark score) in {}. Chance is 50%.",
                 figure(n),
                 figure(o)
             );
-            s.push_str("- The gap between the two is what knowing this user is worth to this judge. The benchmark asks how much of it a reward model recovers from the user's past posts alone (`profile:k`, `planner`).\n");
+            s.push_str("- The gap between the two is what knowing this user is worth to this model. The benchmark asks how much of it a reward model recovers from the user's past posts alone (`profile:k`, `planner`).\n");
         }
         _ => {
             for (c, rows) in m.conditions.iter().zip(&block.accuracy) {
@@ -93,20 +96,20 @@ pub fn render(m: &Matrix, inputs: &GuideInputs) -> String {
     }
     if let Some(r) = none.or_else(|| block.accuracy.first().and_then(|rows| micro(rows))) {
         if let Some([lo, hi]) = r.strict_ci {
-            if m.n_examples < 200 {
-                let _ = writeln!(
-                    s,
-                    "- {} per condition is a first look: a 95% CI here is about {:.0} points wide. Run more pairs before you compare models.",
-                    count(m.n_examples, "pair", "pairs"),
-                    (hi - lo) * 100.0
-                );
+            let pairs = count(m.n_examples, "pair", "pairs");
+            if m.n_examples < 30 || hi - lo < 1e-9 {
+                // A bootstrap over a handful of items, or over subsets whose items all agree,
+                // gives a CI too narrow to mean anything: say so instead of quoting its width.
+                let _ = writeln!(s, "- {pairs} per condition is too few for a confidence interval to mean much: the bootstrap resamples within each subset, so a subset whose few items all agree shows no spread. Run more pairs before you compare models.");
+            } else if m.n_examples < 200 {
+                let _ = writeln!(s, "- {pairs} per condition is a first look: a 95% CI here is about {:.0} points wide. Run more pairs before you compare models.", (hi - lo) * 100.0);
             }
         }
     }
     s.push_str("\n## Next\n\n```sh\n");
     let has = |c: &str| m.conditions.iter().any(|x| x.condition == c || x.condition.starts_with(&format!("{c}:")));
     if m.dataset_kind != "psoups" {
-        s.push_str("prbench eval --data psoups:../shared/data/alignx-psoups --condition none,oracle --both-orders --limit 25   # real P-Soups pairs (25 per subset)\n");
+        let _ = writeln!(s, "prbench eval --data {} --condition none,oracle --both-orders --limit 25 --sample   # real P-Soups pairs (a random 25 per subset)", inputs.psoups_arg);
     }
     if !has("profile") || !has("planner") {
         let _ = writeln!(
@@ -159,33 +162,48 @@ mod tests {
     #[test]
     fn guide_reads_the_position_debiased_block_when_present() {
         let m = matrix(vec![block("accuracy", 0.5, 0.5), block("both orders", 0.1, 0.2), block("position-debiased", 0.4167, 0.75)], "prb");
-        let g = render(&m, &GuideInputs { share_a: vec![("none".into(), Some(0.9)), ("oracle".into(), Some(0.55))], data_arg: "data/sample".into() });
+        let g = render(&m, &GuideInputs { share_a: vec![("none".into(), Some(0.9)), ("oracle".into(), Some(0.55))], data_arg: "data/sample".into(), psoups_arg: "psoups:/x/alignx-psoups".into() });
         assert!(g.contains("in 41.7% [95% CI 20.0, 70.0] of pairs"), "{g}");
         assert!(g.contains("rubric aspects (`oracle`: an upper bound, not a benchmark score) in 75.0% [95% CI 50.0, 90.0]"), "{g}");
         // The larger lean of the two conditions (0.9 is further from 0.5 than 0.55).
         assert!(g.contains("answered A in 90% of its single-order verdicts under `none`"), "{g}");
         assert!(g.contains("**position-debiased**"), "{g}");
         // 12 pairs, CI 20–70: 50 points wide.
-        assert!(g.contains("12 pairs per condition is a first look: a 95% CI here is about 50 points wide"), "{g}");
-        assert!(g.contains("psoups:../shared/data/alignx-psoups"), "{g}");
+        assert!(g.contains("12 pairs per condition is too few for a confidence interval to mean much"), "{g}");
+        assert!(g.contains("--data psoups:/x/alignx-psoups --condition none,oracle"), "{g}");
         assert!(g.contains("--data data/sample --condition none,profile:10,planner"), "{g}");
         assert!(g.contains("openai:"), "{g}");
     }
 
     #[test]
+    fn guide_quotes_a_ci_width_only_when_it_can_mean_something() {
+        let mut m = matrix(vec![block("position-debiased", 0.4167, 0.75)], "prb");
+        m.n_examples = 60;
+        let g = render(&m, &GuideInputs::default());
+        // none's micro CI is [0.2, 0.7]: 50 points.
+        assert!(g.contains("60 pairs per condition is a first look: a 95% CI here is about 50 points wide"), "{g}");
+        let mut zero = block("position-debiased", 0.5, 0.5);
+        zero.accuracy[0][1].strict_ci = Some([0.5, 0.5]);
+        let mut m = matrix(vec![zero], "prb");
+        m.n_examples = 60;
+        let g = render(&m, &GuideInputs::default());
+        assert!(g.contains("too few for a confidence interval to mean much") && !g.contains("0 points wide"), "{g}");
+    }
+
+    #[test]
     fn guide_names_the_slot_a_judge_leans_to() {
         let m = matrix(vec![block("position-debiased", 0.4167, 0.75)], "prb");
-        let g = render(&m, &GuideInputs { share_a: vec![("none".into(), Some(0.0)), ("oracle".into(), Some(0.25))], data_arg: "d".into() });
+        let g = render(&m, &GuideInputs { share_a: vec![("none".into(), Some(0.0)), ("oracle".into(), Some(0.25))], data_arg: "d".into(), psoups_arg: "psoups:p".into() });
         assert!(g.contains("answered B in 100% of its single-order verdicts under `none`"), "{g}");
     }
 
     #[test]
     fn guide_without_both_orders_says_to_add_it() {
         let m = matrix(vec![block("accuracy", 0.6, 0.7)], "psoups");
-        let g = render(&m, &GuideInputs { share_a: vec![], data_arg: "psoups:x".into() });
+        let g = render(&m, &GuideInputs { share_a: vec![], data_arg: "psoups:x".into(), psoups_arg: "psoups:p".into() });
         assert!(g.contains("Add `--both-orders`"), "{g}");
         assert!(g.contains("in 60.0% [95% CI 20.0, 70.0] of pairs"), "{g}");
-        assert!(!g.contains("--data psoups:../shared"), "P-Soups is not suggested again: {g}");
+        assert!(!g.contains("--data psoups:p"), "P-Soups is not suggested again: {g}");
     }
 
 }

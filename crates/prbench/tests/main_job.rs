@@ -46,8 +46,23 @@ fn matrix_guide_quotes_the_matrix_figures() {
         )
     };
     let guide = &stdout[stdout.find("## What this shows").expect("guide after the matrix")..];
-    assert!(guide.contains(&format!("(`none`), the judge prefers the answer written for them in {} of pairs", micro(0))), "{guide}");
+    assert!(guide.contains(&format!("(`none`), the model prefers the answer written for them in {} of pairs", micro(0))), "{guide}");
     assert!(guide.contains(&format!("not a benchmark score) in {}", micro(1))), "{guide}");
     assert!(guide.contains("Add `--both-orders`"), "{guide}");
     assert!(guide.contains("## Next") && guide.contains("--condition none,profile:10,planner"), "{guide}");
+}
+
+#[test]
+fn limited_run_with_unbalanced_slots_is_warned_about() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = prbench(&["eval", "--data", &sample(), "--model", "baseline:slot-a", "--limit", "1", "--run-id", "l", "--quiet", "--bootstrap", "100"], tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(tmp.path().join("runs/l/summary.json")).unwrap()).unwrap();
+    let (a, b) = (s["position_bias"]["n_chosen_in_a"].as_u64().unwrap(), s["position_bias"]["n_chosen_in_b"].as_u64().unwrap());
+    let err = text(&out.stderr);
+    let warned = err.contains(&format!("hold `chosen` in slot A {a} times and in slot B {b} times"));
+    assert_eq!(warned, a.abs_diff(b) > 1, "A {a}, B {b}: {err}");
+    // The full sample is balanced per subset: no warning.
+    let out = prbench(&["eval", "--data", &sample(), "--model", "baseline:slot-a", "--run-id", "f", "--quiet", "--bootstrap", "100"], tmp.path());
+    assert!(!text(&out.stderr).contains("hold `chosen` in slot A"), "{}", text(&out.stderr));
 }

@@ -270,6 +270,17 @@ fn matrix_base(args: &EvalArgs, spec: &str, conditions: &[Condition], stamp: &st
     }
 }
 
+/// `psoups:DIR` for the guide's next command: the P-Soups copy beside the source tree the binary
+/// was built from (`<repo>/../shared/data/alignx-psoups`) as an absolute path when it is there,
+/// so the command works from any folder; else the README's relative path.
+fn psoups_arg() -> String {
+    let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/alignx-psoups");
+    match beside.canonicalize() {
+        Ok(p) if p.is_dir() => format!("psoups:{}", p.display()),
+        _ => "psoups:../shared/data/alignx-psoups".into(),
+    }
+}
+
 /// The share of A verdicts a finished run's `summary.json` reports (`None` when it has none or
 /// cannot be read: the guide then leaves the figure out).
 fn share_a_verdicts(dir: &Path) -> Option<f64> {
@@ -314,10 +325,24 @@ fn write_matrix(args: &EvalArgs, spec: &str, base: &str, data: &Dataset, runs: &
     if !args.json {
         println!("{md}");
         let share_a = runs.iter().map(|(c, id)| (c.to_string(), share_a_verdicts(&args.out.join(id)))).collect();
-        let guide = GuideInputs { share_a, data_arg: args.data.data.clone() };
+        let guide = GuideInputs { share_a, data_arg: args.data.data.clone(), psoups_arg: psoups_arg() };
         println!("{}", prbench_report::guide::render(&matrix, &guide));
     }
     Ok(())
+}
+
+/// A warning when the evaluated items hold `chosen` in one slot far more often than in the
+/// other (`--limit` keeps each example's slot from the full run, so the first N of a subset can
+/// all have chosen in B): single-order accuracy then mostly measures the judge's slot lean.
+/// `None` when balanced within one item, or for reward models (no position figures).
+pub(crate) fn slot_balance_warning(summary: &prbench_report::Summary) -> Option<String> {
+    let p = summary.position_bias.as_ref()?;
+    let (a, b) = (p.n_chosen_in_a, p.n_chosen_in_b);
+    (a.abs_diff(b) > 1).then(|| {
+        format!(
+            "the evaluated items hold `chosen` in slot A {a} times and in slot B {b} times (slots are drawn over the whole dataset and --limit keeps them), so single-order accuracy mostly measures the judge's slot lean; read the position-debiased figure (--both-orders), or use --limit N --sample for a seeded random sample"
+        )
+    })
 }
 
 /// The default judge's spec, or an error that says how to get it or what to pass instead.
@@ -458,6 +483,9 @@ pub fn run(args: EvalArgs) -> Result<()> {
                 "prbench: remote: {} requests, {} retries, {} calls failed after retries; {} prompt + {} completion tokens",
                 r.requests, r.retries, r.failures, r.prompt_tokens, r.completion_tokens
             );
+        }
+        if let Some(w) = slot_balance_warning(&result.summary) {
+            eprintln!("prbench: warning: {w}");
         }
         let errors: Vec<&str> = result.outcomes.iter().filter_map(|o| o.error.as_deref()).collect();
         if let Some(first) = errors.first() {
