@@ -125,18 +125,7 @@ fn max_new_tokens_and_rm_batch_are_refused_where_they_do_nothing() {
 #[test]
 fn quiet_still_prints_the_rm_preflight() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = repo().join("crates/prbench-candle/tests/fixtures/seqcls/qwen2-f32");
-    let dst = tmp.path().join("rm");
-    std::fs::create_dir_all(&dst).unwrap();
-    for e in std::fs::read_dir(&src).unwrap() {
-        let p = e.unwrap().path();
-        std::fs::copy(&p, dst.join(p.file_name().unwrap())).unwrap();
-    }
-    let cfg = dst.join("config.json");
-    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&cfg).unwrap()).unwrap();
-    v["max_position_embeddings"] = 4096.into();
-    std::fs::write(&cfg, v.to_string()).unwrap();
-    let spec = format!("dir:{}", dst.display());
+    let spec = common::seqcls_model(tmp.path());
     let out = eval_model(tmp.path(), &spec, &["--limit", "1", "--run-id", "q"]);
     let e = text(&out.stderr);
     assert!(out.status.success(), "{e}");

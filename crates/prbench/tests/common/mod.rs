@@ -23,3 +23,20 @@ pub fn text(b: &[u8]) -> String {
 pub fn sample() -> String {
     repo().join("data/sample").display().to_string()
 }
+
+/// A copy of the committed qwen2-f32 sequence-classification fixture in `tmp/rm`, with a
+/// 4,096-token position limit; returns its `dir:` spec.
+pub fn seqcls_model(tmp: &Path) -> String {
+    let src = repo().join("crates/prbench-candle/tests/fixtures/seqcls/qwen2-f32");
+    let dst = tmp.join("rm");
+    std::fs::create_dir_all(&dst).unwrap();
+    for e in std::fs::read_dir(&src).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, dst.join(p.file_name().unwrap())).unwrap();
+    }
+    let cfg = dst.join("config.json");
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&cfg).unwrap()).unwrap();
+    v["max_position_embeddings"] = 4096.into();
+    std::fs::write(&cfg, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    format!("dir:{}", dst.display())
+}
