@@ -166,6 +166,7 @@ mod tests {
             error: None,
             posts_shown: None,
             posts_dropped: 0,
+            post_ids: Vec::new(),
             planner_failed: false,
             empty_profile: false,
             empty_rubric: false,

@@ -55,6 +55,11 @@ pub struct Outcome {
     /// `profile:k`: lowest-ranked posts dropped so the input fits the model's context.
     #[serde(default)]
     pub posts_dropped: usize,
+    /// `profile:k`: ids of the top-k ranked posts, best first; the first `posts_shown` were
+    /// shown and the next `posts_dropped` were dropped to fit (what the report's item browser
+    /// lists). Empty under other conditions and in runs written before this field existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub post_ids: Vec<String>,
     /// `planner`: the planner produced no usable aspects for this example (generator error or
     /// unparsable reply, see planner.jsonl); it was scored with no context.
     #[serde(default)]

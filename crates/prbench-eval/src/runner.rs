@@ -302,6 +302,10 @@ fn base_outcome(ex: &Example, opts: &EvalOptions, model: &str, posts: Option<Pos
         empty_rubric: empty == Some(EmptyMaterial::Rubric),
         posts_shown: posts.map(|p| p.shown),
         posts_dropped: posts.map_or(0, |p| p.dropped),
+        post_ids: match posts {
+            Some(p) => opts.inputs.ranked_posts(ex).map_or_else(|_| Vec::new(), |ranked| ranked.iter().take(p.shown + p.dropped).map(|post| post.id.clone()).collect()),
+            None => Vec::new(),
+        },
         planner_failed: opts.condition == Condition::Planner
             && opts.context == ContextSource::Condition
             && opts.inputs.planner_failed(ex),

@@ -1,11 +1,18 @@
 //! Reports for prbench runs: the [`Summary`] data that `summary.json` holds and its Markdown
-//! rendering (`summary.md`). No engine dependencies (DESIGN.md, workspace).
+//! rendering (`summary.md`), the conditioning matrix, the leaderboard across runs
+//! ([`leaderboard`]) and the self-contained HTML report ([`html`]). No engine dependencies
+//! (DESIGN.md, workspace).
 #![warn(missing_docs)]
 
+pub mod error;
 pub mod guide;
+pub mod html;
+pub mod leaderboard;
 pub mod markdown;
 pub mod matrix;
+pub mod plots;
 pub mod plural;
+pub mod sources;
 pub mod summary;
 
 pub use summary::*;

@@ -40,6 +40,12 @@ pub enum Command {
     Bon(crate::commands::bon::BonCommand),
     /// Rank correlation between benchmark accuracy and a downstream score (BoN or a CSV).
     Correlate(crate::commands::correlate::CorrelateArgs),
+    /// One self-contained HTML report (leaderboard, plots, item browser, run vs run,
+    /// provenance) of run folders, conditioning matrices, Best-of-N folders and correlate
+    /// results; it opens from file:// with no network.
+    Report(ReportArgs),
+    /// The leaderboard of run folders (the report's rows) as Markdown, CSV, JSON or LaTeX.
+    Leaderboard(LeaderboardArgs),
     /// Serve a reward model over HTTP for PPO trainers such as verl (PROTOCOL.md §7):
     /// `POST /score`, `POST /score/batch`, `GET /health`. Stops on Ctrl-C or SIGTERM after
     /// answering the requests in flight.
@@ -672,4 +678,51 @@ pub struct RetrieveArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+}
+
+/// `report` arguments.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Run folders (or their summary.json), `<run-id>-matrix.json` files (their runs are read
+    /// from beside them), Best-of-N folders, `prbench correlate` results (the .json its `--out`
+    /// writes, or its `--json` saved to a file), or folders holding any of these (e.g. `runs`).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The HTML file to write (overwritten if it exists).
+    #[arg(long, default_value = "report.html")]
+    pub out: PathBuf,
+    /// Where the runs' dataset is now, when it moved since the runs (its content hash must be
+    /// the one the runs recorded). Same specs as `eval --data`.
+    #[arg(long)]
+    pub data: Option<String>,
+    /// Page title.
+    #[arg(long)]
+    pub title: Option<String>,
+}
+
+/// Output formats of `leaderboard`.
+#[derive(ValueEnum, Debug, Clone, Copy)]
+pub enum LeaderboardFormat {
+    /// Markdown table.
+    Md,
+    /// CSV, fractions in [0, 1] and CI ends in their own columns.
+    Csv,
+    /// JSON.
+    Json,
+    /// LaTeX tabular (booktabs).
+    Latex,
+}
+
+/// `leaderboard` arguments.
+#[derive(Args, Debug)]
+pub struct LeaderboardArgs {
+    /// Run folders, matrices or folders holding them (as for `report`).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = LeaderboardFormat::Md)]
+    pub format: LeaderboardFormat,
+    /// Write to this file instead of stdout.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }

@@ -59,6 +59,8 @@ fn main() -> ExitCode {
         cli::Command::Retrieve(args) => commands::retrieve::run(args),
         cli::Command::Bon(cmd) => commands::bon::run(cmd),
         cli::Command::Correlate(args) => commands::correlate::run(args),
+        cli::Command::Report(args) => commands::report::run(args),
+        cli::Command::Leaderboard(args) => commands::report::leaderboard(args),
         cli::Command::ServeReward(args) => commands::serve_reward::run(args),
     };
     match result {

@@ -11,7 +11,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
+use prbench_stats::accuracy::Ratio;
 use prbench_stats::best_of_k::{default_ks, expected_best_of_k};
+use prbench_stats::bootstrap::{bootstrap_ci, BootstrapConfig, Stat};
 use serde::{Deserialize, Serialize};
 
 use super::error::BonError;
@@ -32,6 +34,12 @@ pub struct BonPoint {
     pub overall_normalized: f64,
     /// Mean of the subset means (macro), on 0–2.
     pub macro_mean: f64,
+    /// Seeded percentile-bootstrap 95% CI of `overall` on 0–2 ([`prbench_stats::bootstrap`]:
+    /// 10,000 resamples, seed 42, examples resampled within each subset); `None` in tables
+    /// written before this field existed or when the row has no example. The report draws it
+    /// as the curve's band.
+    #[serde(default)]
+    pub overall_ci: Option<[f64; 2]>,
 }
 
 /// One row of the table: a reward model or a reference.
@@ -302,8 +310,11 @@ fn row(
     for &k in ks {
         let mut per: BTreeMap<String, (f64, usize)> = BTreeMap::new();
         let (mut total, mut count) = (0.0, 0usize);
+        let (mut values, mut strata) = (Vec::with_capacity(rm.len()), Vec::with_capacity(rm.len()));
         for ((e, r), (_, j)) in rm.iter().zip(judge) {
             let v = expected_best_of_k(r, j, k)?;
+            values.push(Ratio { num: v, den: 1.0 });
+            strata.push(subsets.iter().position(|s| s == e.subset).unwrap_or(subsets.len()));
             let slot = per.entry(e.subset.to_string()).or_insert((0.0, 0));
             slot.0 += v;
             slot.1 += 1;
@@ -316,7 +327,8 @@ fn row(
             .collect();
         let overall = if count == 0 { f64::NAN } else { total / count as f64 };
         let macro_mean = if per_subset.is_empty() { f64::NAN } else { per_subset.values().sum::<f64>() / per_subset.len() as f64 };
-        curve.push(BonPoint { k, per_subset, overall, overall_normalized: overall / 2.0, macro_mean });
+        let overall_ci = bootstrap_ci(&values, &strata, &BootstrapConfig::default(), Stat::Micro).map(|i| [i.lo, i.hi]);
+        curve.push(BonPoint { k, per_subset, overall, overall_normalized: overall / 2.0, macro_mean, overall_ci });
     }
     let mut subset_examples: BTreeMap<String, usize> = subsets.iter().map(|s| (s.clone(), 0)).collect();
     for (e, _) in rm {

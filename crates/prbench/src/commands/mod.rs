@@ -14,6 +14,7 @@ pub mod correlate;
 pub mod data;
 pub mod eval;
 pub mod load;
+pub mod report;
 pub mod retrieve;
 pub mod serve_reward;
 pub mod train;

@@ -1,0 +1,57 @@
+//! What can go wrong reading results for a report: each error names the file (and line) and
+//! says what to do.
+
+use std::path::PathBuf;
+
+/// An error of [`crate::sources`], [`crate::leaderboard`] or [`crate::html`].
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A file or folder could not be read.
+    #[error("cannot read `{path}`: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A JSON or JSONL file did not parse as the record it should hold.
+    #[error("`{path}`{}: {source}", line.map(|l| format!(" line {l}")).unwrap_or_default())]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line for JSONL files.
+        line: Option<usize>,
+        /// The parse error (it names the field).
+        source: serde_json::Error,
+    },
+    /// A path is not something a report can show, or its files disagree.
+    #[error("`{path}`: {reason}")]
+    Layout {
+        /// The path.
+        path: PathBuf,
+        /// What is wrong and what to do.
+        reason: String,
+    },
+    /// The dataset a run was made on could not be loaded for the item browser.
+    #[error("run `{run}`: dataset `{source_spec}`: {reason}")]
+    Dataset {
+        /// The run folder.
+        run: PathBuf,
+        /// The dataset spec its manifest records (or `--data`).
+        source_spec: String,
+        /// What is wrong and what to do.
+        reason: String,
+    },
+}
+
+/// Shorthand for `Result<T, ReportError>`.
+pub type Result<T> = std::result::Result<T, ReportError>;
+
+pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> ReportError {
+    let path = path.into();
+    move |source| ReportError::Io { path, source }
+}
+
+pub(crate) fn layout(path: impl Into<PathBuf>, reason: impl Into<String>) -> ReportError {
+    ReportError::Layout { path: path.into(), reason: reason.into() }
+}

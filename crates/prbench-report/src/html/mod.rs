@@ -1,0 +1,267 @@
+//! The self-contained HTML report (`prbench report PATH... --out FILE.html`): one file with
+//! its data, styles and scripts inlined and no request to any host, so it opens from
+//! `file://` offline.
+//!
+//! The leaderboard, the charts, the matrices and the provenance are rendered here, in the
+//! page's HTML, so they read without JavaScript (the floor simple-evals sets); the item browser
+//! and the run-vs-run view are drawn by the page's script from an inlined JSON payload
+//! ([`payload`]), lazily: a filter lists at most a page of rows and an item's texts enter the
+//! DOM only when it is opened.
+//!
+//! Escaping: the template is rendered by minijinja with HTML auto-escaping; the charts come
+//! from plotters, which escapes its text; the payload is JSON with `<`, `>` and `&` escaped
+//! ([`payload::to_script_json`]); the script writes data only through `textContent`.
+//!
+//! ```no_run
+//! let sources = prbench_report::sources::load(&["runs/demo-matrix.json".into()])?;
+//! let html = prbench_report::html::render(&sources, &prbench_report::html::ReportOptions::default())?;
+//! std::fs::write("report.html", html).unwrap();
+//! # Ok::<(), prbench_report::error::ReportError>(())
+//! ```
+
+pub mod payload;
+
+use minijinja::value::Serde;
+use minijinja::{context, Environment, Value};
+use serde::Serialize;
+
+use crate::error::{ReportError, Result};
+use crate::leaderboard::{self, LeaderRow, Leaderboard, RowKind};
+use crate::plots;
+use crate::sources::Sources;
+
+const TEMPLATE: &str = include_str!("report.html");
+const CSS: &str = include_str!("report.css");
+const JS: &str = include_str!("report.js");
+
+/// Options of [`render`].
+#[derive(Debug, Clone, Default)]
+pub struct ReportOptions {
+    /// Where every run's dataset is now (`--data`), when it moved since the runs.
+    pub data: Option<String>,
+    /// Page title; default `prbench report`.
+    pub title: Option<String>,
+    /// Who wrote the page (`prbench 0.1.0 (abc123)`), shown in its footer.
+    pub generator: String,
+}
+
+#[derive(Serialize)]
+struct Cell {
+    text: String,
+    /// Sort key: the number behind the text (a fraction in [0, 1] printed in full, a count), or
+    /// the text; empty when there is no value.
+    v: String,
+    col: String,
+}
+
+#[derive(Serialize)]
+struct Row {
+    cells: Vec<Cell>,
+    kind: &'static str,
+    upper: bool,
+    run_id: String,
+    model: String,
+    condition: String,
+    headline_metric: &'static str,
+}
+
+#[derive(Serialize)]
+struct Figure {
+    title: String,
+    svg: Value,
+    caption: String,
+}
+
+fn num(v: Option<f64>) -> String {
+    // `{}` on f64 prints the shortest text that parses back to the same number.
+    v.map_or_else(String::new, |v| format!("{v}"))
+}
+
+fn acc_cell(col: &str, r: Option<&crate::summary::AccuracyRow>) -> Cell {
+    Cell { text: plots::acc_text(r), v: num(r.and_then(|r| r.strict)), col: col.into() }
+}
+
+fn leaderboard_rows(lb: &Leaderboard) -> (Vec<String>, Vec<Row>) {
+    let mut cols = vec!["model".to_string(), "condition".into(), "n".into()];
+    cols.extend(lb.subsets.iter().cloned());
+    cols.extend(["micro", "macro", "both orders", "debiased", "consistency", "unparsed", "ties", "errors", "truncated"].map(String::from));
+    let rows = lb
+        .rows
+        .iter()
+        .map(|r| {
+            let (model, condition) = leaderboard::row_label(r);
+            let mut cells = vec![
+                Cell { text: model, v: r.model.clone(), col: "model".into() },
+                Cell { text: condition, v: r.condition.clone(), col: "condition".into() },
+                Cell { text: r.n.to_string(), v: r.n.to_string(), col: "n".into() },
+            ];
+            for s in &lb.subsets {
+                cells.push(acc_cell(s, LeaderRow::row(&r.rows, s)));
+            }
+            cells.push(acc_cell("micro", LeaderRow::row(&r.rows, "micro")));
+            cells.push(acc_cell("macro", LeaderRow::row(&r.rows, "macro")));
+            cells.push(acc_cell("both orders", r.both_orders.as_deref().and_then(|b| LeaderRow::row(b, "micro"))));
+            cells.push(acc_cell("debiased", r.debiased.as_deref().and_then(|b| LeaderRow::row(b, "micro"))));
+            cells.push(Cell { text: r.consistency.map_or("—".into(), |c| format!("{:.1}", c * 100.0)), v: num(r.consistency), col: "consistency".into() });
+            for (col, v) in [("unparsed", r.unparsed), ("ties", r.ties), ("errors", r.errors), ("truncated", r.truncated)] {
+                cells.push(Cell { text: v.to_string(), v: v.to_string(), col: col.into() });
+            }
+            Row {
+                cells,
+                kind: match r.kind {
+                    RowKind::Model => "model",
+                    RowKind::Baseline => "baseline",
+                },
+                upper: r.upper_bound,
+                run_id: r.run_id.clone(),
+                model: r.model.clone(),
+                condition: r.condition.clone(),
+                headline_metric: r.headline_metric(),
+            }
+        })
+        .collect();
+    (cols, rows)
+}
+
+fn figure(title: impl Into<String>, drawn: std::result::Result<String, String>, caption: impl Into<String>) -> Figure {
+    let title = title.into();
+    match drawn {
+        Ok(svg) => Figure { title, svg: Value::from_safe_string(svg), caption: caption.into() },
+        Err(why) => Figure { title, svg: Value::from(format!("(chart not drawn: {why})")), caption: caption.into() },
+    }
+}
+
+fn provenance(sources: &Sources) -> Vec<(String, Vec<(String, String)>)> {
+    let get = |v: &serde_json::Value, path: &[&str]| -> String {
+        let mut cur = v;
+        for p in path {
+            match cur.get(p) {
+                Some(x) => cur = x,
+                None => return "—".into(),
+            }
+        }
+        match cur {
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Null => "—".into(),
+            other => other.to_string(),
+        }
+    };
+    sources
+        .runs
+        .iter()
+        .map(|r| {
+            let m = &r.manifest;
+            let id = r.dir.file_name().map_or_else(|| r.summary.run_id.clone(), |n| n.to_string_lossy().into_owned());
+            let fields = vec![
+                ("folder".to_string(), r.dir.display().to_string()),
+                ("model".into(), get(m, &["model", "spec"])),
+                ("engine".into(), get(m, &["model", "engine"])),
+                ("model hash".into(), get(m, &["model", "file_hash"])),
+                ("model revision".into(), get(m, &["model", "revision"])),
+                ("chat template hash".into(), get(m, &["model", "chat_template_hash"])),
+                ("template hash".into(), get(m, &["template_hash"])),
+                ("condition".into(), get(m, &["condition"])),
+                ("dataset".into(), get(m, &["dataset"])),
+                ("dataset hash".into(), get(m, &["dataset_hash"])),
+                ("seed".into(), get(m, &["seed"])),
+                ("decoding".into(), get(m, &["decoding"])),
+                ("code version".into(), get(m, &["code_version"])),
+                ("started".into(), get(m, &["started"])),
+                ("finished".into(), get(m, &["finished"])),
+            ];
+            (id, fields.into_iter().filter(|(_, v)| v != "—").collect())
+        })
+        .collect()
+}
+
+/// Renders the report of `sources`.
+///
+/// # Errors
+/// [`ReportError::Dataset`] when a run's dataset cannot be loaded or has changed (the item
+/// browser shows the items' texts); [`ReportError::Layout`] when there is nothing to report.
+pub fn render(sources: &Sources, opts: &ReportOptions) -> Result<String> {
+    if sources.runs.is_empty() && sources.bons.is_empty() && sources.correlations.is_empty() {
+        return Err(ReportError::Layout { path: ".".into(), reason: "nothing to report: give run folders, matrices, Best-of-N folders or correlate results".into() });
+    }
+    let lb = leaderboard::build(&sources.runs);
+    let (columns, rows) = leaderboard_rows(&lb);
+    let mut plots_out = Vec::new();
+    if !lb.rows.is_empty() {
+        plots_out.push(figure(
+            "Accuracy per subset",
+            plots::accuracy_forest(&lb),
+            "Strict accuracy (%) per subset and over all items, with seeded bootstrap 95% CIs; one row per model and condition, control baselines in grey, upper bounds (oracle) in orange; dashed: chance.",
+        ));
+    }
+    if let Some(pb) = plots::position_bias(&lb) {
+        plots_out.push(figure(
+            "Position bias",
+            pb,
+            "Judges only: strict single-order accuracy (%) on the items with chosen in slot A (circle) and in slot B (square), and the share of parsed verdicts that picked A (cross). An unbiased judge has the two accuracies close and its A share near 50%.",
+        ));
+    }
+    let mut matrices = Vec::new();
+    for m in &sources.matrices {
+        let figs: Vec<Figure> = m
+            .matrix
+            .blocks
+            .iter()
+            .map(|b| figure(b.metric.clone(), plots::matrix_heatmap(&m.matrix, b), b.meaning.clone()))
+            .collect();
+        matrices.push(context! { title => format!("{} on {}", m.matrix.model, m.matrix.dataset), path => m.path.display().to_string(), figures => Value::from(Serde(&figs)) });
+    }
+    let mut bons = Vec::new();
+    for b in &sources.bons {
+        for t in &b.tables {
+            let has_ci = t.rows.iter().all(|r| r.curve.iter().all(|p| p.overall_ci.is_some()));
+            bons.push(figure(
+                format!("Best-of-N: {} (judge {})", b.dir.display(), t.judge),
+                plots::bon_curves(t),
+                format!(
+                    "Expected rubric score (0–2) of the sample each reward model ranks first among k, averaged exactly over all k-subsets of the N = {} samples, on {} examples; grey: random pick and oracle (the rubric score picks).{}",
+                    t.n,
+                    t.rows.first().map_or(0, |r| r.examples),
+                    if has_ci { " Bands: bootstrap 95% CIs over examples." } else { " This table predates CIs: rerun `prbench bon report` on the folder to add them." }
+                ),
+            ));
+        }
+    }
+    let mut correlations = Vec::new();
+    for c in &sources.correlations {
+        correlations.push(context! {
+            figure => Value::from(Serde(&figure(format!("Benchmark vs downstream: {}", c.path.display()), plots::correlation_scatter(&c.correlation), plots::correlation_caption(&c.correlation)))),
+            models => c.correlation.models.iter().map(|m| (m.0.clone(), format!("{:.1}", m.1 * 100.0), format!("{:.4}", m.2))).collect::<Vec<_>>(),
+            sources => c.correlation.sources.clone(),
+        });
+    }
+    let payload = payload::build(&sources.runs, opts.data.as_deref())?;
+    let json = payload::to_script_json(&payload).map_err(|e| ReportError::Layout { path: ".".into(), reason: format!("serialising the report data: {e}") })?;
+    let mut notes = Vec::new();
+    if lb.rows.iter().any(|r| r.upper_bound) {
+        notes.push("Rows under `oracle` are upper bounds: the model was shown the ground-truth rubric aspects. They are not benchmark scores and are listed last.".to_string());
+    }
+    for kind in lb.rows.iter().map(|r| r.dataset_kind.as_str()).filter(|k| *k != "prb").collect::<std::collections::BTreeSet<_>>() {
+        notes.push(format!("Some runs are on data converted from `{kind}`, not Personalized-RewardBench: their figures are not comparable with the paper's."));
+    }
+    let mut env = Environment::new();
+    env.add_template("report.html", TEMPLATE).map_err(|e| ReportError::Layout { path: "report.html".into(), reason: e.to_string() })?;
+    let tmpl = env.get_template("report.html").map_err(|e| ReportError::Layout { path: "report.html".into(), reason: e.to_string() })?;
+    tmpl.render(context! {
+        title => opts.title.clone().unwrap_or_else(|| "prbench report".into()),
+        generator => opts.generator.clone(),
+        notes => notes,
+        columns => columns,
+        rows => Value::from(Serde(&rows)),
+        plots => Value::from(Serde(&plots_out)),
+        matrices => matrices,
+        bons => Value::from(Serde(&bons)),
+        correlations => correlations,
+        provenance => provenance(sources),
+        n_runs => sources.runs.len(),
+        n_outcomes => payload.outcomes.len(),
+        payload => Value::from_safe_string(json),
+        css => Value::from_safe_string(CSS.to_string()),
+        js => Value::from_safe_string(JS.to_string()),
+    })
+    .map_err(|e| ReportError::Layout { path: "report.html".into(), reason: format!("rendering: {e}") })
+}

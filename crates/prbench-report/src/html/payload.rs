@@ -1,0 +1,332 @@
+//! The data the report's item browser and run-vs-run view read: runs, the items' texts (only
+//! the posts some run showed, not whole profiles), one record per outcome, and every pair of
+//! runs' 2×2 agreement with its exact McNemar p (computed here, by prbench-stats, not in the
+//! page). Serialised once into the page as JSON.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use prbench_data::Dataset;
+use prbench_stats::paired::mcnemar_exact;
+use prbench_stats::ItemResult;
+use serde::Serialize;
+
+use crate::error::{ReportError, Result};
+use crate::plots::short_model;
+use crate::sources::{Metric, OutcomeRecord, RunSource, VerdictRecord};
+
+/// One run as the page lists it.
+#[derive(Debug, Serialize)]
+pub struct RunEntry {
+    /// Run folder name.
+    pub id: String,
+    /// Model spec.
+    pub model: String,
+    /// Shortened spec for labels.
+    pub short: String,
+    /// Condition.
+    pub condition: String,
+    /// Upper bound (`oracle`).
+    pub oracle: bool,
+    /// A control baseline run.
+    pub baseline: bool,
+    /// Index into [`Payload::datasets`].
+    pub dataset: usize,
+    /// The metrics its outcomes carry.
+    pub metrics: Vec<Metric>,
+}
+
+/// One dataset the runs were made on.
+#[derive(Debug, Serialize)]
+pub struct DatasetEntry {
+    /// Source spec.
+    pub source: String,
+    /// sha256.
+    pub hash: String,
+    /// Kind (`prb`, `psoups`, …).
+    pub kind: String,
+}
+
+/// One example's texts.
+#[derive(Debug, Serialize)]
+pub struct ItemEntry {
+    /// Dataset index.
+    pub d: usize,
+    /// Example id.
+    pub id: String,
+    /// Long subset name.
+    pub subset: String,
+    /// Question.
+    pub q: String,
+    /// `chosen` answer.
+    pub chosen: String,
+    /// `rejected` answer.
+    pub rejected: String,
+    /// Hidden rubric aspects: (aspect, evidence, reason).
+    pub rubric: Vec<(String, String, String)>,
+    /// Hidden narrative.
+    pub narrative: String,
+    /// Posts some run showed or dropped: id → (category, text).
+    pub posts: BTreeMap<String, (String, String)>,
+}
+
+/// One outcome record for the page.
+#[derive(Debug, Serialize)]
+pub struct OutcomeEntry {
+    /// Run index.
+    pub r: usize,
+    /// Item index.
+    pub i: usize,
+    /// Primary result.
+    pub res: ItemResult,
+    /// Both-orders result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bo: Option<ItemResult>,
+    /// Position-debiased result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db: Option<ItemResult>,
+    /// Slot of chosen (`A`/`B`) for judges.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slot: Option<prbench_stats::Slot>,
+    /// Verdict, primary order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub v: Option<VerdictRecord>,
+    /// Verdict, swapped order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sv: Option<VerdictRecord>,
+    /// Score of chosen.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sc: Option<f64>,
+    /// Score of rejected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sr: Option<f64>,
+    /// Top-k post ids (shown first, then dropped).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pids: Vec<String>,
+    /// Posts shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ps: Option<usize>,
+    /// Backend error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub err: Option<String>,
+    /// Input tokens.
+    pub tin: usize,
+    /// Truncated tokens.
+    pub ttr: usize,
+    /// Planner runs: the planned aspects the model saw.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Vec<String>>,
+}
+
+/// Two runs on the same items under one metric.
+#[derive(Debug, Serialize)]
+pub struct PairEntry {
+    /// First run index.
+    pub a: usize,
+    /// Second run index.
+    pub b: usize,
+    /// The metric both runs carry.
+    pub metric: Metric,
+    /// Items both runs evaluated (by example id).
+    pub n: usize,
+    /// Correct under both.
+    pub both: u64,
+    /// Correct under `a` only.
+    pub only_a: u64,
+    /// Correct under `b` only.
+    pub only_b: u64,
+    /// Correct under neither.
+    pub neither: u64,
+    /// Two-sided exact McNemar p on the discordant items.
+    pub p: f64,
+}
+
+/// Everything the page's scripts read.
+#[derive(Debug, Serialize)]
+pub struct Payload {
+    /// Runs with outcomes.
+    pub runs: Vec<RunEntry>,
+    /// Datasets.
+    pub datasets: Vec<DatasetEntry>,
+    /// Items.
+    pub items: Vec<ItemEntry>,
+    /// Outcomes, run-major.
+    pub outcomes: Vec<OutcomeEntry>,
+    /// Pairs of runs on one dataset.
+    pub pairs: Vec<PairEntry>,
+}
+
+fn metrics_of(o: &[OutcomeRecord]) -> Vec<Metric> {
+    let mut m = vec![Metric::Primary];
+    if !o.is_empty() && o.iter().all(|o| o.both_orders_result.is_some()) {
+        m.push(Metric::BothOrders);
+    }
+    if !o.is_empty() && o.iter().all(|o| o.debiased_result.is_some()) {
+        m.push(Metric::Debiased);
+    }
+    m
+}
+
+/// The dataset of a run, loaded as its manifest says (`dataset` spec and `subsets`), or from
+/// `data` when given; its hash must equal the manifest's `dataset_hash`.
+fn load_dataset(run: &RunSource, data: Option<&str>) -> Result<Dataset> {
+    let spec = data.map(str::to_string).unwrap_or_else(|| run.summary.dataset.clone());
+    let subsets: Vec<String> = run
+        .manifest
+        .get("subsets")
+        .and_then(|s| s.as_array())
+        .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+        .unwrap_or_default();
+    let err = |reason: String| ReportError::Dataset { run: run.dir.clone(), source_spec: spec.clone(), reason };
+    let ds = prbench_data::load(&spec, &subsets).map_err(|e| {
+        err(format!("{e}; the item browser needs the dataset the run was made on: pass --data with its current location"))
+    })?;
+    if ds.hash != run.summary.dataset_hash {
+        return Err(err(format!(
+            "its content hash is {} but the run was made on {}: the file changed since; pass --data with the dataset the run used",
+            &ds.hash[..12.min(ds.hash.len())],
+            &run.summary.dataset_hash[..12.min(run.summary.dataset_hash.len())]
+        )));
+    }
+    Ok(ds)
+}
+
+/// Builds the payload. `data` overrides every run's dataset location (all runs must then have
+/// been made on it).
+///
+/// # Errors
+/// [`ReportError::Dataset`] when a run's dataset cannot be loaded or has another hash;
+/// [`ReportError::Layout`] when an outcome names an example the dataset lacks.
+pub fn build(runs: &[RunSource], data: Option<&str>) -> Result<Payload> {
+    let mut datasets: Vec<DatasetEntry> = Vec::new();
+    let mut loaded: Vec<Dataset> = Vec::new();
+    let mut entries = Vec::new();
+    for run in runs {
+        let hash = &run.summary.dataset_hash;
+        let d = match datasets.iter().position(|d| &d.hash == hash) {
+            Some(d) => d,
+            None => {
+                let ds = load_dataset(run, data)?;
+                datasets.push(DatasetEntry { source: run.summary.dataset.clone(), hash: hash.clone(), kind: run.summary.dataset_kind.clone() });
+                loaded.push(ds);
+                datasets.len() - 1
+            }
+        };
+        entries.push(RunEntry {
+            id: run.dir.file_name().map_or_else(|| run.summary.run_id.clone(), |n| n.to_string_lossy().into_owned()),
+            model: run.summary.model.clone(),
+            short: short_model(&run.summary.model),
+            condition: run.summary.condition.clone(),
+            oracle: run.summary.oracle,
+            baseline: run.is_baseline(),
+            dataset: d,
+            metrics: metrics_of(&run.outcomes),
+        });
+    }
+    // Items that some run evaluated, in dataset order, with the posts any run listed.
+    let mut wanted: Vec<HashMap<&str, BTreeSet<&str>>> = vec![HashMap::new(); loaded.len()];
+    for (run, e) in runs.iter().zip(&entries) {
+        for o in &run.outcomes {
+            wanted[e.dataset].entry(o.example_id.as_str()).or_default().extend(o.post_ids.iter().map(String::as_str));
+        }
+    }
+    let mut items = Vec::new();
+    let mut index: Vec<HashMap<String, usize>> = vec![HashMap::new(); loaded.len()];
+    for (d, ds) in loaded.iter().enumerate() {
+        for ex in &ds.examples {
+            let Some(posts) = wanted[d].get(ex.id.as_str()) else { continue };
+            index[d].insert(ex.id.clone(), items.len());
+            items.push(ItemEntry {
+                d,
+                id: ex.id.clone(),
+                subset: ex.subset.clone(),
+                q: ex.question.clone(),
+                chosen: ex.chosen.clone(),
+                rejected: ex.rejected.clone(),
+                rubric: ex.rubric_aspects.iter().map(|a| (a.aspect.clone(), a.evidence.clone(), a.reason.clone())).collect(),
+                narrative: ex.narrative.clone(),
+                posts: ex.profile.iter().filter(|p| posts.contains(p.id.as_str())).map(|p| (p.id.clone(), (p.category.clone(), p.text.clone()))).collect(),
+            });
+        }
+    }
+    let mut outcomes = Vec::new();
+    for (r, (run, e)) in runs.iter().zip(&entries).enumerate() {
+        for (line, o) in run.outcomes.iter().enumerate() {
+            let i = *index[e.dataset].get(&o.example_id).ok_or_else(|| ReportError::Layout {
+                path: run.dir.join("outcomes.jsonl"),
+                reason: format!("line {}: example `{}` is not in dataset `{}`", line + 1, o.example_id, run.summary.dataset),
+            })?;
+            outcomes.push(OutcomeEntry {
+                r,
+                i,
+                res: o.result,
+                bo: o.both_orders_result,
+                db: o.debiased_result,
+                slot: o.chosen_slot,
+                v: o.verdict.clone(),
+                sv: o.swapped_verdict.clone(),
+                sc: o.score_chosen,
+                sr: o.score_rejected,
+                pids: o.post_ids.clone(),
+                ps: o.posts_shown,
+                err: o.error.clone(),
+                tin: o.input_tokens,
+                ttr: o.truncated_tokens,
+                plan: (run.summary.condition == "planner").then(|| run.plans.get(&o.example_id).cloned().unwrap_or_default()),
+            });
+        }
+    }
+    let pairs = pairs(runs, &entries);
+    Ok(Payload { runs: entries, datasets, items, outcomes, pairs })
+}
+
+/// The 2×2 table and exact McNemar p of every pair of runs on one dataset, per metric both
+/// carry, on the items both evaluated.
+pub fn pairs(runs: &[RunSource], entries: &[RunEntry]) -> Vec<PairEntry> {
+    let by_id: Vec<HashMap<&str, &OutcomeRecord>> = runs.iter().map(|r| r.outcomes.iter().map(|o| (o.example_id.as_str(), o)).collect()).collect();
+    let mut out = Vec::new();
+    for a in 0..runs.len() {
+        for b in a + 1..runs.len() {
+            if entries[a].dataset != entries[b].dataset {
+                continue;
+            }
+            for &metric in entries[a].metrics.iter().filter(|m| entries[b].metrics.contains(m)) {
+                let (mut both, mut only_a, mut only_b, mut neither, mut n) = (0u64, 0u64, 0u64, 0u64, 0usize);
+                for o in &runs[a].outcomes {
+                    let Some(p) = by_id[b].get(o.example_id.as_str()) else { continue };
+                    let (Some(x), Some(y)) = (o.result_of(metric), p.result_of(metric)) else { continue };
+                    n += 1;
+                    match (x == ItemResult::Correct, y == ItemResult::Correct) {
+                        (true, true) => both += 1,
+                        (true, false) => only_a += 1,
+                        (false, true) => only_b += 1,
+                        (false, false) => neither += 1,
+                    }
+                }
+                if n > 0 {
+                    out.push(PairEntry { a, b, metric, n, both, only_a, only_b, neither, p: mcnemar_exact(only_a, only_b).p_value });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The payload as JSON safe to place inside `<script type="application/json">`: `<`, `>` and
+/// `&` become `\u003c`, `\u003e`, `\u0026` (they can occur only inside JSON strings, where the
+/// escapes mean the same), and U+2028/U+2029 are escaped, so no text from data can end the
+/// script element.
+pub fn to_script_json<T: Serialize>(value: &T) -> serde_json::Result<String> {
+    let raw = serde_json::to_string(value)?;
+    let mut out = String::with_capacity(raw.len() + raw.len() / 50);
+    for ch in raw.chars() {
+        match ch {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    Ok(out)
+}

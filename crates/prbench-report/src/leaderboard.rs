@@ -1,0 +1,333 @@
+//! The leaderboard: one row per (model, condition) run and one per control baseline, with
+//! strict accuracy per subset, micro and macro, each with its bootstrap 95% CI (as
+//! `summary.json` holds them; nothing is recomputed), the both-orders and position-debiased
+//! figures where the run has them, and the counts of unparsed verdicts, ties, errors and
+//! truncated inputs. `prbench leaderboard` prints it as Markdown, CSV, JSON or LaTeX; the HTML
+//! report shows the same rows.
+//!
+//! Order: benchmark rows (models and baselines) by their headline accuracy, best first, then
+//! the `oracle` rows, which are upper bounds and never ranked with benchmark scores. The
+//! headline is the position-debiased micro accuracy when the run has it, else the strict micro
+//! accuracy.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::sources::RunSource;
+use crate::summary::{AccuracyRow, PositionBias};
+
+/// What a row is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RowKind {
+    /// A model under test.
+    Model,
+    /// A control baseline (`longer`, `shorter`, `random`, `slot-a`, `profile-overlap`), from a
+    /// run's summary or run as the model itself.
+    Baseline,
+}
+
+/// One leaderboard row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LeaderRow {
+    /// Model spec (`baseline:NAME` for baselines).
+    pub model: String,
+    /// Condition; for a baseline from a summary, what it sees (`none`, `full profile`).
+    pub condition: String,
+    /// Model or control baseline.
+    pub kind: RowKind,
+    /// `oracle` rows: the model saw the ground-truth rubric; an upper bound, not a score.
+    pub upper_bound: bool,
+    /// The run folder's name (for a baseline from a summary: the first run that reported it).
+    pub run_id: String,
+    /// Dataset source.
+    pub dataset: String,
+    /// Dataset kind (`prb`, `psoups`, …).
+    pub dataset_kind: String,
+    /// Items.
+    pub n: usize,
+    /// Strict accuracy per subset, then `micro` and `macro` (from summary.json).
+    pub rows: Vec<AccuracyRow>,
+    /// Both-orders strict accuracy rows, when the run judged both orders.
+    pub both_orders: Option<Vec<AccuracyRow>>,
+    /// Position-debiased rows, when the run has them.
+    pub debiased: Option<Vec<AccuracyRow>>,
+    /// Both-orders consistency (share of items whose two verdicts agree), in [0, 1].
+    pub consistency: Option<f64>,
+    /// Position bias of a judge.
+    pub position_bias: Option<PositionBias>,
+    /// Unparsed verdicts (primary order).
+    pub unparsed: usize,
+    /// Ties.
+    pub ties: usize,
+    /// Backend errors.
+    pub errors: usize,
+    /// Items whose input was truncated.
+    pub truncated: usize,
+}
+
+impl LeaderRow {
+    /// The row labelled `label` (`micro`, `macro` or a short subset name) of `rows`.
+    pub fn row<'a>(rows: &'a [AccuracyRow], label: &str) -> Option<&'a AccuracyRow> {
+        rows.iter().find(|r| r.label == label)
+    }
+
+    /// The headline accuracy in [0, 1]: position-debiased micro when present, else strict micro.
+    pub fn headline(&self) -> Option<f64> {
+        self.debiased
+            .as_deref()
+            .and_then(|d| Self::row(d, "micro"))
+            .and_then(|r| r.strict)
+            .or_else(|| Self::row(&self.rows, "micro").and_then(|r| r.strict))
+    }
+
+    /// What the headline is.
+    pub fn headline_metric(&self) -> &'static str {
+        if self.debiased.as_deref().and_then(|d| Self::row(d, "micro")).and_then(|r| r.strict).is_some() {
+            "position-debiased"
+        } else {
+            "strict"
+        }
+    }
+}
+
+/// The leaderboard.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Leaderboard {
+    /// Subset labels in column order (short names as the summaries give them).
+    pub subsets: Vec<String>,
+    /// Rows, in leaderboard order.
+    pub rows: Vec<LeaderRow>,
+}
+
+/// Builds the leaderboard from run folders. A control baseline reported by several runs on the
+/// same dataset and items (equal figures) is one row; differing figures (other items) give
+/// one row per distinct result.
+pub fn build(runs: &[RunSource]) -> Leaderboard {
+    let mut subsets: Vec<String> = Vec::new();
+    let mut rows: Vec<LeaderRow> = Vec::new();
+    for run in runs {
+        let s = &run.summary;
+        for r in &s.rows {
+            if r.label != "micro" && r.label != "macro" && !subsets.contains(&r.label) {
+                subsets.push(r.label.clone());
+            }
+        }
+        let micro = LeaderRow::row(&s.rows, "micro");
+        let tally = micro.map(|r| r.tally).unwrap_or_default();
+        let run_id = run.dir.file_name().map_or_else(|| s.run_id.clone(), |n| n.to_string_lossy().into_owned());
+        rows.push(LeaderRow {
+            model: s.model.clone(),
+            condition: s.condition.clone(),
+            kind: if run.is_baseline() { RowKind::Baseline } else { RowKind::Model },
+            upper_bound: s.oracle,
+            run_id: run_id.clone(),
+            dataset: s.dataset.clone(),
+            dataset_kind: s.dataset_kind.clone(),
+            n: tally.n,
+            rows: s.rows.clone(),
+            both_orders: s.both_orders.as_ref().map(|b| b.rows.clone()),
+            debiased: s.both_orders.as_ref().and_then(|b| b.debiased_rows.clone()),
+            consistency: s.both_orders.as_ref().and_then(|b| b.consistency),
+            position_bias: s.position_bias.clone(),
+            unparsed: tally.unparsed,
+            ties: tally.ties,
+            errors: tally.errors,
+            truncated: micro.map_or(0, |r| r.truncated),
+        });
+        for b in &s.baselines {
+            let dup = rows.iter().any(|x| x.kind == RowKind::Baseline && x.model == b.name && x.dataset == s.dataset && x.rows == b.rows && x.condition == b.sees);
+            if dup {
+                continue;
+            }
+            let t = LeaderRow::row(&b.rows, "micro").map(|r| r.tally).unwrap_or_default();
+            rows.push(LeaderRow {
+                model: b.name.clone(),
+                condition: b.sees.clone(),
+                kind: RowKind::Baseline,
+                upper_bound: false,
+                run_id: run_id.clone(),
+                dataset: s.dataset.clone(),
+                dataset_kind: s.dataset_kind.clone(),
+                n: t.n,
+                rows: b.rows.clone(),
+                both_orders: None,
+                debiased: None,
+                consistency: None,
+                position_bias: None,
+                unparsed: t.unparsed,
+                ties: t.ties,
+                errors: t.errors,
+                truncated: LeaderRow::row(&b.rows, "micro").map_or(0, |r| r.truncated),
+            });
+        }
+    }
+    // Stable: equal headlines keep input order.
+    rows.sort_by(|a, b| {
+        a.upper_bound.cmp(&b.upper_bound).then_with(|| {
+            let (x, y) = (a.headline().unwrap_or(-1.0), b.headline().unwrap_or(-1.0));
+            y.partial_cmp(&x).unwrap_or(std::cmp::Ordering::Equal)
+        })
+    });
+    Leaderboard { subsets, rows }
+}
+
+/// An output format of `prbench leaderboard`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// A Markdown table.
+    Markdown,
+    /// CSV, one row per leaderboard row, numbers in [0, 1] (RFC 4180 quoting).
+    Csv,
+    /// The [`Leaderboard`] as JSON.
+    Json,
+    /// A LaTeX `tabular` (booktabs), percentages, CIs in brackets.
+    Latex,
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| "—".into(), |v| format!("{:.1}", v * 100.0))
+}
+
+fn pct_ci(r: Option<&AccuracyRow>) -> String {
+    match r {
+        Some(r) => match r.strict_ci {
+            Some([lo, hi]) => format!("{} [{:.1}, {:.1}]", pct(r.strict), lo * 100.0, hi * 100.0),
+            None => pct(r.strict),
+        },
+        None => "—".into(),
+    }
+}
+
+/// The label a table shows for a row's model and condition, with its marks.
+pub fn row_label(r: &LeaderRow) -> (String, String) {
+    let model = match r.kind {
+        RowKind::Baseline => format!("{} (control baseline)", r.model),
+        RowKind::Model => r.model.clone(),
+    };
+    let condition = if r.upper_bound { format!("{} (upper bound)", r.condition) } else { r.condition.clone() };
+    (model, condition)
+}
+
+fn columns(lb: &Leaderboard) -> Vec<String> {
+    let mut c = vec!["model".to_string(), "condition".into(), "n".into()];
+    c.extend(lb.subsets.iter().map(|s| format!("{s} %")));
+    c.extend(["micro %".into(), "macro %".into(), "both orders %".into(), "debiased %".into(), "unparsed".into(), "ties".into(), "errors".into(), "truncated".into()]);
+    c
+}
+
+fn cells(lb: &Leaderboard, r: &LeaderRow) -> Vec<String> {
+    let (model, condition) = row_label(r);
+    let mut c = vec![model, condition, r.n.to_string()];
+    for s in &lb.subsets {
+        c.push(pct_ci(LeaderRow::row(&r.rows, s)));
+    }
+    c.push(pct_ci(LeaderRow::row(&r.rows, "micro")));
+    c.push(pct_ci(LeaderRow::row(&r.rows, "macro")));
+    c.push(pct_ci(r.both_orders.as_deref().and_then(|b| LeaderRow::row(b, "micro"))));
+    c.push(pct_ci(r.debiased.as_deref().and_then(|b| LeaderRow::row(b, "micro"))));
+    c.extend([r.unparsed, r.ties, r.errors, r.truncated].map(|v| v.to_string()));
+    c
+}
+
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn latex_cell(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '\\' => o.push_str("\\textbackslash{}"),
+            '&' | '%' | '$' | '#' | '_' | '{' | '}' => {
+                o.push('\\');
+                o.push(ch);
+            }
+            '~' => o.push_str("\\textasciitilde{}"),
+            '^' => o.push_str("\\textasciicircum{}"),
+            '—' => o.push_str("--"),
+            _ => o.push(ch),
+        }
+    }
+    o
+}
+
+/// Renders the leaderboard.
+///
+/// # Errors
+/// Only for [`Format::Json`], when serialisation fails (it does not for these types).
+pub fn render(lb: &Leaderboard, format: Format) -> Result<String, serde_json::Error> {
+    let cols = columns(lb);
+    let mut s = String::new();
+    match format {
+        Format::Json => return serde_json::to_string_pretty(lb).map(|j| j + "\n"),
+        Format::Markdown => {
+            s.push_str("Strict accuracy % (ties, unparsed and errors are not correct) with seeded bootstrap 95% CIs; `debiased`: position-debiased (both orders, logprob verdicts). Rows by headline accuracy (debiased when present); `oracle` rows are upper bounds, listed last.\n\n");
+            let _ = writeln!(s, "| {} |", cols.join(" | "));
+            let _ = writeln!(s, "|---|---|{}", "---:|".repeat(cols.len() - 2));
+            for r in &lb.rows {
+                let c: Vec<String> = cells(lb, r).iter().map(|c| md_cell(c)).collect();
+                let _ = writeln!(s, "| {} |", c.join(" | "));
+            }
+        }
+        Format::Csv => {
+            // Machine-readable: fractions and CI ends as separate columns, no marks in labels.
+            let mut head = vec!["model", "condition", "kind", "upper_bound", "run_id", "dataset", "n"].into_iter().map(String::from).collect::<Vec<_>>();
+            for sc in lb.subsets.iter().map(String::as_str).chain(["micro", "macro"]) {
+                head.extend([format!("{sc}"), format!("{sc}_ci_lo"), format!("{sc}_ci_hi")]);
+            }
+            head.extend(["both_orders", "debiased", "debiased_ci_lo", "debiased_ci_hi", "unparsed", "ties", "errors", "truncated"].map(String::from));
+            let _ = writeln!(s, "{}", head.join(","));
+            let num = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v}"));
+            for r in &lb.rows {
+                let mut c = vec![
+                    csv_cell(&r.model),
+                    csv_cell(&r.condition),
+                    match r.kind {
+                        RowKind::Model => "model".into(),
+                        RowKind::Baseline => "baseline".into(),
+                    },
+                    r.upper_bound.to_string(),
+                    csv_cell(&r.run_id),
+                    csv_cell(&r.dataset),
+                    r.n.to_string(),
+                ];
+                for sc in lb.subsets.iter().map(String::as_str).chain(["micro", "macro"]) {
+                    let row = LeaderRow::row(&r.rows, sc);
+                    c.push(num(row.and_then(|r| r.strict)));
+                    c.push(num(row.and_then(|r| r.strict_ci).map(|c| c[0])));
+                    c.push(num(row.and_then(|r| r.strict_ci).map(|c| c[1])));
+                }
+                let micro_of = |rows: Option<&[AccuracyRow]>| rows.and_then(|b| LeaderRow::row(b, "micro")).cloned();
+                c.push(num(micro_of(r.both_orders.as_deref()).and_then(|r| r.strict)));
+                let d = micro_of(r.debiased.as_deref());
+                c.push(num(d.as_ref().and_then(|r| r.strict)));
+                c.push(num(d.as_ref().and_then(|r| r.strict_ci).map(|c| c[0])));
+                c.push(num(d.as_ref().and_then(|r| r.strict_ci).map(|c| c[1])));
+                c.extend([r.unparsed, r.ties, r.errors, r.truncated].map(|v| v.to_string()));
+                let _ = writeln!(s, "{}", c.join(","));
+            }
+        }
+        Format::Latex => {
+            let _ = writeln!(s, "% prbench leaderboard: strict accuracy %, bootstrap 95% CI in brackets; debiased = position-debiased; oracle rows are upper bounds.");
+            let _ = writeln!(s, "\\begin{{tabular}}{{ll{}}}", "r".repeat(cols.len() - 2));
+            s.push_str("\\toprule\n");
+            let _ = writeln!(s, "{} \\\\", cols.iter().map(|c| latex_cell(c)).collect::<Vec<_>>().join(" & "));
+            s.push_str("\\midrule\n");
+            for r in &lb.rows {
+                let _ = writeln!(s, "{} \\\\", cells(lb, r).iter().map(|c| latex_cell(c)).collect::<Vec<_>>().join(" & "));
+            }
+            s.push_str("\\bottomrule\n\\end{tabular}\n");
+        }
+    }
+    Ok(s)
+}

@@ -1,0 +1,388 @@
+//! The report's charts, as SVG text drawn with plotters' SVG backend (it escapes every text it
+//! writes, so a model name or subset from data cannot close the `<svg>`).
+//!
+//! Each function returns the SVG, or why it could not be drawn (shown in its place). Axes say
+//! their units: accuracy in %, rubric score on 0–2, k in samples.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use crate::leaderboard::{LeaderRow, Leaderboard, RowKind};
+use crate::matrix::{scope_name, Matrix, MatrixBlock};
+use crate::sources::{BonTableRecord, CorrelationRecord};
+use crate::summary::AccuracyRow;
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+type Drawn = Result<(), String>;
+
+const FONT: &str = "sans-serif";
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+const GREY: RGBColor = RGBColor(150, 150, 150);
+const ORACLE: RGBColor = RGBColor(200, 120, 0);
+
+fn e<E: std::fmt::Display>(err: E) -> String {
+    err.to_string()
+}
+
+fn svg(width: u32, height: u32, draw: impl FnOnce(&Area) -> Drawn) -> Result<String, String> {
+    let mut s = String::new();
+    {
+        let root = SVGBackend::with_string(&mut s, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(e)?;
+        draw(&root)?;
+        root.present().map_err(e)?;
+    }
+    Ok(s)
+}
+
+/// A model spec shortened for a chart label: `gguf:/a/b/model.gguf` → `gguf:model.gguf`,
+/// `dir:/a/b/rm` → `dir:rm` (the report's provenance table keeps the full spec).
+pub fn short_model(spec: &str) -> String {
+    for prefix in ["gguf:", "dir:", "bt:"] {
+        if let Some(path) = spec.strip_prefix(prefix) {
+            let name = path.trim_end_matches('/').rsplit('/').next().unwrap_or(path);
+            return format!("{prefix}{name}");
+        }
+    }
+    spec.to_string()
+}
+
+/// The label of a leaderboard row in charts: `model · condition`, marked.
+pub fn row_label(r: &LeaderRow) -> String {
+    let mut s = format!("{} · {}", short_model(&r.model), r.condition);
+    if r.upper_bound {
+        s.push_str(" (upper bound)");
+    }
+    if r.kind == RowKind::Baseline {
+        s.push_str(" [baseline]");
+    }
+    s
+}
+
+fn row_color(r: &LeaderRow, i: usize) -> RGBColor {
+    match (r.kind, r.upper_bound) {
+        (RowKind::Baseline, _) => GREY,
+        (_, true) => ORACLE,
+        _ => PALETTE[i % PALETTE.len()],
+    }
+}
+
+fn truncate_label(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let cut: String = s.chars().take(max.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
+}
+
+/// Accuracy with CI whiskers: one panel per subset and one for all items (micro), one row per
+/// leaderboard row; the dashed line is chance (50%).
+pub fn accuracy_forest(lb: &Leaderboard) -> Result<String, String> {
+    let mut scopes: Vec<String> = lb.subsets.clone();
+    scopes.push("micro".into());
+    let n = lb.rows.len().max(1);
+    let label_w = 320u32;
+    let panel_w = 200u32;
+    let height = 70 + 22 * n as u32;
+    let width = label_w + panel_w * scopes.len() as u32;
+    svg(width, height, |root| {
+        let (labels, panels) = root.split_horizontally(label_w);
+        let panels = panels.split_evenly((1, scopes.len()));
+        let mut ys: Vec<i32> = Vec::new();
+        for (pi, (panel, scope)) in panels.iter().zip(&scopes).enumerate() {
+            let mut chart = ChartBuilder::on(panel)
+                .caption(scope_name(scope), (FONT, 14))
+                .margin(6)
+                .x_label_area_size(34)
+                .build_cartesian_2d(0f64..100f64, -0.5f64..(n as f64 - 0.5))
+                .map_err(e)?;
+            chart
+                .configure_mesh()
+                .disable_y_mesh()
+                .y_labels(0)
+                .x_labels(5)
+                .x_desc("accuracy %")
+                .label_style((FONT, 11))
+                .draw()
+                .map_err(e)?;
+            chart.draw_series(DashedLineSeries::new([(50.0, -0.5), (50.0, n as f64 - 0.5)], 3, 3, GREY.into())).map_err(e)?;
+            for (i, r) in lb.rows.iter().enumerate() {
+                let y = (n - 1 - i) as f64;
+                if pi == 0 {
+                    ys.push(chart.backend_coord(&(0.0, y)).1);
+                }
+                let Some(acc) = LeaderRow::row(&r.rows, scope) else { continue };
+                let Some(p) = acc.strict else { continue };
+                let color = row_color(r, i);
+                if let Some([lo, hi]) = acc.strict_ci {
+                    chart.draw_series(std::iter::once(PathElement::new(vec![(lo * 100.0, y), (hi * 100.0, y)], color.stroke_width(2)))).map_err(e)?;
+                }
+                chart.draw_series(std::iter::once(Circle::new((p * 100.0, y), 4, color.filled()))).map_err(e)?;
+            }
+        }
+        for (r, y) in lb.rows.iter().zip(&ys) {
+            labels
+                .draw(&Text::new(truncate_label(&row_label(r), 48), (4, *y - 6), (FONT, 12).into_font().color(&BLACK)))
+                .map_err(e)?;
+        }
+        Ok(())
+    })
+}
+
+/// One heatmap per matrix block: rows are conditions, columns subsets and all items; each cell
+/// holds the accuracy and, for conditions other than `none`, the gain over `none` in
+/// percentage points and the Holm-adjusted McNemar p. Colour: the gain (green up, red down).
+pub fn matrix_heatmap(m: &Matrix, block: &MatrixBlock) -> Result<String, String> {
+    let scopes: Vec<String> = block.accuracy.first().map(|r| r.iter().map(|r| r.label.clone()).collect()).unwrap_or_default();
+    let rows = m.conditions.len().max(1);
+    let label_w = 180u32;
+    let cell_w = 170u32;
+    let cell_h = 52u32;
+    let width = label_w + cell_w * scopes.len().max(1) as u32 + 10;
+    let height = 40 + cell_h * rows as u32 + 10;
+    svg(width, height, |root| {
+        root.draw(&Text::new(format!("{} — accuracy %, gain over none (pp), Holm p", block.metric), (6, 8), (FONT, 13))).map_err(e)?;
+        for (ci, col) in scopes.iter().enumerate() {
+            let x = (label_w + cell_w * ci as u32) as i32;
+            root.draw(&Text::new(scope_name(col), (x + 6, 26), (FONT, 12))).map_err(e)?;
+        }
+        for (ri, (c, accs)) in m.conditions.iter().zip(&block.accuracy).enumerate() {
+            let y = (36 + cell_h * ri as u32) as i32;
+            let name = if c.oracle { format!("{} (upper bound)", c.condition) } else { c.condition.clone() };
+            root.draw(&Text::new(truncate_label(&name, 24), (6, y + cell_h as i32 / 2 - 6), (FONT, 12))).map_err(e)?;
+            for (ci, acc) in accs.iter().enumerate() {
+                let x = (label_w + cell_w * ci as u32) as i32;
+                let gain = block.gains.iter().find(|g| g.condition == c.condition && g.scope == scope_name(&acc.label));
+                let fill = match gain {
+                    Some(g) => {
+                        let t = (g.gain.abs() * 2.5).min(1.0);
+                        let (r, gg, b) = if g.gain >= 0.0 { (255.0 - 155.0 * t, 255.0 - 55.0 * t, 255.0 - 155.0 * t) } else { (255.0 - 25.0 * t, 255.0 - 155.0 * t, 255.0 - 155.0 * t) };
+                        RGBColor(r as u8, gg as u8, b as u8)
+                    }
+                    None => RGBColor(240, 240, 240),
+                };
+                root.draw(&Rectangle::new([(x, y), (x + cell_w as i32 - 4, y + cell_h as i32 - 4)], fill.filled())).map_err(e)?;
+                let acc_text = match (acc.strict, acc.strict_ci) {
+                    (Some(p), Some([lo, hi])) => format!("{:.1} [{:.1}, {:.1}]", p * 100.0, lo * 100.0, hi * 100.0),
+                    (Some(p), None) => format!("{:.1}", p * 100.0),
+                    _ => "—".into(),
+                };
+                root.draw(&Text::new(acc_text, (x + 6, y + 8), (FONT, 12))).map_err(e)?;
+                if let Some(g) = gain {
+                    root.draw(&Text::new(format!("{:+.1} pp · Holm p {}", g.gain * 100.0, p_short(g.p_holm)), (x + 6, y + 26), (FONT, 11))).map_err(e)?;
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+fn p_short(p: f64) -> String {
+    if p < 1e-3 {
+        format!("{p:.0e}")
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// Position bias of each judge row: accuracy with chosen in A (circle) and in B (square),
+/// joined, and the share of A verdicts (cross); 50% dashed.
+pub fn position_bias(lb: &Leaderboard) -> Option<Result<String, String>> {
+    let rows: Vec<(usize, &LeaderRow)> = lb.rows.iter().enumerate().filter(|(_, r)| r.position_bias.is_some()).collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let n = rows.len();
+    let label_w = 320u32;
+    let height = 90 + 24 * n as u32;
+    Some(svg(label_w + 520, height, |root| {
+        let (labels, plot) = root.split_horizontally(label_w);
+        let mut chart = ChartBuilder::on(&plot)
+            .caption("position bias", (FONT, 14))
+            .margin(6)
+            .x_label_area_size(34)
+            .build_cartesian_2d(0f64..100f64, -0.5f64..(n as f64 - 0.5))
+            .map_err(e)?;
+        chart.configure_mesh().disable_y_mesh().y_labels(0).x_desc("%").label_style((FONT, 11)).draw().map_err(e)?;
+        chart.draw_series(DashedLineSeries::new([(50.0, -0.5), (50.0, n as f64 - 0.5)], 3, 3, GREY.into())).map_err(e)?;
+        let mut legend_done = false;
+        for (j, (i, r)) in rows.iter().enumerate() {
+            let y = (n - 1 - j) as f64;
+            let pb = r.position_bias.as_ref().expect("filtered");
+            let color = row_color(r, *i);
+            let (a, b) = (pb.accuracy_chosen_in_a.map(|v| v * 100.0), pb.accuracy_chosen_in_b.map(|v| v * 100.0));
+            if let (Some(a), Some(b)) = (a, b) {
+                chart.draw_series(std::iter::once(PathElement::new(vec![(a, y), (b, y)], color.stroke_width(1)))).map_err(e)?;
+            }
+            let sa = chart.draw_series(a.map(|a| Circle::new((a, y), 5, color.filled()))).map_err(e)?;
+            if !legend_done {
+                sa.label("accuracy, chosen in A").legend(|(x, y)| Circle::new((x + 8, y), 5, BLACK.filled()));
+            }
+            let sq = chart.draw_series(b.map(|b| EmptyElement::at((b, y)) + Rectangle::new([(-5, -5), (5, 5)], color.filled()))).map_err(e)?;
+            if !legend_done {
+                sq.label("accuracy, chosen in B").legend(|(x, y)| Rectangle::new([(x + 3, y - 5), (x + 13, y + 5)], BLACK.filled()));
+            }
+            let sc = chart
+                .draw_series(pb.share_a_verdicts.map(|s| EmptyElement::at((s * 100.0, y)) + Cross::new((0, 0), 5, BLACK.stroke_width(2))))
+                .map_err(e)?;
+            if !legend_done {
+                sc.label("share of A verdicts").legend(|(x, y)| Cross::new((x + 8, y), 5, BLACK.stroke_width(2)));
+                legend_done = true;
+            }
+            labels.draw(&Text::new(truncate_label(&row_label(r), 48), (4, chart.backend_coord(&(0.0, y)).1 - 6), (FONT, 12))).map_err(e)?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(GREY)
+            .label_font((FONT, 11))
+            .draw()
+            .map_err(e)?;
+        Ok(())
+    }))
+}
+
+/// Best-of-k curves of one table: expected rubric score (0–2) against k (log₂ axis), one line
+/// per reward model and the two references (random pick, oracle, in grey), each with its
+/// bootstrap 95% CI band when the table has CIs.
+pub fn bon_curves(t: &BonTableRecord) -> Result<String, String> {
+    let kmax = t.ks.iter().copied().max().unwrap_or(1).max(2) as f64;
+    let (lo, hi) = t
+        .rows
+        .iter()
+        .flat_map(|r| r.curve.iter())
+        .flat_map(|p| {
+            let (a, b) = p.overall_ci.map_or((p.overall, p.overall), |c| (c[0], c[1]));
+            [a, b]
+        })
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (lo, hi) = if lo.is_finite() { ((lo - 0.1).max(0.0), (hi + 0.1).min(2.0)) } else { (0.0, 2.0) };
+    svg(760, 420, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(format!("best-of-k, judge {} (N = {})", t.judge, t.n), (FONT, 14))
+            .margin(10)
+            .x_label_area_size(36)
+            .y_label_area_size(50)
+            .right_y_label_area_size(0)
+            .build_cartesian_2d(0f64..kmax.log2() + 0.1, lo..hi.max(lo + 0.1))
+            .map_err(e)?;
+        chart
+            .configure_mesh()
+            .x_desc("k (samples drawn, log₂ scale)")
+            .y_desc("expected rubric score (0–2)")
+            .x_label_formatter(&|x| format!("{}", 2f64.powf(*x).round()))
+            .label_style((FONT, 11))
+            .draw()
+            .map_err(e)?;
+        let mut model_i = 0;
+        for r in &t.rows {
+            let color = if r.kind == "reference" {
+                GREY
+            } else {
+                model_i += 1;
+                PALETTE[(model_i - 1) % PALETTE.len()]
+            };
+            let pts: Vec<(f64, f64)> = r.curve.iter().filter(|p| p.overall.is_finite()).map(|p| ((p.k as f64).log2(), p.overall)).collect();
+            if r.curve.iter().all(|p| p.overall_ci.is_some()) && !r.curve.is_empty() {
+                let mut band: Vec<(f64, f64)> = r.curve.iter().map(|p| ((p.k as f64).log2(), p.overall_ci.unwrap()[1])).collect();
+                band.extend(r.curve.iter().rev().map(|p| ((p.k as f64).log2(), p.overall_ci.unwrap()[0])));
+                chart.draw_series(std::iter::once(Polygon::new(band, color.mix(0.15).filled()))).map_err(e)?;
+            }
+            let label = match (&r.spec, &r.condition) {
+                (Some(s), Some(c)) => format!("{} · {c}", short_model(s)),
+                _ => r.name.clone(),
+            };
+            chart
+                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+                .map_err(e)?
+                .label(truncate_label(&label, 50))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+            chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(e)?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(GREY)
+            .label_font((FONT, 11))
+            .draw()
+            .map_err(e)?;
+        Ok(())
+    })
+}
+
+/// The caption of a correlation scatter: rho, weighted tau and NDCG.
+pub fn correlation_caption(c: &CorrelationRecord) -> String {
+    let f = |v: Option<f64>| v.map_or_else(|| "—".to_string(), |v| format!("{v:.3}"));
+    format!(
+        "Spearman's rho {}, weighted tau {}, NDCG {} ({} reward models)",
+        f(c.statistic("spearman")),
+        f(c.statistic("weighted_tau")),
+        f(c.statistic("ndcg")),
+        c.models.len()
+    )
+}
+
+/// Benchmark accuracy (%) against the downstream score, one point per reward model, labelled.
+pub fn correlation_scatter(c: &CorrelationRecord) -> Result<String, String> {
+    let xs: Vec<f64> = c.models.iter().map(|m| m.1 * 100.0).collect();
+    let ys: Vec<f64> = c.models.iter().map(|m| m.2).collect();
+    let span = |v: &[f64]| {
+        let (lo, hi) = v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+        if !lo.is_finite() {
+            (0.0, 1.0)
+        } else {
+            let pad = ((hi - lo) * 0.15).max(1e-3);
+            (lo - pad, hi + pad)
+        }
+    };
+    let (x0, x1) = span(&xs);
+    let (y0, y1) = span(&ys);
+    svg(760, 460, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(correlation_caption(c), (FONT, 13))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(56)
+            .build_cartesian_2d(x0..x1, y0..y1)
+            .map_err(e)?;
+        chart
+            .configure_mesh()
+            .x_desc("benchmark accuracy %")
+            .y_desc("downstream score")
+            .label_style((FONT, 11))
+            .draw()
+            .map_err(e)?;
+        for (i, m) in c.models.iter().enumerate() {
+            let color = PALETTE[i % PALETTE.len()];
+            let p = (m.1 * 100.0, m.2);
+            chart
+                .draw_series(std::iter::once(EmptyElement::at(p) + Circle::new((0, 0), 5, color.filled()) + Text::new(truncate_label(&short_model(&m.0), 36), (7, -12), (FONT, 11))))
+                .map_err(e)?;
+        }
+        Ok(())
+    })
+}
+
+/// A row of the accuracy table, for the HTML leaderboard cell: `58.3 [33.3, 83.3]`.
+pub fn acc_text(r: Option<&AccuracyRow>) -> String {
+    match r {
+        Some(AccuracyRow { strict: Some(p), strict_ci: Some([lo, hi]), .. }) => format!("{:.1} [{:.1}, {:.1}]", p * 100.0, lo * 100.0, hi * 100.0),
+        Some(AccuracyRow { strict: Some(p), .. }) => format!("{:.1}", p * 100.0),
+        _ => "—".into(),
+    }
+}

@@ -1,0 +1,433 @@
+//! Reading the results a report shows: run folders (`manifest.json`, `summary.json`,
+//! `outcomes.jsonl`, `planner.jsonl`), conditioning matrices (`<run-id>-matrix.json`),
+//! Best-of-N folders (`bon-<judge>.json`) and `prbench correlate` results (`--out X.md` writes
+//! `X.json`, or `--json` on stdout saved to a file).
+//!
+//! The records are read as the report needs them (unknown fields are ignored, so files from
+//! newer runs still load); a file that does not parse is an error naming it and its line,
+//! never skipped.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use prbench_stats::{ItemResult, Slot};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{io, layout, ReportError, Result};
+use crate::matrix::Matrix;
+use crate::summary::Summary;
+
+/// One judge verdict as `outcomes.jsonl` stores it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerdictRecord {
+    /// `A`, `B`, `Tie` or `Unparsed`.
+    pub choice: String,
+    /// Probability of A (softmax over the A and B tokens) for logprob verdicts.
+    #[serde(default)]
+    pub p_a: Option<f64>,
+    /// log p(A) − log p(B), nats, for logprob verdicts.
+    #[serde(default)]
+    pub margin: Option<f64>,
+    /// The raw reply (generate verdicts) or a description of the log-probabilities.
+    #[serde(default)]
+    pub raw: String,
+}
+
+/// One line of `outcomes.jsonl`: one example under one condition for one model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutcomeRecord {
+    /// Example id.
+    pub example_id: String,
+    /// Long subset name.
+    pub subset: String,
+    /// Judges: the slot that held `chosen` in the primary order.
+    #[serde(default)]
+    pub chosen_slot: Option<Slot>,
+    /// Judges: the verdict with chosen in `chosen_slot`.
+    #[serde(default)]
+    pub verdict: Option<VerdictRecord>,
+    /// Judges in both-orders mode: the verdict with chosen in the other slot.
+    #[serde(default)]
+    pub swapped_verdict: Option<VerdictRecord>,
+    /// Reward models: score of `chosen` (a logit-scale reward; higher is better).
+    #[serde(default)]
+    pub score_chosen: Option<f64>,
+    /// Reward models: score of `rejected`.
+    #[serde(default)]
+    pub score_rejected: Option<f64>,
+    /// The primary result.
+    pub result: ItemResult,
+    /// Both-orders mode: correct only when both verdicts pick `chosen`.
+    #[serde(default)]
+    pub both_orders_result: Option<ItemResult>,
+    /// Both-orders mode with logprob verdicts: the position-debiased result.
+    #[serde(default)]
+    pub debiased_result: Option<ItemResult>,
+    /// Tokens fed to the backend for this item.
+    #[serde(default)]
+    pub input_tokens: usize,
+    /// Tokens cut to fit the context.
+    #[serde(default)]
+    pub truncated_tokens: usize,
+    /// Why the backend failed (result `error`).
+    #[serde(default)]
+    pub error: Option<String>,
+    /// `profile:k`: posts shown.
+    #[serde(default)]
+    pub posts_shown: Option<usize>,
+    /// `profile:k`: lowest-ranked posts dropped to fit.
+    #[serde(default)]
+    pub posts_dropped: usize,
+    /// `profile:k`: ids of the top-k posts, best first (shown, then dropped).
+    #[serde(default)]
+    pub post_ids: Vec<String>,
+    /// `planner`: no usable plan; scored with no context.
+    #[serde(default)]
+    pub planner_failed: bool,
+}
+
+impl OutcomeRecord {
+    /// The result under `metric` (`None` when the run did not compute it).
+    pub fn result_of(&self, metric: Metric) -> Option<ItemResult> {
+        match metric {
+            Metric::Primary => Some(self.result),
+            Metric::BothOrders => self.both_orders_result,
+            Metric::Debiased => self.debiased_result,
+        }
+    }
+}
+
+/// Which per-item result a comparison reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Metric {
+    /// `result`: single order for judges, score(chosen) > score(rejected) for reward models.
+    Primary,
+    /// `both_orders_result`.
+    BothOrders,
+    /// `debiased_result`.
+    Debiased,
+}
+
+/// One run folder.
+#[derive(Debug, Clone)]
+pub struct RunSource {
+    /// The folder.
+    pub dir: PathBuf,
+    /// `manifest.json` as written (model hash, template hash, dataset hash, seed, code
+    /// version, …).
+    pub manifest: serde_json::Value,
+    /// `summary.json`.
+    pub summary: Summary,
+    /// `outcomes.jsonl`, in file order.
+    pub outcomes: Vec<OutcomeRecord>,
+    /// `planner.jsonl` (planner runs): example id → planned aspects.
+    pub plans: HashMap<String, Vec<String>>,
+}
+
+impl RunSource {
+    /// True for a run whose model is a control baseline (`baseline:NAME`).
+    pub fn is_baseline(&self) -> bool {
+        self.summary.model.starts_with("baseline:")
+    }
+}
+
+/// A conditioning matrix file.
+#[derive(Debug, Clone)]
+pub struct MatrixSource {
+    /// The file.
+    pub path: PathBuf,
+    /// Its content.
+    pub matrix: Matrix,
+}
+
+/// One Best-of-N point as `bon-<judge>.json` stores it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BonPointRecord {
+    /// Samples drawn (k).
+    pub k: usize,
+    /// Expected rubric score of best-of-k over all examples, on 0–2.
+    pub overall: f64,
+    /// Its bootstrap 95% CI, on 0–2 (tables written before CIs existed have none).
+    #[serde(default)]
+    pub overall_ci: Option<[f64; 2]>,
+}
+
+/// One row of a Best-of-N table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BonRowRecord {
+    /// Reward model name or reference name.
+    pub name: String,
+    /// `reward model` or `reference`.
+    pub kind: String,
+    /// The reward model's spec.
+    #[serde(default)]
+    pub spec: Option<String>,
+    /// The condition it scored under.
+    #[serde(default)]
+    pub condition: Option<String>,
+    /// Examples in the row.
+    pub examples: usize,
+    /// One point per k.
+    pub curve: Vec<BonPointRecord>,
+}
+
+/// A Best-of-N table (`bon-<judge>.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BonTableRecord {
+    /// Samples per question (N).
+    pub n: usize,
+    /// The k values.
+    pub ks: Vec<usize>,
+    /// The rubric judge.
+    pub judge: String,
+    /// Rows: references first, then reward models.
+    pub rows: Vec<BonRowRecord>,
+}
+
+/// A Best-of-N folder: one table per rubric judge.
+#[derive(Debug, Clone)]
+pub struct BonSource {
+    /// The folder.
+    pub dir: PathBuf,
+    /// `manifest.json` of the samples.
+    pub manifest: serde_json::Value,
+    /// Tables, by file name order.
+    pub tables: Vec<BonTableRecord>,
+}
+
+/// A `prbench correlate` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CorrelationRecord {
+    /// Models as (label, benchmark score, downstream score).
+    pub models: Vec<(String, f64, f64)>,
+    /// The statistics (Spearman's rho, Kendall's tau-b, weighted tau, NDCG, RBO).
+    pub statistics: serde_json::Value,
+    /// Benchmark and downstream sources.
+    #[serde(default)]
+    pub sources: Vec<String>,
+}
+
+impl CorrelationRecord {
+    /// One statistic by its JSON name (`spearman`, `weighted_tau`, `ndcg`, …).
+    pub fn statistic(&self, name: &str) -> Option<f64> {
+        self.statistics.get(name).and_then(serde_json::Value::as_f64)
+    }
+}
+
+/// A correlate result file.
+#[derive(Debug, Clone)]
+pub struct CorrelationSource {
+    /// The file.
+    pub path: PathBuf,
+    /// Its content.
+    pub correlation: CorrelationRecord,
+}
+
+/// Everything given to `prbench report` / `prbench leaderboard`.
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    /// Run folders, in the order given (a matrix's runs after it, in its condition order).
+    pub runs: Vec<RunSource>,
+    /// Matrices.
+    pub matrices: Vec<MatrixSource>,
+    /// Best-of-N folders.
+    pub bons: Vec<BonSource>,
+    /// Correlate results.
+    pub correlations: Vec<CorrelationSource>,
+}
+
+fn read_text(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(io(path))
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
+    serde_json::from_str(&read_text(path)?).map_err(|source| ReportError::Json { path: path.into(), line: None, source })
+}
+
+fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
+    let text = read_text(path)?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        out.push(serde_json::from_str(line).map_err(|source| ReportError::Json { path: path.into(), line: Some(i + 1), source })?);
+    }
+    Ok(out)
+}
+
+/// Reads one run folder.
+///
+/// # Errors
+/// A missing or unreadable `manifest.json`, `summary.json` or `outcomes.jsonl`, a record that
+/// does not parse (named by file and line), or outcomes that disagree with the summary's count.
+pub fn read_run(dir: &Path) -> Result<RunSource> {
+    let manifest: serde_json::Value = read_json(&dir.join("manifest.json"))?;
+    let summary: Summary = read_json(&dir.join("summary.json"))?;
+    let outcomes: Vec<OutcomeRecord> = read_jsonl(&dir.join("outcomes.jsonl"))?;
+    let n = summary.rows.iter().find(|r| r.label == "micro").map(|r| r.tally.n);
+    if let Some(n) = n {
+        if n != outcomes.len() {
+            return Err(layout(
+                dir.join("outcomes.jsonl"),
+                format!("{} outcomes but summary.json counts {n} items: the run is incomplete (resume it by rerunning its command) or its files come from different runs", outcomes.len()),
+            ));
+        }
+    }
+    let mut plans = HashMap::new();
+    let planner = dir.join("planner.jsonl");
+    if planner.is_file() {
+        #[derive(Deserialize)]
+        struct Plan {
+            example_id: String,
+            #[serde(default)]
+            aspects: Vec<String>,
+        }
+        for p in read_jsonl::<Plan>(&planner)? {
+            plans.insert(p.example_id, p.aspects);
+        }
+    }
+    Ok(RunSource { dir: dir.to_path_buf(), manifest, summary, outcomes, plans })
+}
+
+/// Reads a Best-of-N folder's tables (`bon-*.json`).
+///
+/// # Errors
+/// Unreadable files, or a folder with no table (run `prbench bon judge` and `bon score` first).
+pub fn read_bon(dir: &Path) -> Result<BonSource> {
+    let manifest: serde_json::Value = read_json(&dir.join("manifest.json"))?;
+    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(io(dir))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json") && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("bon-")))
+        .collect();
+    names.sort();
+    let mut tables = Vec::new();
+    for p in &names {
+        tables.push(read_json::<BonTableRecord>(p)?);
+    }
+    if tables.is_empty() {
+        return Err(layout(dir, "a Best-of-N folder without a table (bon-<judge>.json): run `prbench bon judge` and `prbench bon score` on it first"));
+    }
+    Ok(BonSource { dir: dir.to_path_buf(), manifest, tables })
+}
+
+/// What a path holds.
+enum Kind {
+    Run,
+    Bon,
+    Matrix,
+    Correlation,
+    /// A folder of results (e.g. `runs/`): its children are read.
+    Folder,
+}
+
+fn classify(path: &Path) -> Result<Kind> {
+    if path.is_dir() {
+        if path.join("summary.json").is_file() {
+            return Ok(Kind::Run);
+        }
+        if path.join("samples.jsonl").is_file() {
+            return Ok(Kind::Bon);
+        }
+        return Ok(Kind::Folder);
+    }
+    if !path.exists() {
+        return Err(layout(path, "no such file or folder"));
+    }
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    if name == "summary.json" {
+        return Ok(Kind::Run);
+    }
+    if name.ends_with(".json") {
+        let v: serde_json::Value = read_json(path)?;
+        if v.get("blocks").is_some() && v.get("conditions").is_some() {
+            return Ok(Kind::Matrix);
+        }
+        if v.get("statistics").is_some() && v.get("models").is_some() {
+            return Ok(Kind::Correlation);
+        }
+        if v.get("rows").is_some() && v.get("ks").is_some() {
+            return Err(layout(path, "a Best-of-N table: give its folder instead (the report reads every table in it)"));
+        }
+    }
+    if name.ends_with(".md") && path.with_extension("json").is_file() {
+        return Err(layout(path, format!("give the JSON beside it, `{}`", path.with_extension("json").display())));
+    }
+    Err(layout(
+        path,
+        "not a run folder (with summary.json), a conditioning matrix (<run-id>-matrix.json), a Best-of-N folder (with samples.jsonl) or a `prbench correlate` result (its --out X.md writes X.json; or save `correlate --json`)",
+    ))
+}
+
+/// Reads every path: run folders (or their summary.json), `*-matrix.json` (its runs are read
+/// too, from the folder beside it), Best-of-N folders, correlate results, and folders holding
+/// any of these (one level down, e.g. `runs/`). A run given twice is read once.
+///
+/// # Errors
+/// A path that holds none of these, a folder with nothing to report, or any read error.
+pub fn load(paths: &[PathBuf]) -> Result<Sources> {
+    let mut s = Sources::default();
+    let mut seen: BTreeMap<PathBuf, ()> = BTreeMap::new();
+    for p in paths {
+        add(&mut s, &mut seen, p, true)?;
+    }
+    Ok(s)
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+fn add(s: &mut Sources, seen: &mut BTreeMap<PathBuf, ()>, path: &Path, top: bool) -> Result<()> {
+    let key = canonical(path);
+    if seen.insert(key.clone(), ()).is_some() {
+        return Ok(());
+    }
+    match classify(path)? {
+        Kind::Run => {
+            let dir = if path.is_dir() { path.to_path_buf() } else { path.parent().unwrap_or(Path::new(".")).to_path_buf() };
+            if !path.is_dir() && seen.insert(canonical(&dir), ()).is_some() {
+                return Ok(());
+            }
+            s.runs.push(read_run(&dir)?);
+        }
+        Kind::Bon => s.bons.push(read_bon(path)?),
+        Kind::Correlation => s.correlations.push(CorrelationSource { path: path.into(), correlation: read_json(path)? }),
+        Kind::Matrix => {
+            let matrix: Matrix = read_json(path)?;
+            let base = path.parent().unwrap_or(Path::new("."));
+            for c in &matrix.conditions {
+                let dir = base.join(&c.run_id);
+                if !dir.join("summary.json").is_file() {
+                    return Err(layout(path, format!("its `{}` run `{}` is not in `{}`; keep the matrix beside its run folders", c.condition, c.run_id, base.display())));
+                }
+                add(s, seen, &dir, false)?;
+            }
+            s.matrices.push(MatrixSource { path: path.into(), matrix });
+        }
+        Kind::Folder => {
+            if !top {
+                return Ok(());
+            }
+            let mut children: Vec<PathBuf> = std::fs::read_dir(path).map_err(io(path))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            children.sort();
+            let before = (s.runs.len(), s.matrices.len(), s.bons.len(), s.correlations.len());
+            // Matrices first, so their runs come in condition order.
+            let is_matrix = |c: &PathBuf| c.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with("-matrix.json"));
+            for c in children.iter().filter(|c| is_matrix(c)) {
+                add(s, seen, c, false)?;
+            }
+            for c in children.iter().filter(|c| !is_matrix(c)) {
+                if c.is_dir() && (c.join("summary.json").is_file() || c.join("samples.jsonl").is_file()) {
+                    add(s, seen, c, false)?;
+                }
+            }
+            if before == (s.runs.len(), s.matrices.len(), s.bons.len(), s.correlations.len()) {
+                return Err(layout(path, "holds no run folder, conditioning matrix or Best-of-N folder (one level down)"));
+            }
+        }
+    }
+    Ok(())
+}
