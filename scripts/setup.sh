@@ -20,7 +20,7 @@ tests_only=0
 for arg in "$@"; do
   case "$arg" in
     --tests) tests_only=1 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "setup: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
