@@ -69,7 +69,12 @@ impl Conn {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn write(&self, session: Option<&str>, method: &str, params: Value) -> Result<u64, BrowserError> {
+    fn write(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<u64, BrowserError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut msg = json!({ "id": id, "method": method, "params": params });
         if let Some(s) = session {
@@ -106,8 +111,14 @@ impl Conn {
         loop {
             if let Some(mut reply) = st.replies.remove(&id) {
                 if let Some(err) = reply.get("error") {
-                    let message = err["message"].as_str().unwrap_or("unknown error").to_owned();
-                    return Err(BrowserError::Protocol { method: method.to_owned(), message });
+                    let message = err["message"]
+                        .as_str()
+                        .unwrap_or("unknown error")
+                        .to_owned();
+                    return Err(BrowserError::Protocol {
+                        method: method.to_owned(),
+                        message,
+                    });
                 }
                 return Ok(reply["result"].take());
             }
@@ -117,9 +128,16 @@ impl Conn {
             let now = Instant::now();
             if now >= deadline {
                 st.forgotten.insert(id);
-                return Err(BrowserError::Timeout { what: format!("a reply to `{method}`"), after: timeout });
+                return Err(BrowserError::Timeout {
+                    what: format!("a reply to `{method}`"),
+                    after: timeout,
+                });
             }
-            st = self.changed.wait_timeout(st, deadline - now).unwrap_or_else(|e| e.into_inner()).0;
+            st = self
+                .changed
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
     }
 
@@ -163,9 +181,16 @@ impl Conn {
             }
             let now = Instant::now();
             if now >= deadline {
-                return Err(BrowserError::Timeout { what: what(), after: timeout });
+                return Err(BrowserError::Timeout {
+                    what: what(),
+                    after: timeout,
+                });
             }
-            st = self.changed.wait_timeout(st, deadline - now).unwrap_or_else(|e| e.into_inner()).0;
+            st = self
+                .changed
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
     }
 
@@ -181,7 +206,9 @@ impl Conn {
             if buf.last() == Some(&0) {
                 buf.pop();
             }
-            let Ok(msg) = serde_json::from_slice::<Value>(&buf) else { continue };
+            let Ok(msg) = serde_json::from_slice::<Value>(&buf) else {
+                continue;
+            };
             if let Some(id) = msg.get("id").and_then(Value::as_u64) {
                 let mut st = self.lock();
                 if !st.forgotten.remove(&id) {
@@ -197,7 +224,11 @@ impl Conn {
     }
 
     fn on_event(&self, mut msg: Value) {
-        let Some(session) = msg.get("sessionId").and_then(Value::as_str).map(str::to_owned) else {
+        let Some(session) = msg
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
             return; // browser-level events: nothing we record
         };
         let method = msg["method"].as_str().unwrap_or_default().to_owned();
@@ -221,7 +252,9 @@ impl Conn {
             }
             return;
         }
-        let Some(log) = st.logs.get_mut(&page) else { return };
+        let Some(log) = st.logs.get_mut(&page) else {
+            return;
+        };
         match method.as_str() {
             "Network.requestWillBeSent" => {
                 if let Some(url) = p["request"]["url"].as_str() {
@@ -229,9 +262,14 @@ impl Conn {
                 }
             }
             "Page.javascriptDialogOpening" => {
-                log.dialogs.push(p["message"].as_str().unwrap_or_default().to_owned());
+                log.dialogs
+                    .push(p["message"].as_str().unwrap_or_default().to_owned());
                 drop(st);
-                self.send(Some(&session), "Page.handleJavaScriptDialog", json!({ "accept": false }));
+                self.send(
+                    Some(&session),
+                    "Page.handleJavaScriptDialog",
+                    json!({ "accept": false }),
+                );
             }
             "Page.lifecycleEvent" if p["name"] == "load" => {
                 if let Some(loader) = p["loaderId"].as_str() {
@@ -245,8 +283,11 @@ impl Conn {
             }
             "Runtime.exceptionThrown" => {
                 let d = &p["exceptionDetails"];
-                let text = d["exception"]["description"].as_str().or(d["text"].as_str());
-                log.console_errors.push(text.unwrap_or("uncaught exception").to_owned());
+                let text = d["exception"]["description"]
+                    .as_str()
+                    .or(d["text"].as_str());
+                log.console_errors
+                    .push(text.unwrap_or("uncaught exception").to_owned());
             }
             "Log.entryAdded" if p["entry"]["level"] == "error" => {
                 let e = &p["entry"];

@@ -51,16 +51,25 @@ pub(crate) fn find_chromium() -> Result<PathBuf, BrowserError> {
         return if p.is_file() {
             Ok(p)
         } else {
-            Err(BrowserError::NotFound { tried: format!("PRBENCH_CHROMIUM=`{}` is not a file", p.display()) })
+            Err(BrowserError::NotFound {
+                tried: format!("PRBENCH_CHROMIUM=`{}` is not a file", p.display()),
+            })
         };
     }
-    let mut found = Path::new(DEBIAN_WRAPPER).is_file().then(|| PathBuf::from(DEBIAN_WRAPPER));
+    let mut found = Path::new(DEBIAN_WRAPPER)
+        .is_file()
+        .then(|| PathBuf::from(DEBIAN_WRAPPER));
     if found.is_none() {
-        found = std::env::var_os("PATH")
-            .and_then(|path| std::env::split_paths(&path).map(|d| d.join("chromium")).find(|p| p.is_file()));
+        found = std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|d| d.join("chromium"))
+                .find(|p| p.is_file())
+        });
     }
     match found {
-        Some(p) if p == Path::new(DEBIAN_WRAPPER) && Path::new(DEBIAN_BINARY).is_file() => Ok(DEBIAN_BINARY.into()),
+        Some(p) if p == Path::new(DEBIAN_WRAPPER) && Path::new(DEBIAN_BINARY).is_file() => {
+            Ok(DEBIAN_BINARY.into())
+        }
         Some(p) => Ok(p),
         None => Err(BrowserError::NotFound {
             tried: format!("PRBENCH_CHROMIUM unset, no `{DEBIAN_WRAPPER}`, no `chromium` on PATH"),
@@ -76,14 +85,22 @@ const F_DUPFD_CLOEXEC: c_int = 1030;
 
 /// Starts `binary` headless with a new profile and the DevTools pipe on its fds 3 and 4.
 pub(crate) fn spawn(binary: &Path) -> Result<(Child, Arc<Conn>, tempfile::TempDir), BrowserError> {
-    let launch_err = |message: String| BrowserError::Launch { binary: binary.to_owned(), message };
+    let launch_err = |message: String| BrowserError::Launch {
+        binary: binary.to_owned(),
+        message,
+    };
     let profile = tempfile::Builder::new()
         .prefix("prbench-chromium-")
         .tempdir()
-        .map_err(|source| BrowserError::Io { path: std::env::temp_dir(), source })?;
+        .map_err(|source| BrowserError::Io {
+            path: std::env::temp_dir(),
+            source,
+        })?;
     let stderr_path = profile.path().join("stderr.log");
-    let stderr = std::fs::File::create(&stderr_path)
-        .map_err(|source| BrowserError::Io { path: stderr_path.clone(), source })?;
+    let stderr = std::fs::File::create(&stderr_path).map_err(|source| BrowserError::Io {
+        path: stderr_path.clone(),
+        source,
+    })?;
     let user_data = profile.path().join("profile");
 
     // Chromium reads commands from fd 3 and writes to fd 4.
@@ -114,7 +131,9 @@ pub(crate) fn spawn(binary: &Path) -> Result<(Child, Arc<Conn>, tempfile::TempDi
             Ok(())
         });
     }
-    let child = cmd.spawn().map_err(|e| launch_err(format!("cannot run it: {e}")))?;
+    let child = cmd
+        .spawn()
+        .map_err(|e| launch_err(format!("cannot run it: {e}")))?;
     // Our copies of Chromium's ends: closed, so that its exit shows as end of file.
     drop(to_chrome_r);
     drop(from_chrome_w);
@@ -126,5 +145,9 @@ pub(crate) fn stderr_tail(profile: &Path) -> String {
     let text = std::fs::read_to_string(profile.join("stderr.log")).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     let tail = lines[lines.len().saturating_sub(10)..].join("\n");
-    if tail.is_empty() { String::new() } else { format!("; its stderr ends:\n{tail}") }
+    if tail.is_empty() {
+        String::new()
+    } else {
+        format!("; its stderr ends:\n{tail}")
+    }
 }

@@ -71,14 +71,20 @@ impl Browser {
             version: String::new(),
             _profile: profile,
         };
-        match browser.conn.call(None, "Browser.getVersion", json!({}), TIMEOUT) {
+        match browser
+            .conn
+            .call(None, "Browser.getVersion", json!({}), TIMEOUT)
+        {
             Ok(v) => browser.version = v["product"].as_str().unwrap_or_default().to_owned(),
             Err(e) => {
                 let _ = browser.child.kill();
                 let _ = browser.child.wait();
                 return Err(BrowserError::Launch {
                     binary: binary.to_owned(),
-                    message: format!("no answer on the DevTools pipe ({e}){}", launch::stderr_tail(browser._profile.path())),
+                    message: format!(
+                        "no answer on the DevTools pipe ({e}){}",
+                        launch::stderr_tail(browser._profile.path())
+                    ),
                 });
             }
         }

@@ -17,17 +17,25 @@ fn page_file(html: &str) -> (tempfile::TempDir, String) {
 
 #[test]
 fn img_to_an_outside_address_is_in_requests() {
-    let Some(browser) = chromium_or_skip() else { return };
-    let (_dir, url) = page_file(r#"<!doctype html><body><img src="http://127.0.0.1:9/x.png"></body>"#);
+    let Some(browser) = chromium_or_skip() else {
+        return;
+    };
+    let (_dir, url) =
+        page_file(r#"<!doctype html><body><img src="http://127.0.0.1:9/x.png"></body>"#);
     let page = browser.open(&url).unwrap();
     let requests = page.requests();
     assert_eq!(requests.first(), Some(&url), "{requests:?}");
-    assert!(requests.iter().any(|r| r == "http://127.0.0.1:9/x.png"), "{requests:?}");
+    assert!(
+        requests.iter().any(|r| r == "http://127.0.0.1:9/x.png"),
+        "{requests:?}"
+    );
 }
 
 #[test]
 fn fetch_after_load_is_in_requests() {
-    let Some(browser) = chromium_or_skip() else { return };
+    let Some(browser) = chromium_or_skip() else {
+        return;
+    };
     let (_dir, url) = page_file(
         r#"<!doctype html><body><script>
         window.addEventListener('load', () => setTimeout(() => { fetch('http://127.0.0.1:9/').catch(() => {}); }, 50));
@@ -36,13 +44,19 @@ fn fetch_after_load_is_in_requests() {
     let page = browser.open(&url).unwrap();
     page.eval("new Promise(r => setTimeout(r, 300))").unwrap();
     let requests = page.requests();
-    assert!(requests.iter().any(|r| r == "http://127.0.0.1:9/"), "{requests:?}");
+    assert!(
+        requests.iter().any(|r| r == "http://127.0.0.1:9/"),
+        "{requests:?}"
+    );
 }
 
 #[test]
 fn static_page_requests_only_itself() {
-    let Some(browser) = chromium_or_skip() else { return };
-    let (_dir, url) = page_file("<!doctype html><title>t</title><style>p{color:red}</style><p>static</p>");
+    let Some(browser) = chromium_or_skip() else {
+        return;
+    };
+    let (_dir, url) =
+        page_file("<!doctype html><title>t</title><style>p{color:red}</style><p>static</p>");
     let page = browser.open(&url).unwrap();
     // Give a late request (Chromium's or the page's) time to show up.
     page.eval("new Promise(r => setTimeout(r, 300))").unwrap();
@@ -54,30 +68,50 @@ fn static_page_requests_only_itself() {
 
 #[test]
 fn alert_is_recorded_and_dismissed() {
-    let Some(browser) = chromium_or_skip() else { return };
+    let Some(browser) = chromium_or_skip() else {
+        return;
+    };
     let (_dir, url) = page_file("<!doctype html><script>alert('x')</script><p id=after>after</p>");
     let page = browser.open(&url).unwrap();
     assert_eq!(page.dialogs(), ["x"]);
     // Dismissed: the page went on, and confirm() saw Cancel.
-    assert_eq!(page.eval("document.getElementById('after').textContent").unwrap(), "after");
+    assert_eq!(
+        page.eval("document.getElementById('after').textContent")
+            .unwrap(),
+        "after"
+    );
     assert_eq!(page.eval("confirm('sure?')").unwrap(), false);
     assert_eq!(page.dialogs(), ["x", "sure?"]);
 }
 
 #[test]
 fn eval_reads_text_content_and_reports_throws() {
-    let Some(browser) = chromium_or_skip() else { return };
+    let Some(browser) = chromium_or_skip() else {
+        return;
+    };
     let (_dir, url) = page_file("<!doctype html><h1 id=t>Per-user <b>accuracy</b></h1>");
     let page = browser.open(&url).unwrap();
-    assert_eq!(page.eval("document.querySelector('#t').textContent").unwrap(), "Per-user accuracy");
-    assert_eq!(page.eval("Promise.resolve({a: [1, 2]})").unwrap(), serde_json::json!({"a": [1, 2]}));
+    assert_eq!(
+        page.eval("document.querySelector('#t').textContent")
+            .unwrap(),
+        "Per-user accuracy"
+    );
+    assert_eq!(
+        page.eval("Promise.resolve({a: [1, 2]})").unwrap(),
+        serde_json::json!({"a": [1, 2]})
+    );
     let err = page.eval("nope()").unwrap_err();
-    assert!(matches!(err, BrowserError::Js { ref message } if message.contains("nope")), "{err}");
+    assert!(
+        matches!(err, BrowserError::Js { ref message } if message.contains("nope")),
+        "{err}"
+    );
 }
 
 #[test]
 fn click_and_type_change_the_dom() {
-    let Some(browser) = chromium_or_skip() else { return };
+    let Some(browser) = chromium_or_skip() else {
+        return;
+    };
     let (_dir, url) = page_file(
         r#"<!doctype html><body style="height:3000px">
         <input id=q><button id=b style="margin-top:2000px" onclick="document.body.dataset.clicked = document.getElementById('q').value">go</button>
@@ -88,18 +122,33 @@ fn click_and_type_change_the_dom() {
     page.click("#b").unwrap(); // below the fold: scrolled into view first
     assert_eq!(page.eval("document.body.dataset.clicked").unwrap(), "héllo");
     page.wait_for("#late", Duration::from_secs(5)).unwrap();
-    assert!(matches!(page.click("#missing"), Err(BrowserError::NoElement { .. })));
-    assert!(matches!(page.wait_for("#never", Duration::from_millis(100)), Err(BrowserError::Timeout { .. })));
+    assert!(matches!(
+        page.click("#missing"),
+        Err(BrowserError::NoElement { .. })
+    ));
+    assert!(matches!(
+        page.wait_for("#never", Duration::from_millis(100)),
+        Err(BrowserError::Timeout { .. })
+    ));
 }
 
 #[test]
 fn goto_a_hash_is_a_deep_link_in_the_same_page() {
-    let Some(browser) = chromium_or_skip() else { return };
+    let Some(browser) = chromium_or_skip() else {
+        return;
+    };
     let (_dir, url) = page_file("<!doctype html><script>window.marker = 1</script><p id=x>x</p>");
     let page = browser.open(&url).unwrap();
     page.goto(&format!("{url}#x")).unwrap();
-    assert_eq!(page.eval("[location.hash, window.marker]").unwrap(), serde_json::json!(["#x", 1]));
-    assert_eq!(page.requests(), vec![url.clone()], "a hash change fetches nothing");
+    assert_eq!(
+        page.eval("[location.hash, window.marker]").unwrap(),
+        serde_json::json!(["#x", 1])
+    );
+    assert_eq!(
+        page.requests(),
+        vec![url.clone()],
+        "a hash change fetches nothing"
+    );
     page.goto(&url).unwrap(); // a real navigation: a new document
     assert_eq!(page.eval("window.marker").unwrap(), 1);
     assert_eq!(page.requests(), vec![url.clone(), url]);
@@ -117,7 +166,9 @@ fn png_size(path: &PathBuf) -> (u32, u32) {
 
 #[test]
 fn screenshots_are_pngs_of_the_page_and_of_one_element() {
-    let Some(browser) = chromium_or_skip() else { return };
+    let Some(browser) = chromium_or_skip() else {
+        return;
+    };
     let (dir, url) = page_file(
         r#"<!doctype html><body style="margin:0"><div id=box style="width:200px;height:120px;background:#36c">box</div>
         <div style="height:2000px"></div></body>"#,
@@ -135,8 +186,17 @@ fn screenshots_are_pngs_of_the_page_and_of_one_element() {
 
 #[test]
 fn missing_file_is_a_navigation_error() {
-    let Some(browser) = chromium_or_skip() else { return };
-    assert!(browser.version().contains("Chrome"), "{}", browser.version());
-    let err = browser.open("file:///nonexistent/prbench.html").err().unwrap();
+    let Some(browser) = chromium_or_skip() else {
+        return;
+    };
+    assert!(
+        browser.version().contains("Chrome"),
+        "{}",
+        browser.version()
+    );
+    let err = browser
+        .open("file:///nonexistent/prbench.html")
+        .err()
+        .unwrap();
     assert!(matches!(err, BrowserError::Navigation { .. }), "{err}");
 }
