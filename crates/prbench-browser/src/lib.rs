@@ -136,7 +136,9 @@ pub fn chromium_or_skip() -> Option<Browser> {
             if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) {
                 panic!("CI is set, so the browser tests must run: {e}");
             }
-            eprintln!("skipping browser test: {e}");
+            // Straight to stderr, not `eprintln!`: libtest would capture that and hide it.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "skipping browser test: {e}");
             None
         }
         Err(e) => panic!("{e}"),
