@@ -9,7 +9,8 @@
 # Packages: cmake, libclang and a C/C++ compiler (llama.cpp is compiled from source by the
 # llama-cpp-2 crate and bindgen needs libclang), pip and venv (model download; the remote-engine
 # tests' llama.cpp server), CA certificates (cargo and pip over HTTPS), git (the commit
-# recorded in every run manifest). It installs what is
+# recorded in every run manifest); with --tests also Chromium and a font (prbench-browser opens
+# the HTML pages in headless Chromium; screenshots need a font to show text). It installs what is
 # missing with apt-get: directly as root, through sudo otherwise; if neither works it stops and
 # prints the exact command to run.
 set -euo pipefail
@@ -19,7 +20,7 @@ tests_only=0
 for arg in "$@"; do
   case "$arg" in
     --tests) tests_only=1 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "setup: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -40,6 +41,10 @@ have python3 || need+=(python3)
 { have python3 && python3 -c 'import ensurepip, venv' >/dev/null 2>&1; } || need+=(python3-venv)
 [[ -f /etc/ssl/certs/ca-certificates.crt ]] || need+=(ca-certificates)
 have git || need+=(git)   # the build records the commit in every run manifest
+if ((tests_only)); then
+  have chromium || need+=(chromium)   # prbench-browser's tests drive it headless
+  [[ -d /usr/share/fonts/truetype/dejavu ]] || need+=(fonts-dejavu-core)   # text in screenshots
+fi
 
 if ((${#need[@]})); then
   cmd=(apt-get install -y -q --no-install-recommends "${need[@]}")
@@ -62,6 +67,10 @@ if ((${#need[@]})); then
     echo "setup: apt-get finished but cmake, cc, libclang or pip is still missing" >&2
     exit 1
   }
+  if ((tests_only)) && ! have chromium; then
+    echo "setup: apt-get finished but chromium is still missing" >&2
+    exit 1
+  fi
 fi
 
 if ((tests_only)); then
