@@ -2,8 +2,8 @@
 # Writes crates/prbench-report/tests/fixtures/sample-report/: the inputs of the HTML report's
 # browser tests, made by the prbench binary on the bundled sample.
 #
-#   data/          data/sample with hostile text planted in one example (a profile post, the
-#                  question and the chosen answer hold <script>, </svg> and <img onerror>)
+#   data/          data/sample with hostile text planted in one example (its profile posts,
+#                  question, chosen answer and narrative hold <script>, </svg> and <img onerror>)
 #   runs/          SmolLM2-135M judging under none, profile:3, planner and oracle (both orders,
 #                  with the conditioning matrix), and two control baselines run as models
 #                  (baseline:longer, baseline:shorter) under none
@@ -35,7 +35,8 @@ for f in sorted(src.glob("*.jsonl")):
         r = rows[0]
         r["question"] += hostile
         r["chosen"] += hostile
-        r["profile"][0]["text"] += hostile
+        for post in r["profile"]:
+            post["text"] += hostile
         r["narrative"] += hostile
     (dst / f.name).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
 EOF

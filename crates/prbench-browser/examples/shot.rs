@@ -2,16 +2,24 @@
 //!
 //! ```sh
 //! cargo run --release -p prbench-browser --example shot -- file:///abs/report.html /tmp/report.png
+//! cargo run --release -p prbench-browser --example shot -- file:///abs/report.html /tmp/items.png '#sec-items'
 //! ```
+//!
+//! With a CSS selector as third argument, only that element is captured.
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [url, out] = args.as_slice() else {
-        return Err("usage: shot URL OUT.png".into());
+    let (url, out, selector) = match args.as_slice() {
+        [url, out] => (url, out, None),
+        [url, out, selector] => (url, out, Some(selector)),
+        _ => return Err("usage: shot URL OUT.png [CSS-SELECTOR]".into()),
     };
     let browser = prbench_browser::Browser::launch()?;
     let page = browser.open(url)?;
-    page.screenshot(out)?;
+    match selector {
+        Some(s) => page.screenshot_element(s, out)?,
+        None => page.screenshot(out)?,
+    }
     eprintln!(
         "{} loaded {url} in {:.0} ms; wrote {out}",
         browser.version(),

@@ -331,3 +331,16 @@ pub fn render(lb: &Leaderboard, format: Format) -> Result<String, serde_json::Er
     }
     Ok(s)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{csv_cell, latex_cell, md_cell};
+
+    #[test]
+    fn cells_are_escaped_for_each_format() {
+        assert_eq!(csv_cell("a,b \"c\""), "\"a,b \"\"c\"\"\"");
+        assert_eq!(csv_cell("plain"), "plain");
+        assert_eq!(latex_cell("50% & x_1 {#} ~^\\"), "50\\% \\& x\\_1 \\{\\#\\} \\textasciitilde{}\\textasciicircum{}\\textbackslash{}");
+        assert_eq!(md_cell("a|b\nc"), "a\\|b c");
+    }
+}

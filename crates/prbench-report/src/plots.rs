@@ -112,7 +112,8 @@ pub fn accuracy_forest(lb: &Leaderboard) -> Result<String, String> {
                 .configure_mesh()
                 .disable_y_mesh()
                 .y_labels(0)
-                .x_labels(5)
+                .x_labels(3)
+                .x_label_formatter(&|x| format!("{x:.0}"))
                 .x_desc("accuracy %")
                 .label_style((FONT, 11))
                 .draw()
@@ -215,7 +216,7 @@ pub fn position_bias(lb: &Leaderboard) -> Option<Result<String, String>> {
             .x_label_area_size(34)
             .build_cartesian_2d(0f64..100f64, -0.5f64..(n as f64 - 0.5))
             .map_err(e)?;
-        chart.configure_mesh().disable_y_mesh().y_labels(0).x_desc("%").label_style((FONT, 11)).draw().map_err(e)?;
+        chart.configure_mesh().disable_y_mesh().y_labels(0).x_desc("%").x_label_formatter(&|x| format!("{x:.0}")).label_style((FONT, 11)).draw().map_err(e)?;
         chart.draw_series(DashedLineSeries::new([(50.0, -0.5), (50.0, n as f64 - 0.5)], 3, 3, GREY.into())).map_err(e)?;
         let mut legend_done = false;
         for (j, (i, r)) in rows.iter().enumerate() {
@@ -284,7 +285,9 @@ pub fn bon_curves(t: &BonTableRecord) -> Result<String, String> {
             .configure_mesh()
             .x_desc("k (samples drawn, log₂ scale)")
             .y_desc("expected rubric score (0–2)")
-            .x_label_formatter(&|x| format!("{}", 2f64.powf(*x).round()))
+            .x_labels(kmax.log2() as usize + 1)
+            // Ticks fall on whole powers of two only (k = 1, 2, 4, …); others stay unlabelled.
+            .x_label_formatter(&|x| if (x - x.round()).abs() < 1e-6 { format!("{}", 2f64.powf(x.round())) } else { String::new() })
             .label_style((FONT, 11))
             .draw()
             .map_err(e)?;

@@ -308,6 +308,11 @@ pub enum BenchCommand {
     /// Every bench (judge, scalar RM, harness) in one run, one table: workload, prbench,
     /// reference, ratio, peak RSS, target, command, machine. `--short` for a seconds-long check.
     All(BenchAllArgs),
+    /// The HTML report at full scale: a synthetic 2,830-row benchmark evaluated by three
+    /// control baselines under four conditions, the report of the twelve runs rendered and
+    /// opened in headless Chromium (needs `chromium`: `scripts/setup.sh --tests`); file size,
+    /// render time, time to open, time of one filter.
+    Report(BenchReportArgs),
     /// One side of `bench judge` (run by it; not for direct use).
     #[command(hide = true)]
     JudgeWorker(JudgeWorkerArgs),
@@ -408,6 +413,26 @@ pub struct BenchHarnessArgs {
     #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
     pub seed: u64,
     /// Folder for the synthetic data, the runs and the child logs (default: `$PRBENCH_MODELS/bench`).
+    #[arg(long, default_value_os_t = crate::commands::bench::default_work_dir())]
+    pub work: PathBuf,
+    /// Print one JSON line instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `bench report` arguments.
+#[derive(Args, Debug)]
+pub struct BenchReportArgs {
+    /// Size as a fraction of the real benchmark, in [0.001, 1].
+    #[arg(long, default_value_t = 1.0, value_parser = parse_scale, allow_negative_numbers = true)]
+    pub scale: f64,
+    /// Times the report is opened; the table gives medians.
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
+    pub rounds: usize,
+    /// Seed of the synthetic data and the runs.
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
+    pub seed: u64,
+    /// Folder for the synthetic data, the runs and the report (default: `$PRBENCH_MODELS/bench`).
     #[arg(long, default_value_os_t = crate::commands::bench::default_work_dir())]
     pub work: PathBuf,
     /// Print one JSON line instead of the table.

@@ -53,6 +53,7 @@ fn main() -> ExitCode {
         cli::Command::Bench(cli::BenchCommand::Serve(args)) => commands::bench_serve::run(args),
         cli::Command::Bench(cli::BenchCommand::Harness(args)) => commands::bench_harness::run(args),
         cli::Command::Bench(cli::BenchCommand::Judge(args)) => commands::bench_judge::run(args),
+        cli::Command::Bench(cli::BenchCommand::Report(args)) => commands::bench_report::run(args),
         cli::Command::Bench(cli::BenchCommand::All(args)) => commands::bench_all::run(args),
         cli::Command::Bench(cli::BenchCommand::JudgeWorker(args)) => commands::bench_judge::worker(args),
         cli::Command::Cache(cmd) => commands::cache::run(cmd),

@@ -48,6 +48,8 @@ pub struct ReportOptions {
 #[derive(Serialize)]
 struct Cell {
     text: String,
+    /// Hover text (the full model spec when `text` shortens it).
+    title: String,
     /// Sort key: the number behind the text (a fraction in [0, 1] printed in full, a count), or
     /// the text; empty when there is no value.
     v: String,
@@ -78,7 +80,7 @@ fn num(v: Option<f64>) -> String {
 }
 
 fn acc_cell(col: &str, r: Option<&crate::summary::AccuracyRow>) -> Cell {
-    Cell { text: plots::acc_text(r), v: num(r.and_then(|r| r.strict)), col: col.into() }
+    Cell { title: String::new(), text: plots::acc_text(r), v: num(r.and_then(|r| r.strict)), col: col.into() }
 }
 
 fn leaderboard_rows(lb: &Leaderboard) -> (Vec<String>, Vec<Row>) {
@@ -91,9 +93,9 @@ fn leaderboard_rows(lb: &Leaderboard) -> (Vec<String>, Vec<Row>) {
         .map(|r| {
             let (model, condition) = leaderboard::row_label(r);
             let mut cells = vec![
-                Cell { text: model, v: r.model.clone(), col: "model".into() },
-                Cell { text: condition, v: r.condition.clone(), col: "condition".into() },
-                Cell { text: r.n.to_string(), v: r.n.to_string(), col: "n".into() },
+                Cell { text: plots::short_model(&model), title: model, v: r.model.clone(), col: "model".into() },
+                Cell { title: String::new(), text: condition, v: r.condition.clone(), col: "condition".into() },
+                Cell { title: String::new(), text: r.n.to_string(), v: r.n.to_string(), col: "n".into() },
             ];
             for s in &lb.subsets {
                 cells.push(acc_cell(s, LeaderRow::row(&r.rows, s)));
@@ -102,9 +104,9 @@ fn leaderboard_rows(lb: &Leaderboard) -> (Vec<String>, Vec<Row>) {
             cells.push(acc_cell("macro", LeaderRow::row(&r.rows, "macro")));
             cells.push(acc_cell("both orders", r.both_orders.as_deref().and_then(|b| LeaderRow::row(b, "micro"))));
             cells.push(acc_cell("debiased", r.debiased.as_deref().and_then(|b| LeaderRow::row(b, "micro"))));
-            cells.push(Cell { text: r.consistency.map_or("—".into(), |c| format!("{:.1}", c * 100.0)), v: num(r.consistency), col: "consistency".into() });
+            cells.push(Cell { title: String::new(), text: r.consistency.map_or("—".into(), |c| format!("{:.1}", c * 100.0)), v: num(r.consistency), col: "consistency".into() });
             for (col, v) in [("unparsed", r.unparsed), ("ties", r.ties), ("errors", r.errors), ("truncated", r.truncated)] {
-                cells.push(Cell { text: v.to_string(), v: v.to_string(), col: col.into() });
+                cells.push(Cell { title: String::new(), text: v.to_string(), v: v.to_string(), col: col.into() });
             }
             Row {
                 cells,
@@ -264,4 +266,30 @@ pub fn render(sources: &Sources, opts: &ReportOptions) -> Result<String> {
         js => Value::from_safe_string(JS.to_string()),
     })
     .map_err(|e| ReportError::Layout { path: "report.html".into(), reason: format!("rendering: {e}") })
+}
+
+/// What `eval` writes after its runs: `report.html` in each run folder and, for a
+/// multi-condition command, `<base>-report.html` beside `<base>.json` (the matrix, whose runs
+/// it shows together). Returns the files written.
+///
+/// # Errors
+/// As [`render`], or when a file cannot be written (named).
+pub fn write_eval_reports(run_dirs: &[std::path::PathBuf], matrix_json: Option<&std::path::Path>, generator: &str) -> Result<Vec<std::path::PathBuf>> {
+    let opts = ReportOptions { generator: generator.to_string(), ..ReportOptions::default() };
+    let mut written = Vec::new();
+    let mut write = |paths: Vec<std::path::PathBuf>, out: std::path::PathBuf| -> Result<()> {
+        let html = render(&crate::sources::load(&paths)?, &opts)?;
+        std::fs::write(&out, html).map_err(crate::error::io(&out))?;
+        written.push(out);
+        Ok(())
+    };
+    for dir in run_dirs {
+        write(vec![dir.clone()], dir.join("report.html"))?;
+    }
+    if let Some(m) = matrix_json {
+        let name = m.file_name().and_then(|n| n.to_str()).unwrap_or("matrix.json");
+        let base = name.strip_suffix("-matrix.json").unwrap_or(name.trim_end_matches(".json"));
+        write(vec![m.to_path_buf()], m.with_file_name(format!("{base}-report.html")))?;
+    }
+    Ok(written)
 }

@@ -330,3 +330,17 @@ pub fn to_script_json<T: Serialize>(value: &T) -> serde_json::Result<String> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::to_script_json;
+
+    #[test]
+    fn script_json_cannot_end_its_script_element_and_parses_back() {
+        let text = "</script><script>alert(1)</script> & <!-- \u{2028}";
+        let json = to_script_json(&serde_json::json!({ "t": text })).unwrap();
+        assert!(!json.contains('<') && !json.contains('>') && !json.contains('&') && !json.contains('\u{2028}'), "{json}");
+        let back: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(back["t"], text);
+    }
+}

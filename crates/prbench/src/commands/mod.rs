@@ -6,6 +6,7 @@ pub mod bench_child;
 pub mod bench_harness;
 pub mod bench_judge;
 pub mod bench_remote;
+pub mod bench_report;
 pub mod bench_serve;
 pub mod bon;
 pub mod cache;

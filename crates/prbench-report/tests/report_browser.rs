@@ -1,0 +1,277 @@
+//! The HTML report in a real headless Chromium (Debian's `chromium`, driven over the DevTools
+//! protocol by prbench-browser), on the fixture `tools/make_report_fixture.sh` made from the
+//! bundled sample: SmolLM2 under none, profile:3, planner and oracle (both orders), two control
+//! baselines run as models, a Best-of-N folder and a correlate result. One example carries
+//! hostile text in its posts, question, chosen answer and narrative.
+//!
+//! Expected values come from the fixture's own files (summary.json, outcomes.jsonl, the
+//! dataset), read here with serde_json, not from the report code.
+//!
+//! `PRBENCH_SCREENSHOTS=DIR` also writes one PNG per report section into DIR (how
+//! docs/report/ was made).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use prbench_browser::{chromium_or_skip, Page};
+use prbench_report::html::{render, ReportOptions};
+use serde_json::Value;
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-report")
+}
+
+const RUNS: [&str; 6] = ["smol-none", "smol-profile-k3", "smol-planner", "smol-oracle", "longer", "shorter"];
+
+/// Writes the report of the whole fixture to a temp file and returns (dir guard, file URL).
+fn write_report() -> (tempfile::TempDir, String) {
+    let f = fixture();
+    let paths = vec![f.join("runs/smol-matrix.json"), f.join("runs/longer"), f.join("runs/shorter"), f.join("bon"), f.join("correlation.json")];
+    let sources = prbench_report::sources::load(&paths).expect("fixture loads");
+    let opts = ReportOptions { data: Some(f.join("data").display().to_string()), title: None, generator: "test".into() };
+    let html = render(&sources, &opts).expect("report renders");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("report.html");
+    std::fs::write(&path, html).unwrap();
+    let url = format!("file://{}", path.display());
+    (dir, url)
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn outcomes(run: &str) -> Vec<Value> {
+    std::fs::read_to_string(fixture().join("runs").join(run).join("outcomes.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn dataset() -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(fixture().join("data")).unwrap() {
+        let p = entry.unwrap().path();
+        for line in std::fs::read_to_string(&p).unwrap().lines() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            out.insert(v["id"].as_str().unwrap().to_string(), v);
+        }
+    }
+    out
+}
+
+fn open(url: &str) -> Option<(prbench_browser::Browser, Page)> {
+    let browser = chromium_or_skip()?;
+    let page = browser.open(url).expect("report opens");
+    page.wait_for("body[data-ready='1']", Duration::from_secs(10)).expect("the report's script ran");
+    Some((browser, page))
+}
+
+fn js_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap()
+}
+
+fn set_select(page: &Page, id: &str, value: &str) {
+    page.eval(&format!("(() => {{ const s = document.getElementById({}); s.value = {}; s.dispatchEvent(new Event('change')); return s.value; }})()", js_str(id), js_str(value)))
+        .unwrap();
+}
+
+fn listed(page: &Page) -> BTreeSet<(String, String)> {
+    let v = page.eval("Array.from(document.querySelectorAll('#item-list li')).map(li => [li.dataset.run, li.dataset.item])").unwrap();
+    v.as_array().unwrap().iter().map(|p| (p[0].as_str().unwrap().to_string(), p[1].as_str().unwrap().to_string())).collect()
+}
+
+fn screenshot(page: &Page, selector: &str, name: &str) {
+    if let Ok(dir) = std::env::var("PRBENCH_SCREENSHOTS") {
+        std::fs::create_dir_all(&dir).unwrap();
+        page.screenshot_element(selector, Path::new(&dir).join(name)).unwrap();
+    }
+}
+
+#[test]
+fn leaderboard_shows_the_figures_of_summary_json() {
+    let (_dir, url) = write_report();
+    let Some((_b, page)) = open(&url) else { return };
+    for run in RUNS {
+        let summary = read_json(&fixture().join("runs").join(run).join("summary.json"));
+        let cells = page
+            .eval(&format!(
+                "Object.fromEntries(Array.from(document.querySelectorAll('tr.lb-row[data-run={}][data-kind]')).filter(r => r.dataset.model === {}).flatMap(r => Array.from(r.cells).map(c => [c.dataset.col, [c.dataset.v, c.textContent]])))",
+                js_str(run),
+                js_str(summary["model"].as_str().unwrap())
+            ))
+            .unwrap();
+        for row in summary["rows"].as_array().unwrap() {
+            let label = row["label"].as_str().unwrap();
+            let cell = &cells[label];
+            assert!(cell.is_array(), "run {run}: no leaderboard cell for `{label}` in {cells}");
+            let strict = row["strict"].as_f64().unwrap();
+            assert_eq!(cell[0].as_str().unwrap().parse::<f64>().unwrap(), strict, "run {run}, {label}");
+            let [lo, hi] = [row["strict_ci"][0].as_f64().unwrap(), row["strict_ci"][1].as_f64().unwrap()];
+            assert_eq!(cell[1].as_str().unwrap(), format!("{:.1} [{:.1}, {:.1}]", strict * 100.0, lo * 100.0, hi * 100.0), "run {run}, {label}");
+        }
+        if let Some(d) = summary["both_orders"]["debiased_rows"].as_array() {
+            let micro = d.iter().find(|r| r["label"] == "micro").unwrap();
+            assert_eq!(cells["debiased"][0].as_str().unwrap().parse::<f64>().unwrap(), micro["strict"].as_f64().unwrap(), "run {run} debiased");
+        }
+        let tally = summary["rows"].as_array().unwrap().iter().find(|r| r["label"] == "micro").unwrap();
+        for (col, key) in [("unparsed", "unparsed"), ("ties", "ties"), ("errors", "errors"), ("n", "n")] {
+            assert_eq!(cells[col][1].as_str().unwrap(), tally[key].to_string(), "run {run} {col}");
+        }
+    }
+    // The oracle row is marked as an upper bound and listed after every benchmark row.
+    let order = page.eval("Array.from(document.querySelectorAll('tr.lb-row')).map(r => r.dataset.upper)").unwrap();
+    let order: Vec<&str> = order.as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(order.iter().filter(|u| **u == "true").count(), 1);
+    assert_eq!(order.last(), Some(&"true"));
+    // The five control baselines of the summaries are rows marked as such (plus the two runs).
+    let baselines = page.eval("document.querySelectorAll('tr.lb-row.kind-baseline').length").unwrap();
+    assert_eq!(baselines, 7);
+    // Sorting by a column orders the rows by its values.
+    page.click("th[data-col='micro']").unwrap();
+    let vals = page.eval("Array.from(document.querySelectorAll('tr.lb-row td[data-col=micro]')).map(c => Number(c.dataset.v))").unwrap();
+    let vals: Vec<f64> = vals.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    assert!(vals.windows(2).all(|w| w[0] <= w[1]), "ascending after one click: {vals:?}");
+    screenshot(&page, "#sec-leaderboard", "leaderboard.png");
+    screenshot(&page, "#sec-plots", "plots.png");
+    screenshot(&page, "#sec-matrix", "matrix.png");
+    screenshot(&page, "#sec-bon", "bon.png");
+    screenshot(&page, "#sec-correlation", "correlation.png");
+    screenshot(&page, "#sec-provenance", "provenance.png");
+    assert_eq!(page.requests(), [url.clone()], "the report made a network request");
+}
+
+#[test]
+fn filtering_by_result_lists_exactly_those_outcomes() {
+    let (_dir, url) = write_report();
+    let Some((_b, page)) = open(&url) else { return };
+    let all: Vec<(String, Value)> = RUNS.iter().flat_map(|r| outcomes(r).into_iter().map(move |o| (r.to_string(), o))).collect();
+    for result in ["wrong", "correct"] {
+        set_select(&page, "f-result", result);
+        let want: BTreeSet<(String, String)> = all.iter().filter(|(_, o)| o["result"] == result).map(|(r, o)| (r.clone(), o["example_id"].as_str().unwrap().to_string())).collect();
+        assert!(!want.is_empty());
+        assert_eq!(listed(&page), want, "result = {result}");
+    }
+    // With the position-debiased metric and one condition.
+    set_select(&page, "f-metric", "debiased");
+    set_select(&page, "f-condition", "oracle");
+    set_select(&page, "f-result", "wrong");
+    let want: BTreeSet<(String, String)> = outcomes("smol-oracle").iter().filter(|o| o["debiased_result"] == "wrong").map(|o| ("smol-oracle".to_string(), o["example_id"].as_str().unwrap().to_string())).collect();
+    assert_eq!(listed(&page), want);
+    // Full-text search: an answer's words find its item.
+    set_select(&page, "f-result", "");
+    set_select(&page, "f-condition", "");
+    let data = dataset();
+    let ex = &data["sample-soc-02"];
+    let words: String = ex["rejected"].as_str().unwrap().split_whitespace().take(4).collect::<Vec<_>>().join(" ");
+    page.type_text("#f-search", &words).unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    let items: BTreeSet<String> = listed(&page).into_iter().map(|(_, i)| i).collect();
+    assert!(items.contains("sample-soc-02"), "search `{words}` gave {items:?}");
+    screenshot(&page, "#sec-items", "items.png");
+    assert_eq!(page.requests(), [url]);
+}
+
+#[test]
+fn a_deep_link_opens_its_item_with_the_rubric_hidden_until_revealed() {
+    let (_dir, url) = write_report();
+    let Some((_b, page)) = open(&url) else { return };
+    let data = dataset();
+    let ex = &data["sample-life-02"];
+    page.goto(&format!("{url}#item=sample-life-02&condition=profile:3")).unwrap();
+    page.wait_for("#item-detail[data-item='sample-life-02']", Duration::from_secs(5)).unwrap();
+    assert_eq!(page.eval("document.getElementById('item-detail').dataset.run").unwrap(), "smol-profile-k3");
+    assert_eq!(page.eval("document.getElementById('d-question').textContent").unwrap(), ex["question"]);
+    // The posts listed are the run's top-k, in its order, with their texts from the dataset.
+    let o = outcomes("smol-profile-k3").into_iter().find(|o| o["example_id"] == "sample-life-02").unwrap();
+    let ids = page.eval("Array.from(document.querySelectorAll('#d-posts li')).map(li => li.dataset.post)").unwrap();
+    assert_eq!(ids, o["post_ids"], "posts in the run's rank order");
+    // Both answers are shown, chosen marked.
+    let chosen = page.eval("document.querySelector('.answer.is-chosen').textContent").unwrap();
+    assert!(chosen.as_str().unwrap().ends_with(ex["chosen"].as_str().unwrap()));
+    // The rubric and the narrative are not in the page until revealed.
+    let narrative = ex["narrative"].as_str().unwrap();
+    let aspect = ex["rubric_aspects"][0]["aspect"].as_str().unwrap();
+    let body = page.eval("document.body.textContent").unwrap();
+    assert!(!body.as_str().unwrap().contains(narrative), "narrative visible before reveal");
+    assert!(!body.as_str().unwrap().contains(aspect), "rubric visible before reveal");
+    page.click("#reveal").unwrap();
+    assert_eq!(page.eval("document.getElementById('d-narrative').textContent").unwrap(), narrative);
+    let aspects = page.eval("Array.from(document.querySelectorAll('#d-rubric li strong')).map(s => s.textContent)").unwrap();
+    let want: Vec<&str> = ex["rubric_aspects"].as_array().unwrap().iter().map(|a| a["aspect"].as_str().unwrap()).collect();
+    assert_eq!(aspects, serde_json::json!(want));
+    screenshot(&page, "#sec-items", "item.png");
+    assert_eq!(page.requests(), [url]);
+}
+
+#[test]
+fn hostile_text_from_data_renders_as_text() {
+    let (_dir, url) = write_report();
+    let Some((_b, page)) = open(&url) else { return };
+    let scripts_before = page.eval("document.scripts.length").unwrap();
+    page.goto(&format!("{url}#item=sample-art-01&condition=profile:3")).unwrap();
+    page.wait_for("#item-detail[data-item='sample-art-01']", Duration::from_secs(5)).unwrap();
+    page.click("#reveal").unwrap();
+    let q = page.eval("document.getElementById('d-question').textContent").unwrap();
+    assert!(q.as_str().unwrap().contains("<script>alert(1)</script> <img src=x onerror=alert(2)> </svg>"), "{q}");
+    let posts = page.eval("document.getElementById('d-posts').textContent").unwrap();
+    assert!(posts.as_str().unwrap().contains("<img src=x onerror=alert(2)>"), "{posts}");
+    assert!(page.eval("document.getElementById('d-narrative').textContent").unwrap().as_str().unwrap().contains("<script>alert(1)</script>"));
+    assert_eq!(page.eval("document.scripts.length").unwrap(), scripts_before, "no script element was created");
+    assert_eq!(page.eval("document.querySelectorAll('img').length").unwrap(), 0, "no img element was created");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(page.dialogs().is_empty(), "a dialog opened: {:?}", page.dialogs());
+    assert_eq!(page.requests(), [url]);
+}
+
+#[test]
+fn run_vs_run_shows_the_agreement_table_and_mcnemar_p() {
+    let (_dir, url) = write_report();
+    let Some((_b, page)) = open(&url) else { return };
+    let index = page.eval("JSON.parse(document.getElementById('prb-data').textContent).runs.map(r => r.id)").unwrap();
+    let pos = |id: &str| index.as_array().unwrap().iter().position(|v| v == id).unwrap().to_string();
+    set_select(&page, "rv-a", &pos("smol-none"));
+    set_select(&page, "rv-b", &pos("smol-oracle"));
+    set_select(&page, "rv-metric", "primary");
+    let (a, b) = (outcomes("smol-none"), outcomes("smol-oracle"));
+    let (mut both, mut only_a, mut only_b, mut neither) = (0, 0, 0, 0);
+    let mut disagree = BTreeSet::new();
+    for x in &a {
+        let y = b.iter().find(|y| y["example_id"] == x["example_id"]).unwrap();
+        match (x["result"] == "correct", y["result"] == "correct") {
+            (true, true) => both += 1,
+            (true, false) => {
+                only_a += 1;
+                disagree.insert(x["example_id"].as_str().unwrap().to_string());
+            }
+            (false, true) => {
+                only_b += 1;
+                disagree.insert(x["example_id"].as_str().unwrap().to_string());
+            }
+            (false, false) => neither += 1,
+        }
+    }
+    let cell = |id: &str| page.eval(&format!("document.getElementById('{id}').textContent")).unwrap();
+    assert_eq!(cell("rv-both"), both.to_string());
+    assert_eq!(cell("rv-only-a"), only_a.to_string());
+    assert_eq!(cell("rv-only-b"), only_b.to_string());
+    assert_eq!(cell("rv-neither"), neither.to_string());
+    // Exact McNemar by hand: p = min(1, 2 P(X <= min(b, c))), X ~ Bin(b + c, 1/2).
+    let n = only_a + only_b;
+    let k = only_a.min(only_b);
+    let choose = |n: u64, k: u64| (0..k).fold(1f64, |acc, i| acc * (n - i) as f64 / (i + 1) as f64);
+    let p = if n == 0 { 1.0 } else { (2.0 * (0..=k).map(|j| choose(n, j)).sum::<f64>() / 2f64.powi(n as i32)).min(1.0) };
+    assert_eq!(cell("rv-p"), format!("{p:.4}"));
+    let listed = page.eval("Array.from(document.querySelectorAll('#rv-disagree li')).map(li => li.dataset.item)").unwrap();
+    let listed: BTreeSet<String> = listed.as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+    assert_eq!(listed, disagree);
+    screenshot(&page, "#sec-runvsrun", "runvsrun.png");
+    // A disagreement links to the browser.
+    if !disagree.is_empty() {
+        page.click("#rv-disagree li a").unwrap();
+        page.wait_for("#item-detail[data-run='smol-none']", Duration::from_secs(5)).unwrap();
+    }
+    assert_eq!(page.requests(), [url]);
+}

@@ -1,0 +1,148 @@
+//! Reading results for the report and the leaderboard, on the committed fixture
+//! (`tools/make_report_fixture.sh`) and on broken copies of it. Expected figures are read from
+//! the fixture's summary.json with serde_json, not through the code under test.
+
+use std::path::{Path, PathBuf};
+
+use prbench_report::html::{render, ReportOptions};
+use prbench_report::leaderboard::{self, Format};
+use prbench_report::sources::load;
+use serde_json::Value;
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-report")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}
+
+fn opts() -> ReportOptions {
+    ReportOptions { data: Some(fixture().join("data").display().to_string()), ..ReportOptions::default() }
+}
+
+#[test]
+fn a_folder_of_runs_loads_every_run_matrix_and_bon_folder() {
+    let s = load(&[fixture().join("runs"), fixture().join("bon"), fixture().join("correlation.json")]).unwrap();
+    let mut ids: Vec<String> = s.runs.iter().map(|r| r.dir.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    ids.sort();
+    assert_eq!(ids, ["longer", "shorter", "smol-none", "smol-oracle", "smol-planner", "smol-profile-k3"]);
+    assert_eq!(s.matrices.len(), 1);
+    assert_eq!(s.bons.len(), 1);
+    assert_eq!(s.correlations.len(), 1);
+    // The matrix's runs come in its condition order.
+    let order: Vec<&str> = s.runs.iter().map(|r| r.summary.condition.as_str()).take(4).collect();
+    assert_eq!(order, ["none", "profile:3", "planner", "oracle"]);
+    // A run given again, directly or through its summary.json, is read once.
+    let again = load(&[fixture().join("runs"), fixture().join("runs/longer"), fixture().join("runs/longer/summary.json")]).unwrap();
+    assert_eq!(again.runs.len(), 6);
+}
+
+#[test]
+fn leaderboard_csv_and_json_carry_the_summary_figures() {
+    let s = load(&[fixture().join("runs")]).unwrap();
+    let lb = leaderboard::build(&s.runs);
+    let csv = leaderboard::render(&lb, Format::Csv).unwrap();
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(fixture().join("runs/smol-none/summary.json")).unwrap()).unwrap();
+    let row: Vec<&str> = lines.find(|l| l.split(',').nth(4) == Some("smol-none")).expect("a row for smol-none").split(',').collect();
+    for r in summary["rows"].as_array().unwrap() {
+        let label = r["label"].as_str().unwrap();
+        let col = head.iter().position(|h| *h == label).unwrap();
+        assert_eq!(row[col].parse::<f64>().unwrap(), r["strict"].as_f64().unwrap(), "{label}");
+        assert_eq!(row[col + 1].parse::<f64>().unwrap(), r["strict_ci"][0].as_f64().unwrap(), "{label} lo");
+        assert_eq!(row[col + 2].parse::<f64>().unwrap(), r["strict_ci"][1].as_f64().unwrap(), "{label} hi");
+    }
+    let json: Value = serde_json::from_str(&leaderboard::render(&lb, Format::Json).unwrap()).unwrap();
+    assert_eq!(json["rows"].as_array().unwrap().len(), lb.rows.len());
+    // Upper bounds last; benchmark rows by headline, best first.
+    let upper: Vec<bool> = lb.rows.iter().map(|r| r.upper_bound).collect();
+    assert_eq!(upper.iter().rposition(|u| !u).map(|i| i + 1), upper.iter().position(|u| *u));
+    let heads: Vec<f64> = lb.rows.iter().filter(|r| !r.upper_bound).map(|r| r.headline().unwrap()).collect();
+    assert!(heads.windows(2).all(|w| w[0] >= w[1]), "{heads:?}");
+    let latex = leaderboard::render(&lb, Format::Latex).unwrap();
+    assert!(latex.contains("\\begin{tabular}") && latex.contains("(upper bound)") && !latex.contains(" % "));
+}
+
+#[test]
+fn a_broken_outcomes_line_is_named_by_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("smol-none");
+    copy_dir(&fixture().join("runs/smol-none"), &run);
+    let path = run.join("outcomes.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    lines[2] = lines[2].replace("\"result\":\"", "\"result\":\"maybe-");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let err = load(&[run]).unwrap_err().to_string();
+    assert!(err.contains("outcomes.jsonl") && err.contains("line 3"), "{err}");
+}
+
+#[test]
+fn a_run_with_missing_outcomes_is_refused_not_shown_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("longer");
+    copy_dir(&fixture().join("runs/longer"), &run);
+    let path = run.join("outcomes.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let kept: Vec<&str> = text.lines().take(5).collect();
+    std::fs::write(&path, kept.join("\n") + "\n").unwrap();
+    let err = load(&[run]).unwrap_err().to_string();
+    assert!(err.contains("5 outcomes but summary.json counts 12"), "{err}");
+}
+
+#[test]
+fn paths_that_hold_no_result_are_refused_with_what_to_give() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = load(&[dir.path().to_path_buf()]).unwrap_err().to_string();
+    assert!(err.contains("holds no run folder"), "{err}");
+    let other = dir.path().join("x.json");
+    std::fs::write(&other, "{\"a\": 1}").unwrap();
+    let err = load(&[other]).unwrap_err().to_string();
+    assert!(err.contains("not a run folder") && err.contains("correlate"), "{err}");
+    let err = load(&[dir.path().join("absent")]).unwrap_err().to_string();
+    assert!(err.contains("no such file"), "{err}");
+    // A matrix whose runs are not beside it.
+    let m = dir.path().join("lonely-matrix.json");
+    std::fs::copy(fixture().join("runs/smol-matrix.json"), &m).unwrap();
+    let err = load(&[m]).unwrap_err().to_string();
+    assert!(err.contains("smol-none") && err.contains("beside its run folders"), "{err}");
+}
+
+#[test]
+fn the_item_browser_needs_the_runs_own_dataset() {
+    let s = load(&[fixture().join("runs/longer")]).unwrap();
+    // Another dataset (the unmodified sample) has another content hash.
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/sample");
+    let err = render(&s, &ReportOptions { data: Some(sample.display().to_string()), ..ReportOptions::default() }).unwrap_err().to_string();
+    assert!(err.contains("content hash") && err.contains("--data"), "{err}");
+    let err = render(&s, &ReportOptions { data: Some("/nonexistent/prb".into()), ..ReportOptions::default() }).unwrap_err().to_string();
+    assert!(err.contains("--data"), "{err}");
+    let html = render(&s, &opts()).unwrap();
+    assert!(html.contains("id=\"prb-data\""));
+}
+
+#[test]
+fn the_page_requests_nothing_and_escapes_data() {
+    let s = load(&[fixture().join("runs"), fixture().join("bon"), fixture().join("correlation.json")]).unwrap();
+    let html = render(&s, &opts()).unwrap();
+    // No reference to any host: no src/href to http(s), no CDN, a CSP that forbids fetches.
+    for bad in ["src=\"http", "href=\"http", "src='http", "@import", "url(http"] {
+        assert!(!html.contains(bad), "the page references `{bad}`");
+    }
+    assert!(html.contains("default-src 'none'"));
+    // The hostile strings of the fixture appear only escaped.
+    assert!(!html.contains("<script>alert(1)</script>"));
+    assert!(!html.contains("<img src=x"));
+    assert_eq!(html.matches("<script").count(), 2, "only the data and the page script");
+}
