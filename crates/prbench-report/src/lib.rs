@@ -2,6 +2,7 @@
 //! rendering (`summary.md`). No engine dependencies (DESIGN.md, workspace).
 #![warn(missing_docs)]
 
+pub mod correlation;
 pub mod guide;
 pub mod markdown;
 pub mod matrix;
