@@ -1,12 +1,6 @@
 //! One module per verb.
 
 pub mod bench;
-pub mod bench_all;
-pub mod bench_child;
-pub mod bench_harness;
-pub mod bench_judge;
-pub mod bench_remote;
-pub mod bench_serve;
 pub mod bon;
 pub mod cache;
 pub mod conditions;
