@@ -28,7 +28,8 @@ use prbench_models::spec::ModelSpec;
 use prbench_models::{Generator, NextTokenScorer, RewardModel};
 
 use crate::cli::{DataArgs, RemoteArgs, ScalarRmArgs, VerdictMode};
-use crate::commands::conditions::{load_generator, rank_profiles};
+use crate::commands::engines::{load_generator, CliEngines};
+use prbench_eval::evaluation::rank_profiles;
 use crate::commands::load::{load_model, LoadSettings};
 use crate::progress::Bar;
 
@@ -301,7 +302,7 @@ fn sample(args: SampleArgs) -> Result<()> {
     };
     let bar = Bar::new(args.stage.quiet);
     let cache = args.stage.cache.open(&args.out)?;
-    let (ranked, retriever) = rank_profiles(args.retriever.as_deref(), &data, &examples, cache.as_ref(), &bar)?;
+    let (ranked, retriever) = rank_profiles(args.retriever.as_deref(), &data, &examples, cache.as_ref(), &CliEngines { remote: &args.stage.remote }, &bar)?;
     let inputs = ConditionInputs { ranked, retriever: Some(retriever.clone()), ..ConditionInputs::default() };
     eprintln!("prbench: {} examples × {} samples from `{}`; loading policy `{spec}`", examples.len(), args.n, data.source);
     let policy = load_generator(&spec, &args.stage.remote, "policy", "--policy")?;
@@ -502,7 +503,7 @@ fn score(args: ScoreArgs) -> Result<()> {
     let mut inputs = ConditionInputs::default();
     if condition.profile_k().is_some() {
         let examples: Vec<Example> = data.examples.iter().filter(|e| manifest.example_ids.contains(&e.id)).cloned().collect();
-        let (ranked, by) = rank_profiles(args.retriever.as_deref(), &data, &examples, cache.as_ref(), &bar)?;
+        let (ranked, by) = rank_profiles(args.retriever.as_deref(), &data, &examples, cache.as_ref(), &CliEngines { remote: &args.stage.remote }, &bar)?;
         inputs.ranked = ranked;
         inputs.retriever = Some(by);
     }

@@ -3,7 +3,7 @@
 pub mod bench;
 pub mod bon;
 pub mod cache;
-pub mod conditions;
+pub mod engines;
 pub mod correlate;
 pub mod data;
 pub mod eval;
