@@ -6,7 +6,13 @@ use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod bench;
+mod bon;
+mod correlate;
+mod train;
 pub use bench::*;
+pub use bon::*;
+pub use correlate::*;
+pub use train::*;
 
 /// prbench: does a reward model prefer the answer that fits this user?
 #[derive(Parser, Debug)]
@@ -27,7 +33,7 @@ pub enum Command {
     Data(DataCommand),
     /// Train a reward model (`train bt`: the personalized Bradley-Terry head on MiniLM).
     #[command(subcommand)]
-    Train(crate::commands::train::TrainCommand),
+    Train(TrainCommand),
     /// Performance, side by side with a reference engine in the same run.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -40,9 +46,9 @@ pub enum Command {
     /// Best-of-N: sample N answers per question, judge them against the hidden rubric, score
     /// them with reward models, and tabulate best-of-k for k = 1, 2, 4, … N.
     #[command(subcommand)]
-    Bon(crate::commands::bon::BonCommand),
+    Bon(BonCommand),
     /// Rank correlation between benchmark accuracy and a downstream score (BoN or a CSV).
-    Correlate(crate::commands::correlate::CorrelateArgs),
+    Correlate(CorrelateArgs),
     /// Serve a reward model over HTTP for PPO trainers such as verl (PROTOCOL.md §7):
     /// `POST /score`, `POST /score/batch`, `GET /health`. Stops on Ctrl-C or SIGTERM after
     /// answering the requests in flight.
