@@ -90,4 +90,30 @@ pub enum EvalError {
         #[source]
         source: std::io::Error,
     },
+    /// An evaluation that cannot start or finish as asked (a run folder or matrix file taken by
+    /// another command, run files that cannot be read back); the message says what and what to do.
+    #[error("{message}")]
+    Evaluation {
+        /// What is wrong and what to do.
+        message: String,
+        /// The underlying failure, when there is one.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+    /// An engine an evaluation loads on demand through [`crate::evaluation::Engines`] (a
+    /// retriever, the planner's generator, the quality embedder) failed; shown as its own error.
+    #[error(transparent)]
+    Engine(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl EvalError {
+    /// An [`EvalError::Evaluation`] without a cause.
+    pub(crate) fn evaluation(message: impl Into<String>) -> Self {
+        EvalError::Evaluation { message: message.into(), source: None }
+    }
+
+    /// An [`EvalError::Evaluation`] caused by `source`.
+    pub(crate) fn evaluation_with(message: impl Into<String>, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        EvalError::Evaluation { message: message.into(), source: Some(Box::new(source)) }
+    }
 }

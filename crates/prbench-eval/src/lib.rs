@@ -16,6 +16,7 @@ pub mod cache;
 pub mod cached_scorer;
 pub mod condition;
 pub mod error;
+pub mod evaluation;
 pub mod leakage;
 pub mod matrix;
 pub mod outcome;

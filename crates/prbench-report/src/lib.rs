@@ -4,6 +4,7 @@
 //! (DESIGN.md, workspace).
 #![warn(missing_docs)]
 
+pub mod correlation;
 pub mod error;
 pub mod guide;
 pub mod html;

@@ -191,14 +191,17 @@ fn a_deep_link_opens_its_item_with_the_rubric_hidden_until_revealed() {
     // Both answers are shown, chosen marked.
     let chosen = page.eval("document.querySelector('.answer.is-chosen').textContent").unwrap();
     assert!(chosen.as_str().unwrap().ends_with(ex["chosen"].as_str().unwrap()));
-    // The rubric and the narrative are not in the page until revealed.
+    // The rubric and the narrative are not shown until revealed (innerText: what is rendered,
+    // not the page's data script).
     let narrative = ex["narrative"].as_str().unwrap();
     let aspect = ex["rubric_aspects"][0]["aspect"].as_str().unwrap();
-    let body = page.eval("document.body.textContent").unwrap();
+    let body = page.eval("document.body.innerText").unwrap();
     assert!(!body.as_str().unwrap().contains(narrative), "narrative visible before reveal");
     assert!(!body.as_str().unwrap().contains(aspect), "rubric visible before reveal");
+    assert_eq!(page.eval("document.getElementById('d-narrative')").unwrap(), serde_json::Value::Null, "no narrative element before reveal");
     page.click("#reveal").unwrap();
     assert_eq!(page.eval("document.getElementById('d-narrative').textContent").unwrap(), narrative);
+    assert!(page.eval("document.body.innerText").unwrap().as_str().unwrap().contains(narrative), "shown after reveal");
     let aspects = page.eval("Array.from(document.querySelectorAll('#d-rubric li strong')).map(s => s.textContent)").unwrap();
     let want: Vec<&str> = ex["rubric_aspects"].as_array().unwrap().iter().map(|a| a["aspect"].as_str().unwrap()).collect();
     assert_eq!(aspects, serde_json::json!(want));

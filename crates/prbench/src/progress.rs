@@ -52,3 +52,9 @@ impl Reporter for Bar {
         }
     }
 }
+
+impl prbench_eval::evaluation::EvaluationReporter for Bar {
+    fn note(&self, message: &str) {
+        eprintln!("prbench: {message}");
+    }
+}

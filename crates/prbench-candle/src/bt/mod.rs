@@ -6,6 +6,8 @@
 //! - [`head`] — the MLP head and its safetensors file;
 //! - [`train`](mod@train) — embedding each distinct text once, the held-out split, AdamW training
 //!   with early stopping;
+//! - [`pairs`] — the training pairs, with target pairs and repeats dropped;
+//! - [`pipeline`] — from a dataset spec to a saved head (what `prbench train bt` runs);
 //! - [`config`] — `bt.json`;
 //! - [`model`] — saving, loading and the [`prbench_models::RewardModel`] implementation.
 
@@ -13,6 +15,8 @@ pub mod compose;
 pub mod config;
 pub mod head;
 pub mod model;
+pub mod pairs;
+pub mod pipeline;
 pub mod train;
 
 pub use compose::{compose, composition_sha256, pair_sha256, COMPOSITION};

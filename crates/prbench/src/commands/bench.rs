@@ -1,245 +1,159 @@
-//! `prbench bench rm`: scalar reward-model throughput, prbench (candle, f32 CPU) side by side
-//! with PyTorch/transformers on the same token ids in the same run (tools/bench_rm.py).
-//!
-//! Two models: a 6-layer Qwen2-shaped sequence classifier (hidden 384, random weights that
-//! tools/bench_rm.py writes once with transformers) and the all-MiniLM-L6-v2 encoder (the
-//! Bradley-Terry RM's backbone). Inputs: `--batches` batches of `--batch` random token sequences
-//! of `--seq-len` tokens (seeded). Both engines run every batch once to warm up, then
-//! `--repeats` timed passes; tokens/s = tokens scored / wall seconds. This machine's timings
-//! drift by tens of percent from minute to minute, so the two engines are measured in
-//! alternation for `--rounds` rounds and the table gives each side's median and the median of
-//! the per-round ratios. The outputs of the two engines are compared as a check that both
-//! computed the same thing.
+//! `prbench bench …`: each sub-verb turns its flags into the options of [`prbench_bench`], runs
+//! the bench there and prints its table (or JSON) to stdout; progress lines go to stderr.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Instant;
+use std::net::SocketAddr;
+use std::sync::Arc;
 
-use anyhow::{bail, Context, Result};
-use prbench_candle::embed::{default_embedder_dir, MiniLmEmbedder};
-use prbench_candle::seqcls::SeqClsModel;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use anyhow::{bail, Result};
+use prbench_bench::{all, harness, judge, remote, rm, serve};
 
-use crate::cli::BenchRmArgs;
-use crate::commands::bench_child::median;
+use crate::cli::{
+    BenchAllArgs, BenchCommand, BenchHarnessArgs, BenchReportArgs, BenchJudgeArgs, BenchRemoteArgs, BenchRmArgs, BenchServeArgs, JudgeWorkerArgs, RemoteArgs, RmReferenceArgs,
+};
+use crate::commands::serve_reward::{load_reward_model, serve_options};
 
-/// One side of a measurement.
-struct Side {
-    engine: String,
-    tokens: usize,
-    seconds: f64,
-    outputs: Vec<f64>,
+/// Progress lines of the benches, on stderr.
+fn log(line: &str) {
+    eprintln!("{line}");
 }
 
-impl Side {
-    fn tokens_per_s(&self) -> f64 {
-        self.tokens as f64 / self.seconds
+/// Runs one `prbench bench` sub-verb.
+pub fn run(cmd: BenchCommand) -> Result<()> {
+    match cmd {
+        BenchCommand::Rm(args) => run_rm(&args),
+        BenchCommand::Remote(args) => run_remote(&args),
+        BenchCommand::Serve(args) => run_serve(&args),
+        BenchCommand::Harness(args) => run_harness(&args),
+        BenchCommand::Report(args) => run_report(&args),
+        BenchCommand::Judge(args) => run_judge(&args),
+        BenchCommand::All(args) => run_all(&args),
+        BenchCommand::JudgeWorker(args) => run_judge_worker(&args),
     }
 }
 
-/// Random token ids: `[batches][batch][seq_len]`, from a seeded ChaCha8 stream, in `[lo, hi)`.
-fn token_batches(args: &BenchRmArgs, lo: u32, hi: u32) -> Vec<Vec<Vec<u32>>> {
-    let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
-    (0..args.batches)
-        .map(|_| (0..args.batch).map(|_| (0..args.seq_len).map(|_| rng.random_range(lo..hi)).collect()).collect())
-        .collect()
+fn reference(a: &RmReferenceArgs) -> rm::Reference {
+    rm::Reference { threads: a.threads, python: a.python.clone(), tools: a.tools.clone(), work: a.work.clone() }
 }
 
-fn time_passes(args: &BenchRmArgs, batches: &[Vec<Vec<u32>>], pass: &mut impl FnMut(&[Vec<u32>]) -> Result<Vec<f64>>) -> Result<(f64, Vec<f64>)> {
-    let mut outputs = Vec::new();
-    for b in batches {
-        outputs.extend(pass(b)?);
-    }
-    let start = Instant::now();
-    for _ in 0..args.repeats {
-        for b in batches {
-            pass(b)?;
-        }
-    }
-    Ok((start.elapsed().as_secs_f64(), outputs))
-}
-
-fn python(args: &BenchRmArgs, script_args: &[String]) -> Result<serde_json::Value> {
-    let script = args.tools.join("bench_rm.py");
-    if !script.is_file() {
-        bail!("`{}` not found: run from the repository root or pass --tools DIR", script.display());
-    }
-    let out = match Command::new(&args.python).arg(&script).args(script_args).output() {
-        Ok(out) => out,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            bail!("the Python interpreter `{}` was not found (--python): give one that has torch and transformers", args.python)
-        }
-        Err(e) => return Err(e).with_context(|| format!("running `{} {}`", args.python, script.display())),
+fn run_rm(a: &BenchRmArgs) -> Result<()> {
+    let opts = rm::RmOptions {
+        models: a.models.clone(),
+        batch: a.batch,
+        seq_len: a.seq_len,
+        batches: a.batches,
+        repeats: a.repeats,
+        rounds: a.rounds,
+        seed: a.seed,
+        reference: reference(&a.reference),
+        embedder: a.embedder.clone(),
+        code_version: crate::code_version().to_string(),
     };
-    if !out.status.success() {
-        bail!(
-            "`{} {} {}` failed (needs `pip install torch transformers`):\n{}",
-            args.python,
-            script.display(),
-            script_args.join(" "),
-            String::from_utf8_lossy(&out.stderr)
-        );
+    let rows = rm::measure(&opts, &log)?;
+    print!("{}", rm::table(&opts, &rows));
+    Ok(())
+}
+
+fn run_remote(a: &BenchRemoteArgs) -> Result<()> {
+    if a.requests == 0 {
+        bail!("--requests must be at least 1");
     }
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout
-        .lines()
-        .rev()
-        .find(|l| l.starts_with('{'))
-        .with_context(|| format!("`{} {}` printed no JSON line: is --python a Python 3 interpreter?", args.python, script.display()))?;
-    Ok(serde_json::from_str(line)?)
-}
-
-fn reference(args: &BenchRmArgs, kind: &str, model_dir: &Path, batches: &[Vec<Vec<u32>>]) -> Result<Side> {
-    let inputs = args.work.join(format!("{kind}-ids.json"));
-    std::fs::write(&inputs, serde_json::to_string(&serde_json::json!({ "batches": batches }))?)?;
-    let v = python(
-        args,
-        &[
-            "run".into(),
-            "--kind".into(),
-            kind.into(),
-            "--model-dir".into(),
-            model_dir.display().to_string(),
-            "--inputs".into(),
-            inputs.display().to_string(),
-            "--threads".into(),
-            args.threads.to_string(),
-            "--repeats".into(),
-            args.repeats.to_string(),
-        ],
-    )?;
-    Ok(Side {
-        engine: v["engine"].as_str().unwrap_or("transformers").to_string(),
-        tokens: v["tokens"].as_u64().context("tokens")? as usize,
-        seconds: v["seconds"].as_f64().context("seconds")?,
-        outputs: v["outputs"].as_array().context("outputs")?.iter().filter_map(serde_json::Value::as_f64).collect(),
-    })
-}
-
-/// `--rounds` alternating measurements: prbench's timed passes (`pass` maps one batch to one
-/// output per sequence), then the reference on the same batches.
-fn rounds(
-    args: &BenchRmArgs,
-    kind: &str,
-    engine: &str,
-    model_dir: &Path,
-    batches: &[Vec<Vec<u32>>],
-    mut pass: impl FnMut(&[Vec<u32>]) -> Result<Vec<f64>>,
-) -> Result<Vec<(Side, Side)>> {
-    let tokens = args.repeats * batches.iter().flatten().map(Vec::len).sum::<usize>();
-    (0..args.rounds)
-        .map(|_| {
-            let (seconds, outputs) = time_passes(args, batches, &mut pass)?;
-            let ours = Side { engine: format!("prbench {} ({engine})", crate::code_version()), tokens, seconds, outputs };
-            Ok((ours, reference(args, kind, model_dir, batches)?))
-        })
-        .collect()
-}
-
-fn decoder(args: &BenchRmArgs) -> Result<Vec<(Side, Side)>> {
-    let dir = args.work.join("decoder-6l");
-    if !dir.join("model.safetensors").is_file() {
-        python(args, &["make-decoder".into(), dir.display().to_string()])?;
+    let opts = remote::RemoteLoadOptions { requests: a.requests, concurrency: a.concurrency, url: a.url.clone(), model: a.model.clone(), data: a.data.clone() };
+    let report = remote::measure(&opts)?;
+    if a.json {
+        println!("{}", report.json);
+    } else {
+        print!("{}", report.table());
     }
-    let model = SeqClsModel::load(&dir)?;
-    let batches = token_batches(args, 3, model.vocab_size() as u32);
-    rounds(args, "decoder", "candle f32 CPU", &dir, &batches, |b| {
-        Ok(model.score_batch(b)?.into_iter().map(|l| f64::from(l[0])).collect())
-    })
-}
-
-fn minilm(args: &BenchRmArgs) -> Result<Vec<(Side, Side)>> {
-    let dir = args.embedder.clone().unwrap_or_else(default_embedder_dir);
-    let mut embedder = MiniLmEmbedder::load(&dir).with_context(|| format!("loading the embedder `{}` (run scripts/fetch-models.sh)", dir.display()))?;
-    embedder.set_batch_size(args.batch);
-    // Ids 1000..20000 are ordinary word pieces in the MiniLM vocabulary; [CLS]/[SEP] added by
-    // neither side, so both see exactly these ids.
-    let batches = token_batches(args, 1000, 20000);
-    rounds(args, "bert", "candle-transformers BertModel, f32 CPU", &dir, &batches, |b| {
-        Ok(embedder.embed_ids(b)?.into_iter().map(|v| f64::from(v[0])).collect())
-    })
-}
-
-
-/// The command line equivalent to `args`, for tables.
-pub fn command_line(args: &BenchRmArgs) -> String {
-    format!(
-        "prbench bench rm --models {} --batch {} --seq-len {} --batches {} --repeats {} --rounds {} --threads {}",
-        args.models.join(","),
-        args.batch,
-        args.seq_len,
-        args.batches,
-        args.repeats,
-        args.rounds,
-        args.threads
-    )
-}
-
-/// One row of `bench rm`: model, prbench and transformers tokens/s (medians), the median and
-/// range of the per-round ratios, and the largest output difference.
-pub struct RmRow {
-    /// `decoder` or `minilm`.
-    pub model: String,
-    /// prbench tokens/s, median over rounds.
-    pub ours: f64,
-    /// transformers tokens/s, median over rounds.
-    pub theirs: f64,
-    /// Median of the per-round ratios.
-    pub ratio: f64,
-    /// Smallest and largest per-round ratio.
-    pub range: (f64, f64),
-    /// Largest absolute difference between the two engines' outputs.
-    pub max_diff: f64,
-}
-
-/// Measures every model of `args.models` (see the module docs).
-///
-/// # Errors
-/// The reference script failing (no torch), model loading, outputs of unequal length.
-pub fn measure(args: &BenchRmArgs) -> Result<Vec<RmRow>> {
-    std::fs::create_dir_all(&args.work).with_context(|| format!("creating `{}`", args.work.display()))?;
-    let mut rows = Vec::new();
-    for name in &args.models {
-        let rounds = match name.as_str() {
-            "decoder" => decoder(&args)?,
-            "minilm" => minilm(&args)?,
-            other => bail!("unknown bench model `{other}`; known: decoder, minilm"),
-        };
-        let (ours, theirs) = &rounds[0];
-        if ours.outputs.len() != theirs.outputs.len() {
-            bail!("{name}: prbench gave {} outputs, transformers {}", ours.outputs.len(), theirs.outputs.len());
-        }
-        let max_diff = ours.outputs.iter().zip(&theirs.outputs).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
-        eprintln!("bench rm {name}: {} vs {}; max |Δ output| = {max_diff:.2e}", ours.engine, theirs.engine);
-        for (i, (o, t)) in rounds.iter().enumerate() {
-            eprintln!("  round {}: prbench {:.0} tok/s, transformers {:.0} tok/s, ratio {:.2}", i + 1, o.tokens_per_s(), t.tokens_per_s(), o.tokens_per_s() / t.tokens_per_s());
-        }
-        let ours_med = median(rounds.iter().map(|(o, _)| o.tokens_per_s()).collect());
-        let theirs_med = median(rounds.iter().map(|(_, t)| t.tokens_per_s()).collect());
-        let ratio_med = median(rounds.iter().map(|(o, t)| o.tokens_per_s() / t.tokens_per_s()).collect());
-        let (lo, hi) = rounds.iter().map(|(o, t)| o.tokens_per_s() / t.tokens_per_s()).fold((f64::MAX, f64::MIN), |(l, h), r| (l.min(r), h.max(r)));
-        rows.push(RmRow { model: name.clone(), ours: ours_med, theirs: theirs_med, ratio: ratio_med, range: (lo, hi), max_diff });
-    }
-    Ok(rows)
-}
-
-/// Runs `prbench bench rm`.
-pub fn run(args: BenchRmArgs) -> Result<()> {
-    let rows = measure(&args)?;
-    println!(
-        "| model | batch × seq_len | batches × repeats × rounds | prbench tok/s (median) | transformers tok/s (median) | ratio (median of rounds) | ratio range | max abs Δ |\n|---|---|---|---|---|---|---|---|"
-    );
-    for r in &rows {
-        println!(
-            "| {} | {} × {} | {} × {} × {} | {:.0} | {:.0} | {:.2}× | {:.2}–{:.2} | {:.1e} |",
-            r.model, args.batch, args.seq_len, args.batches, args.repeats, args.rounds, r.ours, r.theirs, r.ratio, r.range.0, r.range.1, r.max_diff
-        );
+    if report.errors > 0 {
+        bail!("{} of {} requests failed (see above)", report.errors, a.requests);
     }
     Ok(())
 }
 
-/// Default working folder for bench models and inputs.
-pub fn default_work_dir() -> PathBuf {
-    prbench_models::gguf::models_dir().join("bench")
+fn run_serve(a: &BenchServeArgs) -> Result<()> {
+    let opts = serve::ServeLoadOptions { requests: a.requests, concurrency: a.concurrency, waves: a.waves, timeout: a.timeout, data: a.data.clone(), posts: a.posts };
+    let items = serve::requests(&opts)?;
+    let model = load_reward_model(&a.model, &RemoteArgs::default())?;
+    let server = serve_options(&a.serve, SocketAddr::from(([127, 0, 0, 1], 0)), false);
+    let report = serve::measure(Arc::from(model), server, &items, &opts)?;
+    if a.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print!("{}", serve::table(&report));
+    }
+    let dropped = serve::dropped(&report);
+    if dropped > 0 {
+        bail!("{dropped} requests got no answer (connection error or over --timeout {} s)", a.timeout);
+    }
+    Ok(())
+}
+
+fn run_report(a: &BenchReportArgs) -> Result<()> {
+    let opts = prbench_bench::report::ReportBenchOptions {
+        scale: a.scale,
+        rounds: a.rounds,
+        seed: a.seed,
+        work: a.work.clone(),
+        exe: std::env::current_exe()?,
+        generator: format!("prbench {}", crate::code_version()),
+    };
+    let report = prbench_bench::report::measure(&opts, &log)?;
+    if a.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print!("{}", prbench_bench::report::table(&report));
+    }
+    Ok(())
+}
+
+fn run_harness(a: &BenchHarnessArgs) -> Result<()> {
+    let opts = harness::HarnessOptions { scale: a.scale, rounds: a.rounds, seed: a.seed, work: a.work.clone() };
+    let report = harness::measure(&opts, &log)?;
+    if a.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print!("{}", harness::table(&report));
+    }
+    Ok(())
+}
+
+fn run_judge(a: &BenchJudgeArgs) -> Result<()> {
+    let opts = judge::JudgeOptions {
+        models: a.models.clone(),
+        data: a.data.clone(),
+        condition: a.condition.clone(),
+        prompts: a.prompts,
+        gen_prompts: a.gen_prompts,
+        max_new_tokens: a.max_new_tokens,
+        rounds: a.rounds,
+        threads: a.threads,
+        ref_ctx: a.ref_ctx,
+        work: a.work.clone(),
+    };
+    let report = judge::measure(&opts, &log)?;
+    if a.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print!("{}", judge::table(&opts, &report, &log));
+    }
+    Ok(())
+}
+
+fn run_judge_worker(a: &JudgeWorkerArgs) -> Result<()> {
+    println!("{}", judge::worker(&a.side, &a.model, &a.input, crate::code_version())?);
+    Ok(())
+}
+
+fn run_all(a: &BenchAllArgs) -> Result<()> {
+    let opts = all::AllOptions {
+        short: a.short,
+        rounds: a.rounds,
+        judge_prompts: a.judge_prompts,
+        reference: reference(&a.reference),
+        code_version: crate::code_version().to_string(),
+    };
+    let rows = all::measure(&opts, &log)?;
+    let invocation = format!("prbench {}", std::env::args().skip(1).collect::<Vec<_>>().join(" "));
+    print!("{}", all::table(&rows, crate::code_version(), &invocation));
+    Ok(())
 }

@@ -7,26 +7,22 @@ use std::sync::Arc;
 
 use prbench_candle::bt::{pair_sha256, BtRewardModel};
 use prbench_candle::reward::SeqClsRewardModel;
-use prbench_data::Dataset;
-use prbench_eval::prompt::Prompts;
-use prbench_eval::runner::rm_request;
-
 use prbench_data::load::load;
+use prbench_data::Dataset;
 use prbench_eval::condition::{Condition, ConditionInputs};
-use prbench_eval::cache::Cache;
-use prbench_eval::run::{check_finished, check_resume, check_run_dir_free, create_run_dir, run as run_eval, RunConfig};
-use prbench_eval::runner::{ContextSource, EvalOptions};
+use prbench_eval::evaluation::{slot_balance_warning, unparsed, Evaluation, EvaluationOptions, EvaluationReporter, PlannerOptions};
+use prbench_eval::prompt::Prompts;
+use prbench_eval::run::RunResult;
+use prbench_eval::runner::{rm_request, ContextSource, EvalOptions, Reporter};
 use prbench_models::gguf::{default_judge_path, default_model_path};
 use prbench_models::spec::ModelSpec;
-use prbench_stats::bootstrap::BootstrapConfig;
-
-use crate::cli::{EvalArgs, VerdictMode};
 use prbench_report::guide::GuideInputs;
 use prbench_report::plural::count;
-use crate::progress::Bar;
-use crate::commands::conditions::{prepare, write_plans};
+
+use crate::cli::{EvalArgs, VerdictMode};
+use crate::commands::engines::CliEngines;
 use crate::commands::load::{load_model, LoadSettings, Loaded};
-use prbench_eval::matrix::ConditionRun;
+use crate::progress::Bar;
 
 /// Refuses to score pairs the BT head was trained on (`bt.json` lists the sha256 of every pair
 /// it used): a head evaluated on its own training pairs gives a number that means nothing.
@@ -95,12 +91,6 @@ fn preflight(
         );
     }
     Ok(())
-}
-
-fn slug(s: &str) -> String {
-    let tail = s.rsplit(['/', ':']).next().unwrap_or(s);
-    let tail = tail.strip_suffix(".gguf").unwrap_or(tail);
-    tail.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect()
 }
 
 /// Flag combinations that would be silently ignored are errors instead.
@@ -172,100 +162,23 @@ fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition]) -> R
     Ok(())
 }
 
-/// One run folder to write: a fresh id, or an unfinished run to resume.
-struct PlannedRun {
-    id: String,
-    /// The folder exists with a manifest that has no end time (a killed run): resume into it.
-    resume: bool,
-    /// The folder holds a finished run of this condition, part of a multi-condition run run
-    /// again with the same `--run-id`: skip it (its settings are checked) and reuse its outcomes.
-    done: bool,
-}
-
-/// A folder a killed multi-condition command left before its run started: no manifest, at
-/// most the planner's `planner.jsonl`. It holds nothing a run needs.
-fn not_started(dir: &Path) -> bool {
-    !dir.join("manifest.json").exists()
-        && std::fs::read_dir(dir).is_ok_and(|entries| entries.flatten().all(|e| e.file_name() == "planner.jsonl"))
-}
-
-/// Picks one run id per condition and checks, before any model loads, that its folder is free
-/// (default ids get a `-2`, `-3`, … suffix when two runs start in the same second). An explicit
-/// `--run-id` whose folder holds an unfinished run (killed before its end time was written) is
-/// resumed: its settings are checked against this command once the model has loaded, and the
-/// cache answers every call it had completed. In a multi-condition command, a condition whose
-/// folder holds a finished run is skipped (settings checked likewise), and a folder left empty
-/// by a kill is reused. New folders are created only when their run starts, so a failed load
-/// or a kill leaves nothing half-made behind.
-fn plan_run_dirs(args: &EvalArgs, spec: &str, conditions: &[Condition], stamp: &str) -> Result<Vec<PlannedRun>> {
-    conditions
-        .iter()
-        .map(|condition| {
-            let explicit = match &args.run_id {
-                Some(id) if conditions.len() == 1 => Some(id.clone()),
-                Some(id) => Some(format!("{id}-{}", condition.slug())),
-                None => None,
+/// Writes the HTML reports of the runs (and of the matrix) and says where. A report that cannot
+/// be written is a warning naming the command that makes it: the runs themselves are complete.
+fn write_reports(args: &EvalArgs, result: &prbench_eval::evaluation::EvaluationResult) {
+    let dirs: Vec<std::path::PathBuf> = result.runs.iter().map(|(_, id)| args.out.join(id)).collect();
+    let matrix = result.matrix.as_ref().map(|m| m.json_path.as_path());
+    match prbench_report::html::write_eval_reports(&dirs, matrix, &format!("prbench {}", crate::code_version())) {
+        Ok(files) => match (matrix, files.last()) {
+            (Some(_), Some(last)) => eprintln!("prbench: HTML report of all {} runs in {} (one per run in each run folder, report.html); open it in a browser", dirs.len(), last.display()),
+            (None, Some(last)) => eprintln!("prbench: HTML report in {}; open it in a browser", last.display()),
+            _ => {}
+        },
+        Err(e) => {
+            let paths: Vec<String> = match matrix {
+                Some(m) => vec![m.display().to_string()],
+                None => dirs.iter().map(|d| d.display().to_string()).collect(),
             };
-            if let Some(id) = explicit {
-                let dir = args.out.join(&id);
-                if dir.join("manifest.json").is_file() && !dir.join("summary.json").exists() {
-                    if args.no_cache {
-                        bail!("run folder `{}` holds an unfinished run; resuming it needs the cache (drop --no-cache), or pass another --run-id", dir.display());
-                    }
-                    return Ok(PlannedRun { id, resume: true, done: false });
-                }
-                if conditions.len() > 1 && dir.join("summary.json").is_file() {
-                    return Ok(PlannedRun { id, resume: false, done: true });
-                }
-                if dir.is_dir() && not_started(&dir) {
-                    std::fs::remove_dir_all(&dir).with_context(|| format!("removing the unstarted run folder `{}`", dir.display()))?;
-                }
-                check_run_dir_free(&args.out, &id)?;
-                return Ok(PlannedRun { id, resume: false, done: false });
-            }
-            let base = format!("{stamp}-{}-{}", slug(spec), condition.slug());
-            for n in 1..1000 {
-                let id = if n == 1 { base.clone() } else { format!("{base}-{n}") };
-                if !args.out.join(&id).exists() {
-                    return Ok(PlannedRun { id, resume: false, done: false });
-                }
-            }
-            bail!("too many runs named `{base}-*` in `{}`", args.out.display())
-        })
-        .collect()
-}
-
-/// The matrix files' name (without extension) for a multi-condition command: `<run-id>-matrix`,
-/// or `<time>-<model>-matrix[-N]` for default ids (never an existing file). An explicit id whose
-/// matrix file belongs to another command (other model or conditions) is refused, so a matrix
-/// is only ever replaced by the same command run again.
-fn matrix_base(args: &EvalArgs, spec: &str, conditions: &[Condition], stamp: &str) -> Result<String> {
-    match &args.run_id {
-        Some(id) => {
-            let base = format!("{id}-matrix");
-            let path = args.out.join(format!("{base}.json"));
-            if let Ok(text) = std::fs::read_to_string(&path) {
-                let old: prbench_report::matrix::Matrix =
-                    serde_json::from_str(&text).with_context(|| format!("`{}` is not a matrix file; pass another --run-id", path.display()))?;
-                let mine: Vec<String> = conditions.iter().map(ToString::to_string).collect();
-                let theirs: Vec<String> = old.conditions.iter().map(|c| c.condition.clone()).collect();
-                if old.model != spec || theirs != mine {
-                    bail!(
-                        "`{}` holds the matrix of another command (model `{}`, conditions {}); pass another --run-id",
-                        path.display(),
-                        old.model,
-                        theirs.join(",")
-                    );
-                }
-            }
-            Ok(base)
-        }
-        None => {
-            let base = format!("{stamp}-{}-matrix", slug(spec));
-            (1..1000)
-                .map(|n| if n == 1 { base.clone() } else { format!("{base}-{n}") })
-                .find(|b| !args.out.join(format!("{b}.md")).exists() && !args.out.join(format!("{b}.json")).exists())
-                .with_context(|| format!("too many matrices named `{base}-*` in `{}`", args.out.display()))
+            eprintln!("prbench: warning: the HTML report was not written ({e}); make it with `prbench report {} --out report.html`", paths.join(" "));
         }
     }
 }
@@ -281,70 +194,6 @@ fn psoups_arg() -> String {
     }
 }
 
-/// The share of A verdicts a finished run's `summary.json` reports (`None` when it has none or
-/// cannot be read: the guide then leaves the figure out).
-fn share_a_verdicts(dir: &Path) -> Option<f64> {
-    let text = std::fs::read_to_string(dir.join("summary.json")).ok()?;
-    let summary: prbench_report::Summary = serde_json::from_str(&text).ok()?;
-    summary.position_bias?.share_a_verdicts
-}
-
-/// Reads back every condition's outcomes (finished earlier or now) and writes the conditioning
-/// matrix next to the run folders: `<out>/<run-id or time-model>-matrix.{md,json}`.
-fn write_matrix(args: &EvalArgs, spec: &str, base: &str, data: &Dataset, runs: &[(Condition, String)], inputs: &ConditionInputs) -> Result<()> {
-    let mut condition_runs = Vec::with_capacity(runs.len());
-    for (condition, id) in runs {
-        let path = args.out.join(id).join("outcomes.jsonl");
-        let text = std::fs::read_to_string(&path).with_context(|| format!("reading `{}` for the matrix", path.display()))?;
-        let outcomes = text
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .enumerate()
-            .map(|(i, l)| serde_json::from_str(l).with_context(|| format!("`{}` line {}: not an outcome", path.display(), i + 1)))
-            .collect::<Result<Vec<_>>>()?;
-        condition_runs.push(ConditionRun { condition: *condition, run_id: id.clone(), outcomes });
-    }
-    let mut notes = Vec::new();
-    let retriever = inputs.retriever.clone().unwrap_or_else(|| "unknown".into());
-    for cr in &condition_runs {
-        if let (Condition::Profile { k }, true) = (cr.condition, cr.outcomes.iter().any(|o| o.posts_shown.is_some())) {
-            notes.push(format!("`profile:{k}`: {}", prbench_eval::run::profile_figures(k, retriever.clone(), &cr.outcomes).line()));
-        }
-    }
-    if let Some(p) = &inputs.planner_report {
-        notes.push(format!("`planner`: {}", p.line()));
-    }
-    let boot = BootstrapConfig { resamples: args.bootstrap, seed: args.seed, ..BootstrapConfig::default() };
-    let matrix = prbench_eval::matrix::build(&condition_runs, spec, &data.source, &data.kind, args.seed, &boot, notes);
-    let md_path = args.out.join(format!("{base}.md"));
-    let md = prbench_report::matrix::render(&matrix);
-    std::fs::write(&md_path, &md).with_context(|| format!("writing `{}`", md_path.display()))?;
-    let json_path = args.out.join(format!("{base}.json"));
-    std::fs::write(&json_path, serde_json::to_string_pretty(&matrix)? + "\n").with_context(|| format!("writing `{}`", json_path.display()))?;
-    eprintln!("prbench: conditioning matrix in {} and {}", md_path.display(), json_path.display());
-    if !args.json {
-        println!("{md}");
-        let share_a = runs.iter().map(|(c, id)| (c.to_string(), share_a_verdicts(&args.out.join(id)))).collect();
-        let guide = GuideInputs { share_a, data_arg: args.data.data.clone(), psoups_arg: psoups_arg() };
-        println!("{}", prbench_report::guide::render(&matrix, &guide));
-    }
-    Ok(())
-}
-
-/// A warning when the evaluated items hold `chosen` in one slot far more often than in the
-/// other (`--limit` keeps each example's slot from the full run, so the first N of a subset can
-/// all have chosen in B): single-order accuracy then mostly measures the judge's slot lean.
-/// `None` when balanced within one item, or for reward models (no position figures).
-pub(crate) fn slot_balance_warning(summary: &prbench_report::Summary) -> Option<String> {
-    let p = summary.position_bias.as_ref()?;
-    let (a, b) = (p.n_chosen_in_a, p.n_chosen_in_b);
-    (a.abs_diff(b) > 1).then(|| {
-        format!(
-            "the evaluated items hold `chosen` in slot A {a} times and in slot B {b} times (slots are drawn over the whole dataset and --limit keeps them), so single-order accuracy mostly measures the judge's slot lean; read the position-debiased figure (--both-orders), or use --limit N --sample for a seeded random sample"
-        )
-    })
-}
-
 /// The default judge's spec, or an error that says how to get it or what to pass instead.
 fn default_judge() -> Result<String> {
     let path = default_judge_path();
@@ -358,114 +207,61 @@ fn default_judge() -> Result<String> {
     Ok(format!("gguf:{}", path.display()))
 }
 
-/// The examples `eval` evaluates: all, the first `--limit` of each subset, or with `--sample`
-/// a seeded random sample of `--limit` per subset (as [`RunConfig::examples`] picks them).
-fn selected(args: &EvalArgs, data: &prbench_data::Dataset) -> Vec<prbench_data::Example> {
-    prbench_eval::run::select_examples(&data.examples, args.limit, args.sample.then_some(args.seed))
+/// The library's options from the flags (defaults resolved: batch size, cache file, planner).
+fn options(args: &EvalArgs, spec: &str, parsed: &ModelSpec, conditions: Vec<Condition>) -> EvaluationOptions {
+    EvaluationOptions {
+        model: spec.to_string(),
+        conditions,
+        out: args.out.clone(),
+        run_id: args.run_id.clone(),
+        seed: args.seed,
+        both_orders: args.both_orders,
+        batch_size: args.batch_size.unwrap_or(if parsed.is_remote() { 4 * args.remote.concurrency() } else { 8 }),
+        limit: args.limit,
+        sample: args.sample,
+        bootstrap: args.bootstrap,
+        cache: (!args.no_cache).then(|| args.cache.clone().unwrap_or_else(|| args.out.join("cache.sqlite"))),
+        preflight: args.preflight,
+        max_error_rate: args.max_error_rate,
+        retriever: args.retriever.clone(),
+        planner: PlannerOptions {
+            model: args.planner.clone().unwrap_or_else(|| format!("gguf:{}", default_model_path().display())),
+            k: args.planner_k,
+            max_new_tokens: args.planner_max_new_tokens,
+        },
+        code_version: crate::code_version().to_string(),
+    }
 }
 
-/// Runs `prbench eval`.
-pub fn run(args: EvalArgs) -> Result<()> {
-    let conditions = Condition::parse_list(&args.condition)?;
-    let spec = match &args.model {
-        Some(m) => m.clone(),
-        None => default_judge()?,
-    };
-    let parsed = ModelSpec::parse(&spec)?;
-    check_flags(&args, &parsed, &conditions)?;
-    crate::commands::refuse_file_as_folder("--out", &args.out, "run folders")?;
-    let data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
-    super::print_data_warnings(&data);
-    // Run ids are checked before the model loads, so a taken --run-id fails fast.
-    let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string();
-    let run_ids = if args.preflight { Vec::new() } else { plan_run_dirs(&args, &spec, &conditions, &stamp)? };
-    let matrix_name = if conditions.len() > 1 && !args.preflight { Some(matrix_base(&args, &spec, &conditions, &stamp)?) } else { None };
-    let n_eval = selected(&args, &data).len();
-    if n_eval == data.examples.len() {
-        eprintln!("prbench: {} from `{}`; loading model `{spec}`", count(data.examples.len(), "example", "examples"), data.source);
-    } else {
-        eprintln!(
-            "prbench: {n_eval} of {} from `{}` ({} {} per subset{}); loading model `{spec}`",
-            count(data.examples.len(), "example", "examples"),
-            data.source,
-            if args.sample { "a random sample of" } else { "--limit" },
-            args.limit.unwrap_or_default(),
-            if args.sample { format!(", seed {}", args.seed) } else { String::new() }
-        );
-    }
-    let model = load_model(&parsed, &spec, &LoadSettings::of_eval(&args, &conditions))?;
-    if let Loaded::Bt(rm) = &model {
-        check_bt_leak(rm, &data, &spec)?;
+/// Draws progress on stderr and prints each finished run: its table (or summary JSON) on
+/// stdout, then its cache, remote and error figures on stderr.
+struct Printer {
+    bar: Bar,
+    json: bool,
+}
+
+impl Reporter for Printer {
+    fn start(&self, stage: &str, total: u64) {
+        self.bar.start(stage, total);
     }
 
-    // The lexical profile-overlap rule reads the whole profile whatever the condition; as the
-    // model under test it gets the same input as in the baselines table.
-    let context = if parsed == ModelSpec::Baseline("profile-overlap".into()) {
-        ContextSource::FullProfile
-    } else {
-        ContextSource::Condition
-    };
-    let reporter = Bar::new(args.quiet);
-    // --preflight stops before scoring and must leave nothing behind: no cache file either.
-    let cache = if args.no_cache || args.preflight {
-        None
-    } else {
-        let path = args.cache.clone().unwrap_or_else(|| args.out.join("cache.sqlite"));
-        Some(Arc::new(Cache::open(&path)?))
-    };
-    let examples = selected(&args, &data);
-    let prepared = prepare(&args, &data, &examples, &conditions, cache.as_ref(), &reporter)?;
-    let inputs = Arc::new(prepared.inputs);
-    if let Loaded::SeqCls(rm) = &model {
-        preflight(rm, &examples, &conditions, &inputs, &args)?;
-        if args.preflight {
-            eprintln!("prbench: --preflight: stopping before scoring");
-            return Ok(());
-        }
+    fn advance(&self, n: u64) {
+        self.bar.advance(n);
     }
-    let batch_size = args.batch_size.unwrap_or(if parsed.is_remote() { 4 * args.remote.concurrency() } else { 8 });
-    let mut cfgs = Vec::with_capacity(conditions.len());
-    let mut all_runs = Vec::with_capacity(conditions.len());
-    for (&condition, planned) in conditions.iter().zip(run_ids) {
-        all_runs.push((condition, planned.id.clone()));
-        let cfg = RunConfig {
-            dir: args.out.join(&planned.id),
-            run_id: planned.id,
-            limit: args.limit,
-            sample: args.sample,
-            options: EvalOptions { condition, seed: args.seed, both_orders: args.both_orders, batch_size, context, inputs: inputs.clone() },
-            bootstrap: BootstrapConfig { resamples: args.bootstrap, seed: args.seed, ..BootstrapConfig::default() },
-            code_version: crate::code_version().to_string(),
-            cache: cache.clone(),
-            resume: planned.resume,
-        };
-        if planned.done {
-            check_finished(&data, model.backend(), &cfg)?;
-            eprintln!("prbench: condition `{condition}`: run `{}` finished already with these settings; reusing it", cfg.run_id);
-            continue;
-        }
-        if planned.resume {
-            let written = check_resume(&data, model.backend(), &cfg)?;
-            eprintln!(
-                "prbench: resuming unfinished run `{}` ({} written before it stopped); calls it completed come from the cache",
-                cfg.run_id,
-                if written == 1 { "1 outcome was".to_string() } else { format!("{written} outcomes were") }
-            );
-        }
-        cfgs.push((cfg, planned.resume));
+
+    fn finish(&self) {
+        self.bar.finish();
     }
-    let mut over_limit = Vec::new();
-    for (cfg, resume) in cfgs {
-        let condition = cfg.options.condition;
-        if !resume {
-            create_run_dir(&args.out, &cfg.run_id)?;
-        }
-        if condition == Condition::Planner {
-            write_plans(&cfg.dir.join("planner.jsonl"), &prepared.plans)?;
-        }
-        let result = run_eval(&data, model.backend(), &cfg, &reporter)?;
-        if args.json {
-            println!("{}", serde_json::to_string(&result.summary)?);
+}
+
+impl EvaluationReporter for Printer {
+    fn note(&self, message: &str) {
+        self.bar.note(message);
+    }
+
+    fn run_finished(&self, result: &RunResult) {
+        if self.json {
+            println!("{}", serde_json::to_string(&result.summary).expect("summaries serialize"));
         } else {
             println!("{}", prbench_report::markdown::render(&result.summary));
         }
@@ -491,27 +287,71 @@ pub fn run(args: EvalArgs) -> Result<()> {
         if let Some(first) = errors.first() {
             eprintln!("prbench: warning: the backend failed on {}, counted as errors, never scored; first: {first}", count(errors.len(), "item", "items"));
         }
-        let unparsed = result.outcomes.iter().filter(|o| o.result == prbench_stats::outcome::ItemResult::Unparsed).count();
+        let unparsed = unparsed(result);
         if unparsed > 0 {
             eprintln!(
                 "prbench: warning: {unparsed} of {} could not be parsed (no `Result: A|B` line); they count as not correct, never as a choice (see `verdict.raw` in outcomes.jsonl)",
                 count(result.outcomes.len(), "verdict", "verdicts")
             );
         }
-        let rate = if result.outcomes.is_empty() { 0.0 } else { errors.len() as f64 / result.outcomes.len() as f64 };
-        if rate > args.max_error_rate {
-            over_limit.push(format!("{condition}: {} of {} ({:.1}%)", errors.len(), result.outcomes.len(), rate * 100.0));
-        }
         eprintln!("prbench: run files in {}/ (summary.md, summary.json, outcomes.jsonl, manifest.json)", result.dir.display());
     }
-    if let Some(base) = &matrix_name {
-        write_matrix(&args, &spec, base, &data, &all_runs, &inputs)?;
+}
+
+/// Runs `prbench eval`.
+pub fn run(args: EvalArgs) -> Result<()> {
+    let conditions = Condition::parse_list(&args.condition)?;
+    let spec = match &args.model {
+        Some(m) => m.clone(),
+        None => default_judge()?,
+    };
+    let parsed = ModelSpec::parse(&spec)?;
+    check_flags(&args, &parsed, &conditions)?;
+    crate::commands::refuse_file_as_folder("--out", &args.out, "run folders")?;
+    let data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
+    super::print_data_warnings(&data);
+    // Run ids are checked before the model loads, so a taken --run-id fails fast.
+    let eval = Evaluation::plan(&data, options(&args, &spec, &parsed, conditions.clone()))?;
+    let n_eval = eval.examples().len();
+    if n_eval == data.examples.len() {
+        eprintln!("prbench: {} from `{}`; loading model `{spec}`", count(data.examples.len(), "example", "examples"), data.source);
+    } else {
+        eprintln!(
+            "prbench: {n_eval} of {} from `{}` ({} {} per subset{}); loading model `{spec}`",
+            count(data.examples.len(), "example", "examples"),
+            data.source,
+            if args.sample { "a random sample of" } else { "--limit" },
+            args.limit.unwrap_or_default(),
+            if args.sample { format!(", seed {}", args.seed) } else { String::new() }
+        );
     }
-    if !over_limit.is_empty() {
+    let model = load_model(&parsed, &spec, &LoadSettings::of_eval(&args, &conditions))?;
+    if let Loaded::Bt(rm) = &model {
+        check_bt_leak(rm, &data, &spec)?;
+    }
+    let printer = Printer { bar: Bar::new(args.quiet), json: args.json };
+    let prepared = eval.prepare(&CliEngines { remote: &args.remote }, &printer)?;
+    if let Loaded::SeqCls(rm) = &model {
+        preflight(rm, eval.examples(), &conditions, prepared.inputs(), &args)?;
+        if args.preflight {
+            eprintln!("prbench: --preflight: stopping before scoring");
+            return Ok(());
+        }
+    }
+    let result = eval.run(&prepared, model.backend(), &printer)?;
+    if !args.no_report {
+        write_reports(&args, &result);
+    }
+    if let (Some(m), false) = (&result.matrix, args.json) {
+        println!("{}", m.markdown);
+        let guide = GuideInputs { share_a: result.share_a.clone(), data_arg: args.data.data.clone(), psoups_arg: psoups_arg() };
+        println!("{}", prbench_report::guide::render(&m.matrix, &guide));
+    }
+    if !result.over_limit.is_empty() {
         bail!(
             "the backend failed on more items than --max-error-rate {} allows: {} (the errors are listed in outcomes.jsonl). {}",
             args.max_error_rate,
-            over_limit.join("; "),
+            result.over_limit.join("; "),
             if args.no_cache {
                 "Rerun without --no-cache to keep what succeeds from then on."
             } else {

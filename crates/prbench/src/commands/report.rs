@@ -4,10 +4,10 @@ use anyhow::{Context, Result};
 use prbench_report::html::ReportOptions;
 use prbench_report::leaderboard::{self, Format};
 
-use crate::cli::{LeaderboardArgs, LeaderboardFormat, ReportArgs};
+use crate::cli::{LeaderboardArgs, LeaderboardFormat, HtmlReportArgs};
 
 /// Runs `prbench report`.
-pub fn run(args: ReportArgs) -> Result<()> {
+pub fn run(args: HtmlReportArgs) -> Result<()> {
     if args.out.is_dir() {
         anyhow::bail!("--out `{}` is a folder; name the HTML file to write, e.g. {}/report.html", args.out.display(), args.out.display());
     }

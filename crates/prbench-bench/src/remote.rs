@@ -1,4 +1,4 @@
-//! `prbench bench remote`: the `openai:` judge client under load (issue 4's load test).
+//! `bench remote`: the `openai:` judge client under load (issue 4's load test).
 //!
 //! `--requests` judge requests (default 2,000) at `--concurrency` (default 64) through the same
 //! `OpenAiJudge` that `prbench eval --model openai:…` uses: prompts rendered by prbench's judge
@@ -20,21 +20,53 @@ use prbench_fault_server::{FaultServer, ServerConfig};
 use prbench_models::{Choice, Judge, JudgeRequest, PairInput};
 use prbench_remote::{JudgeConfig, OpenAiChat, OpenAiJudge, RemoteOptions, VerdictSource};
 
-use crate::cli::BenchRemoteArgs;
+use crate::child::self_kib as proc_kib;
 
-/// A `/proc/self/status` field in KiB (`VmRSS`, `VmHWM`); `None` off Linux.
-fn proc_kib(field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with(field))?;
-    line.split_whitespace().nth(1)?.parse().ok()
+/// What `bench remote` sends, and where.
+#[derive(Debug, Clone)]
+pub struct RemoteLoadOptions {
+    /// Judge requests to send (at least 1).
+    pub requests: usize,
+    /// Requests in flight at once.
+    pub concurrency: usize,
+    /// An OpenAI-compatible base URL to load instead of the in-process fault server.
+    pub url: Option<String>,
+    /// Model name sent in each request.
+    pub model: String,
+    /// Dataset whose examples fill the prompts (cycled).
+    pub data: String,
+}
+
+/// What [`measure`] found: the JSON report (`bench remote --json`) and what the table adds.
+pub struct RemoteLoadReport {
+    /// The report as one JSON object.
+    pub json: serde_json::Value,
+    /// Requests that failed after retries.
+    pub errors: usize,
+    requests: usize,
+    concurrency: usize,
+    wall: f64,
+    rps: f64,
+    latency: Option<prbench_remote::LatencySummary>,
+    rss_start: Option<u64>,
+    marks: Vec<(usize, Option<u64>)>,
+    peak: Option<u64>,
+    unparsed: usize,
+    with_p_a: usize,
+    http_requests: u64,
+    retries: u64,
 }
 
 fn mib(kib: Option<u64>) -> String {
     kib.map_or_else(|| "n/a".into(), |k| format!("{:.1}", k as f64 / 1024.0))
 }
 
-/// Runs `prbench bench remote`.
-pub fn run(args: BenchRemoteArgs) -> Result<()> {
+/// Sends the requests (see the module docs) and measures them.
+///
+/// # Errors
+/// No requests, data that cannot be loaded or holds no examples, a server that cannot start,
+/// a judge that cannot be built.
+pub fn measure(args: &RemoteLoadOptions) -> Result<RemoteLoadReport> {
     if args.requests == 0 {
         bail!("--requests must be at least 1");
     }
@@ -101,29 +133,47 @@ pub fn run(args: BenchRemoteArgs) -> Result<()> {
         "rss_mib_by_done": marks.iter().map(|(n, k)| serde_json::json!({"done": n, "rss_mib": k.map(|k| k as f64 / 1024.0)})).collect::<Vec<_>>(),
         "peak_rss_mib": proc_kib("VmHWM:").map(|k| k as f64 / 1024.0),
     });
-    if args.json {
-        println!("{report}");
-    } else {
-        println!("| target | requests | concurrency | wall s | requests/s | p50 ms | p99 ms | errors | peak RSS MiB |");
-        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-        println!(
-            "| {} | {} | {} | {:.2} | {:.0} | {} | {} | {} | {} |",
-            report["target"].as_str().unwrap_or(""),
-            args.requests,
-            args.concurrency,
-            wall,
-            rps,
+    Ok(RemoteLoadReport {
+        json: report,
+        errors,
+        requests: args.requests,
+        concurrency: args.concurrency,
+        wall,
+        rps,
+        latency,
+        rss_start,
+        marks,
+        peak: proc_kib("VmHWM:"),
+        unparsed,
+        with_p_a,
+        http_requests: calls.requests,
+        retries: calls.retries,
+    })
+}
+
+impl RemoteLoadReport {
+    /// The `bench remote` table and the memory and verdict lines under it.
+    pub fn table(&self) -> String {
+        let latency = self.latency;
+        let mut s = String::from("| target | requests | concurrency | wall s | requests/s | p50 ms | p99 ms | errors | peak RSS MiB |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        s += &format!(
+            "| {} | {} | {} | {:.2} | {:.0} | {} | {} | {} | {} |\n",
+            self.json["target"].as_str().unwrap_or(""),
+            self.requests,
+            self.concurrency,
+            self.wall,
+            self.rps,
             latency.map_or("n/a".into(), |l| format!("{:.1}", l.p50_ms)),
             latency.map_or("n/a".into(), |l| format!("{:.1}", l.p99_ms)),
-            errors,
-            mib(proc_kib("VmHWM:"))
+            self.errors,
+            mib(self.peak)
         );
-        let by_done: Vec<String> = marks.iter().map(|(n, k)| format!("{n}: {}", mib(*k))).collect();
-        println!("\nRSS MiB at start: {}; after N requests done: {}", mib(rss_start), by_done.join(", "));
-        println!("verdicts: {} with p_A from log-probabilities, {unparsed} unparsed, {errors} errors; {} HTTP requests, {} retries", with_p_a, calls.requests, calls.retries);
+        let by_done: Vec<String> = self.marks.iter().map(|(n, k)| format!("{n}: {}", mib(*k))).collect();
+        s += &format!("\nRSS MiB at start: {}; after N requests done: {}\n", mib(self.rss_start), by_done.join(", "));
+        s += &format!(
+            "verdicts: {} with p_A from log-probabilities, {} unparsed, {} errors; {} HTTP requests, {} retries\n",
+            self.with_p_a, self.unparsed, self.errors, self.http_requests, self.retries
+        );
+        s
     }
-    if errors > 0 {
-        bail!("{errors} of {} requests failed (see above)", args.requests);
-    }
-    Ok(())
 }

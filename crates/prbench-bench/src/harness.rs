@@ -1,4 +1,4 @@
-//! `prbench bench harness`: the harness's own cost at full benchmark scale, with a zero-cost
+//! `bench harness`: the harness's own cost at full benchmark scale, with a zero-cost
 //! backend (issue 7).
 //!
 //! A synthetic benchmark the size of the real one ([`prbench_data::synthetic`]: 3 parquet
@@ -20,12 +20,24 @@ use std::process::Command;
 use anyhow::{Context, Result};
 use prbench_data::synthetic::{write_synthetic, SyntheticSpec};
 
-use crate::cli::BenchHarnessArgs;
-use crate::commands::bench_child::{machine, median, run_measured, ChildRun};
+use crate::child::{machine, median, run_measured, ChildRun};
+
+/// What `bench harness` measures.
+#[derive(Debug, Clone)]
+pub struct HarnessOptions {
+    /// Size as a fraction of the real benchmark, in [0.001, 1].
+    pub scale: f64,
+    /// Rounds of the three workloads.
+    pub rounds: usize,
+    /// Seed of the synthetic data and the runs.
+    pub seed: u64,
+    /// Folder for the synthetic data, the runs and the child logs.
+    pub work: PathBuf,
+}
 
 /// The synthetic data folder for a spec, written when absent (a hidden `.synthetic.json` summary marks
 /// a complete write). Returns the folder and the profile text bytes.
-fn synthetic_data(work: &Path, spec: &SyntheticSpec) -> Result<(PathBuf, usize, usize)> {
+fn synthetic_data(work: &Path, spec: &SyntheticSpec, log: &dyn Fn(&str)) -> Result<(PathBuf, usize, usize)> {
     let dir = work.join(format!("synthetic-{}rows-{}B-seed{}", spec.total_rows(), spec.profile_bytes, spec.seed));
     let marker = dir.join(".synthetic.json");
     if let Ok(text) = std::fs::read_to_string(&marker) {
@@ -34,7 +46,7 @@ fn synthetic_data(work: &Path, spec: &SyntheticSpec) -> Result<(PathBuf, usize, 
         let text_bytes = v["text_bytes"].as_u64().context("text_bytes")? as usize;
         return Ok((dir, profile, text_bytes));
     }
-    eprintln!("bench harness: writing the synthetic benchmark to {}", dir.display());
+    log(&format!("bench harness: writing the synthetic benchmark to {}", dir.display()));
     let _ = std::fs::remove_dir_all(&dir);
     let s = write_synthetic(&dir, spec)?;
     let summary = serde_json::json!({
@@ -42,13 +54,13 @@ fn synthetic_data(work: &Path, spec: &SyntheticSpec) -> Result<(PathBuf, usize, 
         "text_bytes": s.text_bytes, "file_bytes": s.file_bytes, "seed": spec.seed,
     });
     std::fs::write(&marker, serde_json::to_string_pretty(&summary)?)?;
-    eprintln!(
+    log(&format!(
         "bench harness: {} rows, {} posts, {:.1} MB of profile text, {:.1} MB of parquet",
         s.rows,
         s.posts,
         s.profile_bytes as f64 / 1e6,
         s.file_bytes as f64 / 1e6
-    );
+    ));
     Ok((dir, s.profile_bytes, s.text_bytes))
 }
 
@@ -74,7 +86,7 @@ fn workloads(data: &Path, runs: &Path, seed: u64) -> Vec<Workload> {
 }
 
 /// The command line equivalent to `args`, for tables.
-pub fn command_line(args: &BenchHarnessArgs) -> String {
+pub fn command_line(args: &HarnessOptions) -> String {
     format!("prbench bench harness --scale {} --rounds {} --seed {}", args.scale, args.rounds, args.seed)
 }
 
@@ -83,11 +95,11 @@ pub fn command_line(args: &BenchHarnessArgs) -> String {
 ///
 /// # Errors
 /// Writing the data, a child that fails.
-pub fn measure(args: &BenchHarnessArgs) -> Result<serde_json::Value> {
+pub fn measure(args: &HarnessOptions, log: &dyn Fn(&str)) -> Result<serde_json::Value> {
     std::fs::create_dir_all(&args.work).with_context(|| format!("creating `{}`", args.work.display()))?;
     let spec = if args.scale == 1.0 { SyntheticSpec::full_scale(args.seed) } else { SyntheticSpec::scaled(args.seed, args.scale) };
-    let (data, profile_bytes, text_bytes) = synthetic_data(&args.work, &spec)?;
-    let exe = std::env::current_exe().context("locating the prbench binary")?;
+    let (data, profile_bytes, text_bytes) = synthetic_data(&args.work, &spec, log)?;
+    let exe = crate::prbench_exe()?;
     let runs = args.work.join("harness-runs");
     let logs = args.work.join("harness-logs");
     std::fs::create_dir_all(&logs)?;
@@ -102,7 +114,7 @@ pub fn measure(args: &BenchHarnessArgs) -> Result<serde_json::Value> {
                 cmd.args(["--run-id", &format!("harness-{i}-r{round}")]);
             }
             let r = run_measured(&mut cmd, &logs.join(format!("w{i}-r{round}")))?;
-            eprintln!("  round {}: {}: {:.2} s, peak RSS {:.0} MiB ({})", round + 1, w.name, r.wall_s, r.peak_rss_mib, r.rss_source);
+            log(&format!("  round {}: {}: {:.2} s, peak RSS {:.0} MiB ({})", round + 1, w.name, r.wall_s, r.peak_rss_mib, r.rss_source));
             results[i].push(r);
         }
     }
@@ -136,28 +148,23 @@ pub fn measure(args: &BenchHarnessArgs) -> Result<serde_json::Value> {
     Ok(report)
 }
 
-/// Runs `prbench bench harness`.
-pub fn run(args: BenchHarnessArgs) -> Result<()> {
-    let report = measure(&args)?;
+/// The `bench harness` table of a [`measure`] report.
+pub fn table(report: &serde_json::Value) -> String {
     let rows = report["workloads"].as_array().cloned().unwrap_or_default();
     let profile_mib = report["profile_text_mib"].as_f64().unwrap_or(f64::NAN);
     let text_mib = report["all_text_mib"].as_f64().unwrap_or(f64::NAN);
-    if args.json {
-        println!("{}", serde_json::to_string(&report)?);
-        return Ok(());
-    }
-    println!(
-        "Synthetic benchmark: {} rows, {:.1} MiB of profile text ({:.1} MiB of text in all); {} rounds; {}",
+    let mut s = format!(
+        "Synthetic benchmark: {} rows, {:.1} MiB of profile text ({:.1} MiB of text in all); {} rounds; {}\n",
         report["rows"],
         profile_mib,
         text_mib,
-        args.rounds,
+        report["rounds"],
         machine()
     );
-    println!("| workload | wall s (median) | wall s (rounds) | peak RSS MiB (max) | peak RSS beyond profile text MiB |\n|---|---|---|---|---|");
+    s += "| workload | wall s (median) | wall s (rounds) | peak RSS MiB (max) | peak RSS beyond profile text MiB |\n|---|---|---|---|---|\n";
     for r in &rows {
-        println!(
-            "| {} | {:.2} | {} | {:.0} | {:.0} |",
+        s += &format!(
+            "| {} | {:.2} | {} | {:.0} | {:.0} |\n",
             r["workload"].as_str().unwrap_or(""),
             r["wall_s_median"].as_f64().unwrap_or(f64::NAN),
             r["wall_s"].as_array().map(|a| a.iter().map(|v| format!("{:.2}", v.as_f64().unwrap_or(f64::NAN))).collect::<Vec<_>>().join(", ")).unwrap_or_default(),
@@ -165,9 +172,9 @@ pub fn run(args: BenchHarnessArgs) -> Result<()> {
             r["peak_rss_beyond_profile_mib"].as_f64().unwrap_or(f64::NAN),
         );
     }
-    println!("Commands (each a child process of this binary; --run-id harness-<workload>-r<round> added to evals):");
+    s += "Commands (each a child process of this binary; --run-id harness-<workload>-r<round> added to evals):\n";
     for r in &rows {
-        println!("  {}", r["command"].as_str().unwrap_or(""));
+        s += &format!("  {}\n", r["command"].as_str().unwrap_or(""));
     }
-    Ok(())
+    s
 }

@@ -5,6 +5,15 @@ use std::path::PathBuf;
 use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod bench;
+mod bon;
+mod correlate;
+mod train;
+pub use bench::*;
+pub use bon::*;
+pub use correlate::*;
+pub use train::*;
+
 /// prbench: does a reward model prefer the answer that fits this user?
 #[derive(Parser, Debug)]
 #[command(name = "prbench", version = crate::code_version(), about, long_about = None)]
@@ -24,7 +33,7 @@ pub enum Command {
     Data(DataCommand),
     /// Train a reward model (`train bt`: the personalized Bradley-Terry head on MiniLM).
     #[command(subcommand)]
-    Train(crate::commands::train::TrainCommand),
+    Train(TrainCommand),
     /// Performance, side by side with a reference engine in the same run.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -37,13 +46,13 @@ pub enum Command {
     /// Best-of-N: sample N answers per question, judge them against the hidden rubric, score
     /// them with reward models, and tabulate best-of-k for k = 1, 2, 4, … N.
     #[command(subcommand)]
-    Bon(crate::commands::bon::BonCommand),
+    Bon(BonCommand),
     /// Rank correlation between benchmark accuracy and a downstream score (BoN or a CSV).
-    Correlate(crate::commands::correlate::CorrelateArgs),
+    Correlate(CorrelateArgs),
     /// One self-contained HTML report (leaderboard, plots, item browser, run vs run,
     /// provenance) of run folders, conditioning matrices, Best-of-N folders and correlate
     /// results; it opens from file:// with no network.
-    Report(ReportArgs),
+    Report(HtmlReportArgs),
     /// The leaderboard of run folders (the report's rows) as Markdown, CSV, JSON or LaTeX.
     Leaderboard(LeaderboardArgs),
     /// Serve a reward model over HTTP for PPO trainers such as verl (PROTOCOL.md §7):
@@ -144,40 +153,6 @@ pub struct ServeRewardArgs {
     /// Remote engines (`vllm-classify:`, `reward-server:`).
     #[command(flatten)]
     pub remote: RemoteArgs,
-}
-
-/// `bench serve` arguments.
-#[derive(Args, Debug)]
-pub struct BenchServeArgs {
-    /// The model.
-    #[command(flatten)]
-    pub model: RmModelArgs,
-    /// Server batching, queue, body limit, normalization.
-    #[command(flatten)]
-    pub serve: ServeTuningArgs,
-    /// `POST /score` requests per wave.
-    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1_000_000))]
-    pub requests: usize,
-    /// Requests in flight at once (each holds a connection; mind `ulimit -n`).
-    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 10_000))]
-    pub concurrency: usize,
-    /// Identical waves, one after the other (memory after the second shows whether it grows).
-    #[arg(long, default_value_t = 2, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
-    pub waves: usize,
-    /// Seconds before a request without an answer counts as dropped.
-    #[arg(long, default_value_t = 300, allow_negative_numbers = true, value_parser = crate::bounds::whole::<u64>(1, 86_400))]
-    pub timeout: u64,
-    /// Dataset whose examples fill the requests (cycled; each question is numbered, so no two
-    /// bodies are equal).
-    #[arg(long, default_value = "data/sample", value_parser = crate::bounds::data_spec)]
-    pub data: String,
-    /// Profile posts per request, rendered as the `profile:k` condition renders them (in the
-    /// dataset's order).
-    #[arg(long, default_value_t = 10, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(0, 10_000))]
-    pub posts: usize,
-    /// Print one JSON line instead of the table.
-    #[arg(long)]
-    pub json: bool,
 }
 
 /// Cache sub-verbs.
@@ -281,238 +256,6 @@ impl RemoteArgs {
         }
         v
     }
-}
-
-/// Bench sub-verbs.
-#[derive(Subcommand, Debug)]
-pub enum BenchCommand {
-    /// Scalar reward-model throughput: prbench vs PyTorch/transformers on the same token ids
-    /// (needs python3 with torch and transformers; see docs/perf.md).
-    Rm(BenchRmArgs),
-    /// The `openai:` judge client under load: requests/s, latency p50/p99 and memory, against
-    /// the loopback fault server in fast mode (or `--url`).
-    Remote(BenchRemoteArgs),
-    /// The reward server under load: an in-process `serve-reward` on loopback, waves of
-    /// concurrent `POST /score` requests; requests/s, latency p50/p99/max, answers by status,
-    /// memory per wave.
-    Serve(BenchServeArgs),
-    /// The harness at full benchmark scale with a zero-cost backend: a synthetic benchmark the
-    /// size of the real one (2,830 rows, ~100 MB of profile text), then load + validate,
-    /// render, retrieve (BM25) and write, each workload a child process timed and measured
-    /// for peak RSS.
-    Harness(BenchHarnessArgs),
-    /// The local GGUF judge against llama.cpp driven directly (same file, same prompts, same
-    /// threads), each side a child process: prefill tokens/s of the logprob verdict, tokens/s
-    /// of the generate verdict, peak RSS.
-    Judge(BenchJudgeArgs),
-    /// Every bench (judge, scalar RM, harness) in one run, one table: workload, prbench,
-    /// reference, ratio, peak RSS, target, command, machine. `--short` for a seconds-long check.
-    All(BenchAllArgs),
-    /// The HTML report at full scale: a synthetic 2,830-row benchmark evaluated by three
-    /// control baselines under four conditions, the report of the twelve runs rendered and
-    /// opened in headless Chromium (needs `chromium`: `scripts/setup.sh --tests`); file size,
-    /// render time, time to open, time of one filter.
-    Report(BenchReportArgs),
-    /// One side of `bench judge` (run by it; not for direct use).
-    #[command(hide = true)]
-    JudgeWorker(JudgeWorkerArgs),
-}
-
-/// `bench judge` arguments.
-#[derive(Args, Debug)]
-pub struct BenchJudgeArgs {
-    /// GGUF files (default: SmolLM2-135M-Instruct, plus gemma-3-270m-q4_k_m.gguf when it is in
-    /// the models folder).
-    #[arg(long, value_delimiter = ',')]
-    pub models: Vec<PathBuf>,
-    /// Datasets whose examples give the judge prompts (each example twice: chosen in A, in B).
-    /// Default: `data/sample`, plus `psoups:../shared/data/alignx-psoups` when that folder
-    /// exists (paths are relative to the current folder: run from the repository root).
-    #[arg(long, value_delimiter = ',')]
-    pub data: Vec<String>,
-    /// Condition the prompts are rendered under: `none` or `profile:k` (first k posts).
-    #[arg(long, default_value = "none")]
-    pub condition: String,
-    /// Judge prompts per dataset.
-    #[arg(long, default_value_t = 24, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
-    pub prompts: usize,
-    /// Prompts the generate verdict is timed on (the first ones).
-    #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
-    pub gen_prompts: usize,
-    /// Generate verdict: most new tokens per prompt (greedy, stops at end of generation).
-    #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 32_768))]
-    pub max_new_tokens: usize,
-    /// Alternating rounds (the side that goes first alternates).
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
-    pub rounds: usize,
-    /// CPU threads for both sides (1 to 1024).
-    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get().min(1024)), allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1024))]
-    pub threads: usize,
-    /// The reference's context size in tokens (default: longest prompt + --max-new-tokens + 1).
-    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<u32>(1, 1_048_576))]
-    pub ref_ctx: Option<u32>,
-    /// Folder for the worker inputs and logs (default: `$PRBENCH_MODELS/bench`).
-    #[arg(long, default_value_os_t = crate::commands::bench::default_work_dir())]
-    pub work: PathBuf,
-    /// Print one JSON line instead of the table.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `bench all` arguments.
-#[derive(Args, Debug)]
-pub struct BenchAllArgs {
-    /// A few inputs, one round (seconds): checks that every bench runs, measures little.
-    #[arg(long)]
-    pub short: bool,
-    /// Alternating rounds of each bench.
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
-    pub rounds: usize,
-    /// Judge prompts per dataset (data/sample, and P-Soups when ../shared holds it).
-    #[arg(long, default_value_t = 12, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
-    pub judge_prompts: usize,
-    /// CPU threads for every engine (1 to 1024).
-    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get().min(1024)), allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1024))]
-    pub threads: usize,
-    /// Python interpreter with torch and transformers (`bench rm`'s reference).
-    #[arg(long, default_value = "python3")]
-    pub python: String,
-    /// The folder holding bench_rm.py (the repository's `tools/`).
-    #[arg(long, default_value = "tools")]
-    pub tools: PathBuf,
-    /// Working folder (default: `$PRBENCH_MODELS/bench`).
-    #[arg(long, default_value_os_t = crate::commands::bench::default_work_dir())]
-    pub work: PathBuf,
-}
-
-/// `bench judge-worker` arguments.
-#[derive(Args, Debug)]
-pub struct JudgeWorkerArgs {
-    /// `prbench` or `llama.cpp`.
-    #[arg(long)]
-    pub side: String,
-    /// The GGUF file.
-    #[arg(long)]
-    pub model: PathBuf,
-    /// The input file `bench judge` wrote.
-    #[arg(long)]
-    pub input: PathBuf,
-}
-
-/// `bench harness` arguments.
-#[derive(Args, Debug)]
-pub struct BenchHarnessArgs {
-    /// Size as a fraction of the real benchmark, in [0.001, 1] (1 = 2,830 rows and 100 MB of
-    /// profile text; 0.01 for a quick check).
-    #[arg(long, default_value_t = 1.0, value_parser = parse_scale, allow_negative_numbers = true)]
-    pub scale: f64,
-    /// Rounds of the three workloads; the table gives median wall time and max peak RSS.
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
-    pub rounds: usize,
-    /// Seed of the synthetic data and the runs.
-    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
-    pub seed: u64,
-    /// Folder for the synthetic data, the runs and the child logs (default: `$PRBENCH_MODELS/bench`).
-    #[arg(long, default_value_os_t = crate::commands::bench::default_work_dir())]
-    pub work: PathBuf,
-    /// Print one JSON line instead of the table.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `bench report` arguments.
-#[derive(Args, Debug)]
-pub struct BenchReportArgs {
-    /// Size as a fraction of the real benchmark, in [0.001, 1].
-    #[arg(long, default_value_t = 1.0, value_parser = parse_scale, allow_negative_numbers = true)]
-    pub scale: f64,
-    /// Times the report is opened; the table gives medians.
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
-    pub rounds: usize,
-    /// Seed of the synthetic data and the runs.
-    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
-    pub seed: u64,
-    /// Folder for the synthetic data, the runs and the report (default: `$PRBENCH_MODELS/bench`).
-    #[arg(long, default_value_os_t = crate::commands::bench::default_work_dir())]
-    pub work: PathBuf,
-    /// Print one JSON line instead of the table.
-    #[arg(long)]
-    pub json: bool,
-}
-
-fn parse_scale(s: &str) -> Result<f64, String> {
-    let v: f64 = s.parse().map_err(|e| format!("not a number: {e}"))?;
-    if (0.001..=1.0).contains(&v) {
-        Ok(v)
-    } else {
-        Err("the scale must be in [0.001, 1] (smaller leaves profiles empty, so BM25 would measure nothing)".into())
-    }
-}
-
-/// `bench remote` arguments.
-#[derive(Args, Debug)]
-pub struct BenchRemoteArgs {
-    /// Judge requests to send.
-    #[arg(long, default_value_t = 2000, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1_000_000))]
-    pub requests: usize,
-    /// Requests in flight at once.
-    #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 4096))]
-    pub concurrency: usize,
-    /// An OpenAI-compatible base URL to load instead of the in-process fault server (loopback
-    /// only, please: this sends every request as fast as it can).
-    #[arg(long)]
-    pub url: Option<String>,
-    /// Model name sent in each request.
-    #[arg(long, default_value = "fault-model")]
-    pub model: String,
-    /// Dataset whose examples fill the prompts (cycled).
-    #[arg(long, default_value = "data/sample", value_parser = crate::bounds::data_spec)]
-    pub data: String,
-    /// Print one JSON line instead of the table.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `bench rm` arguments.
-#[derive(Args, Debug)]
-pub struct BenchRmArgs {
-    /// Models to measure: `decoder` (6-layer Qwen2-shaped sequence classifier, hidden 384,
-    /// random weights) and `minilm` (all-MiniLM-L6-v2, the BT backbone).
-    #[arg(long, value_delimiter = ',', default_value = "decoder,minilm")]
-    pub models: Vec<String>,
-    /// Sequences per forward pass.
-    #[arg(long, default_value_t = 8, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 4096))]
-    pub batch: usize,
-    /// Tokens per sequence.
-    #[arg(long, default_value_t = 256, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 512))]
-    pub seq_len: usize,
-    /// Distinct batches.
-    #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 10_000))]
-    pub batches: usize,
-    /// Timed passes over all batches (after one warm-up pass).
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1000))]
-    pub repeats: usize,
-    /// Alternating rounds (prbench, then transformers); the table reports medians.
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
-    pub rounds: usize,
-    /// Seed of the random token ids.
-    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
-    pub seed: u64,
-    /// Torch threads for the reference, 1 to 1024 (prbench uses all cores through rayon).
-    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get().min(1024)), allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1024))]
-    pub threads: usize,
-    /// Python interpreter with torch and transformers.
-    #[arg(long, default_value = "python3")]
-    pub python: String,
-    /// The folder holding bench_rm.py (the repository's `tools/`).
-    #[arg(long, default_value = "tools")]
-    pub tools: PathBuf,
-    /// Folder for the bench model and inputs (default: `$PRBENCH_MODELS/bench`).
-    #[arg(long, default_value_os_t = crate::commands::bench::default_work_dir())]
-    pub work: PathBuf,
-    /// MiniLM directory (default: the one scripts/fetch-models.sh caches).
-    #[arg(long)]
-    pub embedder: Option<PathBuf>,
 }
 
 /// Data sub-verbs.
@@ -669,6 +412,10 @@ pub struct EvalArgs {
     /// instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Do not write the HTML reports (`report.html` in each run folder, `<id>-report.html`
+    /// beside the matrix); `prbench report` makes them later.
+    #[arg(long)]
+    pub no_report: bool,
 }
 
 impl EvalArgs {
@@ -707,7 +454,7 @@ pub struct RetrieveArgs {
 
 /// `report` arguments.
 #[derive(Args, Debug)]
-pub struct ReportArgs {
+pub struct HtmlReportArgs {
     /// Run folders (or their summary.json), `<run-id>-matrix.json` files (their runs are read
     /// from beside them), Best-of-N folders, `prbench correlate` results (the .json its `--out`
     /// writes, or its `--json` saved to a file), or folders holding any of these (e.g. `runs`).

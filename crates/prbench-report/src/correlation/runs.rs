@@ -8,11 +8,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
 use prbench_stats::ItemResult;
 use serde::Deserialize;
 
-use super::{read_text, Entry, Metric};
+use super::inputs::read_text;
+use super::{invalid, CorrelationError, Entry, Metric, Result};
 
 /// Accuracies read from two files of the same computation are equal to the last bit; this
 /// only absorbs a decimal round trip.
@@ -46,16 +46,20 @@ fn micro(rows: &serde_json::Value) -> Option<(f64, usize, usize)> {
 /// Reads a run folder (or its `summary.json`).
 pub(super) fn read_run(path: &Path, metric: Metric, baselines: bool) -> Result<BenchRun> {
     let file = if path.is_dir() { path.join("summary.json") } else { path.to_path_buf() };
-    let v: serde_json::Value = serde_json::from_str(&read_text(&file)?).with_context(|| format!("`{}` is not JSON", file.display()))?;
-    let field = |name: &str| v.get(name).and_then(|m| m.as_str()).with_context(|| format!("`{}`: no `{name}` field; pass a run's summary.json", file.display()));
+    let v: serde_json::Value = serde_json::from_str(&read_text(&file)?).map_err(|source| CorrelationError::Json { path: file.clone(), source })?;
+    let field = |name: &str| {
+        v.get(name)
+            .and_then(|m| m.as_str())
+            .ok_or_else(|| CorrelationError::Invalid(format!("`{}`: no `{name}` field; pass a run's summary.json", file.display())))
+    };
     let model = field("model")?.to_string();
     let dataset_hash = field("dataset_hash")?.to_string();
     let limit = v.get("limit_per_subset").and_then(serde_json::Value::as_u64).map(|l| l as usize);
     let debiased_row = v.get("both_orders").and_then(|b| b.get("debiased_rows")).and_then(micro);
     let (row, debiased) = match (metric, debiased_row) {
         (Metric::Auto | Metric::Debiased, Some(d)) => (d, true),
-        (Metric::Debiased, None) => bail!("`{}`: the run did not judge both orders; rerun with --both-orders or use --metric accuracy", file.display()),
-        _ => (micro(&v["rows"]).with_context(|| format!("`{}`: no micro accuracy row", file.display()))?, false),
+        (Metric::Debiased, None) => invalid!("`{}`: the run did not judge both orders; rerun with --both-orders or use --metric accuracy", file.display()),
+        _ => (micro(&v["rows"]).ok_or_else(|| CorrelationError::Invalid(format!("`{}`: no micro accuracy row", file.display())))?, false),
     };
     let figure = if debiased { "position-debiased accuracy" } else { "accuracy" };
     let condition = v.get("condition").and_then(|c| c.as_str()).map(String::from);
@@ -73,8 +77,12 @@ pub(super) fn read_run(path: &Path, metric: Metric, baselines: bool) -> Result<B
     };
     if baselines {
         for b in v.get("baselines").and_then(|b| b.as_array()).into_iter().flatten() {
-            let name = b.get("name").and_then(|n| n.as_str()).with_context(|| format!("`{}`: a baseline without a name", file.display()))?;
-            let (s, ..) = micro(&b["rows"]).with_context(|| format!("`{}`: baseline `{name}` has no micro row", file.display()))?;
+            let Some(name) = b.get("name").and_then(|n| n.as_str()) else {
+                invalid!("`{}`: a baseline without a name", file.display());
+            };
+            let Some((s, ..)) = micro(&b["rows"]) else {
+                invalid!("`{}`: baseline `{name}` has no micro row", file.display());
+            };
             out.baselines.push(entry(name.to_string(), s, format!("{} (baseline accuracy, micro)", file.display()), true));
         }
     }
@@ -95,26 +103,30 @@ impl BenchRun {
     fn items(&self) -> Result<BTreeMap<String, ItemResult>> {
         let path = self.file.with_file_name("outcomes.jsonl");
         if !path.is_file() {
-            bail!(
+            invalid!(
                 "`{}` is missing: correlate reads which items each run evaluated from it (runs on other items are not comparable); pass the run folder as `prbench eval` wrote it",
                 path.display()
             );
         }
         let mut items = BTreeMap::new();
         for (i, line) in read_text(&path)?.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-            let o: OutcomeLine = serde_json::from_str(line).with_context(|| format!("`{}` line {}: not an outcome record", path.display(), i + 1))?;
+            let o: OutcomeLine =
+                serde_json::from_str(line).map_err(|source| CorrelationError::Line { path: path.clone(), line: i + 1, what: "not an outcome record", source })?;
             let r = if self.debiased {
-                o.debiased_result.with_context(|| format!("`{}` line {}: no `debiased_result`, although the summary reports the position-debiased figure", path.display(), i + 1))?
+                let Some(r) = o.debiased_result else {
+                    invalid!("`{}` line {}: no `debiased_result`, although the summary reports the position-debiased figure", path.display(), i + 1);
+                };
+                r
             } else {
                 o.result
             };
             if items.insert(o.example_id.clone(), r).is_some() {
-                bail!("`{}` line {}: example `{}` appears twice; the file was edited or two runs were merged", path.display(), i + 1, o.example_id);
+                invalid!("`{}` line {}: example `{}` appears twice; the file was edited or two runs were merged", path.display(), i + 1, o.example_id);
             }
         }
         let correct = items.values().filter(|&&r| r == ItemResult::Correct).count();
         if (items.len(), correct) != (self.n, self.correct) {
-            bail!(
+            invalid!(
                 "`{}` holds {} outcome records ({correct} correct) but `{}` counts {} items ({} correct): the run is unfinished or a file was changed; rerun it",
                 path.display(),
                 items.len(),
@@ -152,9 +164,9 @@ fn some(set: &BTreeSet<&String>) -> String {
 /// # Errors
 /// Runs on other dataset files or other items (without `common_items`), disagreeing
 /// baselines, baselines that cannot be restricted, unreadable or inconsistent outcomes.
-pub(super) fn entries(mut runs: Vec<BenchRun>, common_items: bool) -> Result<Vec<Entry>> {
+pub(super) fn entries(mut runs: Vec<BenchRun>, common_items: bool, note: &mut dyn FnMut(&str)) -> Result<Vec<Entry>> {
     if common_items && runs.len() < 2 {
-        bail!("--common-items restricts several benchmark run folders to the items they share; give at least two");
+        invalid!("--common-items restricts several benchmark run folders to the items they share; give at least two");
     }
     let mut restricted = vec![false; runs.len()];
     if runs.len() >= 2 {
@@ -168,9 +180,9 @@ pub(super) fn entries(mut runs: Vec<BenchRun>, common_items: bool) -> Result<Vec
                 other.dataset_hash.get(..12).unwrap_or(&other.dataset_hash)
             );
             if !common_items {
-                bail!("{pair}: their accuracies are over different items. Rerun them on the same data, or pass --common-items to compare every run on the examples all of them evaluated (matched by example id)");
+                invalid!("{pair}: their accuracies are over different items. Rerun them on the same data, or pass --common-items to compare every run on the examples all of them evaluated (matched by example id)");
             }
-            eprintln!("prbench: note: {pair}; --common-items matches their items by example id, which is right only when the files are selections of one dataset");
+            note(&format!("note: {pair}; --common-items matches their items by example id, which is right only when the files are selections of one dataset"));
         }
         let items: Vec<BTreeMap<String, ItemResult>> = runs.iter().map(BenchRun::items).collect::<Result<_>>()?;
         let mut common = ids(&items[0]);
@@ -180,7 +192,7 @@ pub(super) fn entries(mut runs: Vec<BenchRun>, common_items: bool) -> Result<Vec
                 let reference = ids(&items[0]);
                 let only_first: BTreeSet<&String> = reference.difference(&these).copied().collect();
                 let only_other: BTreeSet<&String> = these.difference(&reference).copied().collect();
-                bail!(
+                invalid!(
                     "`{}` evaluated {} and `{}` {}: {} only in the first{}, {} only in the second{}. Accuracies over other items are not comparable: rerun with the same --limit and --subset, or pass --common-items to recompute every run's accuracy on the items all runs share",
                     runs[0].name,
                     runs[0].describe(reference.len()),
@@ -195,7 +207,7 @@ pub(super) fn entries(mut runs: Vec<BenchRun>, common_items: bool) -> Result<Vec
             common = common.intersection(&these).copied().collect();
         }
         if common.is_empty() {
-            bail!("--common-items: no example was evaluated by all {} runs; nothing to compare", runs.len());
+            invalid!("--common-items: no example was evaluated by all {} runs; nothing to compare", runs.len());
         }
         let common: BTreeSet<String> = common.into_iter().cloned().collect();
         if common_items {
@@ -206,18 +218,18 @@ pub(super) fn entries(mut runs: Vec<BenchRun>, common_items: bool) -> Result<Vec
                 restricted[i] = true;
                 let correct = common.iter().filter(|id| its[*id] == ItemResult::Correct).count();
                 let score = correct as f64 / common.len() as f64;
-                eprintln!("prbench: `{}`: {} of its {} items kept; accuracy {:.4} on all, {score:.4} on the common items", run.name, common.len(), its.len(), run.model.score);
+                note(&format!("`{}`: {} of its {} items kept; accuracy {:.4} on all, {score:.4} on the common items", run.name, common.len(), its.len(), run.model.score));
                 run.model.score = score;
                 run.model.source = run.model.source.replace(", micro)", &format!(", micro, recomputed on the {} common items from outcomes.jsonl)", common.len()));
             }
-            eprintln!("prbench: --common-items: {} items common to all {} runs kept ({} run{} restricted)", common.len(), runs.len(), restricted.iter().filter(|&&r| r).count(), if restricted.iter().filter(|&&r| r).count() == 1 { "" } else { "s" });
+            note(&format!("--common-items: {} items common to all {} runs kept ({} run{} restricted)", common.len(), runs.len(), restricted.iter().filter(|&&r| r).count(), if restricted.iter().filter(|&&r| r).count() == 1 { "" } else { "s" }));
         }
     }
     let mut out: Vec<Entry> = runs.iter().map(|r| r.model.clone()).collect();
     let mut taken: Vec<(&Entry, &BenchRun)> = Vec::new();
     for (run, &cut) in runs.iter().zip(&restricted) {
         if cut && !run.baselines.is_empty() {
-            bail!(
+            invalid!(
                 "--with-baselines: the baselines of `{}` are over all its {} items, and run folders keep no per-item baseline results to restrict them to the common items; drop --with-baselines, or rerun on the common items (same --limit and --subset)",
                 run.name,
                 run.n
@@ -227,7 +239,7 @@ pub(super) fn entries(mut runs: Vec<BenchRun>, common_items: bool) -> Result<Vec
             match taken.iter().find(|(t, _)| t.model == b.model && t.condition == b.condition) {
                 // Runs under one condition on the same items carry the same baseline rows: one entry.
                 Some((t, _)) if (t.score - b.score).abs() <= SAME => {}
-                Some((t, other)) => bail!(
+                Some((t, other)) => invalid!(
                     "--with-baselines: `{}` under condition `{}` has accuracy {} in `{}` but {} in `{}`, on the same items: the runs differ in a setting the baselines depend on (--seed draws the slots and `random`'s picks); correlate runs made with one seed, or drop --with-baselines",
                     b.model,
                     b.condition.as_deref().unwrap_or("?"),

@@ -27,12 +27,22 @@ pub struct ChildRun {
     pub stdout: String,
 }
 
+/// A field of a /proc status file in KiB (`VmRSS:`, `VmHWM:`); `None` when unreadable (off
+/// Linux, or the process is gone). The one place the benches read /proc memory figures.
+pub fn status_kib(status_file: &str, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(status_file).ok()?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// A field of this process's `/proc/self/status` in KiB (`VmRSS:`, `VmHWM:`); `None` off Linux.
+pub fn self_kib(field: &str) -> Option<u64> {
+    status_kib("/proc/self/status", field)
+}
+
 /// `VmHWM` (peak RSS) from a /proc status file, MiB; `None` when unreadable.
 fn hwm_mib(status_file: &str) -> Option<f64> {
-    std::fs::read_to_string(status_file)
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok()))
-        .map(|kib| kib / 1024.0)
+    status_kib(status_file, "VmHWM:").map(|kib| kib as f64 / 1024.0)
 }
 
 /// This process's `VmHWM` (peak RSS), MiB (NaN off Linux).

@@ -1,4 +1,4 @@
-//! `prbench bench all`: the judge, scalar-RM and harness benches in one run, one table
+//! `bench all`: the judge, scalar-RM and harness benches in one run, one table
 //! (issue 7): workload, prbench, reference, ratio, peak RSS, target, the exact command of each
 //! row, and the machine.
 //!
@@ -8,50 +8,28 @@
 
 use anyhow::Result;
 
-use crate::cli::{BenchAllArgs, BenchHarnessArgs, BenchJudgeArgs, BenchRmArgs};
-use crate::commands::bench_child::machine;
-use crate::commands::{bench, bench_harness, bench_judge};
+use crate::child::machine;
+use crate::harness::{self, HarnessOptions};
+use crate::judge::{self, JudgeOptions};
+use crate::rm::{self, Reference, RmOptions};
 
-fn judge_args(args: &BenchAllArgs) -> BenchJudgeArgs {
-    let data = if args.short { vec!["data/sample".to_string()] } else { bench_judge::default_data() };
-    BenchJudgeArgs {
-        models: Vec::new(),
-        data,
-        condition: "none".into(),
-        prompts: if args.short { 2 } else { args.judge_prompts },
-        gen_prompts: if args.short { 1 } else { 4 },
-        max_new_tokens: if args.short { 4 } else { 64 },
-        rounds: if args.short { 1 } else { args.rounds },
-        threads: args.threads,
-        ref_ctx: None,
-        work: args.work.clone(),
-        json: false,
-    }
-}
-
-fn rm_args(args: &BenchAllArgs) -> BenchRmArgs {
-    BenchRmArgs {
-        models: vec!["decoder".into(), "minilm".into()],
-        batch: if args.short { 2 } else { 8 },
-        seq_len: if args.short { 32 } else { 256 },
-        batches: if args.short { 1 } else { 4 },
-        repeats: if args.short { 1 } else { 3 },
-        rounds: if args.short { 1 } else { args.rounds },
-        seed: 42,
-        threads: args.threads,
-        python: args.python.clone(),
-        tools: args.tools.clone(),
-        work: args.work.clone(),
-        embedder: None,
-    }
-}
-
-fn harness_args(args: &BenchAllArgs) -> BenchHarnessArgs {
-    BenchHarnessArgs { scale: if args.short { 0.002 } else { 1.0 }, rounds: if args.short { 1 } else { args.rounds }, seed: 42, work: args.work.clone(), json: false }
+/// What `bench all` runs.
+#[derive(Debug, Clone)]
+pub struct AllOptions {
+    /// A few inputs, one round (seconds): checks that every bench runs, measures little.
+    pub short: bool,
+    /// Alternating rounds of each bench.
+    pub rounds: usize,
+    /// Judge prompts per dataset.
+    pub judge_prompts: usize,
+    /// Threads, the PyTorch reference and the working folder (shared with `bench rm`).
+    pub reference: Reference,
+    /// The prbench version the rows name.
+    pub code_version: String,
 }
 
 /// One row of the table.
-struct Row {
+pub struct Row {
     workload: String,
     prbench: String,
     reference: String,
@@ -59,6 +37,41 @@ struct Row {
     rss: String,
     target: String,
     command: String,
+}
+
+fn judge_args(args: &AllOptions, log: &dyn Fn(&str)) -> JudgeOptions {
+    let data = if args.short { vec!["data/sample".to_string()] } else { judge::default_data(log) };
+    JudgeOptions {
+        models: Vec::new(),
+        data,
+        condition: "none".into(),
+        prompts: if args.short { 2 } else { args.judge_prompts },
+        gen_prompts: if args.short { 1 } else { 4 },
+        max_new_tokens: if args.short { 4 } else { 64 },
+        rounds: if args.short { 1 } else { args.rounds },
+        threads: args.reference.threads,
+        ref_ctx: None,
+        work: args.reference.work.clone(),
+    }
+}
+
+fn rm_args(args: &AllOptions) -> RmOptions {
+    RmOptions {
+        models: vec!["decoder".into(), "minilm".into()],
+        batch: if args.short { 2 } else { 8 },
+        seq_len: if args.short { 32 } else { 256 },
+        batches: if args.short { 1 } else { 4 },
+        repeats: if args.short { 1 } else { 3 },
+        rounds: if args.short { 1 } else { args.rounds },
+        seed: 42,
+        reference: args.reference.clone(),
+        embedder: None,
+        code_version: args.code_version.clone(),
+    }
+}
+
+fn harness_args(args: &AllOptions) -> HarnessOptions {
+    HarnessOptions { scale: if args.short { 0.002 } else { 1.0 }, rounds: if args.short { 1 } else { args.rounds }, seed: 42, work: args.reference.work.clone() }
 }
 
 fn f(v: &serde_json::Value) -> f64 {
@@ -107,9 +120,9 @@ fn judge_rows(report: &serde_json::Value, short: bool) -> Vec<Row> {
     rows
 }
 
-fn rm_rows(args: &BenchRmArgs, short: bool) -> Vec<Row> {
-    let cmd = bench::command_line(args);
-    match bench::measure(args) {
+fn rm_rows(args: &RmOptions, short: bool, log: &dyn Fn(&str)) -> Vec<Row> {
+    let cmd = rm::command_line(args);
+    match rm::measure(args, log) {
         Ok(rs) => rs
             .into_iter()
             .map(|r| Row {
@@ -170,18 +183,27 @@ fn harness_rows(report: &serde_json::Value, short: bool) -> Vec<Row> {
         .collect()
 }
 
-/// Runs `prbench bench all`.
-pub fn run(args: BenchAllArgs) -> Result<()> {
-    std::fs::create_dir_all(&args.work)?;
-    let judge = bench_judge::measure(&judge_args(&args))?;
+/// Runs every bench (judge, scalar RM, harness) and returns the table's rows; `bench rm`
+/// failing (no torch) gives rows that say why instead of an error.
+///
+/// # Errors
+/// The working folder cannot be created; the judge or harness bench fails.
+pub fn measure(args: &AllOptions, log: &dyn Fn(&str)) -> Result<Vec<Row>> {
+    std::fs::create_dir_all(&args.reference.work)?;
+    let judge = judge::measure(&judge_args(args, log), log)?;
     let mut rows = judge_rows(&judge, args.short);
-    rows.extend(rm_rows(&rm_args(&args), args.short));
-    rows.extend(harness_rows(&bench_harness::measure(&harness_args(&args))?, args.short));
-    let me = std::env::args().skip(1).collect::<Vec<_>>().join(" ");
-    println!("Machine: {}. Code version {}. Command: `prbench {me}`.\n", machine(), crate::code_version());
-    println!("| workload | prbench | reference | ratio | peak RSS MiB (prbench / reference) | target | command |\n|---|---|---|---|---|---|---|");
-    for r in &rows {
-        println!("| {} | {} | {} | {} | {} | {} | `{}` |", r.workload, r.prbench, r.reference, r.ratio, r.rss, r.target, r.command);
+    rows.extend(rm_rows(&rm_args(args), args.short, log));
+    rows.extend(harness_rows(&harness::measure(&harness_args(args), log)?, args.short));
+    Ok(rows)
+}
+
+/// The `bench all` table: the machine line (naming `invocation`, the command as typed), then
+/// one row per workload.
+pub fn table(rows: &[Row], code_version: &str, invocation: &str) -> String {
+    let mut s = format!("Machine: {}. Code version {code_version}. Command: `{invocation}`.\n\n", machine());
+    s += "| workload | prbench | reference | ratio | peak RSS MiB (prbench / reference) | target | command |\n|---|---|---|---|---|---|---|\n";
+    for r in rows {
+        s += &format!("| {} | {} | {} | {} | {} | {} | `{}` |\n", r.workload, r.prbench, r.reference, r.ratio, r.rss, r.target, r.command);
     }
-    Ok(())
+    s
 }

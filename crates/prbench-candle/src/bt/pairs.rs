@@ -1,13 +1,17 @@
-//! Training pairs for `prbench train bt`: P-Soups users' past pairs (`--pairs history`) or a
+//! Training pairs for the BT head (`prbench train bt`): P-Soups users' past pairs (`--pairs history`) or a
 //! file's own pairs (`--pairs target`), with the condition's context, minus every pair that
 //! equals a target pair (so no evaluated pair is ever trained on) and minus exact repeats.
 
 use std::collections::{HashMap, HashSet};
 
-use prbench_candle::bt::BtPair;
 use prbench_data::psoups::{HistoryPair, RowHistory};
 use prbench_data::Example;
-use prbench_eval::condition::Condition;
+
+use super::BtPair;
+
+/// The context a training input carries for an example (the condition's rendering of it, e.g.
+/// nothing under `none`, the rubric aspects under `oracle`).
+pub type Context<'a> = &'a dyn Fn(&Example) -> Option<String>;
 
 /// Identity of a pair for the overlap check: (question, chosen, rejected), whitespace-trimmed.
 type PairKey = (String, String, String);
@@ -35,14 +39,14 @@ pub struct Built {
 
 /// One training example per history pair `k` (1-based) of row `r`: a copy of row `r` with
 /// question/chosen/rejected replaced by the history pair and the profile post `k` (the same pair
-/// rendered as a post) removed, id `{r}-h{k}`; its context is `condition.context(copy)`.
+/// rendered as a post) removed, id `{r}-h{k}`; its context is `context(copy)`.
 /// `histories[i]` must describe `rows[i]`.
-pub fn history_examples(rows: &[Example], histories: &[RowHistory], condition: Condition) -> Vec<BtPair> {
+pub fn history_examples(rows: &[Example], histories: &[RowHistory], context: Context<'_>) -> Vec<BtPair> {
     let mut out = Vec::new();
     for (row, hist) in rows.iter().zip(histories) {
         debug_assert_eq!(row.id, hist.id);
         for (k, h) in hist.pairs.iter().enumerate() {
-            out.push(to_pair(&history_copy(row, k, h), condition));
+            out.push(to_pair(&history_copy(row, k, h), context));
         }
     }
     out
@@ -62,17 +66,14 @@ pub fn history_copy(row: &Example, k: usize, h: &HistoryPair) -> Example {
 }
 
 /// One training example per row, its own chosen/rejected (a separate training file).
-pub fn target_examples(rows: &[Example], condition: Condition) -> Vec<BtPair> {
-    rows.iter().map(|ex| to_pair(ex, condition)).collect()
+pub fn target_examples(rows: &[Example], context: Context<'_>) -> Vec<BtPair> {
+    rows.iter().map(|ex| to_pair(ex, context)).collect()
 }
 
-fn to_pair(ex: &Example, condition: Condition) -> BtPair {
+fn to_pair(ex: &Example, context: Context<'_>) -> BtPair {
     BtPair {
         id: ex.id.clone(),
-        // `train bt` accepts only `none` and `oracle`, which need no prepared inputs.
-        context: condition
-            .context(ex, &prbench_eval::condition::ConditionInputs::default(), None)
-            .expect("none and oracle render without prepared inputs"),
+        context: context(ex),
         question: ex.question.clone(),
         chosen: ex.chosen.clone(),
         rejected: ex.rejected.clone(),
@@ -113,18 +114,24 @@ mod tests {
     use std::path::PathBuf;
 
     use prbench_data::psoups::load_psoups_with_history;
+    use prbench_eval::condition::{Condition, ConditionInputs};
 
     use super::*;
 
     fn fixture() -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/psoups-mini")
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../prbench/tests/fixtures/psoups-mini")
+    }
+
+    /// The context `prbench train bt` gives under `condition` (`none` or `oracle`).
+    pub(super) fn ctx(condition: Condition) -> impl Fn(&Example) -> Option<String> {
+        move |ex| condition.context(ex, &ConditionInputs::default(), None).unwrap()
     }
 
     #[test]
     fn history_pairs_drop_target_overlap_and_repeats() {
         let (ds, hist) = load_psoups_with_history(&fixture(), &[], "fixture").unwrap();
         assert_eq!(ds.examples.len(), 3);
-        let pairs = history_examples(&ds.examples, &hist, Condition::None);
+        let pairs = history_examples(&ds.examples, &hist, &ctx(Condition::None));
         assert_eq!(pairs.len(), 7);
         assert_eq!(pairs[0].id, "friendly_unfriendly-0000-h1");
         assert_eq!(pairs[0].context, None);
@@ -166,7 +173,7 @@ mod tests {
     #[test]
     fn oracle_context_and_profile_post_removed() {
         let (ds, hist) = load_psoups_with_history(&fixture(), &[], "fixture").unwrap();
-        let pairs = history_examples(&ds.examples, &hist, Condition::Oracle);
+        let pairs = history_examples(&ds.examples, &hist, &ctx(Condition::Oracle));
         let p = &pairs[2];
         assert_eq!(p.id, "student_phd-0000-h1");
         assert_eq!(
@@ -197,7 +204,7 @@ mod tests {
     #[test]
     fn target_pairs_are_the_rows_own() {
         let (ds, _) = load_psoups_with_history(&fixture(), &[], "fixture").unwrap();
-        let pairs = target_examples(&ds.examples, Condition::None);
+        let pairs = target_examples(&ds.examples, &ctx(Condition::None));
         assert_eq!(pairs.len(), 3);
         assert_eq!(pairs[1].chosen, ds.examples[1].chosen);
         // Filtering a file's pairs against themselves drops them all.
@@ -212,7 +219,9 @@ mod real_data {
     use std::path::PathBuf;
 
     use prbench_data::psoups::load_psoups_with_history;
+    use prbench_eval::condition::Condition;
 
+    use super::tests::ctx;
     use super::*;
 
     #[test]
@@ -229,7 +238,7 @@ mod real_data {
         // 4,800 history pairs, 443 equal to a target pair (5 distinct targets), 4,303 repeats,
         // 54 kept, 27 of which ask a question that some target pair asks too.
         for condition in [Condition::None, Condition::Oracle] {
-            let b = filter(history_examples(&ds.examples, &hist, condition), &targets);
+            let b = filter(history_examples(&ds.examples, &hist, &ctx(condition)), &targets);
             assert_eq!(b.built, 4800);
             assert_eq!(b.dropped.len(), 443, "{condition}");
             let distinct: HashSet<&str> = b.dropped.iter().map(|(_, t)| t.as_str()).collect();

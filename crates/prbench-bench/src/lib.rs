@@ -1,0 +1,54 @@
+//! prbench's performance harnesses (issue 7, docs/perf.md): each of prbench's engines measured
+//! side by side with a reference engine in the same run, and the harness itself at full
+//! benchmark scale.
+//!
+//! - [`rm`]: scalar reward models vs PyTorch/transformers (`tools/bench_rm.py`);
+//! - [`judge`]: the GGUF judge vs llama.cpp driven directly, each side a child process;
+//! - [`harness`]: load, render, retrieve and write on a synthetic 2,830-row benchmark;
+//! - [`remote`]: the `openai:` judge client against the loopback fault server;
+//! - [`serve`]: the reward server under waves of concurrent requests;
+//! - [`report`]: the HTML report of a full-scale synthetic benchmark, opened in Chromium;
+//! - [`all`]: judge, scalar RM and harness in one table.
+//!
+//! Each module turns its options into a report (`measure`) and the report into the table the
+//! `prbench bench` command prints (`table`); progress lines go to a `log` callback, so the
+//! binary decides where they are drawn. The judge and harness benches run the `prbench` binary
+//! itself as child processes ([`prbench_exe`]), so that each side's memory is its own.
+//!
+//! Errors are `anyhow` errors: every one ends as a message of `prbench bench`, and most wrap a
+//! failing child process, script or engine whose own error is the cause.
+//!
+//! ```no_run
+//! let opts = prbench_bench::harness::HarnessOptions { scale: 0.01, rounds: 1, seed: 42, work: prbench_bench::default_work_dir() };
+//! let report = prbench_bench::harness::measure(&opts, &|line| eprintln!("{line}"))?;
+//! print!("{}", prbench_bench::harness::table(&report));
+//! # Ok::<(), anyhow::Error>(())
+//! ```
+#![warn(missing_docs)]
+
+pub mod all;
+pub mod child;
+pub mod harness;
+pub mod judge;
+pub mod remote;
+pub mod report;
+pub mod rm;
+pub mod serve;
+
+use std::path::PathBuf;
+
+/// Default working folder for bench models, inputs and logs: `$PRBENCH_MODELS/bench`.
+pub fn default_work_dir() -> PathBuf {
+    prbench_models::gguf::models_dir().join("bench")
+}
+
+/// The `prbench` binary the child-process benches run (`prbench eval`, `prbench data
+/// validate`, `prbench bench judge-worker`): the running executable, as these benches are
+/// only reached through it.
+///
+/// # Errors
+/// When the running executable cannot be located.
+pub fn prbench_exe() -> anyhow::Result<PathBuf> {
+    use anyhow::Context as _;
+    std::env::current_exe().context("locating the prbench binary")
+}

@@ -1,0 +1,367 @@
+//! The evaluation of one model under a list of conditions, callable without the CLI (DESIGN.md,
+//! workspace: "the evaluation's orchestration"): plan the run folders, prepare what the
+//! conditions show (ranked profiles, the planner's aspects), run each condition, and write the
+//! conditioning matrix when there are several.
+//!
+//! The steps are separate so that a caller can do its own work between them: [`Evaluation::plan`]
+//! checks the run folders before any model loads (a taken run id fails fast);
+//! [`Evaluation::prepare`] opens the cache and ranks and plans; [`Evaluation::run`] scores.
+//! Engines the evaluation loads on demand (retrievers, the planner's generator, the embedder
+//! that measures the planner) come from an [`Engines`]; progress and notes go to an
+//! [`EvaluationReporter`], so the caller decides how they are shown.
+//!
+//! ```no_run
+//! use prbench_eval::evaluation::{Engines, EngineError, Evaluation, EvaluationOptions, EvaluationReporter};
+//! use prbench_eval::condition::Condition;
+//! use prbench_eval::runner::{Backend, Reporter};
+//! use prbench_models::baselines::Baseline;
+//!
+//! struct NoEngines;
+//! impl Engines for NoEngines {
+//!     fn retriever<'c>(&self, _: &str, _: Option<&'c prbench_eval::cache::Cache>) -> Result<Box<dyn prbench_eval::retrieve::Retriever + 'c>, EngineError> {
+//!         Ok(Box::new(prbench_eval::retrieve::bm25::Bm25Retriever::default()))
+//!     }
+//!     fn generator(&self, spec: &str) -> Result<Box<dyn prbench_models::Generator>, EngineError> { Err(format!("no generator `{spec}`").into()) }
+//!     fn quality_embedder(&self) -> Result<std::sync::Arc<dyn prbench_models::Embedder>, EngineError> { Err("no embedder".into()) }
+//! }
+//! struct Quiet;
+//! impl Reporter for Quiet { fn start(&self, _: &str, _: u64) {} fn advance(&self, _: u64) {} fn finish(&self) {} }
+//! impl EvaluationReporter for Quiet { fn note(&self, m: &str) { eprintln!("{m}") } }
+//!
+//! let data = prbench_data::load::load("data/sample", &[]).unwrap();
+//! let opts = EvaluationOptions::new("baseline:longer", vec![Condition::None, Condition::Profile { k: 10 }], "runs", "dev");
+//! let eval = Evaluation::plan(&data, opts)?;
+//! let prepared = eval.prepare(&NoEngines, &Quiet)?;
+//! let result = eval.run(&prepared, Backend::RewardModel(&Baseline::Longer), &Quiet)?;
+//! println!("{}", result.matrix.map(|m| m.markdown).unwrap_or_default());
+//! # Ok::<(), prbench_eval::EvalError>(())
+//! ```
+
+mod matrix_files;
+mod prepare;
+mod run_dirs;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use prbench_data::{Dataset, Example};
+use prbench_models::spec::ModelSpec;
+use prbench_models::{Embedder, Generator};
+use prbench_stats::bootstrap::BootstrapConfig;
+use prbench_stats::outcome::ItemResult;
+
+use crate::cache::Cache;
+use crate::condition::{Condition, ConditionInputs};
+use crate::planner::Plan;
+use crate::retrieve::Retriever;
+use crate::run::{check_finished, check_resume, create_run_dir, run as run_condition, RunConfig, RunResult};
+use crate::runner::{Backend, ContextSource, EvalOptions, Reporter};
+use crate::EvalError;
+
+pub use matrix_files::MatrixFiles;
+pub use prepare::{rank_profiles, DEFAULT_RETRIEVER};
+use run_dirs::PlannedRun;
+
+/// The error an [`Engines`] method returns; [`EvalError::Engine`] carries it unchanged.
+pub type EngineError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The engines an evaluation loads only when a condition needs them. The caller builds them
+/// (they live in engine crates this one does not depend on: candle embedders, remote clients).
+pub trait Engines {
+    /// The retriever `spec` names (`bm25`, `dense`, …), reading and storing embeddings in
+    /// `cache` when there is one.
+    fn retriever<'c>(&self, spec: &str, cache: Option<&'c Cache>) -> Result<Box<dyn Retriever + 'c>, EngineError>;
+    /// The planner's generator that `spec` names (`gguf:PATH`, `openai:…`).
+    fn generator(&self, spec: &str) -> Result<Box<dyn Generator>, EngineError>;
+    /// The embedder the planner's aspects are compared with the hidden rubric by (its failure
+    /// becomes the planner report's quality note, not an error).
+    fn quality_embedder(&self) -> Result<Arc<dyn Embedder>, EngineError>;
+}
+
+/// Progress of an evaluation: the runner's [`Reporter`] for stages, plus notes and finished runs.
+pub trait EvaluationReporter: Reporter {
+    /// A line for the user: what was decided (runs reused or resumed, where files went), notes
+    /// and warnings (these start with `note:` or `warning:`).
+    fn note(&self, message: &str);
+    /// A condition's run finished and its files are written.
+    fn run_finished(&self, _result: &RunResult) {}
+}
+
+/// The `planner` condition's settings.
+#[derive(Debug, Clone)]
+pub struct PlannerOptions {
+    /// The generator's spec (`gguf:PATH`, `openai:MODEL[@URL]`).
+    pub model: String,
+    /// Profile posts the planner reads (top-ranked).
+    pub k: usize,
+    /// Token budget of each planner reply.
+    pub max_new_tokens: usize,
+}
+
+/// How one model is evaluated under a list of conditions (the `prbench eval` flags, resolved).
+#[derive(Debug, Clone)]
+pub struct EvaluationOptions {
+    /// The model's spec as given (run ids, manifests, the matrix).
+    pub model: String,
+    /// Conditions, one run each, in this order.
+    pub conditions: Vec<Condition>,
+    /// Folder for run folders and matrix files.
+    pub out: PathBuf,
+    /// Run id; `None`: UTC time, model and condition. With several conditions each run gets
+    /// `<id>-<condition>`.
+    pub run_id: Option<String>,
+    /// Run seed: slots, seeded baselines, bootstrap, planner.
+    pub seed: u64,
+    /// Judge each pair in both orders.
+    pub both_orders: bool,
+    /// Examples per backend call.
+    pub batch_size: usize,
+    /// Evaluate only N examples of each subset.
+    pub limit: Option<usize>,
+    /// With `limit`: a seeded random sample instead of the first N.
+    pub sample: bool,
+    /// Bootstrap resamples per CI.
+    pub bootstrap: usize,
+    /// The run cache; `None` means no cache (no resuming either).
+    pub cache: Option<PathBuf>,
+    /// Stop after preparing: no run folders are planned, no cache is opened.
+    pub preflight: bool,
+    /// Share of backend errors above which a run is reported in [`EvaluationResult::over_limit`].
+    pub max_error_rate: f64,
+    /// How `profile` and `planner` rank posts; `None`: a ranked dataset's own order, else
+    /// [`DEFAULT_RETRIEVER`].
+    pub retriever: Option<String>,
+    /// The `planner` condition's settings.
+    pub planner: PlannerOptions,
+    /// prbench version and git commit, for manifests.
+    pub code_version: String,
+}
+
+impl EvaluationOptions {
+    /// `model` under `conditions` into `out` with `prbench eval`'s defaults: seed 42, one order,
+    /// batches of 8, every example, 10,000 bootstrap resamples, the cache `<out>/cache.sqlite`,
+    /// 1% error rate, the default planner (SmolLM2-135M, 10 posts, 128 tokens).
+    pub fn new(model: &str, conditions: Vec<Condition>, out: impl Into<PathBuf>, code_version: &str) -> Self {
+        let out = out.into();
+        Self {
+            model: model.to_string(),
+            conditions,
+            cache: Some(out.join("cache.sqlite")),
+            out,
+            run_id: None,
+            seed: 42,
+            both_orders: false,
+            batch_size: 8,
+            limit: None,
+            sample: false,
+            bootstrap: 10_000,
+            preflight: false,
+            max_error_rate: 0.01,
+            retriever: None,
+            planner: PlannerOptions {
+                model: format!("gguf:{}", prbench_models::gguf::default_model_path().display()),
+                k: 10,
+                max_new_tokens: 128,
+            },
+            code_version: code_version.to_string(),
+        }
+    }
+
+    fn bootstrap_config(&self) -> BootstrapConfig {
+        BootstrapConfig { resamples: self.bootstrap, seed: self.seed, ..BootstrapConfig::default() }
+    }
+}
+
+/// An evaluation whose run folders are planned ([`Evaluation::plan`]).
+pub struct Evaluation<'d> {
+    data: &'d Dataset,
+    opts: EvaluationOptions,
+    examples: Vec<Example>,
+    runs: Vec<PlannedRun>,
+    matrix_base: Option<String>,
+}
+
+/// What [`Evaluation::prepare`] made: the run cache and what the conditions show.
+pub struct Prepared {
+    cache: Option<Arc<Cache>>,
+    inputs: Arc<ConditionInputs>,
+    plans: Vec<Plan>,
+}
+
+impl Prepared {
+    /// Ranked posts and planned aspects per example, for rendering inputs outside a run (a
+    /// reward model's preflight view).
+    pub fn inputs(&self) -> &Arc<ConditionInputs> {
+        &self.inputs
+    }
+}
+
+/// What [`Evaluation::run`] did.
+#[derive(Debug)]
+pub struct EvaluationResult {
+    /// Each condition and its run id, in order (runs reused from an earlier command included).
+    pub runs: Vec<(Condition, String)>,
+    /// The share of A verdicts each condition's run reports (`None` for reward models or an
+    /// unreadable summary), for the guide.
+    pub share_a: Vec<(String, Option<f64>)>,
+    /// The matrix files, with several conditions.
+    pub matrix: Option<MatrixFiles>,
+    /// Runs whose backend failed on more items than `max_error_rate` allows, as
+    /// `condition: errors of items (percent)`.
+    pub over_limit: Vec<String>,
+}
+
+impl<'d> Evaluation<'d> {
+    /// Selects the examples and picks each condition's run folder (see the module docs); checks
+    /// that explicit run ids and matrix names are free or this command's own. Writes nothing
+    /// but the removal of a folder a killed command left empty.
+    ///
+    /// # Errors
+    /// Run folders or matrix files taken by other runs or commands; an unfinished run to resume
+    /// without a cache.
+    pub fn plan(data: &'d Dataset, opts: EvaluationOptions) -> Result<Self, EvalError> {
+        let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string();
+        let (runs, matrix_base) = if opts.preflight {
+            (Vec::new(), None)
+        } else {
+            let runs = run_dirs::plan_run_dirs(&opts.out, opts.run_id.as_deref(), opts.cache.is_none(), &opts.model, &opts.conditions, &stamp)?;
+            let base = if opts.conditions.len() > 1 {
+                Some(run_dirs::matrix_base(&opts.out, opts.run_id.as_deref(), &opts.model, &opts.conditions, &stamp)?)
+            } else {
+                None
+            };
+            (runs, base)
+        };
+        let examples = crate::run::select_examples(&data.examples, opts.limit, opts.sample.then_some(opts.seed));
+        Ok(Self { data, opts, examples, runs, matrix_base })
+    }
+
+    /// The examples evaluated: all, or `limit` per subset (first or sampled).
+    pub fn examples(&self) -> &[Example] {
+        &self.examples
+    }
+
+    /// The options planned with.
+    pub fn options(&self) -> &EvaluationOptions {
+        &self.opts
+    }
+
+    /// Opens the run cache (none under preflight) and prepares what the conditions show: ranked
+    /// profiles for `profile:k` and `planner`, the planner's aspects and quality.
+    ///
+    /// # Errors
+    /// A cache that cannot be opened; retrievers, planner or embedder failing; a leak in a
+    /// planner prompt.
+    pub fn prepare(&self, engines: &dyn Engines, reporter: &dyn EvaluationReporter) -> Result<Prepared, EvalError> {
+        let cache = match (&self.opts.cache, self.opts.preflight) {
+            (Some(path), false) => Some(Arc::new(Cache::open(path)?)),
+            _ => None,
+        };
+        let p = prepare::prepare(
+            self.opts.retriever.as_deref(),
+            &self.opts.planner,
+            self.opts.seed,
+            self.data,
+            &self.examples,
+            &self.opts.conditions,
+            cache.as_ref(),
+            engines,
+            reporter,
+        )?;
+        Ok(Prepared { cache, inputs: Arc::new(p.inputs), plans: p.plans })
+    }
+
+    /// Runs every condition with `backend` (reusing finished runs and resuming unfinished ones
+    /// after checking their settings), reporting each run as it finishes, then writes the
+    /// matrix when there are several conditions.
+    ///
+    /// # Errors
+    /// Settings that differ from a run being reused or resumed; run failures; matrix files that
+    /// cannot be written.
+    pub fn run(&self, prepared: &Prepared, backend: Backend<'_>, reporter: &dyn EvaluationReporter) -> Result<EvaluationResult, EvalError> {
+        let opts = &self.opts;
+        // The lexical profile-overlap rule reads the whole profile whatever the condition; as the
+        // model under test it gets the same input as in the baselines table.
+        let context = if ModelSpec::parse(&opts.model).is_ok_and(|s| s == ModelSpec::Baseline("profile-overlap".into())) {
+            ContextSource::FullProfile
+        } else {
+            ContextSource::Condition
+        };
+        let mut cfgs = Vec::with_capacity(self.runs.len());
+        let mut runs = Vec::with_capacity(self.runs.len());
+        for (&condition, planned) in opts.conditions.iter().zip(&self.runs) {
+            runs.push((condition, planned.id.clone()));
+            let cfg = RunConfig {
+                dir: opts.out.join(&planned.id),
+                run_id: planned.id.clone(),
+                limit: opts.limit,
+                sample: opts.sample,
+                options: EvalOptions { condition, seed: opts.seed, both_orders: opts.both_orders, batch_size: opts.batch_size, context, inputs: prepared.inputs.clone() },
+                bootstrap: opts.bootstrap_config(),
+                code_version: opts.code_version.clone(),
+                cache: prepared.cache.clone(),
+                resume: planned.resume,
+            };
+            if planned.done {
+                check_finished(self.data, backend, &cfg)?;
+                reporter.note(&format!("condition `{condition}`: run `{}` finished already with these settings; reusing it", cfg.run_id));
+                continue;
+            }
+            if planned.resume {
+                let written = check_resume(self.data, backend, &cfg)?;
+                reporter.note(&format!(
+                    "resuming unfinished run `{}` ({} written before it stopped); calls it completed come from the cache",
+                    cfg.run_id,
+                    if written == 1 { "1 outcome was".to_string() } else { format!("{written} outcomes were") }
+                ));
+            }
+            cfgs.push(cfg);
+        }
+        let mut over_limit = Vec::new();
+        for cfg in cfgs {
+            let condition = cfg.options.condition;
+            if !cfg.resume {
+                create_run_dir(&opts.out, &cfg.run_id)?;
+            }
+            if condition == Condition::Planner {
+                prepare::write_plans(&cfg.dir.join("planner.jsonl"), &prepared.plans)?;
+            }
+            let result = run_condition(self.data, backend, &cfg, reporter)?;
+            reporter.run_finished(&result);
+            let errors = result.outcomes.iter().filter(|o| o.error.is_some()).count();
+            let rate = if result.outcomes.is_empty() { 0.0 } else { errors as f64 / result.outcomes.len() as f64 };
+            if rate > opts.max_error_rate {
+                over_limit.push(format!("{condition}: {errors} of {} ({:.1}%)", result.outcomes.len(), rate * 100.0));
+            }
+        }
+        let matrix = match &self.matrix_base {
+            Some(base) => {
+                let files = matrix_files::write_matrix(&opts.out, &opts.model, base, self.data, &runs, &prepared.inputs, opts.seed, &opts.bootstrap_config())?;
+                reporter.note(&format!("conditioning matrix in {} and {}", files.md_path.display(), files.json_path.display()));
+                Some(files)
+            }
+            None => None,
+        };
+        let share_a = runs.iter().map(|(c, id)| (c.to_string(), matrix_files::share_a_verdicts(&opts.out.join(id)))).collect();
+        Ok(EvaluationResult { runs, share_a, matrix, over_limit })
+    }
+}
+
+/// A warning when the evaluated items hold `chosen` in one slot far more often than in the
+/// other (`--limit` keeps each example's slot from the full run, so the first N of a subset can
+/// all have chosen in B): single-order accuracy then mostly measures the judge's slot lean.
+/// `None` when balanced within one item, or for reward models (no position figures).
+pub fn slot_balance_warning(summary: &prbench_report::Summary) -> Option<String> {
+    let p = summary.position_bias.as_ref()?;
+    let (a, b) = (p.n_chosen_in_a, p.n_chosen_in_b);
+    (a.abs_diff(b) > 1).then(|| {
+        format!(
+            "the evaluated items hold `chosen` in slot A {a} times and in slot B {b} times (slots are drawn over the whole dataset and --limit keeps them), so single-order accuracy mostly measures the judge's slot lean; read the position-debiased figure (--both-orders), or use --limit N --sample for a seeded random sample"
+        )
+    })
+}
+
+/// Items of `result` the model could not parse a verdict from.
+pub fn unparsed(result: &RunResult) -> usize {
+    result.outcomes.iter().filter(|o| o.result == ItemResult::Unparsed).count()
+}

@@ -1,0 +1,85 @@
+//! `train` command-line types.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+/// `train` sub-verbs.
+#[derive(Subcommand, Debug)]
+pub enum TrainCommand {
+    /// Train the personalized Bradley-Terry head on frozen MiniLM embeddings.
+    Bt(TrainBtArgs),
+}
+
+/// Which pairs to train on.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PairSource {
+    /// The file's own chosen/rejected pairs (a separate training file).
+    Target,
+    /// P-Soups only: each user's past preference pairs ("Pair-wise Comparative Feedback"); target
+    /// pairs are never trained on.
+    History,
+}
+
+/// `train bt` arguments.
+#[derive(Args, Debug)]
+pub struct TrainBtArgs {
+    /// Training data: any dataset spec (`psoups:DIR` for `--pairs history`).
+    #[arg(long)]
+    pub data: String,
+    /// Subsets to train on (long or short names, comma-separated); all when omitted.
+    #[arg(long, value_delimiter = ',')]
+    pub subset: Vec<String>,
+    /// Condition whose context the inputs carry: `none` or `oracle`. Evaluate with the same one.
+    #[arg(long, default_value = "none")]
+    pub condition: String,
+    /// Pairs to train on.
+    #[arg(long, value_enum)]
+    pub pairs: PairSource,
+    /// Output directory (gets head.safetensors and bt.json).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Drop training pairs equal to a target pair of this dataset too (repeatable).
+    #[arg(long)]
+    pub exclude_data: Vec<String>,
+    /// Seed: initialisation, shuffling, held-out split.
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
+    pub seed: u64,
+    /// Hidden width of the head; 0 = a linear head.
+    #[arg(long, default_value_t = 256, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(0, 65_536))]
+    pub hidden: usize,
+    /// Epoch limit.
+    #[arg(long, default_value_t = 300, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
+    pub epochs: usize,
+    /// Stop after this many epochs without a lower held-out loss (0 = never stop early).
+    #[arg(long, default_value_t = 30, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(0, 100_000))]
+    pub patience: usize,
+    /// AdamW learning rate.
+    #[arg(long, default_value_t = 1e-3, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Open(0.0), crate::bounds::End::Closed(10.0), "a learning rate"))]
+    pub lr: f64,
+    /// AdamW weight decay.
+    #[arg(long, default_value_t = 0.01, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Closed(0.0), crate::bounds::End::Closed(1.0), "a weight-decay factor"))]
+    pub weight_decay: f64,
+    /// Training pairs per optimizer step (0 = full batch).
+    #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(0, 1_000_000))]
+    pub batch_size: usize,
+    /// Share of pairs held out for early stopping, chosen by sha256(seed, pair id).
+    #[arg(long, default_value_t = 0.2, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Closed(0.0), crate::bounds::End::Open(1.0), "a share of pairs"))]
+    pub held_out: f64,
+    /// Token limit per embedded input (default: the embedder's max_position_embeddings); the
+    /// context is cut from the left, never the answer, and cuts are counted.
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 8192))]
+    pub max_length: Option<usize>,
+    /// MiniLM directory (default: the one scripts/fetch-models.sh caches).
+    #[arg(long)]
+    pub embedder: Option<PathBuf>,
+    /// Texts per embedding forward pass.
+    #[arg(long, default_value_t = 16, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 4096))]
+    pub embed_batch: usize,
+    /// Replace an existing model in --out.
+    #[arg(long)]
+    pub force: bool,
+    /// No progress output (the summary line is still printed).
+    #[arg(long)]
+    pub quiet: bool,
+}

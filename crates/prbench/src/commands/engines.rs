@@ -1,0 +1,68 @@
+//! The engines the libraries load on demand, built from the command line: the planner's (or
+//! BoN's) generator, retrievers, and the embedder that measures the planner
+//! ([`prbench_eval::evaluation::Engines`]).
+
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+
+use prbench_candle::embed::{default_embedder_dir, EmbedderOptions};
+use prbench_candle::embedder::load_embedder;
+use prbench_data::hub::HubOptions;
+use prbench_eval::cache::Cache;
+use prbench_eval::evaluation::{EngineError, Engines};
+use prbench_eval::retrieve::Retriever;
+use prbench_models::gguf::{GgufEngine, GgufOptions};
+use prbench_models::spec::ModelSpec;
+use prbench_models::{Embedder, Generator};
+use prbench_remote::OpenAiChat;
+
+use crate::cli::RemoteArgs;
+use crate::commands::retrieve::retriever_from_spec;
+
+/// Loads a generator (the planner, the BoN policy, a rubric judge): `gguf:PATH` or
+/// `openai:MODEL[@URL…]` with the given remote settings; `role` names it in messages (e.g.
+/// `planner`, `--planner`).
+pub(crate) fn load_generator(spec: &str, remote: &RemoteArgs, role: &str, flag: &str) -> Result<Box<dyn Generator>> {
+    match ModelSpec::parse(spec)? {
+        ModelSpec::Gguf(path) => {
+            if !path.is_file() {
+                bail!("{role} model file `{}` not found; run scripts/fetch-models.sh, or pass {flag} gguf:PATH or {flag} openai:MODEL@URL", path.display());
+            }
+            Ok(Box::new(GgufEngine::load(&path, GgufOptions::default()).with_context(|| format!("loading {role} `{spec}`"))?))
+        }
+        ModelSpec::OpenAi { model, base_urls } => {
+            let opts = super::load::remote_options(remote)?;
+            let chat = OpenAiChat::new(&model, base_urls, opts)?.with_spec(spec);
+            // One test request checks URL, model and key before any generation (as for judges).
+            chat.probe_logprobs().with_context(|| format!("connecting to {role} `{spec}`"))?;
+            Ok(Box::new(chat))
+        }
+        _ => bail!("{flag} `{spec}` is not a generator; use gguf:PATH or openai:MODEL[@BASE_URL]"),
+    }
+}
+
+/// The engines of `eval` and `bon`: generators as `--planner` names them (with the remote
+/// flags), retrievers as `--retriever` names them, and the default MiniLM embedder.
+pub(crate) struct CliEngines<'a> {
+    /// Remote engine flags, for an `openai:` planner.
+    pub remote: &'a RemoteArgs,
+}
+
+impl Engines for CliEngines<'_> {
+    fn retriever<'c>(&self, spec: &str, cache: Option<&'c Cache>) -> Result<Box<dyn Retriever + 'c>, EngineError> {
+        Ok(retriever_from_spec(spec, cache)?)
+    }
+
+    fn generator(&self, spec: &str) -> Result<Box<dyn Generator>, EngineError> {
+        Ok(load_generator(spec, self.remote, "planner", "--planner")?)
+    }
+
+    fn quality_embedder(&self) -> Result<Arc<dyn Embedder>, EngineError> {
+        let dir = default_embedder_dir();
+        if !dir.join("model.safetensors").is_file() {
+            return Err(format!("the MiniLM embedder is not at `{}` (run scripts/fetch-models.sh)", dir.display()).into());
+        }
+        Ok(Arc::new(load_embedder(&dir.display().to_string(), &EmbedderOptions::default(), &HubOptions::from_env())?))
+    }
+}
