@@ -373,8 +373,11 @@ pub fn correlation_scatter(c: &CorrelationRecord) -> Result<String, String> {
         for (i, m) in c.models.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
             let p = (m.1 * 100.0, m.2);
+            // Labels of points in the right half go to their left, so none runs off the chart.
+            let label = truncate_label(&short_model(&m.0), 36);
+            let dx = if p.0 > (x0 + x1) / 2.0 { -7 - (label.chars().count() as i32 * 6) } else { 7 };
             chart
-                .draw_series(std::iter::once(EmptyElement::at(p) + Circle::new((0, 0), 5, color.filled()) + Text::new(truncate_label(&short_model(&m.0), 36), (7, -12), (FONT, 11))))
+                .draw_series(std::iter::once(EmptyElement::at(p) + Circle::new((0, 0), 5, color.filled()) + Text::new(label, (dx, -12), (FONT, 11))))
                 .map_err(e)?;
         }
         Ok(())
