@@ -48,11 +48,14 @@ fn eval_runs(exe: &Path, data: &Path, runs: &Path, seed: u64, log: &dyn Fn(&str)
             continue;
         }
         log(&format!("bench report: eval {m} under {CONDITIONS}"));
-        let status = Command::new(exe)
-            .args(["eval", "--data"])
-            .arg(data)
-            .args(["--model", m, "--condition", CONDITIONS, "--both-orders", "--no-cache", "--quiet", "--no-report", "--seed", &seed.to_string(), "--run-id", &id, "--out"])
-            .arg(runs)
+        let mut cmd = Command::new(exe);
+        cmd.args(["eval", "--data"]).arg(data).args(["--model", m, "--condition", CONDITIONS, "--no-cache", "--quiet", "--no-report", "--seed", &seed.to_string(), "--run-id", &id, "--out"]).arg(runs);
+        // The judge is judged in both orders (two verdicts per item); the pointwise baselines
+        // score each answer once.
+        if *m == "baseline:slot-a" {
+            cmd.arg("--both-orders");
+        }
+        let status = cmd
             .stdout(std::process::Stdio::null())
             .status()
             .with_context(|| format!("running eval for {m}"))?;

@@ -7,22 +7,22 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
     /// A file or folder could not be read.
-    #[error("cannot read `{path}`: {source}")]
+    #[error("cannot read `{path}`: {cause}")]
     Io {
         /// The path.
         path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
+        /// The cause (in the message, not chained, so it prints once).
+        cause: std::io::Error,
     },
     /// A JSON or JSONL file did not parse as the record it should hold.
-    #[error("`{path}`{}: {source}", line.map(|l| format!(" line {l}")).unwrap_or_default())]
+    #[error("`{path}`{}: {cause}; the file is damaged or was written by something else: rerun the command that wrote it", line.map(|l| format!(" line {l}")).unwrap_or_default())]
     Json {
         /// The file.
         path: PathBuf,
         /// 1-based line for JSONL files.
         line: Option<usize>,
         /// The parse error (it names the field).
-        source: serde_json::Error,
+        cause: serde_json::Error,
     },
     /// A path is not something a report can show, or its files disagree.
     #[error("`{path}`: {reason}")]
@@ -49,7 +49,7 @@ pub type Result<T> = std::result::Result<T, ReportError>;
 
 pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> ReportError {
     let path = path.into();
-    move |source| ReportError::Io { path, source }
+    move |cause| ReportError::Io { path, cause }
 }
 
 pub(crate) fn layout(path: impl Into<PathBuf>, reason: impl Into<String>) -> ReportError {

@@ -45,6 +45,11 @@ pub struct LeaderRow {
     pub dataset: String,
     /// Dataset kind (`prb`, `psoups`, …).
     pub dataset_kind: String,
+    /// Index into [`Leaderboard::groups`]: rows are ranked only against rows on the same
+    /// dataset (content hash) and the same items (example ids).
+    pub group: usize,
+    /// A control baseline read from a run's summary (not a run of its own).
+    pub from_summary: bool,
     /// Items.
     pub n: usize,
     /// Strict accuracy per subset, then `micro` and `macro` (from summary.json).
@@ -92,9 +97,32 @@ impl LeaderRow {
     }
 }
 
+/// Rows on one dataset and one set of items: the only rows a row is ranked against.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Group {
+    /// Dataset source.
+    pub dataset: String,
+    /// Dataset kind (`prb`, `psoups`, …).
+    pub dataset_kind: String,
+    /// Dataset content hash.
+    pub dataset_hash: String,
+    /// Items.
+    pub n: usize,
+}
+
+impl Group {
+    /// `data/sample, 12 items` (with ` — not Personalized-RewardBench` for adapted data).
+    pub fn label(&self) -> String {
+        let kind = if self.dataset_kind == "prb" { String::new() } else { format!(" ({}: not Personalized-RewardBench)", self.dataset_kind) };
+        format!("{}{kind}, {} items", self.dataset, self.n)
+    }
+}
+
 /// The leaderboard.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Leaderboard {
+    /// The datasets and item sets, in order of first appearance; rows are ranked within each.
+    pub groups: Vec<Group>,
     /// Subset labels in column order (short names as the summaries give them).
     pub subsets: Vec<String>,
     /// Rows, in leaderboard order.
@@ -104,11 +132,27 @@ pub struct Leaderboard {
 /// Builds the leaderboard from run folders. A control baseline reported by several runs on the
 /// same dataset and items (equal figures) is one row; differing figures (other items) give
 /// one row per distinct result.
+///
+/// A baseline run as the model (`eval --model baseline:longer`) replaces the same baseline's
+/// summary row on the same items, so it is listed once.
 pub fn build(runs: &[RunSource]) -> Leaderboard {
     let mut subsets: Vec<String> = Vec::new();
     let mut rows: Vec<LeaderRow> = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
+    let mut group_keys: Vec<(String, Vec<String>)> = Vec::new();
     for run in runs {
         let s = &run.summary;
+        let mut ids: Vec<String> = run.outcomes.iter().map(|o| o.example_id.clone()).collect();
+        ids.sort();
+        let key = (s.dataset_hash.clone(), ids);
+        let group = match group_keys.iter().position(|k| *k == key) {
+            Some(g) => g,
+            None => {
+                group_keys.push(key);
+                groups.push(Group { dataset: s.dataset.clone(), dataset_kind: s.dataset_kind.clone(), dataset_hash: s.dataset_hash.clone(), n: run.outcomes.len() });
+                groups.len() - 1
+            }
+        };
         for r in &s.rows {
             if r.label != "micro" && r.label != "macro" && !subsets.contains(&r.label) {
                 subsets.push(r.label.clone());
@@ -125,6 +169,8 @@ pub fn build(runs: &[RunSource]) -> Leaderboard {
             run_id: run_id.clone(),
             dataset: s.dataset.clone(),
             dataset_kind: s.dataset_kind.clone(),
+            group,
+            from_summary: false,
             n: tally.n,
             rows: s.rows.clone(),
             both_orders: s.both_orders.as_ref().map(|b| b.rows.clone()),
@@ -137,7 +183,7 @@ pub fn build(runs: &[RunSource]) -> Leaderboard {
             truncated: micro.map_or(0, |r| r.truncated),
         });
         for b in &s.baselines {
-            let dup = rows.iter().any(|x| x.kind == RowKind::Baseline && x.model == b.name && x.dataset == s.dataset && x.rows == b.rows && x.condition == b.sees);
+            let dup = rows.iter().any(|x| x.kind == RowKind::Baseline && x.model == b.name && x.group == group && x.from_summary && x.rows == b.rows && x.condition == b.sees);
             if dup {
                 continue;
             }
@@ -150,6 +196,8 @@ pub fn build(runs: &[RunSource]) -> Leaderboard {
                 run_id: run_id.clone(),
                 dataset: s.dataset.clone(),
                 dataset_kind: s.dataset_kind.clone(),
+                group,
+                from_summary: true,
                 n: t.n,
                 rows: b.rows.clone(),
                 both_orders: None,
@@ -163,14 +211,17 @@ pub fn build(runs: &[RunSource]) -> Leaderboard {
             });
         }
     }
-    // Stable: equal headlines keep input order.
+    // A baseline evaluated as the model stands for its summary rows on the same items.
+    let runs_of: Vec<(String, usize)> = rows.iter().filter(|r| r.kind == RowKind::Baseline && !r.from_summary).map(|r| (r.model.clone(), r.group)).collect();
+    rows.retain(|r| !(r.from_summary && runs_of.contains(&(r.model.clone(), r.group))));
+    // Stable: equal headlines keep input order. Groups never mix.
     rows.sort_by(|a, b| {
-        a.upper_bound.cmp(&b.upper_bound).then_with(|| {
+        a.group.cmp(&b.group).then(a.upper_bound.cmp(&b.upper_bound)).then_with(|| {
             let (x, y) = (a.headline().unwrap_or(-1.0), b.headline().unwrap_or(-1.0));
             y.partial_cmp(&x).unwrap_or(std::cmp::Ordering::Equal)
         })
     });
-    Leaderboard { subsets, rows }
+    Leaderboard { groups, subsets, rows }
 }
 
 /// An output format of `prbench leaderboard`.
@@ -211,22 +262,31 @@ pub fn row_label(r: &LeaderRow) -> (String, String) {
 }
 
 fn columns(lb: &Leaderboard) -> Vec<String> {
-    let mut c = vec!["model".to_string(), "condition".into(), "n".into()];
+    let mut c = vec!["model".to_string(), "condition".into()];
+    if lb.groups.len() > 1 {
+        c.push("dataset".into());
+    }
+    c.extend(["n".into(), "debiased %".into(), "micro %".into(), "macro %".into()]);
     c.extend(lb.subsets.iter().map(|s| format!("{s} %")));
-    c.extend(["micro %".into(), "macro %".into(), "both orders %".into(), "debiased %".into(), "unparsed".into(), "ties".into(), "errors".into(), "truncated".into()]);
+    c.extend(["both orders %".into(), "consistency %".into(), "unparsed".into(), "ties".into(), "errors".into(), "truncated".into()]);
     c
 }
 
 fn cells(lb: &Leaderboard, r: &LeaderRow) -> Vec<String> {
     let (model, condition) = row_label(r);
-    let mut c = vec![model, condition, r.n.to_string()];
+    let mut c = vec![model, condition];
+    if lb.groups.len() > 1 {
+        c.push(lb.groups[r.group].label());
+    }
+    c.push(r.n.to_string());
+    c.push(pct_ci(r.debiased.as_deref().and_then(|b| LeaderRow::row(b, "micro"))));
+    c.push(pct_ci(LeaderRow::row(&r.rows, "micro")));
+    c.push(pct_ci(LeaderRow::row(&r.rows, "macro")));
     for s in &lb.subsets {
         c.push(pct_ci(LeaderRow::row(&r.rows, s)));
     }
-    c.push(pct_ci(LeaderRow::row(&r.rows, "micro")));
-    c.push(pct_ci(LeaderRow::row(&r.rows, "macro")));
     c.push(pct_ci(r.both_orders.as_deref().and_then(|b| LeaderRow::row(b, "micro"))));
-    c.push(pct_ci(r.debiased.as_deref().and_then(|b| LeaderRow::row(b, "micro"))));
+    c.push(pct(r.consistency));
     c.extend([r.unparsed, r.ties, r.errors, r.truncated].map(|v| v.to_string()));
     c
 }
@@ -271,7 +331,11 @@ pub fn render(lb: &Leaderboard, format: Format) -> Result<String, serde_json::Er
     match format {
         Format::Json => return serde_json::to_string_pretty(lb).map(|j| j + "\n"),
         Format::Markdown => {
-            s.push_str("Strict accuracy % (ties, unparsed and errors are not correct) with seeded bootstrap 95% CIs; `debiased`: position-debiased (both orders, logprob verdicts). Rows by headline accuracy (debiased when present); `oracle` rows are upper bounds, listed last.\n\n");
+            s.push_str("Strict accuracy % (ties, unparsed and errors are not correct) with seeded bootstrap 95% CIs; `debiased`: position-debiased (both orders, logprob verdicts). Rows by headline accuracy (debiased when present); `oracle` rows are upper bounds, listed last.");
+            if lb.groups.len() > 1 {
+                let _ = write!(s, " The runs are on {} datasets or item sets; rows are ranked only within each (column `dataset`), never across.", lb.groups.len());
+            }
+            s.push_str("\n\n");
             let _ = writeln!(s, "| {} |", cols.join(" | "));
             let _ = writeln!(s, "|---|---|{}", "---:|".repeat(cols.len() - 2));
             for r in &lb.rows {
@@ -281,7 +345,7 @@ pub fn render(lb: &Leaderboard, format: Format) -> Result<String, serde_json::Er
         }
         Format::Csv => {
             // Machine-readable: fractions and CI ends as separate columns, no marks in labels.
-            let mut head = vec!["model", "condition", "kind", "upper_bound", "run_id", "dataset", "n"].into_iter().map(String::from).collect::<Vec<_>>();
+            let mut head = vec!["model", "condition", "kind", "upper_bound", "run_id", "dataset", "dataset_hash", "group", "n"].into_iter().map(String::from).collect::<Vec<_>>();
             for sc in lb.subsets.iter().map(String::as_str).chain(["micro", "macro"]) {
                 head.extend([format!("{sc}"), format!("{sc}_ci_lo"), format!("{sc}_ci_hi")]);
             }
@@ -299,6 +363,8 @@ pub fn render(lb: &Leaderboard, format: Format) -> Result<String, serde_json::Er
                     r.upper_bound.to_string(),
                     csv_cell(&r.run_id),
                     csv_cell(&r.dataset),
+                    lb.groups[r.group].dataset_hash.clone(),
+                    r.group.to_string(),
                     r.n.to_string(),
                 ];
                 for sc in lb.subsets.iter().map(String::as_str).chain(["micro", "macro"]) {
@@ -319,6 +385,7 @@ pub fn render(lb: &Leaderboard, format: Format) -> Result<String, serde_json::Er
         }
         Format::Latex => {
             let _ = writeln!(s, "% prbench leaderboard: strict accuracy %, bootstrap 95% CI in brackets; debiased = position-debiased; oracle rows are upper bounds.");
+            let _ = writeln!(s, "% needs \\usepackage{{booktabs}} (\\toprule, \\midrule, \\bottomrule).");
             let _ = writeln!(s, "\\begin{{tabular}}{{ll{}}}", "r".repeat(cols.len() - 2));
             s.push_str("\\toprule\n");
             let _ = writeln!(s, "{} \\\\", cols.iter().map(|c| latex_cell(c)).collect::<Vec<_>>().join(" & "));

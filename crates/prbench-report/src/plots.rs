@@ -16,15 +16,15 @@ type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 type Drawn = Result<(), String>;
 
 const FONT: &str = "sans-serif";
-const PALETTE: [RGBColor; 10] = [
+/// Model colours: the tab10 palette without its orange and grey, which mark upper bounds and
+/// control baselines.
+const PALETTE: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
     RGBColor(214, 39, 40),
     RGBColor(148, 103, 189),
     RGBColor(140, 86, 75),
     RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
 ];
@@ -70,11 +70,41 @@ pub fn row_label(r: &LeaderRow) -> String {
     s
 }
 
-fn row_color(r: &LeaderRow, i: usize) -> RGBColor {
+/// Grey for control baselines, orange for upper bounds, else one colour per model spec (the
+/// same model keeps its colour across conditions).
+fn row_color(lb: &Leaderboard, r: &LeaderRow) -> RGBColor {
     match (r.kind, r.upper_bound) {
         (RowKind::Baseline, _) => GREY,
         (_, true) => ORACLE,
-        _ => PALETTE[i % PALETTE.len()],
+        _ => {
+            let mut models: Vec<&str> = Vec::new();
+            for x in lb.rows.iter().filter(|x| x.kind == RowKind::Model) {
+                if !models.contains(&x.model.as_str()) {
+                    models.push(&x.model);
+                }
+            }
+            let i = models.iter().position(|m| *m == r.model).unwrap_or(0);
+            PALETTE[i % PALETTE.len()]
+        }
+    }
+}
+
+/// Chart labels of every row, with the run id added where two rows would read the same.
+pub fn row_labels(lb: &Leaderboard) -> Vec<String> {
+    let plain: Vec<String> = lb.rows.iter().map(row_label).collect();
+    plain
+        .iter()
+        .zip(&lb.rows)
+        .map(|(l, r)| if plain.iter().filter(|x| *x == l).count() > 1 { format!("{l} [{}]", r.run_id) } else { l.clone() })
+        .collect()
+}
+
+/// The rows a chart draws for `r`: position-debiased when the run has them (the headline),
+/// else strict single-order or reward-model accuracy.
+fn headline_rows(r: &LeaderRow) -> &[AccuracyRow] {
+    match &r.debiased {
+        Some(d) if !d.is_empty() => d,
+        _ => &r.rows,
     }
 }
 
@@ -93,7 +123,8 @@ pub fn accuracy_forest(lb: &Leaderboard) -> Result<String, String> {
     let mut scopes: Vec<String> = lb.subsets.clone();
     scopes.push("micro".into());
     let n = lb.rows.len().max(1);
-    let label_w = 320u32;
+    let labels_text = row_labels(lb);
+    let label_w = 420u32;
     let panel_w = 200u32;
     let height = 70 + 22 * n as u32;
     let width = label_w + panel_w * scopes.len() as u32;
@@ -124,19 +155,18 @@ pub fn accuracy_forest(lb: &Leaderboard) -> Result<String, String> {
                 if pi == 0 {
                     ys.push(chart.backend_coord(&(0.0, y)).1);
                 }
-                let Some(acc) = LeaderRow::row(&r.rows, scope) else { continue };
+                let Some(acc) = LeaderRow::row(headline_rows(r), scope) else { continue };
                 let Some(p) = acc.strict else { continue };
-                let color = row_color(r, i);
+                let color = row_color(lb, r);
                 if let Some([lo, hi]) = acc.strict_ci {
                     chart.draw_series(std::iter::once(PathElement::new(vec![(lo * 100.0, y), (hi * 100.0, y)], color.stroke_width(2)))).map_err(e)?;
                 }
                 chart.draw_series(std::iter::once(Circle::new((p * 100.0, y), 4, color.filled()))).map_err(e)?;
             }
         }
-        for (r, y) in lb.rows.iter().zip(&ys) {
-            labels
-                .draw(&Text::new(truncate_label(&row_label(r), 48), (4, *y - 6), (FONT, 12).into_font().color(&BLACK)))
-                .map_err(e)?;
+        for ((l, r), y) in labels_text.iter().zip(&lb.rows).zip(&ys) {
+            let mark = if r.headline_metric() == "position-debiased" { " (debiased)" } else { "" };
+            labels.draw(&Text::new(truncate_label(&format!("{l}{mark}"), 64), (4, *y - 6), (FONT, 12).into_font().color(&BLACK))).map_err(e)?;
         }
         Ok(())
     })
@@ -206,7 +236,8 @@ pub fn position_bias(lb: &Leaderboard) -> Option<Result<String, String>> {
         return None;
     }
     let n = rows.len();
-    let label_w = 320u32;
+    let label_w = 420u32;
+    let labels_text = row_labels(lb);
     let height = 90 + 24 * n as u32;
     Some(svg(label_w + 520, height, |root| {
         let (labels, plot) = root.split_horizontally(label_w);
@@ -218,40 +249,23 @@ pub fn position_bias(lb: &Leaderboard) -> Option<Result<String, String>> {
             .map_err(e)?;
         chart.configure_mesh().disable_y_mesh().y_labels(0).x_desc("%").x_label_formatter(&|x| format!("{x:.0}")).label_style((FONT, 11)).draw().map_err(e)?;
         chart.draw_series(DashedLineSeries::new([(50.0, -0.5), (50.0, n as f64 - 0.5)], 3, 3, GREY.into())).map_err(e)?;
-        let mut legend_done = false;
+        // No legend box (it would cover the points of a judge that leans to a slot): the
+        // figure's caption says what each mark is.
         for (j, (i, r)) in rows.iter().enumerate() {
             let y = (n - 1 - j) as f64;
             let pb = r.position_bias.as_ref().expect("filtered");
-            let color = row_color(r, *i);
+            let color = row_color(lb, r);
             let (a, b) = (pb.accuracy_chosen_in_a.map(|v| v * 100.0), pb.accuracy_chosen_in_b.map(|v| v * 100.0));
             if let (Some(a), Some(b)) = (a, b) {
                 chart.draw_series(std::iter::once(PathElement::new(vec![(a, y), (b, y)], color.stroke_width(1)))).map_err(e)?;
             }
-            let sa = chart.draw_series(a.map(|a| Circle::new((a, y), 5, color.filled()))).map_err(e)?;
-            if !legend_done {
-                sa.label("accuracy, chosen in A").legend(|(x, y)| Circle::new((x + 8, y), 5, BLACK.filled()));
-            }
-            let sq = chart.draw_series(b.map(|b| EmptyElement::at((b, y)) + Rectangle::new([(-5, -5), (5, 5)], color.filled()))).map_err(e)?;
-            if !legend_done {
-                sq.label("accuracy, chosen in B").legend(|(x, y)| Rectangle::new([(x + 3, y - 5), (x + 13, y + 5)], BLACK.filled()));
-            }
-            let sc = chart
+            chart.draw_series(a.map(|a| Circle::new((a, y), 5, color.filled()))).map_err(e)?;
+            chart.draw_series(b.map(|b| EmptyElement::at((b, y)) + Rectangle::new([(-5, -5), (5, 5)], color.filled()))).map_err(e)?;
+            chart
                 .draw_series(pb.share_a_verdicts.map(|s| EmptyElement::at((s * 100.0, y)) + Cross::new((0, 0), 5, BLACK.stroke_width(2))))
                 .map_err(e)?;
-            if !legend_done {
-                sc.label("share of A verdicts").legend(|(x, y)| Cross::new((x + 8, y), 5, BLACK.stroke_width(2)));
-                legend_done = true;
-            }
-            labels.draw(&Text::new(truncate_label(&row_label(r), 48), (4, chart.backend_coord(&(0.0, y)).1 - 6), (FONT, 12))).map_err(e)?;
+            labels.draw(&Text::new(truncate_label(&labels_text[*i], 64), (4, chart.backend_coord(&(0.0, y)).1 - 6), (FONT, 12))).map_err(e)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(GREY)
-            .label_font((FONT, 11))
-            .draw()
-            .map_err(e)?;
         Ok(())
     }))
 }

@@ -235,6 +235,9 @@ pub struct Sources {
     pub bons: Vec<BonSource>,
     /// Correlate results.
     pub correlations: Vec<CorrelationSource>,
+    /// Folders met while reading a folder of results and left out, each with why (unfinished
+    /// runs): the commands print them and the report lists them.
+    pub skipped: Vec<String>,
 }
 
 fn read_text(path: &Path) -> Result<String> {
@@ -242,7 +245,7 @@ fn read_text(path: &Path) -> Result<String> {
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
-    serde_json::from_str(&read_text(path)?).map_err(|source| ReportError::Json { path: path.into(), line: None, source })
+    serde_json::from_str(&read_text(path)?).map_err(|cause| ReportError::Json { path: path.into(), line: None, cause })
 }
 
 fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
@@ -252,7 +255,7 @@ fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
         if line.trim().is_empty() {
             continue;
         }
-        out.push(serde_json::from_str(line).map_err(|source| ReportError::Json { path: path.into(), line: Some(i + 1), source })?);
+        out.push(serde_json::from_str(line).map_err(|cause| ReportError::Json { path: path.into(), line: Some(i + 1), cause })?);
     }
     Ok(out)
 }
@@ -319,8 +322,18 @@ enum Kind {
     Bon,
     Matrix,
     Correlation,
+    /// A run folder without `summary.json`: the run stopped before it finished.
+    Unfinished,
     /// A folder of results (e.g. `runs/`): its children are read.
     Folder,
+}
+
+/// Why an unfinished run folder is not shown, and how to finish it.
+fn unfinished(dir: &Path) -> String {
+    let id = dir.file_name().map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned());
+    format!(
+        "an unfinished run (manifest.json but no summary.json: it stopped before it finished); resume it by rerunning its `prbench eval` command with the run id it used (`--run-id {id}`, or for a multi-condition command its id without the `-<condition>` suffix)"
+    )
 }
 
 fn classify(path: &Path) -> Result<Kind> {
@@ -330,6 +343,9 @@ fn classify(path: &Path) -> Result<Kind> {
         }
         if path.join("samples.jsonl").is_file() {
             return Ok(Kind::Bon);
+        }
+        if path.join("manifest.json").is_file() && path.join("outcomes.jsonl").is_file() {
+            return Ok(Kind::Unfinished);
         }
         return Ok(Kind::Folder);
     }
@@ -394,10 +410,15 @@ fn add(s: &mut Sources, seen: &mut BTreeMap<PathBuf, ()>, path: &Path, top: bool
             s.runs.push(read_run(&dir)?);
         }
         Kind::Bon => s.bons.push(read_bon(path)?),
+        Kind::Unfinished if top => return Err(layout(path, unfinished(path))),
+        Kind::Unfinished => s.skipped.push(format!("`{}` left out: {}", path.display(), unfinished(path))),
         Kind::Correlation => s.correlations.push(CorrelationSource { path: path.into(), correlation: read_json(path)? }),
         Kind::Matrix => {
             let matrix: Matrix = read_json(path)?;
-            let base = path.parent().unwrap_or(Path::new("."));
+            let base = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
             for c in &matrix.conditions {
                 let dir = base.join(&c.run_id);
                 if !dir.join("summary.json").is_file() {
@@ -420,12 +441,13 @@ fn add(s: &mut Sources, seen: &mut BTreeMap<PathBuf, ()>, path: &Path, top: bool
                 add(s, seen, c, false)?;
             }
             for c in children.iter().filter(|c| !is_matrix(c)) {
-                if c.is_dir() && (c.join("summary.json").is_file() || c.join("samples.jsonl").is_file()) {
+                if c.is_dir() && (c.join("summary.json").is_file() || c.join("samples.jsonl").is_file() || c.join("manifest.json").is_file()) {
                     add(s, seen, c, false)?;
                 }
             }
             if before == (s.runs.len(), s.matrices.len(), s.bons.len(), s.correlations.len()) {
-                return Err(layout(path, "holds no run folder, conditioning matrix or Best-of-N folder (one level down)"));
+                let why = if s.skipped.is_empty() { String::new() } else { format!(" ({})", s.skipped.join("; ")) };
+                return Err(layout(path, format!("holds no finished run folder, conditioning matrix or Best-of-N folder (one level down){why}")));
             }
         }
     }

@@ -55,7 +55,7 @@ fn leaderboard_csv_and_json_carry_the_summary_figures() {
     let mut lines = csv.lines();
     let head: Vec<&str> = lines.next().unwrap().split(',').collect();
     let summary: Value = serde_json::from_str(&std::fs::read_to_string(fixture().join("runs/smol-none/summary.json")).unwrap()).unwrap();
-    let row: Vec<&str> = lines.find(|l| l.split(',').nth(4) == Some("smol-none")).expect("a row for smol-none").split(',').collect();
+    let row: Vec<&str> = lines.find(|l| l.split(',').nth(4) == Some("smol-none") && l.split(',').nth(2) == Some("model")).expect("a row for smol-none").split(',').collect();
     for r in summary["rows"].as_array().unwrap() {
         let label = r["label"].as_str().unwrap();
         let col = head.iter().position(|h| *h == label).unwrap();
@@ -105,7 +105,7 @@ fn a_run_with_missing_outcomes_is_refused_not_shown_short() {
 fn paths_that_hold_no_result_are_refused_with_what_to_give() {
     let dir = tempfile::tempdir().unwrap();
     let err = load(&[dir.path().to_path_buf()]).unwrap_err().to_string();
-    assert!(err.contains("holds no run folder"), "{err}");
+    assert!(err.contains("holds no finished run folder"), "{err}");
     let other = dir.path().join("x.json");
     std::fs::write(&other, "{\"a\": 1}").unwrap();
     let err = load(&[other]).unwrap_err().to_string();
@@ -145,4 +145,40 @@ fn the_page_requests_nothing_and_escapes_data() {
     assert!(!html.contains("<script>alert(1)</script>"));
     assert!(!html.contains("<img src=x"));
     assert_eq!(html.matches("<script").count(), 2, "only the data and the page script");
+}
+
+#[test]
+fn runs_on_other_data_are_ranked_apart_never_mixed() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other-data-run");
+    copy_dir(&fixture().join("runs/shorter"), &other);
+    let path = other.join("summary.json");
+    let mut summary: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    summary["dataset_hash"] = Value::from("0".repeat(64));
+    summary["dataset"] = Value::from("elsewhere");
+    std::fs::write(&path, serde_json::to_string(&summary).unwrap()).unwrap();
+    let s = load(&[fixture().join("runs/smol-none"), other, fixture().join("runs/longer")]).unwrap();
+    let lb = leaderboard::build(&s.runs);
+    assert_eq!(lb.groups.len(), 2);
+    let groups: Vec<usize> = lb.rows.iter().map(|r| r.group).collect();
+    assert!(groups.windows(2).all(|w| w[0] <= w[1]), "groups interleave: {groups:?}");
+    assert_eq!(lb.rows.iter().filter(|r| r.group == 1).map(|r| r.run_id.as_str()).collect::<Vec<_>>(), ["other-data-run"; 5], "the run and 4 of its summary's baselines (its own baseline:shorter is the run)");
+    let md = leaderboard::render(&lb, Format::Markdown).unwrap();
+    assert!(md.contains("| dataset |") && md.contains("elsewhere, 12 items") && md.contains("ranked only within each"), "{md}");
+}
+
+#[test]
+fn an_unfinished_run_is_named_with_how_to_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("intr-oracle");
+    copy_dir(&fixture().join("runs/smol-oracle"), &run);
+    std::fs::remove_file(run.join("summary.json")).unwrap();
+    let err = load(&[run.clone()]).unwrap_err().to_string();
+    assert!(err.contains("unfinished run") && err.contains("--run-id intr-oracle"), "{err}");
+    // In a folder of runs it is left out with the same note, and the others load.
+    copy_dir(&fixture().join("runs/longer"), &dir.path().join("longer"));
+    let s = load(&[dir.path().to_path_buf()]).unwrap();
+    assert_eq!(s.runs.len(), 1);
+    assert_eq!(s.skipped.len(), 1);
+    assert!(s.skipped[0].contains("intr-oracle") && s.skipped[0].contains("unfinished"), "{:?}", s.skipped);
 }

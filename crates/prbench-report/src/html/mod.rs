@@ -84,29 +84,36 @@ fn acc_cell(col: &str, r: Option<&crate::summary::AccuracyRow>) -> Cell {
 }
 
 fn leaderboard_rows(lb: &Leaderboard) -> (Vec<String>, Vec<Row>) {
-    let mut cols = vec!["model".to_string(), "condition".into(), "n".into()];
+    let grouped = lb.groups.len() > 1;
+    let mut cols = vec!["model".to_string(), "condition".into()];
+    if grouped {
+        cols.push("dataset".into());
+    }
+    cols.extend(["n", "debiased", "micro", "macro"].map(String::from));
     cols.extend(lb.subsets.iter().cloned());
-    cols.extend(["micro", "macro", "both orders", "debiased", "consistency", "unparsed", "ties", "errors", "truncated"].map(String::from));
+    cols.extend(["both orders", "consistency", "unparsed", "ties", "errors", "truncated"].map(String::from));
+    let plain = |text: String, v: String, col: &str| Cell { title: String::new(), text, v, col: col.into() };
     let rows = lb
         .rows
         .iter()
         .map(|r| {
             let (model, condition) = leaderboard::row_label(r);
-            let mut cells = vec![
-                Cell { text: plots::short_model(&model), title: model, v: r.model.clone(), col: "model".into() },
-                Cell { title: String::new(), text: condition, v: r.condition.clone(), col: "condition".into() },
-                Cell { title: String::new(), text: r.n.to_string(), v: r.n.to_string(), col: "n".into() },
-            ];
+            let mut cells = vec![Cell { text: plots::short_model(&model), title: model, v: r.model.clone(), col: "model".into() }, plain(condition, r.condition.clone(), "condition")];
+            if grouped {
+                // Sorting by this column keeps each dataset's rows together, in group order.
+                cells.push(plain(lb.groups[r.group].label(), r.group.to_string(), "dataset"));
+            }
+            cells.push(plain(r.n.to_string(), r.n.to_string(), "n"));
+            cells.push(acc_cell("debiased", r.debiased.as_deref().and_then(|b| LeaderRow::row(b, "micro"))));
+            cells.push(acc_cell("micro", LeaderRow::row(&r.rows, "micro")));
+            cells.push(acc_cell("macro", LeaderRow::row(&r.rows, "macro")));
             for s in &lb.subsets {
                 cells.push(acc_cell(s, LeaderRow::row(&r.rows, s)));
             }
-            cells.push(acc_cell("micro", LeaderRow::row(&r.rows, "micro")));
-            cells.push(acc_cell("macro", LeaderRow::row(&r.rows, "macro")));
             cells.push(acc_cell("both orders", r.both_orders.as_deref().and_then(|b| LeaderRow::row(b, "micro"))));
-            cells.push(acc_cell("debiased", r.debiased.as_deref().and_then(|b| LeaderRow::row(b, "micro"))));
-            cells.push(Cell { title: String::new(), text: r.consistency.map_or("—".into(), |c| format!("{:.1}", c * 100.0)), v: num(r.consistency), col: "consistency".into() });
+            cells.push(plain(r.consistency.map_or("—".into(), |c| format!("{:.1}", c * 100.0)), num(r.consistency), "consistency"));
             for (col, v) in [("unparsed", r.unparsed), ("ties", r.ties), ("errors", r.errors), ("truncated", r.truncated)] {
-                cells.push(Cell { title: String::new(), text: v.to_string(), v: v.to_string(), col: col.into() });
+                cells.push(plain(v.to_string(), v.to_string(), col));
             }
             Row {
                 cells,
@@ -192,7 +199,7 @@ pub fn render(sources: &Sources, opts: &ReportOptions) -> Result<String> {
         plots_out.push(figure(
             "Accuracy per subset",
             plots::accuracy_forest(&lb),
-            "Strict accuracy (%) per subset and over all items, with seeded bootstrap 95% CIs; one row per model and condition, control baselines in grey, upper bounds (oracle) in orange; dashed: chance.",
+            "Headline accuracy (%) per subset and over all items, with seeded bootstrap 95% CIs: position-debiased for judges judged in both orders (marked), else strict. One row per run, one colour per model, control baselines in grey, upper bounds (oracle) in orange; dashed: chance.",
         ));
     }
     if let Some(pb) = plots::position_bias(&lb) {
@@ -238,7 +245,14 @@ pub fn render(sources: &Sources, opts: &ReportOptions) -> Result<String> {
     }
     let payload = payload::build(&sources.runs, opts.data.as_deref())?;
     let json = payload::to_script_json(&payload).map_err(|e| ReportError::Layout { path: ".".into(), reason: format!("serialising the report data: {e}") })?;
-    let mut notes = Vec::new();
+    let mut notes = sources.skipped.clone();
+    if lb.groups.len() > 1 {
+        notes.push(format!(
+            "The runs are on {} datasets or item sets ({}); the leaderboard ranks rows only within each (column `dataset`), never across.",
+            lb.groups.len(),
+            lb.groups.iter().map(|g| g.label()).collect::<Vec<_>>().join("; ")
+        ));
+    }
     if lb.rows.iter().any(|r| r.upper_bound) {
         notes.push("Rows under `oracle` are upper bounds: the model was shown the ground-truth rubric aspects. They are not benchmark scores and are listed last.".to_string());
     }

@@ -177,8 +177,13 @@ fn load_dataset(run: &RunSource, data: Option<&str>) -> Result<Dataset> {
         .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
         .unwrap_or_default();
     let err = |reason: String| ReportError::Dataset { run: run.dir.clone(), source_spec: spec.clone(), reason };
-    let ds = prbench_data::load(&spec, &subsets).map_err(|e| {
-        err(format!("{e}; the item browser needs the dataset the run was made on: pass --data with its current location"))
+    let ds = prbench_data::load(&spec, &subsets).map_err(|e| match data {
+        Some(_) => err(format!(
+            "--data cannot be read as the dataset the run was made on ({}, subsets {}): {e}",
+            run.summary.dataset,
+            if subsets.is_empty() { "all".to_string() } else { subsets.join(", ") }
+        )),
+        None => err(format!("{e}; the item browser needs the dataset the run was made on: pass --data with its current location")),
     })?;
     if ds.hash != run.summary.dataset_hash {
         return Err(err(format!(

@@ -152,6 +152,19 @@
     if (o.bo) head.appendChild(el("span", { text: " both orders: " }, badge(o.bo)));
     if (o.db) head.appendChild(el("span", { text: " debiased: " }, badge(o.db)));
     detail.appendChild(head);
+    // The same item in the other runs (a link without &run= opens the first of them).
+    var others = [];
+    outcomes.forEach(function (x, j) { if (x.i === o.i && j !== k) others.push(x); });
+    if (others.length) {
+      var p = el("p", { cls: "meta", id: "d-others" }, "Also in " + others.length + " other run" + (others.length > 1 ? "s" : "") + ": ");
+      others.forEach(function (x, n) {
+        if (n) p.appendChild(document.createTextNode(", "));
+        p.appendChild(el("a", { href: link(x), text: runLabel(runs[x.r]) + " [" + runs[x.r].id + "]" }));
+        p.appendChild(document.createTextNode(" "));
+        p.appendChild(badge(x.res));
+      });
+      detail.appendChild(p);
+    }
     var q = section("Question");
     q.appendChild(el("div", { cls: "textblock", id: "d-question", text: it.q }));
     detail.appendChild(q);
@@ -289,6 +302,11 @@
         el("tr", null, el("th", { text: "A correct" }), el("td", { id: "rv-both", text: String(pair.both) }), el("td", { id: "rv-only-a", text: String(onlyA) })),
         el("tr", null, el("th", { text: "A not correct" }), el("td", { id: "rv-only-b", text: String(onlyB) }), el("td", { id: "rv-neither", text: String(pair.neither) }))));
     rvOut.appendChild(t);
+    var countOf = function (r) { return outcomes.filter(function (o) { return o.r === r; }).length; };
+    var na = countOf(ai), nb = countOf(bi);
+    if (na !== pair.n || nb !== pair.n) {
+      rvOut.appendChild(el("p", { cls: "note", id: "rv-partial", text: "Run A has " + na + " items and run B " + nb + "; only the " + pair.n + " both evaluated are compared." }));
+    }
     rvOut.appendChild(el("p", null, pair.n + " items in common; exact McNemar p = ", el("strong", { id: "rv-p", text: pair.p < 1e-4 ? pair.p.toExponential(2) : pair.p.toFixed(4) }),
       " (two-sided, on the " + (onlyA + onlyB) + " items where exactly one run is correct)."));
     // The discordant items, each linked to the browser.

@@ -11,25 +11,37 @@ pub fn run(args: HtmlReportArgs) -> Result<()> {
     if args.out.is_dir() {
         anyhow::bail!("--out `{}` is a folder; name the HTML file to write, e.g. {}/report.html", args.out.display(), args.out.display());
     }
+    if let Some(parent) = args.out.parent().filter(|p| !p.as_os_str().is_empty() && !p.is_dir()) {
+        anyhow::bail!("--out: folder `{}` does not exist; create it or name a file in an existing folder", parent.display());
+    }
     let sources = prbench_report::sources::load(&args.paths)?;
+    for note in &sources.skipped {
+        eprintln!("prbench: note: {note}");
+    }
     let opts = ReportOptions { data: args.data, title: args.title, generator: format!("prbench {}", crate::code_version()) };
     let html = prbench_report::html::render(&sources, &opts)?;
     std::fs::write(&args.out, &html).with_context(|| format!("writing `{}`", args.out.display()))?;
-    eprintln!(
-        "prbench: report of {} runs, {} matrices, {} Best-of-N folders and {} correlate results in {} ({:.1} MB); open it in a browser (it needs no network)",
-        sources.runs.len(),
-        sources.matrices.len(),
-        sources.bons.len(),
-        sources.correlations.len(),
-        args.out.display(),
-        html.len() as f64 / 1e6
-    );
+    use prbench_report::plural::count;
+    let parts: Vec<String> = [
+        (sources.runs.len(), "run", "runs"),
+        (sources.matrices.len(), "matrix", "matrices"),
+        (sources.bons.len(), "Best-of-N folder", "Best-of-N folders"),
+        (sources.correlations.len(), "correlate result", "correlate results"),
+    ]
+    .into_iter()
+    .filter(|(n, _, _)| *n > 0)
+    .map(|(n, one, many)| count(n, one, many))
+    .collect();
+    eprintln!("prbench: report of {} in {} ({:.1} MB); open it in a browser (it needs no network)", parts.join(", "), args.out.display(), html.len() as f64 / 1e6);
     Ok(())
 }
 
 /// Runs `prbench leaderboard`.
 pub fn leaderboard(args: LeaderboardArgs) -> Result<()> {
     let sources = prbench_report::sources::load(&args.paths)?;
+    for note in &sources.skipped {
+        eprintln!("prbench: note: {note}");
+    }
     if sources.runs.is_empty() {
         anyhow::bail!("no run folder among the paths: the leaderboard lists runs (give run folders, matrices or a folder holding them)");
     }

@@ -1,0 +1,47 @@
+//! `eval` writes the HTML reports and says where; `prbench report` and `prbench leaderboard`
+//! from the command line (control baselines: no model needed).
+
+mod common;
+
+use common::{prbench, sample, text};
+
+#[test]
+fn eval_writes_reports_and_report_and_leaderboard_read_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = prbench(&["eval", "--data", &sample(), "--model", "baseline:longer", "--condition", "none,oracle", "--run-id", "lg", "--quiet", "--bootstrap", "200"], tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    let runs = tmp.path().join("runs");
+    assert!(runs.join("lg-none/report.html").is_file() && runs.join("lg-oracle/report.html").is_file());
+    assert!(runs.join("lg-report.html").is_file(), "the matrix's report beside it");
+    assert!(err.contains("HTML report of all 2 runs in runs/lg-report.html"), "{err}");
+    // --no-report writes none.
+    let out = prbench(&["eval", "--data", &sample(), "--model", "baseline:shorter", "--run-id", "sh", "--quiet", "--bootstrap", "200", "--no-report"], tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!runs.join("sh/report.html").exists());
+    // One report of both models.
+    let out = prbench(&["report", "runs", "--out", "both.html"], tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("report of 3 runs, 1 matrix in both.html"), "{}", text(&out.stderr));
+    let html = std::fs::read_to_string(tmp.path().join("both.html")).unwrap();
+    assert!(html.contains("data-run=\"sh\"") && html.contains("data-run=\"lg-oracle\""));
+    // --out in a folder that does not exist.
+    let out = prbench(&["report", "runs", "--out", "nodir/x.html"], tmp.path());
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("folder `nodir` does not exist"), "{}", text(&out.stderr));
+    // The leaderboard in each format, with the figures of summary.json.
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(runs.join("sh/summary.json")).unwrap()).unwrap();
+    let micro = summary["rows"].as_array().unwrap().iter().find(|r| r["label"] == "micro").unwrap()["strict"].as_f64().unwrap();
+    let out = prbench(&["leaderboard", "runs", "--format", "csv"], tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let csv = text(&out.stdout);
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = head.iter().position(|h| *h == "micro").unwrap();
+    let row: Vec<&str> = csv.lines().find(|l| l.contains(",sh,")).unwrap().split(',').collect();
+    assert_eq!(row[col].parse::<f64>().unwrap(), micro);
+    for format in ["md", "json", "latex"] {
+        let out = prbench(&["leaderboard", "runs", "--format", format], tmp.path());
+        assert!(out.status.success(), "{format}: {}", text(&out.stderr));
+        assert!(text(&out.stdout).contains("baseline:shorter"), "{format}");
+    }
+}
