@@ -169,8 +169,15 @@ fn filtering_by_result_lists_exactly_those_outcomes() {
     let data = dataset();
     let ex = &data["sample-soc-02"];
     let words: String = ex["rejected"].as_str().unwrap().split_whitespace().take(4).collect::<Vec<_>>().join(" ");
+    let before = page.eval("document.getElementById('f-count').textContent").unwrap();
     page.type_text("#f-search", &words).unwrap();
-    std::thread::sleep(Duration::from_millis(400));
+    // The search runs 150 ms after the last keystroke: wait for the count to change.
+    for _ in 0..100 {
+        if page.eval("document.getElementById('f-count').textContent").unwrap() != before {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let items: BTreeSet<String> = listed(&page).into_iter().map(|(_, i)| i).collect();
     assert!(items.contains("sample-soc-02"), "search `{words}` gave {items:?}");
     screenshot(&page, "#sec-items", "items.png");
