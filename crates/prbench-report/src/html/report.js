@@ -141,7 +141,7 @@
     var o = outcomes[k], r = runs[o.r], it = items[o.i];
     Array.prototype.forEach.call(list.querySelectorAll("li.active"), function (x) { x.classList.remove("active"); });
     var li = list.querySelector('li[data-outcome="' + k + '"]');
-    if (li) li.classList.add("active");
+    if (li) { li.classList.add("active"); li.scrollIntoView({ block: "nearest" }); }
     clear(detail);
     detail.setAttribute("data-item", it.id);
     detail.setAttribute("data-run", r.id);
