@@ -36,8 +36,9 @@ pub struct HarnessOptions {
 }
 
 /// The synthetic data folder for a spec, written when absent (a hidden `.synthetic.json` summary marks
-/// a complete write). Returns the folder and the profile text bytes.
-fn synthetic_data(work: &Path, spec: &SyntheticSpec, log: &dyn Fn(&str)) -> Result<(PathBuf, usize, usize)> {
+/// a complete write). Returns the folder and the profile text bytes. `bench report` reads the
+/// same folder.
+pub(crate) fn synthetic_data(work: &Path, spec: &SyntheticSpec, log: &dyn Fn(&str)) -> Result<(PathBuf, usize, usize)> {
     let dir = work.join(format!("synthetic-{}rows-{}B-seed{}", spec.total_rows(), spec.profile_bytes, spec.seed));
     let marker = dir.join(".synthetic.json");
     if let Ok(text) = std::fs::read_to_string(&marker) {

@@ -15,7 +15,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use prbench_data::synthetic::{write_synthetic, SyntheticSpec};
+use prbench_data::synthetic::SyntheticSpec;
 
 use crate::child::{machine, median};
 
@@ -75,14 +75,8 @@ fn eval_runs(exe: &Path, data: &Path, runs: &Path, seed: u64, log: &dyn Fn(&str)
 pub fn measure(opts: &ReportBenchOptions, log: &dyn Fn(&str)) -> Result<serde_json::Value> {
     std::fs::create_dir_all(&opts.work).with_context(|| format!("creating `{}`", opts.work.display()))?;
     let spec = if opts.scale == 1.0 { SyntheticSpec::full_scale(opts.seed) } else { SyntheticSpec::scaled(opts.seed, opts.scale) };
-    let data = opts.work.join(format!("report-synthetic-{}rows-seed{}", spec.total_rows(), spec.seed));
-    if !data.join(".complete").is_file() {
-        let _ = std::fs::remove_dir_all(&data);
-        log(&format!("bench report: writing the synthetic benchmark to {}", data.display()));
-        write_synthetic(&data, &spec)?;
-        std::fs::write(data.join(".complete"), "")?;
-    }
-    let runs = opts.work.join(format!("report-runs-{}rows-seed{}", spec.total_rows(), spec.seed));
+    let (data, _, _) = crate::harness::synthetic_data(&opts.work, &spec, log)?;
+    let runs = opts.work.join(format!("report-runs-{}rows-{}B-seed{}", spec.total_rows(), spec.profile_bytes, spec.seed));
     eval_runs(&opts.exe, &data, &runs, opts.seed, log)?;
     let start = Instant::now();
     let sources = prbench_report::sources::load(&[runs.clone()])?;

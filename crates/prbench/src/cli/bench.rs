@@ -58,7 +58,7 @@ pub enum BenchCommand {
     /// size of the real one (2,830 rows, ~100 MB of profile text), then load + validate,
     /// render, retrieve (BM25) and write, each workload a child process timed and measured
     /// for peak RSS.
-    Harness(BenchHarnessArgs),
+    Harness(SyntheticBenchArgs),
     /// The local GGUF judge against llama.cpp driven directly (same file, same prompts, same
     /// threads), each side a child process: prefill tokens/s of the logprob verdict, tokens/s
     /// of the generate verdict, peak RSS.
@@ -70,7 +70,7 @@ pub enum BenchCommand {
     /// control baselines under four conditions, the report of the twelve runs rendered and
     /// opened in headless Chromium (needs `chromium`: `scripts/setup.sh --tests`); file size,
     /// render time, time to open, time of one filter.
-    Report(BenchReportArgs),
+    Report(SyntheticBenchArgs),
     /// One side of `bench judge` (run by it; not for direct use).
     #[command(hide = true)]
     JudgeWorker(JudgeWorkerArgs),
@@ -148,40 +148,23 @@ pub struct JudgeWorkerArgs {
     pub input: PathBuf,
 }
 
-/// `bench harness` arguments.
+/// `bench harness` and `bench report` arguments: both measure workloads on the synthetic
+/// full-scale benchmark.
 #[derive(Args, Debug)]
-pub struct BenchHarnessArgs {
+pub struct SyntheticBenchArgs {
     /// Size as a fraction of the real benchmark, in [0.001, 1] (1 = 2,830 rows and 100 MB of
     /// profile text; 0.01 for a quick check).
     #[arg(long, default_value_t = 1.0, value_parser = parse_scale, allow_negative_numbers = true)]
     pub scale: f64,
-    /// Rounds of the three workloads; the table gives median wall time and max peak RSS.
+    /// Rounds: each measured workload is repeated this many times (`harness`: the three
+    /// workloads, median wall time and max peak RSS; `report`: opening the report, medians).
     #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
     pub rounds: usize,
     /// Seed of the synthetic data and the runs.
     #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
     pub seed: u64,
-    /// Folder for the synthetic data, the runs and the child logs (default: `$PRBENCH_MODELS/bench`).
-    #[arg(long, default_value_os_t = prbench_bench::default_work_dir())]
-    pub work: PathBuf,
-    /// Print one JSON line instead of the table.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `bench report` arguments.
-#[derive(Args, Debug)]
-pub struct BenchReportArgs {
-    /// Size as a fraction of the real benchmark, in [0.001, 1].
-    #[arg(long, default_value_t = 1.0, value_parser = parse_scale, allow_negative_numbers = true)]
-    pub scale: f64,
-    /// Times the report is opened; the table gives medians.
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
-    pub rounds: usize,
-    /// Seed of the synthetic data and the runs.
-    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
-    pub seed: u64,
-    /// Folder for the synthetic data, the runs and the report (default: `$PRBENCH_MODELS/bench`).
+    /// Folder for the synthetic data, the runs, the child logs and the report (default:
+    /// `$PRBENCH_MODELS/bench`).
     #[arg(long, default_value_os_t = prbench_bench::default_work_dir())]
     pub work: PathBuf,
     /// Print one JSON line instead of the table.

@@ -8,7 +8,7 @@ use anyhow::{bail, Result};
 use prbench_bench::{all, harness, judge, remote, rm, serve};
 
 use crate::cli::{
-    BenchAllArgs, BenchCommand, BenchHarnessArgs, BenchReportArgs, BenchJudgeArgs, BenchRemoteArgs, BenchRmArgs, BenchServeArgs, JudgeWorkerArgs, RemoteArgs, RmReferenceArgs,
+    BenchAllArgs, BenchCommand, BenchJudgeArgs, BenchRemoteArgs, BenchRmArgs, BenchServeArgs, JudgeWorkerArgs, RemoteArgs, RmReferenceArgs, SyntheticBenchArgs,
 };
 use crate::commands::serve_reward::{load_reward_model, serve_options};
 
@@ -88,7 +88,7 @@ fn run_serve(a: &BenchServeArgs) -> Result<()> {
     Ok(())
 }
 
-fn run_report(a: &BenchReportArgs) -> Result<()> {
+fn run_report(a: &SyntheticBenchArgs) -> Result<()> {
     let opts = prbench_bench::report::ReportBenchOptions {
         scale: a.scale,
         rounds: a.rounds,
@@ -106,7 +106,7 @@ fn run_report(a: &BenchReportArgs) -> Result<()> {
     Ok(())
 }
 
-fn run_harness(a: &BenchHarnessArgs) -> Result<()> {
+fn run_harness(a: &SyntheticBenchArgs) -> Result<()> {
     let opts = harness::HarnessOptions { scale: a.scale, rounds: a.rounds, seed: a.seed, work: a.work.clone() };
     let report = harness::measure(&opts, &log)?;
     if a.json {
