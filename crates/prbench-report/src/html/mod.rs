@@ -189,6 +189,11 @@ fn provenance(sources: &Sources) -> Vec<(String, Vec<(String, String)>)> {
 /// [`ReportError::Dataset`] when a run's dataset cannot be loaded or has changed (the item
 /// browser shows the items' texts); [`ReportError::Layout`] when there is nothing to report.
 pub fn render(sources: &Sources, opts: &ReportOptions) -> Result<String> {
+    render_with(sources, opts, &mut Vec::new())
+}
+
+/// [`render`] reusing datasets loaded for an earlier report ([`payload::build_with`]).
+fn render_with(sources: &Sources, opts: &ReportOptions, datasets: &mut Vec<prbench_data::Dataset>) -> Result<String> {
     if sources.runs.is_empty() && sources.bons.is_empty() && sources.correlations.is_empty() {
         return Err(ReportError::Layout { path: ".".into(), reason: "nothing to report: give run folders, matrices, Best-of-N folders or correlate results".into() });
     }
@@ -243,7 +248,7 @@ pub fn render(sources: &Sources, opts: &ReportOptions) -> Result<String> {
             sources => c.correlation.sources.clone(),
         });
     }
-    let payload = payload::build(&sources.runs, opts.data.as_deref())?;
+    let payload = payload::build_with(&sources.runs, opts.data.as_deref(), datasets)?;
     let json = payload::to_script_json(&payload).map_err(|e| ReportError::Layout { path: ".".into(), reason: format!("serialising the report data: {e}") })?;
     let mut notes = sources.skipped.clone();
     if lb.groups.len() > 1 {
@@ -284,26 +289,32 @@ pub fn render(sources: &Sources, opts: &ReportOptions) -> Result<String> {
 
 /// What `eval` writes after its runs: `report.html` in each run folder and, for a
 /// multi-condition command, `<base>-report.html` beside `<base>.json` (the matrix, whose runs
-/// it shows together). Returns the files written.
+/// it shows together). The run folders are read once and each dataset is loaded once for all
+/// the reports. Returns the files written.
 ///
 /// # Errors
 /// As [`render`], or when a file cannot be written (named).
 pub fn write_eval_reports(run_dirs: &[std::path::PathBuf], matrix_json: Option<&std::path::Path>, generator: &str) -> Result<Vec<std::path::PathBuf>> {
     let opts = ReportOptions { generator: generator.to_string(), ..ReportOptions::default() };
+    let all = match matrix_json {
+        Some(m) => crate::sources::load(&[m.to_path_buf()])?,
+        None => crate::sources::load(run_dirs)?,
+    };
+    let mut datasets = Vec::new();
     let mut written = Vec::new();
-    let mut write = |paths: Vec<std::path::PathBuf>, out: std::path::PathBuf| -> Result<()> {
-        let html = render(&crate::sources::load(&paths)?, &opts)?;
+    let mut write = |sources: &Sources, out: std::path::PathBuf| -> Result<()> {
+        let html = render_with(sources, &opts, &mut datasets)?;
         std::fs::write(&out, html).map_err(crate::error::io(&out))?;
         written.push(out);
         Ok(())
     };
-    for dir in run_dirs {
-        write(vec![dir.clone()], dir.join("report.html"))?;
+    for run in &all.runs {
+        write(&Sources { runs: vec![run.clone()], ..Sources::default() }, run.dir.join("report.html"))?;
     }
     if let Some(m) = matrix_json {
         let name = m.file_name().and_then(|n| n.to_str()).unwrap_or("matrix.json");
         let base = name.strip_suffix("-matrix.json").unwrap_or(name.trim_end_matches(".json"));
-        write(vec![m.to_path_buf()], m.with_file_name(format!("{base}-report.html")))?;
+        write(&all, m.with_file_name(format!("{base}-report.html")))?;
     }
     Ok(written)
 }

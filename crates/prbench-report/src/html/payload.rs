@@ -202,17 +202,34 @@ fn load_dataset(run: &RunSource, data: Option<&str>) -> Result<Dataset> {
 /// [`ReportError::Dataset`] when a run's dataset cannot be loaded or has another hash;
 /// [`ReportError::Layout`] when an outcome names an example the dataset lacks.
 pub fn build(runs: &[RunSource], data: Option<&str>) -> Result<Payload> {
+    build_with(runs, data, &mut Vec::new())
+}
+
+/// [`build`] with the datasets already loaded for an earlier payload: `cache` is searched by
+/// content hash before a dataset is read, and what is read is added to it (`eval` renders one
+/// report per run and one of all runs from the same datasets).
+///
+/// # Errors
+/// As [`build`].
+pub fn build_with(runs: &[RunSource], data: Option<&str>, cache: &mut Vec<Dataset>) -> Result<Payload> {
     let mut datasets: Vec<DatasetEntry> = Vec::new();
-    let mut loaded: Vec<Dataset> = Vec::new();
+    // Per entry of `datasets`: its index in `cache`.
+    let mut loaded: Vec<usize> = Vec::new();
     let mut entries = Vec::new();
     for run in runs {
         let hash = &run.summary.dataset_hash;
         let d = match datasets.iter().position(|d| &d.hash == hash) {
             Some(d) => d,
             None => {
-                let ds = load_dataset(run, data)?;
+                let c = match cache.iter().position(|ds| &ds.hash == hash) {
+                    Some(c) => c,
+                    None => {
+                        cache.push(load_dataset(run, data)?);
+                        cache.len() - 1
+                    }
+                };
                 datasets.push(DatasetEntry { source: run.summary.dataset.clone(), hash: hash.clone(), kind: run.summary.dataset_kind.clone() });
-                loaded.push(ds);
+                loaded.push(c);
                 datasets.len() - 1
             }
         };
@@ -236,7 +253,7 @@ pub fn build(runs: &[RunSource], data: Option<&str>) -> Result<Payload> {
     }
     let mut items = Vec::new();
     let mut index: Vec<HashMap<String, usize>> = vec![HashMap::new(); loaded.len()];
-    for (d, ds) in loaded.iter().enumerate() {
+    for (d, ds) in loaded.iter().map(|&c| &cache[c]).enumerate() {
         for ex in &ds.examples {
             let Some(posts) = wanted[d].get(ex.id.as_str()) else { continue };
             index[d].insert(ex.id.clone(), items.len());
