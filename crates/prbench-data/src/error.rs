@@ -107,8 +107,22 @@ pub enum DataError {
         file: String,
         /// 1-based row.
         row: usize,
-        /// The field (`id`, `question`, `chosen` or `rejected`).
+        /// The field (`id`, `question`, `chosen`, `rejected`, or `rubric_aspects[i].aspect` for
+        /// question rows).
         field: String,
+    },
+
+    /// A question row (loaded for `prbench build`) has no rubric aspects: the build writes its
+    /// chosen/rejected answers from them, so a row without aspects cannot become an example.
+    #[error(
+        "{file}: row {row}: field `rubric_aspects` is empty; `prbench build` needs the rubric \
+         aspects to write the chosen/rejected answers: add at least one aspect or remove the row"
+    )]
+    NoAspects {
+        /// The file.
+        file: String,
+        /// 1-based row.
+        row: usize,
     },
 
     /// `chosen` and `rejected` hold the same text (after trimming), so the pair ranks nothing.

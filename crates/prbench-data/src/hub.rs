@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use hf_hub::{HFClient, HFClientSync, HFError};
 
 use crate::error::DataError;
-use crate::load::{assign_config, read_rows, Format, KIND_PRB};
+use crate::load::{assign_config, read_rows, Format, RowShape, KIND_PRB};
 use crate::rows::{finish, subset_rank, ContentHash};
 use crate::schema::{canonical_subset, Dataset, PRB_SUBSETS};
 
@@ -243,6 +243,18 @@ pub fn load_hub(
     opts: &HubOptions,
     source: &str,
 ) -> Result<Dataset, DataError> {
+    load_hub_as(repo, revision, subsets, opts, source, RowShape::Pairs)
+}
+
+/// [`load_hub`] for rows of `shape`.
+pub(crate) fn load_hub_as(
+    repo: &str,
+    revision: Option<&str>,
+    subsets: &[String],
+    opts: &HubOptions,
+    source: &str,
+    shape: RowShape,
+) -> Result<Dataset, DataError> {
     let mut configs: Vec<String> = if subsets.is_empty() {
         PRB_SUBSETS
             .iter()
@@ -258,8 +270,8 @@ pub fn load_hub(
     let mut hash = ContentHash::new();
     let mut rows = Vec::new();
     for ((config, name), path) in configs.iter().zip(&names).zip(&paths) {
-        let read = read_rows(path, name, Format::Parquet, &mut hash)?;
+        let read = read_rows(path, name, Format::Parquet, &mut hash, shape)?;
         rows.extend(assign_config(read, config)?);
     }
-    finish(rows, source, KIND_PRB, hash)
+    finish(rows, source, KIND_PRB, hash, shape)
 }

@@ -17,6 +17,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::error::DataError;
+use crate::load::RowShape;
 use crate::rows::{ContentHash, RawRow, RowExtra};
 use crate::schema::{Example, ProfilePost, RubricAspect, DATASET_KIND_FIELD, PROFILE_RANKING_FIELD};
 
@@ -86,16 +87,27 @@ impl<'a> RowCtx<'a> {
         }
     }
 
-    /// Optional string field (absent is fine, any other type is an error; null counts as absent).
+    /// Optional top-level string field (absent is fine, any other type is an error; null counts
+    /// as absent).
     pub fn opt_string(
         &self,
         obj: &Map<String, Value>,
         key: &str,
     ) -> Result<Option<String>, DataError> {
+        self.opt_string_at(obj, key, key)
+    }
+
+    /// As [`Self::opt_string`] for a field whose full name for messages is `path`.
+    pub fn opt_string_at(
+        &self,
+        obj: &Map<String, Value>,
+        key: &str,
+        path: &str,
+    ) -> Result<Option<String>, DataError> {
         match obj.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(v) => Err(self.wrong(key, "a string", v)),
+            Some(v) => Err(self.wrong(path, "a string", v)),
         }
     }
 
@@ -114,23 +126,34 @@ impl<'a> RowCtx<'a> {
     }
 }
 
-/// Builds an example (subset left empty) from one PRB-schema row object; also returns the
-/// optional `subset` field.
-pub(crate) fn example_from_value(
-    v: &Value,
+/// The row's `profile` list. Each post needs string `id` and `text`; its `category` is required
+/// when `category_required`, else optional (absent or null = empty string).
+pub(crate) fn profile_posts(
     ctx: RowCtx,
-) -> Result<(Example, Option<String>), DataError> {
-    let obj = ctx.object(v, "(row)")?;
+    obj: &Map<String, Value>,
+    category_required: bool,
+) -> Result<Vec<ProfilePost>, DataError> {
     let mut profile = Vec::new();
     for (i, p) in ctx.list(obj, "profile", "profile")?.iter().enumerate() {
         let path = format!("profile[{i}]");
         let o = ctx.object(p, &path)?;
+        let category_path = format!("{path}.category");
+        let category = if category_required {
+            ctx.string(o, "category", &category_path)?
+        } else {
+            ctx.opt_string_at(o, "category", &category_path)?.unwrap_or_default()
+        };
         profile.push(ProfilePost {
             id: ctx.string(o, "id", &format!("{path}.id"))?,
-            category: ctx.string(o, "category", &format!("{path}.category"))?,
+            category,
             text: ctx.string(o, "text", &format!("{path}.text"))?,
         });
     }
+    Ok(profile)
+}
+
+/// The row's `rubric_aspects` list: objects with string `aspect`, `evidence` and `reason`.
+pub(crate) fn rubric(ctx: RowCtx, obj: &Map<String, Value>) -> Result<Vec<RubricAspect>, DataError> {
     let mut rubric_aspects = Vec::new();
     for (i, a) in ctx
         .list(obj, "rubric_aspects", "rubric_aspects")?
@@ -145,6 +168,28 @@ pub(crate) fn example_from_value(
             reason: ctx.string(o, "reason", &format!("{path}.reason"))?,
         });
     }
+    Ok(rubric_aspects)
+}
+
+/// `chosen` or `rejected`: required for [`RowShape::Pairs`]; for [`RowShape::Questions`] absent
+/// or null gives an empty string. Either way a present value must be a string.
+fn answer(ctx: RowCtx, obj: &Map<String, Value>, key: &str, shape: RowShape) -> Result<String, DataError> {
+    match shape {
+        RowShape::Pairs => ctx.string(obj, key, key),
+        RowShape::Questions => Ok(ctx.opt_string(obj, key)?.unwrap_or_default()),
+    }
+}
+
+/// Builds an example (subset left empty) from one PRB-schema row object of `shape`; also
+/// returns the optional `subset` field.
+pub(crate) fn example_from_value(
+    v: &Value,
+    ctx: RowCtx,
+    shape: RowShape,
+) -> Result<(Example, Option<String>), DataError> {
+    let obj = ctx.object(v, "(row)")?;
+    let profile = profile_posts(ctx, obj, true)?;
+    let rubric_aspects = rubric(ctx, obj)?;
     let example = Example {
         id: ctx.string(obj, "id", "id")?,
         subset: String::new(),
@@ -153,8 +198,8 @@ pub(crate) fn example_from_value(
         rubric_aspects,
         narrative: ctx.string(obj, "narrative", "narrative")?,
         category: ctx.string(obj, "category", "category")?,
-        chosen: ctx.string(obj, "chosen", "chosen")?,
-        rejected: ctx.string(obj, "rejected", "rejected")?,
+        chosen: answer(ctx, obj, "chosen", shape)?,
+        rejected: answer(ctx, obj, "rejected", shape)?,
     };
     Ok((example, ctx.opt_string(obj, "subset")?))
 }
@@ -284,10 +329,10 @@ fn row_extra(v: &Value, example: &Example, ctx: RowCtx) -> Result<RowExtra, Data
     Ok(extra)
 }
 
-/// Validates one row object and records where it came from (`row` is 1-based).
-fn raw_row(v: &Value, file: &str, row: usize) -> Result<RawRow, DataError> {
+/// Validates one row object of `shape` and records where it came from (`row` is 1-based).
+fn raw_row(v: &Value, file: &str, row: usize, shape: RowShape) -> Result<RawRow, DataError> {
     let ctx = RowCtx { file, row };
-    let (example, subset_field) = example_from_value(v, ctx)?;
+    let (example, subset_field) = example_from_value(v, ctx, shape)?;
     let extra = row_extra(v, &example, ctx)?;
     Ok(RawRow { example, subset_field, file: file.to_string(), row, extra })
 }
@@ -302,12 +347,14 @@ fn looks_like_jsonl(text: &str) -> bool {
         && t.lines().next().is_some_and(|l| serde_json::from_str::<Value>(l).is_ok_and(|v| v.is_object()))
 }
 
-/// Reads a JSON file holding an array of PRB rows. Row n = array element n (1-based).
-pub(crate) fn read_json(
+/// Reads a JSON file holding an array of row objects and hands each to `f` with its 1-based row
+/// (array index + 1), in order, stopping at the first error.
+pub(crate) fn visit_json(
     path: &Path,
     name: &str,
     hash: &mut ContentHash,
-) -> Result<Vec<RawRow>, DataError> {
+    mut f: impl FnMut(usize, Value) -> Result<(), DataError>,
+) -> Result<(), DataError> {
     let file = path.display().to_string();
     let text = read_text(path, name, hash)?;
     if looks_like_jsonl(&text) {
@@ -316,21 +363,21 @@ pub(crate) fn read_json(
             detail: "this looks like JSONL (one row object per line), but a .json file holds one JSON array of rows; rename the file to .jsonl".into(),
         });
     }
-    let items = parse_array(&text, &file)?;
-    let mut rows = Vec::with_capacity(items.len());
-    for (i, v) in items.iter().enumerate() {
-        rows.push(raw_row(v, &file, i + 1)?);
+    for (i, v) in parse_array(&text, &file)?.into_iter().enumerate() {
+        f(i + 1, v)?;
     }
-    Ok(rows)
+    Ok(())
 }
 
-/// Reads a JSONL file: one PRB row object per line; row n = line n. A final newline is fine, a
-/// blank line anywhere else is an error.
-pub(crate) fn read_jsonl(
+/// Reads a JSONL file (one row object per line) and hands each row to `f` with its 1-based row
+/// (= line) as soon as the line is parsed, stopping at the first error. A final newline is
+/// fine, a blank line anywhere else is an error.
+pub(crate) fn visit_jsonl(
     path: &Path,
     name: &str,
     hash: &mut ContentHash,
-) -> Result<Vec<RawRow>, DataError> {
+    mut f: impl FnMut(usize, Value) -> Result<(), DataError>,
+) -> Result<(), DataError> {
     let file = path.display().to_string();
     let text = read_text(path, name, hash)?;
     if text.trim_start().starts_with('[') {
@@ -340,9 +387,8 @@ pub(crate) fn read_jsonl(
         });
     }
     let body = text.strip_suffix('\n').unwrap_or(&text);
-    let mut rows = Vec::new();
     if body.is_empty() {
-        return Ok(rows);
+        return Ok(());
     }
     for (i, line) in body.split('\n').enumerate() {
         let line_no = i + 1;
@@ -357,7 +403,33 @@ pub(crate) fn read_jsonl(
             });
         }
         let v: Value = serde_json::from_str(line).map_err(|e| malformed(&file, line_no, &e))?;
-        rows.push(raw_row(&v, &file, line_no)?);
+        f(line_no, v)?;
     }
+    Ok(())
+}
+
+/// Reads a JSON file holding an array of PRB rows of `shape`. Row n = array element n (1-based).
+pub(crate) fn read_json(
+    path: &Path,
+    name: &str,
+    hash: &mut ContentHash,
+    shape: RowShape,
+) -> Result<Vec<RawRow>, DataError> {
+    let file = path.display().to_string();
+    let mut rows = Vec::new();
+    visit_json(path, name, hash, |row, v| Ok(rows.push(raw_row(&v, &file, row, shape)?)))?;
+    Ok(rows)
+}
+
+/// Reads a JSONL file: one PRB row object of `shape` per line; row n = line n.
+pub(crate) fn read_jsonl(
+    path: &Path,
+    name: &str,
+    hash: &mut ContentHash,
+    shape: RowShape,
+) -> Result<Vec<RawRow>, DataError> {
+    let file = path.display().to_string();
+    let mut rows = Vec::new();
+    visit_jsonl(path, name, hash, |row, v| Ok(rows.push(raw_row(&v, &file, row, shape)?)))?;
     Ok(rows)
 }

@@ -1,8 +1,9 @@
 //! Personalized-RewardBench data: the schema, loaders (parquet / JSON / JSONL / Hugging Face hub),
 //! validation, the P-Soups adapter and dataset statistics.
 //!
-//! Entry point: [`load()`] (`load(spec, subsets)`); see the [`load`](mod@load) module for the
-//! spec forms.
+//! Entry points: [`load()`] (`load(spec, subsets)`, benchmark pairs) and [`load_questions()`]
+//! (question rows for `prbench build`); see the
+//! [`load`](mod@load) module for the spec forms.
 #![warn(missing_docs)]
 
 pub mod error;
@@ -19,7 +20,7 @@ mod parquet_rows;
 mod rows;
 
 pub use error::DataError;
-pub use load::load;
+pub use load::{load, load_questions, RowShape};
 pub use schema::*;
 pub use stats::{dataset_stats, DatasetStats};
 pub use warnings::dataset_warnings;

@@ -1,4 +1,5 @@
-//! [`load`]: one entry point for every dataset spec.
+//! [`load`] and [`load_questions`]: one entry point for every dataset spec, for the two row
+//! shapes ([`RowShape`]): benchmark pairs (`prbench eval`) and questions (`prbench build`).
 //!
 //! | spec | meaning |
 //! |---|---|
@@ -10,7 +11,8 @@
 //! Subset names are canonicalized with [`canonical_subset`] (so `Art.jsonl` holds
 //! `Art_and_Entertainment`). Subsets come out in `PRB_SUBSETS` order, then other names
 //! alphabetically; rows keep file order within a subset. Everything is validated before
-//! [`load`] returns (see [`crate::error::DataError`]); nothing is dropped or defaulted.
+//! [`load`] returns (see [`crate::error::DataError`]); nothing is dropped or defaulted, except
+//! that [`load_questions`] reads absent `chosen`/`rejected` as empty strings.
 //! In a directory, hidden entries (`.…`) and files with other extensions (README, …) are ignored.
 
 use std::path::{Path, PathBuf};
@@ -24,6 +26,19 @@ use crate::schema::{canonical_subset, Dataset};
 
 /// Dataset `kind` of data in the PRB schema.
 pub const KIND_PRB: &str = "prb";
+
+/// What a row must hold, i.e. which command the data is loaded for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowShape {
+    /// Benchmark rows for `prbench eval` ([`load`]): `chosen` and `rejected` are required,
+    /// non-empty and different.
+    Pairs,
+    /// Question rows for `prbench build` ([`load_questions`]), LaMP-QA's own row shape:
+    /// `chosen`/`rejected` may be absent or null (read as empty strings; a present value must
+    /// still be a string), and every row needs at least one rubric aspect with a non-empty
+    /// `aspect` text, from which the build writes the pair.
+    Questions,
+}
 
 /// File formats the PRB-schema loader reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,24 +68,47 @@ impl Format {
 /// any case; empty = every subset present). A requested subset that is absent is an error that
 /// lists the available ones. `hf:` specs read `HF_HUB_OFFLINE` and the hub cache variables from
 /// the environment (see [`crate::hub`]).
+///
+/// # Errors
+/// Any [`DataError`]: the spec names nothing loadable, a file is unreadable or malformed, a row
+/// fails validation for [`RowShape::Pairs`].
 pub fn load(spec: &str, subsets: &[String]) -> Result<Dataset, DataError> {
+    load_as(spec, subsets, RowShape::Pairs)
+}
+
+/// Loads question rows (input for `prbench build`) from `spec`, keeping only `subsets` as
+/// [`load`] does. Takes every spec [`load`] takes; rows are read and
+/// validated as [`RowShape::Questions`]: `chosen`/`rejected` may be absent (empty strings in the
+/// [`crate::Example`]), and every row needs a non-empty `id` and `question` and at least one
+/// rubric aspect with a non-empty `aspect`.
+///
+/// # Errors
+/// As [`load`]; validation errors name the file, the 1-based row and the field (e.g.
+/// `rubric_aspects` or `rubric_aspects[1].aspect`).
+pub fn load_questions(spec: &str, subsets: &[String]) -> Result<Dataset, DataError> {
+    load_as(spec, subsets, RowShape::Questions)
+}
+
+fn load_as(spec: &str, subsets: &[String], shape: RowShape) -> Result<Dataset, DataError> {
     if let Some(dir) = spec.strip_prefix("psoups:") {
-        return crate::psoups::load_psoups(Path::new(dir), subsets, spec);
+        return crate::psoups::load_psoups_as(Path::new(dir), subsets, spec, shape)
+            .map(|(dataset, _)| dataset);
     }
     if let Some(repo) = spec.strip_prefix("hf:") {
         let (repo, revision) = hub::parse_repo(repo, spec)?;
-        return hub::load_hub(
+        return hub::load_hub_as(
             &repo,
             revision.as_deref(),
             subsets,
             &HubOptions::from_env(),
             spec,
+            shape,
         );
     }
     let path = Path::new(spec);
     match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => load_dir(path, subsets, spec),
-        Ok(_) => load_file(path, subsets, spec),
+        Ok(m) if m.is_dir() => load_dir_as(path, subsets, spec, shape),
+        Ok(_) => load_file_as(path, subsets, spec, shape),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(DataError::BadSpec {
             spec: spec.to_string(),
             detail: "no such file or directory; give a dataset directory, a .parquet/.json/.jsonl \
@@ -149,17 +187,18 @@ fn subset_index(source: &str, requested: &str, available: &[String]) -> Result<u
     }
 }
 
-/// Reads one PRB-schema file; `name` is what the content hash records for it.
+/// Reads one PRB-schema file of `shape`; `name` is what the content hash records for it.
 pub(crate) fn read_rows(
     path: &Path,
     name: &str,
     format: Format,
     hash: &mut ContentHash,
+    shape: RowShape,
 ) -> Result<Vec<RawRow>, DataError> {
     match format {
-        Format::Parquet => read_parquet(path, name, hash),
-        Format::Json => read_json(path, name, hash),
-        Format::Jsonl => read_jsonl(path, name, hash),
+        Format::Parquet => read_parquet(path, name, hash, shape),
+        Format::Json => read_json(path, name, hash, shape),
+        Format::Jsonl => read_jsonl(path, name, hash, shape),
     }
 }
 
@@ -278,6 +317,10 @@ pub(crate) fn assign_config(mut rows: Vec<RawRow>, config: &str) -> Result<Vec<R
 /// Loads a dataset directory (HF layout or flat files). Only the selected subsets' files are read
 /// (and hashed). A row's optional `subset` field must agree with its config.
 pub fn load_dir(dir: &Path, subsets: &[String], source: &str) -> Result<Dataset, DataError> {
+    load_dir_as(dir, subsets, source, RowShape::Pairs)
+}
+
+fn load_dir_as(dir: &Path, subsets: &[String], source: &str, shape: RowShape) -> Result<Dataset, DataError> {
     let configs = discover(dir, source)?;
     if configs.is_empty() {
         return Err(DataError::NoData {
@@ -294,17 +337,21 @@ pub fn load_dir(dir: &Path, subsets: &[String], source: &str) -> Result<Dataset,
     let mut rows = Vec::new();
     for config in configs.iter().filter(|c| selected.contains(&c.subset)) {
         for (path, name, format) in &config.files {
-            let read = read_rows(path, name, *format, &mut hash)?;
+            let read = read_rows(path, name, *format, &mut hash, shape)?;
             rows.extend(assign_config(read, &config.subset)?);
         }
     }
-    finish(rows, source, KIND_PRB, hash)
+    finish(rows, source, KIND_PRB, hash, shape)
 }
 
 /// Loads a single `.parquet`, `.json` or `.jsonl` file. Each row's subset is its `subset` field
 /// if it has one, else the file stem (both canonicalized). Every row is validated, then the
 /// selected subsets are kept.
 pub fn load_file(path: &Path, subsets: &[String], source: &str) -> Result<Dataset, DataError> {
+    load_file_as(path, subsets, source, RowShape::Pairs)
+}
+
+fn load_file_as(path: &Path, subsets: &[String], source: &str, shape: RowShape) -> Result<Dataset, DataError> {
     let format = Format::from_path(path).ok_or_else(|| DataError::BadSpec {
         spec: source.to_string(),
         detail: "unsupported file type; expected a .parquet, .json or .jsonl file, or a directory"
@@ -320,11 +367,11 @@ pub fn load_file(path: &Path, subsets: &[String], source: &str) -> Result<Datase
         .unwrap_or_default();
     let default_subset = canonical_subset(&stem);
     let mut hash = ContentHash::new();
-    let mut rows = read_rows(path, &name, format, &mut hash)?;
+    let mut rows = read_rows(path, &name, format, &mut hash, shape)?;
     for r in &mut rows {
         r.example.subset = check_subset_field(r)?.unwrap_or_else(|| default_subset.clone());
     }
-    validate(&rows)?;
+    validate(&rows, shape)?;
     let mut available: Vec<String> = Vec::new();
     for r in &rows {
         if !available.contains(&r.example.subset) {
@@ -334,7 +381,7 @@ pub fn load_file(path: &Path, subsets: &[String], source: &str) -> Result<Datase
     available.sort_by_cached_key(|s| subset_rank(s));
     let selected = select_subsets(source, subsets, &available)?;
     rows.retain(|r| selected.contains(&r.example.subset));
-    finish(rows, source, KIND_PRB, hash)
+    finish(rows, source, KIND_PRB, hash, shape)
 }
 
 #[cfg(test)]

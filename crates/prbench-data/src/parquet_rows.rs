@@ -2,7 +2,9 @@
 //!
 //! Accepts `Utf8`, `LargeUtf8` and `Utf8View` strings, `List` and `LargeList` lists. A column that
 //! is absent or has another type fails for the whole file; a null value fails for its row. Extra
-//! columns are ignored, except an optional string column `subset`.
+//! columns are ignored, except an optional string column `subset`. Rows read as
+//! [`RowShape::Questions`] may lack the `chosen`/`rejected` columns (or hold nulls there): they
+//! read as empty strings; a column that is present must still be a string column.
 
 use std::path::Path;
 
@@ -14,6 +16,7 @@ use arrow_schema::DataType;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::error::DataError;
+use crate::load::RowShape;
 use crate::rows::{ContentHash, RawRow};
 use crate::schema::{Example, ProfilePost, RubricAspect};
 
@@ -215,10 +218,29 @@ fn structs(
     Ok(out)
 }
 
+/// `chosen` or `rejected` for `shape`: a required column for pairs, an optional one for
+/// questions.
+fn answer_column<'a>(c: &Columns<'a>, name: &str, shape: RowShape) -> Result<Option<StrCol<'a>>, DataError> {
+    match shape {
+        RowShape::Pairs => c.string(name).map(Some),
+        RowShape::Questions => c.opt_string(name),
+    }
+}
+
+/// The answer at row `i`: required for pairs (`col` is then always there), empty when absent or
+/// null for questions.
+fn answer(col: &Option<StrCol>, shape: RowShape, i: usize, file: &str, row: usize, field: &str) -> Result<String, DataError> {
+    match (col, shape) {
+        (Some(col), RowShape::Pairs) => need(col, i, file, row, field),
+        (col, _) => Ok(col.as_ref().and_then(|c| c.get(i)).unwrap_or_default().to_string()),
+    }
+}
+
 fn batch_rows(
     batch: &RecordBatch,
     file: &str,
     first_row: usize,
+    shape: RowShape,
     out: &mut Vec<RawRow>,
 ) -> Result<(), DataError> {
     let c = Columns { file, batch };
@@ -228,8 +250,8 @@ fn batch_rows(
     let aspects = c.list_of_structs("rubric_aspects", &ASPECT_FIELDS)?;
     let narrative = c.string("narrative")?;
     let category = c.string("category")?;
-    let chosen = c.string("chosen")?;
-    let rejected = c.string("rejected")?;
+    let chosen = answer_column(&c, "chosen", shape)?;
+    let rejected = answer_column(&c, "rejected", shape)?;
     let subset = c.opt_string("subset")?;
     for i in 0..batch.num_rows() {
         let row = first_row + i;
@@ -253,8 +275,8 @@ fn batch_rows(
             rubric_aspects: rubric,
             narrative: need(&narrative, i, file, row, "narrative")?,
             category: need(&category, i, file, row, "category")?,
-            chosen: need(&chosen, i, file, row, "chosen")?,
-            rejected: need(&rejected, i, file, row, "rejected")?,
+            chosen: answer(&chosen, shape, i, file, row, "chosen")?,
+            rejected: answer(&rejected, shape, i, file, row, "rejected")?,
         };
         let subset_field = subset.as_ref().and_then(|s| s.get(i)).map(str::to_string);
         out.push(RawRow {
@@ -268,11 +290,13 @@ fn batch_rows(
     Ok(())
 }
 
-/// Reads a PRB parquet file; adds it to the hash under `name`. Row n = the file's n-th row.
+/// Reads a PRB parquet file of `shape`; adds it to the hash under `name`. Row n = the file's
+/// n-th row.
 pub(crate) fn read_parquet(
     path: &Path,
     name: &str,
     hash: &mut ContentHash,
+    shape: RowShape,
 ) -> Result<Vec<RawRow>, DataError> {
     let file = path.display().to_string();
     hash.add_file(name, path)?;
@@ -293,6 +317,7 @@ pub(crate) fn read_parquet(
         &RecordBatch::new_empty(builder.schema().clone()),
         &file,
         1,
+        shape,
         &mut rows,
     )?;
     let reader = builder
@@ -301,7 +326,7 @@ pub(crate) fn read_parquet(
         .map_err(|e| reader_error(1, e.to_string()))?;
     for batch in reader {
         let batch = batch.map_err(|e| reader_error(rows.len() + 1, e.to_string()))?;
-        batch_rows(&batch, &file, rows.len() + 1, &mut rows)?;
+        batch_rows(&batch, &file, rows.len() + 1, shape, &mut rows)?;
     }
     Ok(rows)
 }

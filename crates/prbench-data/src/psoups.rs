@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use crate::error::DataError;
 use crate::json_rows::{parse_array, read_text, RowCtx};
-use crate::load::select_subsets;
+use crate::load::{select_subsets, RowShape};
 use crate::rows::{finish, ContentHash, RawRow};
 use crate::schema::{Dataset, Example, ProfilePost, RubricAspect};
 
@@ -128,6 +128,16 @@ pub fn load_psoups_with_history(
     subsets: &[String],
     source: &str,
 ) -> Result<(Dataset, Vec<RowHistory>), DataError> {
+    load_psoups_as(dir, subsets, source, RowShape::Pairs)
+}
+
+/// [`load_psoups_with_history`] validated for `shape` (P-Soups rows always carry their pair).
+pub(crate) fn load_psoups_as(
+    dir: &Path,
+    subsets: &[String],
+    source: &str,
+    shape: RowShape,
+) -> Result<(Dataset, Vec<RowHistory>), DataError> {
     let available: Vec<String> = PSOUPS_SUBSETS.iter().map(|s| s.to_string()).collect();
     if !dir.is_dir() {
         return Err(DataError::BadSpec {
@@ -173,7 +183,7 @@ pub fn load_psoups_with_history(
             });
         }
     }
-    let dataset = finish(rows, source, KIND_PSOUPS, hash)?;
+    let dataset = finish(rows, source, KIND_PSOUPS, hash, shape)?;
     // Ids are unique (validated by `finish`), so every example has exactly one entry.
     let histories = dataset
         .examples

@@ -8,6 +8,7 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use crate::error::DataError;
+use crate::load::RowShape;
 use crate::schema::{Dataset, Example, DATASET_KIND_FIELD, PRB_SUBSETS, PROFILE_RANKING_FIELD};
 
 /// One example as read, before subsets are assigned and rows validated.
@@ -136,33 +137,52 @@ pub(crate) fn subset_rank(name: &str) -> (usize, String) {
     }
 }
 
-/// Checks every row: non-empty `id`, `question`, `chosen`, `rejected`; `chosen` differs from
-/// `rejected`; post ids unique within each profile (the error names both posts); ids unique
-/// across all rows (the error names both rows). Empty profiles and empty rubrics are allowed
-/// (stats count them, [`crate::dataset_warnings`] warns about them).
-pub(crate) fn validate(rows: &[RawRow]) -> Result<(), DataError> {
+/// Checks every row: non-empty `id` and `question`; post ids unique within each profile (the
+/// error names both posts); ids unique across all rows (the error names both rows). Then, by
+/// `shape`:
+/// - [`RowShape::Pairs`]: non-empty `chosen` and `rejected`, and they differ. Empty profiles and
+///   empty rubrics are allowed (stats count them, [`crate::dataset_warnings`] warns about them).
+/// - [`RowShape::Questions`]: at least one rubric aspect, each with a non-empty `aspect` text
+///   (`prbench build` writes chosen/rejected from them); `chosen`/`rejected` are not checked.
+pub(crate) fn validate(rows: &[RawRow], shape: RowShape) -> Result<(), DataError> {
     let mut seen: HashMap<&str, (&str, usize)> = HashMap::with_capacity(rows.len());
     for r in rows {
         let ex = &r.example;
-        for (field, value) in [
-            ("id", &ex.id),
-            ("question", &ex.question),
-            ("chosen", &ex.chosen),
-            ("rejected", &ex.rejected),
-        ] {
+        let empty = |field: String| DataError::EmptyField {
+            file: r.file.clone(),
+            row: r.row,
+            field,
+        };
+        for (field, value) in [("id", &ex.id), ("question", &ex.question)] {
             if value.trim().is_empty() {
-                return Err(DataError::EmptyField {
-                    file: r.file.clone(),
-                    row: r.row,
-                    field: field.to_string(),
-                });
+                return Err(empty(field.to_string()));
             }
         }
-        if ex.chosen.trim() == ex.rejected.trim() {
-            return Err(DataError::SameAnswers {
-                file: r.file.clone(),
-                row: r.row,
-            });
+        match shape {
+            RowShape::Pairs => {
+                for (field, value) in [("chosen", &ex.chosen), ("rejected", &ex.rejected)] {
+                    if value.trim().is_empty() {
+                        return Err(empty(field.to_string()));
+                    }
+                }
+                if ex.chosen.trim() == ex.rejected.trim() {
+                    return Err(DataError::SameAnswers {
+                        file: r.file.clone(),
+                        row: r.row,
+                    });
+                }
+            }
+            RowShape::Questions => {
+                if ex.rubric_aspects.is_empty() {
+                    return Err(DataError::NoAspects {
+                        file: r.file.clone(),
+                        row: r.row,
+                    });
+                }
+                if let Some(i) = ex.rubric_aspects.iter().position(|a| a.aspect.trim().is_empty()) {
+                    return Err(empty(format!("rubric_aspects[{i}].aspect")));
+                }
+            }
         }
         let mut posts: HashMap<&str, usize> = HashMap::with_capacity(ex.profile.len());
         for (i, p) in ex.profile.iter().enumerate() {
@@ -189,13 +209,14 @@ pub(crate) fn validate(rows: &[RawRow]) -> Result<(), DataError> {
     Ok(())
 }
 
-/// Validates `rows` (non-empty; whose subsets are already assigned), orders them by subset (stable, so rows
+/// Validates `rows` (non-empty; whose subsets are already assigned) for `shape`, orders them by subset (stable, so rows
 /// keep file order within a subset) and wraps them up.
 pub(crate) fn finish(
     mut rows: Vec<RawRow>,
     source: &str,
     kind: &str,
     hash: ContentHash,
+    shape: RowShape,
 ) -> Result<Dataset, DataError> {
     if rows.is_empty() {
         return Err(DataError::NoData {
@@ -204,7 +225,7 @@ pub(crate) fn finish(
                 .into(),
         });
     }
-    validate(&rows)?;
+    validate(&rows, shape)?;
     let profile_ranking = one_value(&rows, PROFILE_RANKING_FIELD, |r| r.extra.profile_ranking.as_ref())?;
     let kind = one_value(&rows, DATASET_KIND_FIELD, |r| r.extra.dataset_kind.as_ref())?.unwrap_or_else(|| kind.to_string());
     rows.sort_by_cached_key(|r| subset_rank(&r.example.subset));

@@ -65,3 +65,50 @@ pub fn fixture(rel: &str) -> PathBuf {
 pub fn names(s: &[&str]) -> Vec<String> {
     s.iter().map(|x| x.to_string()).collect()
 }
+
+/// A valid question row (input for `prbench build`): [`row`] without `chosen`/`rejected`.
+pub fn question_row(id: &str) -> Value {
+    let mut r = row(id);
+    let o = r.as_object_mut().unwrap();
+    o.remove("chosen");
+    o.remove("rejected");
+    r
+}
+
+/// Writes `rows` as a parquet file: each of `strings` becomes a Utf8 column (a missing or null
+/// value is null), each `(name, fields)` of `lists` a `list<struct<fields: Utf8>>` column.
+pub fn write_parquet(path: &Path, rows: &[Value], strings: &[&str], lists: &[(&str, &[&str])]) -> PathBuf {
+    use std::sync::Arc;
+
+    use arrow_array::builder::{ArrayBuilder, ListBuilder, StringBuilder, StructBuilder};
+    use arrow_array::{ArrayRef, RecordBatch, StringArray};
+    use arrow_schema::{DataType, Field};
+
+    let mut columns: Vec<(String, ArrayRef)> = Vec::new();
+    for name in strings {
+        let values: StringArray = rows.iter().map(|r| r.get(*name).and_then(Value::as_str)).collect();
+        columns.push((name.to_string(), Arc::new(values)));
+    }
+    for (name, fields) in lists {
+        let struct_fields: Vec<Field> = fields.iter().map(|f| Field::new(*f, DataType::Utf8, true)).collect();
+        let builders: Vec<Box<dyn ArrayBuilder>> =
+            fields.iter().map(|_| Box::new(StringBuilder::new()) as Box<dyn ArrayBuilder>).collect();
+        let mut list = ListBuilder::new(StructBuilder::new(struct_fields, builders));
+        for r in rows {
+            for item in r[*name].as_array().unwrap() {
+                let s = list.values();
+                for (k, f) in fields.iter().enumerate() {
+                    s.field_builder::<StringBuilder>(k).unwrap().append_option(item.get(*f).and_then(Value::as_str));
+                }
+                s.append(true);
+            }
+            list.append(true);
+        }
+        columns.push((name.to_string(), Arc::new(list.finish())));
+    }
+    let batch = RecordBatch::try_from_iter(columns).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(path).unwrap(), batch.schema(), None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    path.to_path_buf()
+}
