@@ -2,12 +2,13 @@
 //! validation, the P-Soups adapter and dataset statistics.
 //!
 //! Entry points: [`load()`] (`load(spec, subsets)`, benchmark pairs) and [`load_questions()`]
-//! (question rows for `prbench build`); see the
+//! (question rows for `prbench build`, including the [`lampqa`] adapter); see the
 //! [`load`](mod@load) module for the spec forms.
 #![warn(missing_docs)]
 
 pub mod error;
 pub mod hub;
+pub mod lampqa;
 pub mod load;
 pub mod psoups;
 pub mod schema;
@@ -17,6 +18,7 @@ pub mod warnings;
 
 mod json_rows;
 mod parquet_rows;
+mod parquet_values;
 mod rows;
 
 pub use error::DataError;

@@ -7,6 +7,7 @@
 //! | `PATH` (file) | one `.parquet`, `.json` (array of row objects) or `.jsonl` file; the subset is the file stem unless a row has a string field `subset` |
 //! | `psoups:DIR` | the P-Soups adapter ([`crate::psoups`]) |
 //! | `hf:ORG/NAME[@REV]` | a Hugging Face dataset repo through the hub cache ([`crate::hub`]) |
+//! | `lampqa:DIR[#SPLIT]` | LaMP-QA questions, one split (default `test`) ([`crate::lampqa`]); [`load_questions`] only, since LaMP-QA rows have no chosen/rejected pair |
 //!
 //! Subset names are canonicalized with [`canonical_subset`] (so `Art.jsonl` holds
 //! `Art_and_Entertainment`). Subsets come out in `PRB_SUBSETS` order, then other names
@@ -71,13 +72,14 @@ impl Format {
 ///
 /// # Errors
 /// Any [`DataError`]: the spec names nothing loadable, a file is unreadable or malformed, a row
-/// fails validation for [`RowShape::Pairs`].
+/// fails validation for [`RowShape::Pairs`], or the spec is `lampqa:` (LaMP-QA rows have no
+/// pair: build one with `prbench build --data lampqa:DIR`).
 pub fn load(spec: &str, subsets: &[String]) -> Result<Dataset, DataError> {
     load_as(spec, subsets, RowShape::Pairs)
 }
 
 /// Loads question rows (input for `prbench build`) from `spec`, keeping only `subsets` as
-/// [`load`] does. Takes every spec [`load`] takes; rows are read and
+/// [`load`] does. Takes every spec [`load`] takes plus `lampqa:DIR[#SPLIT]`; rows are read and
 /// validated as [`RowShape::Questions`]: `chosen`/`rejected` may be absent (empty strings in the
 /// [`crate::Example`]), and every row needs a non-empty `id` and `question` and at least one
 /// rubric aspect with a non-empty `aspect`.
@@ -90,6 +92,17 @@ pub fn load_questions(spec: &str, subsets: &[String]) -> Result<Dataset, DataErr
 }
 
 fn load_as(spec: &str, subsets: &[String], shape: RowShape) -> Result<Dataset, DataError> {
+    if let Some(rest) = spec.strip_prefix("lampqa:") {
+        return match shape {
+            RowShape::Questions => crate::lampqa::load_lampqa(rest, subsets, spec),
+            RowShape::Pairs => Err(DataError::BadSpec {
+                spec: spec.to_string(),
+                detail: "LaMP-QA rows have no chosen/rejected pair to evaluate; build a benchmark \
+                         from them first with `prbench build --data lampqa:DIR`"
+                    .into(),
+            }),
+        };
+    }
     if let Some(dir) = spec.strip_prefix("psoups:") {
         return crate::psoups::load_psoups_as(Path::new(dir), subsets, spec, shape)
             .map(|(dataset, _)| dataset);
@@ -112,7 +125,7 @@ fn load_as(spec: &str, subsets: &[String], shape: RowShape) -> Result<Dataset, D
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(DataError::BadSpec {
             spec: spec.to_string(),
             detail: "no such file or directory; give a dataset directory, a .parquet/.json/.jsonl \
-                     file, psoups:DIR or hf:ORG/NAME[@REV]"
+                     file, psoups:DIR, hf:ORG/NAME[@REV] or (for prbench build) lampqa:DIR[#SPLIT]"
                 .into(),
         }),
         Err(source) => Err(DataError::Io {
@@ -211,7 +224,7 @@ struct Config {
     files: Vec<(PathBuf, String, Format)>,
 }
 
-fn sorted_entries(dir: &Path) -> Result<Vec<(String, PathBuf)>, DataError> {
+pub(crate) fn sorted_entries(dir: &Path) -> Result<Vec<(String, PathBuf)>, DataError> {
     let io = |source| DataError::Io {
         file: dir.display().to_string(),
         source,
