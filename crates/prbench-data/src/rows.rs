@@ -141,9 +141,16 @@ pub(crate) fn subset_rank(name: &str) -> (usize, String) {
 /// across all rows (the error names both rows). Empty profiles and empty rubrics are allowed
 /// (stats count them, [`crate::dataset_warnings`] warns about them).
 pub(crate) fn validate(rows: &[RawRow]) -> Result<(), DataError> {
-    let mut seen: HashMap<&str, (&str, usize)> = HashMap::with_capacity(rows.len());
-    for r in rows {
-        let ex = &r.example;
+    validate_examples(rows.iter().map(|r| (&r.example, r.file.as_str(), r.row)))
+}
+
+/// [`validate`] over (example, file, 1-based row) triples: for writers that check examples
+/// before writing them (the messages then name the file and row a later load would read).
+pub(crate) fn validate_examples<'a>(
+    rows: impl Iterator<Item = (&'a Example, &'a str, usize)>,
+) -> Result<(), DataError> {
+    let mut seen: HashMap<&str, (&str, usize)> = HashMap::new();
+    for (ex, file, row) in rows {
         for (field, value) in [
             ("id", &ex.id),
             ("question", &ex.question),
@@ -152,35 +159,35 @@ pub(crate) fn validate(rows: &[RawRow]) -> Result<(), DataError> {
         ] {
             if value.trim().is_empty() {
                 return Err(DataError::EmptyField {
-                    file: r.file.clone(),
-                    row: r.row,
+                    file: file.to_string(),
+                    row,
                     field: field.to_string(),
                 });
             }
         }
         if ex.chosen.trim() == ex.rejected.trim() {
             return Err(DataError::SameAnswers {
-                file: r.file.clone(),
-                row: r.row,
+                file: file.to_string(),
+                row,
             });
         }
         let mut posts: HashMap<&str, usize> = HashMap::with_capacity(ex.profile.len());
         for (i, p) in ex.profile.iter().enumerate() {
             if let Some(first) = posts.insert(&p.id, i) {
                 return Err(DataError::DuplicatePostId {
-                    file: r.file.clone(),
-                    row: r.row,
+                    file: file.to_string(),
+                    row,
                     field: format!("profile[{i}].id"),
                     id: p.id.clone(),
                     first_field: format!("profile[{first}].id"),
                 });
             }
         }
-        if let Some((first_file, first_row)) = seen.insert(&ex.id, (&r.file, r.row)) {
+        if let Some((first_file, first_row)) = seen.insert(&ex.id, (file, row)) {
             return Err(DataError::DuplicateId {
                 id: ex.id.clone(),
-                file: r.file.clone(),
-                row: r.row,
+                file: file.to_string(),
+                row,
                 first_file: first_file.to_string(),
                 first_row,
             });
