@@ -1,11 +1,13 @@
 //! Personalized-RewardBench data: the schema, loaders (parquet / JSON / JSONL / Hugging Face hub),
-//! validation, the P-Soups adapter and dataset statistics.
+//! validation, the P-Soups adapter, dataset statistics, and the export to the Hugging Face layout
+//! ([`write_hf_layout`], [`card_yaml`]).
 //!
 //! Entry point: [`load()`] (`load(spec, subsets)`); see the [`load`](mod@load) module for the
 //! spec forms.
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod export;
 pub mod hub;
 pub mod load;
 pub mod psoups;
@@ -19,6 +21,7 @@ mod parquet_rows;
 mod rows;
 
 pub use error::DataError;
+pub use export::{card_yaml, write_hf_layout, ExportedConfig};
 pub use load::load;
 pub use schema::*;
 pub use stats::{dataset_stats, DatasetStats};
