@@ -4,7 +4,8 @@
 # under 2 s (model files are checked by their verified stamps, see fetch-models.sh).
 #
 #   scripts/setup.sh           everything the main job needs: packages, test models, the 1.5B judge
-#   scripts/setup.sh --tests   what `cargo test` needs: packages and the small test models
+#   scripts/setup.sh --tests   what `cargo test` needs: packages, the small test models and the
+#                              reference Python (pyarrow + PyYAML, for the export tests)
 #
 # Packages: cmake, libclang and a C/C++ compiler (llama.cpp is compiled from source by the
 # llama-cpp-2 crate and bindgen needs libclang), pip and venv (model download; the remote-engine
@@ -20,7 +21,7 @@ tests_only=0
 for arg in "$@"; do
   case "$arg" in
     --tests) tests_only=1 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "setup: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -73,8 +74,51 @@ if ((${#need[@]})); then
   fi
 fi
 
+# The reference Python of prbench-data's export test (tests/export_pyarrow.rs runs
+# tools/read_prb_export.py with it): pyarrow and PyYAML pinned by version and by the sha256 of
+# their manylinux x86_64 wheels for CPython 3.11-3.14 (from PyPI's JSON API), installed with
+# --require-hashes into a venv under $PRBENCH_TOOLS that is reused while its marker names the same
+# pins and interpreter. The venv name is also in the test; change both together.
+pyref_setup() {
+  local tools="${PRBENCH_TOOLS:-$HOME/.cache/prbench/tools}"
+  local venv="$tools/pyref-pyarrow26.0.1-pyyaml6.0.4"
+  local reqs='pyarrow==26.0.1 \
+    --hash=sha256:39cb0f2418282c24bea6ceda77b03e5a8f0a5766b63a8bf194d4e2a2c423548c \
+    --hash=sha256:c718bf97a92a6dea97fd1062c3b9f9e2e83cb9cc926e752289fa4ffff41738f9 \
+    --hash=sha256:f71221bbc7707e3fad920d0478db9350791d4714ec445299ee0d56559fbc156c \
+    --hash=sha256:7ae48ab53610b85e004b03bccff593fbdf22186d0ab48ed42c90797915dac814
+PyYAML==6.0.4 \
+    --hash=sha256:622aa875fa6533f25fedcffe23079357d65a690d462200afed5d8e9d0e01ebee \
+    --hash=sha256:93bfb2459195406a518e2f487a9bbf01df240175f31e06f5a252ac6734c7bbf0 \
+    --hash=sha256:50588147ab2c6a59b5f990a4905db80899a6c2bd197e046a6201f1e67587e794 \
+    --hash=sha256:c604dc2613c417130479cdd6e55c2faa691b6365aa82b3dafddfcecc2eaf1ac7'
+  local stamp
+  stamp=$({ printf '%s\n' "$reqs"; python3 -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16)
+  local marker="$venv/.prbench-installed-$stamp"
+  if [[ -f "$marker" && -x "$venv/bin/python" ]]; then
+    echo "setup: reference Python (pyarrow 26.0.1, PyYAML 6.0.4) present: $venv/bin/python"
+    return
+  fi
+  rm -rf "$venv"
+  mkdir -p "$tools"
+  local tmp
+  tmp=$(mktemp -d)
+  printf '%s\n' "$reqs" >"$tmp/requirements.txt"
+  python3 -m venv "$venv"
+  if ! "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps --only-binary :all: \
+    --require-hashes -r "$tmp/requirements.txt" >&2; then
+    rm -rf "$tmp" "$venv"
+    echo "setup: installing pyarrow 26.0.1 and PyYAML 6.0.4 failed (they need CPython 3.11-3.14 on x86_64 Linux)" >&2
+    exit 1
+  fi
+  rm -rf "$tmp"
+  touch "$marker"
+  echo "setup: reference Python (pyarrow 26.0.1, PyYAML 6.0.4) installed: $venv/bin/python"
+}
+
 if ((tests_only)); then
   bash scripts/fetch-models.sh
+  pyref_setup
 else
   bash scripts/fetch-models.sh --judge
 fi

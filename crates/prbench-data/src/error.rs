@@ -40,6 +40,16 @@ pub enum DataError {
         detail: String,
     },
 
+    /// [`crate::export::write_hf_layout`] refused its input before writing (no examples, a
+    /// subset name that is not a safe folder name, a folder that already holds other data).
+    #[error("cannot export to {dir}: {detail}")]
+    Export {
+        /// The export directory.
+        dir: String,
+        /// What is wrong and what to do.
+        detail: String,
+    },
+
     /// A JSON or JSONL file is not valid UTF-8.
     #[error(
         "{file}: line {line} (byte offset {offset}): the file is not valid UTF-8 (for JSONL the \

@@ -1,5 +1,6 @@
 //! Personalized-RewardBench data: the schema, loaders (parquet / JSON / JSONL / Hugging Face hub),
-//! validation, the P-Soups adapter and dataset statistics.
+//! validation, the P-Soups adapter, dataset statistics, and the export to the Hugging Face layout
+//! ([`write_hf_layout`], [`card_yaml`]).
 //!
 //! Entry points: [`load()`] (`load(spec, subsets)`, benchmark pairs) and [`load_questions()`]
 //! (question rows for `prbench build`, including the [`lampqa`] adapter); see the
@@ -7,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod export;
 pub mod hub;
 pub mod lampqa;
 pub mod load;
@@ -22,6 +24,7 @@ mod parquet_values;
 mod rows;
 
 pub use error::DataError;
+pub use export::{card_yaml, write_hf_layout, ExportedConfig};
 pub use load::{load, load_questions, RowShape};
 pub use schema::*;
 pub use stats::{dataset_stats, DatasetStats};

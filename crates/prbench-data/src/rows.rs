@@ -145,12 +145,20 @@ pub(crate) fn subset_rank(name: &str) -> (usize, String) {
 /// - [`RowShape::Questions`]: at least one rubric aspect, each with a non-empty `aspect` text
 ///   (`prbench build` writes chosen/rejected from them); `chosen`/`rejected` are not checked.
 pub(crate) fn validate(rows: &[RawRow], shape: RowShape) -> Result<(), DataError> {
-    let mut seen: HashMap<&str, (&str, usize)> = HashMap::with_capacity(rows.len());
-    for r in rows {
-        let ex = &r.example;
+    validate_examples(rows.iter().map(|r| (&r.example, r.file.as_str(), r.row)), shape)
+}
+
+/// [`validate`] over (example, file, 1-based row) triples: for writers that check examples
+/// before writing them (the messages then name the file and row a later load would read).
+pub(crate) fn validate_examples<'a>(
+    rows: impl Iterator<Item = (&'a Example, &'a str, usize)>,
+    shape: RowShape,
+) -> Result<(), DataError> {
+    let mut seen: HashMap<&str, (&str, usize)> = HashMap::new();
+    for (ex, file, row) in rows {
         let empty = |field: String| DataError::EmptyField {
-            file: r.file.clone(),
-            row: r.row,
+            file: file.to_string(),
+            row,
             field,
         };
         for (field, value) in [("id", &ex.id), ("question", &ex.question)] {
@@ -167,16 +175,16 @@ pub(crate) fn validate(rows: &[RawRow], shape: RowShape) -> Result<(), DataError
                 }
                 if ex.chosen.trim() == ex.rejected.trim() {
                     return Err(DataError::SameAnswers {
-                        file: r.file.clone(),
-                        row: r.row,
+                        file: file.to_string(),
+                        row,
                     });
                 }
             }
             RowShape::Questions => {
                 if ex.rubric_aspects.is_empty() {
                     return Err(DataError::NoAspects {
-                        file: r.file.clone(),
-                        row: r.row,
+                        file: file.to_string(),
+                        row,
                     });
                 }
                 if let Some(i) = ex.rubric_aspects.iter().position(|a| a.aspect.trim().is_empty()) {
@@ -188,19 +196,19 @@ pub(crate) fn validate(rows: &[RawRow], shape: RowShape) -> Result<(), DataError
         for (i, p) in ex.profile.iter().enumerate() {
             if let Some(first) = posts.insert(&p.id, i) {
                 return Err(DataError::DuplicatePostId {
-                    file: r.file.clone(),
-                    row: r.row,
+                    file: file.to_string(),
+                    row,
                     field: format!("profile[{i}].id"),
                     id: p.id.clone(),
                     first_field: format!("profile[{first}].id"),
                 });
             }
         }
-        if let Some((first_file, first_row)) = seen.insert(&ex.id, (&r.file, r.row)) {
+        if let Some((first_file, first_row)) = seen.insert(&ex.id, (file, row)) {
             return Err(DataError::DuplicateId {
                 id: ex.id.clone(),
-                file: r.file.clone(),
-                row: r.row,
+                file: file.to_string(),
+                row,
                 first_file: first_file.to_string(),
                 first_row,
             });
