@@ -35,7 +35,7 @@ impl Generator for Echo {
                     .filter(|w| w[0].starts_with("[Post "))
                     .map(|w| format!("- {}", w[1].split_whitespace().take(5).collect::<Vec<_>>().join(" ")))
                     .collect();
-                ChatResponse { text: if aspects.is_empty() { "- Answer plainly".into() } else { aspects.join("\n") }, tokens: TokenStats::default() }
+                ChatResponse { text: if aspects.is_empty() { "- Answer plainly".into() } else { aspects.join("\n") }, tokens: TokenStats::default(), finish_reason: None }
             })
             .collect())
     }
@@ -171,7 +171,7 @@ impl Judge for Budget {
             .iter()
             .map(|r| {
                 seen.push(r.prompt.all_text());
-                Verdict { choice: Choice::A, p_a: None, margin: None, raw: String::new(), tokens: TokenStats::default() }
+                Verdict { choice: Choice::A, p_a: None, margin: None, raw: String::new(), tokens: TokenStats::default(), finish_reason: None }
             })
             .collect())
     }
@@ -190,7 +190,7 @@ impl RewardModel for Budget {
             .iter()
             .map(|r| {
                 seen.push(r.prompt.all_text());
-                Score { value: 0.0, tokens: TokenStats::default() }
+                Score { value: 0.0, tokens: TokenStats::default(), finish_reason: None }
             })
             .collect())
     }

@@ -157,6 +157,23 @@ pub struct ChatResponse {
     pub text: String,
     /// Token accounting.
     pub tokens: TokenStats,
+    /// Why generation stopped, in OpenAI's terms: `stop` (an end-of-generation token or a stop
+    /// string), `length` (the `max_new_tokens` budget or the context window ran out: the text
+    /// may be cut mid-sentence), or what a server reports; `None` when the engine does not say
+    /// (and in cache entries written before this field existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
+}
+
+impl ChatResponse {
+    /// True when the reply was cut by a token budget: `finish_reason` is `length`, or, when
+    /// the engine gave no reason, `output_tokens` reached `max_new_tokens`.
+    pub fn hit_length_limit(&self, max_new_tokens: usize) -> bool {
+        match self.finish_reason.as_deref() {
+            Some(reason) => reason == "length",
+            None => self.tokens.output_tokens >= max_new_tokens,
+        }
+    }
 }
 
 /// What a remote engine did to get its results, for the run summary: requests sent (first tries

@@ -209,7 +209,7 @@ impl OpenAiChat {
 
     /// [`OpenAiChat::chat_each`] without log-probabilities, as [`ChatResponse`]s.
     pub fn generate_each(&self, items: &[ChatRequest], done: ItemDone<'_, ChatResponse>) -> Vec<Result<ChatResponse, ModelError>> {
-        let to_response = |r: &ChatReply| ChatResponse { text: r.text.clone(), tokens: r.tokens };
+        let to_response = |r: &ChatReply| ChatResponse { text: r.text.clone(), tokens: r.tokens, finish_reason: r.finish_reason.clone() };
         self.chat_each(items, None, &|i, r| done(i, &to_response(r))).into_iter().map(|r| r.map(|r| to_response(&r))).collect()
     }
 

@@ -54,7 +54,7 @@ impl Generator for Recorder {
             .map(|req| {
                 let text = (self.reply)(req)?;
                 let output_tokens = text.split_whitespace().count();
-                Ok(ChatResponse { text, tokens: TokenStats { input_tokens: 10, truncated_tokens: 0, output_tokens } })
+                Ok(ChatResponse { text, tokens: TokenStats { input_tokens: 10, truncated_tokens: 0, output_tokens }, finish_reason: None })
             })
             .collect()
     }

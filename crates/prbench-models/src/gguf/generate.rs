@@ -26,6 +26,7 @@ impl GgufEngine {
             return Ok(ChatResponse {
                 text: String::new(),
                 tokens: stats,
+                finish_reason: Some("length".into()),
             });
         }
         let vocab = self.model.vocab();
@@ -37,6 +38,7 @@ impl GgufEngine {
         let mut idx = prefill(&mut ctx, &mut batch, &tokens)?;
         let mut pos = tokens.len();
         let mut out: Vec<LlamaToken> = Vec::new();
+        let mut finish = "length";
         loop {
             let logits = ctx.get_logits_ith(idx);
             let next = if greedy {
@@ -46,6 +48,7 @@ impl GgufEngine {
             };
             let next = LlamaToken(next as i32);
             if vocab.is_eog(next) {
+                finish = "stop";
                 break;
             }
             out.push(next);
@@ -67,6 +70,7 @@ impl GgufEngine {
         Ok(ChatResponse {
             text: self.detokenize_llama(&out, false),
             tokens: stats,
+            finish_reason: Some(finish.into()),
         })
     }
 }
@@ -79,7 +83,8 @@ impl Generator for GgufEngine {
     /// token (EOS, `<|im_end|>`, … — not included in the output), after `max_new_tokens`
     /// tokens, or when the context window is full. The text is detokenized with control
     /// tokens not rendered. `TokenStats`: `input_tokens` = prompt tokens, `output_tokens` =
-    /// generated tokens (excluding the stop token).
+    /// generated tokens (excluding the stop token); `finish_reason` is `stop` after an
+    /// end-of-generation token and `length` when the budget or the context window ran out.
     fn generate(&self, items: &[ChatRequest]) -> Result<Vec<ChatResponse>, ModelError> {
         items.iter().map(|r| self.generate_one(r)).collect()
     }
