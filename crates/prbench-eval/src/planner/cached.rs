@@ -17,23 +17,36 @@ pub struct CachedGenerator<'a> {
     cache: &'a Cache,
     counters: &'a CacheCounters,
     identity: ModelIdentity,
+    template_hash: Option<String>,
 }
 
 impl<'a> CachedGenerator<'a> {
     /// Wraps `inner`; replies go to `cache`, counts to `counters`.
     pub fn new(inner: &'a dyn Generator, cache: &'a Cache, counters: &'a CacheCounters) -> Self {
-        Self { identity: inner.identity(), inner, cache, counters }
+        Self { identity: inner.identity(), inner, cache, counters, template_hash: None }
+    }
+
+    /// Puts `hash` (the prompt templates' hash of the stage using this generator) into every
+    /// key as well, so a template edit that renders some prompt the same never reuses a reply
+    /// written under the old templates (`prbench build` keys each stage so).
+    pub fn with_template_hash(mut self, hash: impl Into<String>) -> Self {
+        self.template_hash = Some(hash.into());
+        self
     }
 
     /// The cache key of one request: sha256 (hex), see [`cache_key`]; the example id slot is
     /// empty (a request carries none: the example enters through the prompt and the seed).
     pub fn key(&self, item: &ChatRequest) -> String {
-        let decoding = serde_json::json!({
+        let mut decoding = serde_json::json!({
             "max_new_tokens": item.max_new_tokens,
             "temperature": item.temperature,
             "top_p": item.top_p,
             "seed": item.seed,
         });
+        // Without a template hash the key is exactly what it was before the option existed.
+        if let Some(hash) = &self.template_hash {
+            decoding["template"] = serde_json::Value::String(hash.clone());
+        }
         cache_key(EntryKind::Generation, &self.identity, &decoding, "", &item.prompt, &serde_json::Value::Null)
     }
 }
