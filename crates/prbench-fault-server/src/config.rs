@@ -24,6 +24,21 @@ pub struct ServerConfig {
     /// Return `choices[0].logprobs` when a chat request sets `"logprobs": true`. When `false`
     /// the server behaves like one that ignores the parameter (`"logprobs": null`).
     pub logprobs: bool,
+    /// Scripted chat replies, tried in order before the verdict rule: the first whose marker
+    /// occurs in the request's concatenated message contents is the reply text (a generator
+    /// stand-in, e.g. for `prbench build`'s answers and audits).
+    pub replies: Vec<ScriptedReply>,
+}
+
+/// A chat reply chosen by a marker in the request (see [`ServerConfig::replies`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptedReply {
+    /// Substring of the concatenated message contents that selects this reply.
+    pub marker: String,
+    /// The reply's text.
+    pub text: String,
+    /// `choices[0].finish_reason` (`stop` or `length`).
+    pub finish_reason: String,
 }
 
 impl Default for ServerConfig {
@@ -34,6 +49,7 @@ impl Default for ServerConfig {
             rules: Vec::new(),
             verdict: VerdictRule::Hash,
             logprobs: true,
+            replies: Vec::new(),
         }
     }
 }
@@ -60,6 +76,18 @@ impl ServerConfig {
     /// Sets the verdict rule of the chat endpoint.
     pub fn with_verdict(mut self, verdict: VerdictRule) -> Self {
         self.verdict = verdict;
+        self
+    }
+
+    /// Adds a scripted reply (finish reason `stop`) after the existing ones.
+    pub fn with_reply(mut self, marker: impl Into<String>, text: impl Into<String>) -> Self {
+        self.replies.push(ScriptedReply { marker: marker.into(), text: text.into(), finish_reason: "stop".into() });
+        self
+    }
+
+    /// Adds a scripted reply that ends with `finish_reason: length` (cut at the token budget).
+    pub fn with_truncated_reply(mut self, marker: impl Into<String>, text: impl Into<String>) -> Self {
+        self.replies.push(ScriptedReply { marker: marker.into(), text: text.into(), finish_reason: "length".into() });
         self
     }
 

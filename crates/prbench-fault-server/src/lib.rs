@@ -5,7 +5,7 @@
 //! | endpoint | answer |
 //! |---|---|
 //! | `GET /v1/models` | `{"object":"list","data":[{"id":"fault-model","object":"model",…}]}` |
-//! | `POST /v1/chat/completions` | an OpenAI chat completion shaped like llama.cpp's server; reply `"Looks fine.\nResult: A"` / `"…B"` by [`VerdictRule`], logprobs on request |
+//! | `POST /v1/chat/completions` | an OpenAI chat completion shaped like llama.cpp's server; reply `"Looks fine.\nResult: A"` / `"…B"` by [`VerdictRule`] (or a [`ScriptedReply`] whose marker the request holds), logprobs on request |
 //! | `POST /score`, `POST /score/batch` | the reward protocol of PROTOCOL.md §7: score = chars(response_text) / 100 |
 //! | `POST /classify`, `POST /pooling` | vLLM's classification and pooling shapes for a one-label head: value = chars / 100 |
 //!
@@ -50,7 +50,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-pub use config::{Fault, FaultRule, Letter, RequestRecord, ServerConfig, VerdictRule};
+pub use config::{Fault, FaultRule, Letter, RequestRecord, ScriptedReply, ServerConfig, VerdictRule};
 pub use openai::{tokenize, verdict_reply, GARBAGE_REPLY};
 pub use reward::length_score;
 

@@ -74,8 +74,13 @@ pub(crate) fn chat(
     }
     let texts: Vec<String> = req.messages.iter().map(Message::text).collect();
     let concatenated: String = texts.concat();
-    let letter = cfg.verdict.letter_for(&concatenated);
-    let reply = letter.map(verdict_reply).unwrap_or(GARBAGE_REPLY);
+    let scripted = cfg.replies.iter().find(|r| concatenated.contains(&r.marker));
+    let letter = if scripted.is_some() { None } else { cfg.verdict.letter_for(&concatenated) };
+    let reply = match scripted {
+        Some(r) => r.text.as_str(),
+        None => letter.map(verdict_reply).unwrap_or(GARBAGE_REPLY),
+    };
+    let finish_reason = scripted.map_or("stop", |r| r.finish_reason.as_str());
 
     let prompt_tokens: usize = texts.iter().map(|t| word_count(t)).sum();
     let completion_tokens = word_count(reply);
@@ -97,7 +102,7 @@ pub(crate) fn chat(
             "index": 0,
             "message": {"role": "assistant", "content": reply},
             "logprobs": logprobs,
-            "finish_reason": "stop",
+            "finish_reason": finish_reason,
         }],
         "usage": {
             "prompt_tokens": prompt_tokens,
