@@ -1,0 +1,171 @@
+//! Stage 5, `export`: the output folder.
+//!
+//! ```text
+//! DIR/README.md                              dataset card: YAML `configs:` + build statistics
+//! DIR/<config>/test-00000-of-00001.parquet   the kept pairs, exact PRB columns (PROTOCOL.md §1)
+//! DIR/build-report.md                        the build report (crate::report)
+//! DIR/build/build.json                       generator, judge, hashes, seeds, counts, code version
+//! DIR/build/chosen.jsonl, rejected.jsonl     every generated answer, with its status
+//! DIR/build/audit.jsonl                      every audit call, raw reply and reading
+//! DIR/build/filter.jsonl                     every pair: kept, or each reason it was dropped
+//! ```
+//!
+//! `build.json` and the stage files live in `build/` because the dataset loader reads a
+//! top-level `.json`/`.jsonl` file as a config: so the folder loads unchanged with
+//! `prbench eval --data DIR` and with Hugging Face `datasets`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use prbench_data::export::{card_yaml, write_hf_layout, ExportedConfig};
+use prbench_data::Example;
+use serde::Serialize;
+
+use crate::error::BuildError;
+use crate::manifest::BuildManifest;
+
+/// The build's own folder inside the output folder.
+pub const BUILD_DIR: &str = "build";
+/// The manifest, relative to the output folder.
+pub const MANIFEST_FILE: &str = "build/build.json";
+/// The chosen answers.
+pub const CHOSEN_FILE: &str = "build/chosen.jsonl";
+/// The rejected answers.
+pub const REJECTED_FILE: &str = "build/rejected.jsonl";
+/// The audit calls.
+pub const AUDIT_FILE: &str = "build/audit.jsonl";
+/// The filter's decisions.
+pub const FILTER_FILE: &str = "build/filter.jsonl";
+/// The build report.
+pub const REPORT_FILE: &str = "build-report.md";
+/// The dataset card.
+pub const CARD_FILE: &str = "README.md";
+
+/// Makes `out` ready for a build: creates it and `build/`, and removes the parquet files a
+/// previous build there exported (listed in its `build/build.json`), so a rebuild with other
+/// settings never leaves a stale config behind. A killed build's folder (no manifest yet) is
+/// reused as is: the cache holds its calls.
+///
+/// # Errors
+/// [`BuildError::Input`] when `out` is a file, or a non-empty folder that is not a build's
+/// (no `build/` in it): a build never writes over other data; I/O errors.
+pub fn prepare_folder(out: &Path) -> Result<(), BuildError> {
+    if out.exists() {
+        if !out.is_dir() {
+            return Err(BuildError::Input(format!("--out `{}` is a file; a build writes a folder: pass a new folder path", out.display())));
+        }
+        let mut entries = std::fs::read_dir(out).map_err(|e| BuildError::io(out, e))?;
+        if entries.next().is_some() && !out.join(BUILD_DIR).is_dir() {
+            return Err(BuildError::Input(format!(
+                "--out `{}` holds files but no `{BUILD_DIR}/` folder, so it is not a previous build; pass a new or empty folder",
+                out.display()
+            )));
+        }
+    }
+    let dir = out.join(BUILD_DIR);
+    std::fs::create_dir_all(&dir).map_err(|e| BuildError::io(&dir, e))?;
+    let manifest = out.join(MANIFEST_FILE);
+    if let Ok(text) = std::fs::read_to_string(&manifest) {
+        let old: BuildManifest = serde_json::from_str(&text).map_err(|e| {
+            BuildError::Input(format!("`{}` is not a build manifest ({e}); move the folder aside or pass a new --out", manifest.display()))
+        })?;
+        for f in &old.files {
+            let path = out.join(&f.path);
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(BuildError::io(&path, e)),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes `path` atomically (a temporary file beside it, then a rename).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BuildError> {
+    let tmp: PathBuf = path.with_extension("tmp");
+    let mut f = std::fs::File::create(&tmp).map_err(|e| BuildError::io(&tmp, e))?;
+    f.write_all(bytes).map_err(|e| BuildError::io(&tmp, e))?;
+    f.sync_all().map_err(|e| BuildError::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| BuildError::io(path, e))
+}
+
+/// Writes one JSON object per line.
+pub fn write_jsonl<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), BuildError> {
+    let mut text = String::new();
+    for r in rows {
+        text.push_str(&serde_json::to_string(r).expect("records serialize"));
+        text.push('\n');
+    }
+    write_atomic(path, text.as_bytes())
+}
+
+/// Writes the kept pairs in the HF layout; nothing (and an empty list) when none was kept.
+///
+/// # Errors
+/// Parquet write errors.
+pub fn write_dataset(out: &Path, kept: &[Example]) -> Result<Vec<ExportedConfig>, BuildError> {
+    if kept.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(write_hf_layout(out, kept)?)
+}
+
+/// Writes `build/build.json`, the build report and the dataset card.
+///
+/// # Errors
+/// I/O errors.
+pub fn write_metadata(out: &Path, manifest: &BuildManifest, report: &str) -> Result<(), BuildError> {
+    write_atomic(&out.join(REPORT_FILE), report.as_bytes())?;
+    write_atomic(&out.join(CARD_FILE), card(manifest).as_bytes())?;
+    let json = serde_json::to_string_pretty(manifest).expect("manifest serializes") + "\n";
+    write_atomic(&out.join(MANIFEST_FILE), json.as_bytes())
+}
+
+/// The dataset card: YAML front matter (configs and features, when pairs were exported),
+/// then what the data is, how it was built and how many pairs each stage kept.
+pub fn card(m: &BuildManifest) -> String {
+    let mut out = String::new();
+    if !m.files.is_empty() {
+        out.push_str("---\n");
+        out.push_str(&card_yaml(&m.files));
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str("---\n\n");
+    }
+    let all = m.counts.iter().find(|c| c.subset == "all");
+    out.push_str("# Personalized reward benchmark built with prbench\n\n");
+    out.push_str(&format!(
+        "Pairs of answers to users' questions: `chosen` was written to meet the user's rubric aspects, `rejected` to avoid them while \
+         keeping general quality (the construction of Personalized RewardBench, arXiv 2604.07343). Built from `{}` (kind `{}`, \
+         sha256 `{}`) by `prbench build` {}.\n\n",
+        m.input.source, m.input.kind, m.input.hash, m.code_version
+    ));
+    if m.settings.skip_audit {
+        out.push_str(
+            "**Not audited and not filtered**: built with `--skip-audit`. Only pairs with an empty, truncated or failed answer were \
+             removed; nothing checks that chosen fits the user better or that both are of equal quality.\n\n",
+        );
+    } else if let Some(j) = &m.judge {
+        out.push_str(&format!(
+            "Audited by `{}`; kept only pairs with a rubric-fit gap of at least {}, general-quality gaps of at most {}, a length \
+             ratio of at most {} and both answers within {} words, which the audit prefers as chosen in both orders.\n\n",
+            j.spec, m.settings.min_fit_gap, m.settings.max_quality_gap, m.settings.max_length_ratio, m.settings.max_words
+        ));
+    }
+    out.push_str(&format!("- generator: `{}` (sha256 `{}`)\n", m.generator.spec, m.generator.file_hash));
+    if let Some(a) = all {
+        out.push_str(&format!("- pairs: {} built, {} kept\n", a.examples, a.kept));
+    }
+    out.push_str("\n| subset | built | kept |\n|---|---:|---:|\n");
+    for c in &m.counts {
+        out.push_str(&format!("| {} | {} | {} |\n", c.subset, c.examples, c.kept));
+    }
+    out.push_str(&format!(
+        "\nLoad it with `prbench eval --data DIR` or `datasets.load_dataset(\"parquet\", data_dir=DIR)`. The statistics are in \
+         `{REPORT_FILE}`; generator and judge identities, prompt hashes, seed and counts in `{MANIFEST_FILE}`. The rows inherit \
+         the input's licence.\n"
+    ));
+    out
+}

@@ -1,0 +1,307 @@
+//! The build's stages against a recording fake generator and judge: the exact prompts,
+//! aspects to meet vs aspects to avoid, the filter's reasons, the export, and resumption.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Mutex;
+
+use prbench_build::stages::export::{AUDIT_FILE, CARD_FILE, FILTER_FILE, MANIFEST_FILE};
+use prbench_build::stages::Side;
+use prbench_build::{run, select, BuildEngines, BuildInput, BuildManifest, BuildRun, BuildSettings};
+use prbench_data::{Dataset, Example, ProfilePost, RubricAspect};
+use prbench_eval::cache::Cache;
+use prbench_eval::runner::Silent;
+use prbench_models::{ChatRequest, ChatResponse, Generator, ModelError, ModelIdentity, TokenStats};
+
+/// Replies by what the prompt asks for, and records every request.
+struct Fake {
+    name: &'static str,
+    calls: Mutex<Vec<ChatRequest>>,
+}
+
+impl Fake {
+    fn new(name: &'static str) -> Self {
+        Self { name, calls: Mutex::new(Vec::new()) }
+    }
+    fn calls(&self) -> Vec<ChatRequest> {
+        self.calls.lock().unwrap().clone()
+    }
+}
+
+/// The question line of a rendered user turn.
+fn question_of(user: &str) -> &str {
+    let after = user.split_once("The user's question:\n").or_else(|| user.split_once("A user asked:\n")).expect("a question").1;
+    after.lines().next().unwrap()
+}
+
+fn audit_reply(first_is_chosen: bool, question: &str) -> String {
+    if question.contains("unparsed") {
+        return "Both answers are fine.".into();
+    }
+    // Chosen: 5 everywhere; rejected: 5/4/5 general, fit 1 — or, for the `close` question,
+    // rubric fit 4 (a gap of 1, below the default minimum of 2).
+    let rejected_fit = if question.contains("close") { 4 } else { 1 };
+    let c = [5, 5, 5, 5];
+    let r = [5, 4, 5, rejected_fit];
+    let (one, two) = if first_is_chosen { (c, r) } else { (r, c) };
+    let dims = ["factuality", "relevance", "helpfulness", "rubric fit"];
+    let mut out = String::from("Here are my ratings:\n");
+    for (n, s) in [(1, one), (2, two)] {
+        for (d, score) in dims.iter().zip(s) {
+            out.push_str(&format!("Answer {n} {d}: {score} - reason {n}{d}\n"));
+        }
+    }
+    out.push_str(&format!("Better fit: {}", if first_is_chosen { 1 } else { 2 }));
+    out
+}
+
+impl Generator for Fake {
+    fn generate(&self, items: &[ChatRequest]) -> Result<Vec<ChatResponse>, ModelError> {
+        self.calls.lock().unwrap().extend(items.iter().cloned());
+        Ok(items
+            .iter()
+            .map(|req| {
+                let user = &req.prompt.messages[1].content;
+                let q = question_of(user);
+                let mut finish = Some("stop".to_string());
+                let text = if user.contains("Rate each answer") {
+                    audit_reply(user.contains("Answer 1:\nCHOSEN"), q)
+                } else if user.contains("What this user expects from an answer:") {
+                    format!("CHOSEN answer to {q} with five words")
+                } else if q.contains("empty") {
+                    "   ".into()
+                } else if q.contains("truncated") {
+                    finish = Some("length".into());
+                    "REJECTED answer cut".into()
+                } else {
+                    format!("REJECTED answer to {q} here")
+                };
+                ChatResponse { text, tokens: TokenStats { input_tokens: 10, truncated_tokens: 0, output_tokens: 5 }, finish_reason: finish }
+            })
+            .collect())
+    }
+
+    fn identity(&self) -> ModelIdentity {
+        ModelIdentity { spec: format!("fake:{}", self.name), engine: "fake".into(), file_hash: self.name.into(), ..Default::default() }
+    }
+}
+
+fn post(id: &str, text: &str) -> ProfilePost {
+    ProfilePost { id: id.into(), category: "forum".into(), text: text.into() }
+}
+
+fn example(id: &str, subset: &str, question: &str) -> Example {
+    Example {
+        id: id.into(),
+        subset: subset.into(),
+        question: question.into(),
+        profile: vec![post("p1", "I restore old bikes."), post("p2", "Budget matters to me."), post("p3", "I live in Oslo.")],
+        rubric_aspects: vec![
+            RubricAspect { aspect: "Mentions cheap parts".into(), evidence: "SECRET-EVIDENCE about budgets".into(), reason: "tight budget".into() },
+            RubricAspect { aspect: "Suggests doing it yourself".into(), evidence: "SECRET-EVIDENCE restores bikes".into(), reason: "".into() },
+        ],
+        narrative: "SECRET-NARRATIVE: a thrifty tinkerer who wants to do the work alone.".into(),
+        category: "Lifestyle".into(),
+        chosen: String::new(),
+        rejected: String::new(),
+    }
+}
+
+fn dataset() -> Dataset {
+    Dataset {
+        examples: vec![
+            example("a1", "Art_and_Entertainment", "How do I fix a bike bell?"),
+            example("a2", "Art_and_Entertainment", "Which paint for a frame? (close)"),
+            example("a3", "Art_and_Entertainment", "Where to buy tubes? (empty)"),
+            example("s1", "Society_and_Culture", "Should I join a club?"),
+            example("s2", "Society_and_Culture", "What about insurance? (unparsed)"),
+            example("s3", "Society_and_Culture", "How long to learn? (truncated)"),
+        ],
+        source: "test".into(),
+        kind: "prb".into(),
+        hash: "h".into(),
+        profile_ranking: None,
+    }
+}
+
+/// Ranked posts: the profile reversed, so "best first" is visible in the prompt.
+fn ranked(data: &Dataset) -> HashMap<String, Vec<ProfilePost>> {
+    data.examples.iter().map(|e| (e.id.clone(), e.profile.iter().rev().cloned().collect())).collect()
+}
+
+fn build<'a>(
+    data: &'a Dataset,
+    ranked: &'a HashMap<String, Vec<ProfilePost>>,
+    generator: &'a Fake,
+    judge: &'a Fake,
+    out: &'a Path,
+    cache: Option<&'a Cache>,
+    settings: BuildSettings,
+) -> BuildRun<'a> {
+    BuildRun {
+        input: BuildInput { data, examples: select(&data.examples, None), limit: None, ranked, retriever: "test order".into() },
+        engines: BuildEngines { generator, judge: Some(judge) },
+        cache,
+        settings,
+        out,
+        code_version: "test",
+    }
+}
+
+fn settings() -> BuildSettings {
+    BuildSettings { k_posts: 2, seed: 7, ..BuildSettings::default() }
+}
+
+#[test]
+fn each_stage_sends_the_exact_prompts() {
+    let data = dataset();
+    let ranked = ranked(&data);
+    let (gen, judge) = (Fake::new("gen"), Fake::new("judge"));
+    let tmp = tempfile::tempdir().unwrap();
+    run(&build(&data, &ranked, &gen, &judge, tmp.path(), None, settings()), &Silent).unwrap();
+    let calls = gen.calls();
+    assert_eq!(calls.len(), 12, "one chosen and one rejected per example");
+    let chosen = &calls[0];
+    assert_eq!(
+        chosen.prompt.messages[1].content,
+        "Posts this user wrote before, most relevant to the question first:\n\n[Post 1 | category: forum]\nI live in Oslo.\n\n\
+         [Post 2 | category: forum]\nBudget matters to me.\n\nThe user's question:\nHow do I fix a bike bell?\n\n\
+         What this user expects from an answer:\n1. Mentions cheap parts (tight budget)\n2. Suggests doing it yourself\n\n\
+         Write an answer to the question that meets every expectation above. Keep it factually correct, on the question, and \
+         helpful. Write in this user's own style, as their posts show it. Use at most 100 words."
+    );
+    let rejected = &calls[6];
+    assert_eq!(
+        rejected.prompt.messages[1].content,
+        "Posts this user wrote before, most relevant to the question first:\n\n[Post 1 | category: forum]\nI live in Oslo.\n\n\
+         [Post 2 | category: forum]\nBudget matters to me.\n\nThe user's question:\nHow do I fix a bike bell?\n\n\
+         Points the answer must avoid:\n1. Mentions cheap parts (tight budget)\n2. Suggests doing it yourself\n\n\
+         Write an answer to the question that does not address or cater to any of the points above: leave them out, and give a \
+         good general answer instead. Keep it factually correct, on the question, and helpful. Write in this user's own style, \
+         as their posts show it. Use at most 100 words."
+    );
+    assert_eq!(chosen.prompt.messages[0], rejected.prompt.messages[0], "one system message for both sides");
+    assert_eq!((chosen.temperature, chosen.top_p, chosen.max_new_tokens), (0.7, 0.95, 256));
+    assert_eq!(chosen.seed, prbench_build::seeds::answer_seed(7, "a1", Side::Chosen));
+    assert_eq!(rejected.seed, prbench_build::seeds::answer_seed(7, "a1", Side::Rejected));
+    for c in calls.iter().chain(&judge.calls()) {
+        let text = c.prompt.all_text();
+        assert!(!text.contains("SECRET-NARRATIVE") && !text.contains("SECRET-EVIDENCE"), "hidden text leaked: {text}");
+    }
+    // The audit: only pairs with two usable answers (a3's rejected is empty, s3's truncated),
+    // chosen first then rejected first, greedy.
+    let audits = judge.calls();
+    assert_eq!(audits.len(), 2 * 4);
+    let first = &audits[0].prompt.messages[1].content;
+    assert!(first.starts_with("A user asked:\nHow do I fix a bike bell?\n\nWhat this user expects from an answer:\n1. Mentions cheap parts (tight budget)\n2. Suggests doing it yourself\n\nAnswer 1:\nCHOSEN answer to How do I fix a bike bell? with five words\n\nAnswer 2:\nREJECTED answer to How do I fix a bike bell? here\n\n"), "{first}");
+    assert!(audits[1].prompt.messages[1].content.contains("Answer 1:\nREJECTED answer to How do I fix a bike bell? here\n\nAnswer 2:\nCHOSEN"));
+    assert_eq!((audits[0].temperature, audits[0].max_new_tokens), (0.0, 400));
+}
+
+fn jsonl(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn the_filter_lists_every_dropped_pair_and_the_export_loads_unchanged() {
+    let data = dataset();
+    let ranked = ranked(&data);
+    let (gen, judge) = (Fake::new("gen"), Fake::new("judge"));
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("built");
+    let outcome = run(&build(&data, &ranked, &gen, &judge, &out, None, settings()), &Silent).unwrap();
+    let reasons: HashMap<String, Vec<String>> = jsonl(&out.join(FILTER_FILE))
+        .into_iter()
+        .map(|d| (d["example_id"].as_str().unwrap().to_string(), d["reasons"].as_array().unwrap().iter().map(|r| r["reason"].as_str().unwrap().to_string()).collect()))
+        .collect();
+    assert_eq!(reasons["a1"], Vec::<String>::new());
+    assert_eq!(reasons["s1"], Vec::<String>::new());
+    assert_eq!(reasons["a2"], ["fit_gap"]);
+    assert_eq!(reasons["a3"], ["empty"]);
+    assert_eq!(reasons["s2"], ["audit_unparsed", "audit_unparsed"]);
+    assert_eq!(reasons["s3"], ["truncated"]);
+    // The unparsed replies are kept, with the reader's reason, and no score.
+    let audits = jsonl(&out.join(AUDIT_FILE));
+    let s2 = audits.iter().find(|a| a["example_id"] == "s2").unwrap();
+    assert_eq!(s2["calls"][0]["raw"], "Both answers are fine.");
+    assert!(s2["calls"][0]["parse_error"].as_str().unwrap().starts_with("missing answer 1 factuality"), "{s2}");
+    assert!(s2["chosen"].is_null());
+
+    // The export loads with the eval loader: exactly the kept pairs, every other field kept.
+    let loaded = prbench_data::load(out.to_str().unwrap(), &[]).unwrap();
+    let ids: Vec<&str> = loaded.examples.iter().map(|e| e.id.as_str()).collect();
+    assert_eq!(ids, ["a1", "s1"]);
+    let a1 = &loaded.examples[0];
+    assert_eq!(a1.chosen, "CHOSEN answer to How do I fix a bike bell? with five words");
+    assert_eq!(a1.rejected, "REJECTED answer to How do I fix a bike bell? here");
+    assert_eq!(Example { chosen: String::new(), rejected: String::new(), ..a1.clone() }, data.examples[0]);
+
+    let m: BuildManifest = serde_json::from_str(&std::fs::read_to_string(out.join(MANIFEST_FILE)).unwrap()).unwrap();
+    assert_eq!(m, outcome.manifest);
+    let all = m.counts.iter().find(|c| c.subset == "all").unwrap();
+    assert_eq!((all.examples, all.chosen_ok, all.rejected_ok, all.empty, all.truncated, all.audited, all.audit_parsed, all.kept), (6, 6, 4, 1, 1, 4, 3, 2));
+    assert_eq!(all.audit_unparsed_replies, 2);
+    assert_eq!(m.judge.as_ref().unwrap().spec, "fake:judge");
+    assert_eq!(m.prompts.audit, prbench_build::prompts::audit_hash());
+    assert_eq!(m.files.len(), 2);
+    let card = std::fs::read_to_string(out.join(CARD_FILE)).unwrap();
+    assert!(card.starts_with("---\nconfigs:\n"), "{card}");
+    assert!(card.contains("Audited by `fake:judge`"), "{card}");
+    // The report: stage counts, the audit table, the controls, every dropped pair.
+    let report = &outcome.report;
+    assert!(report.contains("- **kept 2 of 6 pairs (33.3%)**"), "{report}");
+    assert!(report.contains("- `a2`: rubric-fit gap +1.0 (minimum 2)"), "{report}");
+    assert!(report.contains("| all | rubric fit | 5.00 [5.00, 5.00] | 2.00 ["), "{report}");
+    assert!(report.contains("| longer | 100.0 [100.0, 100.0] | 0 |"), "{report}");
+}
+
+#[test]
+fn a_rerun_on_the_cache_calls_nothing_and_writes_the_same_pairs() {
+    let data = dataset();
+    let ranked = ranked(&data);
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = Cache::open(&tmp.path().join("cache.sqlite")).unwrap();
+    let (gen, judge) = (Fake::new("gen"), Fake::new("judge"));
+    let out = tmp.path().join("b");
+    let first = run(&build(&data, &ranked, &gen, &judge, &out, Some(&cache), settings()), &Silent).unwrap();
+    assert_eq!(first.manifest.cache.as_ref().unwrap().calls, 20);
+    let filter = std::fs::read_to_string(out.join(FILTER_FILE)).unwrap();
+    let (gen2, judge2) = (Fake::new("gen"), Fake::new("judge"));
+    let second = run(&build(&data, &ranked, &gen2, &judge2, &out, Some(&cache), settings()), &Silent).unwrap();
+    assert!(gen2.calls().is_empty() && judge2.calls().is_empty());
+    let c = second.manifest.cache.as_ref().unwrap();
+    assert_eq!((c.hits, c.calls), (20, 0));
+    assert_eq!(std::fs::read_to_string(out.join(FILTER_FILE)).unwrap(), filter);
+    assert_eq!(second.manifest.files, first.manifest.files, "same parquet bytes");
+    // Another seed is another key: the answers are generated again.
+    let (gen3, judge3) = (Fake::new("gen"), Fake::new("judge"));
+    run(&build(&data, &ranked, &gen3, &judge3, &tmp.path().join("c"), Some(&cache), BuildSettings { seed: 8, ..settings() }), &Silent).unwrap();
+    assert_eq!(gen3.calls().len(), 12);
+}
+
+#[test]
+fn skip_audit_exports_usable_pairs_unfiltered_and_says_so() {
+    let data = dataset();
+    let ranked = ranked(&data);
+    let (gen, judge) = (Fake::new("gen"), Fake::new("judge"));
+    let tmp = tempfile::tempdir().unwrap();
+    let outcome = run(&build(&data, &ranked, &gen, &judge, tmp.path(), None, BuildSettings { skip_audit: true, ..settings() }), &Silent).unwrap();
+    assert!(judge.calls().is_empty());
+    assert!(outcome.manifest.judge.is_none());
+    let kept: Vec<&str> = outcome.decisions.iter().filter(|d| d.kept).map(|d| d.example_id.as_str()).collect();
+    assert_eq!(kept, ["a1", "a2", "s1", "s2"], "empty and truncated answers are never exported");
+    let card = std::fs::read_to_string(tmp.path().join(CARD_FILE)).unwrap();
+    assert!(card.contains("**Not audited and not filtered**"), "{card}");
+}
+
+#[test]
+fn a_folder_that_is_not_a_build_is_refused() {
+    let data = dataset();
+    let ranked = ranked(&data);
+    let (gen, judge) = (Fake::new("gen"), Fake::new("judge"));
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("notes.txt"), "mine").unwrap();
+    let err = run(&build(&data, &ranked, &gen, &judge, tmp.path(), None, settings()), &Silent).err().unwrap();
+    assert!(err.to_string().contains("holds files but no `build/` folder"), "{err}");
+    assert!(gen.calls().is_empty());
+}
