@@ -55,6 +55,7 @@ fn main() -> ExitCode {
         cli::Command::Correlate(args) => commands::correlate::run(args),
         cli::Command::Report(args) => commands::report::run(args),
         cli::Command::Leaderboard(args) => commands::report::leaderboard(args),
+        cli::Command::Build(args) => commands::build::run(args),
         cli::Command::ServeReward(args) => commands::serve_reward::run(args),
     };
     match result {

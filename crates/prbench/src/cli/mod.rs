@@ -7,10 +7,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod bench;
 mod bon;
+mod build;
 mod correlate;
 mod train;
 pub use bench::*;
 pub use bon::*;
+pub use build::*;
 pub use correlate::*;
 pub use train::*;
 
@@ -55,6 +57,11 @@ pub enum Command {
     Report(HtmlReportArgs),
     /// The leaderboard of run folders (the report's rows) as Markdown, CSV, JSON or LaTeX.
     Leaderboard(LeaderboardArgs),
+    /// Build a benchmark: a generator writes a `chosen` answer told to meet each user's rubric
+    /// aspects and a `rejected` one told to avoid them; a judge audits both (1–5 on
+    /// factuality, relevance, helpfulness, rubric fit, in both orders); the pairs that differ
+    /// only in personal fit are exported in the Hugging Face layout with a dataset card.
+    Build(BuildArgs),
     /// Serve a reward model over HTTP for PPO trainers such as verl (PROTOCOL.md §7):
     /// `POST /score`, `POST /score/batch`, `GET /health`. Stops on Ctrl-C or SIGTERM after
     /// answering the requests in flight.
@@ -271,7 +278,8 @@ pub enum DataCommand {
 #[derive(Args, Debug, Clone)]
 pub struct DataArgs {
     /// Dataset: a directory (HF layout `<config>/*.parquet` or `<config>.{parquet,json,jsonl}`),
-    /// a single file, `psoups:DIR`, or `hf:ORG/NAME[@REV]` (through the hf-hub cache).
+    /// a single file, `psoups:DIR`, or `hf:ORG/NAME[@REV]` (through the hf-hub cache); for
+    /// `build` also `lampqa:DIR[#SPLIT]` (LaMP-QA questions, which have no pairs to evaluate).
     /// The default `data/sample` is looked for in the current folder, then in the source tree
     /// prbench was built from (stderr says which).
     #[arg(long, default_value = "data/sample", value_parser = crate::bounds::data_spec)]

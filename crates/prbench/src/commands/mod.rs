@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod bon;
+pub mod build;
 pub mod cache;
 pub mod engines;
 pub mod correlate;

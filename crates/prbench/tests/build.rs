@@ -1,0 +1,182 @@
+//! `prbench build` end to end against the fault server as generator and judge: the output
+//! loads with `prbench eval`, a killed build resumes with no call repeated (counted at the
+//! server), and bad input is refused naming file, row and field before anything is lost.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use common::{prbench, sample, text};
+use prbench_fault_server::{FaultServer, ServerConfig};
+
+const CHOSEN: &str = "A tailored answer that fits this user well.";
+const REJECTED: &str = "A general answer that suits anyone at all.";
+
+fn audit(chosen_first: bool) -> String {
+    let (one, two) = if chosen_first { ([5, 5, 5, 5], [5, 5, 4, 1]) } else { ([5, 5, 4, 1], [5, 5, 5, 5]) };
+    let dims = ["factuality", "relevance", "helpfulness", "rubric fit"];
+    let mut out = String::new();
+    for (n, s) in [(1, one), (2, two)] {
+        for (d, score) in dims.iter().zip(s) {
+            out.push_str(&format!("Answer {n} {d}: {score} - ok\n"));
+        }
+    }
+    out + &format!("Better fit: {}", if chosen_first { 1 } else { 2 })
+}
+
+/// A server that writes the pairs and audits them; `delay_ms` per answer.
+fn server(delay_ms: u64) -> FaultServer {
+    FaultServer::start(
+        ServerConfig::default()
+            .with_delay(std::time::Duration::from_millis(delay_ms))
+            .with_reply(format!("Answer 1:\n{CHOSEN}"), audit(true))
+            .with_reply(format!("Answer 1:\n{REJECTED}"), audit(false))
+            .with_reply("meets every expectation above", CHOSEN)
+            .with_reply("does not address or cater", REJECTED),
+    )
+    .unwrap()
+}
+
+/// Requests the build made (the generator's start-up probe, a logprobs request, left out),
+/// by body hash.
+fn build_calls(server: &FaultServer) -> HashMap<String, usize> {
+    let mut out = HashMap::new();
+    for r in server.log().into_iter().filter(|r| r.path.ends_with("/chat/completions") && r.body["logprobs"] != true) {
+        *out.entry(r.body_sha256).or_insert(0) += 1;
+    }
+    out
+}
+
+fn build_args<'a>(model: &'a str, out: &'a str, cache: &'a str) -> Vec<&'a str> {
+    vec!["build", "--data", "DATA", "--generator", model, "--out", out, "--cache", cache, "--concurrency", "1", "--quiet"]
+}
+
+#[test]
+fn a_build_exports_pairs_that_eval_loads_and_a_killed_build_resumes_without_repeating_a_call() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = server(0);
+    let model = format!("openai:fault-model@{}", server.openai_base());
+    let data = sample();
+    let mut args = build_args(&model, "built", "cache.sqlite");
+    args[2] = &data;
+    let out = prbench(&args, tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    // 12 chosen + 12 rejected + 2 × 12 audits, each once.
+    assert!(err.contains("cache.sqlite`: 0 hits, 48 calls"), "{err}");
+    assert!(err.contains("all: 12 built, 12 kept"), "{err}");
+    assert_eq!(build_calls(&server).values().sum::<usize>(), 48);
+    let built = tmp.path().join("built");
+    for config in ["Art_and_Entertainment", "Lifestyle_and_Personal_Development", "Society_and_Culture"] {
+        assert!(built.join(config).join("test-00000-of-00001.parquet").is_file(), "{config}");
+    }
+    assert!(text(&out.stdout).contains("# Build report"));
+    // eval reads the folder unchanged (the metadata lives in build/, never read as a config).
+    let eval = prbench(&["eval", "--data", "built", "--model", "baseline:longer", "--out", "runs", "--quiet"], tmp.path());
+    assert!(eval.status.success(), "{}", text(&eval.stderr));
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(glob_summary(&tmp.path().join("runs"))).unwrap()).unwrap();
+    let all = summary["rows"].as_array().unwrap().iter().find(|r| r["label"] == "micro").expect("a `micro` row");
+    assert_eq!(all["n"], 12, "{summary}");
+
+    // Killed partway on a fresh cache, then resumed: what was stored is never asked again.
+    let slow = self::server(40);
+    let model = format!("openai:fault-model@{}", slow.openai_base());
+    let mut args = build_args(&model, "again", "c2.sqlite");
+    args[2] = &data;
+    let watch = prbench_eval::cache::Cache::open(&tmp.path().join("c2.sqlite")).unwrap();
+    let stored = || watch.stats().map_or(0, |rows| rows.iter().map(|r| r.entries).sum::<u64>()) as usize;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_prbench"))
+        .args(&args)
+        .current_dir(tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while stored() < 15 {
+        assert!(started.elapsed() < std::time::Duration::from_secs(120), "the build never got going");
+        assert!(child.try_wait().unwrap().is_none(), "the build ended before it was killed");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let kept = stored();
+    assert!(kept < 48);
+    let resumed = prbench(&args, tmp.path());
+    assert!(resumed.status.success(), "{}", text(&resumed.stderr));
+    let err = text(&resumed.stderr);
+    assert!(err.contains(&format!("c2.sqlite`: {kept} hits, {} calls", 48 - kept)), "{err}");
+    let calls = build_calls(&slow);
+    // Each distinct request once; at most the one in flight at the kill was sent twice.
+    assert_eq!(calls.len(), 48);
+    assert!(calls.values().sum::<usize>() <= 49, "{calls:?}");
+    // A third run calls nothing, and exports the same bytes.
+    let before = calls.values().sum::<usize>();
+    let third = prbench(&args, tmp.path());
+    assert!(third.status.success(), "{}", text(&third.stderr));
+    assert_eq!(build_calls(&slow).values().sum::<usize>(), before);
+    for config in ["Art_and_Entertainment", "Society_and_Culture"] {
+        let f = |dir: &str| std::fs::read(tmp.path().join(dir).join(config).join("test-00000-of-00001.parquet")).unwrap();
+        assert_eq!(f("again"), f("built"), "{config}: the same pairs as the uninterrupted build");
+    }
+}
+
+fn glob_summary(runs: &Path) -> std::path::PathBuf {
+    std::fs::read_dir(runs)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("summary.json"))
+        .find(|p| p.is_file())
+        .expect("a run folder")
+}
+
+#[test]
+fn bad_input_is_refused_naming_file_row_and_field_and_a_previous_build_is_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = server(0);
+    let model = format!("openai:fault-model@{}", server.openai_base());
+    let rows: Vec<serde_json::Value> = std::fs::read_to_string(Path::new(&sample()).join("Art_and_Entertainment.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut r: serde_json::Value = serde_json::from_str(l).unwrap();
+            let o = r.as_object_mut().unwrap();
+            o.remove("chosen");
+            o.remove("rejected");
+            r
+        })
+        .collect();
+    let write = |name: &str, rows: &[serde_json::Value]| {
+        let body: String = rows.iter().map(|r| r.to_string() + "\n").collect();
+        std::fs::write(tmp.path().join(name), body).unwrap();
+    };
+    write("Art.jsonl", &rows);
+    let out = prbench(&["build", "--data", "Art.jsonl", "--generator", &model, "--out", "built", "--quiet"], tmp.path());
+    assert!(out.status.success(), "rows without chosen/rejected are a build's input: {}", text(&out.stderr));
+    let parquet = tmp.path().join("built/Art_and_Entertainment/test-00000-of-00001.parquet");
+    let before = std::fs::read(&parquet).unwrap();
+    let requests = server.requests();
+
+    let cases: [(&str, Box<dyn Fn(&mut Vec<serde_json::Value>)>, &str); 3] = [
+        ("no-aspects.jsonl", Box::new(|r| r[1]["rubric_aspects"] = serde_json::json!([])), "row 2"),
+        ("empty-question.jsonl", Box::new(|r| r[2]["question"] = serde_json::json!("  ")), "row 3"),
+        ("dup.jsonl", Box::new(|r| r[3]["id"] = r[0]["id"].clone()), "row 4"),
+    ];
+    for (name, edit, row) in cases {
+        let mut bad = rows.clone();
+        edit(&mut bad);
+        write(name, &bad);
+        let out = prbench(&["build", "--data", name, "--generator", &model, "--out", "built", "--quiet"], tmp.path());
+        let err = text(&out.stderr);
+        assert!(!out.status.success(), "{name}");
+        assert!(err.contains(name) && err.contains(row), "{name}: {err}");
+        let field = match name {
+            "no-aspects.jsonl" => "rubric_aspects",
+            "empty-question.jsonl" => "question",
+            _ => "id",
+        };
+        assert!(err.contains(field), "{name}: {err}");
+    }
+    assert_eq!(server.requests(), requests, "refused before any call");
+    assert_eq!(std::fs::read(&parquet).unwrap(), before, "the previous build is untouched");
+}
