@@ -224,6 +224,36 @@ pub struct CorrelationSource {
     pub correlation: CorrelationRecord,
 }
 
+/// A `prbench build` output folder: its manifest and its report.
+#[derive(Debug, Clone)]
+pub struct BuildSource {
+    /// The folder.
+    pub dir: PathBuf,
+    /// `build/build.json`, as JSON (the report reads only a few fields, by name).
+    pub manifest: serde_json::Value,
+    /// `build-report.md`, the build's own report (Markdown).
+    pub report: String,
+}
+
+/// The manifest of a build folder, relative to it (prbench-build's `MANIFEST_FILE`).
+pub const BUILD_MANIFEST: &str = "build/build.json";
+/// The report of a build folder (prbench-build's `REPORT_FILE`).
+pub const BUILD_REPORT: &str = "build-report.md";
+
+/// Reads a `prbench build` folder.
+///
+/// # Errors
+/// An unreadable or malformed `build/build.json`, or a missing `build-report.md` (a build that
+/// stopped before it finished: rerun its command, which resumes from the cache).
+pub fn read_build(dir: &Path) -> Result<BuildSource> {
+    let manifest: serde_json::Value = read_json(&dir.join(BUILD_MANIFEST))?;
+    let report_path = dir.join(BUILD_REPORT);
+    if !report_path.is_file() {
+        return Err(layout(dir, "a build folder without build-report.md: the build stopped before it finished; rerun its `prbench build` command (it resumes from the cache)"));
+    }
+    Ok(BuildSource { dir: dir.to_path_buf(), manifest, report: read_text(&report_path)? })
+}
+
 /// Everything given to `prbench report` / `prbench leaderboard`.
 #[derive(Debug, Clone, Default)]
 pub struct Sources {
@@ -235,6 +265,8 @@ pub struct Sources {
     pub bons: Vec<BonSource>,
     /// Correlate results.
     pub correlations: Vec<CorrelationSource>,
+    /// `prbench build` output folders.
+    pub builds: Vec<BuildSource>,
     /// Folders met while reading a folder of results and left out, each with why (unfinished
     /// runs): the commands print them and the report lists them.
     pub skipped: Vec<String>,
@@ -320,6 +352,7 @@ pub fn read_bon(dir: &Path) -> Result<BonSource> {
 enum Kind {
     Run,
     Bon,
+    Build,
     Matrix,
     Correlation,
     /// A run folder without `summary.json`: the run stopped before it finished.
@@ -343,6 +376,9 @@ fn classify(path: &Path) -> Result<Kind> {
         }
         if path.join("samples.jsonl").is_file() {
             return Ok(Kind::Bon);
+        }
+        if path.join(BUILD_MANIFEST).is_file() {
+            return Ok(Kind::Build);
         }
         if path.join("manifest.json").is_file() && path.join("outcomes.jsonl").is_file() {
             return Ok(Kind::Unfinished);
@@ -373,7 +409,7 @@ fn classify(path: &Path) -> Result<Kind> {
     }
     Err(layout(
         path,
-        "not a run folder (with summary.json), a conditioning matrix (<run-id>-matrix.json), a Best-of-N folder (with samples.jsonl) or a `prbench correlate` result (its --out X.md writes X.json; or save `correlate --json`)",
+        "not a run folder (with summary.json), a conditioning matrix (<run-id>-matrix.json), a Best-of-N folder (with samples.jsonl), a `prbench build` folder (with build/build.json) or a `prbench correlate` result (its --out X.md writes X.json; or save `correlate --json`)",
     ))
 }
 
@@ -410,6 +446,7 @@ fn add(s: &mut Sources, seen: &mut BTreeMap<PathBuf, ()>, path: &Path, top: bool
             s.runs.push(read_run(&dir)?);
         }
         Kind::Bon => s.bons.push(read_bon(path)?),
+        Kind::Build => s.builds.push(read_build(path)?),
         Kind::Unfinished if top => return Err(layout(path, unfinished(path))),
         Kind::Unfinished => s.skipped.push(format!("`{}` left out: {}", path.display(), unfinished(path))),
         Kind::Correlation => s.correlations.push(CorrelationSource { path: path.into(), correlation: read_json(path)? }),
@@ -434,20 +471,20 @@ fn add(s: &mut Sources, seen: &mut BTreeMap<PathBuf, ()>, path: &Path, top: bool
             }
             let mut children: Vec<PathBuf> = std::fs::read_dir(path).map_err(io(path))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
             children.sort();
-            let before = (s.runs.len(), s.matrices.len(), s.bons.len(), s.correlations.len());
+            let before = (s.runs.len(), s.matrices.len(), s.bons.len(), s.correlations.len(), s.builds.len());
             // Matrices first, so their runs come in condition order.
             let is_matrix = |c: &PathBuf| c.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with("-matrix.json"));
             for c in children.iter().filter(|c| is_matrix(c)) {
                 add(s, seen, c, false)?;
             }
             for c in children.iter().filter(|c| !is_matrix(c)) {
-                if c.is_dir() && (c.join("summary.json").is_file() || c.join("samples.jsonl").is_file() || c.join("manifest.json").is_file()) {
+                if c.is_dir() && (c.join("summary.json").is_file() || c.join("samples.jsonl").is_file() || c.join("manifest.json").is_file() || c.join(BUILD_MANIFEST).is_file()) {
                     add(s, seen, c, false)?;
                 }
             }
-            if before == (s.runs.len(), s.matrices.len(), s.bons.len(), s.correlations.len()) {
+            if before == (s.runs.len(), s.matrices.len(), s.bons.len(), s.correlations.len(), s.builds.len()) {
                 let why = if s.skipped.is_empty() { String::new() } else { format!(" ({})", s.skipped.join("; ")) };
-                return Err(layout(path, format!("holds no finished run folder, conditioning matrix or Best-of-N folder (one level down){why}")));
+                return Err(layout(path, format!("holds no finished run folder, conditioning matrix, Best-of-N folder or build folder (one level down){why}")));
             }
         }
     }

@@ -288,3 +288,51 @@ fn run_vs_run_shows_the_agreement_table_and_mcnemar_p() {
     }
     assert_eq!(page.requests(), [url]);
 }
+
+/// A `prbench build` folder (its manifest and report, as prbench-build writes them, here by
+/// hand) beside the fixture's runs: the report gets a build section drawing the build's own
+/// Markdown report, and hostile text in it stays text.
+#[test]
+fn a_build_folder_gets_a_section_whose_text_cannot_act() {
+    let tmp = tempfile::tempdir().unwrap();
+    let build = tmp.path().join("built");
+    std::fs::create_dir_all(build.join("build")).unwrap();
+    let manifest = serde_json::json!({
+        "code_version": "0.1.0 (test)",
+        "input": {"source": "data/<b>sample</b>"},
+        "generator": {"spec": "gguf:/m/qwen.gguf"},
+        "judge": {"spec": "gguf:/m/qwen.gguf"},
+        "counts": [{"subset": "Art_and_Entertainment", "examples": 4, "kept": 1}, {"subset": "all", "examples": 12, "kept": 5}],
+    });
+    std::fs::write(build.join("build/build.json"), manifest.to_string()).unwrap();
+    std::fs::write(
+        build.join("build-report.md"),
+        "# Build report\n\n- **kept 5 of 12 pairs (41.7%)**\n\n<script>window.pwned = 1</script>\n\n| subset | built | kept |\n|---|---:|---:|\n| Art | 4 | 1 |\n| all | 12 | 5 |\n\n\
+         - `x<img src=x onerror=\"window.pwned=2\">`: dropped [see](javascript:window.pwned=3) <img src=x onerror=\"window.pwned=4\">\n",
+    )
+    .unwrap();
+    let f = fixture();
+    let sources = prbench_report::sources::load(&[f.join("runs/longer"), build.clone()]).expect("a run and a build load");
+    assert_eq!(sources.builds.len(), 1);
+    let opts = ReportOptions { data: Some(f.join("data").display().to_string()), title: None, generator: "test".into() };
+    let path = tmp.path().join("report.html");
+    std::fs::write(&path, render(&sources, &opts).unwrap()).unwrap();
+    let url = format!("file://{}", path.display());
+    let Some((_b, page)) = open(&url) else { return };
+    assert_eq!(page.eval("document.querySelectorAll('nav a[href=\"#sec-build\"]').length").unwrap(), 1);
+    let meta = page.eval("document.querySelector('#sec-build .meta').textContent").unwrap();
+    assert_eq!(meta.as_str().unwrap(), "From `data/<b>sample</b>` by generator `gguf:/m/qwen.gguf`, audited by `gguf:/m/qwen.gguf`: 5 of 12 pairs kept. prbench 0.1.0 (test).");
+    let cells = page.eval("Array.from(document.querySelectorAll('#sec-build .build-report table td')).map(td => td.textContent)").unwrap();
+    assert_eq!(cells, serde_json::json!(["Art", "4", "1", "all", "12", "5"]));
+    let text = page.eval("document.querySelector('#sec-build .build-report').textContent").unwrap();
+    let text = text.as_str().unwrap();
+    assert!(text.contains("<script>window.pwned = 1</script>"), "{text}");
+    assert!(text.contains("x<img src=x onerror=\"window.pwned=2\">"), "{text}");
+    assert!(text.contains("dropped see <img src=x onerror=\"window.pwned=4\">"), "{text}");
+    assert_eq!(page.eval("document.querySelectorAll('#sec-build img, #sec-build a, #sec-build script').length").unwrap(), 0);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(page.eval("typeof window.pwned").unwrap(), "undefined");
+    assert!(page.dialogs().is_empty(), "{:?}", page.dialogs());
+    assert_eq!(page.requests(), [url]);
+    screenshot(&page, "#sec-build", "build.png");
+}

@@ -19,6 +19,7 @@
 //! # Ok::<(), prbench_report::error::ReportError>(())
 //! ```
 
+pub mod markdown;
 pub mod payload;
 
 use minijinja::value::Serde;
@@ -194,8 +195,8 @@ pub fn render(sources: &Sources, opts: &ReportOptions) -> Result<String> {
 
 /// [`render`] reusing datasets loaded for an earlier report ([`payload::build_with`]).
 fn render_with(sources: &Sources, opts: &ReportOptions, datasets: &mut Vec<prbench_data::Dataset>) -> Result<String> {
-    if sources.runs.is_empty() && sources.bons.is_empty() && sources.correlations.is_empty() {
-        return Err(ReportError::Layout { path: ".".into(), reason: "nothing to report: give run folders, matrices, Best-of-N folders or correlate results".into() });
+    if sources.runs.is_empty() && sources.bons.is_empty() && sources.correlations.is_empty() && sources.builds.is_empty() {
+        return Err(ReportError::Layout { path: ".".into(), reason: "nothing to report: give run folders, matrices, Best-of-N folders, build folders or correlate results".into() });
     }
     let lb = leaderboard::build(&sources.runs);
     let (columns, rows) = leaderboard_rows(&lb);
@@ -248,6 +249,7 @@ fn render_with(sources: &Sources, opts: &ReportOptions, datasets: &mut Vec<prben
             sources => c.correlation.sources.clone(),
         });
     }
+    let builds: Vec<Value> = sources.builds.iter().map(build_section).collect();
     let payload = payload::build_with(&sources.runs, opts.data.as_deref(), datasets)?;
     let json = payload::to_script_json(&payload).map_err(|e| ReportError::Layout { path: ".".into(), reason: format!("serialising the report data: {e}") })?;
     let mut notes = sources.skipped.clone();
@@ -277,6 +279,7 @@ fn render_with(sources: &Sources, opts: &ReportOptions, datasets: &mut Vec<prben
         matrices => matrices,
         bons => Value::from(Serde(&bons)),
         correlations => correlations,
+        builds => builds,
         provenance => provenance(sources),
         n_runs => sources.runs.len(),
         n_outcomes => payload.outcomes.len(),
@@ -285,6 +288,24 @@ fn render_with(sources: &Sources, opts: &ReportOptions, datasets: &mut Vec<prben
         js => Value::from_safe_string(JS.to_string()),
     })
     .map_err(|e| ReportError::Layout { path: "report.html".into(), reason: format!("rendering: {e}") })
+}
+
+/// One build folder's part of the report: a line of what it is (from `build/build.json`) and
+/// its own `build-report.md`, drawn by [`markdown::to_safe_html`].
+fn build_section(b: &crate::sources::BuildSource) -> Value {
+    let m = &b.manifest;
+    let s = |v: &serde_json::Value| v.as_str().unwrap_or("?").to_string();
+    let all = m["counts"].as_array().and_then(|c| c.iter().find(|c| c["subset"] == "all"));
+    let summary = format!(
+        "From `{}` by generator `{}`, audited by {}: {} of {} pairs kept. prbench {}.",
+        s(&m["input"]["source"]),
+        s(&m["generator"]["spec"]),
+        if m["judge"].is_null() { "nobody (--skip-audit)".to_string() } else { format!("`{}`", s(&m["judge"]["spec"])) },
+        all.map_or("?".into(), |a| a["kept"].to_string()),
+        all.map_or("?".into(), |a| a["examples"].to_string()),
+        s(&m["code_version"]),
+    );
+    context! { dir => b.dir.display().to_string(), summary => summary, html => Value::from_safe_string(markdown::to_safe_html(&b.report)) }
 }
 
 /// What `eval` writes after its runs: `report.html` in each run folder and, for a
