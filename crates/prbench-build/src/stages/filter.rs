@@ -1,8 +1,8 @@
 //! Stage 4, `filter`: which pairs are kept, and every reason each dropped pair is dropped.
 //!
 //! A pair is kept only if all of these hold (defaults from [`BuildSettings`]):
-//! 1. both answers are usable: generated, non-empty, not truncated (always checked, even with
-//!    `skip_audit`: such an answer is never exported);
+//! 1. both answers are usable: generated, non-empty, not truncated, and not the same text
+//!    (always checked, even with `skip_audit`: such a pair is never exported);
 //! 2. both are within `max_words` words;
 //! 3. the longer has at most `max_length_ratio` times the words of the shorter;
 //! 4. both audit replies were read;
@@ -42,6 +42,9 @@ pub enum DropReason {
         /// Which answer.
         side: Side,
     },
+    /// Chosen and rejected are the same text (after trimming): not a pair. Checked even with
+    /// `skip_audit` (the loader refuses such rows).
+    SameText,
     /// The answer is over the word limit.
     TooLong {
         /// Which answer.
@@ -100,6 +103,7 @@ impl DropReason {
             DropReason::GenerationFailed { .. } => "generation_failed",
             DropReason::Empty { .. } => "empty",
             DropReason::Truncated { .. } => "truncated",
+            DropReason::SameText => "same_text",
             DropReason::TooLong { .. } => "too_long",
             DropReason::LengthRatio { .. } => "length_ratio",
             DropReason::AuditFailed { .. } => "audit_failed",
@@ -116,6 +120,7 @@ impl DropReason {
             DropReason::GenerationFailed { side } => format!("{} generation failed", side.as_str()),
             DropReason::Empty { side } => format!("{} is empty", side.as_str()),
             DropReason::Truncated { side } => format!("{} was truncated at the token budget", side.as_str()),
+            DropReason::SameText => "chosen and rejected are the same text".into(),
             DropReason::TooLong { side, words, max } => format!("{} has {words} words (limit {max})", side.as_str()),
             DropReason::LengthRatio { ratio, max } => format!("length ratio {ratio:.2} (limit {max})"),
             DropReason::AuditFailed { order } => format!("audit call {} failed", order.as_str()),
@@ -152,6 +157,9 @@ fn usability(a: &AnswerRecord) -> Option<DropReason> {
 /// Checks 1–3 (everything that needs no audit); empty when the pair may go to the audit.
 pub fn pre_audit(chosen: &AnswerRecord, rejected: &AnswerRecord, s: &BuildSettings) -> Vec<DropReason> {
     let mut out: Vec<DropReason> = [chosen, rejected].into_iter().filter_map(usability).collect();
+    if out.is_empty() && chosen.text.trim() == rejected.text.trim() {
+        out.push(DropReason::SameText);
+    }
     if !out.is_empty() || s.skip_audit {
         return out;
     }
@@ -222,7 +230,8 @@ mod tests {
             example_id: "x".into(),
             subset: "s".into(),
             side,
-            text: vec!["w"; words].join(" "),
+            // `words` words, the first naming the side, so chosen and rejected differ.
+            text: (0..words).map(|i| if i == 0 { side.as_str() } else { "w" }).collect::<Vec<_>>().join(" "),
             words,
             status,
             posts_shown: 0,
@@ -326,6 +335,8 @@ mod tests {
     #[test]
     fn skip_audit_keeps_usable_pairs_and_never_exports_broken_ones() {
         let s = BuildSettings { skip_audit: true, ..BuildSettings::default() };
+        let same = |side| AnswerRecord { text: " Same words. ".into(), ..answer(side, 2, AnswerStatus::Ok) };
+        assert_eq!(codes(&decide(&same(Side::Chosen), &same(Side::Rejected), None, &s)), ["same_text"]);
         assert!(decide(&answer(Side::Chosen, 300, AnswerStatus::Ok), &answer(Side::Rejected, 10, AnswerStatus::Ok), None, &s).kept);
         let d = decide(&answer(Side::Chosen, 0, AnswerStatus::Failed), &answer(Side::Rejected, 10, AnswerStatus::Ok), None, &s);
         assert_eq!(codes(&d), ["generation_failed"]);
