@@ -305,3 +305,35 @@ fn a_folder_that_is_not_a_build_is_refused() {
     assert!(err.to_string().contains("holds files but no `build/` folder"), "{err}");
     assert!(gen.calls().is_empty());
 }
+
+#[path = "../../prbench-data/tests/common/pyref.rs"]
+mod pyref;
+
+/// A whole build's output as pyarrow and PyYAML read it (tools/read_prb_export.py): the exact
+/// PRB schema, the kept pairs, and a dataset card whose YAML parses into the configs written.
+#[test]
+fn pyarrow_reads_a_build_and_its_card() {
+    let Some(python) = pyref::pyref_or_skip() else { return };
+    let data = dataset();
+    let ranked = ranked(&data);
+    let (gen, judge) = (Fake::new("gen"), Fake::new("judge"));
+    let tmp = tempfile::tempdir().unwrap();
+    run(&build(&data, &ranked, &gen, &judge, tmp.path(), None, settings()), &Silent).unwrap();
+    let seen = pyref::read_export(&python, tmp.path());
+    let configs = seen["configs"].as_object().unwrap();
+    assert_eq!(configs.keys().collect::<Vec<_>>(), ["Art_and_Entertainment", "Society_and_Culture"]);
+    for (name, id) in [("Art_and_Entertainment", "a1"), ("Society_and_Culture", "s1")] {
+        assert_eq!(configs[name]["schema"], pyref::PRB_PYARROW_SCHEMA, "{name}");
+        let rows = configs[name]["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 1, "{name}");
+        assert_eq!(rows[0]["id"], id);
+        assert!(rows[0]["chosen"].as_str().unwrap().starts_with("CHOSEN answer to "), "{}", rows[0]);
+        assert_eq!(rows[0]["rubric_aspects"][0]["evidence"], "SECRET-EVIDENCE about budgets", "the hidden fields are kept for eval");
+    }
+    let card = &seen["card"];
+    let names: Vec<&str> = card["configs"].as_array().unwrap().iter().map(|c| c["config_name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Art_and_Entertainment", "Society_and_Culture"]);
+    assert_eq!(card["configs"][0]["data_files"][0]["path"], "Art_and_Entertainment/test-*");
+    let splits = &card["dataset_info"][1]["splits"][0];
+    assert_eq!((splits["name"].as_str(), splits["num_examples"].as_u64()), (Some("test"), Some(1)));
+}

@@ -10,64 +10,12 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::Command;
 
+use common::pyref::{pyref_or_skip, read_export, PRB_PYARROW_SCHEMA};
 use common::tricky_examples;
 use prbench_data::{card_yaml, write_hf_layout, Example};
 use serde_json::{json, Value};
 
-/// The venv folder `scripts/setup.sh` creates (change both together).
-const PYREF_VENV: &str = "pyref-pyarrow26.0.1-pyyaml6.0.4";
-
-/// What pyarrow prints for PRB's column types (PROTOCOL.md §1) as `datasets` writes them, i.e.
-/// `pa.schema` of `pa.string()` columns and `pa.list_(pa.struct([...]))` columns with pyarrow's
-/// defaults (nullable fields, list item `item`); computed once by hand with pyarrow 26.0.1 from
-/// those type definitions, not from the writer's output.
-const EXPECTED_SCHEMA: &str = "id: string
-question: string
-profile: list<item: struct<category: string, id: string, text: string>>
-  child 0, item: struct<category: string, id: string, text: string>
-      child 0, category: string
-      child 1, id: string
-      child 2, text: string
-rubric_aspects: list<item: struct<aspect: string, evidence: string, reason: string>>
-  child 0, item: struct<aspect: string, evidence: string, reason: string>
-      child 0, aspect: string
-      child 1, evidence: string
-      child 2, reason: string
-narrative: string
-category: string
-chosen: string
-rejected: string";
-
-/// The reference interpreter, or `None` (with the reason on stderr) when it is not installed.
-fn pyref_or_skip() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("PRBENCH_PYREF") {
-        let p = PathBuf::from(p);
-        assert!(p.is_file(), "PRBENCH_PYREF={} is not a file", p.display());
-        return Some(p);
-    }
-    let tools = match std::env::var_os("PRBENCH_TOOLS") {
-        Some(t) => PathBuf::from(t),
-        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/prbench/tools"),
-    };
-    let python = tools.join(PYREF_VENV).join("bin/python");
-    if python.is_file() {
-        return Some(python);
-    }
-    let why = format!(
-        "the reference Python is not at {} (run scripts/setup.sh --tests, or set PRBENCH_PYREF)",
-        python.display()
-    );
-    if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) {
-        panic!("CI is set, so the pyarrow export test must run: {why}");
-    }
-    // Straight to stderr, not `eprintln!`: libtest would capture that and hide it.
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "skipping pyarrow export test: {why}");
-    None
-}
 
 /// An example as pyarrow's `to_pylist` gives it (no `subset`: that is the folder).
 fn as_pylist_row(ex: &Example) -> Value {
@@ -92,23 +40,14 @@ fn pyarrow_reads_the_export_and_its_card() {
     std::fs::write(tmp.path().join("README.md"), format!("---\n{}---\n\n# Export\n", card_yaml(&configs)))
         .unwrap();
 
-    let reader = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tools/read_prb_export.py");
-    let out = Command::new(&python).arg(&reader).arg(tmp.path()).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{} {} failed: {}",
-        python.display(),
-        reader.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let seen: Value = read_export(&python, tmp.path());
 
     let names = ["Art_and_Entertainment", "friendly_unfriendly"];
     let read = seen["configs"].as_object().unwrap();
     assert_eq!(read.keys().collect::<Vec<_>>(), names);
     for name in names {
         let config = &read[name];
-        assert_eq!(config["schema"], EXPECTED_SCHEMA, "{name}: schema");
+        assert_eq!(config["schema"], PRB_PYARROW_SCHEMA, "{name}: schema");
         let exported = configs.iter().find(|c| c.subset == name).unwrap();
         assert_eq!(config["nbytes"], exported.arrow_bytes, "{name}: arrow_bytes is pyarrow's Table.nbytes");
         let rows = config["rows"].as_array().unwrap();

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests: valid PRB rows and file writers.
 #![allow(dead_code)]
 
+pub mod pyref;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
