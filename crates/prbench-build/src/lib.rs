@@ -134,7 +134,9 @@ pub fn run(build: &BuildRun<'_>, reporter: &dyn Reporter) -> Result<BuildOutcome
         (Some(j), false) => Some(j),
         (None, false) => return Err(BuildError::Input("the audit needs a judge; pass one, or skip the audit".into())),
     };
-    stages::export::prepare_folder(build.out)?;
+    let mut subsets: Vec<&str> = examples.iter().map(|e| e.subset.as_str()).collect();
+    subsets.dedup();
+    let _lock = stages::export::prepare_folder(build.out, &subsets)?;
     let prompts = BuildPrompts::new();
     let ctx = StageContext { examples, ranked: build.input.ranked, prompts: &prompts, settings: s, reporter };
     let counters = CacheCounters::default();

@@ -132,7 +132,7 @@ mod tests {
             "Posts this user wrote before, most relevant to the question first:\n\n[Post 1 | category: music]\nI play jazz.\n\n\
              The user's question:\nWhich guitar?\n\nWhat this user expects from an answer:\n1. Names a budget guitar (is a student)\n2. Short\n\n\
              Write an answer to the question that meets every expectation above. Keep it factually correct, on the question, and helpful. \
-             Write in this user's own style, as their posts show it. Use at most 100 words."
+             Write in this user's own style, as their posts show it. Answer in one paragraph of plain prose of at most 100 words, with no lists and no headings."
         );
         assert_eq!(
             rejected.messages[1].content,
@@ -140,7 +140,7 @@ mod tests {
              The user's question:\nWhich guitar?\n\nPoints the answer must avoid:\n1. Names a budget guitar (is a student)\n2. Short\n\n\
              Write an answer to the question that does not address or cater to any of the points above: leave them out, and give a good \
              general answer instead. Keep it factually correct, on the question, and helpful. Write in this user's own style, as their \
-             posts show it. Use at most 100 words."
+             posts show it. Answer in one paragraph of plain prose of at most 100 words, with no lists and no headings."
         );
         for prompt in [&chosen, &rejected] {
             assert!(!prompt.all_text().contains("EVIDENCE"), "evidence never reaches the generator");

@@ -168,7 +168,7 @@ fn each_stage_sends_the_exact_prompts() {
          [Post 2 | category: forum]\nBudget matters to me.\n\nThe user's question:\nHow do I fix a bike bell?\n\n\
          What this user expects from an answer:\n1. Mentions cheap parts (tight budget)\n2. Suggests doing it yourself\n\n\
          Write an answer to the question that meets every expectation above. Keep it factually correct, on the question, and \
-         helpful. Write in this user's own style, as their posts show it. Use at most 100 words."
+         helpful. Write in this user's own style, as their posts show it. Answer in one paragraph of plain prose of at most 100 words, with no lists and no headings."
     );
     let rejected = &calls[6];
     assert_eq!(
@@ -178,7 +178,7 @@ fn each_stage_sends_the_exact_prompts() {
          Points the answer must avoid:\n1. Mentions cheap parts (tight budget)\n2. Suggests doing it yourself\n\n\
          Write an answer to the question that does not address or cater to any of the points above: leave them out, and give a \
          good general answer instead. Keep it factually correct, on the question, and helpful. Write in this user's own style, \
-         as their posts show it. Use at most 100 words."
+         as their posts show it. Answer in one paragraph of plain prose of at most 100 words, with no lists and no headings."
     );
     assert_eq!(chosen.prompt.messages[0], rejected.prompt.messages[0], "one system message for both sides");
     assert_eq!((chosen.temperature, chosen.top_p, chosen.max_new_tokens), (0.7, 0.95, 256));
@@ -336,4 +336,47 @@ fn pyarrow_reads_a_build_and_its_card() {
     assert_eq!(card["configs"][0]["data_files"][0]["path"], "Art_and_Entertainment/test-*");
     let splits = &card["dataset_info"][1]["splits"][0];
     assert_eq!((splits["name"].as_str(), splits["num_examples"].as_u64()), (Some("test"), Some(1)));
+}
+
+#[test]
+fn a_rebuild_into_a_folder_with_stray_data_is_refused_before_any_call_and_keeps_the_export() {
+    let data = dataset();
+    let ranked = ranked(&data);
+    let (gen, judge) = (Fake::new("gen"), Fake::new("judge"));
+    let tmp = tempfile::tempdir().unwrap();
+    run(&build(&data, &ranked, &gen, &judge, tmp.path(), None, settings()), &Silent).unwrap();
+    let art = tmp.path().join("Art_and_Entertainment/test-00000-of-00001.parquet");
+    let before = std::fs::read(&art).unwrap();
+    // Another config's parquet file appears: eval would mix it into the export.
+    std::fs::create_dir_all(tmp.path().join("Other")).unwrap();
+    std::fs::copy(&art, tmp.path().join("Other/test-00000-of-00001.parquet")).unwrap();
+    let (gen2, judge2) = (Fake::new("gen"), Fake::new("judge"));
+    let err = run(&build(&data, &ranked, &gen2, &judge2, tmp.path(), None, settings()), &Silent).err().unwrap();
+    assert!(err.to_string().contains("`Other/test-00000-of-00001.parquet` is already there"), "{err}");
+    assert!(gen2.calls().is_empty(), "refused before any call");
+    assert_eq!(std::fs::read(&art).unwrap(), before, "the previous export is untouched");
+    // Without the stray file, a rebuild with fewer subsets replaces the export and leaves no
+    // stale config behind.
+    std::fs::remove_dir_all(tmp.path().join("Other")).unwrap();
+    let art_only = Dataset { examples: data.examples[..3].to_vec(), ..dataset() };
+    let ranked_art = self::ranked(&art_only);
+    let (gen3, judge3) = (Fake::new("gen"), Fake::new("judge"));
+    run(&build(&art_only, &ranked_art, &gen3, &judge3, tmp.path(), None, settings()), &Silent).unwrap();
+    assert!(!tmp.path().join("Society_and_Culture").exists(), "the stale config folder is gone");
+    let loaded = prbench_data::load(tmp.path().to_str().unwrap(), &[]).unwrap();
+    assert_eq!(loaded.examples.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), ["a1"]);
+}
+
+#[test]
+fn two_builds_cannot_write_one_folder_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let held = prbench_build::stages::export::prepare_folder(tmp.path(), &["Art_and_Entertainment"]).unwrap();
+    let data = dataset();
+    let ranked = ranked(&data);
+    let (gen, judge) = (Fake::new("gen"), Fake::new("judge"));
+    let err = run(&build(&data, &ranked, &gen, &judge, tmp.path(), None, settings()), &Silent).err().unwrap();
+    assert!(err.to_string().contains("another `prbench build` is writing"), "{err}");
+    assert!(gen.calls().is_empty());
+    drop(held);
+    run(&build(&data, &ranked, &gen, &judge, tmp.path(), None, settings()), &Silent).unwrap();
 }

@@ -225,8 +225,14 @@ fn check_subset_name(dir: &Path, name: &str) -> Result<(), DataError> {
 /// Refuses a directory that already holds data the loader would read beside the export: another
 /// config folder with parquet files, a flat `.parquet`/`.json`/`.jsonl` file, or another parquet
 /// file in one of the export's config folders. The export's own files (an earlier export of the
-/// same configs) are overwritten.
-fn check_existing(dir: &Path, subsets: &[&str]) -> Result<(), DataError> {
+/// same configs) are overwritten. `subsets` are the configs whose
+/// `<config>/test-00000-of-00001.parquet` may be there (to be replaced). [`write_hf_layout`] runs
+/// it before writing; a caller that writes after a long computation (`prbench build`) runs it
+/// first too, so a folder it could not export into is refused before any work.
+///
+/// # Errors
+/// [`DataError::Export`] naming the first file that would be mixed in; I/O errors.
+pub fn check_target(dir: &Path, subsets: &[&str]) -> Result<(), DataError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -371,7 +377,7 @@ pub fn write_hf_layout(dir: &Path, examples: &[Example]) -> Result<Vec<ExportedC
     validate_examples(groups.iter().zip(&labels).flat_map(|((_, rows), label)| {
         rows.iter().enumerate().map(move |(i, ex)| (*ex, label.as_str(), i + 1))
     }), RowShape::Pairs)?;
-    check_existing(dir, &subsets)?;
+    check_target(dir, &subsets)?;
     std::fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
     groups.iter().map(|(subset, rows)| write_config(dir, subset, rows)).collect()
 }

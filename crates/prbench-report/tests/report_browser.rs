@@ -321,7 +321,7 @@ fn a_build_folder_gets_a_section_whose_text_cannot_act() {
     let Some((_b, page)) = open(&url) else { return };
     assert_eq!(page.eval("document.querySelectorAll('nav a[href=\"#sec-build\"]').length").unwrap(), 1);
     let meta = page.eval("document.querySelector('#sec-build .meta').textContent").unwrap();
-    assert_eq!(meta.as_str().unwrap(), "From `data/<b>sample</b>` by generator `gguf:/m/qwen.gguf`, audited by `gguf:/m/qwen.gguf`: 5 of 12 pairs kept. prbench 0.1.0 (test).");
+    assert_eq!(meta.as_str().unwrap(), "From data/<b>sample</b> by generator gguf:/m/qwen.gguf, audited by gguf:/m/qwen.gguf: 5 of 12 pairs kept. prbench 0.1.0 (test).");
     let cells = page.eval("Array.from(document.querySelectorAll('#sec-build .build-report table td')).map(td => td.textContent)").unwrap();
     assert_eq!(cells, serde_json::json!(["Art", "4", "1", "all", "12", "5"]));
     let text = page.eval("document.querySelector('#sec-build .build-report').textContent").unwrap();

@@ -41,15 +41,63 @@ pub const REPORT_FILE: &str = "build-report.md";
 /// The dataset card.
 pub const CARD_FILE: &str = "README.md";
 
-/// Makes `out` ready for a build: creates it and `build/`, and removes the parquet files a
-/// previous build there exported (listed in its `build/build.json`), so a rebuild with other
-/// settings never leaves a stale config behind. A killed build's folder (no manifest yet) is
-/// reused as is: the cache holds its calls.
+/// The lock file a running build holds (an advisory lock, released when the process ends,
+/// however it ends).
+pub const LOCK_FILE: &str = "build/lock";
+
+/// A build's hold on its output folder; dropping it releases the folder.
+#[derive(Debug)]
+pub struct FolderLock {
+    _file: std::fs::File,
+}
+
+/// The exported files a previous build in `out` listed in its manifest (none when there is no
+/// manifest yet: a killed build's folder).
+fn previous_files(out: &Path) -> Result<Vec<ExportedConfig>, BuildError> {
+    let manifest = out.join(MANIFEST_FILE);
+    match std::fs::read_to_string(&manifest) {
+        Ok(text) => {
+            let old: BuildManifest = serde_json::from_str(&text).map_err(|e| {
+                BuildError::Input(format!("`{}` is not a build manifest ({e}); move the folder aside or pass a new --out", manifest.display()))
+            })?;
+            Ok(old.files)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(BuildError::io(&manifest, e)),
+    }
+}
+
+/// Makes `out` ready for a build of `subsets` and locks it, before any model call: creates it
+/// and `build/`, refuses a folder the export could not write into (checked now, not after
+/// every call was paid for), and takes [`LOCK_FILE`]. Nothing is deleted here: a previous
+/// build's exported files are replaced only at export ([`write_dataset`]), so a build that
+/// fails on the way leaves the previous export as it was. A killed build's folder (no
+/// manifest yet) is reused as is: the cache holds its calls.
 ///
 /// # Errors
-/// [`BuildError::Input`] when `out` is a file, or a non-empty folder that is not a build's
-/// (no `build/` in it): a build never writes over other data; I/O errors.
-pub fn prepare_folder(out: &Path) -> Result<(), BuildError> {
+/// [`BuildError::Input`] when `out` is a file, a non-empty folder that is not a build's (no
+/// `build/` in it: a build never writes over other data), holds data files the export would
+/// be mixed with, or is being built by another process; I/O errors.
+pub fn prepare_folder(out: &Path, subsets: &[&str]) -> Result<FolderLock, BuildError> {
+    check_folder(out, subsets)?;
+    let lock_path = out.join(LOCK_FILE);
+    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(|e| BuildError::io(&lock_path, e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(FolderLock { _file: file }),
+        Err(std::fs::TryLockError::WouldBlock) => Err(BuildError::Input(format!(
+            "another `prbench build` is writing `{}` right now; wait for it, or pass another --out",
+            out.display()
+        ))),
+        Err(std::fs::TryLockError::Error(e)) => Err(BuildError::io(&lock_path, e)),
+    }
+}
+
+/// The checks of [`prepare_folder`], and `build/` created, without the lock: for a caller
+/// that must refuse a bad folder before it loads models or opens the cache in `build/`.
+///
+/// # Errors
+/// As [`prepare_folder`], except the lock.
+pub fn check_folder(out: &Path, subsets: &[&str]) -> Result<(), BuildError> {
     if out.exists() {
         if !out.is_dir() {
             return Err(BuildError::Input(format!("--out `{}` is a file; a build writes a folder: pass a new folder path", out.display())));
@@ -62,23 +110,12 @@ pub fn prepare_folder(out: &Path) -> Result<(), BuildError> {
             )));
         }
     }
+    let mut replaceable: Vec<&str> = subsets.to_vec();
+    let previous = previous_files(out)?;
+    replaceable.extend(previous.iter().map(|f| f.subset.as_str()));
+    prbench_data::export::check_target(out, &replaceable)?;
     let dir = out.join(BUILD_DIR);
-    std::fs::create_dir_all(&dir).map_err(|e| BuildError::io(&dir, e))?;
-    let manifest = out.join(MANIFEST_FILE);
-    if let Ok(text) = std::fs::read_to_string(&manifest) {
-        let old: BuildManifest = serde_json::from_str(&text).map_err(|e| {
-            BuildError::Input(format!("`{}` is not a build manifest ({e}); move the folder aside or pass a new --out", manifest.display()))
-        })?;
-        for f in &old.files {
-            let path = out.join(&f.path);
-            match std::fs::remove_file(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(BuildError::io(&path, e)),
-            }
-        }
-    }
-    Ok(())
+    std::fs::create_dir_all(&dir).map_err(|e| BuildError::io(&dir, e))
 }
 
 /// Writes `path` atomically (a temporary file beside it, then a rename).
@@ -100,11 +137,25 @@ pub fn write_jsonl<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), BuildErr
     write_atomic(path, text.as_bytes())
 }
 
-/// Writes the kept pairs in the HF layout; nothing (and an empty list) when none was kept.
+/// Replaces a previous build's exported files (listed in its manifest; config folders left
+/// empty are removed) with the kept pairs in the HF layout; writes nothing (and returns an
+/// empty list) when none was kept.
 ///
 /// # Errors
-/// Parquet write errors.
+/// I/O and parquet write errors.
 pub fn write_dataset(out: &Path, kept: &[Example]) -> Result<Vec<ExportedConfig>, BuildError> {
+    for f in previous_files(out)? {
+        let path = out.join(&f.path);
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(BuildError::io(&path, e)),
+        }
+        if let Some(dir) = path.parent() {
+            // Only an empty folder goes (remove_dir refuses others).
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
     if kept.is_empty() {
         return Ok(Vec::new());
     }
@@ -154,7 +205,10 @@ pub fn card(m: &BuildManifest) -> String {
             j.spec, m.settings.min_fit_gap, m.settings.max_quality_gap, m.settings.max_length_ratio, m.settings.max_words
         ));
     }
-    out.push_str(&format!("- generator: `{}` (sha256 `{}`)\n", m.generator.spec, m.generator.file_hash));
+    out.push_str(&format!("- generator: `{}` ({}; model `{}`)\n", m.generator.spec, m.generator.engine, m.generator.file_hash));
+    if let Some(j) = &m.judge {
+        out.push_str(&format!("- audit judge: `{}` ({}; model `{}`)\n", j.spec, j.engine, j.file_hash));
+    }
     if let Some(a) = all {
         out.push_str(&format!("- pairs: {} built, {} kept\n", a.examples, a.kept));
     }
@@ -163,7 +217,8 @@ pub fn card(m: &BuildManifest) -> String {
         out.push_str(&format!("| {} | {} | {} |\n", c.subset, c.examples, c.kept));
     }
     out.push_str(&format!(
-        "\nLoad it with `prbench eval --data DIR` or `datasets.load_dataset(\"parquet\", data_dir=DIR)`. The statistics are in \
+        "\nLoad it with `prbench eval --data DIR`, or with `datasets.load_dataset(DIR, \"<config>\")` (one config; \
+         `load_dataset(\"parquet\", data_dir=DIR)` merges every config into one split). The statistics are in \
          `{REPORT_FILE}`; generator and judge identities, prompt hashes, seed and counts in `{MANIFEST_FILE}`. The rows inherit \
          the input's licence.\n"
     ));

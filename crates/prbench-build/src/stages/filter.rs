@@ -9,7 +9,7 @@
 //! 5. rubric fit of chosen minus rubric fit of rejected ≥ `min_fit_gap` (means of the two
 //!    orders);
 //! 6. on each of factuality, relevance and helpfulness, |chosen − rejected| ≤
-//!    `max_quality_gap`;
+//!    `max_quality_gap` in each order (not on the means, where a position bias would cancel);
 //! 7. the audit picks chosen as the better fit in both orders.
 //!
 //! With `skip_audit` only check 1 applies. Pairs failing 1–3 are not sent to the audit
@@ -84,7 +84,7 @@ pub enum DropReason {
     QualityGap {
         /// The dimension (`factuality`, `relevance`, `helpfulness`).
         dimension: String,
-        /// |chosen − rejected| on it.
+        /// |chosen − rejected| on it, the larger of the two orders.
         gap: f64,
         /// The maximum.
         max: f64,
@@ -192,8 +192,11 @@ pub fn post_audit(audit: &AuditRecord, s: &BuildSettings) -> Vec<DropReason> {
     if gap < s.min_fit_gap {
         out.push(DropReason::FitGap { gap, min: s.min_fit_gap });
     }
+    // Per order, not on the means: a judge that rates whichever answer comes first higher
+    // would otherwise have its two biases cancel out.
+    let per_order: Vec<[[u8; 4]; 2]> = audit.calls.iter().filter_map(|c| c.scores()).collect();
     for d in 0..fit {
-        let gap = (c[d] - r[d]).abs();
+        let gap = per_order.iter().map(|[c, r]| (f64::from(c[d]) - f64::from(r[d])).abs()).fold(0.0, f64::max);
         if gap > s.max_quality_gap {
             out.push(DropReason::QualityGap { dimension: DIMENSIONS[d].label().into(), gap, max: s.max_quality_gap });
         }
@@ -318,6 +321,21 @@ mod tests {
             chosen: String::new(),
             rejected: String::new(),
         }
+    }
+
+    #[test]
+    fn a_position_biased_quality_rating_does_not_cancel_out() {
+        // Answer 1 always gets 5/5/5, answer 2 always 3/3/3: the means are equal, each order
+        // has a gap of 2.
+        let mut a = audit([5, 5, 5, 5], [3, 3, 3, 1], [true, true]);
+        let r = a.calls[1].reply.as_mut().unwrap();
+        r.ratings[0] = [5, 5, 5, 1].map(|score| Rating { score, reason: String::new() });
+        r.ratings[1] = [3, 3, 3, 5].map(|score| Rating { score, reason: String::new() });
+        let a = AuditRecord::from_calls(&prbench_data::Example { id: "x".into(), subset: "s".into(), ..empty() }, a.calls);
+        assert_eq!(a.chosen.unwrap()[..3], [4.0, 4.0, 4.0]);
+        assert_eq!(a.rejected.unwrap()[..3], [4.0, 4.0, 4.0]);
+        let d = decide(&answer(Side::Chosen, 60, AnswerStatus::Ok), &answer(Side::Rejected, 60, AnswerStatus::Ok), Some(&a), &BuildSettings::default());
+        assert_eq!(codes(&d), ["quality_gap", "quality_gap", "quality_gap"]);
     }
 
     #[test]

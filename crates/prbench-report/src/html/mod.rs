@@ -297,10 +297,10 @@ fn build_section(b: &crate::sources::BuildSource) -> Value {
     let s = |v: &serde_json::Value| v.as_str().unwrap_or("?").to_string();
     let all = m["counts"].as_array().and_then(|c| c.iter().find(|c| c["subset"] == "all"));
     let summary = format!(
-        "From `{}` by generator `{}`, audited by {}: {} of {} pairs kept. prbench {}.",
+        "From {} by generator {}, audited by {}: {} of {} pairs kept. prbench {}.",
         s(&m["input"]["source"]),
         s(&m["generator"]["spec"]),
-        if m["judge"].is_null() { "nobody (--skip-audit)".to_string() } else { format!("`{}`", s(&m["judge"]["spec"])) },
+        if m["judge"].is_null() { "nobody (--skip-audit)".to_string() } else { s(&m["judge"]["spec"]) },
         all.map_or("?".into(), |a| a["kept"].to_string()),
         all.map_or("?".into(), |a| a["examples"].to_string()),
         s(&m["code_version"]),

@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use clap::builder::TypedValueParser as _;
 use clap::Args;
 
 use super::{DataArgs, RemoteArgs};
@@ -59,12 +58,6 @@ pub struct BuildArgs {
     /// New-token budget of each audit reply.
     #[arg(long, default_value_t = 400, allow_negative_numbers = true, value_parser = whole::<usize>(1, 32_768))]
     pub audit_max_new_tokens: usize,
-    /// Sampling temperature of the answers, in [0, 2] (0 = greedy).
-    #[arg(long, default_value_t = 0.7, allow_negative_numbers = true, value_parser = real(End::Closed(0.0), End::Closed(2.0), "a sampling temperature").map(|v| v as f32))]
-    pub temperature: f32,
-    /// Nucleus mass of the answers, in (0, 1].
-    #[arg(long, default_value_t = 0.95, allow_negative_numbers = true, value_parser = real(End::Open(0.0), End::Closed(1.0), "a probability mass").map(|v| v as f32))]
-    pub top_p: f32,
     /// Keep a pair only if chosen's rubric fit minus rejected's (audit, 1–5, mean of both
     /// orders) is at least this.
     #[arg(long, default_value_t = 2.0, allow_negative_numbers = true, value_parser = real(End::Closed(-4.0), End::Closed(4.0), "a score gap"))]

@@ -226,11 +226,12 @@ pub struct RemoteArgs {
     #[arg(long)]
     pub api_key_env: Option<String>,
     /// Sampling temperature in [0, 2] (the OpenAI API's range): `openai:` judges default to 0 (greedy);
-    /// `bon sample` uses it for the policy (any engine) and defaults to 1.0.
+    /// `bon sample` uses it for the policy (any engine) and defaults to 1.0; `build` for the
+    /// answers (any engine; the audit is greedy) and defaults to 0.7.
     #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Closed(0.0), crate::bounds::End::Closed(2.0), "a sampling temperature").map(|v| v as f32))]
     pub temperature: Option<f32>,
     /// Nucleus sampling mass in (0, 1]: `openai:` judges default to 1; `bon sample` uses it for the
-    /// policy (any engine) and defaults to 0.9.
+    /// policy (any engine) and defaults to 0.9; `build` for the answers, default 0.95.
     #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Open(0.0), crate::bounds::End::Closed(1.0), "a probability mass").map(|v| v as f32))]
     pub top_p: Option<f32>,
     /// `openai:` judges: extra JSON fields merged into every request body, e.g.

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
-use prbench_build::stages::export::{prepare_folder, CARD_FILE, MANIFEST_FILE, REPORT_FILE};
+use prbench_build::stages::export::{check_folder, CARD_FILE, MANIFEST_FILE, REPORT_FILE};
 use prbench_build::{BuildEngines, BuildInput, BuildRun, BuildSettings};
 use prbench_data::{load_questions, Example};
 use prbench_eval::cache::Cache;
@@ -30,10 +30,21 @@ fn default_generator() -> Result<String> {
 
 /// Runs `prbench build`.
 pub fn run(args: BuildArgs) -> Result<()> {
+    if args.remote.request_extra.is_some() {
+        bail!("--request-extra applies to `openai:` judges in `eval`; build's generator and audit judge do not take it (it would not be part of their cache keys)");
+    }
+    if args.skip_audit && args.judge.is_some() {
+        bail!("--judge names the audit judge, and --skip-audit skips the audit: pass one or the other");
+    }
+    if args.no_cache && args.cache.is_some() {
+        bail!("--no-cache and --cache contradict each other: pass one or the other");
+    }
     let data = load_questions(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
     super::print_data_warnings(&data);
     let selected: Vec<&Example> = prbench_build::select(&data.examples, args.limit);
-    prepare_folder(&args.out)?;
+    let mut subsets: Vec<&str> = selected.iter().map(|e| e.subset.as_str()).collect();
+    subsets.dedup();
+    check_folder(&args.out, &subsets)?;
     let cache = if args.no_cache {
         None
     } else {
@@ -49,7 +60,11 @@ pub fn run(args: BuildArgs) -> Result<()> {
         Some(s) => s.clone(),
         None => default_generator()?,
     };
-    eprintln!("prbench: building {} pairs from `{}`; loading generator `{gen_spec}`", selected.len(), data.source);
+    eprintln!(
+        "prbench: building {} from `{}`; loading generator `{gen_spec}`",
+        prbench_report::plural::count(selected.len(), "pair", "pairs"),
+        data.source
+    );
     let generator = load_generator(&gen_spec, &args.remote, "generator", "--generator")?;
     let judge_spec = args.judge.clone().unwrap_or_else(|| gen_spec.clone());
     let separate_judge: Option<Box<dyn Generator>> = if args.skip_audit || judge_spec == gen_spec {
@@ -64,8 +79,8 @@ pub fn run(args: BuildArgs) -> Result<()> {
         k_posts: args.k_posts,
         max_words: args.max_words,
         max_new_tokens: args.max_new_tokens,
-        temperature: args.temperature,
-        top_p: args.top_p,
+        temperature: args.remote.temperature.unwrap_or(0.7),
+        top_p: args.remote.top_p.unwrap_or(0.95),
         audit_max_new_tokens: args.audit_max_new_tokens,
         seed: args.seed,
         min_fit_gap: args.min_fit_gap,
@@ -94,6 +109,14 @@ pub fn run(args: BuildArgs) -> Result<()> {
             if dropped.is_empty() { String::new() } else { format!(" (dropped: {})", dropped.join(", ")) }
         );
     }
+    let all = m.counts.iter().find(|c| c.subset == "all").cloned().unwrap_or_default();
+    if all.failed > 0 || all.audit_failed_calls > 0 {
+        eprintln!(
+            "prbench: warning: {} and {} failed, and their pairs were dropped; rerun the same command to retry only those calls (every success is cached)",
+            prbench_report::plural::count(all.failed, "generation", "generations"),
+            prbench_report::plural::count(all.audit_failed_calls, "audit call", "audit calls"),
+        );
+    }
     if let Some(c) = &m.cache {
         eprintln!("prbench: cache `{}`: {} hits, {} calls", c.path, c.hits, c.calls);
     }
@@ -103,6 +126,6 @@ pub fn run(args: BuildArgs) -> Result<()> {
     if m.files.is_empty() {
         bail!("no pair survived the filter, so nothing was exported; {out}/{REPORT_FILE} lists why each pair was dropped");
     }
-    eprintln!("prbench: exported {} pairs to {out}; evaluate them with `prbench eval --data {out}`", m.counts.last().map_or(0, |c| c.kept));
+    eprintln!("prbench: exported {} to {out}; evaluate them with `prbench eval --data {out}`", prbench_report::plural::count(all.kept, "pair", "pairs"));
     Ok(())
 }

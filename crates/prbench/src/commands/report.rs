@@ -27,6 +27,7 @@ pub fn run(args: HtmlReportArgs) -> Result<()> {
         (sources.matrices.len(), "matrix", "matrices"),
         (sources.bons.len(), "Best-of-N folder", "Best-of-N folders"),
         (sources.correlations.len(), "correlate result", "correlate results"),
+        (sources.builds.len(), "build folder", "build folders"),
     ]
     .into_iter()
     .filter(|(n, _, _)| *n > 0)
