@@ -252,10 +252,12 @@ fn audit_tables(out: &mut String, m: &BuildManifest, input: &ReportInput<'_>) {
     let kept: std::collections::HashSet<&str> = input.kept.iter().map(|e| e.id.as_str()).collect();
     for (title, filter) in [("audited pairs with both replies read", false), ("exported pairs", true)] {
         let read: Vec<&AuditRecord> = input.audits.iter().filter(|a| a.parsed() && (!filter || kept.contains(a.example_id.as_str()))).collect();
-        out.push_str(&format!(
-            "## Audit: {title} ({})\n\nMean score (1–5) of each dimension over the two orders, with a 95% bootstrap CI over pairs.\n\n",
-            read.len()
-        ));
+        out.push_str(&format!("## Audit: {title} ({})\n\n", read.len()));
+        if read.is_empty() {
+            out.push_str("None.\n\n");
+            continue;
+        }
+        out.push_str("Mean score (1–5) of each dimension over the two orders, with a 95% bootstrap CI over pairs.\n\n");
         out.push_str("| subset | dimension | chosen | rejected |\n|---|---|---:|---:|\n");
         let mut names: Vec<String> = m.counts.iter().map(|c| c.subset.clone()).collect();
         if names.len() == 2 {
@@ -279,6 +281,10 @@ fn audit_tables(out: &mut String, m: &BuildManifest, input: &ReportInput<'_>) {
 }
 
 fn controls(out: &mut String, kept: &[Example]) {
+    if kept.is_empty() {
+        out.push_str("## Control baselines on the exported pairs (0)\n\nNothing was exported.\n\n");
+        return;
+    }
     out.push_str(&format!(
         "## Control baselines on the exported pairs ({})\n\nAccuracy (%) of a rule that prefers the answer it scores higher; a tie counts as wrong. Far from 50 means \
          length or word overlap with the profile gives the label away.\n\n| baseline | accuracy [95% CI] | ties |\n|---|---:|---:|\n",
