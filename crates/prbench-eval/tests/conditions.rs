@@ -171,7 +171,7 @@ impl Judge for Budget {
             .iter()
             .map(|r| {
                 seen.push(r.prompt.all_text());
-                Verdict { choice: Choice::A, p_a: None, margin: None, raw: String::new(), tokens: TokenStats::default(), finish_reason: None }
+                Verdict { choice: Choice::A, p_a: None, margin: None, raw: String::new(), tokens: TokenStats::default() }
             })
             .collect())
     }
@@ -190,7 +190,7 @@ impl RewardModel for Budget {
             .iter()
             .map(|r| {
                 seen.push(r.prompt.all_text());
-                Score { value: 0.0, tokens: TokenStats::default(), finish_reason: None }
+                Score { value: 0.0, tokens: TokenStats::default() }
             })
             .collect())
     }
