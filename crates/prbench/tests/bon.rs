@@ -226,25 +226,8 @@ fn bon_judge_logprob_caches_every_call_and_a_killed_run_resumes() {
     // Killed halfway on a fresh cache, then the same command again: what was stored is not
     // called again, and the judgements equal the uninterrupted run's.
     let c2 = tmp.path().join("c2.sqlite");
-    let watch = prbench_eval::cache::Cache::open(&c2).unwrap();
-    let stored = || watch.stats().map_or(0, |rows| rows.iter().map(|r| r.entries).sum::<u64>()) as usize;
     let args = ["bon", "judge", "--samples", "b", "--name", "killed", "--cache", "c2.sqlite", "--quiet"];
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_prbench"))
-        .args(args)
-        .current_dir(tmp.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let started = std::time::Instant::now();
-    while stored() < 2 {
-        assert!(started.elapsed() < std::time::Duration::from_secs(120), "the run never got going");
-        assert!(child.try_wait().unwrap().is_none(), "the run ended before it was killed");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
-    let kept = stored();
+    let kept = common::kill_once_cached(&args, tmp.path(), &c2, 2);
     assert!(!tmp.path().join("b/judgements/killed.jsonl").exists(), "killed before the end");
     assert!(kept < calls, "killed before the last call");
     let out = prbench(&args, tmp.path());

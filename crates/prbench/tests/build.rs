@@ -84,24 +84,7 @@ fn a_build_exports_pairs_that_eval_loads_and_a_killed_build_resumes_without_repe
     let model = format!("openai:fault-model@{}", slow.openai_base());
     let mut args = build_args(&model, "again", "c2.sqlite");
     args[2] = &data;
-    let watch = prbench_eval::cache::Cache::open(&tmp.path().join("c2.sqlite")).unwrap();
-    let stored = || watch.stats().map_or(0, |rows| rows.iter().map(|r| r.entries).sum::<u64>()) as usize;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_prbench"))
-        .args(&args)
-        .current_dir(tmp.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let started = std::time::Instant::now();
-    while stored() < 15 {
-        assert!(started.elapsed() < std::time::Duration::from_secs(120), "the build never got going");
-        assert!(child.try_wait().unwrap().is_none(), "the build ended before it was killed");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
-    let kept = stored();
+    let kept = common::kill_once_cached(&args, tmp.path(), &tmp.path().join("c2.sqlite"), 15);
     assert!(kept < 48);
     let resumed = prbench(&args, tmp.path());
     assert!(resumed.status.success(), "{}", text(&resumed.stderr));

@@ -267,18 +267,7 @@ mod tests {
                 }
             })
             .collect();
-        let ex = prbench_data::Example {
-            id: "x".into(),
-            subset: "s".into(),
-            question: "q".into(),
-            profile: vec![],
-            rubric_aspects: vec![],
-            narrative: String::new(),
-            category: String::new(),
-            chosen: String::new(),
-            rejected: String::new(),
-        };
-        AuditRecord::from_calls(&ex, calls)
+        AuditRecord::from_calls(&prbench_data::Example { id: "x".into(), subset: "s".into(), ..empty() }, calls)
     }
 
     fn codes(d: &Decision) -> Vec<&'static str> {

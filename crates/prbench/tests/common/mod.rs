@@ -40,3 +40,27 @@ pub fn seqcls_model(tmp: &Path) -> String {
     std::fs::write(&cfg, serde_json::to_string_pretty(&v).unwrap()).unwrap();
     format!("dir:{}", dst.display())
 }
+
+/// Starts `prbench args` in `cwd`, SIGKILLs it once the cache file `cache` holds at least
+/// `entries` results (failing if it ends first or stores nothing for 120 s), and returns how
+/// many results the cache kept: the set-up of every "a killed run resumes" test.
+pub fn kill_once_cached(args: &[&str], cwd: &Path, cache: &Path, entries: usize) -> usize {
+    let watch = prbench_eval::cache::Cache::open(cache).unwrap();
+    let stored = || watch.stats().map_or(0, |rows| rows.iter().map(|r| r.entries).sum::<u64>()) as usize;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_prbench"))
+        .args(args)
+        .current_dir(cwd)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while stored() < entries {
+        assert!(started.elapsed() < std::time::Duration::from_secs(120), "the run never got going");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before it was killed");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    stored()
+}
