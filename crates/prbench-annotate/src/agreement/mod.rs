@@ -1,0 +1,1 @@
+//! Krippendorff's alpha: in progress.
