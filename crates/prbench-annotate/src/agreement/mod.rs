@@ -5,11 +5,14 @@
 //! - [`coincidence`]: the coincidence matrix (for inspection).
 //! - [`alpha`](mod@alpha): [`alpha()`] and its typed undefined cases, with how they map to the
 //!   Python `krippendorff` package (which the tests match to 1e-9).
+//! - [`bootstrap`]: [`bootstrap_alpha`], the seeded interval over units.
 
 pub mod alpha;
+pub mod bootstrap;
 pub mod coincidence;
 pub mod data;
 
 pub use alpha::{alpha, AlphaUndefined, AlphaValue, Level};
+pub use bootstrap::{bootstrap_alpha, AlphaBootstrap, AlphaBootstrapConfig, CiUndefined, ConfigError};
 pub use coincidence::{coincidences, CoincidenceMatrix};
 pub use data::{DataError, Rating, ReliabilityData, Unit};
