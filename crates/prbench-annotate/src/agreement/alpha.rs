@@ -144,17 +144,28 @@ impl<'a> Sample<'a> {
             }
         }
         let n = n_c.iter().sum();
-        Sample { p, weights, n_c, n, n_units }
+        Sample {
+            p,
+            weights,
+            n_c,
+            n,
+            n_units,
+        }
     }
 
     pub(crate) fn alpha(&self, level: Level) -> Result<AlphaValue, AlphaUndefined> {
         if self.n_units == 0 {
-            return Err(AlphaUndefined::NoPairableUnit { n_single: self.p.n_single });
+            return Err(AlphaUndefined::NoPairableUnit {
+                n_single: self.p.n_single,
+            });
         }
         let mut present = self.n_c.iter().enumerate().filter(|(_, &n)| n > 0.0);
         let (first, _) = present.next().expect("a pairable unit has values");
         if present.next().is_none() {
-            return Err(AlphaUndefined::NoVariation { value: self.p.domain[first], n_values: self.n as usize });
+            return Err(AlphaUndefined::NoVariation {
+                value: self.p.domain[first],
+                n_values: self.n as usize,
+            });
         }
         let pos = self.positions(level);
         let observed = self.observed_sum(level, &pos);
@@ -232,7 +243,13 @@ impl<'a> Sample<'a> {
             Level::Nominal => n * n - self.n_c.iter().map(|c| c * c).sum::<f64>(),
             Level::Ordinal | Level::Interval => {
                 let mean = self.n_c.iter().zip(pos).map(|(c, x)| c * x).sum::<f64>() / n;
-                2.0 * n * self.n_c.iter().zip(pos).map(|(c, x)| c * (x - mean).powi(2)).sum::<f64>()
+                2.0 * n
+                    * self
+                        .n_c
+                        .iter()
+                        .zip(pos)
+                        .map(|(c, x)| c * (x - mean).powi(2))
+                        .sum::<f64>()
             }
         }
     }
@@ -269,7 +286,10 @@ mod tests {
     /// 2 (3·2·6.25 + 2·1·2.25 + 3·1·16) = 180; α = 1 − 5 · 17/180 = 19/36.
     #[test]
     fn two_annotators_three_units_by_hand() {
-        let d = m(&[&[Some(1.0), Some(1.0), Some(2.0)], &[Some(1.0), Some(2.0), Some(3.0)]]);
+        let d = m(&[
+            &[Some(1.0), Some(1.0), Some(2.0)],
+            &[Some(1.0), Some(2.0), Some(3.0)],
+        ]);
         let nom = alpha(&d, Level::Nominal).unwrap();
         close(nom.alpha, 1.0 / 11.0);
         close(nom.observed_disagreement, 4.0 / 6.0);
@@ -298,7 +318,15 @@ mod tests {
         for level in Level::ALL {
             let mut below = 0.0;
             let pos: Vec<f64> = match level {
-                Level::Ordinal => c.n.iter().map(|&x| { let m = below + x / 2.0; below += x; m }).collect(),
+                Level::Ordinal => {
+                    c.n.iter()
+                        .map(|&x| {
+                            let m = below + x / 2.0;
+                            below += x;
+                            m
+                        })
+                        .collect()
+                }
                 _ => c.values.clone(),
             };
             let d2 = |i: usize, k: usize| match level {
@@ -321,10 +349,16 @@ mod tests {
     /// A unit rated once is left out and counted: the same alpha as without it.
     #[test]
     fn single_ratings_are_left_out_and_counted() {
-        let with = m(&[&[Some(1.0), Some(2.0), Some(5.0), None], &[Some(1.0), Some(3.0), None, Some(4.0)]]);
+        let with = m(&[
+            &[Some(1.0), Some(2.0), Some(5.0), None],
+            &[Some(1.0), Some(3.0), None, Some(4.0)],
+        ]);
         let without = m(&[&[Some(1.0), Some(2.0)], &[Some(1.0), Some(3.0)]]);
         for level in Level::ALL {
-            let (a, b) = (alpha(&with, level).unwrap(), alpha(&without, level).unwrap());
+            let (a, b) = (
+                alpha(&with, level).unwrap(),
+                alpha(&without, level).unwrap(),
+            );
             assert_eq!(a.alpha, b.alpha, "{level:?}");
             assert_eq!((a.n_units, a.n_values, a.n_single), (2, 4, 2));
             assert_eq!(b.n_single, 0);
@@ -334,25 +368,54 @@ mod tests {
     #[test]
     fn undefined_cases() {
         let singles = m(&[&[Some(1.0), None], &[None, Some(2.0)]]);
-        assert_eq!(alpha(&singles, Level::Nominal), Err(AlphaUndefined::NoPairableUnit { n_single: 2 }));
+        assert_eq!(
+            alpha(&singles, Level::Nominal),
+            Err(AlphaUndefined::NoPairableUnit { n_single: 2 })
+        );
         let empty = ReliabilityData::new([]).unwrap();
-        assert_eq!(alpha(&empty, Level::Interval), Err(AlphaUndefined::NoPairableUnit { n_single: 0 }));
-        let same = m(&[&[Some(3.0), Some(3.0), None], &[Some(3.0), Some(3.0), Some(5.0)]]);
+        assert_eq!(
+            alpha(&empty, Level::Interval),
+            Err(AlphaUndefined::NoPairableUnit { n_single: 0 })
+        );
+        let same = m(&[
+            &[Some(3.0), Some(3.0), None],
+            &[Some(3.0), Some(3.0), Some(5.0)],
+        ]);
         for level in Level::ALL {
-            assert_eq!(alpha(&same, level), Err(AlphaUndefined::NoVariation { value: 3.0, n_values: 4 }));
+            assert_eq!(
+                alpha(&same, level),
+                Err(AlphaUndefined::NoVariation {
+                    value: 3.0,
+                    n_values: 4
+                })
+            );
         }
         let huge = m(&[&[Some(1e200), Some(-1e200)], &[Some(1e200), Some(1e200)]]);
-        assert_eq!(alpha(&huge, Level::Interval), Err(AlphaUndefined::NotRepresentable));
+        assert_eq!(
+            alpha(&huge, Level::Interval),
+            Err(AlphaUndefined::NotRepresentable)
+        );
         // Ordinal and nominal only see ranks and identities: still defined.
         assert!(alpha(&huge, Level::Ordinal).is_ok());
-        let msg = AlphaUndefined::NoVariation { value: 3.0, n_values: 4 }.to_string();
-        assert!(msg.contains("all 4 ratings") && msg.contains("are 3"), "{msg}");
+        let msg = AlphaUndefined::NoVariation {
+            value: 3.0,
+            n_values: 4,
+        }
+        .to_string();
+        assert!(
+            msg.contains("all 4 ratings") && msg.contains("are 3"),
+            "{msg}"
+        );
     }
 
     /// Perfect agreement is 1 and does not depend on the values.
     #[test]
     fn perfect_agreement_is_one() {
-        let d = m(&[&[Some(1.0), Some(7.5), Some(-2.0)], &[Some(1.0), Some(7.5), Some(-2.0)], &[None, Some(7.5), None]]);
+        let d = m(&[
+            &[Some(1.0), Some(7.5), Some(-2.0)],
+            &[Some(1.0), Some(7.5), Some(-2.0)],
+            &[None, Some(7.5), None],
+        ]);
         for level in Level::ALL {
             assert_eq!(alpha(&d, level).unwrap().alpha, 1.0);
         }
