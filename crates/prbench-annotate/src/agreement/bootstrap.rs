@@ -69,7 +69,7 @@ impl AlphaBootstrapConfig {
     ///
     /// # Errors
     /// [`ConfigError`] when `resamples` is 0 or above
-    /// [`MAX_RESAMPLES`](prbench_stats::bootstrap::MAX_RESAMPLES), or `confidence` is not
+    /// [`MAX_RESAMPLES`], or `confidence` is not
     /// strictly between 0 and 1.
     pub fn new(resamples: usize, seed: u64, confidence: f64) -> Result<Self, ConfigError> {
         if !(1..=MAX_RESAMPLES).contains(&resamples) {
