@@ -56,6 +56,7 @@ fn main() -> ExitCode {
         cli::Command::Report(args) => commands::report::run(args),
         cli::Command::Leaderboard(args) => commands::report::leaderboard(args),
         cli::Command::Build(args) => commands::build::run(args),
+        cli::Command::Annotate(cmd) => commands::annotate::run(cmd),
         cli::Command::ServeReward(args) => commands::serve_reward::run(args),
     };
     match result {

@@ -5,11 +5,13 @@ use std::path::PathBuf;
 use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod annotate;
 mod bench;
 mod bon;
 mod build;
 mod correlate;
 mod train;
+pub use annotate::*;
 pub use bench::*;
 pub use bon::*;
 pub use build::*;
@@ -62,6 +64,11 @@ pub enum Command {
     /// factuality, relevance, helpfulness, rubric fit, in both orders); the pairs that differ
     /// only in personal fit are exported in the Hugging Face layout with a dataset card.
     Build(BuildArgs),
+    /// Human evaluation of the pairs: a rating page for annotators (`serve`), the ratings
+    /// with their true labels (`export`), Krippendorff's alpha (`agreement`) and the
+    /// human-evaluation report (`report`).
+    #[command(subcommand)]
+    Annotate(AnnotateCommand),
     /// Serve a reward model over HTTP for PPO trainers such as verl (PROTOCOL.md §7):
     /// `POST /score`, `POST /score/batch`, `GET /health`. Stops on Ctrl-C or SIGTERM after
     /// answering the requests in flight.

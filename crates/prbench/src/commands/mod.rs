@@ -1,5 +1,6 @@
 //! One module per verb.
 
+pub mod annotate;
 pub mod bench;
 pub mod bon;
 pub mod build;

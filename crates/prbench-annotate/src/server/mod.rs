@@ -1,0 +1,291 @@
+//! The rating server (axum): the compiled-in page and its JSON API, one annotator per token.
+//!
+//! | endpoint | answer |
+//! |---|---|
+//! | `GET /r/{token}` | the rating page (no item text in it: the page asks the API) |
+//! | `GET /r/{token}/api/progress` | [`Progress`](crate::store::Progress) |
+//! | `GET /r/{token}/api/items/{position}` | [`ItemView`](crate::store::ItemView): no label |
+//! | `PUT /r/{token}/api/items/{position}` | body [`Submission`]; answers the new progress once committed |
+//! | `GET /assets/rate.js`, `/assets/rate.css` | the page's script and style (no data) |
+//!
+//! The annotator is the token's owner, so one annotator can neither read nor write another's
+//! list. A path under `/r/` with an unknown token gets 401 and no item text; `/` gets 401 and
+//! a line saying to open the printed link. Errors are `{"error": "…"}`: 400 for a body over
+//! [`MAX_BODY_BYTES`], malformed JSON, an unknown or missing field or an out-of-range score or
+//! comment; 404 for a position not on the list. Every answer carries a Content-Security-Policy
+//! that allows only this server's own script and style, `Referrer-Policy: no-referrer` and
+//! `Cache-Control: no-store`.
+
+mod assets;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::body::{to_bytes, Body};
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{middleware, Json, Router};
+use serde_json::json;
+
+use crate::store::Store;
+use crate::submission::Submission;
+
+/// The largest request body accepted, in bytes (a full submission with two
+/// [`MAX_COMMENT_CHARS`](crate::submission::MAX_COMMENT_CHARS) comments of 4-byte characters
+/// fits in 17 KB).
+pub const MAX_BODY_BYTES: usize = 32 * 1024;
+
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+fn error(status: StatusCode, message: impl Into<String>) -> Response {
+    (status, Json(json!({ "error": message.into() }))).into_response()
+}
+
+fn unauthorized() -> Response {
+    error(
+        StatusCode::UNAUTHORIZED,
+        "unknown or missing token: open the link `prbench annotate serve` printed for you",
+    )
+}
+
+fn internal(e: impl std::fmt::Display) -> Response {
+    error(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        format!("the store failed: {e}"),
+    )
+}
+
+type AppState = Arc<Store>;
+
+/// The annotator of `token`, or the 401 answer.
+fn who(store: &Store, token: &str) -> Result<String, Response> {
+    store
+        .annotator_for_token(token)
+        .map(str::to_string)
+        .ok_or_else(unauthorized)
+}
+
+fn position(raw: &str) -> Result<usize, Response> {
+    raw.parse::<usize>()
+        .ok()
+        .filter(|p| *p >= 1)
+        .ok_or_else(|| {
+            error(
+                StatusCode::BAD_REQUEST,
+                format!("position `{raw}` is not a whole number from 1"),
+            )
+        })
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Response> {
+    tokio::task::spawn_blocking(f).await.map_err(internal)
+}
+
+async fn page(State(store): State<AppState>, Path(token): Path<String>) -> Response {
+    match who(&store, &token) {
+        Ok(_) => (
+            [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+            assets::PAGE_HTML,
+        )
+            .into_response(),
+        Err(r) => r,
+    }
+}
+
+async fn progress(State(store): State<AppState>, Path(token): Path<String>) -> Response {
+    let annotator = match who(&store, &token) {
+        Ok(a) => a,
+        Err(r) => return r,
+    };
+    match blocking(move || store.progress(&annotator)).await {
+        Ok(Ok(p)) => Json(p).into_response(),
+        Ok(Err(e)) => internal(e),
+        Err(r) => r,
+    }
+}
+
+async fn item(
+    State(store): State<AppState>,
+    Path((token, pos)): Path<(String, String)>,
+) -> Response {
+    let annotator = match who(&store, &token) {
+        Ok(a) => a,
+        Err(r) => return r,
+    };
+    let pos = match position(&pos) {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    match blocking(move || store.item(&annotator, pos)).await {
+        Ok(Ok(Some(view))) => Json(view).into_response(),
+        Ok(Ok(None)) => error(
+            StatusCode::NOT_FOUND,
+            format!("your list has no item {pos}"),
+        ),
+        Ok(Err(e)) => internal(e),
+        Err(r) => r,
+    }
+}
+
+async fn submit(
+    State(store): State<AppState>,
+    Path((token, pos)): Path<(String, String)>,
+    body: Body,
+) -> Response {
+    let annotator = match who(&store, &token) {
+        Ok(a) => a,
+        Err(r) => return r,
+    };
+    let pos = match position(&pos) {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    let bytes = match to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(b) => b,
+        Err(_) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("the body is over {MAX_BODY_BYTES} bytes"),
+            )
+        }
+    };
+    let sub: Submission = match serde_json::from_slice(&bytes) {
+        Ok(s) => s,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("the body is not a rating: {e}"),
+            )
+        }
+    };
+    if let Err(m) = sub.check() {
+        return error(StatusCode::BAD_REQUEST, m);
+    }
+    match blocking(move || store.submit(&annotator, pos, &sub)).await {
+        Ok(Ok(Some(p))) => Json(p).into_response(),
+        Ok(Ok(None)) => error(
+            StatusCode::NOT_FOUND,
+            format!("your list has no item {pos}"),
+        ),
+        Ok(Err(e)) => internal(e),
+        Err(r) => r,
+    }
+}
+
+async fn root() -> Response {
+    unauthorized()
+}
+
+async fn fallback(State(store): State<AppState>, uri: axum::http::Uri) -> Response {
+    let mut parts = uri.path().trim_start_matches('/').split('/');
+    if parts.next() == Some("r")
+        && store
+            .annotator_for_token(parts.next().unwrap_or(""))
+            .is_none()
+    {
+        return unauthorized();
+    }
+    error(
+        StatusCode::NOT_FOUND,
+        format!("no such page: {}", uri.path()),
+    )
+}
+
+async fn headers(req: axum::extract::Request, next: middleware::Next) -> Response {
+    let mut res = next.run(req).await;
+    let h = res.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    res
+}
+
+/// The rating server's routes over `store` (module docs).
+pub fn router(store: Arc<Store>) -> Router {
+    Router::new()
+        .route("/", get(root))
+        .route(
+            "/assets/rate.js",
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+                    assets::PAGE_JS,
+                )
+            }),
+        )
+        .route(
+            "/assets/rate.css",
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "text/css; charset=utf-8")],
+                    assets::PAGE_CSS,
+                )
+            }),
+        )
+        .route("/r/{token}", get(page))
+        .route("/r/{token}/api/progress", get(progress))
+        .route("/r/{token}/api/items/{position}", get(item).put(submit))
+        .fallback(fallback)
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn(headers))
+        .with_state(store)
+}
+
+/// An annotator's page URL on a server at `addr`.
+pub fn page_url(addr: SocketAddr, token: &str) -> String {
+    format!("http://{addr}/r/{token}")
+}
+
+/// Serves [`router`] on `listener` until `shutdown` completes.
+///
+/// # Errors
+/// The listener's I/O errors.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    store: Arc<Store>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(store))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// Binds `addr`, calls `on_bound` with the bound address (port 0 picks a free one), and
+/// serves on a multi-threaded tokio runtime of its own until `shutdown` completes. For
+/// front-ends without a runtime, such as the `prbench` command.
+///
+/// # Errors
+/// Building the runtime, binding `addr` (e.g. the port is taken) or serving.
+pub fn run_blocking<F>(
+    addr: SocketAddr,
+    store: Arc<Store>,
+    on_bound: impl FnOnce(SocketAddr),
+    shutdown: impl FnOnce() -> F,
+) -> std::io::Result<()>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        on_bound(listener.local_addr()?);
+        serve(listener, store, shutdown()).await
+    })
+}

@@ -1,0 +1,719 @@
+//! The annotation store: one SQLite file (`DIR/annotate.sqlite`, WAL, `synchronous=FULL`)
+//! holding the items, the annotators' hashed tokens, the assignment and every rating.
+//!
+//! A rating is committed before [`Store::submit`] returns, so whatever the page was told is
+//! saved survives a `kill -9` (and, with `synchronous=FULL`, a power cut). The items are
+//! stored with their labels, so export and report need only the folder; the page's views
+//! ([`ItemView`]) never carry a label.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use prbench_data::Example;
+use rand::Rng;
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::assign::assign;
+use crate::dims::Dimension;
+use crate::error::AnnotateError;
+use crate::submission::{AnswerRating, Submission};
+
+/// The store's file name inside the annotation folder.
+pub const STORE_FILE: &str = "annotate.sqlite";
+const SCHEMA_VERSION: &str = "1";
+
+/// What a new annotation folder is made from (and a reopened one must match).
+#[derive(Debug, Clone)]
+pub struct StoreSpec<'a> {
+    /// The items to rate, each with its chosen and rejected answers.
+    pub examples: &'a [Example],
+    /// The dataset's human-readable source (`Dataset::source`).
+    pub source: &'a str,
+    /// The dataset's sha256 (`Dataset::hash`).
+    pub dataset_hash: &'a str,
+    /// Annotator names, in the order tokens are printed.
+    pub annotators: &'a [String],
+    /// Annotators per item.
+    pub per_item: usize,
+    /// Seed of the assignment and answer order ([`crate::assign`]).
+    pub seed: u64,
+}
+
+/// How [`Store::open_or_create`] found the folder.
+#[derive(Debug)]
+pub enum Opened {
+    /// A new store: each annotator's secret token, in `--annotators` order. They are shown
+    /// once; the store keeps only their sha256.
+    Created(Vec<(String, String)>),
+    /// An existing store for the same data and settings: the ratings so far are kept.
+    Resumed,
+}
+
+/// One annotator's progress.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Progress {
+    /// The annotator.
+    pub annotator: String,
+    /// Items assigned.
+    pub total: usize,
+    /// Items rated.
+    pub done: usize,
+    /// The first unrated position (1-based), `None` when all are rated.
+    pub next: Option<usize>,
+    /// For each position 1..=total, whether it is rated.
+    pub rated: Vec<bool>,
+}
+
+/// A profile post as the page shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PostView {
+    /// Post id.
+    pub id: String,
+    /// Forum category ("" when the data has none).
+    pub category: String,
+    /// Post text.
+    pub text: String,
+}
+
+/// A rubric aspect as the page shows it: its title and why it matters (no evidence).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AspectView {
+    /// The aspect.
+    pub aspect: String,
+    /// Why it matters to the user ("" when the data has none).
+    pub reason: String,
+}
+
+/// One item as one annotator sees it: no label, the answers in that annotator's order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemView {
+    /// Position on the annotator's list, 1-based.
+    pub position: usize,
+    /// Items on the list.
+    pub total: usize,
+    /// The item id.
+    pub item_id: String,
+    /// Its subset.
+    pub subset: String,
+    /// The user's question.
+    pub question: String,
+    /// The user's posts, in dataset order.
+    pub posts: Vec<PostView>,
+    /// The user's rubric aspects.
+    pub rubric_aspects: Vec<AspectView>,
+    /// Answer 1 and answer 2.
+    pub answers: [String; 2],
+    /// The annotator's saved rating of this item, if any.
+    pub saved: Option<Submission>,
+}
+
+/// One annotator's saved rating of one item, with the labels (for export and report).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RatedItem {
+    /// The annotator.
+    pub annotator: String,
+    /// The item.
+    pub item_id: String,
+    /// Its subset.
+    pub subset: String,
+    /// Position on the annotator's list, 1-based.
+    pub position: usize,
+    /// The answer label (1 or 2) the chosen answer had on the page.
+    pub chosen_shown_as: u8,
+    /// The rating as submitted (answers as shown).
+    pub submission: Submission,
+    /// How many times it was saved (1 = never changed).
+    pub revision: u32,
+    /// When it was last saved (RFC 3339, UTC).
+    pub updated_at: String,
+}
+
+impl RatedItem {
+    /// The rating of the chosen (`true`) or rejected answer.
+    pub fn answer(&self, chosen: bool) -> &AnswerRating {
+        let shown = if chosen {
+            self.chosen_shown_as
+        } else {
+            3 - self.chosen_shown_as
+        };
+        &self.submission.answers[usize::from(shown - 1)]
+    }
+
+    /// Whether the rater said the chosen answer fits the user better.
+    pub fn prefers_chosen(&self) -> bool {
+        self.submission.better == self.chosen_shown_as
+    }
+}
+
+/// An item with its labels, as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredItem {
+    /// The example, as loaded when the folder was made.
+    pub example: Example,
+}
+
+/// The annotation store (see the module docs). Safe to share between threads: one
+/// connection behind a mutex (every statement is short).
+#[derive(Debug)]
+pub struct Store {
+    path: PathBuf,
+    conn: Mutex<Connection>,
+    tokens: HashMap<String, String>,
+}
+
+fn token_hash(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// A new secret token: 128 random bits from the thread CSPRNG (ChaCha seeded by the OS), as
+/// 32 hex digits.
+fn new_token() -> String {
+    hex::encode(rand::rng().random::<[u8; 16]>())
+}
+
+const SCHEMA: &str = "
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE items (item_id TEXT PRIMARY KEY, item_index INTEGER NOT NULL UNIQUE, subset TEXT NOT NULL, example TEXT NOT NULL);
+CREATE TABLE annotators (name TEXT PRIMARY KEY, list_index INTEGER NOT NULL UNIQUE, token_sha256 TEXT NOT NULL UNIQUE);
+CREATE TABLE assignments (
+  annotator TEXT NOT NULL REFERENCES annotators(name),
+  position INTEGER NOT NULL CHECK (position >= 1),
+  item_id TEXT NOT NULL REFERENCES items(item_id),
+  chosen_shown_as INTEGER NOT NULL CHECK (chosen_shown_as IN (1, 2)),
+  PRIMARY KEY (annotator, position), UNIQUE (annotator, item_id));
+CREATE TABLE ratings (
+  annotator TEXT NOT NULL,
+  position INTEGER NOT NULL,
+  submission TEXT NOT NULL,
+  better INTEGER NOT NULL CHECK (better IN (1, 2)),
+  revision INTEGER NOT NULL,
+  first_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  PRIMARY KEY (annotator, position),
+  FOREIGN KEY (annotator, position) REFERENCES assignments(annotator, position));
+";
+
+impl Store {
+    fn sql(&self, source: rusqlite::Error) -> AnnotateError {
+        AnnotateError::Store {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    fn connect(path: &Path) -> Result<Connection, AnnotateError> {
+        let err = |source| AnnotateError::Store {
+            path: path.to_path_buf(),
+            source,
+        };
+        let conn = Connection::open(path).map_err(err)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(err)?;
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(err)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(err)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(err)?;
+        Ok(conn)
+    }
+
+    /// Opens the annotation folder `dir`, making it (and the store) if new.
+    ///
+    /// A new store gets the items, the assignment ([`crate::assign::assign`]) and one token per
+    /// annotator ([`Opened::Created`]). An existing one must have been made from the same
+    /// dataset hash, annotators (same order), `per_item` and seed, and is resumed.
+    ///
+    /// # Errors
+    /// [`AnnotateError::Mismatch`] naming what differs; the errors of [`assign`];
+    /// [`AnnotateError::Io`]/[`AnnotateError::Store`] when the folder or file cannot be used.
+    pub fn open_or_create(dir: &Path, spec: &StoreSpec) -> Result<(Store, Opened), AnnotateError> {
+        std::fs::create_dir_all(dir).map_err(|source| AnnotateError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let path = dir.join(STORE_FILE);
+        if path.is_file() {
+            let store = Store::open(dir)?;
+            store.check_same(spec)?;
+            return Ok((store, Opened::Resumed));
+        }
+        let ids: Vec<&str> = spec.examples.iter().map(|e| e.id.as_str()).collect();
+        let assignment = assign(&ids, spec.annotators, spec.per_item, spec.seed)?;
+        // Build in a side file and rename, so a kill mid-creation leaves no half store.
+        let tmp = dir.join(format!("{STORE_FILE}.new"));
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", tmp.display()));
+        }
+        let mut conn = Store::connect(&tmp)?;
+        let err = |source| AnnotateError::Store {
+            path: tmp.clone(),
+            source,
+        };
+        let tokens: Vec<(String, String)> = spec
+            .annotators
+            .iter()
+            .map(|a| (a.clone(), new_token()))
+            .collect();
+        {
+            let tx = conn.transaction().map_err(err)?;
+            tx.execute_batch(SCHEMA).map_err(err)?;
+            let created = chrono::Utc::now().to_rfc3339();
+            for (k, v) in [
+                ("schema_version", SCHEMA_VERSION.to_string()),
+                ("dataset_source", spec.source.to_string()),
+                ("dataset_hash", spec.dataset_hash.to_string()),
+                ("per_item", spec.per_item.to_string()),
+                ("seed", spec.seed.to_string()),
+                ("created_at", created),
+            ] {
+                tx.execute(
+                    "INSERT INTO meta (key, value) VALUES (?1, ?2)",
+                    params![k, v],
+                )
+                .map_err(err)?;
+            }
+            for (i, e) in spec.examples.iter().enumerate() {
+                let json = serde_json::to_string(e).expect("an Example serializes");
+                tx.execute(
+                    "INSERT INTO items VALUES (?1, ?2, ?3, ?4)",
+                    params![e.id, i as i64, e.subset, json],
+                )
+                .map_err(err)?;
+            }
+            for (i, (name, token)) in tokens.iter().enumerate() {
+                tx.execute(
+                    "INSERT INTO annotators VALUES (?1, ?2, ?3)",
+                    params![name, i as i64, token_hash(token)],
+                )
+                .map_err(err)?;
+                for (p, slot) in assignment[i].iter().enumerate() {
+                    tx.execute(
+                        "INSERT INTO assignments VALUES (?1, ?2, ?3, ?4)",
+                        params![
+                            name,
+                            (p + 1) as i64,
+                            spec.examples[slot.item].id,
+                            slot.chosen_shown_as
+                        ],
+                    )
+                    .map_err(err)?;
+                }
+            }
+            tx.commit().map_err(err)?;
+        }
+        conn.pragma_update(None, "wal_checkpoint", "TRUNCATE")
+            .map_err(err)?;
+        drop(conn);
+        std::fs::rename(&tmp, &path).map_err(|source| AnnotateError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        for suffix in ["-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", tmp.display()));
+        }
+        Ok((Store::open(dir)?, Opened::Created(tokens)))
+    }
+
+    /// Opens the existing store of annotation folder `dir`.
+    ///
+    /// # Errors
+    /// [`AnnotateError::Io`] when `dir` holds no store (with what to run), the SQLite errors,
+    /// and [`AnnotateError::Corrupt`] for a store of another schema version.
+    pub fn open(dir: &Path) -> Result<Store, AnnotateError> {
+        let path = dir.join(STORE_FILE);
+        if !path.is_file() {
+            return Err(AnnotateError::Io {
+                path: path.clone(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "no annotation store here: start one with `prbench annotate serve --data D --out DIR --annotators NAME,...`",
+                ),
+            });
+        }
+        let conn = Store::connect(&path)?;
+        let mut store = Store {
+            path,
+            conn: Mutex::new(conn),
+            tokens: HashMap::new(),
+        };
+        let version = store.meta("schema_version")?;
+        if version != SCHEMA_VERSION {
+            return Err(AnnotateError::Corrupt {
+                path: store.path.clone(),
+                detail: format!("schema version {version}, this prbench reads {SCHEMA_VERSION}"),
+            });
+        }
+        store.load_tokens()?;
+        Ok(store)
+    }
+
+    fn load_tokens(&mut self) -> Result<(), AnnotateError> {
+        let conn = self.conn.lock().expect("store mutex");
+        let mut stmt = conn
+            .prepare("SELECT token_sha256, name FROM annotators")
+            .map_err(|e| self.sql(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .and_then(|r| r.collect::<Result<HashMap<_, _>, _>>())
+            .map_err(|e| self.sql(e))?;
+        drop(stmt);
+        drop(conn);
+        self.tokens = rows;
+        Ok(())
+    }
+
+    /// The store's file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A value of the `meta` table (`dataset_hash`, `dataset_source`, `per_item`, `seed`,
+    /// `created_at`, `schema_version`).
+    ///
+    /// # Errors
+    /// [`AnnotateError::Corrupt`] if the key is missing.
+    pub fn meta(&self, key: &str) -> Result<String, AnnotateError> {
+        let conn = self.conn.lock().expect("store mutex");
+        conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.sql(e))?
+            .ok_or_else(|| AnnotateError::Corrupt {
+                path: self.path.clone(),
+                detail: format!("no `{key}` in its meta table"),
+            })
+    }
+
+    /// Annotator names in `--annotators` order.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn annotators(&self) -> Result<Vec<String>, AnnotateError> {
+        let conn = self.conn.lock().expect("store mutex");
+        let mut stmt = conn
+            .prepare("SELECT name FROM annotators ORDER BY list_index")
+            .map_err(|e| self.sql(e))?;
+        let names = stmt
+            .query_map([], |r| r.get(0))
+            .and_then(|r| r.collect())
+            .map_err(|e| self.sql(e));
+        names
+    }
+
+    fn check_same(&self, spec: &StoreSpec) -> Result<(), AnnotateError> {
+        let hint = "restart with the same --data, --annotators, --per-item and --seed as the first start, or pass a new --out";
+        let mismatch = |what: String| AnnotateError::Mismatch {
+            path: self.path.clone(),
+            what,
+            hint: hint.into(),
+        };
+        let hash = self.meta("dataset_hash")?;
+        if hash != spec.dataset_hash {
+            return Err(mismatch(format!(
+                "dataset `{}` (sha256 {hash}), not `{}` (sha256 {})",
+                self.meta("dataset_source")?,
+                spec.source,
+                spec.dataset_hash
+            )));
+        }
+        let names = self.annotators()?;
+        if names != spec.annotators {
+            return Err(mismatch(format!(
+                "--annotators {}, not {}",
+                names.join(","),
+                spec.annotators.join(",")
+            )));
+        }
+        for (key, now) in [
+            ("per_item", spec.per_item.to_string()),
+            ("seed", spec.seed.to_string()),
+        ] {
+            let then = self.meta(key)?;
+            if then != now {
+                return Err(mismatch(format!(
+                    "--{} {then}, not {now}",
+                    key.replace('_', "-")
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Replaces every annotator's token with a new one (the old links stop working).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn reissue_tokens(&mut self) -> Result<Vec<(String, String)>, AnnotateError> {
+        let names = self.annotators()?;
+        let tokens: Vec<(String, String)> = names.into_iter().map(|n| (n, new_token())).collect();
+        {
+            let mut conn = self.conn.lock().expect("store mutex");
+            let tx = conn.transaction().map_err(|e| self.sql(e))?;
+            for (name, token) in &tokens {
+                tx.execute(
+                    "UPDATE annotators SET token_sha256 = ?1 WHERE name = ?2",
+                    params![token_hash(token), name],
+                )
+                .map_err(|e| self.sql(e))?;
+            }
+            tx.commit().map_err(|e| self.sql(e))?;
+        }
+        self.load_tokens()?;
+        Ok(tokens)
+    }
+
+    /// The annotator whose token is `token`, if any (compared by sha256).
+    pub fn annotator_for_token(&self, token: &str) -> Option<&str> {
+        self.tokens.get(&token_hash(token)).map(String::as_str)
+    }
+
+    /// `annotator`'s progress.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn progress(&self, annotator: &str) -> Result<Progress, AnnotateError> {
+        let conn = self.conn.lock().expect("store mutex");
+        let mut stmt = conn
+            .prepare(
+                "SELECT a.position, r.position IS NOT NULL FROM assignments a
+                 LEFT JOIN ratings r ON r.annotator = a.annotator AND r.position = a.position
+                 WHERE a.annotator = ?1 ORDER BY a.position",
+            )
+            .map_err(|e| self.sql(e))?;
+        let rated: Vec<bool> = stmt
+            .query_map([annotator], |r| r.get::<_, bool>(1))
+            .and_then(|r| r.collect())
+            .map_err(|e| self.sql(e))?;
+        Ok(Progress {
+            annotator: annotator.to_string(),
+            total: rated.len(),
+            done: rated.iter().filter(|r| **r).count(),
+            next: rated.iter().position(|r| !*r).map(|p| p + 1),
+            rated,
+        })
+    }
+
+    fn decode<T: for<'de> Deserialize<'de>>(
+        &self,
+        json: &str,
+        what: &str,
+    ) -> Result<T, AnnotateError> {
+        serde_json::from_str(json).map_err(|e| AnnotateError::Corrupt {
+            path: self.path.clone(),
+            detail: format!("{what} does not decode: {e}"),
+        })
+    }
+
+    /// Item `position` (1-based) of `annotator`'s list, as the page shows it; `None` when
+    /// the list has no such position.
+    ///
+    /// # Errors
+    /// SQLite errors; [`AnnotateError::Corrupt`] for a stored row that does not decode.
+    pub fn item(
+        &self,
+        annotator: &str,
+        position: usize,
+    ) -> Result<Option<ItemView>, AnnotateError> {
+        let row: Option<(String, u8, String, Option<String>, i64)> = {
+            let conn = self.conn.lock().expect("store mutex");
+            conn.query_row(
+                "SELECT a.item_id, a.chosen_shown_as, i.example, r.submission,
+                        (SELECT COUNT(*) FROM assignments WHERE annotator = ?1)
+                 FROM assignments a JOIN items i ON i.item_id = a.item_id
+                 LEFT JOIN ratings r ON r.annotator = a.annotator AND r.position = a.position
+                 WHERE a.annotator = ?1 AND a.position = ?2",
+                params![annotator, position as i64],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            )
+            .optional()
+            .map_err(|e| self.sql(e))?
+        };
+        let Some((item_id, chosen_shown_as, example, saved, total)) = row else {
+            return Ok(None);
+        };
+        let total = total as usize;
+        let e: Example = self.decode(&example, &format!("item `{item_id}`"))?;
+        let saved: Option<Submission> = match saved {
+            Some(s) => Some(self.decode(&s, &format!("{annotator}'s rating of item `{item_id}`"))?),
+            None => None,
+        };
+        let answers = if chosen_shown_as == 1 {
+            [e.chosen, e.rejected]
+        } else {
+            [e.rejected, e.chosen]
+        };
+        Ok(Some(ItemView {
+            position,
+            total,
+            item_id,
+            subset: e.subset,
+            question: e.question,
+            posts: e
+                .profile
+                .into_iter()
+                .map(|p| PostView {
+                    id: p.id,
+                    category: p.category,
+                    text: p.text,
+                })
+                .collect(),
+            rubric_aspects: e
+                .rubric_aspects
+                .into_iter()
+                .map(|a| AspectView {
+                    aspect: a.aspect,
+                    reason: a.reason,
+                })
+                .collect(),
+            answers,
+            saved,
+        }))
+    }
+
+    /// Saves `annotator`'s rating of item `position`, replacing an earlier one, and commits
+    /// before returning. `None` when the list has no such position.
+    ///
+    /// # Errors
+    /// [`AnnotateError::Items`] if the submission fails [`Submission::check`]; SQLite errors.
+    pub fn submit(
+        &self,
+        annotator: &str,
+        position: usize,
+        sub: &Submission,
+    ) -> Result<Option<Progress>, AnnotateError> {
+        sub.check().map_err(AnnotateError::Items)?;
+        let json = serde_json::to_string(sub).expect("a Submission serializes");
+        let now = chrono::Utc::now().to_rfc3339();
+        {
+            let mut conn = self.conn.lock().expect("store mutex");
+            let tx = conn.transaction().map_err(|e| self.sql(e))?;
+            let assigned: bool = tx
+                .query_row(
+                    "SELECT COUNT(*) FROM assignments WHERE annotator = ?1 AND position = ?2",
+                    params![annotator, position as i64],
+                    |r| r.get::<_, i64>(0),
+                )
+                .map_err(|e| self.sql(e))?
+                == 1;
+            if !assigned {
+                return Ok(None);
+            }
+            tx.execute(
+                "INSERT INTO ratings VALUES (?1, ?2, ?3, ?4, 1, ?5, ?5)
+                 ON CONFLICT (annotator, position) DO UPDATE SET
+                   submission = excluded.submission, better = excluded.better,
+                   revision = revision + 1, updated_at = excluded.updated_at",
+                params![annotator, position as i64, json, sub.better, now],
+            )
+            .map_err(|e| self.sql(e))?;
+            tx.commit().map_err(|e| self.sql(e))?;
+        }
+        self.progress(annotator).map(Some)
+    }
+
+    /// Every item, in dataset order, with its labels.
+    ///
+    /// # Errors
+    /// SQLite errors; [`AnnotateError::Corrupt`] for a row that does not decode.
+    pub fn items(&self) -> Result<Vec<Example>, AnnotateError> {
+        let rows: Vec<(String, String)> = {
+            let conn = self.conn.lock().expect("store mutex");
+            let mut stmt = conn
+                .prepare("SELECT item_id, example FROM items ORDER BY item_index")
+                .map_err(|e| self.sql(e))?;
+            let rows = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .and_then(|r| r.collect())
+                .map_err(|e| self.sql(e))?;
+            rows
+        };
+        rows.iter()
+            .map(|(id, json)| self.decode(json, &format!("item `{id}`")))
+            .collect()
+    }
+
+    /// Every saved rating, by annotator (in `--annotators` order) then list position.
+    ///
+    /// # Errors
+    /// SQLite errors; [`AnnotateError::Corrupt`] for a row that does not decode.
+    pub fn ratings(&self) -> Result<Vec<RatedItem>, AnnotateError> {
+        type Row = (String, String, String, i64, u8, String, u32, String);
+        let rows: Vec<Row> = {
+            let conn = self.conn.lock().expect("store mutex");
+            let mut stmt = conn
+                .prepare(
+                    "SELECT r.annotator, a.item_id, i.subset, r.position, a.chosen_shown_as, r.submission, r.revision, r.updated_at
+                     FROM ratings r
+                     JOIN assignments a ON a.annotator = r.annotator AND a.position = r.position
+                     JOIN items i ON i.item_id = a.item_id
+                     JOIN annotators n ON n.name = r.annotator
+                     ORDER BY n.list_index, r.position",
+                )
+                .map_err(|e| self.sql(e))?;
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                        r.get(6)?,
+                        r.get(7)?,
+                    ))
+                })
+                .and_then(|r| r.collect())
+                .map_err(|e| self.sql(e))?;
+            rows
+        };
+        rows.into_iter()
+            .map(
+                |(
+                    annotator,
+                    item_id,
+                    subset,
+                    position,
+                    chosen_shown_as,
+                    json,
+                    revision,
+                    updated_at,
+                )| {
+                    let submission =
+                        self.decode(&json, &format!("{annotator}'s rating of item `{item_id}`"))?;
+                    Ok(RatedItem {
+                        annotator,
+                        item_id,
+                        subset,
+                        position: position as usize,
+                        chosen_shown_as,
+                        submission,
+                        revision,
+                        updated_at,
+                    })
+                },
+            )
+            .collect()
+    }
+
+    /// How many (annotator, item) assignments there are.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn assignment_count(&self) -> Result<usize, AnnotateError> {
+        let conn = self.conn.lock().expect("store mutex");
+        conn.query_row("SELECT COUNT(*) FROM assignments", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .map(|n| n as usize)
+        .map_err(|e| self.sql(e))
+    }
+}
+
+/// The dimension scores of an [`AnswerRating`] with their dimensions.
+pub fn scored(a: &AnswerRating) -> impl Iterator<Item = (Dimension, u8)> + '_ {
+    Dimension::ALL.into_iter().map(|d| (d, a.score(d)))
+}

@@ -1,0 +1,118 @@
+//! `prbench annotate` arguments (issue 19).
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use super::DataArgs;
+use crate::bounds::whole;
+
+/// `annotate` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum AnnotateCommand {
+    /// Serve the rating page: each annotator gets a secret link; every item is rated by
+    /// --per-item annotators, who never see which answer is chosen. Ratings go to
+    /// `<out>/annotate.sqlite`; restarting on the same --out resumes. Stops on Ctrl-C or
+    /// SIGTERM.
+    Serve(AnnotateServeArgs),
+    /// Every saved rating, one row per annotator × item × answer × dimension, with the
+    /// answer's true label.
+    Export(AnnotateExportArgs),
+    /// Krippendorff's alpha per dimension (interval, ordinal, nominal) with bootstrap CIs over
+    /// units, for a CSV of ratings from any source (header `annotator,unit,dimension,score`).
+    Agreement(AnnotateAgreementArgs),
+    /// The human-evaluation report of an annotation folder, in Markdown.
+    Report(AnnotateReportArgs),
+}
+
+/// `annotate serve` arguments.
+#[derive(Args, Debug)]
+pub struct AnnotateServeArgs {
+    /// The pairs to rate (any `--data` spec of eval).
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// The annotation folder (new, or one this command made before, which is resumed).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Annotator names, comma-separated (A-Z, a-z, 0-9, `_`, `.`, `-`).
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub annotators: Vec<String>,
+    /// Annotators per item (default: 2, or 1 with a single annotator).
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<usize>(1, 1_000))]
+    pub per_item: Option<usize>,
+    /// At most this many items per subset (dataset order).
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<usize>(1, 10_000_000))]
+    pub limit: Option<usize>,
+    /// Seed of the assignment and of each annotator's answer order.
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
+    pub seed: u64,
+    /// Address to listen on; a non-loopback one is warned about (links are secret, but the
+    /// traffic is plain HTTP).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: IpAddr,
+    /// Port (0: any free port; the printed links say which).
+    #[arg(long, default_value_t = 8377)]
+    pub port: u16,
+    /// Issue new links for every annotator (the old ones stop working). Links are printed
+    /// only when issued: the store keeps only their sha256.
+    #[arg(long)]
+    pub new_tokens: bool,
+}
+
+/// Export formats.
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum ExportFormat {
+    /// CSV with a header row.
+    Csv,
+    /// One JSON object per line.
+    Jsonl,
+}
+
+/// `annotate export` arguments.
+#[derive(Args, Debug)]
+pub struct AnnotateExportArgs {
+    /// The annotation folder.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ExportFormat::Csv)]
+    pub format: ExportFormat,
+    /// Where to write (`-` for stdout); default `<out>/ratings.csv` or `<out>/ratings.jsonl`.
+    #[arg(long)]
+    pub to: Option<PathBuf>,
+}
+
+/// `annotate agreement` arguments.
+#[derive(Args, Debug)]
+pub struct AnnotateAgreementArgs {
+    /// Ratings CSV: columns `annotator,unit,dimension,score` (others are ignored and named).
+    #[arg(long)]
+    pub ratings: PathBuf,
+    /// Print one JSON object (dimension → statistics) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Bootstrap resamples of each CI.
+    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = whole::<usize>(1, 1_000_000))]
+    pub resamples: usize,
+    /// Bootstrap seed.
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
+    pub seed: u64,
+}
+
+/// `annotate report` arguments.
+#[derive(Args, Debug)]
+pub struct AnnotateReportArgs {
+    /// The annotation folder.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Where to write the Markdown (`-` for stdout); default `<out>/annotate-report.md`.
+    #[arg(long)]
+    pub to: Option<PathBuf>,
+    /// Bootstrap resamples of each CI.
+    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = whole::<usize>(1, 1_000_000))]
+    pub resamples: usize,
+    /// Bootstrap seed.
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
+    pub seed: u64,
+}

@@ -1,0 +1,152 @@
+//! `prbench annotate`: flags → [`prbench_annotate`].
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use prbench_annotate::export::{self, Format};
+use prbench_annotate::server::{page_url, run_blocking};
+use prbench_annotate::{agreement, report, Opened, Store, StoreSpec};
+use prbench_data::load;
+
+use crate::cli::{AnnotateAgreementArgs, AnnotateCommand, AnnotateExportArgs, AnnotateReportArgs, AnnotateServeArgs, ExportFormat};
+
+/// Runs `prbench annotate …`.
+pub fn run(cmd: AnnotateCommand) -> Result<()> {
+    match cmd {
+        AnnotateCommand::Serve(a) => serve(a),
+        AnnotateCommand::Export(a) => export_cmd(a),
+        AnnotateCommand::Agreement(a) => agreement_cmd(a),
+        AnnotateCommand::Report(a) => report_cmd(a),
+    }
+}
+
+fn serve(args: AnnotateServeArgs) -> Result<()> {
+    let data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
+    super::print_data_warnings(&data);
+    let examples: Vec<_> = prbench_build::select(&data.examples, args.limit).into_iter().cloned().collect();
+    let per_item = args.per_item.unwrap_or(args.annotators.len().min(2));
+    let spec = StoreSpec {
+        examples: &examples,
+        source: &data.source,
+        dataset_hash: &data.hash,
+        annotators: &args.annotators,
+        per_item,
+        seed: args.seed,
+    };
+    let (mut store, opened) = Store::open_or_create(&args.out, &spec)?;
+    let tokens = match opened {
+        Opened::Created(t) => {
+            eprintln!(
+                "prbench: new annotation folder `{}`: {} items from `{}`, {} annotators per item, seed {}",
+                args.out.display(),
+                examples.len(),
+                data.source,
+                per_item,
+                args.seed
+            );
+            Some(t)
+        }
+        Opened::Resumed if args.new_tokens => Some(store.reissue_tokens()?),
+        Opened::Resumed => {
+            eprintln!("prbench: resuming `{}` ({} ratings saved so far)", args.out.display(), store.ratings()?.len());
+            None
+        }
+    };
+    if !args.host.is_loopback() {
+        eprintln!(
+            "prbench: warning: listening on {}: the links are secret but travel as plain HTTP; keep this on a trusted network or behind TLS",
+            args.host
+        );
+    }
+    let names = store.annotators()?;
+    let store = Arc::new(store);
+    let addr = SocketAddr::new(args.host, args.port);
+    run_blocking(
+        addr,
+        Arc::clone(&store),
+        |bound| {
+            let mut out = std::io::stdout().lock();
+            match &tokens {
+                Some(t) => {
+                    for (name, token) in t {
+                        let _ = writeln!(out, "{name} {}", page_url(bound, token));
+                    }
+                }
+                None => {
+                    for name in &names {
+                        let _ = writeln!(out, "{name} (the link printed at its first start still works; --new-tokens issues new ones)");
+                    }
+                }
+            }
+            let _ = out.flush();
+            eprintln!("prbench: rating server on http://{bound}; stop it with Ctrl-C (every saved rating is already on disk)");
+        },
+        prbench_downstream::serve::shutdown_signal,
+    )
+    .with_context(|| format!("serving on {addr}"))?;
+    Ok(())
+}
+
+/// Opens `to` (or stdout for `-`) and calls `f` with it.
+fn write_to(to: &Path, f: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+    if to == Path::new("-") {
+        let mut out = std::io::stdout().lock();
+        f(&mut out)
+    } else {
+        let mut file = std::fs::File::create(to).with_context(|| format!("creating `{}`", to.display()))?;
+        f(&mut file)?;
+        file.sync_all().with_context(|| format!("writing `{}`", to.display()))
+    }
+}
+
+fn export_cmd(args: AnnotateExportArgs) -> Result<()> {
+    let store = Store::open(&args.out)?;
+    let (format, ext) = match args.format {
+        ExportFormat::Csv => (Format::Csv, "csv"),
+        ExportFormat::Jsonl => (Format::Jsonl, "jsonl"),
+    };
+    let to = args.to.clone().unwrap_or_else(|| args.out.join(format!("ratings.{ext}")));
+    let ratings = store.ratings()?;
+    let rows = export::rows(&ratings);
+    write_to(&to, |w| Ok(export::write(&rows, format, w, &to)?))?;
+    if to != Path::new("-") {
+        eprintln!(
+            "prbench: wrote {} rows ({} ratings of {} assigned) to `{}`",
+            rows.len(),
+            ratings.len(),
+            store.assignment_count()?,
+            to.display()
+        );
+    }
+    Ok(())
+}
+
+fn agreement_cmd(args: AnnotateAgreementArgs) -> Result<()> {
+    let ratings = agreement::Ratings::from_csv_path(&args.ratings)?;
+    let cfg = agreement::AgreementConfig { bootstrap: agreement::AlphaBootstrapConfig::new(args.resamples, args.seed, 0.95)? };
+    let rep = agreement::agreement(&ratings, &cfg);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&rep.dimensions)?);
+    } else {
+        if !ratings.ignored_columns().is_empty() {
+            eprintln!("prbench: columns not used: {}", ratings.ignored_columns().join(", "));
+        }
+        print!("{}", agreement::markdown_table(&rep));
+    }
+    Ok(())
+}
+
+fn report_cmd(args: AnnotateReportArgs) -> Result<()> {
+    let store = Store::open(&args.out)?;
+    let cfg = report::ReportConfig { resamples: args.resamples, seed: args.seed };
+    let md = report::markdown(&report::build(&store, &cfg)?);
+    let to: PathBuf = args.to.clone().unwrap_or_else(|| args.out.join("annotate-report.md"));
+    write_to(&to, |w| Ok(w.write_all(md.as_bytes())?))?;
+    if to != Path::new("-") {
+        eprintln!("prbench: wrote `{}`", to.display());
+    }
+    Ok(())
+}
