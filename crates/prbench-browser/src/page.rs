@@ -180,6 +180,52 @@ impl Page {
         Ok(())
     }
 
+    /// Presses and releases one key with real key events (`Input.dispatchKeyEvent`), sent to
+    /// whatever has the focus, as a person typing would. `key` is a DOM `KeyboardEvent.key`
+    /// value: one printable character (`"3"`, `"p"`) or one of `Enter`, `Escape`, `Tab`,
+    /// `Backspace`, `ArrowUp`, `ArrowDown`, `ArrowLeft`, `ArrowRight`.
+    ///
+    /// # Errors
+    /// [`BrowserError::Js`] for a key this does not know; the CDP call's errors.
+    pub fn press(&self, key: &str) -> Result<(), BrowserError> {
+        let (code, vk, text): (String, u32, Option<String>) = match key {
+            "Enter" => ("Enter".into(), 13, Some("\r".into())),
+            "Escape" => ("Escape".into(), 27, None),
+            "Tab" => ("Tab".into(), 9, None),
+            "Backspace" => ("Backspace".into(), 8, None),
+            "ArrowUp" => ("ArrowUp".into(), 38, None),
+            "ArrowDown" => ("ArrowDown".into(), 40, None),
+            "ArrowLeft" => ("ArrowLeft".into(), 37, None),
+            "ArrowRight" => ("ArrowRight".into(), 39, None),
+            k if k.chars().count() == 1 => {
+                let c = k.chars().next().expect("one char");
+                let code = if c.is_ascii_digit() {
+                    format!("Digit{c}")
+                } else if c.is_ascii_alphabetic() {
+                    format!("Key{}", c.to_ascii_uppercase())
+                } else {
+                    String::new()
+                };
+                (code, c.to_ascii_uppercase() as u32, Some(k.to_string()))
+            }
+            other => {
+                return Err(BrowserError::Js {
+                    message: format!("press: unknown key `{other}`"),
+                });
+            }
+        };
+        let mut down = json!({ "type": if text.is_some() { "keyDown" } else { "rawKeyDown" }, "key": key, "code": code, "windowsVirtualKeyCode": vk });
+        if let Some(t) = &text {
+            down["text"] = t.clone().into();
+        }
+        self.call("Input.dispatchKeyEvent", down)?;
+        self.call(
+            "Input.dispatchKeyEvent",
+            json!({ "type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": vk }),
+        )?;
+        Ok(())
+    }
+
     /// Focuses the first element matching `selector` and types `text` into it (one
     /// `Input.insertText`: `beforeinput` and `input` events fire, key events do not).
     pub fn type_text(&self, selector: &str, text: &str) -> Result<(), BrowserError> {
