@@ -7,6 +7,7 @@
 //! - [`store`]: the SQLite store (items, hashed tokens, assignment, ratings);
 //! - [`server`]: the axum server and its compiled-in rating page;
 //! - [`export`]: one row per annotator × item × answer × dimension, with the true label;
+//! - [`load`]: the server under load (`prbench bench annotate`);
 //! - [`report`]: the human-evaluation report (the paper's table, agreement, label checks);
 //! - [`agreement`]: Krippendorff's alpha (nominal, ordinal, interval) with a bootstrap CI over
 //!   units, for ratings from any source (`annotator,unit,dimension,score` CSV).
@@ -17,6 +18,7 @@ pub mod assign;
 pub mod dims;
 pub mod error;
 pub mod export;
+pub mod load;
 pub mod report;
 pub mod server;
 pub mod store;

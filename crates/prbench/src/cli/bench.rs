@@ -41,6 +41,27 @@ pub struct BenchServeArgs {
     pub json: bool,
 }
 
+/// `bench annotate` arguments.
+#[derive(Args, Debug)]
+pub struct BenchAnnotateArgs {
+    /// Simulated annotators submitting at once.
+    #[arg(long, default_value_t = 50, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 10_000))]
+    pub annotators: usize,
+    /// Seconds they submit for.
+    #[arg(long, default_value_t = 60.0, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Open(0.0), crate::bounds::End::Closed(86_400.0), "a duration in seconds"))]
+    pub seconds: f64,
+    /// Items in the store (each rated by 2 annotators).
+    #[arg(long, default_value_t = 500, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1_000_000))]
+    pub items: usize,
+    /// Seconds of the reference run (the same saves straight into the store, no HTTP); 0
+    /// skips it.
+    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Closed(0.0), crate::bounds::End::Closed(86_400.0), "a duration in seconds"))]
+    pub reference_seconds: f64,
+    /// Print one JSON line instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Bench sub-verbs.
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
@@ -54,6 +75,10 @@ pub enum BenchCommand {
     /// concurrent `POST /score` requests; requests/s, latency p50/p99/max, answers by status,
     /// memory per wave.
     Serve(BenchServeArgs),
+    /// The rating server of `annotate serve` under load: simulated annotators on loopback
+    /// load and save ratings for --seconds; save latency p50/p99 beside direct store commits,
+    /// and a check that every acknowledged rating is in the export.
+    Annotate(BenchAnnotateArgs),
     /// The harness at full benchmark scale with a zero-cost backend: a synthetic benchmark the
     /// size of the real one (2,830 rows, ~100 MB of profile text), then load + validate,
     /// render, retrieve (BM25) and write, each workload a child process timed and measured

@@ -8,7 +8,7 @@ use anyhow::{bail, Result};
 use prbench_bench::{all, harness, judge, remote, rm, serve};
 
 use crate::cli::{
-    BenchAllArgs, BenchCommand, BenchJudgeArgs, BenchRemoteArgs, BenchRmArgs, BenchServeArgs, JudgeWorkerArgs, RemoteArgs, RmReferenceArgs, SyntheticBenchArgs,
+    BenchAllArgs, BenchAnnotateArgs, BenchCommand, BenchJudgeArgs, BenchRemoteArgs, BenchRmArgs, BenchServeArgs, JudgeWorkerArgs, RemoteArgs, RmReferenceArgs, SyntheticBenchArgs,
 };
 use crate::commands::serve_reward::{load_reward_model, serve_options};
 
@@ -23,6 +23,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         BenchCommand::Rm(args) => run_rm(&args),
         BenchCommand::Remote(args) => run_remote(&args),
         BenchCommand::Serve(args) => run_serve(&args),
+        BenchCommand::Annotate(args) => run_annotate(&args),
         BenchCommand::Harness(args) => run_harness(&args),
         BenchCommand::Report(args) => run_report(&args),
         BenchCommand::Judge(args) => run_judge(&args),
@@ -84,6 +85,21 @@ fn run_serve(a: &BenchServeArgs) -> Result<()> {
     let dropped = serve::dropped(&report);
     if dropped > 0 {
         bail!("{dropped} requests got no answer (connection error or over --timeout {} s)", a.timeout);
+    }
+    Ok(())
+}
+
+fn run_annotate(a: &BenchAnnotateArgs) -> Result<()> {
+    use prbench_annotate::load::{load_test, table, LoadOptions};
+    let opts = LoadOptions { annotators: a.annotators, seconds: a.seconds, items: a.items, reference_seconds: a.reference_seconds };
+    let report = load_test(&opts)?;
+    if a.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print!("{}", table(&report));
+    }
+    if report.lost > 0 {
+        bail!("{} acknowledged saves are not in the export", report.lost);
     }
     Ok(())
 }
