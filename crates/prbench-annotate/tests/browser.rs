@@ -62,7 +62,14 @@ fn inner_text(page: &Page) -> String {
 fn shot(page: &Page, selector: &str, name: &str) {
     if let Ok(dir) = std::env::var("PRBENCH_SCREENSHOTS") {
         std::fs::create_dir_all(&dir).unwrap();
+        // The sticky header would be drawn mid-page in a capture taller than the window.
+        page.eval(
+            "document.querySelector('header').style.position = 'static'; window.scrollTo(0, 0)",
+        )
+        .unwrap();
         page.screenshot_element(selector, Path::new(&dir).join(name))
+            .unwrap();
+        page.eval("document.querySelector('header').style.position = ''")
             .unwrap();
     }
 }
@@ -97,7 +104,11 @@ fn two_annotators_rate_one_by_keyboard_one_by_mouse_and_a_rating_can_be_changed(
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let (store, tokens) = new_store(dir.path(), &examples(4), &["ann", "bob"], 2);
+    // Four bundled sample items (real text for the screenshot).
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/sample");
+    let mut ex = prbench_data::load(sample, &[]).unwrap().examples;
+    ex.truncate(4);
+    let (store, tokens) = new_store(dir.path(), &ex, &["ann", "bob"], 2);
     let store = Arc::new(store);
     let (addr, _stop) = spawn_server(Arc::clone(&store));
     let url = |i: usize| prbench_annotate::server::page_url(addr, &tokens[i].1);
@@ -111,7 +122,11 @@ fn two_annotators_rate_one_by_keyboard_one_by_mouse_and_a_rating_can_be_changed(
             format!("{} of 4 rated", pos - 1)
         );
         if pos == 1 {
+            page.eval("document.getElementById('posts').open = true")
+                .unwrap();
             shot(&page, "body", "rating-page.png");
+            page.eval("document.getElementById('posts').open = false")
+                .unwrap();
         }
         let (a1, a2, better) = keyboard_scores(pos);
         for s in a1.iter().chain(&a2) {

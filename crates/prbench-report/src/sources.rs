@@ -211,7 +211,9 @@ pub struct CorrelationRecord {
 impl CorrelationRecord {
     /// One statistic by its JSON name (`spearman`, `weighted_tau`, `ndcg`, …).
     pub fn statistic(&self, name: &str) -> Option<f64> {
-        self.statistics.get(name).and_then(serde_json::Value::as_f64)
+        self.statistics
+            .get(name)
+            .and_then(serde_json::Value::as_f64)
     }
 }
 
@@ -251,7 +253,54 @@ pub fn read_build(dir: &Path) -> Result<BuildSource> {
     if !report_path.is_file() {
         return Err(layout(dir, "a build folder without build-report.md: the build stopped before it finished; rerun its `prbench build` command (it resumes from the cache)"));
     }
-    Ok(BuildSource { dir: dir.to_path_buf(), manifest, report: read_text(&report_path)? })
+    Ok(BuildSource {
+        dir: dir.to_path_buf(),
+        manifest,
+        report: read_text(&report_path)?,
+    })
+}
+
+/// A `prbench annotate serve` folder: its human-evaluation report.
+#[derive(Debug, Clone)]
+pub struct AnnotationSource {
+    /// The folder.
+    pub dir: PathBuf,
+    /// How many ratings and items it holds, in one line.
+    pub summary: String,
+    /// The report of `prbench annotate report` (Markdown), computed from the folder's store.
+    pub report: String,
+}
+
+/// Reads an annotation folder and computes its report (1,000 bootstrap resamples, seed 42, as
+/// `prbench annotate report` by default).
+///
+/// # Errors
+/// The store's errors (an unreadable or foreign `annotate.sqlite`), as a layout error naming
+/// the folder.
+pub fn read_annotation(dir: &Path) -> Result<AnnotationSource> {
+    let fail = |e: prbench_annotate::AnnotateError| {
+        layout(
+            dir,
+            format!("an annotation folder that cannot be read: {e}"),
+        )
+    };
+    let store = prbench_annotate::Store::open(dir).map_err(fail)?;
+    let report =
+        prbench_annotate::report::build(&store, &prbench_annotate::report::ReportConfig::default())
+            .map_err(fail)?;
+    let rated: usize = report.annotators.iter().map(|a| a.1).sum();
+    let assigned: usize = report.annotators.iter().map(|a| a.2).sum();
+    let summary = format!(
+        "{rated} of {assigned} assigned ratings saved by {} annotators over {} items of {}.",
+        report.annotators.len(),
+        report.items,
+        report.source
+    );
+    Ok(AnnotationSource {
+        dir: dir.to_path_buf(),
+        summary,
+        report: prbench_annotate::report::markdown(&report),
+    })
 }
 
 /// Everything given to `prbench report` / `prbench leaderboard`.
@@ -267,6 +316,8 @@ pub struct Sources {
     pub correlations: Vec<CorrelationSource>,
     /// `prbench build` output folders.
     pub builds: Vec<BuildSource>,
+    /// `prbench annotate serve` folders.
+    pub annotations: Vec<AnnotationSource>,
     /// Folders met while reading a folder of results and left out, each with why (unfinished
     /// runs): the commands print them and the report lists them.
     pub skipped: Vec<String>,
@@ -277,7 +328,11 @@ fn read_text(path: &Path) -> Result<String> {
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
-    serde_json::from_str(&read_text(path)?).map_err(|cause| ReportError::Json { path: path.into(), line: None, cause })
+    serde_json::from_str(&read_text(path)?).map_err(|cause| ReportError::Json {
+        path: path.into(),
+        line: None,
+        cause,
+    })
 }
 
 fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
@@ -287,7 +342,13 @@ fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
         if line.trim().is_empty() {
             continue;
         }
-        out.push(serde_json::from_str(line).map_err(|cause| ReportError::Json { path: path.into(), line: Some(i + 1), cause })?);
+        out.push(
+            serde_json::from_str(line).map_err(|cause| ReportError::Json {
+                path: path.into(),
+                line: Some(i + 1),
+                cause,
+            })?,
+        );
     }
     Ok(out)
 }
@@ -301,7 +362,11 @@ pub fn read_run(dir: &Path) -> Result<RunSource> {
     let manifest: serde_json::Value = read_json(&dir.join("manifest.json"))?;
     let summary: Summary = read_json(&dir.join("summary.json"))?;
     let outcomes: Vec<OutcomeRecord> = read_jsonl(&dir.join("outcomes.jsonl"))?;
-    let n = summary.rows.iter().find(|r| r.label == "micro").map(|r| r.tally.n);
+    let n = summary
+        .rows
+        .iter()
+        .find(|r| r.label == "micro")
+        .map(|r| r.tally.n);
     if let Some(n) = n {
         if n != outcomes.len() {
             return Err(layout(
@@ -323,7 +388,13 @@ pub fn read_run(dir: &Path) -> Result<RunSource> {
             plans.insert(p.example_id, p.aspects);
         }
     }
-    Ok(RunSource { dir: dir.to_path_buf(), manifest, summary, outcomes, plans })
+    Ok(RunSource {
+        dir: dir.to_path_buf(),
+        manifest,
+        summary,
+        outcomes,
+        plans,
+    })
 }
 
 /// Reads a Best-of-N folder's tables (`bon-*.json`).
@@ -335,7 +406,12 @@ pub fn read_bon(dir: &Path) -> Result<BonSource> {
     let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(io(dir))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "json") && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("bon-")))
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "json")
+                && p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("bon-"))
+        })
         .collect();
     names.sort();
     let mut tables = Vec::new();
@@ -345,7 +421,11 @@ pub fn read_bon(dir: &Path) -> Result<BonSource> {
     if tables.is_empty() {
         return Err(layout(dir, "a Best-of-N folder without a table (bon-<judge>.json): run `prbench bon judge` and `prbench bon score` on it first"));
     }
-    Ok(BonSource { dir: dir.to_path_buf(), manifest, tables })
+    Ok(BonSource {
+        dir: dir.to_path_buf(),
+        manifest,
+        tables,
+    })
 }
 
 /// What a path holds.
@@ -353,6 +433,7 @@ enum Kind {
     Run,
     Bon,
     Build,
+    Annotation,
     Matrix,
     Correlation,
     /// A run folder without `summary.json`: the run stopped before it finished.
@@ -363,7 +444,10 @@ enum Kind {
 
 /// Why an unfinished run folder is not shown, and how to finish it.
 fn unfinished(dir: &Path) -> String {
-    let id = dir.file_name().map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let id = dir.file_name().map_or_else(
+        || dir.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     format!(
         "an unfinished run (manifest.json but no summary.json: it stopped before it finished); resume it by rerunning its `prbench eval` command with the run id it used (`--run-id {id}`, or for a multi-condition command its id without the `-<condition>` suffix)"
     )
@@ -380,6 +464,9 @@ fn classify(path: &Path) -> Result<Kind> {
         if path.join(BUILD_MANIFEST).is_file() {
             return Ok(Kind::Build);
         }
+        if path.join(prbench_annotate::store::STORE_FILE).is_file() {
+            return Ok(Kind::Annotation);
+        }
         if path.join("manifest.json").is_file() && path.join("outcomes.jsonl").is_file() {
             return Ok(Kind::Unfinished);
         }
@@ -388,7 +475,10 @@ fn classify(path: &Path) -> Result<Kind> {
     if !path.exists() {
         return Err(layout(path, "no such file or folder"));
     }
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
     if name == "summary.json" {
         return Ok(Kind::Run);
     }
@@ -401,11 +491,20 @@ fn classify(path: &Path) -> Result<Kind> {
             return Ok(Kind::Correlation);
         }
         if v.get("rows").is_some() && v.get("ks").is_some() {
-            return Err(layout(path, "a Best-of-N table: give its folder instead (the report reads every table in it)"));
+            return Err(layout(
+                path,
+                "a Best-of-N table: give its folder instead (the report reads every table in it)",
+            ));
         }
     }
     if name.ends_with(".md") && path.with_extension("json").is_file() {
-        return Err(layout(path, format!("give the JSON beside it, `{}`", path.with_extension("json").display())));
+        return Err(layout(
+            path,
+            format!(
+                "give the JSON beside it, `{}`",
+                path.with_extension("json").display()
+            ),
+        ));
     }
     Err(layout(
         path,
@@ -439,7 +538,11 @@ fn add(s: &mut Sources, seen: &mut BTreeMap<PathBuf, ()>, path: &Path, top: bool
     }
     match classify(path)? {
         Kind::Run => {
-            let dir = if path.is_dir() { path.to_path_buf() } else { path.parent().unwrap_or(Path::new(".")).to_path_buf() };
+            let dir = if path.is_dir() {
+                path.to_path_buf()
+            } else {
+                path.parent().unwrap_or(Path::new(".")).to_path_buf()
+            };
             if !path.is_dir() && seen.insert(canonical(&dir), ()).is_some() {
                 return Ok(());
             }
@@ -447,9 +550,17 @@ fn add(s: &mut Sources, seen: &mut BTreeMap<PathBuf, ()>, path: &Path, top: bool
         }
         Kind::Bon => s.bons.push(read_bon(path)?),
         Kind::Build => s.builds.push(read_build(path)?),
+        Kind::Annotation => s.annotations.push(read_annotation(path)?),
         Kind::Unfinished if top => return Err(layout(path, unfinished(path))),
-        Kind::Unfinished => s.skipped.push(format!("`{}` left out: {}", path.display(), unfinished(path))),
-        Kind::Correlation => s.correlations.push(CorrelationSource { path: path.into(), correlation: read_json(path)? }),
+        Kind::Unfinished => s.skipped.push(format!(
+            "`{}` left out: {}",
+            path.display(),
+            unfinished(path)
+        )),
+        Kind::Correlation => s.correlations.push(CorrelationSource {
+            path: path.into(),
+            correlation: read_json(path)?,
+        }),
         Kind::Matrix => {
             let matrix: Matrix = read_json(path)?;
             let base = match path.parent() {
@@ -463,27 +574,60 @@ fn add(s: &mut Sources, seen: &mut BTreeMap<PathBuf, ()>, path: &Path, top: bool
                 }
                 add(s, seen, &dir, false)?;
             }
-            s.matrices.push(MatrixSource { path: path.into(), matrix });
+            s.matrices.push(MatrixSource {
+                path: path.into(),
+                matrix,
+            });
         }
         Kind::Folder => {
             if !top {
                 return Ok(());
             }
-            let mut children: Vec<PathBuf> = std::fs::read_dir(path).map_err(io(path))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            let mut children: Vec<PathBuf> = std::fs::read_dir(path)
+                .map_err(io(path))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .collect();
             children.sort();
-            let before = (s.runs.len(), s.matrices.len(), s.bons.len(), s.correlations.len(), s.builds.len());
+            let before = (
+                s.runs.len(),
+                s.matrices.len(),
+                s.bons.len(),
+                s.correlations.len(),
+                s.builds.len(),
+            );
             // Matrices first, so their runs come in condition order.
-            let is_matrix = |c: &PathBuf| c.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with("-matrix.json"));
+            let is_matrix = |c: &PathBuf| {
+                c.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.ends_with("-matrix.json"))
+            };
             for c in children.iter().filter(|c| is_matrix(c)) {
                 add(s, seen, c, false)?;
             }
             for c in children.iter().filter(|c| !is_matrix(c)) {
-                if c.is_dir() && (c.join("summary.json").is_file() || c.join("samples.jsonl").is_file() || c.join("manifest.json").is_file() || c.join(BUILD_MANIFEST).is_file()) {
+                if c.is_dir()
+                    && (c.join("summary.json").is_file()
+                        || c.join("samples.jsonl").is_file()
+                        || c.join("manifest.json").is_file()
+                        || c.join(BUILD_MANIFEST).is_file())
+                {
                     add(s, seen, c, false)?;
                 }
             }
-            if before == (s.runs.len(), s.matrices.len(), s.bons.len(), s.correlations.len(), s.builds.len()) {
-                let why = if s.skipped.is_empty() { String::new() } else { format!(" ({})", s.skipped.join("; ")) };
+            if before
+                == (
+                    s.runs.len(),
+                    s.matrices.len(),
+                    s.bons.len(),
+                    s.correlations.len(),
+                    s.builds.len(),
+                )
+            {
+                let why = if s.skipped.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", s.skipped.join("; "))
+                };
                 return Err(layout(path, format!("holds no finished run folder, conditioning matrix, Best-of-N folder or build folder (one level down){why}")));
             }
         }

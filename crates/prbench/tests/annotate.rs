@@ -149,8 +149,10 @@ fn a_sigkill_loses_no_acknowledged_rating_and_each_annotator_resumes_where_they_
     for d in ["factuality", "relevance", "helpfulness", "rubric_fit"] {
         assert!(j[d]["n_units"].is_u64() && j[d].get("alpha_interval").is_some() && j[d].get("alpha_ordinal").is_some(), "{d}: {j}");
     }
-    let o = prbench(&["annotate", "agreement", "--ratings", csv.to_str().unwrap()], tmp.path());
+    let o = prbench(&["annotate", "agreement", "--ratings", csv.to_str().unwrap(), "--json"], tmp.path());
     assert!(text(&o.stderr).contains("columns not used: item_id, subset, label"), "{}", text(&o.stderr));
+    let o = prbench(&["annotate", "agreement", "--ratings", csv.to_str().unwrap()], tmp.path());
+    assert!(text(&o.stdout).contains("| rubric_fit | ") && text(&o.stdout).contains("`item_id`"), "{}", text(&o.stdout));
     let o = prbench(&["annotate", "report", "--out", out.to_str().unwrap()], tmp.path());
     assert!(o.status.success(), "{}", text(&o.stderr));
     let md = std::fs::read_to_string(out.join("annotate-report.md")).unwrap();

@@ -128,7 +128,7 @@ pub fn markdown(r: &AnnotationReport) -> String {
     let _ = writeln!(o, "\n## Agreement between annotators\n");
     let _ = writeln!(
         o,
-        "Krippendorff's alpha per dimension; a unit is one answer of one item.\n"
+        "A unit is one answer of one item; its values are the annotators' scores of that answer.\n"
     );
     o.push_str(&markdown_table(&r.agreement));
     let p = &r.preference;

@@ -12,7 +12,7 @@ use crate::agreement::{
 };
 use crate::dims::Dimension;
 use crate::error::AnnotateError;
-use crate::export::{self, Format};
+use crate::export;
 use crate::store::{RatedItem, Store};
 
 /// Settings of [`build`].
@@ -269,17 +269,27 @@ pub fn build(store: &Store, cfg: &ReportConfig) -> Result<AnnotationReport, Anno
         .map(|(name, s)| label_row(name, &by.items(*s), cfg))
         .collect();
 
-    // Agreement: the same path as `annotate agreement` on the CSV export.
-    let mut csv = Vec::new();
-    export::write(
-        &export::rows(&ratings),
-        Format::Csv,
-        &mut csv,
-        std::path::Path::new("ratings.csv"),
-    )?;
+    // Agreement: the same path as `annotate agreement` on the export's four columns.
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let io = |e: csv::Error| AnnotateError::Io {
+        path: store.path().to_path_buf(),
+        source: std::io::Error::other(e),
+    };
+    w.write_record(crate::agreement::REQUIRED_COLUMNS)
+        .map_err(io)?;
+    for r in export::rows(&ratings) {
+        w.write_record([
+            r.annotator.as_str(),
+            r.unit.as_str(),
+            r.dimension,
+            &r.score.to_string(),
+        ])
+        .map_err(io)?;
+    }
+    let csv = w.into_inner().map_err(|e| io(e.into_error().into()))?;
     let boot = AlphaBootstrapConfig::new(cfg.resamples, cfg.seed, 0.95)
         .map_err(|e| AnnotateError::Items(e.to_string()))?;
-    let parsed = Ratings::from_csv_reader("the folder's ratings", csv.as_slice())
+    let parsed = Ratings::from_csv_reader("annotate export", csv.as_slice())
         .map_err(|e| AnnotateError::Items(format!("the export does not read back: {e}")))?;
     let agreement_report = agreement(&parsed, &AgreementConfig { bootstrap: boot });
 

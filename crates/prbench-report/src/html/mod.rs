@@ -81,7 +81,12 @@ fn num(v: Option<f64>) -> String {
 }
 
 fn acc_cell(col: &str, r: Option<&crate::summary::AccuracyRow>) -> Cell {
-    Cell { title: String::new(), text: plots::acc_text(r), v: num(r.and_then(|r| r.strict)), col: col.into() }
+    Cell {
+        title: String::new(),
+        text: plots::acc_text(r),
+        v: num(r.and_then(|r| r.strict)),
+        col: col.into(),
+    }
 }
 
 fn leaderboard_rows(lb: &Leaderboard) -> (Vec<String>, Vec<Row>) {
@@ -92,28 +97,75 @@ fn leaderboard_rows(lb: &Leaderboard) -> (Vec<String>, Vec<Row>) {
     }
     cols.extend(["n", "debiased", "micro", "macro"].map(String::from));
     cols.extend(lb.subsets.iter().cloned());
-    cols.extend(["both orders", "consistency", "unparsed", "ties", "errors", "truncated"].map(String::from));
-    let plain = |text: String, v: String, col: &str| Cell { title: String::new(), text, v, col: col.into() };
+    cols.extend(
+        [
+            "both orders",
+            "consistency",
+            "unparsed",
+            "ties",
+            "errors",
+            "truncated",
+        ]
+        .map(String::from),
+    );
+    let plain = |text: String, v: String, col: &str| Cell {
+        title: String::new(),
+        text,
+        v,
+        col: col.into(),
+    };
     let rows = lb
         .rows
         .iter()
         .map(|r| {
             let (model, condition) = leaderboard::row_label(r);
-            let mut cells = vec![Cell { text: plots::short_model(&model), title: model, v: r.model.clone(), col: "model".into() }, plain(condition, r.condition.clone(), "condition")];
+            let mut cells = vec![
+                Cell {
+                    text: plots::short_model(&model),
+                    title: model,
+                    v: r.model.clone(),
+                    col: "model".into(),
+                },
+                plain(condition, r.condition.clone(), "condition"),
+            ];
             if grouped {
                 // Sorting by this column keeps each dataset's rows together, in group order.
-                cells.push(plain(lb.groups[r.group].label(), r.group.to_string(), "dataset"));
+                cells.push(plain(
+                    lb.groups[r.group].label(),
+                    r.group.to_string(),
+                    "dataset",
+                ));
             }
             cells.push(plain(r.n.to_string(), r.n.to_string(), "n"));
-            cells.push(acc_cell("debiased", r.debiased.as_deref().and_then(|b| LeaderRow::row(b, "micro"))));
+            cells.push(acc_cell(
+                "debiased",
+                r.debiased
+                    .as_deref()
+                    .and_then(|b| LeaderRow::row(b, "micro")),
+            ));
             cells.push(acc_cell("micro", LeaderRow::row(&r.rows, "micro")));
             cells.push(acc_cell("macro", LeaderRow::row(&r.rows, "macro")));
             for s in &lb.subsets {
                 cells.push(acc_cell(s, LeaderRow::row(&r.rows, s)));
             }
-            cells.push(acc_cell("both orders", r.both_orders.as_deref().and_then(|b| LeaderRow::row(b, "micro"))));
-            cells.push(plain(r.consistency.map_or("—".into(), |c| format!("{:.1}", c * 100.0)), num(r.consistency), "consistency"));
-            for (col, v) in [("unparsed", r.unparsed), ("ties", r.ties), ("errors", r.errors), ("truncated", r.truncated)] {
+            cells.push(acc_cell(
+                "both orders",
+                r.both_orders
+                    .as_deref()
+                    .and_then(|b| LeaderRow::row(b, "micro")),
+            ));
+            cells.push(plain(
+                r.consistency
+                    .map_or("—".into(), |c| format!("{:.1}", c * 100.0)),
+                num(r.consistency),
+                "consistency",
+            ));
+            for (col, v) in [
+                ("unparsed", r.unparsed),
+                ("ties", r.ties),
+                ("errors", r.errors),
+                ("truncated", r.truncated),
+            ] {
                 cells.push(plain(v.to_string(), v.to_string(), col));
             }
             Row {
@@ -133,11 +185,23 @@ fn leaderboard_rows(lb: &Leaderboard) -> (Vec<String>, Vec<Row>) {
     (cols, rows)
 }
 
-fn figure(title: impl Into<String>, drawn: std::result::Result<String, String>, caption: impl Into<String>) -> Figure {
+fn figure(
+    title: impl Into<String>,
+    drawn: std::result::Result<String, String>,
+    caption: impl Into<String>,
+) -> Figure {
     let title = title.into();
     match drawn {
-        Ok(svg) => Figure { title, svg: Value::from_safe_string(svg), caption: caption.into() },
-        Err(why) => Figure { title, svg: Value::from(format!("(chart not drawn: {why})")), caption: caption.into() },
+        Ok(svg) => Figure {
+            title,
+            svg: Value::from_safe_string(svg),
+            caption: caption.into(),
+        },
+        Err(why) => Figure {
+            title,
+            svg: Value::from(format!("(chart not drawn: {why})")),
+            caption: caption.into(),
+        },
     }
 }
 
@@ -161,14 +225,20 @@ fn provenance(sources: &Sources) -> Vec<(String, Vec<(String, String)>)> {
         .iter()
         .map(|r| {
             let m = &r.manifest;
-            let id = r.dir.file_name().map_or_else(|| r.summary.run_id.clone(), |n| n.to_string_lossy().into_owned());
+            let id = r.dir.file_name().map_or_else(
+                || r.summary.run_id.clone(),
+                |n| n.to_string_lossy().into_owned(),
+            );
             let fields = vec![
                 ("folder".to_string(), r.dir.display().to_string()),
                 ("model".into(), get(m, &["model", "spec"])),
                 ("engine".into(), get(m, &["model", "engine"])),
                 ("model hash".into(), get(m, &["model", "file_hash"])),
                 ("model revision".into(), get(m, &["model", "revision"])),
-                ("chat template hash".into(), get(m, &["model", "chat_template_hash"])),
+                (
+                    "chat template hash".into(),
+                    get(m, &["model", "chat_template_hash"]),
+                ),
                 ("template hash".into(), get(m, &["template_hash"])),
                 ("condition".into(), get(m, &["condition"])),
                 ("dataset".into(), get(m, &["dataset"])),
@@ -194,9 +264,18 @@ pub fn render(sources: &Sources, opts: &ReportOptions) -> Result<String> {
 }
 
 /// [`render`] reusing datasets loaded for an earlier report ([`payload::build_with`]).
-fn render_with(sources: &Sources, opts: &ReportOptions, datasets: &mut Vec<prbench_data::Dataset>) -> Result<String> {
-    if sources.runs.is_empty() && sources.bons.is_empty() && sources.correlations.is_empty() && sources.builds.is_empty() {
-        return Err(ReportError::Layout { path: ".".into(), reason: "nothing to report: give run folders, matrices, Best-of-N folders, build folders or correlate results".into() });
+fn render_with(
+    sources: &Sources,
+    opts: &ReportOptions,
+    datasets: &mut Vec<prbench_data::Dataset>,
+) -> Result<String> {
+    if sources.runs.is_empty()
+        && sources.bons.is_empty()
+        && sources.correlations.is_empty()
+        && sources.builds.is_empty()
+        && sources.annotations.is_empty()
+    {
+        return Err(ReportError::Layout { path: ".".into(), reason: "nothing to report: give run folders, matrices, Best-of-N folders, build folders, annotation folders or correlate results".into() });
     }
     let lb = leaderboard::build(&sources.runs);
     let (columns, rows) = leaderboard_rows(&lb);
@@ -221,14 +300,23 @@ fn render_with(sources: &Sources, opts: &ReportOptions, datasets: &mut Vec<prben
             .matrix
             .blocks
             .iter()
-            .map(|b| figure(b.metric.clone(), plots::matrix_heatmap(&m.matrix, b), b.meaning.clone()))
+            .map(|b| {
+                figure(
+                    b.metric.clone(),
+                    plots::matrix_heatmap(&m.matrix, b),
+                    b.meaning.clone(),
+                )
+            })
             .collect();
         matrices.push(context! { title => format!("{} on {}", m.matrix.model, m.matrix.dataset), path => m.path.display().to_string(), figures => Value::from(Serde(&figs)) });
     }
     let mut bons = Vec::new();
     for b in &sources.bons {
         for t in &b.tables {
-            let has_ci = t.rows.iter().all(|r| r.curve.iter().all(|p| p.overall_ci.is_some()));
+            let has_ci = t
+                .rows
+                .iter()
+                .all(|r| r.curve.iter().all(|p| p.overall_ci.is_some()));
             bons.push(figure(
                 format!("Best-of-N: {} (judge {})", b.dir.display(), t.judge),
                 plots::bon_curves(t),
@@ -250,8 +338,16 @@ fn render_with(sources: &Sources, opts: &ReportOptions, datasets: &mut Vec<prben
         });
     }
     let builds: Vec<Value> = sources.builds.iter().map(build_section).collect();
+    let annotations: Vec<Value> = sources
+        .annotations
+        .iter()
+        .map(|a| context! { dir => a.dir.display().to_string(), summary => a.summary.clone(), html => Value::from_safe_string(markdown::to_safe_html_anchored(without_title(&a.report))) })
+        .collect();
     let payload = payload::build_with(&sources.runs, opts.data.as_deref(), datasets)?;
-    let json = payload::to_script_json(&payload).map_err(|e| ReportError::Layout { path: ".".into(), reason: format!("serialising the report data: {e}") })?;
+    let json = payload::to_script_json(&payload).map_err(|e| ReportError::Layout {
+        path: ".".into(),
+        reason: format!("serialising the report data: {e}"),
+    })?;
     let mut notes = sources.skipped.clone();
     if lb.groups.len() > 1 {
         notes.push(format!(
@@ -263,12 +359,27 @@ fn render_with(sources: &Sources, opts: &ReportOptions, datasets: &mut Vec<prben
     if lb.rows.iter().any(|r| r.upper_bound) {
         notes.push("Rows under `oracle` are upper bounds: the model was shown the ground-truth rubric aspects. They are not benchmark scores and are listed last.".to_string());
     }
-    for kind in lb.rows.iter().map(|r| r.dataset_kind.as_str()).filter(|k| *k != "prb").collect::<std::collections::BTreeSet<_>>() {
+    for kind in lb
+        .rows
+        .iter()
+        .map(|r| r.dataset_kind.as_str())
+        .filter(|k| *k != "prb")
+        .collect::<std::collections::BTreeSet<_>>()
+    {
         notes.push(format!("Some runs are on data converted from `{kind}`, not Personalized-RewardBench: their figures are not comparable with the paper's."));
     }
     let mut env = Environment::new();
-    env.add_template("report.html", TEMPLATE).map_err(|e| ReportError::Layout { path: "report.html".into(), reason: e.to_string() })?;
-    let tmpl = env.get_template("report.html").map_err(|e| ReportError::Layout { path: "report.html".into(), reason: e.to_string() })?;
+    env.add_template("report.html", TEMPLATE)
+        .map_err(|e| ReportError::Layout {
+            path: "report.html".into(),
+            reason: e.to_string(),
+        })?;
+    let tmpl = env
+        .get_template("report.html")
+        .map_err(|e| ReportError::Layout {
+            path: "report.html".into(),
+            reason: e.to_string(),
+        })?;
     tmpl.render(context! {
         title => opts.title.clone().unwrap_or_else(|| "prbench report".into()),
         generator => opts.generator.clone(),
@@ -280,6 +391,7 @@ fn render_with(sources: &Sources, opts: &ReportOptions, datasets: &mut Vec<prben
         bons => Value::from(Serde(&bons)),
         correlations => correlations,
         builds => builds,
+        annotations => annotations,
         provenance => provenance(sources),
         n_runs => sources.runs.len(),
         n_outcomes => payload.outcomes.len(),
@@ -287,7 +399,18 @@ fn render_with(sources: &Sources, opts: &ReportOptions, datasets: &mut Vec<prben
         css => Value::from_safe_string(CSS.to_string()),
         js => Value::from_safe_string(JS.to_string()),
     })
-    .map_err(|e| ReportError::Layout { path: "report.html".into(), reason: format!("rendering: {e}") })
+    .map_err(|e| ReportError::Layout {
+        path: "report.html".into(),
+        reason: format!("rendering: {e}"),
+    })
+}
+
+/// `markdown` without its first line when that is a `# ` title (the section has its own).
+fn without_title(markdown: &str) -> &str {
+    match markdown.split_once('\n') {
+        Some((first, rest)) if first.starts_with("# ") => rest,
+        _ => markdown,
+    }
 }
 
 /// One build folder's part of the report: a line of what it is (from `build/build.json`) and
@@ -295,12 +418,18 @@ fn render_with(sources: &Sources, opts: &ReportOptions, datasets: &mut Vec<prben
 fn build_section(b: &crate::sources::BuildSource) -> Value {
     let m = &b.manifest;
     let s = |v: &serde_json::Value| v.as_str().unwrap_or("?").to_string();
-    let all = m["counts"].as_array().and_then(|c| c.iter().find(|c| c["subset"] == "all"));
+    let all = m["counts"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["subset"] == "all"));
     let summary = format!(
         "From {} by generator {}, audited by {}: {} of {} pairs kept. prbench {}.",
         s(&m["input"]["source"]),
         s(&m["generator"]["spec"]),
-        if m["judge"].is_null() { "nobody (--skip-audit)".to_string() } else { s(&m["judge"]["spec"]) },
+        if m["judge"].is_null() {
+            "nobody (--skip-audit)".to_string()
+        } else {
+            s(&m["judge"]["spec"])
+        },
         all.map_or("?".into(), |a| a["kept"].to_string()),
         all.map_or("?".into(), |a| a["examples"].to_string()),
         s(&m["code_version"]),
@@ -315,8 +444,15 @@ fn build_section(b: &crate::sources::BuildSource) -> Value {
 ///
 /// # Errors
 /// As [`render`], or when a file cannot be written (named).
-pub fn write_eval_reports(run_dirs: &[std::path::PathBuf], matrix_json: Option<&std::path::Path>, generator: &str) -> Result<Vec<std::path::PathBuf>> {
-    let opts = ReportOptions { generator: generator.to_string(), ..ReportOptions::default() };
+pub fn write_eval_reports(
+    run_dirs: &[std::path::PathBuf],
+    matrix_json: Option<&std::path::Path>,
+    generator: &str,
+) -> Result<Vec<std::path::PathBuf>> {
+    let opts = ReportOptions {
+        generator: generator.to_string(),
+        ..ReportOptions::default()
+    };
     let all = match matrix_json {
         Some(m) => crate::sources::load(&[m.to_path_buf()])?,
         None => crate::sources::load(run_dirs)?,
@@ -330,11 +466,22 @@ pub fn write_eval_reports(run_dirs: &[std::path::PathBuf], matrix_json: Option<&
         Ok(())
     };
     for run in &all.runs {
-        write(&Sources { runs: vec![run.clone()], ..Sources::default() }, run.dir.join("report.html"))?;
+        write(
+            &Sources {
+                runs: vec![run.clone()],
+                ..Sources::default()
+            },
+            run.dir.join("report.html"),
+        )?;
     }
     if let Some(m) = matrix_json {
-        let name = m.file_name().and_then(|n| n.to_str()).unwrap_or("matrix.json");
-        let base = name.strip_suffix("-matrix.json").unwrap_or(name.trim_end_matches(".json"));
+        let name = m
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("matrix.json");
+        let base = name
+            .strip_suffix("-matrix.json")
+            .unwrap_or(name.trim_end_matches(".json"));
         write(&all, m.with_file_name(format!("{base}-report.html")))?;
     }
     Ok(written)

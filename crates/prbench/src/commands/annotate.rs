@@ -129,11 +129,12 @@ fn agreement_cmd(args: AnnotateAgreementArgs) -> Result<()> {
     let cfg = agreement::AgreementConfig { bootstrap: agreement::AlphaBootstrapConfig::new(args.resamples, args.seed, 0.95)? };
     let rep = agreement::agreement(&ratings, &cfg);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&rep.dimensions)?);
-    } else {
         if !ratings.ignored_columns().is_empty() {
             eprintln!("prbench: columns not used: {}", ratings.ignored_columns().join(", "));
         }
+        println!("{}", serde_json::to_string_pretty(&rep.dimensions)?);
+    } else {
+        // The table names the columns it did not use.
         print!("{}", agreement::markdown_table(&rep));
     }
     Ok(())
