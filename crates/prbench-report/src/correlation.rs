@@ -25,8 +25,8 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use prbench_stats::rank::{
-    bootstrap_correlations, correlations, leave_one_out, spearman_permutation_p,
-    CorrelationBootstrap, CorrelationSet, LeaveOneOut, PermutationTest, RankError, DEFAULT_RBO_P,
+    bootstrap_correlations, correlations, leave_one_out, spearman_permutation_p, CorrelationBootstrap, CorrelationSet, LeaveOneOut, PermutationTest, RankError,
+    DEFAULT_RBO_P,
 };
 
 /// Which benchmark figure of a run summary to use.
@@ -196,10 +196,7 @@ fn is_csv(p: &PathBuf) -> bool {
 /// Refuses flag combinations that would be silently ignored.
 fn check_options(opts: &CorrelationOptions) -> Result<()> {
     if !(opts.rbo_p > 0.0 && opts.rbo_p < 1.0) {
-        invalid!(
-            "--rbo-p is the RBO persistence, strictly between 0 and 1 (got {})",
-            opts.rbo_p
-        );
+        invalid!("--rbo-p is the RBO persistence, strictly between 0 and 1 (got {})", opts.rbo_p);
     }
     if opts.benchmark.iter().all(is_csv) {
         if opts.metric != Metric::Auto {
@@ -257,18 +254,11 @@ pub fn correlate(opts: &CorrelationOptions, note: &mut dyn FnMut(&str)) -> Resul
                 models.push((b.label(), b.score, d.score));
                 sources.push(format!("{}: {} ↔ {}", b.label(), b.source, d.source));
             }
-            None if b.implicit => note(&format!(
-                "note: control baseline `{}` has no downstream score; left out",
-                b.model
-            )),
+            None if b.implicit => note(&format!("note: control baseline `{}` has no downstream score; left out", b.model)),
             None => unmatched.push(b.label()),
         }
     }
-    let extra: Vec<String> = down
-        .iter()
-        .filter(|d| !bench.iter().any(|b| matches(b, d)))
-        .map(Entry::label)
-        .collect();
+    let extra: Vec<String> = down.iter().filter(|d| !bench.iter().any(|b| matches(b, d))).map(Entry::label).collect();
     if !unmatched.is_empty() || !extra.is_empty() {
         invalid!(
             "every model needs both scores. Only benchmark: {}. Only downstream: {}. Models are matched by spec (as given to --model) or by a BoN scores file name, and by condition when both sides name one",
@@ -278,19 +268,11 @@ pub fn correlate(opts: &CorrelationOptions, note: &mut dyn FnMut(&str)) -> Resul
     }
     let x: Vec<f64> = models.iter().map(|m| m.1).collect();
     let y: Vec<f64> = models.iter().map(|m| m.2).collect();
-    let statistics =
-        correlations(&x, &y, opts.rbo_p).map_err(|e| explain(e, &report_models(&models)))?;
+    let statistics = correlations(&x, &y, opts.rbo_p).map_err(|e| explain(e, &report_models(&models)))?;
     let permutation = spearman_permutation_p(&x, &y, opts.permutations, opts.seed)?;
     let bootstrap = bootstrap_correlations(&x, &y, opts.rbo_p, opts.bootstrap, opts.seed, 0.95)?;
     let loo = leave_one_out(&x, &y, opts.rbo_p)?;
-    Ok(Correlation {
-        models,
-        statistics,
-        permutation,
-        bootstrap,
-        leave_one_out: loo,
-        sources,
-    })
+    Ok(Correlation { models, statistics, permutation, bootstrap, leave_one_out: loo, sources })
 }
 
 impl Entry {
@@ -305,33 +287,20 @@ impl Entry {
 
 /// Same model (spec, or a BoN file name), and same condition when both sides name one.
 fn matches(b: &Entry, d: &Entry) -> bool {
-    (d.model == b.model || d.aliases.contains(&b.model))
-        && (b.condition.is_none() || d.condition.is_none() || b.condition == d.condition)
+    (d.model == b.model || d.aliases.contains(&b.model)) && (b.condition.is_none() || d.condition.is_none() || b.condition == d.condition)
 }
 
 fn check_unique(entries: &[Entry], flag: &str) -> Result<()> {
     for (i, e) in entries.iter().enumerate() {
-        if let Some(other) = entries[..i]
-            .iter()
-            .find(|o| o.model == e.model && o.condition == e.condition)
-        {
-            invalid!(
-                "{flag}: model {} appears twice ({} and {}); give each model once",
-                e.label(),
-                other.source,
-                e.source
-            );
+        if let Some(other) = entries[..i].iter().find(|o| o.model == e.model && o.condition == e.condition) {
+            invalid!("{flag}: model {} appears twice ({} and {}); give each model once", e.label(), other.source, e.source);
         }
     }
     Ok(())
 }
 
 fn report_models(models: &[(String, f64, f64)]) -> String {
-    models
-        .iter()
-        .map(|(m, b, d)| format!("{m}: {b} / {d}"))
-        .collect::<Vec<_>>()
-        .join("; ")
+    models.iter().map(|(m, b, d)| format!("{m}: {b} / {d}")).collect::<Vec<_>>().join("; ")
 }
 
 /// A statistics error with the models and scores, and what to do.
@@ -361,58 +330,19 @@ pub fn render(r: &Correlation, rbo_p: f64) -> String {
     let b = &r.bootstrap.stats;
     let l = &r.leave_one_out.range;
     let rows = [
-        (
-            "Spearman rho",
-            r.statistics.spearman,
-            &b.spearman,
-            &l.spearman,
-        ),
-        (
-            "Kendall tau-b",
-            r.statistics.kendall_tau_b,
-            &b.kendall_tau_b,
-            &l.kendall_tau_b,
-        ),
-        (
-            "weighted tau (hyperbolic)",
-            r.statistics.weighted_tau,
-            &b.weighted_tau,
-            &l.weighted_tau,
-        ),
-        (
-            "NDCG (relevance = downstream)",
-            r.statistics.ndcg,
-            &b.ndcg,
-            &l.ndcg,
-        ),
+        ("Spearman rho", r.statistics.spearman, &b.spearman, &l.spearman),
+        ("Kendall tau-b", r.statistics.kendall_tau_b, &b.kendall_tau_b, &l.kendall_tau_b),
+        ("weighted tau (hyperbolic)", r.statistics.weighted_tau, &b.weighted_tau, &l.weighted_tau),
+        ("NDCG (relevance = downstream)", r.statistics.ndcg, &b.ndcg, &l.ndcg),
     ];
     let rbo_label = format!("RBO (extrapolated, p = {rbo_p})");
-    for (name, v, ci, lo) in rows.into_iter().chain(std::iter::once((
-        rbo_label.as_str(),
-        r.statistics.rbo,
-        &b.rbo,
-        &l.rbo,
-    ))) {
-        let ci_text = ci
-            .ci
-            .map_or("–".into(), |c| format!("[{:.4}, {:.4}]", c.lo, c.hi));
+    for (name, v, ci, lo) in rows.into_iter().chain(std::iter::once((rbo_label.as_str(), r.statistics.rbo, &b.rbo, &l.rbo))) {
+        let ci_text = ci.ci.map_or("–".into(), |c| format!("[{:.4}, {:.4}]", c.lo, c.hi));
         let loo = match (lo.min, lo.max) {
             (Some(a), Some(z)) => format!("{a:.4} … {z:.4}"),
             _ => "–".into(),
-        } + &if lo.undefined > 0 {
-            format!(
-                " ({} drop{} undefined)",
-                lo.undefined,
-                if lo.undefined == 1 { "" } else { "s" }
-            )
-        } else {
-            String::new()
-        };
-        let _ = writeln!(
-            s,
-            "| {name} | {v:.4} | {ci_text} | {} | {loo} |",
-            ci.undefined
-        );
+        } + &if lo.undefined > 0 { format!(" ({} drop{} undefined)", lo.undefined, if lo.undefined == 1 { "" } else { "s" }) } else { String::new() };
+        let _ = writeln!(s, "| {name} | {v:.4} | {ci_text} | {} | {loo} |", ci.undefined);
     }
     let _ = writeln!(
         s,

@@ -53,8 +53,5 @@ pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Rep
 }
 
 pub(crate) fn layout(path: impl Into<PathBuf>, reason: impl Into<String>) -> ReportError {
-    ReportError::Layout {
-        path: path.into(),
-        reason: reason.into(),
-    }
+    ReportError::Layout { path: path.into(), reason: reason.into() }
 }

@@ -89,13 +89,7 @@ impl LeaderRow {
 
     /// What the headline is.
     pub fn headline_metric(&self) -> &'static str {
-        if self
-            .debiased
-            .as_deref()
-            .and_then(|d| Self::row(d, "micro"))
-            .and_then(|r| r.strict)
-            .is_some()
-        {
+        if self.debiased.as_deref().and_then(|d| Self::row(d, "micro")).and_then(|r| r.strict).is_some() {
             "position-debiased"
         } else {
             "strict"
@@ -119,11 +113,7 @@ pub struct Group {
 impl Group {
     /// `data/sample, 12 items` (with ` — not Personalized-RewardBench` for adapted data).
     pub fn label(&self) -> String {
-        let kind = if self.dataset_kind == "prb" {
-            String::new()
-        } else {
-            format!(" ({}: not Personalized-RewardBench)", self.dataset_kind)
-        };
+        let kind = if self.dataset_kind == "prb" { String::new() } else { format!(" ({}: not Personalized-RewardBench)", self.dataset_kind) };
         format!("{}{kind}, {} items", self.dataset, self.n)
     }
 }
@@ -159,12 +149,7 @@ pub fn build(runs: &[RunSource]) -> Leaderboard {
             Some(g) => g,
             None => {
                 group_keys.push(key);
-                groups.push(Group {
-                    dataset: s.dataset.clone(),
-                    dataset_kind: s.dataset_kind.clone(),
-                    dataset_hash: s.dataset_hash.clone(),
-                    n: run.outcomes.len(),
-                });
+                groups.push(Group { dataset: s.dataset.clone(), dataset_kind: s.dataset_kind.clone(), dataset_hash: s.dataset_hash.clone(), n: run.outcomes.len() });
                 groups.len() - 1
             }
         };
@@ -175,18 +160,11 @@ pub fn build(runs: &[RunSource]) -> Leaderboard {
         }
         let micro = LeaderRow::row(&s.rows, "micro");
         let tally = micro.map(|r| r.tally).unwrap_or_default();
-        let run_id = run
-            .dir
-            .file_name()
-            .map_or_else(|| s.run_id.clone(), |n| n.to_string_lossy().into_owned());
+        let run_id = run.dir.file_name().map_or_else(|| s.run_id.clone(), |n| n.to_string_lossy().into_owned());
         rows.push(LeaderRow {
             model: s.model.clone(),
             condition: s.condition.clone(),
-            kind: if run.is_baseline() {
-                RowKind::Baseline
-            } else {
-                RowKind::Model
-            },
+            kind: if run.is_baseline() { RowKind::Baseline } else { RowKind::Model },
             upper_bound: s.oracle,
             run_id: run_id.clone(),
             dataset: s.dataset.clone(),
@@ -205,20 +183,11 @@ pub fn build(runs: &[RunSource]) -> Leaderboard {
             truncated: micro.map_or(0, |r| r.truncated),
         });
         for b in &s.baselines {
-            let dup = rows.iter().any(|x| {
-                x.kind == RowKind::Baseline
-                    && x.model == b.name
-                    && x.group == group
-                    && x.from_summary
-                    && x.rows == b.rows
-                    && x.condition == b.sees
-            });
+            let dup = rows.iter().any(|x| x.kind == RowKind::Baseline && x.model == b.name && x.group == group && x.from_summary && x.rows == b.rows && x.condition == b.sees);
             if dup {
                 continue;
             }
-            let t = LeaderRow::row(&b.rows, "micro")
-                .map(|r| r.tally)
-                .unwrap_or_default();
+            let t = LeaderRow::row(&b.rows, "micro").map(|r| r.tally).unwrap_or_default();
             rows.push(LeaderRow {
                 model: b.name.clone(),
                 condition: b.sees.clone(),
@@ -243,27 +212,16 @@ pub fn build(runs: &[RunSource]) -> Leaderboard {
         }
     }
     // A baseline evaluated as the model stands for its summary rows on the same items.
-    let runs_of: Vec<(String, usize)> = rows
-        .iter()
-        .filter(|r| r.kind == RowKind::Baseline && !r.from_summary)
-        .map(|r| (r.model.clone(), r.group))
-        .collect();
+    let runs_of: Vec<(String, usize)> = rows.iter().filter(|r| r.kind == RowKind::Baseline && !r.from_summary).map(|r| (r.model.clone(), r.group)).collect();
     rows.retain(|r| !(r.from_summary && runs_of.contains(&(r.model.clone(), r.group))));
     // Stable: equal headlines keep input order. Groups never mix.
     rows.sort_by(|a, b| {
-        a.group
-            .cmp(&b.group)
-            .then(a.upper_bound.cmp(&b.upper_bound))
-            .then_with(|| {
-                let (x, y) = (a.headline().unwrap_or(-1.0), b.headline().unwrap_or(-1.0));
-                y.partial_cmp(&x).unwrap_or(std::cmp::Ordering::Equal)
-            })
+        a.group.cmp(&b.group).then(a.upper_bound.cmp(&b.upper_bound)).then_with(|| {
+            let (x, y) = (a.headline().unwrap_or(-1.0), b.headline().unwrap_or(-1.0));
+            y.partial_cmp(&x).unwrap_or(std::cmp::Ordering::Equal)
+        })
     });
-    Leaderboard {
-        groups,
-        subsets,
-        rows,
-    }
+    Leaderboard { groups, subsets, rows }
 }
 
 /// An output format of `prbench leaderboard`.
@@ -299,11 +257,7 @@ pub fn row_label(r: &LeaderRow) -> (String, String) {
         RowKind::Baseline => format!("{} (control baseline)", r.model),
         RowKind::Model => r.model.clone(),
     };
-    let condition = if r.upper_bound {
-        format!("{} (upper bound)", r.condition)
-    } else {
-        r.condition.clone()
-    };
+    let condition = if r.upper_bound { format!("{} (upper bound)", r.condition) } else { r.condition.clone() };
     (model, condition)
 }
 
@@ -312,21 +266,9 @@ fn columns(lb: &Leaderboard) -> Vec<String> {
     if lb.groups.len() > 1 {
         c.push("dataset".into());
     }
-    c.extend([
-        "n".into(),
-        "debiased %".into(),
-        "micro %".into(),
-        "macro %".into(),
-    ]);
+    c.extend(["n".into(), "debiased %".into(), "micro %".into(), "macro %".into()]);
     c.extend(lb.subsets.iter().map(|s| format!("{s} %")));
-    c.extend([
-        "both orders %".into(),
-        "consistency %".into(),
-        "unparsed".into(),
-        "ties".into(),
-        "errors".into(),
-        "truncated".into(),
-    ]);
+    c.extend(["both orders %".into(), "consistency %".into(), "unparsed".into(), "ties".into(), "errors".into(), "truncated".into()]);
     c
 }
 
@@ -337,21 +279,13 @@ fn cells(lb: &Leaderboard, r: &LeaderRow) -> Vec<String> {
         c.push(lb.groups[r.group].label());
     }
     c.push(r.n.to_string());
-    c.push(pct_ci(
-        r.debiased
-            .as_deref()
-            .and_then(|b| LeaderRow::row(b, "micro")),
-    ));
+    c.push(pct_ci(r.debiased.as_deref().and_then(|b| LeaderRow::row(b, "micro"))));
     c.push(pct_ci(LeaderRow::row(&r.rows, "micro")));
     c.push(pct_ci(LeaderRow::row(&r.rows, "macro")));
     for s in &lb.subsets {
         c.push(pct_ci(LeaderRow::row(&r.rows, s)));
     }
-    c.push(pct_ci(
-        r.both_orders
-            .as_deref()
-            .and_then(|b| LeaderRow::row(b, "micro")),
-    ));
+    c.push(pct_ci(r.both_orders.as_deref().and_then(|b| LeaderRow::row(b, "micro"))));
     c.push(pct(r.consistency));
     c.extend([r.unparsed, r.ties, r.errors, r.truncated].map(|v| v.to_string()));
     c
@@ -411,45 +345,11 @@ pub fn render(lb: &Leaderboard, format: Format) -> Result<String, serde_json::Er
         }
         Format::Csv => {
             // Machine-readable: fractions and CI ends as separate columns, no marks in labels.
-            let mut head = vec![
-                "model",
-                "condition",
-                "kind",
-                "upper_bound",
-                "run_id",
-                "dataset",
-                "dataset_hash",
-                "group",
-                "n",
-            ]
-            .into_iter()
-            .map(String::from)
-            .collect::<Vec<_>>();
-            for sc in lb
-                .subsets
-                .iter()
-                .map(String::as_str)
-                .chain(["micro", "macro"])
-            {
-                head.extend([
-                    format!("{sc}"),
-                    format!("{sc}_ci_lo"),
-                    format!("{sc}_ci_hi"),
-                ]);
+            let mut head = vec!["model", "condition", "kind", "upper_bound", "run_id", "dataset", "dataset_hash", "group", "n"].into_iter().map(String::from).collect::<Vec<_>>();
+            for sc in lb.subsets.iter().map(String::as_str).chain(["micro", "macro"]) {
+                head.extend([format!("{sc}"), format!("{sc}_ci_lo"), format!("{sc}_ci_hi")]);
             }
-            head.extend(
-                [
-                    "both_orders",
-                    "debiased",
-                    "debiased_ci_lo",
-                    "debiased_ci_hi",
-                    "unparsed",
-                    "ties",
-                    "errors",
-                    "truncated",
-                ]
-                .map(String::from),
-            );
+            head.extend(["both_orders", "debiased", "debiased_ci_lo", "debiased_ci_hi", "unparsed", "ties", "errors", "truncated"].map(String::from));
             let _ = writeln!(s, "{}", head.join(","));
             let num = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v}"));
             for r in &lb.rows {
@@ -467,23 +367,14 @@ pub fn render(lb: &Leaderboard, format: Format) -> Result<String, serde_json::Er
                     r.group.to_string(),
                     r.n.to_string(),
                 ];
-                for sc in lb
-                    .subsets
-                    .iter()
-                    .map(String::as_str)
-                    .chain(["micro", "macro"])
-                {
+                for sc in lb.subsets.iter().map(String::as_str).chain(["micro", "macro"]) {
                     let row = LeaderRow::row(&r.rows, sc);
                     c.push(num(row.and_then(|r| r.strict)));
                     c.push(num(row.and_then(|r| r.strict_ci).map(|c| c[0])));
                     c.push(num(row.and_then(|r| r.strict_ci).map(|c| c[1])));
                 }
-                let micro_of = |rows: Option<&[AccuracyRow]>| {
-                    rows.and_then(|b| LeaderRow::row(b, "micro")).cloned()
-                };
-                c.push(num(
-                    micro_of(r.both_orders.as_deref()).and_then(|r| r.strict)
-                ));
+                let micro_of = |rows: Option<&[AccuracyRow]>| rows.and_then(|b| LeaderRow::row(b, "micro")).cloned();
+                c.push(num(micro_of(r.both_orders.as_deref()).and_then(|r| r.strict)));
                 let d = micro_of(r.debiased.as_deref());
                 c.push(num(d.as_ref().and_then(|r| r.strict)));
                 c.push(num(d.as_ref().and_then(|r| r.strict_ci).map(|c| c[0])));
@@ -494,31 +385,13 @@ pub fn render(lb: &Leaderboard, format: Format) -> Result<String, serde_json::Er
         }
         Format::Latex => {
             let _ = writeln!(s, "% prbench leaderboard: strict accuracy %, bootstrap 95% CI in brackets; debiased = position-debiased; oracle rows are upper bounds.");
-            let _ = writeln!(
-                s,
-                "% needs \\usepackage{{booktabs}} (\\toprule, \\midrule, \\bottomrule)."
-            );
+            let _ = writeln!(s, "% needs \\usepackage{{booktabs}} (\\toprule, \\midrule, \\bottomrule).");
             let _ = writeln!(s, "\\begin{{tabular}}{{ll{}}}", "r".repeat(cols.len() - 2));
             s.push_str("\\toprule\n");
-            let _ = writeln!(
-                s,
-                "{} \\\\",
-                cols.iter()
-                    .map(|c| latex_cell(c))
-                    .collect::<Vec<_>>()
-                    .join(" & ")
-            );
+            let _ = writeln!(s, "{} \\\\", cols.iter().map(|c| latex_cell(c)).collect::<Vec<_>>().join(" & "));
             s.push_str("\\midrule\n");
             for r in &lb.rows {
-                let _ = writeln!(
-                    s,
-                    "{} \\\\",
-                    cells(lb, r)
-                        .iter()
-                        .map(|c| latex_cell(c))
-                        .collect::<Vec<_>>()
-                        .join(" & ")
-                );
+                let _ = writeln!(s, "{} \\\\", cells(lb, r).iter().map(|c| latex_cell(c)).collect::<Vec<_>>().join(" & "));
             }
             s.push_str("\\bottomrule\n\\end{tabular}\n");
         }
@@ -534,10 +407,7 @@ mod tests {
     fn cells_are_escaped_for_each_format() {
         assert_eq!(csv_cell("a,b \"c\""), "\"a,b \"\"c\"\"\"");
         assert_eq!(csv_cell("plain"), "plain");
-        assert_eq!(
-            latex_cell("50% & x_1 {#} ~^\\"),
-            "50\\% \\& x\\_1 \\{\\#\\} \\textasciitilde{}\\textasciicircum{}\\textbackslash{}"
-        );
+        assert_eq!(latex_cell("50% & x_1 {#} ~^\\"), "50\\% \\& x\\_1 \\{\\#\\} \\textasciitilde{}\\textasciicircum{}\\textbackslash{}");
         assert_eq!(md_cell("a|b\nc"), "a\\|b c");
     }
 }

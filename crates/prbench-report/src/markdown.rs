@@ -12,10 +12,7 @@ pub fn pct(x: Option<f64>) -> String {
 
 /// Formats a CI in [0, 1] as `[lo, hi]` percentages, or `n/a`.
 pub fn pct_ci(ci: Option<[f64; 2]>) -> String {
-    ci.map_or_else(
-        || "n/a".into(),
-        |[lo, hi]| format!("[{:.1}, {:.1}]", lo * 100.0, hi * 100.0),
-    )
+    ci.map_or_else(|| "n/a".into(), |[lo, hi]| format!("[{:.1}, {:.1}]", lo * 100.0, hi * 100.0))
 }
 
 /// The main accuracy table: one line per row with counts beside the accuracy.
@@ -63,33 +60,15 @@ pub fn render(sum: &Summary) -> String {
     if !sum.decoding.is_null() {
         let _ = writeln!(s, "- decoding: `{}`", sum.decoding);
     }
-    let _ = writeln!(
-        s,
-        "- condition: `{}`: {}",
-        sum.condition, sum.condition_meaning
-    );
+    let _ = writeln!(s, "- condition: `{}`: {}", sum.condition, sum.condition_meaning);
     if let Some(limit) = sum.limit_per_subset {
-        let _ = writeln!(
-            s,
-            "- limited to the first {} of each subset (a quick look, not a full run)",
-            count(limit, "example", "examples")
-        );
+        let _ = writeln!(s, "- limited to the first {} of each subset (a quick look, not a full run)", count(limit, "example", "examples"));
     }
     if let Some(n) = sum.sample_per_subset {
         let _ = writeln!(s, "- limited to a random sample of {n} examples per subset, seed {} (the {n} with the smallest sha256(seed, id); a quick look, not a full run)", sum.seed);
     }
-    let _ = writeln!(
-        s,
-        "- dataset: `{}` ({}), sha256 `{}`",
-        sum.dataset,
-        sum.dataset_kind,
-        short_hash(&sum.dataset_hash)
-    );
-    let generated = if sum.output_tokens > 0 {
-        format!(", {} generated", sum.output_tokens)
-    } else {
-        String::new()
-    };
+    let _ = writeln!(s, "- dataset: `{}` ({}), sha256 `{}`", sum.dataset, sum.dataset_kind, short_hash(&sum.dataset_hash));
+    let generated = if sum.output_tokens > 0 { format!(", {} generated", sum.output_tokens) } else { String::new() };
     let _ = writeln!(
         s,
         "- seed {}, bootstrap {}; {}, {} of them cut by truncation{generated}; model wall time {:.1} s",
@@ -100,22 +79,8 @@ pub fn render(sum: &Summary) -> String {
         sum.wall_seconds
     );
     if let Some(c) = &sum.cache {
-        let failed = if c.write_errors > 0 {
-            format!(
-                ", {} not stored (first: {})",
-                c.write_errors,
-                c.first_error.as_deref().unwrap_or("")
-            )
-        } else {
-            String::new()
-        };
-        let _ = writeln!(
-            s,
-            "- cache `{}`: {}, {}{failed}",
-            c.path,
-            count(c.hits, "hit", "hits"),
-            count(c.calls, "call", "calls")
-        );
+        let failed = if c.write_errors > 0 { format!(", {} not stored (first: {})", c.write_errors, c.first_error.as_deref().unwrap_or("")) } else { String::new() };
+        let _ = writeln!(s, "- cache `{}`: {}, {}{failed}", c.path, count(c.hits, "hit", "hits"), count(c.calls, "call", "calls"));
     }
     if let Some(r) = &sum.remote {
         let _ = writeln!(
@@ -128,11 +93,7 @@ pub fn render(sum: &Summary) -> String {
         let _ = writeln!(s, "- profile: {}", p.line());
     }
     if let Some(n) = sum.empty_rubric.filter(|&n| n > 0) {
-        let _ = writeln!(
-            s,
-            "- oracle: ground-truth rubric shown{}",
-            crate::summary::empty_line(n, "an empty rubric")
-        );
+        let _ = writeln!(s, "- oracle: ground-truth rubric shown{}", crate::summary::empty_line(n, "an empty rubric"));
     }
     if let Some(p) = &sum.planner {
         let _ = writeln!(s, "- planner {}", p.line());
@@ -168,30 +129,16 @@ pub fn render(sum: &Summary) -> String {
     if let Some(bo) = &sum.both_orders {
         s.push_str("\n## Both orders\n\nCorrect only when the verdicts with chosen in A and with chosen in B both pick it.\n\n");
         s.push_str(&accuracy_table(&bo.rows));
-        let _ = writeln!(
-            s,
-            "\nConsistency (both verdicts pick the same answer): {} %",
-            pct(bo.consistency)
-        );
+        let _ = writeln!(s, "\nConsistency (both verdicts pick the same answer): {} %", pct(bo.consistency));
         if let Some(rows) = &bo.debiased_rows {
-            s.push_str(
-                "\nPosition-debiased (margin with chosen in A > margin with chosen in B):\n\n",
-            );
+            s.push_str("\nPosition-debiased (margin with chosen in A > margin with chosen in B):\n\n");
             s.push_str(&accuracy_table(rows));
         }
     }
     if !sum.baselines.is_empty() {
         s.push_str("\n## Control baselines (same items)\n\n");
-        let labels: Vec<&str> = sum.baselines[0]
-            .rows
-            .iter()
-            .map(|r| r.label.as_str())
-            .collect();
-        let _ = writeln!(
-            s,
-            "| baseline | sees | {} | micro 95% CI | ties |",
-            labels.join(" | ")
-        );
+        let labels: Vec<&str> = sum.baselines[0].rows.iter().map(|r| r.label.as_str()).collect();
+        let _ = writeln!(s, "| baseline | sees | {} | micro 95% CI | ties |", labels.join(" | "));
         let _ = writeln!(s, "|---|---|{}---|---:|", "---:|".repeat(labels.len()));
         for b in &sum.baselines {
             let cells: Vec<String> = b.rows.iter().map(|r| pct(r.strict)).collect();
@@ -224,14 +171,7 @@ mod tests {
         let n = correct + wrong + ties;
         AccuracyRow {
             label: label.into(),
-            tally: Tally {
-                n,
-                correct,
-                wrong,
-                ties,
-                unparsed: 0,
-                errors: 0,
-            },
+            tally: Tally { n, correct, wrong, ties, unparsed: 0, errors: 0 },
             truncated: 0,
             strict: Some(correct as f64 / n as f64),
             strict_ci: Some([0.25, 0.875]),
@@ -265,11 +205,7 @@ mod tests {
                 share_a_verdicts: Some(0.875),
             }),
             both_orders: None,
-            baselines: vec![BaselineRow {
-                name: "baseline:shorter".into(),
-                sees: "answer only".into(),
-                rows: vec![row("Art", 3, 5, 0), row("micro", 3, 5, 0)],
-            }],
+            baselines: vec![BaselineRow { name: "baseline:shorter".into(), sees: "answer only".into(), rows: vec![row("Art", 3, 5, 0), row("micro", 3, 5, 0)] }],
             input_tokens: 10,
             truncated_tokens: 0,
             profile: None,
@@ -286,33 +222,18 @@ mod tests {
     fn rows_show_counts_beside_accuracy() {
         // 5 correct, 2 wrong, 1 tie of 8: strict 62.5, half 68.75 -> 68.8, excluded 5/7 = 71.4.
         let md = accuracy_table(&[row("Art", 5, 2, 1)]);
-        assert!(
-            md.ends_with(
-                "| Art | 8 | 62.5 | [25.0, 87.5] | 5 | 2 | 1 | 0 | 0 | 0 | 68.8 | 71.4 |\n"
-            ),
-            "{md}"
-        );
+        assert!(md.ends_with("| Art | 8 | 62.5 | [25.0, 87.5] | 5 | 2 | 1 | 0 | 0 | 0 | 68.8 | 71.4 |\n"), "{md}");
     }
 
     #[test]
     fn banners_flag_oracle_and_converted_data_only() {
         let plain = render(&summary(false, "prb"));
         assert!(!plain.contains("ORACLE") && !plain.contains("not Personalized-RewardBench"));
-        assert!(
-            !plain.contains("decoding"),
-            "a null decoding is not printed"
-        );
+        assert!(!plain.contains("decoding"), "a null decoding is not printed");
         let flagged = render(&summary(true, "psoups"));
         assert!(flagged.contains("ORACLE CONDITION — upper bound"));
         assert!(flagged.contains("Data converted from `psoups`"));
-        assert!(
-            flagged.contains("| 4 | 100.0 | 4 | 25.0 | 87.5 |"),
-            "{flagged}"
-        );
-        assert!(
-            flagged
-                .contains("| `baseline:shorter` | answer only | 37.5 | 37.5 | [25.0, 87.5] | 0 |"),
-            "{flagged}"
-        );
+        assert!(flagged.contains("| 4 | 100.0 | 4 | 25.0 | 87.5 |"), "{flagged}");
+        assert!(flagged.contains("| `baseline:shorter` | answer only | 37.5 | 37.5 | [25.0, 87.5] | 0 |"), "{flagged}");
     }
 }

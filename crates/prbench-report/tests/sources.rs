@@ -27,55 +27,23 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 fn opts() -> ReportOptions {
-    ReportOptions {
-        data: Some(fixture().join("data").display().to_string()),
-        ..ReportOptions::default()
-    }
+    ReportOptions { data: Some(fixture().join("data").display().to_string()), ..ReportOptions::default() }
 }
 
 #[test]
 fn a_folder_of_runs_loads_every_run_matrix_and_bon_folder() {
-    let s = load(&[
-        fixture().join("runs"),
-        fixture().join("bon"),
-        fixture().join("correlation.json"),
-    ])
-    .unwrap();
-    let mut ids: Vec<String> = s
-        .runs
-        .iter()
-        .map(|r| r.dir.file_name().unwrap().to_string_lossy().into_owned())
-        .collect();
+    let s = load(&[fixture().join("runs"), fixture().join("bon"), fixture().join("correlation.json")]).unwrap();
+    let mut ids: Vec<String> = s.runs.iter().map(|r| r.dir.file_name().unwrap().to_string_lossy().into_owned()).collect();
     ids.sort();
-    assert_eq!(
-        ids,
-        [
-            "longer",
-            "shorter",
-            "smol-none",
-            "smol-oracle",
-            "smol-planner",
-            "smol-profile-k3"
-        ]
-    );
+    assert_eq!(ids, ["longer", "shorter", "smol-none", "smol-oracle", "smol-planner", "smol-profile-k3"]);
     assert_eq!(s.matrices.len(), 1);
     assert_eq!(s.bons.len(), 1);
     assert_eq!(s.correlations.len(), 1);
     // The matrix's runs come in its condition order.
-    let order: Vec<&str> = s
-        .runs
-        .iter()
-        .map(|r| r.summary.condition.as_str())
-        .take(4)
-        .collect();
+    let order: Vec<&str> = s.runs.iter().map(|r| r.summary.condition.as_str()).take(4).collect();
     assert_eq!(order, ["none", "profile:3", "planner", "oracle"]);
     // A run given again, directly or through its summary.json, is read once.
-    let again = load(&[
-        fixture().join("runs"),
-        fixture().join("runs/longer"),
-        fixture().join("runs/longer/summary.json"),
-    ])
-    .unwrap();
+    let again = load(&[fixture().join("runs"), fixture().join("runs/longer"), fixture().join("runs/longer/summary.json")]).unwrap();
     assert_eq!(again.runs.len(), 6);
 }
 
@@ -86,56 +54,24 @@ fn leaderboard_csv_and_json_carry_the_summary_figures() {
     let csv = leaderboard::render(&lb, Format::Csv).unwrap();
     let mut lines = csv.lines();
     let head: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let summary: Value = serde_json::from_str(
-        &std::fs::read_to_string(fixture().join("runs/smol-none/summary.json")).unwrap(),
-    )
-    .unwrap();
-    let row: Vec<&str> = lines
-        .find(|l| l.split(',').nth(4) == Some("smol-none") && l.split(',').nth(2) == Some("model"))
-        .expect("a row for smol-none")
-        .split(',')
-        .collect();
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(fixture().join("runs/smol-none/summary.json")).unwrap()).unwrap();
+    let row: Vec<&str> = lines.find(|l| l.split(',').nth(4) == Some("smol-none") && l.split(',').nth(2) == Some("model")).expect("a row for smol-none").split(',').collect();
     for r in summary["rows"].as_array().unwrap() {
         let label = r["label"].as_str().unwrap();
         let col = head.iter().position(|h| *h == label).unwrap();
-        assert_eq!(
-            row[col].parse::<f64>().unwrap(),
-            r["strict"].as_f64().unwrap(),
-            "{label}"
-        );
-        assert_eq!(
-            row[col + 1].parse::<f64>().unwrap(),
-            r["strict_ci"][0].as_f64().unwrap(),
-            "{label} lo"
-        );
-        assert_eq!(
-            row[col + 2].parse::<f64>().unwrap(),
-            r["strict_ci"][1].as_f64().unwrap(),
-            "{label} hi"
-        );
+        assert_eq!(row[col].parse::<f64>().unwrap(), r["strict"].as_f64().unwrap(), "{label}");
+        assert_eq!(row[col + 1].parse::<f64>().unwrap(), r["strict_ci"][0].as_f64().unwrap(), "{label} lo");
+        assert_eq!(row[col + 2].parse::<f64>().unwrap(), r["strict_ci"][1].as_f64().unwrap(), "{label} hi");
     }
-    let json: Value =
-        serde_json::from_str(&leaderboard::render(&lb, Format::Json).unwrap()).unwrap();
+    let json: Value = serde_json::from_str(&leaderboard::render(&lb, Format::Json).unwrap()).unwrap();
     assert_eq!(json["rows"].as_array().unwrap().len(), lb.rows.len());
     // Upper bounds last; benchmark rows by headline, best first.
     let upper: Vec<bool> = lb.rows.iter().map(|r| r.upper_bound).collect();
-    assert_eq!(
-        upper.iter().rposition(|u| !u).map(|i| i + 1),
-        upper.iter().position(|u| *u)
-    );
-    let heads: Vec<f64> = lb
-        .rows
-        .iter()
-        .filter(|r| !r.upper_bound)
-        .map(|r| r.headline().unwrap())
-        .collect();
+    assert_eq!(upper.iter().rposition(|u| !u).map(|i| i + 1), upper.iter().position(|u| *u));
+    let heads: Vec<f64> = lb.rows.iter().filter(|r| !r.upper_bound).map(|r| r.headline().unwrap()).collect();
     assert!(heads.windows(2).all(|w| w[0] >= w[1]), "{heads:?}");
     let latex = leaderboard::render(&lb, Format::Latex).unwrap();
-    assert!(
-        latex.contains("\\begin{tabular}")
-            && latex.contains("(upper bound)")
-            && !latex.contains(" % ")
-    );
+    assert!(latex.contains("\\begin{tabular}") && latex.contains("(upper bound)") && !latex.contains(" % "));
 }
 
 #[test]
@@ -149,10 +85,7 @@ fn a_broken_outcomes_line_is_named_by_file_and_line() {
     lines[2] = lines[2].replace("\"result\":\"", "\"result\":\"maybe-");
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     let err = load(&[run]).unwrap_err().to_string();
-    assert!(
-        err.contains("outcomes.jsonl") && err.contains("line 3"),
-        "{err}"
-    );
+    assert!(err.contains("outcomes.jsonl") && err.contains("line 3"), "{err}");
 }
 
 #[test]
@@ -165,10 +98,7 @@ fn a_run_with_missing_outcomes_is_refused_not_shown_short() {
     let kept: Vec<&str> = text.lines().take(5).collect();
     std::fs::write(&path, kept.join("\n") + "\n").unwrap();
     let err = load(&[run]).unwrap_err().to_string();
-    assert!(
-        err.contains("5 outcomes but summary.json counts 12"),
-        "{err}"
-    );
+    assert!(err.contains("5 outcomes but summary.json counts 12"), "{err}");
 }
 
 #[test]
@@ -179,20 +109,14 @@ fn paths_that_hold_no_result_are_refused_with_what_to_give() {
     let other = dir.path().join("x.json");
     std::fs::write(&other, "{\"a\": 1}").unwrap();
     let err = load(&[other]).unwrap_err().to_string();
-    assert!(
-        err.contains("not a run folder") && err.contains("correlate"),
-        "{err}"
-    );
+    assert!(err.contains("not a run folder") && err.contains("correlate"), "{err}");
     let err = load(&[dir.path().join("absent")]).unwrap_err().to_string();
     assert!(err.contains("no such file"), "{err}");
     // A matrix whose runs are not beside it.
     let m = dir.path().join("lonely-matrix.json");
     std::fs::copy(fixture().join("runs/smol-matrix.json"), &m).unwrap();
     let err = load(&[m]).unwrap_err().to_string();
-    assert!(
-        err.contains("smol-none") && err.contains("beside its run folders"),
-        "{err}"
-    );
+    assert!(err.contains("smol-none") && err.contains("beside its run folders"), "{err}");
 }
 
 #[test]
@@ -200,28 +124,9 @@ fn the_item_browser_needs_the_runs_own_dataset() {
     let s = load(&[fixture().join("runs/longer")]).unwrap();
     // Another dataset (the unmodified sample) has another content hash.
     let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/sample");
-    let err = render(
-        &s,
-        &ReportOptions {
-            data: Some(sample.display().to_string()),
-            ..ReportOptions::default()
-        },
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(
-        err.contains("content hash") && err.contains("--data"),
-        "{err}"
-    );
-    let err = render(
-        &s,
-        &ReportOptions {
-            data: Some("/nonexistent/prb".into()),
-            ..ReportOptions::default()
-        },
-    )
-    .unwrap_err()
-    .to_string();
+    let err = render(&s, &ReportOptions { data: Some(sample.display().to_string()), ..ReportOptions::default() }).unwrap_err().to_string();
+    assert!(err.contains("content hash") && err.contains("--data"), "{err}");
+    let err = render(&s, &ReportOptions { data: Some("/nonexistent/prb".into()), ..ReportOptions::default() }).unwrap_err().to_string();
     assert!(err.contains("--data"), "{err}");
     let html = render(&s, &opts()).unwrap();
     assert!(html.contains("id=\"prb-data\""));
@@ -229,32 +134,17 @@ fn the_item_browser_needs_the_runs_own_dataset() {
 
 #[test]
 fn the_page_requests_nothing_and_escapes_data() {
-    let s = load(&[
-        fixture().join("runs"),
-        fixture().join("bon"),
-        fixture().join("correlation.json"),
-    ])
-    .unwrap();
+    let s = load(&[fixture().join("runs"), fixture().join("bon"), fixture().join("correlation.json")]).unwrap();
     let html = render(&s, &opts()).unwrap();
     // No reference to any host: no src/href to http(s), no CDN, a CSP that forbids fetches.
-    for bad in [
-        "src=\"http",
-        "href=\"http",
-        "src='http",
-        "@import",
-        "url(http",
-    ] {
+    for bad in ["src=\"http", "href=\"http", "src='http", "@import", "url(http"] {
         assert!(!html.contains(bad), "the page references `{bad}`");
     }
     assert!(html.contains("default-src 'none'"));
     // The hostile strings of the fixture appear only escaped.
     assert!(!html.contains("<script>alert(1)</script>"));
     assert!(!html.contains("<img src=x"));
-    assert_eq!(
-        html.matches("<script").count(),
-        2,
-        "only the data and the page script"
-    );
+    assert_eq!(html.matches("<script").count(), 2, "only the data and the page script");
 }
 
 #[test]
@@ -263,40 +153,18 @@ fn runs_on_other_data_are_ranked_apart_never_mixed() {
     let other = dir.path().join("other-data-run");
     copy_dir(&fixture().join("runs/shorter"), &other);
     let path = other.join("summary.json");
-    let mut summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut summary: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     summary["dataset_hash"] = Value::from("0".repeat(64));
     summary["dataset"] = Value::from("elsewhere");
     std::fs::write(&path, serde_json::to_string(&summary).unwrap()).unwrap();
-    let s = load(&[
-        fixture().join("runs/smol-none"),
-        other,
-        fixture().join("runs/longer"),
-    ])
-    .unwrap();
+    let s = load(&[fixture().join("runs/smol-none"), other, fixture().join("runs/longer")]).unwrap();
     let lb = leaderboard::build(&s.runs);
     assert_eq!(lb.groups.len(), 2);
     let groups: Vec<usize> = lb.rows.iter().map(|r| r.group).collect();
-    assert!(
-        groups.windows(2).all(|w| w[0] <= w[1]),
-        "groups interleave: {groups:?}"
-    );
-    assert_eq!(
-        lb.rows
-            .iter()
-            .filter(|r| r.group == 1)
-            .map(|r| r.run_id.as_str())
-            .collect::<Vec<_>>(),
-        ["other-data-run"; 5],
-        "the run and 4 of its summary's baselines (its own baseline:shorter is the run)"
-    );
+    assert!(groups.windows(2).all(|w| w[0] <= w[1]), "groups interleave: {groups:?}");
+    assert_eq!(lb.rows.iter().filter(|r| r.group == 1).map(|r| r.run_id.as_str()).collect::<Vec<_>>(), ["other-data-run"; 5], "the run and 4 of its summary's baselines (its own baseline:shorter is the run)");
     let md = leaderboard::render(&lb, Format::Markdown).unwrap();
-    assert!(
-        md.contains("| dataset |")
-            && md.contains("elsewhere, 12 items")
-            && md.contains("ranked only within each"),
-        "{md}"
-    );
+    assert!(md.contains("| dataset |") && md.contains("elsewhere, 12 items") && md.contains("ranked only within each"), "{md}");
 }
 
 #[test]
@@ -306,18 +174,11 @@ fn an_unfinished_run_is_named_with_how_to_resume() {
     copy_dir(&fixture().join("runs/smol-oracle"), &run);
     std::fs::remove_file(run.join("summary.json")).unwrap();
     let err = load(&[run.clone()]).unwrap_err().to_string();
-    assert!(
-        err.contains("unfinished run") && err.contains("--run-id intr-oracle"),
-        "{err}"
-    );
+    assert!(err.contains("unfinished run") && err.contains("--run-id intr-oracle"), "{err}");
     // In a folder of runs it is left out with the same note, and the others load.
     copy_dir(&fixture().join("runs/longer"), &dir.path().join("longer"));
     let s = load(&[dir.path().to_path_buf()]).unwrap();
     assert_eq!(s.runs.len(), 1);
     assert_eq!(s.skipped.len(), 1);
-    assert!(
-        s.skipped[0].contains("intr-oracle") && s.skipped[0].contains("unfinished"),
-        "{:?}",
-        s.skipped
-    );
+    assert!(s.skipped[0].contains("intr-oracle") && s.skipped[0].contains("unfinished"), "{:?}", s.skipped);
 }

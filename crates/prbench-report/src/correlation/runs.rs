@@ -39,69 +39,31 @@ pub(super) struct BenchRun {
 
 /// The micro row of `rows`: strict accuracy, items, correct items.
 fn micro(rows: &serde_json::Value) -> Option<(f64, usize, usize)> {
-    let row = rows
-        .as_array()?
-        .iter()
-        .find(|r| r.get("label").and_then(|l| l.as_str()) == Some("micro"))?;
-    Some((
-        row.get("strict")?.as_f64()?,
-        row.get("n")?.as_u64()? as usize,
-        row.get("correct")?.as_u64()? as usize,
-    ))
+    let row = rows.as_array()?.iter().find(|r| r.get("label").and_then(|l| l.as_str()) == Some("micro"))?;
+    Some((row.get("strict")?.as_f64()?, row.get("n")?.as_u64()? as usize, row.get("correct")?.as_u64()? as usize))
 }
 
 /// Reads a run folder (or its `summary.json`).
 pub(super) fn read_run(path: &Path, metric: Metric, baselines: bool) -> Result<BenchRun> {
-    let file = if path.is_dir() {
-        path.join("summary.json")
-    } else {
-        path.to_path_buf()
-    };
-    let v: serde_json::Value =
-        serde_json::from_str(&read_text(&file)?).map_err(|source| CorrelationError::Json {
-            path: file.clone(),
-            source,
-        })?;
+    let file = if path.is_dir() { path.join("summary.json") } else { path.to_path_buf() };
+    let v: serde_json::Value = serde_json::from_str(&read_text(&file)?).map_err(|source| CorrelationError::Json { path: file.clone(), source })?;
     let field = |name: &str| {
-        v.get(name).and_then(|m| m.as_str()).ok_or_else(|| {
-            CorrelationError::Invalid(format!(
-                "`{}`: no `{name}` field; pass a run's summary.json",
-                file.display()
-            ))
-        })
+        v.get(name)
+            .and_then(|m| m.as_str())
+            .ok_or_else(|| CorrelationError::Invalid(format!("`{}`: no `{name}` field; pass a run's summary.json", file.display())))
     };
     let model = field("model")?.to_string();
     let dataset_hash = field("dataset_hash")?.to_string();
-    let limit = v
-        .get("limit_per_subset")
-        .and_then(serde_json::Value::as_u64)
-        .map(|l| l as usize);
-    let debiased_row = v
-        .get("both_orders")
-        .and_then(|b| b.get("debiased_rows"))
-        .and_then(micro);
+    let limit = v.get("limit_per_subset").and_then(serde_json::Value::as_u64).map(|l| l as usize);
+    let debiased_row = v.get("both_orders").and_then(|b| b.get("debiased_rows")).and_then(micro);
     let (row, debiased) = match (metric, debiased_row) {
         (Metric::Auto | Metric::Debiased, Some(d)) => (d, true),
         (Metric::Debiased, None) => invalid!("`{}`: the run did not judge both orders; rerun with --both-orders or use --metric accuracy", file.display()),
         _ => (micro(&v["rows"]).ok_or_else(|| CorrelationError::Invalid(format!("`{}`: no micro accuracy row", file.display())))?, false),
     };
-    let figure = if debiased {
-        "position-debiased accuracy"
-    } else {
-        "accuracy"
-    };
-    let condition = v
-        .get("condition")
-        .and_then(|c| c.as_str())
-        .map(String::from);
-    let entry = |model: String, score: f64, source: String, implicit: bool| Entry {
-        model,
-        aliases: vec![],
-        score,
-        condition: condition.clone(),
-        source,
-        implicit,
-    };
+    let figure = if debiased { "position-debiased accuracy" } else { "accuracy" };
+    let condition = v.get("condition").and_then(|c| c.as_str()).map(String::from);
+    let entry = |model: String, score: f64, source: String, implicit: bool| Entry { model, aliases: vec![], score, condition: condition.clone(), source, implicit };
     let mut out = BenchRun {
         name: path.display().to_string(),
         dataset_hash,
@@ -109,34 +71,19 @@ pub(super) fn read_run(path: &Path, metric: Metric, baselines: bool) -> Result<B
         debiased,
         n: row.1,
         correct: row.2,
-        model: entry(
-            model,
-            row.0,
-            format!("{} ({figure}, micro)", file.display()),
-            false,
-        ),
+        model: entry(model, row.0, format!("{} ({figure}, micro)", file.display()), false),
         baselines: vec![],
         file: file.clone(),
     };
     if baselines {
-        for b in v
-            .get("baselines")
-            .and_then(|b| b.as_array())
-            .into_iter()
-            .flatten()
-        {
+        for b in v.get("baselines").and_then(|b| b.as_array()).into_iter().flatten() {
             let Some(name) = b.get("name").and_then(|n| n.as_str()) else {
                 invalid!("`{}`: a baseline without a name", file.display());
             };
             let Some((s, ..)) = micro(&b["rows"]) else {
                 invalid!("`{}`: baseline `{name}` has no micro row", file.display());
             };
-            out.baselines.push(entry(
-                name.to_string(),
-                s,
-                format!("{} (baseline accuracy, micro)", file.display()),
-                true,
-            ));
+            out.baselines.push(entry(name.to_string(), s, format!("{} (baseline accuracy, micro)", file.display()), true));
         }
     }
     Ok(out)
@@ -162,18 +109,9 @@ impl BenchRun {
             );
         }
         let mut items = BTreeMap::new();
-        for (i, line) in read_text(&path)?
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-        {
+        for (i, line) in read_text(&path)?.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
             let o: OutcomeLine =
-                serde_json::from_str(line).map_err(|source| CorrelationError::Line {
-                    path: path.clone(),
-                    line: i + 1,
-                    what: "not an outcome record",
-                    source,
-                })?;
+                serde_json::from_str(line).map_err(|source| CorrelationError::Line { path: path.clone(), line: i + 1, what: "not an outcome record", source })?;
             let r = if self.debiased {
                 let Some(r) = o.debiased_result else {
                     invalid!("`{}` line {}: no `debiased_result`, although the summary reports the position-debiased figure", path.display(), i + 1);
@@ -186,10 +124,7 @@ impl BenchRun {
                 invalid!("`{}` line {}: example `{}` appears twice; the file was edited or two runs were merged", path.display(), i + 1, o.example_id);
             }
         }
-        let correct = items
-            .values()
-            .filter(|&&r| r == ItemResult::Correct)
-            .count();
+        let correct = items.values().filter(|&&r| r == ItemResult::Correct).count();
         if (items.len(), correct) != (self.n, self.correct) {
             invalid!(
                 "`{}` holds {} outcome records ({correct} correct) but `{}` counts {} items ({} correct): the run is unfinished or a file was changed; rerun it",
@@ -229,11 +164,7 @@ fn some(set: &BTreeSet<&String>) -> String {
 /// # Errors
 /// Runs on other dataset files or other items (without `common_items`), disagreeing
 /// baselines, baselines that cannot be restricted, unreadable or inconsistent outcomes.
-pub(super) fn entries(
-    mut runs: Vec<BenchRun>,
-    common_items: bool,
-    note: &mut dyn FnMut(&str),
-) -> Result<Vec<Entry>> {
+pub(super) fn entries(mut runs: Vec<BenchRun>, common_items: bool, note: &mut dyn FnMut(&str)) -> Result<Vec<Entry>> {
     if common_items && runs.len() < 2 {
         invalid!("--common-items restricts several benchmark run folders to the items they share; give at least two");
     }
@@ -253,8 +184,7 @@ pub(super) fn entries(
             }
             note(&format!("note: {pair}; --common-items matches their items by example id, which is right only when the files are selections of one dataset"));
         }
-        let items: Vec<BTreeMap<String, ItemResult>> =
-            runs.iter().map(BenchRun::items).collect::<Result<_>>()?;
+        let items: Vec<BTreeMap<String, ItemResult>> = runs.iter().map(BenchRun::items).collect::<Result<_>>()?;
         let mut common = ids(&items[0]);
         for (run, its) in runs.iter().zip(&items).skip(1) {
             let these = ids(its);
@@ -277,10 +207,7 @@ pub(super) fn entries(
             common = common.intersection(&these).copied().collect();
         }
         if common.is_empty() {
-            invalid!(
-                "--common-items: no example was evaluated by all {} runs; nothing to compare",
-                runs.len()
-            );
+            invalid!("--common-items: no example was evaluated by all {} runs; nothing to compare", runs.len());
         }
         let common: BTreeSet<String> = common.into_iter().cloned().collect();
         if common_items {
@@ -289,32 +216,13 @@ pub(super) fn entries(
                     continue;
                 }
                 restricted[i] = true;
-                let correct = common
-                    .iter()
-                    .filter(|id| its[*id] == ItemResult::Correct)
-                    .count();
+                let correct = common.iter().filter(|id| its[*id] == ItemResult::Correct).count();
                 let score = correct as f64 / common.len() as f64;
                 note(&format!("`{}`: {} of its {} items kept; accuracy {:.4} on all, {score:.4} on the common items", run.name, common.len(), its.len(), run.model.score));
                 run.model.score = score;
-                run.model.source = run.model.source.replace(
-                    ", micro)",
-                    &format!(
-                        ", micro, recomputed on the {} common items from outcomes.jsonl)",
-                        common.len()
-                    ),
-                );
+                run.model.source = run.model.source.replace(", micro)", &format!(", micro, recomputed on the {} common items from outcomes.jsonl)", common.len()));
             }
-            note(&format!(
-                "--common-items: {} items common to all {} runs kept ({} run{} restricted)",
-                common.len(),
-                runs.len(),
-                restricted.iter().filter(|&&r| r).count(),
-                if restricted.iter().filter(|&&r| r).count() == 1 {
-                    ""
-                } else {
-                    "s"
-                }
-            ));
+            note(&format!("--common-items: {} items common to all {} runs kept ({} run{} restricted)", common.len(), runs.len(), restricted.iter().filter(|&&r| r).count(), if restricted.iter().filter(|&&r| r).count() == 1 { "" } else { "s" }));
         }
     }
     let mut out: Vec<Entry> = runs.iter().map(|r| r.model.clone()).collect();

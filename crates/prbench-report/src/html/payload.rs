@@ -169,24 +169,14 @@ fn metrics_of(o: &[OutcomeRecord]) -> Vec<Metric> {
 /// The dataset of a run, loaded as its manifest says (`dataset` spec and `subsets`), or from
 /// `data` when given; its hash must equal the manifest's `dataset_hash`.
 fn load_dataset(run: &RunSource, data: Option<&str>) -> Result<Dataset> {
-    let spec = data
-        .map(str::to_string)
-        .unwrap_or_else(|| run.summary.dataset.clone());
+    let spec = data.map(str::to_string).unwrap_or_else(|| run.summary.dataset.clone());
     let subsets: Vec<String> = run
         .manifest
         .get("subsets")
         .and_then(|s| s.as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(String::from))
-                .collect()
-        })
+        .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
         .unwrap_or_default();
-    let err = |reason: String| ReportError::Dataset {
-        run: run.dir.clone(),
-        source_spec: spec.clone(),
-        reason,
-    };
+    let err = |reason: String| ReportError::Dataset { run: run.dir.clone(), source_spec: spec.clone(), reason };
     let ds = prbench_data::load(&spec, &subsets).map_err(|e| match data {
         Some(_) => err(format!(
             "--data cannot be read as the dataset the run was made on ({}, subsets {}): {e}",
@@ -221,11 +211,7 @@ pub fn build(runs: &[RunSource], data: Option<&str>) -> Result<Payload> {
 ///
 /// # Errors
 /// As [`build`].
-pub fn build_with(
-    runs: &[RunSource],
-    data: Option<&str>,
-    cache: &mut Vec<Dataset>,
-) -> Result<Payload> {
+pub fn build_with(runs: &[RunSource], data: Option<&str>, cache: &mut Vec<Dataset>) -> Result<Payload> {
     let mut datasets: Vec<DatasetEntry> = Vec::new();
     // Per entry of `datasets`: its index in `cache`.
     let mut loaded: Vec<usize> = Vec::new();
@@ -242,20 +228,13 @@ pub fn build_with(
                         cache.len() - 1
                     }
                 };
-                datasets.push(DatasetEntry {
-                    source: run.summary.dataset.clone(),
-                    hash: hash.clone(),
-                    kind: run.summary.dataset_kind.clone(),
-                });
+                datasets.push(DatasetEntry { source: run.summary.dataset.clone(), hash: hash.clone(), kind: run.summary.dataset_kind.clone() });
                 loaded.push(c);
                 datasets.len() - 1
             }
         };
         entries.push(RunEntry {
-            id: run.dir.file_name().map_or_else(
-                || run.summary.run_id.clone(),
-                |n| n.to_string_lossy().into_owned(),
-            ),
+            id: run.dir.file_name().map_or_else(|| run.summary.run_id.clone(), |n| n.to_string_lossy().into_owned()),
             model: run.summary.model.clone(),
             short: short_model(&run.summary.model),
             condition: run.summary.condition.clone(),
@@ -269,19 +248,14 @@ pub fn build_with(
     let mut wanted: Vec<HashMap<&str, BTreeSet<&str>>> = vec![HashMap::new(); loaded.len()];
     for (run, e) in runs.iter().zip(&entries) {
         for o in &run.outcomes {
-            wanted[e.dataset]
-                .entry(o.example_id.as_str())
-                .or_default()
-                .extend(o.post_ids.iter().map(String::as_str));
+            wanted[e.dataset].entry(o.example_id.as_str()).or_default().extend(o.post_ids.iter().map(String::as_str));
         }
     }
     let mut items = Vec::new();
     let mut index: Vec<HashMap<String, usize>> = vec![HashMap::new(); loaded.len()];
     for (d, ds) in loaded.iter().map(|&c| &cache[c]).enumerate() {
         for ex in &ds.examples {
-            let Some(posts) = wanted[d].get(ex.id.as_str()) else {
-                continue;
-            };
+            let Some(posts) = wanted[d].get(ex.id.as_str()) else { continue };
             index[d].insert(ex.id.clone(), items.len());
             items.push(ItemEntry {
                 d,
@@ -290,35 +264,19 @@ pub fn build_with(
                 q: ex.question.clone(),
                 chosen: ex.chosen.clone(),
                 rejected: ex.rejected.clone(),
-                rubric: ex
-                    .rubric_aspects
-                    .iter()
-                    .map(|a| (a.aspect.clone(), a.evidence.clone(), a.reason.clone()))
-                    .collect(),
+                rubric: ex.rubric_aspects.iter().map(|a| (a.aspect.clone(), a.evidence.clone(), a.reason.clone())).collect(),
                 narrative: ex.narrative.clone(),
-                posts: ex
-                    .profile
-                    .iter()
-                    .filter(|p| posts.contains(p.id.as_str()))
-                    .map(|p| (p.id.clone(), (p.category.clone(), p.text.clone())))
-                    .collect(),
+                posts: ex.profile.iter().filter(|p| posts.contains(p.id.as_str())).map(|p| (p.id.clone(), (p.category.clone(), p.text.clone()))).collect(),
             });
         }
     }
     let mut outcomes = Vec::new();
     for (r, (run, e)) in runs.iter().zip(&entries).enumerate() {
         for (line, o) in run.outcomes.iter().enumerate() {
-            let i = *index[e.dataset]
-                .get(&o.example_id)
-                .ok_or_else(|| ReportError::Layout {
-                    path: run.dir.join("outcomes.jsonl"),
-                    reason: format!(
-                        "line {}: example `{}` is not in dataset `{}`",
-                        line + 1,
-                        o.example_id,
-                        run.summary.dataset
-                    ),
-                })?;
+            let i = *index[e.dataset].get(&o.example_id).ok_or_else(|| ReportError::Layout {
+                path: run.dir.join("outcomes.jsonl"),
+                reason: format!("line {}: example `{}` is not in dataset `{}`", line + 1, o.example_id, run.summary.dataset),
+            })?;
             outcomes.push(OutcomeEntry {
                 r,
                 i,
@@ -335,53 +293,29 @@ pub fn build_with(
                 err: o.error.clone(),
                 tin: o.input_tokens,
                 ttr: o.truncated_tokens,
-                plan: (run.summary.condition == "planner")
-                    .then(|| run.plans.get(&o.example_id).cloned().unwrap_or_default()),
+                plan: (run.summary.condition == "planner").then(|| run.plans.get(&o.example_id).cloned().unwrap_or_default()),
             });
         }
     }
     let pairs = pairs(runs, &entries);
-    Ok(Payload {
-        runs: entries,
-        datasets,
-        items,
-        outcomes,
-        pairs,
-    })
+    Ok(Payload { runs: entries, datasets, items, outcomes, pairs })
 }
 
 /// The 2×2 table and exact McNemar p of every pair of runs on one dataset, per metric both
 /// carry, on the items both evaluated.
 pub fn pairs(runs: &[RunSource], entries: &[RunEntry]) -> Vec<PairEntry> {
-    let by_id: Vec<HashMap<&str, &OutcomeRecord>> = runs
-        .iter()
-        .map(|r| {
-            r.outcomes
-                .iter()
-                .map(|o| (o.example_id.as_str(), o))
-                .collect()
-        })
-        .collect();
+    let by_id: Vec<HashMap<&str, &OutcomeRecord>> = runs.iter().map(|r| r.outcomes.iter().map(|o| (o.example_id.as_str(), o)).collect()).collect();
     let mut out = Vec::new();
     for a in 0..runs.len() {
         for b in a + 1..runs.len() {
             if entries[a].dataset != entries[b].dataset {
                 continue;
             }
-            for &metric in entries[a]
-                .metrics
-                .iter()
-                .filter(|m| entries[b].metrics.contains(m))
-            {
-                let (mut both, mut only_a, mut only_b, mut neither, mut n) =
-                    (0u64, 0u64, 0u64, 0u64, 0usize);
+            for &metric in entries[a].metrics.iter().filter(|m| entries[b].metrics.contains(m)) {
+                let (mut both, mut only_a, mut only_b, mut neither, mut n) = (0u64, 0u64, 0u64, 0u64, 0usize);
                 for o in &runs[a].outcomes {
-                    let Some(p) = by_id[b].get(o.example_id.as_str()) else {
-                        continue;
-                    };
-                    let (Some(x), Some(y)) = (o.result_of(metric), p.result_of(metric)) else {
-                        continue;
-                    };
+                    let Some(p) = by_id[b].get(o.example_id.as_str()) else { continue };
+                    let (Some(x), Some(y)) = (o.result_of(metric), p.result_of(metric)) else { continue };
                     n += 1;
                     match (x == ItemResult::Correct, y == ItemResult::Correct) {
                         (true, true) => both += 1,
@@ -391,17 +325,7 @@ pub fn pairs(runs: &[RunSource], entries: &[RunEntry]) -> Vec<PairEntry> {
                     }
                 }
                 if n > 0 {
-                    out.push(PairEntry {
-                        a,
-                        b,
-                        metric,
-                        n,
-                        both,
-                        only_a,
-                        only_b,
-                        neither,
-                        p: mcnemar_exact(only_a, only_b).p_value,
-                    });
+                    out.push(PairEntry { a, b, metric, n, both, only_a, only_b, neither, p: mcnemar_exact(only_a, only_b).p_value });
                 }
             }
         }
@@ -437,13 +361,7 @@ mod tests {
     fn script_json_cannot_end_its_script_element_and_parses_back() {
         let text = "</script><script>alert(1)</script> & <!-- \u{2028}";
         let json = to_script_json(&serde_json::json!({ "t": text })).unwrap();
-        assert!(
-            !json.contains('<')
-                && !json.contains('>')
-                && !json.contains('&')
-                && !json.contains('\u{2028}'),
-            "{json}"
-        );
+        assert!(!json.contains('<') && !json.contains('>') && !json.contains('&') && !json.contains('\u{2028}'), "{json}");
         let back: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(back["t"], text);
     }
