@@ -16,6 +16,9 @@
   let progress = null;
   let view = null;
   let saving = false;
+  // Unsaved changes on this item; leaving it asks twice (a second p / n / jump leaves).
+  let dirty = false;
+  let warned = false;
 
   function el(tag, props, text) {
     const e = document.createElement(tag);
@@ -33,6 +36,7 @@
       const label = el("label", {});
       const input = el("input", { type: "radio", name, value: String(v) });
       input.addEventListener("change", () => {
+        dirty = true;
         setActive(fields.findIndex((f) => f.key === key));
         fs.classList.remove("missing");
         advance();
@@ -132,9 +136,11 @@
 
   function render(v) {
     view = v;
+    dirty = false;
+    warned = false;
     $("done").hidden = true;
     $("main").hidden = false;
-    $("item-meta").textContent = "· item " + v.position + " of " + v.total + " · " + v.subset + " · " + v.item_id;
+    $("item-meta").textContent = "· item " + v.position + " of " + v.total + " · " + v.subset;
     $("question").textContent = v.question;
     $("post-count").textContent = String(v.posts.length);
     const list = $("post-list");
@@ -167,6 +173,14 @@
     const first = fields.findIndex((f) => value(f) === null);
     setActive(first < 0 ? 0 : first);
     window.scrollTo(0, 0);
+  }
+
+  // Whether leaving the item may go ahead: with unsaved changes the first try only warns.
+  function mayLeave() {
+    if (!dirty || warned) return true;
+    warned = true;
+    status("Unsaved changes on this item: save with Enter, or do that again to leave without saving.", true);
+    return false;
   }
 
   async function open(position) {
@@ -227,6 +241,7 @@
       const v = Number(k);
       if (v > f.max) { status("This field takes 1 or 2.", true); return; }
       setValue(f, v);
+      dirty = true;
       f.node.classList.remove("missing");
       advance();
       ev.preventDefault();
@@ -237,9 +252,9 @@
     } else if (k === "Enter") {
       ev.preventDefault(); save();
     } else if (k === "p") {
-      if (view.position > 1) open(view.position - 1);
+      if (view.position > 1 && mayLeave()) open(view.position - 1);
     } else if (k === "n") {
-      if (view.position < view.total) open(view.position + 1);
+      if (view.position < view.total && mayLeave()) open(view.position + 1);
     } else if (k === "c") {
       const a = fields[active].answer || 1;
       $("comment-" + a).focus(); ev.preventDefault();
@@ -250,8 +265,12 @@
     buildForm();
     document.addEventListener("keydown", onKey);
     $("save").addEventListener("click", save);
-    $("prev").addEventListener("click", () => { if (view && view.position > 1) open(view.position - 1); });
-    $("jump").addEventListener("change", () => open(Number($("jump").value)));
+    $("prev").addEventListener("click", () => { if (view && view.position > 1 && mayLeave()) open(view.position - 1); });
+    $("jump").addEventListener("change", () => {
+      if (view && !mayLeave()) { $("jump").value = String(view.position); return; }
+      open(Number($("jump").value));
+    });
+    for (const a of [1, 2]) $("comment-" + a).addEventListener("input", () => { dirty = true; });
     try {
       progress = await call("GET", "/progress");
     } catch (e) {

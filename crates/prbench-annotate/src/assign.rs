@@ -11,8 +11,12 @@
 //! 3. An annotator sees their items in the order of
 //!    `sha256("prbench-annotate/order", seed, annotator, item id)`, so raters do not all meet
 //!    the items in the same order.
-//! 4. Whether the chosen answer is shown as answer 1 or 2 is the low bit of the first byte of
-//!    `sha256("prbench-annotate/side", seed, annotator, item id)`.
+//! 4. Which answer is shown as answer 1 is balanced per annotator: their items are put in the
+//!    order of `sha256("prbench-annotate/side", seed, annotator, item id)`, and the chosen
+//!    answer is answer 1 on the 1st, 3rd, 5th … of that order and answer 2 on the others, so
+//!    each annotator sees chosen first on half their items (one more when odd). A rater who
+//!    knows the seed and their item ids could recompute the sides: pass a `--seed` of your own
+//!    when raters could read this code (the page shows no item id).
 //!
 //! Each part is hashed with its length in front (no two tuples hash alike). Which annotators
 //! share an item depends on the whole item set (that is what balancing means); the answer
@@ -99,6 +103,13 @@ pub fn assign(
             "the dataset has no item to rate".into(),
         ));
     }
+    if item_ids.len() * per_item < annotators.len() {
+        return Err(AnnotateError::Annotators(format!(
+            "{} item(s) × --per-item {per_item} is fewer ratings than the {} annotators: some would get nothing to rate; name fewer annotators, raise --per-item or rate more items",
+            item_ids.len(),
+            annotators.len()
+        )));
+    }
     let mut seen = std::collections::HashSet::new();
     for id in item_ids {
         if !seen.insert(*id) {
@@ -113,13 +124,13 @@ pub fn assign(
         .enumerate()
         .map(|(i, id)| (i, digest(&[b"prbench-annotate/deal", &s, id.as_bytes()])))
         .collect();
-    items.sort_by(|a, b| a.1.cmp(&b.1));
+    items.sort_by_key(|a| a.1);
     let mut order: Vec<(usize, [u8; 32])> = annotators
         .iter()
         .enumerate()
         .map(|(i, a)| (i, digest(&[b"prbench-annotate/deal", &s, a.as_bytes()])))
         .collect();
-    order.sort_by(|a, b| a.1.cmp(&b.1));
+    order.sort_by_key(|a| a.1);
 
     let n_ann = annotators.len();
     let mut lists: Vec<Vec<(usize, [u8; 32])>> = vec![Vec::new(); n_ann];
@@ -139,26 +150,33 @@ pub fn assign(
         .into_iter()
         .enumerate()
         .map(|(who, mut list)| {
-            list.sort_by(|a, b| a.1.cmp(&b.1));
+            list.sort_by_key(|a| a.1);
+            let mut by_side: Vec<(usize, [u8; 32])> = list
+                .iter()
+                .map(|(item, _)| {
+                    let key = [
+                        b"prbench-annotate/side".as_slice(),
+                        &s,
+                        annotators[who].as_bytes(),
+                        item_ids[*item].as_bytes(),
+                    ];
+                    (*item, digest(&key))
+                })
+                .collect();
+            by_side.sort_by_key(|a| a.1);
+            let side: std::collections::HashMap<usize, u8> = by_side
+                .iter()
+                .enumerate()
+                .map(|(rank, (item, _))| (*item, 1 + (rank % 2) as u8))
+                .collect();
             list.into_iter()
                 .map(|(item, _)| Slot {
                     item,
-                    chosen_shown_as: chosen_shown_as(seed, &annotators[who], item_ids[item]),
+                    chosen_shown_as: side[&item],
                 })
                 .collect()
         })
         .collect())
-}
-
-/// Answer label (1 or 2) of the chosen answer for `annotator` on `item_id` (module docs, 4).
-pub fn chosen_shown_as(seed: u64, annotator: &str, item_id: &str) -> u8 {
-    let d = digest(&[
-        b"prbench-annotate/side",
-        &seed.to_le_bytes(),
-        annotator.as_bytes(),
-        item_id.as_bytes(),
-    ]);
-    1 + (d[0] & 1)
 }
 
 #[cfg(test)]
@@ -201,16 +219,10 @@ mod tests {
         let a = assign(&refs, &names(4), 2, 1).unwrap();
         assert_eq!(a, assign(&refs, &names(4), 2, 1).unwrap());
         assert_ne!(a, assign(&refs, &names(4), 2, 2).unwrap());
-        // Both answer orders occur, each from (seed, annotator, item) alone.
-        let sides: Vec<u8> = a.iter().flatten().map(|s| s.chosen_shown_as).collect();
-        assert!(sides.contains(&1) && sides.contains(&2));
-        for (who, list) in a.iter().enumerate() {
-            for s in list {
-                assert_eq!(
-                    s.chosen_shown_as,
-                    chosen_shown_as(1, &format!("a{who}"), refs[s.item])
-                );
-            }
+        // Each annotator sees chosen first on half their items (one more when odd).
+        for list in &a {
+            let first = list.iter().filter(|s| s.chosen_shown_as == 1).count();
+            assert_eq!(first, list.len().div_ceil(2), "{list:?}");
         }
     }
 
@@ -225,5 +237,6 @@ mod tests {
         assert!(msg(assign(&ids, &["a b".into()], 1, 0)).contains("`a b`"));
         assert!(msg(assign(&["x", "x"], &names(1), 1, 0)).contains("`x` appears twice"));
         assert!(msg(assign(&[], &names(1), 1, 0)).contains("no item"));
+        assert!(msg(assign(&ids, &names(3), 1, 0)).contains("some would get nothing"));
     }
 }

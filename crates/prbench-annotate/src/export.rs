@@ -18,6 +18,22 @@ use crate::dims::Dimension;
 use crate::error::AnnotateError;
 use crate::store::RatedItem;
 
+/// The export's columns, in order.
+pub const COLUMNS: [&str; 12] = [
+    "annotator",
+    "unit",
+    "dimension",
+    "score",
+    "item_id",
+    "subset",
+    "label",
+    "shown_as",
+    "preferred",
+    "comment",
+    "revision",
+    "updated_at",
+];
+
 /// One exported row (module docs).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ExportRow {
@@ -105,7 +121,12 @@ pub fn write(
     };
     match format {
         Format::Csv => {
-            let mut w = csv::Writer::from_writer(out);
+            // The header is written even with no row, so an empty export still reads as CSV.
+            let mut w = csv::WriterBuilder::new()
+                .has_headers(false)
+                .from_writer(out);
+            w.write_record(COLUMNS)
+                .map_err(|e| io(std::io::Error::other(e)))?;
             for r in rows {
                 w.serialize(r).map_err(|e| io(std::io::Error::other(e)))?;
             }

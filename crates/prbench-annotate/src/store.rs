@@ -40,6 +40,9 @@ pub struct StoreSpec<'a> {
     pub per_item: usize,
     /// Seed of the assignment and answer order ([`crate::assign`]).
     pub seed: u64,
+    /// Which items of the dataset were taken, as the flags say it (`--subset Art --limit 5`,
+    /// or `all items`): a reopened folder must have the same.
+    pub selection: &'a str,
 }
 
 /// How [`Store::open_or_create`] found the folder.
@@ -162,6 +165,59 @@ pub struct Store {
     path: PathBuf,
     conn: Mutex<Connection>,
     tokens: HashMap<String, String>,
+    /// The folder's lock while serving ([`Store::open_or_create`]); released on drop.
+    _lock: Option<std::fs::File>,
+}
+
+/// Refuses `path` as an output file when writing it would destroy ratings: a store's own files
+/// (`annotate.sqlite`, its `-wal`/`-shm`, the lock) or any existing SQLite database.
+///
+/// # Errors
+/// [`AnnotateError::Io`] naming the path and what to pass instead.
+pub fn refuse_store_path(path: &Path) -> Result<(), AnnotateError> {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let ours = [STORE_FILE, LOCK_FILE].iter().any(|f| name == *f) || [STORE_FILE].iter().any(|f| name == format!("{f}-wal") || name == format!("{f}-shm"));
+    let mut head = [0u8; 16];
+    let sqlite = std::fs::File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head)).is_ok() && &head == b"SQLite format 3\0";
+    if ours || sqlite {
+        return Err(AnnotateError::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                "this is an annotation store (or another SQLite database): writing here would destroy ratings; pass another output file",
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The lock file of an annotation folder: `annotate serve` holds it (an advisory lock, released
+/// when the process ends, even by SIGKILL), so two servers never share a folder.
+pub const LOCK_FILE: &str = "annotate.lock";
+
+fn lock(dir: &Path) -> Result<std::fs::File, AnnotateError> {
+    let path = dir.join(LOCK_FILE);
+    let io = |source| AnnotateError::Io {
+        path: path.clone(),
+        source,
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(io)?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(AnnotateError::Io {
+            path: path.clone(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::WouldBlock,
+                "another `prbench annotate serve` is serving this folder: stop it first (two servers on one folder would hand out different links)",
+            ),
+        }),
+        Err(std::fs::TryLockError::Error(e)) => Err(io(e)),
+    }
 }
 
 fn token_hash(token: &str) -> String {
@@ -235,10 +291,12 @@ impl Store {
             path: dir.to_path_buf(),
             source,
         })?;
+        let held = lock(dir)?;
         let path = dir.join(STORE_FILE);
         if path.is_file() {
-            let store = Store::open(dir)?;
+            let mut store = Store::open(dir)?;
             store.check_same(spec)?;
+            store._lock = Some(held);
             return Ok((store, Opened::Resumed));
         }
         let ids: Vec<&str> = spec.examples.iter().map(|e| e.id.as_str()).collect();
@@ -268,6 +326,7 @@ impl Store {
                 ("dataset_hash", spec.dataset_hash.to_string()),
                 ("per_item", spec.per_item.to_string()),
                 ("seed", spec.seed.to_string()),
+                ("selection", spec.selection.to_string()),
                 ("created_at", created),
             ] {
                 tx.execute(
@@ -315,7 +374,9 @@ impl Store {
         for suffix in ["-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", tmp.display()));
         }
-        Ok((Store::open(dir)?, Opened::Created(tokens)))
+        let mut store = Store::open(dir)?;
+        store._lock = Some(held);
+        Ok((store, Opened::Created(tokens)))
     }
 
     /// Opens the existing store of annotation folder `dir`.
@@ -339,6 +400,7 @@ impl Store {
             path,
             conn: Mutex::new(conn),
             tokens: HashMap::new(),
+            _lock: None,
         };
         let version = store.meta("schema_version")?;
         if version != SCHEMA_VERSION {
@@ -404,12 +466,16 @@ impl Store {
     }
 
     fn check_same(&self, spec: &StoreSpec) -> Result<(), AnnotateError> {
-        let hint = "restart with the same --data, --annotators, --per-item and --seed as the first start, or pass a new --out";
+        let hint = "restart with the same --data, --subset, --limit, --annotators, --per-item and --seed as the first start, or pass a new --out";
         let mismatch = |what: String| AnnotateError::Mismatch {
             path: self.path.clone(),
             what,
             hint: hint.into(),
         };
+        let selection = self.meta("selection")?;
+        if selection != spec.selection {
+            return Err(mismatch(format!("{selection}, not {}", spec.selection)));
+        }
         let hash = self.meta("dataset_hash")?;
         if hash != spec.dataset_hash {
             return Err(mismatch(format!(
@@ -440,6 +506,28 @@ impl Store {
             }
         }
         Ok(())
+    }
+
+    /// Sets a value of the `meta` table (e.g. `port`, the port last served on).
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn set_meta(&self, key: &str, value: &str) -> Result<(), AnnotateError> {
+        let conn = self.conn.lock().expect("store mutex");
+        conn.execute("INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value", params![key, value])
+            .map(|_| ())
+            .map_err(|e| self.sql(e))
+    }
+
+    /// A value of the `meta` table, `None` when it was never set.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn meta_opt(&self, key: &str) -> Result<Option<String>, AnnotateError> {
+        let conn = self.conn.lock().expect("store mutex");
+        conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.sql(e))
     }
 
     /// Replaces every annotator's token with a new one (the old links stop working).

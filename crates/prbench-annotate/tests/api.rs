@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{examples, hostile_example, http, new_store, rating, spawn_server, XSS};
-use prbench_annotate::assign::chosen_shown_as;
+use prbench_annotate::assign::assign;
 
 #[test]
 fn no_token_or_a_wrong_token_gets_401_and_no_item_text() {
@@ -63,8 +63,14 @@ fn each_token_sees_only_its_own_list_and_never_a_label() {
             let id = v["item_id"].as_str().unwrap();
             *seen.entry(id.to_string()).or_default() += 1;
             let e = ex.iter().find(|e| e.id == id).unwrap();
-            // The answers in this annotator's order, computed here from the documented rule.
-            let want = if chosen_shown_as(7, name, id) == 1 {
+            // The answers in this annotator's order, from the assignment of the same settings.
+            let ids: Vec<&str> = ex.iter().map(|e| e.id.as_str()).collect();
+            let names: Vec<String> = tokens.iter().map(|t| t.0.clone()).collect();
+            let who = names.iter().position(|n| n == name).unwrap();
+            let plan = assign(&ids, &names, 2, 7).unwrap();
+            let slot = &plan[who][pos - 1];
+            assert_eq!(ids[slot.item], id, "position {pos} is the assignment's");
+            let want = if slot.chosen_shown_as == 1 {
                 [&e.chosen, &e.rejected]
             } else {
                 [&e.rejected, &e.chosen]

@@ -142,12 +142,12 @@ fn means_label_agreement_disagreements_and_alpha_match_a_hand_calculation() {
     }
     let hand = agreement(
         &Ratings::from_csv_reader("hand.csv", csv.as_bytes()).unwrap(),
-        &r.agreement.config,
+        &r.agreement.as_ref().unwrap().config,
     );
     let j = |x: &prbench_annotate::agreement::AgreementReport| {
         serde_json::to_value(&x.dimensions).unwrap()
     };
-    assert_eq!(j(&r.agreement), j(&hand));
+    assert_eq!(j(r.agreement.as_ref().unwrap()), j(&hand));
     let _ = AgreementConfig::default();
 
     let md = markdown(&r);
@@ -156,7 +156,11 @@ fn means_label_agreement_disagreements_and_alpha_match_a_hand_calculation() {
         "{md}"
     );
     assert!(
-        md.contains("[q1](#item-q1)") && md.contains("<a id=\"item-q1\"></a>"),
+        {
+            use sha2::Digest;
+            let a = format!("item-q1-{}", hex::encode(&sha2::Sha256::digest(b"q1")[..4]));
+            md.contains(&format!("[q1](#{a})")) && md.contains(&format!("<a id=\"{a}\"></a>"))
+        },
         "{md}"
     );
     assert!(md.contains("nominal alpha 0.444"), "{md}");
@@ -200,4 +204,17 @@ fn hostile_text_in_the_report_is_escaped_or_fenced() {
         }
     }
     assert!(md.contains("&lt;script&gt;"), "{md}");
+}
+
+#[test]
+fn a_folder_without_ratings_still_reports_and_exports_a_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = new_store(dir.path(), &examples(2), &["ann"], 1);
+    let r = build(&store, &ReportConfig::default()).unwrap();
+    assert!(r.agreement.is_none() && r.disagreements.is_empty());
+    let md = markdown(&r);
+    assert!(md.contains("No ratings yet.") && md.contains("| ann | 0 | 2 |"), "{md}");
+    let mut csv = Vec::new();
+    prbench_annotate::export::write(&[], prbench_annotate::export::Format::Csv, &mut csv, std::path::Path::new("x.csv")).unwrap();
+    assert_eq!(String::from_utf8(csv).unwrap(), format!("{}\n", prbench_annotate::export::COLUMNS.join(",")));
 }

@@ -37,6 +37,7 @@ fn a_reopened_folder_resumes_and_other_settings_are_refused() {
         annotators: &names,
         per_item: 2,
         seed: 7,
+        selection: "all items",
     };
     let (store, opened) = Store::open_or_create(dir.path(), &same).unwrap();
     assert!(matches!(opened, Opened::Resumed));
@@ -74,7 +75,23 @@ fn a_reopened_folder_resumes_and_other_settings_are_refused() {
             },
             "--seed 7, not 8",
         ),
+        (
+            StoreSpec {
+                selection: "--limit 1",
+                ..same.clone()
+            },
+            "all items, not --limit 1",
+        ),
     ];
+    // While a server holds the folder, a second one is refused.
+    let (held, _) = Store::open_or_create(dir.path(), &same).unwrap();
+    let e = Store::open_or_create(dir.path(), &same).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("another `prbench annotate serve` is serving this folder"),
+        "{e}"
+    );
+    drop(held);
     for (spec, want) in cases {
         let e = Store::open_or_create(dir.path(), &spec).unwrap_err();
         assert!(matches!(e, AnnotateError::Mismatch { .. }), "{e}");

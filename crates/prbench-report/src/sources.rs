@@ -594,6 +594,7 @@ fn add(s: &mut Sources, seen: &mut BTreeMap<PathBuf, ()>, path: &Path, top: bool
                 s.bons.len(),
                 s.correlations.len(),
                 s.builds.len(),
+                s.annotations.len(),
             );
             // Matrices first, so their runs come in condition order.
             let is_matrix = |c: &PathBuf| {
@@ -609,7 +610,8 @@ fn add(s: &mut Sources, seen: &mut BTreeMap<PathBuf, ()>, path: &Path, top: bool
                     && (c.join("summary.json").is_file()
                         || c.join("samples.jsonl").is_file()
                         || c.join("manifest.json").is_file()
-                        || c.join(BUILD_MANIFEST).is_file())
+                        || c.join(BUILD_MANIFEST).is_file()
+                        || c.join(prbench_annotate::store::STORE_FILE).is_file())
                 {
                     add(s, seen, c, false)?;
                 }
@@ -621,6 +623,7 @@ fn add(s: &mut Sources, seen: &mut BTreeMap<PathBuf, ()>, path: &Path, top: bool
                     s.bons.len(),
                     s.correlations.len(),
                     s.builds.len(),
+                    s.annotations.len(),
                 )
             {
                 let why = if s.skipped.is_empty() {
@@ -628,7 +631,7 @@ fn add(s: &mut Sources, seen: &mut BTreeMap<PathBuf, ()>, path: &Path, top: bool
                 } else {
                     format!(" ({})", s.skipped.join("; "))
                 };
-                return Err(layout(path, format!("holds no finished run folder, conditioning matrix, Best-of-N folder or build folder (one level down){why}")));
+                return Err(layout(path, format!("holds no finished run folder, conditioning matrix, Best-of-N folder, build folder or annotation folder (one level down){why}")));
             }
         }
     }

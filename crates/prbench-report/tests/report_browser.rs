@@ -637,6 +637,7 @@ fn an_annotation_folder_gets_a_human_evaluation_section_linking_each_disagreemen
         annotators: &names,
         per_item: 2,
         seed: 1,
+        selection: "all items",
     };
     let (store, Opened::Created(_)) = Store::open_or_create(&dir, &spec).unwrap() else {
         panic!("new")
@@ -701,16 +702,7 @@ fn an_annotation_folder_gets_a_human_evaluation_section_linking_each_disagreemen
     );
     // The one disagreement (item 1, both raters picked rejected) links to its item view.
     let id = &ex[1].id;
-    let anchor = format!(
-        "item-{}",
-        id.chars()
-            .map(|c| if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            })
-            .collect::<String>()
-    );
+    let anchor = prbench_annotate::report::anchor(id);
     let links = page.eval("Array.from(document.querySelectorAll('#sec-annotate a[href]')).map(a => a.getAttribute('href'))").unwrap();
     assert_eq!(links, serde_json::json!([format!("#{anchor}")]));
     page.click(&format!("#sec-annotate a[href='#{anchor}']"))

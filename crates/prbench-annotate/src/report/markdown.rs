@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use crate::agreement::{markdown_table, AlphaUndefined, CiUndefined};
 use crate::dims::Dimension;
+use sha2::{Digest, Sha256};
 
 use super::tables::{AnnotationReport, MeanCi};
 
@@ -40,8 +41,9 @@ pub(crate) fn fenced(s: &str) -> String {
     format!("{fence}text\n{}\n{fence}\n", s.trim_end_matches('\n'))
 }
 
-/// The anchor of an item's view in this report.
-pub(crate) fn anchor(item_id: &str) -> String {
+/// The anchor (HTML id) of an item's view in the report: `item-` + the id's ASCII letters and
+/// digits lower-cased (others become `-`) + `-` + the first 4 bytes of sha256(id) in hex.
+pub fn anchor(item_id: &str) -> String {
     let slug: String = item_id
         .chars()
         .map(|c| {
@@ -52,7 +54,10 @@ pub(crate) fn anchor(item_id: &str) -> String {
             }
         })
         .collect();
-    format!("item-{slug}")
+    // Different ids can share a slug (`Item_1`, `item-1`), and a bare slug could equal an id
+    // of the page around it: a short hash of the id keeps every anchor distinct.
+    let h = Sha256::digest(item_id.as_bytes());
+    format!("item-{slug}-{}", hex::encode(&h[..4]))
 }
 
 fn mean(m: &Option<MeanCi>) -> String {
@@ -130,7 +135,10 @@ pub fn markdown(r: &AnnotationReport) -> String {
         o,
         "A unit is one answer of one item; its values are the annotators' scores of that answer.\n"
     );
-    o.push_str(&markdown_table(&r.agreement));
+    match &r.agreement {
+        Some(a) => o.push_str(&markdown_table(a)),
+        None => o.push_str("No ratings yet.\n"),
+    }
     let p = &r.preference;
     let alpha = match &p.alpha {
         Ok(a) => format!("{:.3}", a.alpha),
@@ -238,6 +246,8 @@ mod tests {
             "{f}"
         );
         assert_eq!(fenced("plain"), "```text\nplain\n```\n");
-        assert_eq!(anchor("Art/12 x"), "item-art-12-x");
+        assert!(anchor("Art/12 x").starts_with("item-art-12-x-"));
+        assert_ne!(anchor("Item_1"), anchor("item-1"));
+        assert_eq!(anchor("q"), anchor("q"));
     }
 }

@@ -17,7 +17,7 @@
 mod markdown;
 mod tables;
 
-pub use markdown::markdown;
+pub use markdown::{anchor, markdown};
 pub use tables::{
     build, AnnotationReport, Disagreement, HumanEvalRow, LabelRow, MeanCi, ReportConfig,
 };

@@ -120,8 +120,8 @@ pub struct AnnotationReport {
     /// The human-evaluation table: one row per subset (dataset order), then `all` when there
     /// are several.
     pub human_eval: Vec<HumanEvalRow>,
-    /// Agreement per dimension.
-    pub agreement: AgreementReport,
+    /// Agreement per dimension (`None` before the first rating).
+    pub agreement: Option<AgreementReport>,
     /// Alpha (nominal) of the "fits better" choice, units = items.
     pub preference: LevelAgreement,
     /// Items rated by two or more annotators (the units of [`AnnotationReport::preference`]).
@@ -289,9 +289,13 @@ pub fn build(store: &Store, cfg: &ReportConfig) -> Result<AnnotationReport, Anno
     let csv = w.into_inner().map_err(|e| io(e.into_error().into()))?;
     let boot = AlphaBootstrapConfig::new(cfg.resamples, cfg.seed, 0.95)
         .map_err(|e| AnnotateError::Items(e.to_string()))?;
-    let parsed = Ratings::from_csv_reader("annotate export", csv.as_slice())
-        .map_err(|e| AnnotateError::Items(format!("the export does not read back: {e}")))?;
-    let agreement_report = agreement(&parsed, &AgreementConfig { bootstrap: boot });
+    let agreement_report = if ratings.is_empty() {
+        None
+    } else {
+        let parsed = Ratings::from_csv_reader("annotate export", csv.as_slice())
+            .map_err(|e| AnnotateError::Items(format!("the export does not read back: {e}")))?;
+        Some(agreement(&parsed, &AgreementConfig { bootstrap: boot }))
+    };
 
     let pref_units: Vec<(String, Vec<Rating>)> = by
         .items(None)

@@ -60,7 +60,8 @@ fn internal(e: impl std::fmt::Display) -> Response {
 
 type AppState = Arc<Store>;
 
-/// The annotator of `token`, or the 401 answer.
+/// The annotator of `token`, or the 401 answer (the `Err` is the handler's whole answer).
+#[allow(clippy::result_large_err)]
 fn who(store: &Store, token: &str) -> Result<String, Response> {
     store
         .annotator_for_token(token)
@@ -68,10 +69,17 @@ fn who(store: &Store, token: &str) -> Result<String, Response> {
         .ok_or_else(unauthorized)
 }
 
+#[allow(clippy::result_large_err)]
 fn position(raw: &str) -> Result<usize, Response> {
-    raw.parse::<usize>()
-        .ok()
-        .filter(|p| *p >= 1)
+    // Canonical decimal only: `01`, `+1` or `%31` name no position.
+    Some(raw)
+        .filter(|r| {
+            !r.is_empty()
+                && r.len() <= 9
+                && r.bytes().all(|b| b.is_ascii_digit())
+                && !r.starts_with('0')
+        })
+        .and_then(|r| r.parse::<usize>().ok())
         .ok_or_else(|| {
             error(
                 StatusCode::BAD_REQUEST,
@@ -238,9 +246,16 @@ pub fn router(store: Arc<Store>) -> Router {
             }),
         )
         .route("/r/{token}", get(page))
+        .route("/r/{token}/", get(page))
         .route("/r/{token}/api/progress", get(progress))
         .route("/r/{token}/api/items/{position}", get(item).put(submit))
         .fallback(fallback)
+        .method_not_allowed_fallback(|| async {
+            error(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method not allowed here: pages and items are read with GET, ratings saved with PUT",
+            )
+        })
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn(headers))
         .with_state(store)
@@ -249,6 +264,12 @@ pub fn router(store: Arc<Store>) -> Router {
 /// An annotator's page URL on a server at `addr`.
 pub fn page_url(addr: SocketAddr, token: &str) -> String {
     format!("http://{addr}/r/{token}")
+}
+
+/// An annotator's page URL under `base` (e.g. `https://rate.example.org`, a public address in
+/// front of this server); a trailing `/` of `base` is dropped.
+pub fn page_url_at(base: &str, token: &str) -> String {
+    format!("{}/r/{token}", base.trim_end_matches('/'))
 }
 
 /// Serves [`router`] on `listener` until `shutdown` completes.
@@ -265,27 +286,26 @@ pub async fn serve(
         .await
 }
 
-/// Binds `addr`, calls `on_bound` with the bound address (port 0 picks a free one), and
-/// serves on a multi-threaded tokio runtime of its own until `shutdown` completes. For
+/// Serves on `listener` (bound by the caller, so a taken port fails before anything else is
+/// done) on a multi-threaded tokio runtime of its own until `shutdown` completes. For
 /// front-ends without a runtime, such as the `prbench` command.
 ///
 /// # Errors
-/// Building the runtime, binding `addr` (e.g. the port is taken) or serving.
+/// Building the runtime, or serving.
 pub fn run_blocking<F>(
-    addr: SocketAddr,
+    listener: std::net::TcpListener,
     store: Arc<Store>,
-    on_bound: impl FnOnce(SocketAddr),
     shutdown: impl FnOnce() -> F,
 ) -> std::io::Result<()>
 where
     F: Future<Output = ()> + Send + 'static,
 {
+    listener.set_nonblocking(true)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(addr).await?;
-        on_bound(listener.local_addr()?);
+        let listener = tokio::net::TcpListener::from_std(listener)?;
         serve(listener, store, shutdown()).await
     })
 }

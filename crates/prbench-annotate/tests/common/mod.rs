@@ -5,6 +5,7 @@ mod http;
 
 use std::net::SocketAddr;
 
+#[allow(unused_imports)]
 pub use http::*;
 
 use prbench_data::{Example, ProfilePost, RubricAspect};
@@ -103,6 +104,7 @@ pub fn new_store(
         annotators: &names,
         per_item: k,
         seed: 7,
+        selection: "all items",
     };
     match prbench_annotate::Store::open_or_create(dir, &spec).unwrap() {
         (s, prbench_annotate::Opened::Created(t)) => (s, t),

@@ -341,7 +341,7 @@ fn render_with(
     let annotations: Vec<Value> = sources
         .annotations
         .iter()
-        .map(|a| context! { dir => a.dir.display().to_string(), summary => a.summary.clone(), html => Value::from_safe_string(markdown::to_safe_html_anchored(without_title(&a.report))) })
+        .map(|a| context! { dir => a.dir.display().to_string(), summary => a.summary.clone(), html => Value::from_safe_string(markdown::to_safe_html_anchored(&nested(&a.report))) })
         .collect();
     let payload = payload::build_with(&sources.runs, opts.data.as_deref(), datasets)?;
     let json = payload::to_script_json(&payload).map_err(|e| ReportError::Layout {
@@ -405,12 +405,28 @@ fn render_with(
     })
 }
 
-/// `markdown` without its first line when that is a `# ` title (the section has its own).
-fn without_title(markdown: &str) -> &str {
-    match markdown.split_once('\n') {
+/// `markdown` without its first line when that is a `# ` title (the section has its own), and
+/// every other heading two levels down (`## X` → `#### X`), so it nests under the section's
+/// `<h2>` and the folder's `<h3>`. Lines inside fenced blocks are left alone.
+fn nested(markdown: &str) -> String {
+    let body = match markdown.split_once('\n') {
         Some((first, rest)) if first.starts_with("# ") => rest,
         _ => markdown,
+    };
+    let mut out = String::with_capacity(body.len() + 64);
+    let mut fence: Option<String> = None;
+    for line in body.lines() {
+        let ticks: String = line.chars().take_while(|c| *c == '`').collect();
+        match &fence {
+            None if ticks.len() >= 3 => fence = Some(ticks),
+            Some(f) if line.trim_end() == f.as_str() => fence = None,
+            None if line.starts_with('#') => out.push_str("##"),
+            _ => {}
+        }
+        out.push_str(line);
+        out.push('\n');
     }
+    out
 }
 
 /// One build folder's part of the report: a line of what it is (from `build/build.json`) and

@@ -44,13 +44,19 @@ pub struct AnnotateServeArgs {
     /// At most this many items per subset (dataset order).
     #[arg(long, allow_negative_numbers = true, value_parser = whole::<usize>(1, 10_000_000))]
     pub limit: Option<usize>,
-    /// Seed of the assignment and of each annotator's answer order.
+    /// Seed of the assignment and of each annotator's answer order. Raters who can read
+    /// prbench's code and know the seed could work out the order: use a seed of your own.
     #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
     pub seed: u64,
-    /// Address to listen on; a non-loopback one is warned about (links are secret, but the
-    /// traffic is plain HTTP).
-    #[arg(long, default_value = "127.0.0.1")]
+    /// Address to listen on (an IP address, or `localhost`); a non-loopback one is warned
+    /// about (links are secret, but the traffic is plain HTTP).
+    #[arg(long, default_value = "127.0.0.1", value_parser = host)]
     pub host: IpAddr,
+    /// The address annotators reach this server at, when it differs from --host:--port (a
+    /// proxy, TLS in front, another machine's name): printed links start with it, e.g.
+    /// `https://rate.example.org`.
+    #[arg(long)]
+    pub public_url: Option<String>,
     /// Port (0: any free port; the printed links say which).
     #[arg(long, default_value_t = 8377)]
     pub port: u16,
@@ -58,6 +64,15 @@ pub struct AnnotateServeArgs {
     /// only when issued: the store keeps only their sha256.
     #[arg(long)]
     pub new_tokens: bool,
+}
+
+fn host(s: &str) -> Result<IpAddr, String> {
+    if s == "localhost" {
+        return Ok(IpAddr::from([127, 0, 0, 1]));
+    }
+    s.parse().map_err(|e| {
+        format!("`{s}` is not an IP address ({e}); use e.g. 127.0.0.1, 0.0.0.0 or localhost")
+    })
 }
 
 /// Export formats.

@@ -14,6 +14,7 @@ pub fn run(args: HtmlReportArgs) -> Result<()> {
     if let Some(parent) = args.out.parent().filter(|p| !p.as_os_str().is_empty() && !p.is_dir()) {
         anyhow::bail!("--out: folder `{}` does not exist; create it or name a file in an existing folder", parent.display());
     }
+    prbench_annotate::store::refuse_store_path(&args.out)?;
     let sources = prbench_report::sources::load(&args.paths)?;
     for note in &sources.skipped {
         eprintln!("prbench: note: {note}");
@@ -28,6 +29,7 @@ pub fn run(args: HtmlReportArgs) -> Result<()> {
         (sources.bons.len(), "Best-of-N folder", "Best-of-N folders"),
         (sources.correlations.len(), "correlate result", "correlate results"),
         (sources.builds.len(), "build folder", "build folders"),
+        (sources.annotations.len(), "annotation folder", "annotation folders"),
     ]
     .into_iter()
     .filter(|(n, _, _)| *n > 0)
