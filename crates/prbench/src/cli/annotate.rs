@@ -58,7 +58,7 @@ pub struct AnnotateServeArgs {
     #[arg(long)]
     pub public_url: Option<String>,
     /// Port (0: any free port; the printed links say which).
-    #[arg(long, default_value_t = 8377)]
+    #[arg(long, default_value_t = 8377, allow_negative_numbers = true, value_parser = whole::<u16>(0, 65_535))]
     pub port: u16,
     /// Issue new links for every annotator (the old ones stop working). Links are printed
     /// only when issued: the store keeps only their sha256.
