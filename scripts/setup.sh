@@ -27,9 +27,19 @@ for arg in "$@"; do
 done
 
 have() { command -v "$1" >/dev/null 2>&1; }
+# bindgen (clang-sys) needs the unversioned development name, libclang.so or libclang-N.so, which
+# libclang-dev provides: a machine with only the runtime (libclang1-N: libclang.so.1,
+# libclang-N.so.1) or libclang-cpp has a libclang that bindgen does not load ("Unable to find
+# libclang"), so those do not count.
 have_libclang() {
-  [[ -n "${LIBCLANG_PATH:-}" ]] && compgen -G "$LIBCLANG_PATH/libclang*.so*" >/dev/null && return 0
-  compgen -G "/usr/lib/llvm-*/lib/libclang*.so*" >/dev/null || compgen -G "/usr/lib/*/libclang*.so*" >/dev/null
+  local dirs=(/usr/lib/llvm-*/lib /usr/lib/*)
+  [[ -n "${LIBCLANG_PATH:-}" ]] && dirs=("$LIBCLANG_PATH")
+  local d
+  for d in "${dirs[@]}"; do
+    compgen -G "$d/libclang.so" >/dev/null && return 0
+    compgen -G "$d/libclang-[0-9]*.so" >/dev/null && return 0
+  done
+  return 1
 }
 
 # Debian package for each missing piece.
