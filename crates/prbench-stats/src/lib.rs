@@ -22,8 +22,9 @@ pub use bootstrap::{
 pub use outcome::ItemResult;
 pub use position::{position_bias, PositionBias, PositionItem, Slot};
 pub use rank::{
-    bootstrap_correlations, correlations, kendall_tau_b, leave_one_out, ndcg, rbo_ext, spearman,
-    spearman_permutation_p, weighted_tau, CorrelationBootstrap, CorrelationSet, DropRange, Input,
-    LeaveOneOut, LeaveOneOutDrop, PerStatistic, PermutationTest, RankError, StatInterval,
-    DEFAULT_RBO_P, MIN_MODELS,
+    bootstrap_comparison, bootstrap_correlations, comparison_on_resamples, correlations,
+    kendall_tau_b, leave_one_out, ndcg, rbo_ext, spearman, spearman_permutation_p, weighted_tau,
+    BootstrapComparison, CorrelationBootstrap, CorrelationSet, DropRange, Input, LeaveOneOut,
+    LeaveOneOutDrop, PairComparison, PairedDifference, PerStatistic, PermutationTest, RankError,
+    ResampledComparison, StatInterval, DEFAULT_RBO_P, MIN_MODELS,
 };

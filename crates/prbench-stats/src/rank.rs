@@ -26,6 +26,10 @@
 //! **Uncertainty.** [`spearman_permutation_p`] (exact or seeded Monte-Carlo permutation test of
 //! rho), [`bootstrap_correlations`] (seeded percentile bootstrap over models, undefined
 //! resamples counted per statistic) and [`leave_one_out`] (each statistic without each model).
+//!
+//! **Several benchmarks.** [`bootstrap_comparison`] scores several benchmarks' rankings of the
+//! same models against one downstream ranking on one shared bootstrap draw, with the paired
+//! difference of every statistic between every two benchmarks (issue 20).
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -36,6 +40,12 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::bootstrap::{percentile, Interval};
+
+mod compare;
+pub use compare::{
+    bootstrap_comparison, comparison_on_resamples, BootstrapComparison, PairComparison,
+    PairedDifference, ResampledComparison,
+};
 
 /// The fewest models on which any statistic of this module is computed.
 pub const MIN_MODELS: usize = 3;
@@ -755,19 +765,13 @@ pub fn bootstrap_correlations(
             }
         }
     }
-    // As bootstrap_ci: 100·(1 − level) computed as 100 − 100·level.
-    let tail = (100.0 - 100.0 * level) / 2.0 / 100.0;
     let stats = point
         .zip(values.zip(undefined))
         .map(|(point, (mut v, undefined))| {
             v.sort_by(f64::total_cmp);
-            let ci = match (percentile(&v, tail), percentile(&v, 1.0 - tail)) {
-                (Some(lo), Some(hi)) => Some(Interval { lo, hi }),
-                _ => None,
-            };
             StatInterval {
                 point,
-                ci,
+                ci: percentile_interval(&v, level),
                 defined: v.len(),
                 undefined,
             }
@@ -779,6 +783,17 @@ pub fn bootstrap_correlations(
         rbo_p,
         stats,
     })
+}
+
+/// The `100·(1 − level)/2` and `100·(1 + level)/2` percentiles of `sorted` (ascending) with
+/// [`percentile`], as [`crate::bootstrap_ci`] computes them; `None` when `sorted` is empty.
+fn percentile_interval(sorted: &[f64], level: f64) -> Option<Interval> {
+    // As bootstrap_ci: 100·(1 − level) computed as 100 − 100·level.
+    let tail = (100.0 - 100.0 * level) / 2.0 / 100.0;
+    match (percentile(sorted, tail), percentile(sorted, 1.0 - tail)) {
+        (Some(lo), Some(hi)) => Some(Interval { lo, hi }),
+        _ => None,
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
