@@ -158,6 +158,7 @@ fn items(n: usize) -> Vec<Example> {
             category: "Hobbies".into(),
             chosen: words(i + 2, 60),
             rejected: words(i + 3, 60),
+            user_id: None,
         })
         .collect()
 }

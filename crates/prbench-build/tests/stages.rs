@@ -104,6 +104,7 @@ fn example(id: &str, subset: &str, question: &str) -> Example {
         category: "Lifestyle".into(),
         chosen: String::new(),
         rejected: String::new(),
+        user_id: None,
     }
 }
 

@@ -117,8 +117,8 @@ pub enum DataError {
         file: String,
         /// 1-based row.
         row: usize,
-        /// The field (`id`, `question`, `chosen`, `rejected`, or `rubric_aspects[i].aspect` for
-        /// question rows).
+        /// The field (`id`, `question`, `chosen`, `rejected`, `user_id`, an adapter's field path,
+        /// or `rubric_aspects[i].aspect` for question rows).
         field: String,
     },
 

@@ -14,6 +14,11 @@
 //! them (no value is ever null: the loader rejects nulls). pyarrow prints it as
 //! `profile: list<item: struct<category: string, id: string, text: string>>`. The files carry no
 //! `huggingface` schema metadata; `datasets` infers the same features from the Arrow types.
+//!
+//! PRB data has no user id, and its export is exactly the schema above. A config in which some
+//! example has a [`Example::user_id`] (adapted data such as SynthesizeMe or PRISM) gets one more
+//! `Utf8` column, `user_id`, after `rejected`, null for the examples without one; the loader
+//! reads it back (null = no user id).
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -33,7 +38,7 @@ use crate::error::DataError;
 use crate::load::Format;
 use crate::rows::{subset_rank, validate_examples};
 use crate::load::RowShape;
-use crate::schema::{canonical_subset, Example};
+use crate::schema::{canonical_subset, Example, USER_ID_FIELD};
 
 /// File name of a config's one parquet file (split `test`, one shard).
 const FILE_NAME: &str = "test-00000-of-00001.parquet";
@@ -76,6 +81,9 @@ pub struct ExportedConfig {
     pub arrow_bytes: u64,
     /// sha256 of the file's bytes, lowercase hex.
     pub sha256: String,
+    /// Whether the file has the `user_id` column (some example of the config has a user id).
+    #[serde(default)]
+    pub user_id_column: bool,
 }
 
 fn string_fields(names: &[&str]) -> Fields {
@@ -86,19 +94,20 @@ fn item_field(fields: &[&str]) -> Field {
     Field::new("item", DataType::Struct(string_fields(fields)), true)
 }
 
-/// The export's Arrow schema (see the module docs).
-fn schema() -> Schema {
-    Schema::new(
-        COLUMNS
-            .iter()
-            .map(|c| match c {
-                Column::Str(name) => Field::new(*name, DataType::Utf8, true),
-                Column::List(name, fields) => {
-                    Field::new(*name, DataType::List(Arc::new(item_field(fields))), true)
-                }
-            })
-            .collect::<Vec<_>>(),
-    )
+/// The export's Arrow schema (see the module docs): PRB's columns, plus `user_id` when
+/// `with_user_id`.
+fn schema(with_user_id: bool) -> Schema {
+    let mut fields: Vec<Field> = COLUMNS
+        .iter()
+        .map(|c| match c {
+            Column::Str(name) => Field::new(*name, DataType::Utf8, true),
+            Column::List(name, fields) => Field::new(*name, DataType::List(Arc::new(item_field(fields))), true),
+        })
+        .collect();
+    if with_user_id {
+        fields.push(Field::new(USER_ID_FIELD, DataType::Utf8, true));
+    }
+    Schema::new(fields)
 }
 
 fn list_builder(fields: &[&str], capacity: usize) -> ListBuilder<StructBuilder> {
@@ -114,7 +123,7 @@ fn push_struct(list: &mut ListBuilder<StructBuilder>, values: [&str; 3]) {
     s.append(true);
 }
 
-/// One record batch of `rows`, columns in [`COLUMNS`] order.
+/// One record batch of `rows`, columns in [`COLUMNS`] order (then `user_id` if `schema` has it).
 fn batch(schema: &SchemaRef, rows: &[&Example]) -> Result<RecordBatch, arrow_schema::ArrowError> {
     let strings = |get: fn(&Example) -> &str| -> ArrayRef {
         let mut b = StringBuilder::new();
@@ -135,7 +144,7 @@ fn batch(schema: &SchemaRef, rows: &[&Example]) -> Result<RecordBatch, arrow_sch
         }
         rubric.append(true);
     }
-    let columns: Vec<ArrayRef> = vec![
+    let mut columns: Vec<ArrayRef> = vec![
         strings(|e| e.id.as_str()),
         strings(|e| e.question.as_str()),
         Arc::new(profile.finish()),
@@ -145,13 +154,31 @@ fn batch(schema: &SchemaRef, rows: &[&Example]) -> Result<RecordBatch, arrow_sch
         strings(|e| e.chosen.as_str()),
         strings(|e| e.rejected.as_str()),
     ];
+    if schema.column_with_name(USER_ID_FIELD).is_some() {
+        let mut b = StringBuilder::new();
+        for ex in rows {
+            b.append_option(ex.user_id.as_deref());
+        }
+        columns.push(Arc::new(b.finish()));
+    }
     RecordBatch::try_new(schema.clone(), columns)
 }
 
-/// [`ExportedConfig::arrow_bytes`] of `rows`.
-fn arrow_bytes(rows: &[&Example]) -> u64 {
+/// [`ExportedConfig::arrow_bytes`] of `rows`. The `user_id` column, when written, counts like
+/// the other strings (a null as 4 offset bytes), plus its validity bitmap (one bit per row,
+/// rounded up to bytes) when some value is null, as pyarrow counts it for a file of one row
+/// group.
+fn arrow_bytes(rows: &[&Example], with_user_id: bool) -> u64 {
     let s = |v: &str| 4 + v.len() as u64;
-    rows.iter()
+    let user_ids = if with_user_id {
+        let nulls = rows.iter().any(|e| e.user_id.is_none());
+        rows.iter().map(|e| s(e.user_id.as_deref().unwrap_or(""))).sum::<u64>()
+            + if nulls { (rows.len() as u64).div_ceil(8) } else { 0 }
+    } else {
+        0
+    };
+    let prb: u64 = rows
+        .iter()
         .map(|e| {
             [&e.id, &e.question, &e.narrative, &e.category, &e.chosen, &e.rejected].iter().map(|v| s(v)).sum::<u64>()
                 + 4
@@ -159,7 +186,8 @@ fn arrow_bytes(rows: &[&Example]) -> u64 {
                 + 4
                 + e.rubric_aspects.iter().map(|a| s(&a.aspect) + s(&a.evidence) + s(&a.reason)).sum::<u64>()
         })
-        .sum()
+        .sum();
+    prb + user_ids
 }
 
 /// A file writer that hashes and counts what goes through it.
@@ -276,6 +304,7 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// Writes one config's file through a temporary file in the same folder, renamed into place.
 fn write_config(dir: &Path, subset: &str, rows: &[&Example]) -> Result<ExportedConfig, DataError> {
+    let with_user_id = rows.iter().any(|e| e.user_id.is_some());
     let folder = dir.join(subset);
     std::fs::create_dir_all(&folder).map_err(|e| write_err(&folder, e))?;
     let path = folder.join(FILE_NAME);
@@ -288,7 +317,7 @@ fn write_config(dir: &Path, subset: &str, rows: &[&Example]) -> Result<ExportedC
     let written = (|| {
         let file = std::fs::File::create(&tmp).map_err(|e| write_err(&tmp, e))?;
         let sink = HashingWriter { inner: BufWriter::new(file), hash: Sha256::new(), bytes: 0 };
-        let schema = Arc::new(schema());
+        let schema = Arc::new(schema(with_user_id));
         let props = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
         let mut writer =
             ArrowWriter::try_new(sink, schema.clone(), Some(props)).map_err(|e| write_err(&path, e))?;
@@ -317,8 +346,9 @@ fn write_config(dir: &Path, subset: &str, rows: &[&Example]) -> Result<ExportedC
         path: PathBuf::from(subset).join(FILE_NAME),
         rows: rows.len(),
         bytes,
-        arrow_bytes: arrow_bytes(rows),
+        arrow_bytes: arrow_bytes(rows, with_user_id),
         sha256,
+        user_id_column: with_user_id,
     })
 }
 
@@ -328,7 +358,8 @@ fn write_config(dir: &Path, subset: &str, rows: &[&Example]) -> Result<ExportedC
 /// Each example goes to `<dir>/<subset>/test-00000-of-00001.parquet` (the folder is its
 /// `subset`, the `subset` field itself is not a column); configs come in `PRB_SUBSETS` order,
 /// then other names alphabetically, rows in input order within a config. Columns are exactly
-/// PRB's, in PRB's order (see the module docs for the types); files are snappy-compressed. Each
+/// PRB's, in PRB's order (see the module docs for the types), plus `user_id` in a config where
+/// some example has one; files are snappy-compressed. Each
 /// file is written to a hidden temporary file in its folder and renamed into place, so a reader
 /// never sees half a file. `dir` is created if needed; an earlier export's files for the same
 /// configs are replaced, other files (a `README.md`, …) are left alone.
@@ -406,7 +437,7 @@ fn yaml_str(s: &str) -> String {
 /// It holds `configs:` (per config: `config_name` and `data_files: [{split: test, path:
 /// <subset>/test-*}]`, which `load_dataset(DIR)` follows) and `dataset_info:` (per config: the
 /// PRB `features` in the card syntax of the published dataset, `string` dtypes and `list:` of
-/// struct fields; `splits: [{name: test, num_bytes: <arrow_bytes>, num_examples: <rows>}]`;
+/// struct fields, then `user_id` for a config that has the column; `splits: [{name: test, num_bytes: <arrow_bytes>, num_examples: <rows>}]`;
 /// `download_size` (the file's bytes) and `dataset_size` (`arrow_bytes`), as the published card
 /// has them; `datasets` ignores a `splits` entry without `num_bytes`, and checks
 /// `num_examples` against the files when it loads). Names are quoted where YAML would read them as something else. Every line
@@ -436,6 +467,9 @@ pub fn card_yaml(configs: &[ExportedConfig]) -> String {
                     }
                 }
             }
+        }
+        if c.user_id_column {
+            y += &format!("  - name: {USER_ID_FIELD}\n    dtype: string\n");
         }
         y += &format!(
             "  splits:\n  - name: test\n    num_bytes: {}\n    num_examples: {}\n  download_size: {}\n  dataset_size: {}\n",

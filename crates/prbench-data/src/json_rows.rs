@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use crate::error::DataError;
 use crate::load::RowShape;
 use crate::rows::{ContentHash, RawRow, RowExtra};
-use crate::schema::{Example, ProfilePost, RubricAspect, DATASET_KIND_FIELD, PROFILE_RANKING_FIELD};
+use crate::schema::{Example, ProfilePost, RubricAspect, DATASET_KIND_FIELD, PROFILE_RANKING_FIELD, USER_ID_FIELD};
 
 /// Where a row is, for error messages.
 #[derive(Clone, Copy)]
@@ -200,8 +200,19 @@ pub(crate) fn example_from_value(
         category: ctx.string(obj, "category", "category")?,
         chosen: answer(ctx, obj, "chosen", shape)?,
         rejected: answer(ctx, obj, "rejected", shape)?,
+        user_id: user_id(ctx, obj)?,
     };
     Ok((example, ctx.opt_string(obj, "subset")?))
+}
+
+/// The optional [`USER_ID_FIELD`]: absent or null is `None`; a present value must be a
+/// non-empty string.
+pub(crate) fn user_id(ctx: RowCtx, obj: &Map<String, Value>) -> Result<Option<String>, DataError> {
+    let id = ctx.opt_string(obj, USER_ID_FIELD)?;
+    if id.as_deref().is_some_and(|s| s.trim().is_empty()) {
+        return Err(DataError::EmptyField { file: ctx.file.to_string(), row: ctx.row, field: USER_ID_FIELD.into() });
+    }
+    Ok(id)
 }
 
 /// Reads a file, adds it to the hash under `name`, and decodes it as UTF-8 (skipping a BOM).

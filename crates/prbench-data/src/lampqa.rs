@@ -163,6 +163,8 @@ fn example(v: &Value, ctx: RowCtx, config: &str) -> Result<Example, DataError> {
         category: ctx.opt_string(obj, "category")?.unwrap_or_else(|| config.to_string()),
         chosen: String::new(),
         rejected: String::new(),
+        // LaMP-QA's rows carry their own profile; no user id is read.
+        user_id: None,
     })
 }
 

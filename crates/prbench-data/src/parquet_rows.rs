@@ -2,7 +2,8 @@
 //!
 //! Accepts `Utf8`, `LargeUtf8` and `Utf8View` strings, `List` and `LargeList` lists. A column that
 //! is absent or has another type fails for the whole file; a null value fails for its row. Extra
-//! columns are ignored, except an optional string column `subset`. Rows read as
+//! columns are ignored, except the optional string columns `subset` and `user_id` (null = no
+//! user id; an empty string is an error). Rows read as
 //! [`RowShape::Questions`] may lack the `chosen`/`rejected` columns (or hold nulls there): they
 //! read as empty strings; a column that is present must still be a string column.
 
@@ -18,7 +19,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use crate::error::DataError;
 use crate::load::RowShape;
 use crate::rows::{ContentHash, RawRow};
-use crate::schema::{Example, ProfilePost, RubricAspect};
+use crate::schema::{Example, ProfilePost, RubricAspect, USER_ID_FIELD};
 
 const STRING_TYPES: &str = "a string column (Utf8, LargeUtf8 or Utf8View)";
 const POST_FIELDS: [&str; 3] = ["category", "id", "text"];
@@ -253,6 +254,7 @@ fn batch_rows(
     let chosen = answer_column(&c, "chosen", shape)?;
     let rejected = answer_column(&c, "rejected", shape)?;
     let subset = c.opt_string("subset")?;
+    let user_id = c.opt_string(USER_ID_FIELD)?;
     for i in 0..batch.num_rows() {
         let row = first_row + i;
         let posts = structs(&profile, i, file, row, "profile", &POST_FIELDS)?
@@ -277,7 +279,11 @@ fn batch_rows(
             category: need(&category, i, file, row, "category")?,
             chosen: answer(&chosen, shape, i, file, row, "chosen")?,
             rejected: answer(&rejected, shape, i, file, row, "rejected")?,
+            user_id: user_id.as_ref().and_then(|c| c.get(i)).map(str::to_string),
         };
+        if example.user_id.as_deref().is_some_and(|u| u.trim().is_empty()) {
+            return Err(DataError::EmptyField { file: file.to_string(), row, field: USER_ID_FIELD.into() });
+        }
         let subset_field = subset.as_ref().and_then(|s| s.get(i)).map(str::to_string);
         out.push(RawRow {
             example,

@@ -110,6 +110,8 @@ fn parse_row(
         category: stem.to_string(),
         chosen: ctx.string(obj, "chosen", "chosen")?,
         rejected: ctx.string(obj, "rejected", "rejected")?,
+        // The P-Soups files name no user: each row is its own user (with its own history).
+        user_id: None,
     };
     Ok((example, history))
 }

@@ -49,6 +49,13 @@ pub struct Example {
     pub chosen: String,
     /// Answer that violates the rubric while staying high quality.
     pub rejected: String,
+    /// The user who asked, where the dataset knows one (SynthesizeMe's and PRISM's `user_id`):
+    /// per-user models read it, and the bootstrap resamples users rather than examples when it
+    /// is known (PROTOCOL.md §5). Personalized-RewardBench has no user id (each row is its own
+    /// user, with its own profile), so PRB rows carry `None`. Serialized only when present, so
+    /// PRB rows keep exactly PRB's fields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
 }
 
 impl Example {
@@ -116,3 +123,8 @@ pub const PROFILE_RANKING_FIELD: &str = "profile_ranking";
 /// adapted data stays marked as not being Personalized-RewardBench; when present it sets
 /// [`Dataset::kind`]. All rows carry it (with one value) or none.
 pub const DATASET_KIND_FIELD: &str = "dataset_kind";
+
+/// Optional row field (JSON/JSONL) and column (parquet) holding [`Example::user_id`]: a
+/// non-empty string; absent or null means no user id. PRB files have no such column, and the
+/// export writes it only for data that has user ids.
+pub const USER_ID_FIELD: &str = "user_id";

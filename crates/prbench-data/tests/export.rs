@@ -179,6 +179,7 @@ fn card_yaml_declares_configs_features_and_row_counts() {
             bytes: 1234,
             arrow_bytes: 5678,
             sha256: "00".into(),
+            user_id_column: false,
         },
         ExportedConfig {
             subset: "yes".into(),
@@ -187,6 +188,8 @@ fn card_yaml_declares_configs_features_and_row_counts() {
             bytes: 99,
             arrow_bytes: 400,
             sha256: "11".into(),
+            // This config has user ids: its features end with `user_id`.
+            user_id_column: true,
         },
     ];
     let features = "  features:
@@ -238,7 +241,9 @@ dataset_info:
   download_size: 1234
   dataset_size: 5678
 - config_name: \"yes\"
-{features}  splits:
+{features}  - name: user_id
+    dtype: string
+  splits:
   - name: test
     num_bytes: 400
     num_examples: 2

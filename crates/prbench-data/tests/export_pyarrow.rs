@@ -94,3 +94,29 @@ fn pyarrow_reads_the_export_and_its_card() {
         );
     }
 }
+
+/// Data with user ids (SynthesizeMe, PRISM) gets one more column, `user_id`, after `rejected`;
+/// pyarrow sees it as a plain string column, null where an example has no user id, and its
+/// `Table.nbytes` (with the validity bitmap a null brings) is the export's `arrow_bytes`.
+#[test]
+fn pyarrow_reads_the_user_id_column() {
+    let Some(python) = pyref_or_skip() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let mut examples = tricky_examples();
+    // Art: both examples have a user id; friendly_unfriendly: one of two (the other is null).
+    examples[0].user_id = Some("ü-1".into());
+    examples[1].user_id = Some("user584".into());
+    examples[3].user_id = Some("user584".into());
+    let configs = write_hf_layout(tmp.path(), &examples).unwrap();
+    assert!(configs.iter().all(|c| c.user_id_column));
+    let seen = read_export(&python, tmp.path());
+    let schema = format!("{PRB_PYARROW_SCHEMA}\nuser_id: string");
+    for (name, want) in [("Art_and_Entertainment", vec![json!("user584"), json!("user584")]), ("friendly_unfriendly", vec![json!("ü-1"), Value::Null])] {
+        let config = &seen["configs"][name];
+        assert_eq!(config["schema"], schema, "{name}: schema");
+        let exported = configs.iter().find(|c| c.subset == name).unwrap();
+        assert_eq!(config["nbytes"], exported.arrow_bytes, "{name}: arrow_bytes is pyarrow's Table.nbytes");
+        let got: Vec<&Value> = config["rows"].as_array().unwrap().iter().map(|r| &r["user_id"]).collect();
+        assert_eq!(got, want.iter().collect::<Vec<_>>(), "{name}: user_id values");
+    }
+}

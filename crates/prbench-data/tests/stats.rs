@@ -38,6 +38,7 @@ fn ex(
         category: "c".into(),
         chosen: chosen.into(),
         rejected: rejected.into(),
+        user_id: None,
     }
 }
 

@@ -45,6 +45,7 @@ pub fn examples(n: usize) -> Vec<Example> {
             category: "Hobbies".into(),
             chosen: format!("CHOSEN {i}"),
             rejected: format!("REJECTED {i}"),
+            user_id: None,
         })
         .collect()
 }

@@ -309,6 +309,7 @@ mod tests {
             category: String::new(),
             chosen: String::new(),
             rejected: String::new(),
+            user_id: None,
         }
     }
 

@@ -143,6 +143,7 @@ pub fn tricky_examples() -> Vec<prbench_data::Example> {
             category: "yes".into(),
             chosen: "Hi there! 👋".into(),
             rejected: "What do you want.".into(),
+            user_id: None,
         },
         Example {
             id: "art-001".into(),
@@ -157,6 +158,7 @@ pub fn tricky_examples() -> Vec<prbench_data::Example> {
             category: "Movies".into(),
             chosen: "Princess Mononoke.".into(),
             rejected: "A superhero film.".into(),
+            user_id: None,
         },
         Example {
             id: "pf-002".into(),
@@ -168,6 +170,7 @@ pub fn tricky_examples() -> Vec<prbench_data::Example> {
             category: "".into(),
             chosen: "Sure, happy to help!".into(),
             rejected: "No.".into(),
+            user_id: None,
         },
         Example {
             id: "art-002".into(),
@@ -179,6 +182,7 @@ pub fn tricky_examples() -> Vec<prbench_data::Example> {
             category: "Books".into(),
             chosen: "Gone Girl.".into(),
             rejected: "A history of Rome.".into(),
+            user_id: None,
         },
     ]
 }

@@ -272,6 +272,7 @@ mod tests {
             category: "c".into(),
             chosen: "x".into(),
             rejected: "y".into(),
+            user_id: None,
         }
     }
 

@@ -236,6 +236,7 @@ mod tests {
             category: "c".into(),
             chosen: "a".into(),
             rejected: "b".into(),
+            user_id: None,
         }
     }
 

@@ -321,6 +321,7 @@ mod tests {
             category: String::new(),
             chosen: String::new(),
             rejected: String::new(),
+            user_id: None,
         }
     }
 

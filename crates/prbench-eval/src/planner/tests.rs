@@ -82,6 +82,7 @@ fn example(id: &str, question: &str, n_posts: usize) -> Example {
         category: "Fitness".into(),
         chosen: "chosen answer".into(),
         rejected: "rejected answer".into(),
+        user_id: None,
     }
 }
 

@@ -178,6 +178,7 @@ pub(crate) fn test_example(question: &str, posts: &[(&str, &str)]) -> Example {
         category: "c".into(),
         chosen: "a".into(),
         rejected: "b".into(),
+        user_id: None,
     }
 }
 
