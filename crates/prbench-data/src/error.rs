@@ -163,6 +163,21 @@ pub enum DataError {
         detail: String,
     },
 
+    /// A value an adapter reads is well-typed but breaks one of the dataset's rules (a
+    /// conversation turn with no chosen reply, a role out of place, a user missing from the
+    /// survey, an unknown split name, …).
+    #[error("{file}: row {row}: field `{field}` {detail}")]
+    InvalidField {
+        /// The file.
+        file: String,
+        /// 1-based row (the JSONL line, or the parquet row).
+        row: usize,
+        /// Field path, e.g. `conversation_history[3].if_chosen`.
+        field: String,
+        /// What is wrong and what to do (starts with a verb phrase: "is …", "has …").
+        detail: String,
+    },
+
     /// Two posts of one profile share an id: retrieval and `profile:k` keep each id attached to
     /// its own text, so ids must be unique within a profile.
     #[error(
@@ -239,6 +254,23 @@ pub enum DataError {
         field: String,
         /// Comma-separated names of the columns that are there.
         present: String,
+    },
+
+    /// A column an adapter needs is absent from a parquet file (affects all rows of the file):
+    /// the file is not in the layout the adapter reads.
+    #[error(
+        "{file}: all rows: required column `{field}` is missing (columns present: {present}); \
+         this file is not in the {layout} layout: point the spec at the dataset's own files"
+    )]
+    AdapterColumn {
+        /// The file.
+        file: String,
+        /// The missing column.
+        field: String,
+        /// Comma-separated names of the columns that are there.
+        present: String,
+        /// The layout the adapter reads (e.g. `SynthesizeMe`).
+        layout: String,
     },
 
     /// A parquet column has the wrong Arrow type (affects all rows of the file).

@@ -45,7 +45,8 @@ pub(crate) fn describe(v: &Value) -> String {
 }
 
 impl<'a> RowCtx<'a> {
-    fn missing(&self, field: &str) -> DataError {
+    /// A [`DataError::MissingField`] for `field` of this row.
+    pub fn missing(&self, field: &str) -> DataError {
         DataError::MissingField {
             file: self.file.to_string(),
             row: self.row,
@@ -53,7 +54,8 @@ impl<'a> RowCtx<'a> {
         }
     }
 
-    fn wrong(&self, field: &str, expected: &str, found: &Value) -> DataError {
+    /// A [`DataError::WrongType`] for `field` of this row, which holds `found`.
+    pub fn wrong(&self, field: &str, expected: &str, found: &Value) -> DataError {
         DataError::WrongType {
             file: self.file.to_string(),
             row: self.row,
@@ -108,6 +110,60 @@ impl<'a> RowCtx<'a> {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(v) => Err(self.wrong(path, "a string", v)),
+        }
+    }
+
+    /// A [`DataError::InvalidField`] for `field` of this row; `detail` starts with a verb
+    /// phrase and says what to do.
+    pub fn invalid(&self, field: &str, detail: impl Into<String>) -> DataError {
+        DataError::InvalidField { file: self.file.to_string(), row: self.row, field: field.to_string(), detail: detail.into() }
+    }
+
+    /// A [`DataError::EmptyField`] for `field` of this row.
+    pub fn empty(&self, field: &str) -> DataError {
+        DataError::EmptyField { file: self.file.to_string(), row: self.row, field: field.to_string() }
+    }
+
+    /// Required string field that must hold more than whitespace.
+    pub fn text(&self, obj: &Map<String, Value>, key: &str, path: &str) -> Result<String, DataError> {
+        let s = self.string(obj, key, path)?;
+        if s.trim().is_empty() {
+            return Err(self.empty(path));
+        }
+        Ok(s)
+    }
+
+    /// Required boolean field.
+    pub fn boolean(&self, obj: &Map<String, Value>, key: &str, path: &str) -> Result<bool, DataError> {
+        match obj.get(key) {
+            None => Err(self.missing(path)),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(v) => Err(self.wrong(path, "a boolean (true or false)", v)),
+        }
+    }
+
+    /// Optional field that must be a boolean when present (null counts as absent).
+    pub fn opt_boolean(&self, obj: &Map<String, Value>, key: &str, path: &str) -> Result<Option<bool>, DataError> {
+        match obj.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(v) => Err(self.wrong(path, "a boolean (true or false)", v)),
+        }
+    }
+
+    /// Required integer field (a JSON number with no fractional part).
+    pub fn integer(&self, obj: &Map<String, Value>, key: &str, path: &str) -> Result<i64, DataError> {
+        match obj.get(key) {
+            None => Err(self.missing(path)),
+            Some(v) => v.as_i64().ok_or_else(|| self.wrong(path, "an integer", v)),
+        }
+    }
+
+    /// Optional field that must be an integer when present (null counts as absent).
+    pub fn opt_integer(&self, obj: &Map<String, Value>, key: &str, path: &str) -> Result<Option<i64>, DataError> {
+        match obj.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v.as_i64().map(Some).ok_or_else(|| self.wrong(path, "an integer", v)),
         }
     }
 

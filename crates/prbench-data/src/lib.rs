@@ -1,5 +1,6 @@
 //! Personalized-RewardBench data: the schema, loaders (parquet / JSON / JSONL / Hugging Face hub),
-//! validation, the P-Soups adapter, dataset statistics, and the export to the Hugging Face layout
+//! validation, the adapters of other datasets ([`psoups`], [`lampqa`], [`synthesizeme`],
+//! [`prism`]), dataset statistics, and the export to the Hugging Face layout
 //! ([`write_hf_layout`], [`card_yaml`]).
 //!
 //! Entry points: [`load()`] (`load(spec, subsets)`, benchmark pairs) and [`load_questions()`]
@@ -7,14 +8,17 @@
 //! [`load`](mod@load) module for the spec forms.
 #![warn(missing_docs)]
 
+pub mod dialogue;
 pub mod error;
 pub mod export;
 pub mod hub;
 pub mod lampqa;
 pub mod load;
+pub mod prism;
 pub mod psoups;
 pub mod schema;
 pub mod stats;
+pub mod synthesizeme;
 pub mod synthetic;
 pub mod warnings;
 

@@ -8,6 +8,8 @@
 //! | `psoups:DIR` | the P-Soups adapter ([`crate::psoups`]) |
 //! | `hf:ORG/NAME[@REV]` | a Hugging Face dataset repo through the hub cache ([`crate::hub`]) |
 //! | `lampqa:DIR[#SPLIT]` | LaMP-QA questions, one split (default `test`) ([`crate::lampqa`]); [`load_questions`] only, since LaMP-QA rows have no chosen/rejected pair |
+//! | `synthesizeme:DIR[#SPLIT]` | SynthesizeMe's PersonalRewardBench (Chatbot Arena and PRISM, personalized), one Hugging Face split (default `test`) ([`crate::synthesizeme`]); [`load`] only |
+//! | `prism:DIR` | raw PRISM conversations and survey as preference pairs ([`crate::prism`]); [`load`] only |
 //!
 //! Subset names are canonicalized with [`canonical_subset`] (so `Art.jsonl` holds
 //! `Art_and_Entertainment`). Subsets come out in `PRB_SUBSETS` order, then other names
@@ -103,6 +105,23 @@ fn load_as(spec: &str, subsets: &[String], shape: RowShape) -> Result<Dataset, D
             }),
         };
     }
+    for (prefix, name) in [("synthesizeme:", "SynthesizeMe"), ("prism:", "PRISM")] {
+        if spec.starts_with(prefix) && shape == RowShape::Questions {
+            return Err(DataError::BadSpec {
+                spec: spec.to_string(),
+                detail: format!(
+                    "{name} data has no rubric aspects, and `prbench build` writes its answers from them; \
+                     evaluate it with `prbench eval --data {spec}` instead"
+                ),
+            });
+        }
+    }
+    if let Some(rest) = spec.strip_prefix("synthesizeme:") {
+        return crate::synthesizeme::load_synthesizeme(rest, subsets, spec);
+    }
+    if let Some(dir) = spec.strip_prefix("prism:") {
+        return crate::prism::load_prism(Path::new(dir), subsets, spec);
+    }
     if let Some(dir) = spec.strip_prefix("psoups:") {
         return crate::psoups::load_psoups_as(Path::new(dir), subsets, spec, shape)
             .map(|(dataset, _)| dataset);
@@ -125,7 +144,8 @@ fn load_as(spec: &str, subsets: &[String], shape: RowShape) -> Result<Dataset, D
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(DataError::BadSpec {
             spec: spec.to_string(),
             detail: "no such file or directory; give a dataset directory, a .parquet/.json/.jsonl \
-                     file, psoups:DIR, hf:ORG/NAME[@REV] or (for prbench build) lampqa:DIR[#SPLIT]"
+                     file, psoups:DIR, synthesizeme:DIR[#SPLIT], prism:DIR, hf:ORG/NAME[@REV] or (for prbench \
+                     build) lampqa:DIR[#SPLIT]"
                 .into(),
         }),
         Err(source) => Err(DataError::Io {

@@ -18,6 +18,7 @@ use arrow_array::types::{
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::DataType;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ProjectionMask;
 use serde_json::{Map, Number, Value};
 
 use crate::error::DataError;
@@ -116,6 +117,33 @@ pub(crate) fn visit_parquet(
     path: &Path,
     name: &str,
     hash: &mut ContentHash,
+    f: impl FnMut(usize, Value) -> Result<(), DataError>,
+) -> Result<(), DataError> {
+    visit_parquet_columns(path, name, hash, None, f)
+}
+
+/// The columns an adapter reads from a parquet file: `required` ones (absent = a
+/// [`DataError::AdapterColumn`] for the whole file, naming `layout`) and `optional` ones (read
+/// when present). Other columns are neither read nor type-checked, so score or prediction
+/// columns of any type do not matter.
+pub(crate) struct Projection<'a> {
+    /// Columns that must be there.
+    pub required: &'a [&'a str],
+    /// Columns read when there.
+    pub optional: &'a [&'a str],
+    /// The layout the file is meant to be in, for messages (e.g. `SynthesizeMe`).
+    pub layout: &'a str,
+}
+
+/// [`visit_parquet`] reading only the columns `projection` names (all columns when `None`).
+///
+/// # Errors
+/// As [`visit_parquet`], plus [`DataError::AdapterColumn`] for a required column that is absent.
+pub(crate) fn visit_parquet_columns(
+    path: &Path,
+    name: &str,
+    hash: &mut ContentHash,
+    projection: Option<&Projection>,
     mut f: impl FnMut(usize, Value) -> Result<(), DataError>,
 ) -> Result<(), DataError> {
     let file = path.display().to_string();
@@ -131,10 +159,30 @@ pub(crate) fn visit_parquet(
     })?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(handle)
         .map_err(|e| reader_error(1, e.to_string()))?;
-    for field in builder.schema().fields() {
+    let schema = builder.schema().clone();
+    let mut keep: Vec<usize> = (0..schema.fields().len()).collect();
+    if let Some(p) = projection {
+        let present: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        if let Some(missing) = p.required.iter().find(|c| !present.contains(c)) {
+            return Err(DataError::AdapterColumn {
+                file: file.clone(),
+                field: missing.to_string(),
+                present: present.join(", "),
+                layout: p.layout.to_string(),
+            });
+        }
+        keep.retain(|&i| {
+            let n = present[i];
+            p.required.contains(&n) || p.optional.contains(&n)
+        });
+    }
+    for &i in &keep {
+        let field = schema.field(i);
         check_type(field.data_type(), field.name(), &file)?;
     }
+    let mask = ProjectionMask::roots(builder.parquet_schema(), keep.iter().copied());
     let reader = builder
+        .with_projection(mask)
         .with_batch_size(BATCH_ROWS)
         .build()
         .map_err(|e| reader_error(1, e.to_string()))?;

@@ -1,6 +1,7 @@
 //! What a valid dataset may hold that changes what some conditions show: examples with an
 //! empty profile (`profile:k` renders them as `none`) or an empty rubric (`oracle` renders them
-//! as `none`). Loading allows both; commands print these warnings before any model loads.
+//! as `none`, and is refused when no example has a rubric). Loading allows both; commands print
+//! these warnings before any model loads.
 
 use crate::schema::Dataset;
 
@@ -14,7 +15,13 @@ pub fn dataset_warnings(data: &Dataset) -> Vec<String> {
     let empty_rubric: Vec<&str> = data.examples.iter().filter(|e| e.rubric_aspects.is_empty()).map(|e| e.id.as_str()).collect();
     [
         warning(&empty_profile, data.examples.len(), "an empty profile", "profile:k renders them as none"),
-        warning(&empty_rubric, data.examples.len(), "an empty rubric", "oracle renders them as none"),
+        warning(
+            &empty_rubric,
+            data.examples.len(),
+            "an empty rubric",
+            // With no rubric at all (SynthesizeMe, PRISM), `prbench eval` refuses `oracle`.
+            if empty_rubric.len() == data.examples.len() { "the data has no rubric, so oracle is refused" } else { "oracle renders them as none" },
+        ),
     ]
     .into_iter()
     .flatten()
