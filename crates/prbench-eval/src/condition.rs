@@ -204,6 +204,28 @@ impl Condition {
     }
 }
 
+/// Refuses `oracle` among `conditions` when no example of `examples` has a rubric aspect: data
+/// without a scoring standard besides its label (SynthesizeMe, PRISM; `kind` names the dataset
+/// kind for the message) would render every `oracle` input exactly as `none`, and the run would
+/// pass for an upper bound it is not. Data where only some examples lack a rubric still runs;
+/// those examples are counted as `empty_rubric`.
+///
+/// # Errors
+/// [`EvalError::Condition`] for `oracle` over examples that all have an empty rubric.
+pub fn check_oracle_material(conditions: &[Condition], examples: &[Example], kind: &str) -> Result<(), EvalError> {
+    if !conditions.contains(&Condition::Oracle) || examples.iter().any(|e| !e.rubric_aspects.is_empty()) {
+        return Ok(());
+    }
+    Err(bad(
+        "oracle",
+        format!(
+            "none of the {} examples has rubric aspects (dataset kind `{kind}`), so `oracle` would show nothing and score exactly as `none`; \
+             drop `oracle` from --condition (data without a rubric has no oracle upper bound)",
+            examples.len()
+        ),
+    ))
+}
+
 /// What an example lacks when its condition has nothing to add ([`Condition::empty_material`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EmptyMaterial {
@@ -372,6 +394,34 @@ mod tests {
         assert!(Condition::parse_list(&["profile:k=2", "planner", "3"]).is_err());
         // Only the `k=` form opens a sweep: `profile:10,5` is refused, not read as 10 and 5.
         assert!(Condition::parse_list(&["profile:10", "5"]).is_err());
+    }
+
+    #[test]
+    fn oracle_is_refused_only_when_no_example_has_a_rubric() {
+        let ex = |id: &str, aspects: &[&str]| Example {
+            id: id.into(),
+            subset: "prism".into(),
+            question: "q".into(),
+            profile: vec![],
+            rubric_aspects: aspects
+                .iter()
+                .map(|a| prbench_data::RubricAspect { aspect: a.to_string(), evidence: String::new(), reason: String::new() })
+                .collect(),
+            narrative: String::new(),
+            category: "c".into(),
+            chosen: "a".into(),
+            rejected: "b".into(),
+            user_id: Some("u".into()),
+        };
+        let bare = [ex("x", &[]), ex("y", &[])];
+        let err = check_oracle_material(&[Condition::None, Condition::Oracle], &bare, "prism").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "invalid condition `oracle`: none of the 2 examples has rubric aspects (dataset kind `prism`), so `oracle` would show nothing and score exactly as `none`; drop `oracle` from --condition (data without a rubric has no oracle upper bound)"
+        );
+        // Without oracle, or with one example that has a rubric, nothing is refused.
+        assert!(check_oracle_material(&[Condition::None, Condition::Profile { k: 3 }], &bare, "prism").is_ok());
+        assert!(check_oracle_material(&[Condition::Oracle], &[ex("x", &[]), ex("y", &["Brevity"])], "prb").is_ok());
     }
 
     #[test]

@@ -217,9 +217,12 @@ impl<'d> Evaluation<'d> {
     /// but the removal of a folder a killed command left empty.
     ///
     /// # Errors
-    /// Run folders or matrix files taken by other runs or commands; an unfinished run to resume
-    /// without a cache.
+    /// `oracle` over examples that all lack a rubric
+    /// ([`crate::condition::check_oracle_material`]); run folders or matrix files taken by other
+    /// runs or commands; an unfinished run to resume without a cache.
     pub fn plan(data: &'d Dataset, opts: EvaluationOptions) -> Result<Self, EvalError> {
+        let examples = crate::run::select_examples(&data.examples, opts.limit, opts.sample.then_some(opts.seed));
+        crate::condition::check_oracle_material(&opts.conditions, &examples, &data.kind)?;
         let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string();
         let (runs, matrix_base) = if opts.preflight {
             (Vec::new(), None)
@@ -232,7 +235,6 @@ impl<'d> Evaluation<'d> {
             };
             (runs, base)
         };
-        let examples = crate::run::select_examples(&data.examples, opts.limit, opts.sample.then_some(opts.seed));
         Ok(Self { data, opts, examples, runs, matrix_base })
     }
 
