@@ -58,7 +58,7 @@
 //! `content`; the survey keys `user_id`, `self_description`, `system_string` and `stated_prefs`
 //! (a mapping from attribute, e.g. `values`, `creativity`, `fluency`, `factuality`,
 //! `diversity`, `safety`, `personalisation`, `helpfulness`, to a slider rating). Not confirmed
-//! (the released files were not reachable from here): the JSON type of the opening turn's
+//! (the released files themselves were not read here): the JSON type of the opening turn's
 //! `within_turn_id`, the value range of the ratings, and how often a later turn has two
 //! identical replies (both then marked chosen: such a turn is refused with a message, since the
 //! choice cannot be told apart).

@@ -67,7 +67,7 @@
 //! `rejected` (`{content, role}`, role `model` in the PRISM row), `turns`, `type` (e.g. `values
 //! guided`), `split` (`train`/`val`/`test`, grouped per user after concatenating every Hugging
 //! Face split) and `flip` (bool; `True` puts `chosen` first); and the names of the columns the
-//! loader drops. Not confirmed (the files themselves were not reachable from here): the exact
+//! loader drops. Not confirmed (the released parquet files themselves were not read here): the exact
 //! parquet file names (`data/<split>-*.parquet` is the Hugging Face default for these repos), the
 //! Arrow types of each column, whether any `context` holds roles other than `user`,
 //! `assistant`/`model`, the meaning of `turns`, the values of `type` in the Chatbot Arena data,
