@@ -5,6 +5,10 @@
 //! ([`render`]). Benchmark runs must be comparable (same dataset files, same items; see
 //! `runs`).
 //!
+//! Several named benchmarks against one downstream ranking, side by side with the paired
+//! difference of every statistic between every two of them (issue 20): [`compare()`] and
+//! [`render_comparison`].
+//!
 //! Inputs are files only: run folders (their `summary.json` and `outcomes.jsonl`, read as
 //! plain JSON so this crate needs no engine), `prbench bon` tables, and CSVs `model,score`.
 //!
@@ -16,8 +20,14 @@
 //! # Ok::<(), prbench_report::correlation::CorrelationError>(())
 //! ```
 
+mod compare;
 mod inputs;
 mod runs;
+
+pub use compare::{
+    compare, difference_table, difference_text, interval_text, paper_columns, paper_table, render_comparison, undefined_table, BenchmarkSet, Comparison, ComparisonOptions,
+    ComparisonSettings, DownstreamInfo, PairResult, SetResult,
+};
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -141,6 +151,15 @@ pub enum CorrelationError {
     /// Inputs that are malformed or do not fit together (the message says which and why).
     #[error("{0}")]
     Invalid(String),
+    /// An error in one benchmark set of a comparison ([`compare()`]).
+    #[error("benchmark set `{set}`")]
+    InSet {
+        /// The set's name.
+        set: String,
+        /// What went wrong in it.
+        #[source]
+        source: Box<CorrelationError>,
+    },
 }
 
 /// Shorthand for an [`CorrelationError::Invalid`] early return.
@@ -195,27 +214,47 @@ fn is_csv(p: &PathBuf) -> bool {
 
 /// Refuses flag combinations that would be silently ignored.
 fn check_options(opts: &CorrelationOptions) -> Result<()> {
+    check_shared_options(opts)?;
+    check_benchmark_flags(opts.benchmark.iter(), opts, "every --benchmark input is a CSV")?;
+    if opts.common_items {
+        check_common_items(&opts.benchmark)?;
+    }
+    Ok(())
+}
+
+/// The checks that do not depend on the benchmark inputs: `--rbo-p`, and `--k` against the
+/// downstream inputs.
+fn check_shared_options(opts: &CorrelationOptions) -> Result<()> {
     if !(opts.rbo_p > 0.0 && opts.rbo_p < 1.0) {
         invalid!("--rbo-p is the RBO persistence, strictly between 0 and 1 (got {})", opts.rbo_p);
     }
-    if opts.benchmark.iter().all(is_csv) {
-        if opts.metric != Metric::Auto {
-            invalid!("--metric picks the figure read from run summaries; every --benchmark input is a CSV, whose scores are taken as they are");
-        }
-        if opts.with_baselines {
-            invalid!("--with-baselines reads the control baselines of run summaries; every --benchmark input is a CSV");
-        }
-    }
-    if opts.common_items {
-        if let Some(csv) = opts.benchmark.iter().find(|p| is_csv(p)) {
-            invalid!(
-                "--common-items restricts run folders to the items they share; `{}` holds scores only and cannot be restricted (pass run folders only)",
-                csv.display()
-            );
-        }
-    }
     if opts.k.is_some() && opts.downstream.iter().all(is_csv) {
         invalid!("--k picks a column of `prbench bon` tables; every --downstream input is a CSV, whose scores are taken as they are");
+    }
+    Ok(())
+}
+
+/// `--metric` and `--with-baselines` read run summaries: refused when every benchmark input
+/// (`paths`) is a CSV; `all_csv` says so in the error.
+fn check_benchmark_flags<'a>(mut paths: impl Iterator<Item = &'a PathBuf>, opts: &CorrelationOptions, all_csv: &str) -> Result<()> {
+    if paths.all(is_csv) {
+        if opts.metric != Metric::Auto {
+            invalid!("--metric picks the figure read from run summaries; {all_csv}, whose scores are taken as they are");
+        }
+        if opts.with_baselines {
+            invalid!("--with-baselines reads the control baselines of run summaries; {all_csv}");
+        }
+    }
+    Ok(())
+}
+
+/// `--common-items` restricts run folders: refused for a benchmark list holding a CSV.
+fn check_common_items(benchmark: &[PathBuf]) -> Result<()> {
+    if let Some(csv) = benchmark.iter().find(|p| is_csv(p)) {
+        invalid!(
+            "--common-items restricts run folders to the items they share; `{}` holds scores only and cannot be restricted (pass run folders only)",
+            csv.display()
+        );
     }
     Ok(())
 }
@@ -228,22 +267,9 @@ fn check_options(opts: &CorrelationOptions) -> Result<()> {
 /// and statistics that are undefined for these scores.
 pub fn correlate(opts: &CorrelationOptions, note: &mut dyn FnMut(&str)) -> Result<Correlation> {
     check_options(opts)?;
-    let mut bench = Vec::new();
-    let mut bench_runs = Vec::new();
-    for p in &opts.benchmark {
-        if is_csv(p) {
-            bench.extend(inputs::read_csv(p)?);
-        } else {
-            bench_runs.push(runs::read_run(p, opts.metric, opts.with_baselines)?);
-        }
-    }
-    bench.extend(runs::entries(bench_runs, opts.common_items, note)?);
-    let mut down = Vec::new();
-    for p in &opts.downstream {
-        down.extend(inputs::read_downstream(p, opts.k)?);
-    }
+    let bench = read_benchmark(&opts.benchmark, opts, opts.common_items, note)?;
     check_unique(&bench, "--benchmark")?;
-    check_unique(&down, "--downstream")?;
+    let down = read_downstream_entries(opts)?;
     let mut models = Vec::new();
     let mut sources = Vec::new();
     let mut unmatched = Vec::new();
@@ -269,8 +295,43 @@ pub fn correlate(opts: &CorrelationOptions, note: &mut dyn FnMut(&str)) -> Resul
     let x: Vec<f64> = models.iter().map(|m| m.1).collect();
     let y: Vec<f64> = models.iter().map(|m| m.2).collect();
     let statistics = correlations(&x, &y, opts.rbo_p).map_err(|e| explain(e, &report_models(&models)))?;
-    let permutation = spearman_permutation_p(&x, &y, opts.permutations, opts.seed)?;
     let bootstrap = bootstrap_correlations(&x, &y, opts.rbo_p, opts.bootstrap, opts.seed, 0.95)?;
+    finish(models, statistics, bootstrap, sources, opts)
+}
+
+/// The benchmark entries of `paths` (CSVs, then run folders as [`runs::entries`] takes them),
+/// with `common_items` restricting the run folders to their shared items. The options' checks
+/// must have passed.
+fn read_benchmark(paths: &[PathBuf], opts: &CorrelationOptions, common_items: bool, note: &mut dyn FnMut(&str)) -> Result<Vec<Entry>> {
+    let mut bench = Vec::new();
+    let mut bench_runs = Vec::new();
+    for p in paths {
+        if is_csv(p) {
+            bench.extend(inputs::read_csv(p)?);
+        } else {
+            bench_runs.push(runs::read_run(p, opts.metric, opts.with_baselines)?);
+        }
+    }
+    bench.extend(runs::entries(bench_runs, common_items, note)?);
+    Ok(bench)
+}
+
+/// The downstream entries of every `--downstream` input, each model once.
+fn read_downstream_entries(opts: &CorrelationOptions) -> Result<Vec<Entry>> {
+    let mut down = Vec::new();
+    for p in &opts.downstream {
+        down.extend(inputs::read_downstream(p, opts.k)?);
+    }
+    check_unique(&down, "--downstream")?;
+    Ok(down)
+}
+
+/// A [`Correlation`] from its matched models, statistics and bootstrap: adds rho's permutation
+/// test and leave-one-out (both seeded or exact, from `opts`).
+fn finish(models: Vec<(String, f64, f64)>, statistics: CorrelationSet, bootstrap: CorrelationBootstrap, sources: Vec<String>, opts: &CorrelationOptions) -> Result<Correlation> {
+    let x: Vec<f64> = models.iter().map(|m| m.1).collect();
+    let y: Vec<f64> = models.iter().map(|m| m.2).collect();
+    let permutation = spearman_permutation_p(&x, &y, opts.permutations, opts.seed)?;
     let loo = leave_one_out(&x, &y, opts.rbo_p)?;
     Ok(Correlation { models, statistics, permutation, bootstrap, leave_one_out: loo, sources })
 }

@@ -9,7 +9,8 @@ use plotters::prelude::*;
 
 use crate::leaderboard::{LeaderRow, Leaderboard, RowKind};
 use crate::matrix::{scope_name, Matrix, MatrixBlock};
-use crate::sources::{BonTableRecord, CorrelationRecord};
+use crate::correlation::paper_columns;
+use crate::sources::{BonTableRecord, ComparisonRecord, CorrelationRecord};
 use crate::summary::AccuracyRow;
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
@@ -396,6 +397,95 @@ pub fn correlation_scatter(c: &CorrelationRecord) -> Result<String, String> {
         }
         Ok(())
     })
+}
+
+/// A point and its interval (none when the statistic is defined on no resample).
+type Whisker = (f64, Option<(f64, f64)>);
+
+/// One panel per statistic, one row per label: each row's point with its interval as a whisker,
+/// one colour per row; a dashed line at 0 where 0 is inside the panel's range. `panels` are
+/// (title, x range, one whisker per row).
+fn stat_forest(labels: &[String], panels: &[(String, (f64, f64), Vec<Whisker>)]) -> Result<String, String> {
+    let n = labels.len().max(1);
+    let label_w = 260u32;
+    let panel_w = 190u32;
+    let height = 70 + 28 * n as u32;
+    let width = label_w + panel_w * panels.len().max(1) as u32;
+    svg(width, height, |root| {
+        let (label_area, area) = root.split_horizontally(label_w);
+        let areas = area.split_evenly((1, panels.len().max(1)));
+        let mut ys: Vec<i32> = Vec::new();
+        for (pi, (area, (title, (lo, hi), rows))) in areas.iter().zip(panels).enumerate() {
+            let mut chart = ChartBuilder::on(area)
+                .caption(title, (FONT, 14))
+                .margin(6)
+                // Room between panels, so one panel's last tick label does not run into the next's first.
+                .margin_left(16)
+                .margin_right(16)
+                .x_label_area_size(30)
+                .build_cartesian_2d(*lo..*hi, -0.5f64..(n as f64 - 0.5))
+                .map_err(e)?;
+            chart.configure_mesh().disable_y_mesh().y_labels(0).x_labels(5).x_label_formatter(&|x| format!("{x:.1}")).label_style((FONT, 11)).draw().map_err(e)?;
+            if *lo < 0.0 && *hi > 0.0 {
+                chart.draw_series(DashedLineSeries::new([(0.0, -0.5), (0.0, n as f64 - 0.5)], 3, 3, GREY.into())).map_err(e)?;
+            }
+            for (i, w) in rows.iter().enumerate() {
+                let y = (n - 1 - i) as f64;
+                if pi == 0 {
+                    ys.push(chart.backend_coord(&(*lo, y)).1);
+                }
+                let (p, ci) = w;
+                let color = PALETTE[i % PALETTE.len()];
+                if let Some((a, b)) = ci {
+                    chart.draw_series(std::iter::once(PathElement::new(vec![(*a, y), (*b, y)], color.stroke_width(2)))).map_err(e)?;
+                    for end in [*a, *b] {
+                        chart.draw_series(std::iter::once(EmptyElement::at((end, y)) + PathElement::new(vec![(0, -5), (0, 5)], color.stroke_width(2)))).map_err(e)?;
+                    }
+                }
+                chart.draw_series(std::iter::once(Circle::new((*p, y), 5, color.filled()))).map_err(e)?;
+            }
+        }
+        for (l, y) in labels.iter().zip(&ys) {
+            label_area.draw(&Text::new(truncate_label(l, 38), (4, *y - 6), (FONT, 12).into_font().color(&BLACK))).map_err(e)?;
+        }
+        Ok(())
+    })
+}
+
+/// A comparison of several benchmarks: per statistic (NDCG, weighted tau, rho, tau-b, RBO), each
+/// benchmark's value with its bootstrap interval, one row and colour per benchmark.
+pub fn comparison_forest(c: &ComparisonRecord) -> Result<String, String> {
+    let labels: Vec<String> = c.sets.iter().map(|s| s.name.clone()).collect();
+    let panels = paper_columns::<prbench_stats::StatInterval>(c.bootstrap.rbo_p)
+        .into_iter()
+        .map(|(title, field)| {
+            let range = if title.starts_with("NDCG") || title.starts_with("RBO") { (0.0, 1.0) } else { (-1.0, 1.0) };
+            let rows = c.sets.iter().map(|s| {
+                let v = field(&s.correlation.bootstrap.stats);
+                (v.point, v.ci.map(|c| (c.lo, c.hi)))
+            });
+            (title, range, rows.collect())
+        })
+        .collect::<Vec<_>>();
+    stat_forest(&labels, &panels)
+}
+
+/// The paired differences of a comparison: per statistic, each pair's difference (first minus
+/// second) with its bootstrap interval; dashed: no difference.
+pub fn difference_forest(c: &ComparisonRecord) -> Result<String, String> {
+    let labels: Vec<String> = c.pairs.iter().map(|p| format!("{} − {}", p.a, p.b)).collect();
+    let panels = paper_columns::<prbench_stats::PairedDifference>(c.bootstrap.rbo_p)
+        .into_iter()
+        .map(|(title, field)| {
+            let range = if title.starts_with("NDCG") || title.starts_with("RBO") { (-1.0, 1.0) } else { (-2.0, 2.0) };
+            let rows = c.pairs.iter().map(|p| {
+                let d = field(&p.difference);
+                (d.point, d.ci.map(|c| (c.lo, c.hi)))
+            });
+            (title, range, rows.collect())
+        })
+        .collect::<Vec<_>>();
+    stat_forest(&labels, &panels)
 }
 
 /// A row of the accuracy table, for the HTML leaderboard cell: `58.3 [33.3, 83.3]`.

@@ -1,7 +1,7 @@
 //! Reading the results a report shows: run folders (`manifest.json`, `summary.json`,
 //! `outcomes.jsonl`, `planner.jsonl`), conditioning matrices (`<run-id>-matrix.json`),
-//! Best-of-N folders (`bon-<judge>.json`) and `prbench correlate` results (`--out X.md` writes
-//! `X.json`, or `--json` on stdout saved to a file).
+//! Best-of-N folders (`bon-<judge>.json`) and `prbench correlate` results, one benchmark or
+//! several compared (`--out X.md` writes `X.json`, or `--json` on stdout saved to a file).
 //!
 //! The records are read as the report needs them (unknown fields are ignored, so files from
 //! newer runs still load); a file that does not parse is an error naming it and its line,
@@ -217,6 +217,60 @@ impl CorrelationRecord {
     }
 }
 
+/// One benchmark set of a `prbench correlate --benchmark-set` comparison, as the report reads
+/// it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComparisonSetRecord {
+    /// The set's name.
+    pub name: String,
+    /// Its inputs.
+    #[serde(default)]
+    pub inputs: Vec<String>,
+    /// Downstream models it had no score for.
+    #[serde(default)]
+    pub lacked: Vec<String>,
+    /// Its models without a downstream score.
+    #[serde(default)]
+    pub without_downstream: Vec<String>,
+    /// Its statistics with their intervals (the draw shared by every set) and its models as
+    /// (label, benchmark score, downstream score).
+    pub correlation: ComparisonCorrelationRecord,
+}
+
+/// The part of a set's correlation the report shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComparisonCorrelationRecord {
+    /// Models as (label, benchmark score, downstream score), in the comparison's model order.
+    pub models: Vec<(String, f64, f64)>,
+    /// The bootstrap intervals of the five statistics.
+    pub bootstrap: prbench_stats::CorrelationBootstrap,
+}
+
+/// A `prbench correlate --benchmark-set` result: several benchmarks against one downstream
+/// ranking ([`crate::correlation::Comparison`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComparisonRecord {
+    /// The downstream ranking.
+    pub downstream: crate::correlation::DownstreamInfo,
+    /// The compared models.
+    pub models: Vec<String>,
+    /// The benchmark sets, in the order given.
+    pub sets: Vec<ComparisonSetRecord>,
+    /// The paired differences.
+    pub pairs: Vec<crate::correlation::PairResult>,
+    /// The shared bootstrap.
+    pub bootstrap: crate::correlation::ComparisonSettings,
+}
+
+/// A comparison result file.
+#[derive(Debug, Clone)]
+pub struct ComparisonSource {
+    /// The file.
+    pub path: PathBuf,
+    /// Its content.
+    pub comparison: ComparisonRecord,
+}
+
 /// A correlate result file.
 #[derive(Debug, Clone)]
 pub struct CorrelationSource {
@@ -314,6 +368,8 @@ pub struct Sources {
     pub bons: Vec<BonSource>,
     /// Correlate results.
     pub correlations: Vec<CorrelationSource>,
+    /// Correlate comparisons of several benchmarks (`--benchmark-set`).
+    pub comparisons: Vec<ComparisonSource>,
     /// `prbench build` output folders.
     pub builds: Vec<BuildSource>,
     /// `prbench annotate serve` folders.
@@ -436,6 +492,7 @@ enum Kind {
     Annotation,
     Matrix,
     Correlation,
+    Comparison,
     /// A run folder without `summary.json`: the run stopped before it finished.
     Unfinished,
     /// A folder of results (e.g. `runs/`): its children are read.
@@ -489,6 +546,11 @@ fn classify(path: &Path) -> Result<Kind> {
         }
         if v.get("statistics").is_some() && v.get("models").is_some() {
             return Ok(Kind::Correlation);
+        }
+        if v.get("kind").and_then(serde_json::Value::as_str)
+            == Some(crate::correlation::Comparison::KIND)
+        {
+            return Ok(Kind::Comparison);
         }
         if v.get("rows").is_some() && v.get("ks").is_some() {
             return Err(layout(
@@ -561,6 +623,10 @@ fn add(s: &mut Sources, seen: &mut BTreeMap<PathBuf, ()>, path: &Path, top: bool
             path: path.into(),
             correlation: read_json(path)?,
         }),
+        Kind::Comparison => s.comparisons.push(ComparisonSource {
+            path: path.into(),
+            comparison: read_json(path)?,
+        }),
         Kind::Matrix => {
             let matrix: Matrix = read_json(path)?;
             let base = match path.parent() {
@@ -593,6 +659,7 @@ fn add(s: &mut Sources, seen: &mut BTreeMap<PathBuf, ()>, path: &Path, top: bool
                 s.matrices.len(),
                 s.bons.len(),
                 s.correlations.len(),
+                s.comparisons.len(),
                 s.builds.len(),
                 s.annotations.len(),
             );
@@ -622,6 +689,7 @@ fn add(s: &mut Sources, seen: &mut BTreeMap<PathBuf, ()>, path: &Path, top: bool
                     s.matrices.len(),
                     s.bons.len(),
                     s.correlations.len(),
+                    s.comparisons.len(),
                     s.builds.len(),
                     s.annotations.len(),
                 )

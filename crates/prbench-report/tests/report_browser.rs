@@ -748,3 +748,118 @@ fn an_annotation_folder_gets_a_human_evaluation_section_linking_each_disagreemen
         .unwrap();
     screenshot(&page, "#sec-annotate", "annotate-report.png");
 }
+
+/// A comparison of several benchmarks (`correlate --benchmark-set`, made here by the library on
+/// CSVs) beside a run: the correlation section shows the paper-form table with the figures of
+/// the comparison's JSON, the paired differences and two plots, and set names, model labels and
+/// the downstream name holding markup render as text.
+#[test]
+fn a_comparison_of_benchmarks_shows_the_papers_table_and_its_text_cannot_act() {
+    use prbench_report::correlation::{compare, interval_text, BenchmarkSet, ComparisonOptions};
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path();
+    let hostile = "<img src=x onerror=\"window.pwned=1\">";
+    let down = [
+        (hostile, 1.41),
+        ("m2", 1.22),
+        ("m3", 1.35),
+        ("m4", 1.18),
+        ("m5", 0.95),
+    ];
+    let write = |name: &str, scores: [f64; 5]| {
+        let mut text = String::from("model,score\n");
+        for ((m, _), s) in down.iter().zip(scores) {
+            text.push_str(&format!("{m},{s}\n"));
+        }
+        std::fs::write(p.join(name), text).unwrap();
+    };
+    write("down.csv", down.map(|d| d.1));
+    write("prb.csv", [0.72, 0.65, 0.67, 0.63, 0.48]);
+    write("arena.csv", [0.55, 0.61, 0.52, 0.66, 0.58]);
+    let set = |name: &str, file: &str| BenchmarkSet {
+        name: name.into(),
+        paths: vec![p.join(file)],
+    };
+    let mut opts = ComparisonOptions::new(
+        vec![
+            set("<script>window.pwned=2</script>", "prb.csv"),
+            set("Arena", "arena.csv"),
+        ],
+        vec![p.join("down.csv")],
+    );
+    opts.downstream_name = Some("<b onclick=\"window.pwned=3\">BoN</b>".into());
+    opts.options.bootstrap = 1_000;
+    opts.options.permutations = 1_000;
+    let got = compare(&opts, &mut |_| {}).unwrap();
+    let json = p.join("cmp.json");
+    std::fs::write(&json, serde_json::to_string_pretty(&got).unwrap()).unwrap();
+    let f = fixture();
+    let sources = prbench_report::sources::load(&[f.join("runs/longer"), json]).unwrap();
+    let report = ReportOptions {
+        data: Some(f.join("data").display().to_string()),
+        title: None,
+        generator: "test".into(),
+    };
+    let path = p.join("report.html");
+    std::fs::write(&path, render(&sources, &report).unwrap()).unwrap();
+    let url = format!("file://{}", path.display());
+    let Some((_b, page)) = open(&url) else { return };
+    let rows = page.eval("Array.from(document.querySelectorAll('#sec-correlation table.comparison-paper tbody tr')).map(tr => Array.from(tr.cells).map(td => td.textContent))").unwrap();
+    let want: Vec<Vec<String>> = got
+        .sets
+        .iter()
+        .map(|s| {
+            let b = &s.correlation.bootstrap.stats;
+            let mut row = vec![
+                s.name.clone(),
+                "<b onclick=\"window.pwned=3\">BoN</b>".into(),
+            ];
+            row.extend(
+                [b.ndcg, b.weighted_tau, b.spearman, b.kendall_tau_b, b.rbo]
+                    .iter()
+                    .map(interval_text),
+            );
+            row
+        })
+        .collect();
+    assert_eq!(rows, serde_json::to_value(&want).unwrap());
+    let diff = page.eval("Array.from(document.querySelectorAll('#sec-correlation table.comparison-differences tbody td')).map(td => td.textContent)").unwrap();
+    assert_eq!(
+        diff[0].as_str().unwrap(),
+        "<script>window.pwned=2</script> − Arena"
+    );
+    assert_eq!(
+        diff[3].as_str().unwrap(),
+        prbench_report::correlation::difference_text(&got.pairs[0].difference.spearman)
+    );
+    assert_eq!(
+        page.eval("document.querySelectorAll('#sec-correlation article.comparison svg').length")
+            .unwrap(),
+        2
+    );
+    // The set names are drawn in the plot as text.
+    let labels = page
+        .eval("Array.from(document.querySelectorAll('#sec-correlation article.comparison svg text')).map(t => t.textContent).join(' | ')")
+        .unwrap();
+    assert!(
+        labels
+            .as_str()
+            .unwrap()
+            .contains("<script>window.pwned=2</script>"),
+        "{labels}"
+    );
+    assert_eq!(
+        page.eval("document.querySelectorAll('#sec-correlation script, #sec-correlation img, #sec-correlation b').length")
+            .unwrap(),
+        0
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(page.eval("typeof window.pwned").unwrap(), "undefined");
+    assert!(page.dialogs().is_empty(), "{:?}", page.dialogs());
+    assert_eq!(page.requests(), [url]);
+    screenshot(
+        &page,
+        "#sec-correlation article.comparison",
+        "comparison.png",
+    );
+}

@@ -272,6 +272,7 @@ fn render_with(
     if sources.runs.is_empty()
         && sources.bons.is_empty()
         && sources.correlations.is_empty()
+        && sources.comparisons.is_empty()
         && sources.builds.is_empty()
         && sources.annotations.is_empty()
     {
@@ -337,6 +338,7 @@ fn render_with(
             sources => c.correlation.sources.clone(),
         });
     }
+    let comparisons: Vec<Value> = sources.comparisons.iter().map(comparison_section).collect();
     let builds: Vec<Value> = sources.builds.iter().map(build_section).collect();
     let annotations: Vec<Value> = sources
         .annotations
@@ -390,6 +392,7 @@ fn render_with(
         matrices => matrices,
         bons => Value::from(Serde(&bons)),
         correlations => correlations,
+        comparisons => comparisons,
         builds => builds,
         annotations => annotations,
         provenance => provenance(sources),
@@ -427,6 +430,63 @@ fn nested(markdown: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+/// One comparison of several benchmarks (`correlate --benchmark-set`): the paper-form table, the
+/// paired differences, the undefined resamples when any, and the two plots. Every text (set
+/// names, model labels, paths) goes through the template's escaping or plotters'.
+fn comparison_section(c: &crate::sources::ComparisonSource) -> Value {
+    use crate::correlation::{difference_table, paper_table, undefined_table};
+    let r = &c.comparison;
+    let b = &r.bootstrap;
+    let sets: Vec<(&str, &prbench_stats::PerStatistic<prbench_stats::StatInterval>)> = r.sets.iter().map(|s| (s.name.as_str(), &s.correlation.bootstrap.stats)).collect();
+    let pairs: Vec<(&str, &str, &prbench_stats::PerStatistic<prbench_stats::PairedDifference>)> = r.pairs.iter().map(|p| (p.a.as_str(), p.b.as_str(), &p.difference)).collect();
+    let table = |(header, rows): (Vec<String>, Vec<Vec<String>>)| context! { header => header, rows => rows };
+    let level = b.level * 100.0;
+    let summary = format!(
+        "{} benchmarks against the downstream ranking {} on the {} models every set and the downstream score; {level}% percentile bootstrap CIs over models ({} resamples, seed {}, one draw shared by every set).",
+        r.sets.len(),
+        r.downstream.name,
+        r.models.len(),
+        b.resamples,
+        b.seed
+    );
+    let lacked: Vec<String> = r
+        .sets
+        .iter()
+        .flat_map(|s| {
+            let mut out = Vec::new();
+            if !s.lacked.is_empty() {
+                out.push(format!("{} has no score for: {} (left out of every set).", s.name, s.lacked.join(", ")));
+            }
+            if !s.without_downstream.is_empty() {
+                out.push(format!("{}: no downstream score for {} (left out).", s.name, s.without_downstream.join(", ")));
+            }
+            out
+        })
+        .collect();
+    let mut figures = vec![figure(
+        format!("Benchmarks compared: {}", c.path.display()),
+        plots::comparison_forest(r),
+        format!("Each benchmark's statistic against the downstream ranking {}, with its {level}% bootstrap CI over the {} models.", r.downstream.name, r.models.len()),
+    )];
+    if !r.pairs.is_empty() {
+        figures.push(figure(
+            "Paired differences",
+            plots::difference_forest(r),
+            format!("First benchmark minus second, on the same resampled models; dashed: no difference. With {} models the intervals are wide: one that contains 0 does not show a difference.", r.models.len()),
+        ));
+    }
+    context! {
+        path => c.path.display().to_string(),
+        summary => summary,
+        paper => table(paper_table(&r.downstream.name, &sets, b.rbo_p)),
+        differences => if pairs.is_empty() { Value::from(()) } else { table(difference_table(&pairs, b.rbo_p)) },
+        undefined => undefined_table(&sets, &pairs, b.rbo_p).map_or(Value::from(()), table),
+        resamples => b.resamples,
+        lacked => lacked,
+        figures => Value::from(Serde(&figures)),
+    }
 }
 
 /// One build folder's part of the report: a line of what it is (from `build/build.json`) and
