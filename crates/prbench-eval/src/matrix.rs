@@ -170,6 +170,7 @@ mod tests {
             planner_failed: false,
             empty_profile: false,
             empty_rubric: false,
+            user_id: None,
         }
     }
 

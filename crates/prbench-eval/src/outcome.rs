@@ -70,6 +70,10 @@ pub struct Outcome {
     /// `oracle`: the example's rubric has no aspects, so it was rendered as under `none`.
     #[serde(default)]
     pub empty_rubric: bool,
+    /// The example's user, when the dataset has user ids ([`prbench_data::Example::user_id`]):
+    /// the bootstrap then resamples users. Written only when present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
 }
 
 /// Scores one verdict against the slot holding `chosen`.

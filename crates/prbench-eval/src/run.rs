@@ -336,6 +336,7 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
         sample_per_subset: cfg.limits().1.filter(|_| examples.len() < data.examples.len()),
         seed: cfg.options.seed,
         bootstrap_resamples: cfg.bootstrap.resamples,
+        bootstrap_users: crate::summary::user_count(&outcomes),
         rows: accuracy_rows(&outcomes, &results, &cfg.bootstrap),
         position_bias: position(&outcomes),
         both_orders: both_orders(&outcomes, &cfg.bootstrap),

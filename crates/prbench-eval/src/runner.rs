@@ -311,6 +311,7 @@ fn base_outcome(ex: &Example, opts: &EvalOptions, model: &str, posts: Option<Pos
             && opts.inputs.planner_failed(ex),
         example_id: ex.id.clone(),
         subset: ex.subset.clone(),
+        user_id: ex.user_id.clone(),
         condition: opts.condition.to_string(),
         model: model.to_string(),
         chosen_slot: None,

@@ -1,11 +1,16 @@
 //! Turns outcomes into the [`Summary`] figures (PROTOCOL.md §5): accuracy per subset, micro
 //! and macro, under three tie modes, with seeded bootstrap CIs; position bias; both-orders
 //! figures.
+//!
+//! The bootstrap resamples examples within each subset, or, when the outcomes carry user ids
+//! (SynthesizeMe, PRISM), users within each subset, each drawn user bringing all their
+//! examples of that subset ([`prbench_stats::bootstrap::cluster_sums`]); an outcome without a
+//! user id is then a user of its own.
 
 use prbench_data::short_subset;
 use prbench_report::{AccuracyRow, BothOrders, PositionBias};
 use prbench_stats::accuracy::TieMode;
-use prbench_stats::bootstrap::{accuracy_with_cis, BootstrapConfig, Stat};
+use prbench_stats::bootstrap::{accuracy_with_cis, accuracy_with_cis_by_cluster, BootstrapConfig, Stat};
 use prbench_stats::outcome::ItemResult;
 use prbench_stats::position::{position_bias, PositionItem};
 use rayon::prelude::*;
@@ -23,9 +28,40 @@ fn subsets(outcomes: &[Outcome]) -> Vec<String> {
     seen
 }
 
+/// The number of distinct user ids among `outcomes`, or `None` when none carries one (the
+/// bootstrap then resamples examples).
+pub fn user_count(outcomes: &[Outcome]) -> Option<usize> {
+    let users: std::collections::HashSet<&str> = outcomes.iter().filter_map(|o| o.user_id.as_deref()).collect();
+    (!users.is_empty()).then_some(users.len())
+}
+
+/// The cluster (user) of each outcome when some outcome has a user id: equal ids share a label;
+/// an outcome without one gets a label of its own. `None` when no outcome has a user id.
+fn user_clusters(outcomes: &[Outcome]) -> Option<Vec<usize>> {
+    user_count(outcomes)?;
+    let mut ids: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let n = outcomes.len();
+    Some(
+        outcomes
+            .iter()
+            .enumerate()
+            .map(|(i, o)| match o.user_id.as_deref() {
+                // User labels are below n, labels of outcomes without a user from n up.
+                Some(id) => {
+                    let next = ids.len();
+                    *ids.entry(id).or_insert(next)
+                }
+                None => n + i,
+            })
+            .collect(),
+    )
+}
+
 /// One row per subset, then `micro` (stratified) and `macro` (mean of subset accuracies),
-/// from per-item results `results[i]` belonging to `outcomes[i].subset`.
+/// from per-item results `results[i]` belonging to `outcomes[i].subset`. CIs resample users
+/// when the outcomes carry user ids (see the module docs), else examples.
 pub fn accuracy_rows(outcomes: &[Outcome], results: &[ItemResult], boot: &BootstrapConfig) -> Vec<AccuracyRow> {
+    let clusters = user_clusters(outcomes);
     let names = subsets(outcomes);
     let strata: Vec<usize> = outcomes.iter().map(|o| names.iter().position(|s| *s == o.subset).expect("listed")).collect();
     let truncated = |keep: &dyn Fn(usize) -> bool| {
@@ -34,26 +70,34 @@ pub fn accuracy_rows(outcomes: &[Outcome], results: &[ItemResult], boot: &Bootst
     // Subset rows are independent (each bootstrap has its own seeded stream): computed in
     // parallel. micro and macro resample the same items with the same seed, so they share one
     // pass ([`accuracy_with_cis`]). Rows come out in the fixed order subsets, micro, macro.
-    let mut specs: Vec<(Vec<String>, Vec<ItemResult>, Vec<usize>, Vec<Stat>, usize)> = Vec::with_capacity(names.len() + 1);
+    type Spec = (Vec<String>, Vec<ItemResult>, Vec<usize>, Option<Vec<usize>>, Vec<Stat>, usize);
+    let mut specs: Vec<Spec> = Vec::with_capacity(names.len() + 1);
     for (k, name) in names.iter().enumerate() {
-        let sub: Vec<ItemResult> = (0..outcomes.len()).filter(|&i| strata[i] == k).map(|i| results[i]).collect();
+        let members: Vec<usize> = (0..outcomes.len()).filter(|&i| strata[i] == k).collect();
+        let sub: Vec<ItemResult> = members.iter().map(|&i| results[i]).collect();
+        let sub_clusters = clusters.as_ref().map(|c| members.iter().map(|&i| c[i]).collect());
         let zeros = vec![0; sub.len()];
-        specs.push((vec![short_subset(name).to_string()], sub, zeros, vec![Stat::Micro], truncated(&|i| strata[i] == k)));
+        specs.push((vec![short_subset(name).to_string()], sub, zeros, sub_clusters, vec![Stat::Micro], truncated(&|i| strata[i] == k)));
     }
     let (labels, stats) = if names.len() > 1 {
         (vec!["micro".to_string(), "macro".to_string()], vec![Stat::Micro, Stat::Macro])
     } else {
         (vec!["micro".to_string()], vec![Stat::Micro])
     };
-    specs.push((labels, results.to_vec(), strata.clone(), stats, truncated(&|_| true)));
-    let rows: Vec<Vec<AccuracyRow>> = specs.par_iter().map(|(labels, res, st, stats, trunc)| rows_for(labels, res, st, stats, boot, *trunc)).collect();
+    specs.push((labels, results.to_vec(), strata.clone(), clusters, stats, truncated(&|_| true)));
+    let rows: Vec<Vec<AccuracyRow>> =
+        specs.par_iter().map(|(labels, res, st, cl, stats, trunc)| rows_for(labels, res, st, cl.as_deref(), stats, boot, *trunc)).collect();
     rows.into_iter().flatten().collect()
 }
 
-/// One row per `(labels[i], stats[i])` over the same results and strata.
-fn rows_for(labels: &[String], results: &[ItemResult], strata: &[usize], stats: &[Stat], boot: &BootstrapConfig, truncated: usize) -> Vec<AccuracyRow> {
+/// One row per `(labels[i], stats[i])` over the same results and strata; the strict CI
+/// resamples `clusters` (users) when given, else items.
+fn rows_for(labels: &[String], results: &[ItemResult], strata: &[usize], clusters: Option<&[usize]>, stats: &[Stat], boot: &BootstrapConfig, truncated: usize) -> Vec<AccuracyRow> {
     let no_ci = BootstrapConfig { resamples: 0, ..*boot };
-    let strict = accuracy_with_cis(results, strata, TieMode::Strict, stats, boot);
+    let strict = match clusters {
+        Some(c) => accuracy_with_cis_by_cluster(results, strata, c, TieMode::Strict, stats, boot),
+        None => accuracy_with_cis(results, strata, TieMode::Strict, stats, boot),
+    };
     let half = accuracy_with_cis(results, strata, TieMode::Half, stats, &no_ci);
     let excluded = accuracy_with_cis(results, strata, TieMode::Excluded, stats, &no_ci);
     labels
@@ -124,4 +168,82 @@ pub fn both_orders(outcomes: &[Outcome], boot: &BootstrapConfig) -> Option<BothO
         consistency: (parsed > 0).then(|| same as f64 / parsed as f64),
         debiased_rows: debiased.map(|d| accuracy_rows(outcomes, &d, boot)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ItemResult::{Correct, Wrong};
+
+    fn outcome(id: usize, subset: &str, user: Option<String>, result: ItemResult) -> Outcome {
+        Outcome {
+            example_id: format!("e{id}"),
+            subset: subset.into(),
+            condition: "none".into(),
+            model: "m".into(),
+            chosen_slot: None,
+            verdict: None,
+            swapped_verdict: None,
+            score_chosen: None,
+            score_rejected: None,
+            result,
+            both_orders_result: None,
+            debiased_result: None,
+            input_tokens: 0,
+            output_tokens: 0,
+            truncated_tokens: 0,
+            latency_ms: 0.0,
+            error: None,
+            posts_shown: None,
+            posts_dropped: 0,
+            post_ids: Vec::new(),
+            planner_failed: false,
+            empty_profile: false,
+            empty_rubric: false,
+            user_id: user,
+        }
+    }
+
+    /// 20 users with 3 examples each (listed round-robin), 14 users right on all three, 6 wrong
+    /// on all three. Resampling users, the accuracy of a resample is Binomial(20, 0.7)/20, whose
+    /// 2.5% and 97.5% quantiles are 10/20 and 18/20 (scipy's binom.ppf, see
+    /// tools/bootstrap_reference.py); resampling the 60 examples gives a narrower interval.
+    #[test]
+    fn cis_resample_users_when_outcomes_carry_user_ids() {
+        let build = |with_users: bool| -> Vec<Outcome> {
+            (0..60)
+                .map(|i| {
+                    let u = i % 20;
+                    outcome(i, "prism", with_users.then(|| format!("user{u}")), if u < 14 { Correct } else { Wrong })
+                })
+                .collect()
+        };
+        let boot = BootstrapConfig::default();
+        let users = build(true);
+        let results: Vec<ItemResult> = users.iter().map(|o| o.result).collect();
+        assert_eq!(user_count(&users), Some(20));
+        let rows = accuracy_rows(&users, &results, &boot);
+        assert_eq!(rows.iter().map(|r| r.label.as_str()).collect::<Vec<_>>(), ["prism", "micro"]);
+        for row in &rows {
+            assert_eq!(row.strict, Some(0.7));
+            assert_eq!(row.strict_ci, Some([0.5, 0.9]), "{}", row.label);
+        }
+        let examples = build(false);
+        assert_eq!(user_count(&examples), None);
+        let ci = accuracy_rows(&examples, &results, &boot)[1].strict_ci.unwrap();
+        assert!(ci[0] > 0.5 && ci[1] < 0.9, "{ci:?}");
+    }
+
+    #[test]
+    fn an_outcome_without_a_user_is_a_user_of_its_own() {
+        let o = vec![
+            outcome(0, "s", Some("a".into()), Correct),
+            outcome(1, "s", None, Correct),
+            outcome(2, "s", Some("b".into()), Wrong),
+            outcome(3, "s", Some("a".into()), Wrong),
+            outcome(4, "s", None, Wrong),
+        ];
+        assert_eq!(user_clusters(&o), Some(vec![0, 6, 1, 0, 9]));
+        assert_eq!(user_count(&o), Some(2));
+    }
 }

@@ -1,7 +1,8 @@
 //! Issue 20: data from the `prism:` and `synthesizeme:` adapters (prbench-data's fixtures) goes
 //! through the evaluation like PRB data: the multi-turn transcript in the question and the
 //! survey or history profile reach the model under `none` / `profile:k` past the leakage guard,
-//! and `oracle`, which would have nothing to show, is refused before any run folder is made.
+//! `oracle`, which would have nothing to show, is refused before any run folder is made, and
+//! the run's CIs resample users.
 
 mod common;
 
@@ -12,6 +13,10 @@ use common::received;
 use prbench_data::Dataset;
 use prbench_eval::condition::{Condition, ConditionInputs};
 use prbench_eval::evaluation::{Evaluation, EvaluationOptions};
+use prbench_eval::run::{run, RunConfig};
+use prbench_eval::runner::{Backend, EvalOptions, Silent};
+use prbench_models::baselines::Baseline;
+use prbench_stats::bootstrap::BootstrapConfig;
 
 fn fixture(spec: &str, dir: &str) -> Dataset {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -121,4 +126,29 @@ fn oracle_is_refused_for_data_without_a_rubric() {
         0,
         "nothing written by a refused plan"
     );
+}
+
+#[test]
+fn a_run_on_data_with_user_ids_records_them_and_resamples_users() {
+    let data = fixture("prism", "prism");
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = RunConfig {
+        run_id: "r".into(),
+        dir: tmp.path().to_path_buf(),
+        limit: None,
+        sample: false,
+        options: EvalOptions::new(Condition::None),
+        bootstrap: BootstrapConfig { resamples: 200, ..BootstrapConfig::default() },
+        code_version: "test".into(),
+        cache: None,
+        resume: false,
+    };
+    let result = run(&data, Backend::RewardModel(&Baseline::Longer), &cfg, &Silent).unwrap();
+    let users: Vec<Option<&str>> = result.outcomes.iter().map(|o| o.user_id.as_deref()).collect();
+    assert_eq!(users, data.examples.iter().map(|e| e.user_id.as_deref()).collect::<Vec<_>>());
+    assert_eq!(result.summary.bootstrap_users, Some(2), "user0 and user1");
+    let outcomes = std::fs::read_to_string(tmp.path().join("outcomes.jsonl")).unwrap();
+    assert!(outcomes.lines().next().unwrap().contains("\"user_id\":\"user0\""), "{outcomes}");
+    let md = std::fs::read_to_string(tmp.path().join("summary.md")).unwrap();
+    assert!(md.contains("CIs: seeded percentile bootstrap, resampling users (2 users, each with all their examples) within each subset."), "{md}");
 }

@@ -112,7 +112,11 @@ pub fn render(sum: &Summary) -> String {
         }
     }
     s.push_str("## Accuracy\n\n");
-    s.push_str("Strict accuracy counts ties, unparsed verdicts and errors as not correct (the paper's rule); half-tie gives ties half credit; excl. drops ties, unparsed and errors from the denominator. CIs: seeded percentile bootstrap, resampling examples within each subset.\n\n");
+    let unit = match sum.bootstrap_users {
+        Some(n) => format!("resampling users ({}, each with all their examples) within each subset", count(n, "user", "users")),
+        None => "resampling examples within each subset".to_string(),
+    };
+    let _ = writeln!(s, "Strict accuracy counts ties, unparsed verdicts and errors as not correct (the paper's rule); half-tie gives ties half credit; excl. drops ties, unparsed and errors from the denominator. CIs: seeded percentile bootstrap, {unit}.\n");
     s.push_str(&accuracy_table(&sum.rows));
     if let Some(pb) = &sum.position_bias {
         s.push_str("\n## Position bias\n\n| chosen in A: n | accuracy % | chosen in B: n | accuracy % | share of A verdicts % |\n|---:|---:|---:|---:|---:|\n");
@@ -196,6 +200,7 @@ mod tests {
             sample_per_subset: None,
             seed: 42,
             bootstrap_resamples: 100,
+            bootstrap_users: None,
             rows: vec![row("Art", 5, 2, 1), row("micro", 5, 2, 1)],
             position_bias: Some(PositionBias {
                 n_chosen_in_a: 4,

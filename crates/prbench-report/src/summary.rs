@@ -96,6 +96,10 @@ pub struct Summary {
     pub seed: u64,
     /// Bootstrap resamples behind every CI.
     pub bootstrap_resamples: usize,
+    /// When the examples carry user ids: how many distinct users the CIs resample (each with
+    /// all their examples, within each subset; PROTOCOL.md §5). `None`: examples are resampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bootstrap_users: Option<usize>,
     /// Rows per subset, then micro and macro.
     pub rows: Vec<AccuracyRow>,
     /// Judges only.

@@ -347,6 +347,68 @@ pub fn accuracy_with_cis(
         .collect()
 }
 
+/// Per-cluster sums for the cluster bootstrap (PROTOCOL.md §5: resample users where a user id
+/// is known). Item `i` belongs to stratum `strata[i]` (empty `strata`: one stratum) and cluster
+/// `clusters[i]` (e.g. its user); the result holds one [`Ratio`] per (stratum, cluster), the
+/// sum of its items' numerators and denominators, in order of first appearance, with the
+/// stratum labels (empty when `strata` is).
+///
+/// Every [`Stat`] is a ratio of sums, so the item bootstrap of these sums ([`bootstrap_cis`])
+/// *is* the cluster bootstrap: each resample draws, within each stratum, as many clusters as the
+/// stratum has, with replacement, and counts every item of each drawn cluster. The point
+/// estimate is unchanged. With every item its own cluster the sums are the items themselves.
+///
+/// # Panics
+/// If `clusters` is not as long as `items`, or `strata` is neither empty nor as long.
+pub fn cluster_sums(items: &[Ratio], strata: &[usize], clusters: &[usize]) -> (Vec<Ratio>, Vec<usize>) {
+    assert_eq!(clusters.len(), items.len(), "prbench-stats: one cluster label per item is required");
+    assert!(
+        strata.is_empty() || strata.len() == items.len(),
+        "prbench-stats: one stratum label per item (or none at all) is required"
+    );
+    let mut index: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
+    let mut sums: Vec<Ratio> = Vec::new();
+    let mut labels: Vec<usize> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let stratum = strata.get(i).copied().unwrap_or(0);
+        let k = *index.entry((stratum, clusters[i])).or_insert_with(|| {
+            sums.push(Ratio { num: 0.0, den: 0.0 });
+            labels.push(stratum);
+            sums.len() - 1
+        });
+        sums[k].num += item.num;
+        sums[k].den += item.den;
+    }
+    if strata.is_empty() {
+        labels.clear();
+    }
+    (sums, labels)
+}
+
+/// [`accuracy_with_cis`] with the interval from the cluster bootstrap ([`cluster_sums`]):
+/// `clusters[i]` is result `i`'s cluster (its user). The point estimates and the tally are those
+/// of the items.
+///
+/// # Panics
+/// As [`cluster_sums`].
+pub fn accuracy_with_cis_by_cluster(
+    results: &[ItemResult],
+    strata: &[usize],
+    clusters: &[usize],
+    mode: TieMode,
+    stats: &[Stat],
+    cfg: &BootstrapConfig,
+) -> Vec<AccuracyEstimate> {
+    let items = Ratio::of_all(results, mode);
+    let tally = Tally::from_results(results);
+    let (sums, sum_strata) = cluster_sums(&items, strata, clusters);
+    stats
+        .iter()
+        .zip(bootstrap_cis(&sums, &sum_strata, cfg, stats))
+        .map(|(&stat, ci)| AccuracyEstimate { point: point(&items, strata, stat), ci, tally })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -409,6 +471,62 @@ mod tests {
         assert_eq!(percentile(&[7.0], 0.3), Some(7.0));
         assert_eq!(percentile(&[], 0.5), None);
         assert_eq!(percentile(&x, 1.5), None);
+    }
+
+    /// Every item its own cluster: the cluster bootstrap is the item bootstrap, value for value.
+    #[test]
+    fn singleton_clusters_give_the_item_bootstrap() {
+        let results = [Correct, Wrong, Tie, Correct, Unparsed, Correct, Wrong, Tie, Tie, Correct];
+        let strata = [0, 0, 0, 1, 1, 2, 2, 2, 2, 2];
+        let clusters: Vec<usize> = (0..results.len()).collect();
+        let cfg = BootstrapConfig { resamples: 2_000, seed: 5, ..BootstrapConfig::default() };
+        for mode in [TieMode::Strict, TieMode::Half, TieMode::Excluded] {
+            let stats = [Stat::Micro, Stat::Macro];
+            assert_eq!(
+                accuracy_with_cis_by_cluster(&results, &strata, &clusters, mode, &stats, &cfg),
+                accuracy_with_cis(&results, &strata, mode, &stats, &cfg),
+                "{mode:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn cluster_sums_add_up_per_stratum_and_cluster() {
+        let items = strict(&[Correct, Wrong, Correct, Correct, Wrong]);
+        // Cluster 7 appears in two strata: two sums.
+        let (sums, strata) = cluster_sums(&items, &[0, 0, 1, 0, 1], &[7, 3, 7, 7, 9]);
+        let got: Vec<(f64, f64)> = sums.iter().map(|r| (r.num, r.den)).collect();
+        assert_eq!(got, [(2.0, 2.0), (0.0, 1.0), (1.0, 1.0), (0.0, 1.0)]);
+        assert_eq!(strata, [0, 0, 1, 1]);
+        let (_, none) = cluster_sums(&items, &[], &[1, 1, 2, 2, 2]);
+        assert!(none.is_empty());
+    }
+
+    /// 20 users of 3 items each, 14 users right on all three and 6 wrong on all three: resampling
+    /// users, a resample's accuracy is K/20 with K ~ Binomial(20, 0.7), so the 95% interval is
+    /// the binomial quantiles [10/20, 18/20] (tools/bootstrap_reference.py, scipy's binom.ppf,
+    /// with every margin over 0.5 points); resampling the 60 items instead gives the narrower
+    /// Binomial(60, 0.7)/60 interval. Items are listed round-robin across users, as outcomes of
+    /// different conversations interleave.
+    #[test]
+    fn users_are_resampled_whole() {
+        let mut results = Vec::new();
+        let mut users = Vec::new();
+        for _round in 0..3 {
+            for u in 0..20 {
+                results.push(if u < 14 { Correct } else { Wrong });
+                users.push(u);
+            }
+        }
+        let cfg = BootstrapConfig::default();
+        let by_user = accuracy_with_cis_by_cluster(&results, &[], &users, TieMode::Strict, &[Stat::Micro], &cfg).remove(0);
+        assert_eq!(by_user.point, Some(0.7));
+        assert_eq!(by_user.ci, iv(0.5, 0.9));
+        assert_eq!(by_user.tally.n, 60);
+        let by_item = accuracy_with_ci(&results, &[], TieMode::Strict, Stat::Micro, &cfg);
+        assert_eq!(by_item.point, Some(0.7));
+        let item_ci = by_item.ci.unwrap();
+        assert!(item_ci.lo > 0.5 && item_ci.hi < 0.9, "{item_ci:?}");
     }
 
     /// (a) All correct: every resample mean is 1.
