@@ -55,6 +55,9 @@ pub struct ItemEntry {
     pub id: String,
     /// Long subset name.
     pub subset: String,
+    /// The asking user, for data with user ids (SynthesizeMe, PRISM); left out otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
     /// Question.
     pub q: String,
     /// `chosen` answer.
@@ -261,6 +264,7 @@ pub fn build_with(runs: &[RunSource], data: Option<&str>, cache: &mut Vec<Datase
                 d,
                 id: ex.id.clone(),
                 subset: ex.subset.clone(),
+                user: ex.user_id.clone(),
                 q: ex.question.clone(),
                 chosen: ex.chosen.clone(),
                 rejected: ex.rejected.clone(),

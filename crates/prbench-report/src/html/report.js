@@ -147,7 +147,7 @@
     detail.setAttribute("data-run", r.id);
     var h = el("h3", null, el("span", { text: it.id }), el("a", { cls: "deeplink", href: link(o), text: "link" }));
     detail.appendChild(h);
-    var head = el("p", { cls: "meta" }, runLabel(r) + " · run " + r.id + " · " + it.subset + " · ");
+    var head = el("p", { cls: "meta" }, runLabel(r) + " · run " + r.id + " · " + it.subset + (it.user ? " · user " + it.user : "") + " · ");
     head.appendChild(badge(o.res));
     if (o.bo) head.appendChild(el("span", { text: " both orders: " }, badge(o.bo)));
     if (o.db) head.appendChild(el("span", { text: " debiased: " }, badge(o.db)));
