@@ -83,6 +83,13 @@ fn to_pair(ex: &Example, context: Context<'_>) -> BtPair {
 /// Drops every pair equal (question, chosen, rejected) to a pair of `targets`, then every exact
 /// repeat (same context too) of an earlier kept pair; counts both.
 pub fn filter(pairs: Vec<BtPair>, targets: &[&Example]) -> Built {
+    filter_scoped(pairs, targets, &|_| String::new())
+}
+
+/// [`filter`] where a repeat must also have the same `scope`: the PAL models (`crate::pal`)
+/// pass the pair's user, so two users' identical pairs are both kept (they are each user's own
+/// evidence) while a user's own repeats are merged.
+pub fn filter_scoped(pairs: Vec<BtPair>, targets: &[&Example], scope: &dyn Fn(&BtPair) -> String) -> Built {
     let mut target_ids: HashMap<PairKey, &str> = HashMap::new();
     let mut target_questions: HashSet<&str> = HashSet::new();
     for t in targets {
@@ -90,14 +97,14 @@ pub fn filter(pairs: Vec<BtPair>, targets: &[&Example]) -> Built {
         target_questions.insert(t.question.trim());
     }
     let mut built = Built { built: pairs.len(), ..Built::default() };
-    let mut seen: HashSet<(Option<String>, PairKey)> = HashSet::new();
+    let mut seen: HashSet<(String, Option<String>, PairKey)> = HashSet::new();
     for p in pairs {
         let k = key(&p.question, &p.chosen, &p.rejected);
         if let Some(t) = target_ids.get(&k) {
             built.dropped.push((p.id.clone(), t.to_string()));
             continue;
         }
-        if !seen.insert((p.context.clone(), k)) {
+        if !seen.insert((scope(&p), p.context.clone(), k)) {
             built.duplicates += 1;
             continue;
         }

@@ -4,6 +4,7 @@
 //! early stopping ([`super::train`]), and save `head.safetensors` + `bt.json` with everything
 //! needed to say how the head was made ([`super::config`]).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use prbench_data::psoups::load_psoups_with_history;
@@ -110,22 +111,51 @@ pub struct Trained {
 }
 
 /// Loaded training data: the dataset, the pairs built from it and every target pair to keep out.
-struct Source {
-    dataset: Dataset,
-    built: Built,
-    excluded: Vec<Dataset>,
+pub struct Source {
+    /// The training dataset (`--data`).
+    pub dataset: Dataset,
+    /// The pairs built and what was dropped.
+    pub built: Built,
+    /// The `--exclude-data` datasets.
+    pub excluded: Vec<Dataset>,
+    /// The owner of each kept pair (`owner(row)` of the row it came from), aligned with
+    /// `built.pairs`.
+    pub owners: Vec<String>,
+}
+
+/// What to build training pairs from (the data flags of `train bt` and `train pal`).
+#[derive(Debug, Clone, Copy)]
+pub struct PairRequest<'a> {
+    /// Training data: any dataset spec (`psoups:DIR` for [`PairSource::History`]).
+    pub data: &'a str,
+    /// Subsets to train on; all when empty.
+    pub subset: &'a [String],
+    /// Pairs to train on.
+    pub pairs: PairSource,
+    /// Datasets whose target pairs are kept out of training too.
+    pub exclude_data: &'a [String],
+    /// The condition's name, for messages.
+    pub condition: &'a str,
 }
 
 fn load_data(spec: &str, subset: &[String], what: String) -> Result<Dataset, TrainError> {
     prbench_data::load(spec, subset).map_err(|source| TrainError::Data { what, source })
 }
 
-fn build(opts: &TrainBtOptions, context: Context<'_>) -> Result<Source, TrainError> {
+/// Loads the data and builds its pairs ([`super::pairs`]): every pair equal to a target pair of
+/// the data (all its subsets, for history pairs) or of an `--exclude-data` set is dropped, and
+/// so is every repeat of a kept pair with the same owner (`owner` of the row a pair comes from;
+/// BT passes one owner for all, so any repeat is merged).
+///
+/// # Errors
+/// Data that cannot be loaded; [`PairSource::History`] on data that is not P-Soups.
+pub fn build_pairs(req: &PairRequest<'_>, context: Context<'_>, owner: &dyn Fn(&Example) -> String) -> Result<Source, TrainError> {
     let excluded: Vec<Dataset> =
-        opts.exclude_data.iter().map(|s| load_data(s, &[], format!("loading --exclude-data `{s}`"))).collect::<Result<_, _>>()?;
-    let (dataset, built) = match opts.pairs {
+        req.exclude_data.iter().map(|s| load_data(s, &[], format!("loading --exclude-data `{s}`"))).collect::<Result<_, _>>()?;
+    let mut owner_of: HashMap<String, String> = HashMap::new();
+    let (dataset, built) = match req.pairs {
         PairSource::History => {
-            let Some(dir) = opts.data.strip_prefix("psoups:") else {
+            let Some(dir) = req.data.strip_prefix("psoups:") else {
                 return Err(TrainError::Invalid(
                     "--pairs history needs P-Soups data (`psoups:DIR`): only P-Soups rows carry users' past \
                      preference pairs; for a file of training pairs use --pairs target"
@@ -134,36 +164,49 @@ fn build(opts: &TrainBtOptions, context: Context<'_>) -> Result<Source, TrainErr
             };
             let dir = Path::new(dir);
             let psoups = |subset: &[String]| {
-                load_psoups_with_history(dir, subset, &opts.data).map_err(|source| TrainError::Data { what: format!("loading `{}`", opts.data), source })
+                load_psoups_with_history(dir, subset, req.data).map_err(|source| TrainError::Data { what: format!("loading `{}`", req.data), source })
             };
-            let (dataset, histories) = psoups(&opts.subset)?;
+            let (dataset, histories) = psoups(req.subset)?;
             // Every target pair of the P-Soups data is kept out, whatever the subset selection.
-            let all = if opts.subset.is_empty() { None } else { Some(psoups(&[])?.0) };
+            let all = if req.subset.is_empty() { None } else { Some(psoups(&[])?.0) };
             let mut targets: Vec<&Example> = all.as_ref().unwrap_or(&dataset).examples.iter().collect();
             targets.extend(excluded.iter().flat_map(|d| &d.examples));
-            let built = pairs::filter(pairs::history_examples(&dataset.examples, &histories, context), &targets);
+            let pairs = pairs::history_examples(&dataset.examples, &histories, context);
+            for (row, hist) in dataset.examples.iter().zip(&histories) {
+                for k in 0..hist.pairs.len() {
+                    owner_of.insert(format!("{}-h{}", row.id, k + 1), owner(row));
+                }
+            }
+            let built = pairs::filter_scoped(pairs, &targets, &|p| owner_of.get(&p.id).cloned().unwrap_or_default());
             (dataset, built)
         }
         PairSource::Target => {
-            let dataset = load_data(&opts.data, &opts.subset, format!("loading `{}`", opts.data))?;
+            let dataset = load_data(req.data, req.subset, format!("loading `{}`", req.data))?;
             let targets: Vec<&Example> = excluded.iter().flat_map(|d| &d.examples).collect();
-            let built = pairs::filter(pairs::target_examples(&dataset.examples, context), &targets);
+            owner_of.extend(dataset.examples.iter().map(|row| (row.id.clone(), owner(row))));
+            let built = pairs::filter_scoped(pairs::target_examples(&dataset.examples, context), &targets, &|p| {
+                owner_of.get(&p.id).cloned().unwrap_or_default()
+            });
             (dataset, built)
         }
     };
-    Ok(Source { dataset, built, excluded })
+    let owners = built.pairs.iter().map(|p| owner_of.get(&p.id).cloned().unwrap_or_default()).collect();
+    Ok(Source { dataset, built, excluded, owners })
 }
 
 /// Reports the pairs built and what was dropped; refuses fewer than two.
-fn report_pairs(opts: &TrainBtOptions, src: &Source, reporter: &dyn TrainReporter) -> Result<(), TrainError> {
+///
+/// # Errors
+/// [`TrainError::Invalid`] when fewer than two pairs are left.
+pub fn report_pairs(req: &PairRequest<'_>, src: &Source, reporter: &dyn TrainReporter) -> Result<(), TrainError> {
     let b = &src.built;
     reporter.progress(&format!(
         "pairs: {} {} pairs built from {} rows of `{}` (condition {}); {} dropped as equal to a target pair; {} exact repeats merged; {} used",
         b.built,
-        opts.pairs.name(),
+        req.pairs.name(),
         src.dataset.examples.len(),
-        opts.data,
-        opts.condition,
+        req.data,
+        req.condition,
         b.dropped.len(),
         b.duplicates,
         b.pairs.len()
@@ -174,7 +217,7 @@ fn report_pairs(opts: &TrainBtOptions, src: &Source, reporter: &dyn TrainReporte
         targets.dedup();
         let shown: Vec<String> = b.dropped.iter().take(5).map(|(p, t)| format!("{p} = {t}")).collect();
         reporter.progress(&format!(
-            "  dropped pairs equal {} distinct target pairs ({}); e.g. {}{} (all in bt.json)",
+            "  dropped pairs equal {} distinct target pairs ({}); e.g. {}{} (all in the model's config)",
             targets.len(),
             targets.join(", "),
             shown.join("; "),
@@ -199,14 +242,14 @@ fn report_pairs(opts: &TrainBtOptions, src: &Source, reporter: &dyn TrainReporte
     Ok(())
 }
 
-/// `bt.json`'s record of the data.
-fn data_record(opts: &TrainBtOptions, src: &Source) -> DataRecord {
+/// The model config's record of the data (`bt.json`, `pal.json`).
+pub fn data_record(req: &PairRequest<'_>, src: &Source) -> DataRecord {
     let b = &src.built;
     DataRecord {
-        spec: opts.data.clone(),
+        spec: req.data.to_string(),
         hash: src.dataset.hash.clone(),
-        subsets: opts.subset.clone(),
-        pairs: opts.pairs.name().to_string(),
+        subsets: req.subset.to_vec(),
+        pairs: req.pairs.name().to_string(),
         built: b.built,
         dropped_target_overlap: b.dropped.len(),
         dropped_ids: b.dropped.iter().map(|(p, t)| format!("{p} = {t}")).collect(),
@@ -223,21 +266,19 @@ fn data_record(opts: &TrainBtOptions, src: &Source) -> DataRecord {
     }
 }
 
-/// Builds the pairs (each input's context from `context`), embeds, trains and saves the head
-/// into `opts.out` (see the module docs).
+/// Loads the embedder `dir` (default: [`default_embedder_dir`]) with the training options and
+/// reports it.
 ///
 /// # Errors
-/// Data that cannot be loaded or gives fewer than two pairs; an embedder that cannot be loaded;
-/// embedding, training or saving failures.
-pub fn train_bt(opts: &TrainBtOptions, context: Context<'_>, reporter: &dyn TrainReporter) -> Result<Trained, TrainError> {
-    // 1. Pairs.
-    let src = build(opts, context)?;
-    report_pairs(opts, &src, reporter)?;
-    let b = &src.built;
-
-    // 2. Embeddings.
-    let embedder_dir = opts.embedder.clone().unwrap_or_else(default_embedder_dir);
-    let embedder = MiniLmEmbedder::load_with(&embedder_dir, &EmbedderOptions { max_length: opts.max_length, batch_size: Some(opts.embed_batch) })
+/// [`TrainError::Model`] naming the directory.
+pub fn load_embedder(
+    dir: Option<&Path>,
+    max_length: Option<usize>,
+    embed_batch: usize,
+    reporter: &dyn TrainReporter,
+) -> Result<(PathBuf, MiniLmEmbedder), TrainError> {
+    let embedder_dir = dir.map(Path::to_path_buf).unwrap_or_else(default_embedder_dir);
+    let embedder = MiniLmEmbedder::load_with(&embedder_dir, &EmbedderOptions { max_length, batch_size: Some(embed_batch) })
         .map_err(|source| TrainError::Model { what: format!("loading the embedder from {}", embedder_dir.display()), source })?;
     reporter.progress(&format!(
         "embedder: {} (sha256 {}…), dim {}, max length {} tokens",
@@ -246,15 +287,53 @@ pub fn train_bt(opts: &TrainBtOptions, context: Context<'_>, reporter: &dyn Trai
         embedder.dim(),
         embedder.max_length()
     ));
-    let emb = super::embed_pairs(&embedder, &b.pairs, &mut |p| {
-        reporter.progress(&format!(
-            "  embedded {}/{} distinct texts, {:.1} texts/s, {:.0} tokens/s",
-            p.done,
-            p.total,
-            p.done as f64 / p.seconds.max(1e-9),
-            p.tokens as f64 / p.seconds.max(1e-9)
-        ))
-    })?;
+    Ok((embedder_dir, embedder))
+}
+
+/// The progress line of the embedding pass.
+pub fn embed_progress_line(p: &super::EmbedProgress) -> String {
+    format!(
+        "  embedded {}/{} distinct texts, {:.1} texts/s, {:.0} tokens/s",
+        p.done,
+        p.total,
+        p.done as f64 / p.seconds.max(1e-9),
+        p.tokens as f64 / p.seconds.max(1e-9)
+    )
+}
+
+/// `bt.json`'s and `pal.json`'s record of the embedder.
+pub fn embedder_record(embedder_dir: &Path, embedder: &MiniLmEmbedder) -> EmbedderRecord {
+    EmbedderRecord {
+        name: embedder_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        model_safetensors_sha256: embedder.weights_sha256().to_string(),
+        dim: embedder.dim(),
+        pooling: "mean".into(),
+        normalize: true,
+    }
+}
+
+impl TrainBtOptions {
+    fn request(&self) -> PairRequest<'_> {
+        PairRequest { data: &self.data, subset: &self.subset, pairs: self.pairs, exclude_data: &self.exclude_data, condition: &self.condition }
+    }
+}
+
+/// Builds the pairs (each input's context from `context`), embeds, trains and saves the head
+/// into `opts.out` (see the module docs).
+///
+/// # Errors
+/// Data that cannot be loaded or gives fewer than two pairs; an embedder that cannot be loaded;
+/// embedding, training or saving failures.
+pub fn train_bt(opts: &TrainBtOptions, context: Context<'_>, reporter: &dyn TrainReporter) -> Result<Trained, TrainError> {
+    // 1. Pairs.
+    let req = opts.request();
+    let src = build_pairs(&req, context, &|_| String::new())?;
+    report_pairs(&req, &src, reporter)?;
+    let b = &src.built;
+
+    // 2. Embeddings.
+    let (embedder_dir, embedder) = load_embedder(opts.embedder.as_deref(), opts.max_length, opts.embed_batch, reporter)?;
+    let emb = super::embed_pairs(&embedder, &b.pairs, &mut |p| reporter.progress(&embed_progress_line(&p)))?;
     let er = &emb.record;
     reporter.progress(&format!(
         "embedding: {} distinct texts ({} inputs), {} tokens (longest {}), {:.1} s = {:.1} texts/s, {:.0} tokens/s; {} inputs truncated ({} tokens cut from contexts)",
@@ -288,13 +367,7 @@ pub fn train_bt(opts: &TrainBtOptions, context: Context<'_>, reporter: &dyn Trai
     let o = &opts.train;
     let config = BtConfig {
         format: super::config::BT_FORMAT.to_string(),
-        embedder: EmbedderRecord {
-            name: embedder_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-            model_safetensors_sha256: embedder.weights_sha256().to_string(),
-            dim: embedder.dim(),
-            pooling: "mean".into(),
-            normalize: true,
-        },
+        embedder: embedder_record(&embedder_dir, &embedder),
         max_length: embedder.max_length(),
         hidden: o.hidden,
         composition: COMPOSITION.to_string(),
@@ -319,7 +392,7 @@ pub fn train_bt(opts: &TrainBtOptions, context: Context<'_>, reporter: &dyn Trai
             history: t.history.clone(),
         },
         embedding: emb.record.clone(),
-        data: data_record(opts, &src),
+        data: data_record(&req, &src),
         head_sha256: String::new(),
         code_version: opts.code_version.clone(),
     };

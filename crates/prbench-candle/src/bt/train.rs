@@ -62,6 +62,73 @@ pub struct EmbedProgress {
     pub seconds: f64,
 }
 
+/// Distinct embedder inputs in first-seen order: each text is embedded once however many pairs
+/// (or users) share it. Used by the BT and PAL embedding passes.
+#[derive(Debug, Clone, Default)]
+pub struct DistinctInputs {
+    index: HashMap<EmbedInput, usize>,
+    inputs: Vec<EmbedInput>,
+}
+
+impl DistinctInputs {
+    /// The slot of `input`: its index among the distinct inputs, added if new.
+    pub fn slot(&mut self, input: EmbedInput) -> usize {
+        if let Some(&i) = self.index.get(&input) {
+            return i;
+        }
+        self.inputs.push(input.clone());
+        self.index.insert(input, self.inputs.len() - 1);
+        self.inputs.len() - 1
+    }
+
+    /// The distinct inputs, slot order.
+    pub fn inputs(&self) -> &[EmbedInput] {
+        &self.inputs
+    }
+}
+
+/// Embeds `inputs` (distinct texts, e.g. [`DistinctInputs::inputs`]) in chunks, calling
+/// `on_progress` after each, and returns one vector per input with the pass's token record.
+/// Every input's token count is checked before any model time is spent; an input that cannot
+/// fit fails with its index rewritten by `describe` (e.g. "pair `p1` (chosen answer)") when
+/// `describe` names it.
+///
+/// # Errors
+/// The embedder's errors ([`ModelError::ContextOverflow`] for an input whose second sequence
+/// does not fit).
+pub fn embed_distinct(
+    embedder: &MiniLmEmbedder,
+    inputs: &[EmbedInput],
+    describe: &dyn Fn(usize) -> Option<String>,
+    on_progress: &mut dyn FnMut(EmbedProgress),
+) -> Result<(Vec<Vec<f32>>, EmbedRecord), ModelError> {
+    let start = Instant::now();
+    let stats = embedder.token_stats(inputs).map_err(|e| name_input(e, inputs.len(), describe))?;
+    let mut vecs: Vec<Vec<f32>> = Vec::with_capacity(inputs.len());
+    let chunk = (embedder.batch_size() * 4).max(1);
+    let mut tokens = 0;
+    for (k, part) in inputs.chunks(chunk).enumerate() {
+        let (v, s) = embedder.embed(part)?;
+        vecs.extend(v);
+        tokens += s.iter().map(|t| t.input_tokens).sum::<usize>();
+        on_progress(EmbedProgress {
+            done: (k * chunk + part.len()).min(inputs.len()),
+            total: inputs.len(),
+            tokens,
+            seconds: start.elapsed().as_secs_f64(),
+        });
+    }
+    let record = EmbedRecord {
+        distinct_texts: inputs.len(),
+        input_tokens: stats.iter().map(|s| s.input_tokens).sum(),
+        max_input_tokens: stats.iter().map(|s| s.input_tokens).max().unwrap_or(0),
+        truncated_inputs: stats.iter().filter(|s| s.truncated_tokens > 0).count(),
+        truncated_tokens: stats.iter().map(|s| s.truncated_tokens).sum(),
+        seconds: start.elapsed().as_secs_f64(),
+    };
+    Ok((vecs, record))
+}
+
 /// Embeds every pair's chosen and rejected input, each distinct composed text once, in chunks
 /// (calling `on_progress` after each).
 ///
@@ -72,45 +139,20 @@ pub fn embed_pairs(
     pairs: &[BtPair],
     on_progress: &mut dyn FnMut(EmbedProgress),
 ) -> Result<PairEmbeddings, ModelError> {
-    let start = Instant::now();
-    let mut index: HashMap<EmbedInput, usize> = HashMap::new();
-    let mut distinct: Vec<EmbedInput> = Vec::new();
-    let mut slot = |input: EmbedInput| -> usize {
-        *index.entry(input.clone()).or_insert_with(|| {
-            distinct.push(input);
-            distinct.len() - 1
-        })
-    };
+    let mut distinct = DistinctInputs::default();
     let mut which = Vec::with_capacity(pairs.len());
     for p in pairs {
-        let c = slot(compose(p.context.as_deref(), &p.question, &p.chosen));
-        let r = slot(compose(p.context.as_deref(), &p.question, &p.rejected));
+        let c = distinct.slot(compose(p.context.as_deref(), &p.question, &p.chosen));
+        let r = distinct.slot(compose(p.context.as_deref(), &p.question, &p.rejected));
         which.push((c, r));
     }
     // Fail on a text that cannot fit before any model time is spent.
-    let stats = embedder.token_stats(&distinct).map_err(|e| name_pair(e, &distinct, pairs, &which))?;
-    let mut vecs: Vec<Vec<f32>> = Vec::with_capacity(distinct.len());
-    let chunk = (embedder.batch_size() * 4).max(1);
-    let mut tokens = 0;
-    for (k, part) in distinct.chunks(chunk).enumerate() {
-        let (v, s) = embedder.embed(part)?;
-        vecs.extend(v);
-        tokens += s.iter().map(|t| t.input_tokens).sum::<usize>();
-        on_progress(EmbedProgress {
-            done: (k * chunk + part.len()).min(distinct.len()),
-            total: distinct.len(),
-            tokens,
-            seconds: start.elapsed().as_secs_f64(),
-        });
-    }
-    let record = EmbedRecord {
-        distinct_texts: distinct.len(),
-        input_tokens: stats.iter().map(|s| s.input_tokens).sum(),
-        max_input_tokens: stats.iter().map(|s| s.input_tokens).max().unwrap_or(0),
-        truncated_inputs: stats.iter().filter(|s| s.truncated_tokens > 0).count(),
-        truncated_tokens: stats.iter().map(|s| s.truncated_tokens).sum(),
-        seconds: start.elapsed().as_secs_f64(),
+    let describe = |n: usize| {
+        which.iter().position(|&(c, r)| c == n || r == n).map(|p| {
+            format!("pair `{}` ({} answer)", pairs[p].id, if which[p].0 == n { "chosen" } else { "rejected" })
+        })
     };
+    let (vecs, record) = embed_distinct(embedder, distinct.inputs(), &describe, on_progress)?;
     Ok(PairEmbeddings {
         chosen: which.iter().map(|&(c, _)| vecs[c].clone()).collect(),
         rejected: which.iter().map(|&(_, r)| vecs[r].clone()).collect(),
@@ -118,22 +160,19 @@ pub fn embed_pairs(
     })
 }
 
-/// Rewrites "input N" in a context-overflow error as the pair id it came from.
-fn name_pair(e: ModelError, distinct: &[EmbedInput], pairs: &[BtPair], which: &[(usize, usize)]) -> ModelError {
+/// Rewrites "input N" in a context-overflow error as `describe(N)` (e.g. the pair id it came
+/// from).
+fn name_input(e: ModelError, n_inputs: usize, describe: &dyn Fn(usize) -> Option<String>) -> ModelError {
     match e {
         ModelError::ContextOverflow { tokens, n_ctx, reason } => {
-            let pair = reason
+            let named = reason
                 .strip_prefix("input ")
                 .and_then(|r| r.split(':').next())
                 .and_then(|n| n.parse::<usize>().ok())
-                .filter(|&n| n < distinct.len())
-                .and_then(|n| which.iter().position(|&(c, r)| c == n || r == n).map(|p| (p, which[p].0 == n)));
-            let reason = match pair {
-                Some((p, is_chosen)) => format!(
-                    "pair `{}` ({} answer): {reason}",
-                    pairs[p].id,
-                    if is_chosen { "chosen" } else { "rejected" }
-                ),
+                .filter(|&n| n < n_inputs)
+                .and_then(describe);
+            let reason = match named {
+                Some(name) => format!("{name}: {reason}"),
                 None => reason,
             };
             ModelError::ContextOverflow { tokens, n_ctx, reason }
