@@ -1,6 +1,6 @@
 //! Candle engines for prbench (DESIGN.md, engines): sequence-classification reward models in the
-//! Hugging Face layout, computed in f32 on CPU, and the Bradley-Terry personalized reward model on
-//! frozen MiniLM embeddings.
+//! Hugging Face layout, computed in f32 on CPU, and the Bradley-Terry and PAL personalized reward
+//! models on frozen MiniLM embeddings.
 #![warn(missing_docs)]
 
 pub mod batch;
@@ -11,5 +11,6 @@ pub mod tokenize;
 pub mod embed;
 pub mod embedder;
 pub mod bt;
+pub mod pal;
 pub mod decoder;
 pub mod seqcls;
