@@ -131,3 +131,64 @@ fn unmatched_models_message_says_no_model_for_an_empty_side() {
     let (ok, _, err) = run(&["--benchmark", "bench.csv", "--downstream", "down.csv"], tmp.path());
     assert!(!ok && err.contains("Only benchmark: (no model). Only downstream: e."), "{err}");
 }
+
+/// `--benchmark-set` through the real binary on CSVs: benchmark A ranks four models exactly as
+/// the downstream does and B exactly reversed, so on every resample where they are defined A's
+/// rho, tau-b and weighted tau are 1, B's −1 and A − B is 2; RBO of the reversal of 4 with
+/// p = 0.9: agreements 0, 0, 2/3, 1 → 0.1·(0.81·2/3 + 0.729) + 0.9⁴ = 0.783. A third set
+/// lacking a model leaves it out of every set, said on stderr.
+#[test]
+fn benchmark_sets_side_by_side_in_the_papers_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path();
+    std::fs::write(p.join("down.csv"), "model,score\na,1.0\nb,1.1\nc,1.2\nd,1.5\n").unwrap();
+    std::fs::write(p.join("a.csv"), "model,score\na,0.5\nb,0.6\nc,0.7\nd,0.8\n").unwrap();
+    std::fs::write(p.join("b.csv"), "model,score\na,0.8\nb,0.7\nc,0.6\nd,0.5\n").unwrap();
+    let (ok, out, err) = run(&["--benchmark-set", "A=a.csv", "--benchmark-set", "B=b.csv", "--downstream", "down.csv", "--downstream-name", "BoN", "--out", "cmp.md"], p);
+    assert!(ok, "{err}");
+    let one = "1.000 [1.00, 1.00]";
+    assert!(out.contains("| benchmark | downstream | NDCG | weighted tau | rho | tau-b | RBO |"), "{out}");
+    assert!(out.contains(&format!("| A | BoN | {one} | {one} | {one} | {one} | {one} |")), "{out}");
+    let minus = "-1.000 [-1.00, -1.00]";
+    assert!(out.contains(&format!("| {minus} | {minus} | {minus} | 0.783 [")), "{out}");
+    let two = "+2.000 [2.00, 2.00]";
+    assert!(out.contains("| A − B | +") && out.contains(&format!("| {two} | {two} | {two} | +0.217 [")), "{out}");
+    // Resamples drawing one model four times leave rho, tau-b and weighted tau undefined for
+    // both sets (and their difference): counted in a table, not dropped silently.
+    assert!(out.contains("Resamples (of 1000) on which a statistic is undefined"), "{out}");
+    assert!(out.contains("on the 4 models that every set and the downstream score"), "{out}");
+    let md = std::fs::read_to_string(p.join("cmp.md")).unwrap();
+    assert_eq!(md.trim_end(), out.trim_end());
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p.join("cmp.json")).unwrap()).unwrap();
+    assert_eq!(json["kind"], "benchmark comparison");
+    let ci = &json["pairs"][0]["difference"]["spearman"]["ci"];
+    assert!((ci["lo"].as_f64().unwrap() - 2.0).abs() < 1e-12 && (ci["hi"].as_f64().unwrap() - 2.0).abs() < 1e-12, "{ci}");
+    let undefined = json["pairs"][0]["difference"]["spearman"]["undefined"].as_u64().unwrap();
+    assert!(undefined > 0 && undefined == json["sets"][0]["correlation"]["bootstrap"]["stats"]["spearman"]["undefined"].as_u64().unwrap());
+    // The report reads it.
+    let report = prbench(&["report", "cmp.json", "--out", "r.html"], p);
+    assert!(report.status.success(), "{}", text(&report.stderr));
+    let html = std::fs::read_to_string(p.join("r.html")).unwrap();
+    assert!(html.contains(&format!("<td>{one}</td>")) && html.contains("comparison-differences"), "the report shows the comparison");
+
+    // A set lacking model d: the comparison uses a, b, c, and says so.
+    std::fs::write(p.join("c.csv"), "model,score\na,0.1\nc,0.3\nb,0.2\n").unwrap();
+    let (ok, out, err) = run(&["--benchmark-set", "A=a.csv", "--benchmark-set", "B=b.csv", "--benchmark-set", "C=c.csv", "--downstream", "down.csv"], p);
+    assert!(ok, "{err}");
+    assert!(err.contains("benchmark set `C` has no score for 1 of the downstream's 4 models (d)"), "{err}");
+    assert!(out.contains("on the 3 models that every set") && out.contains("| B − C | "), "{out}");
+    assert!(out.contains("against the downstream ranking `down.csv`"), "{out}");
+
+    // Refused: both forms at once, a set without a name, --downstream-name alone, a name twice.
+    let (ok, _, err) = run(&["--benchmark", "a.csv", "--benchmark-set", "B=b.csv", "--downstream", "down.csv"], p);
+    assert!(!ok && err.contains("cannot be used with"), "{err}");
+    let (ok, _, err) = run(&["--benchmark-set", "b.csv", "--downstream", "down.csv"], p);
+    assert!(!ok && err.contains("expected NAME=PATH[,PATH...]"), "{err}");
+    let (ok, _, err) = run(&["--benchmark", "a.csv", "--downstream", "down.csv", "--downstream-name", "BoN"], p);
+    assert!(!ok && err.contains("--benchmark-set"), "{err}");
+    let (ok, _, err) = run(&["--benchmark-set", "A=a.csv", "--benchmark-set", "A=b.csv", "--downstream", "down.csv"], p);
+    assert!(!ok && err.contains("the name `A` is given twice"), "{err}");
+    // A set's error names the set.
+    let (ok, _, err) = run(&["--benchmark-set", "A=a.csv", "--benchmark-set", "B=nope.csv", "--downstream", "down.csv"], p);
+    assert!(!ok && err.contains("error: benchmark set `B`") && err.contains("nope.csv"), "{err}");
+}

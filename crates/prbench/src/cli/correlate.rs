@@ -3,7 +3,13 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use prbench_report::correlation::BenchmarkSet;
 use prbench_stats::rank::DEFAULT_RBO_P;
+
+/// `--benchmark-set NAME=PATH[,PATH...]`.
+fn parse_set(s: &str) -> Result<BenchmarkSet, String> {
+    BenchmarkSet::parse(s)
+}
 
 /// Which benchmark figure of a run summary to use.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,8 +26,15 @@ pub enum Metric {
 #[derive(Args, Debug)]
 pub struct CorrelateArgs {
     /// Benchmark results: run folders or their summary.json, or a CSV `model,score`.
-    #[arg(long, num_args = 1.., required = true)]
+    #[arg(long, num_args = 1.., required_unless_present = "benchmark_set", conflicts_with = "benchmark_set")]
     pub benchmark: Vec<PathBuf>,
+    /// A named benchmark to compare side by side with others against the one downstream
+    /// ranking: `NAME=PATH[,PATH...]`, the paths as --benchmark takes them. Repeat per benchmark.
+    #[arg(long, value_name = "NAME=PATH[,PATH...]", value_parser = parse_set)]
+    pub benchmark_set: Vec<BenchmarkSet>,
+    /// With --benchmark-set: the downstream ranking's name in the tables (default: its file names).
+    #[arg(long, requires = "benchmark_set")]
+    pub downstream_name: Option<String>,
     /// Downstream results: `prbench bon` tables (bon-<judge>.json), or a CSV `model,score`.
     #[arg(long, num_args = 1.., required = true)]
     pub downstream: Vec<PathBuf>,

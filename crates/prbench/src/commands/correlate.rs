@@ -1,10 +1,11 @@
 //! `prbench correlate`: does the benchmark rank reward models the way a downstream use ranks
-//! them (PROTOCOL.md §8)? The flags become [`CorrelationOptions`]; the work is
+//! them (PROTOCOL.md §8)? The flags become [`CorrelationOptions`] (with `--benchmark-set`,
+//! [`ComparisonOptions`]: several benchmarks side by side, issue 20); the work is
 //! [`prbench_report::correlation`]'s. This writes `--out` (Markdown, JSON beside it) and prints.
 
 use anyhow::{bail, Context, Result};
 
-use prbench_report::correlation::{self, correlate, CorrelationOptions};
+use prbench_report::correlation::{self, correlate, ComparisonOptions, CorrelationOptions};
 
 use crate::cli::{CorrelateArgs, Metric};
 
@@ -21,6 +22,7 @@ pub fn run(args: CorrelateArgs) -> Result<()> {
             bail!("--out: folder `{}` does not exist", parent.display());
         }
     }
+    let compared = !args.benchmark_set.is_empty();
     let opts = CorrelationOptions {
         benchmark: args.benchmark,
         downstream: args.downstream,
@@ -37,16 +39,24 @@ pub fn run(args: CorrelateArgs) -> Result<()> {
         permutations: args.permutations,
         seed: args.seed,
     };
-    let report = correlate(&opts, &mut |note| eprintln!("prbench: {note}"))?;
-    let md = correlation::render(&report, opts.rbo_p);
+    let mut note = |note: &str| eprintln!("prbench: {note}");
+    // The Markdown, and the JSON pretty (for the file) and on one line (for --json).
+    let (md, pretty, line) = if compared {
+        let opts = ComparisonOptions { sets: args.benchmark_set, downstream_name: args.downstream_name, options: opts };
+        let report = correlation::compare(&opts, &mut note)?;
+        (correlation::render_comparison(&report), serde_json::to_string_pretty(&report)?, serde_json::to_string(&report)?)
+    } else {
+        let report = correlate(&opts, &mut note)?;
+        (correlation::render(&report, opts.rbo_p), serde_json::to_string_pretty(&report)?, serde_json::to_string(&report)?)
+    };
     if let Some(out) = &args.out {
         std::fs::write(out, &md).with_context(|| format!("writing `{}`", out.display()))?;
         let json_path = out.with_extension("json");
-        std::fs::write(&json_path, serde_json::to_string_pretty(&report)? + "\n").with_context(|| format!("writing `{}`", json_path.display()))?;
+        std::fs::write(&json_path, pretty + "\n").with_context(|| format!("writing `{}`", json_path.display()))?;
         eprintln!("prbench: correlation report in {} and {}", out.display(), json_path.display());
     }
     if args.json {
-        println!("{}", serde_json::to_string(&report)?);
+        println!("{line}");
     } else {
         println!("{md}");
     }
