@@ -788,3 +788,331 @@ fn training_is_deterministic() {
         assert!((x.train_loss - y.train_loss).abs() < 1e-12);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Saved models.
+
+mod saved {
+    use super::*;
+    use prbench_candle::bt::{compose, BtPair, DataRecord, EmbedRecord, EmbedderRecord};
+    use prbench_candle::embed::{default_embedder_dir, MiniLmEmbedder};
+    use prbench_candle::pal::compose::{composition, composition_sha256, prompt_input};
+    use prbench_candle::pal::config::PalTrainingRecord;
+    use prbench_candle::pal::{save, PalConfig, PalRewardModel, UserHistory};
+    use prbench_models::{ChatPrompt, RewardModel, RmInput, RmRequest};
+
+    fn config(variant: Variant, sha: &str, users: &[&str], adapt_epochs: usize) -> PalConfig {
+        PalConfig {
+            format: "prbench-pal/1".into(),
+            variant: variant.name().into(),
+            k: 2,
+            dim: 384,
+            projector: variant.projector_arch().into(),
+            score: variant.score_name().into(),
+            loss: variant.loss_name().into(),
+            embedder: EmbedderRecord {
+                name: "all-MiniLM-L6-v2".into(),
+                model_safetensors_sha256: sha.into(),
+                dim: 384,
+                pooling: "mean".into(),
+                normalize: true,
+            },
+            max_length: 512,
+            composition: composition(),
+            composition_sha256: composition_sha256(),
+            condition: "none".into(),
+            seed: 9,
+            training: PalTrainingRecord {
+                optimizer: String::new(),
+                lr_projector: 1e-4,
+                weight_decay_projector: 0.01,
+                lr_prototypes: 5e-3,
+                lr_users: 5e-3,
+                lr_logit_scale: 0.1,
+                betas: [0.9, 0.999],
+                eps: 1e-8,
+                batch_size: 4,
+                epochs: 1,
+                authors_epochs: 1,
+                adapt_optimizer: String::new(),
+                adapt_lr: 5e-3,
+                adapt_weight_decay: 0.0,
+                adapt_epochs,
+                authors_adapt_epochs: 1,
+                holdout_users: 0.0,
+                n_users: users.len(),
+                n_held_out_users: 0,
+                n_train_pairs: 0,
+                n_held_out_pairs: 0,
+                history: vec![],
+                held_out: None,
+                seconds: 0.0,
+            },
+            embedding: EmbedRecord::default(),
+            data: DataRecord::default(),
+            users: users
+                .iter()
+                .enumerate()
+                .map(|(i, u)| (u.to_string(), i))
+                .collect(),
+            deviations: vec![],
+            weights_sha256: String::new(),
+            code_version: "test".into(),
+        }
+    }
+
+    fn request(id: &str, q: &str, a: &str) -> RmRequest {
+        RmRequest {
+            input: RmInput {
+                example_id: id.into(),
+                question: q.into(),
+                context: None,
+                answer: a.into(),
+            },
+            prompt: ChatPrompt::default(),
+        }
+    }
+
+    /// Save, load, score: the loaded model's scores are the trained network's on the same
+    /// embeddings, for known users and for a user adapted at load time; an unknown user is
+    /// refused; a swapped weights file or another embedder is refused.
+    #[test]
+    fn round_trip_scores_equal() {
+        let dir = default_embedder_dir();
+        if !dir.join("model.safetensors").is_file() {
+            eprintln!(
+                "skipping: MiniLM not found at {} (run scripts/fetch-models.sh)",
+                dir.display()
+            );
+            return;
+        }
+        let emb = MiniLmEmbedder::load(&dir).unwrap();
+        let qa = [
+            (
+                "Name a fruit.",
+                "A banana, obviously the funniest fruit!",
+                "Malus domestica.",
+            ),
+            (
+                "Name a colour.",
+                "Blue!",
+                "The colour of a clear midday sky over the sea.",
+            ),
+            (
+                "Describe rain.",
+                "Nature's free shower, no soap included!",
+                "Water falling from clouds.",
+            ),
+        ];
+        for variant in [Variant::A, Variant::B] {
+            // Items and prompts as the pipeline embeds them.
+            let mut inputs = Vec::new();
+            for (q, c, r) in qa {
+                inputs.extend([
+                    compose(None, q, c),
+                    compose(None, q, r),
+                    prompt_input(None, q),
+                ]);
+            }
+            let (v, _) = emb.embed(&inputs).unwrap();
+            let items: Vec<Vec<f32>> = (0..3)
+                .flat_map(|i| [v[3 * i].clone(), v[3 * i + 1].clone()])
+                .collect();
+            let prompts: Vec<Vec<f32>> = (0..3).map(|i| v[3 * i + 2].clone()).collect();
+            // User 0 prefers the playful answers, user 1 the plain ones.
+            let mut pairs = Vec::new();
+            for i in 0..3 {
+                pairs.push(PalPair {
+                    user: 0,
+                    prompt: i,
+                    chosen: 2 * i,
+                    rejected: 2 * i + 1,
+                });
+                pairs.push(PalPair {
+                    user: 1,
+                    prompt: i,
+                    chosen: 2 * i + 1,
+                    rejected: 2 * i,
+                });
+            }
+            let data = PalData::from_rows(&items, Some(&prompts), pairs, DType::F32).unwrap();
+            let keys = vec!["fun".to_string(), "plain".to_string()];
+            let ids: Vec<String> = (0..6).map(|i| format!("p{i}")).collect();
+            let opts = PalTrainOptions {
+                variant,
+                seed: 9,
+                epochs: 3,
+                ..PalTrainOptions::default()
+            };
+            let t = train_pal(&data, &keys, &ids, &opts, &mut |_| {}).unwrap();
+            assert_eq!(t.users, keys);
+
+            let tmp = tempfile::tempdir().unwrap();
+            let model_dir = tmp.path().join("pal");
+            save(
+                &model_dir,
+                &t.net,
+                &t.w,
+                &config(variant, emb.weights_sha256(), &["fun", "plain"], 4),
+            )
+            .unwrap();
+            let mut model = PalRewardModel::load(&model_dir, &dir).unwrap();
+
+            // Known users: the loaded model's scores are the network's on the same embeddings.
+            let reqs: Vec<RmRequest> = ["fun", "plain"]
+                .iter()
+                .flat_map(|u| {
+                    qa.iter()
+                        .flat_map(move |(q, c, r)| [request(u, q, c), request(u, q, r)])
+                })
+                .collect();
+            let got: Vec<f32> = model
+                .score(&reqs)
+                .unwrap()
+                .iter()
+                .map(|s| s.value)
+                .collect();
+            let mut want = Vec::new();
+            for u in 0..2 {
+                let idx: Vec<usize> = (0..3)
+                    .map(|i| if u == 0 { 2 * i } else { 2 * i + 1 })
+                    .collect();
+                let rows =
+                    t.w.get(u)
+                        .unwrap()
+                        .unsqueeze(0)
+                        .unwrap()
+                        .broadcast_as((3, 2))
+                        .unwrap()
+                        .contiguous()
+                        .unwrap();
+                let (c, r) = pair_rewards(&t.net, &data, &rows, &idx).unwrap();
+                // Pairs of user 1 have chosen and rejected swapped: undo it to list (playful, plain).
+                for i in 0..3 {
+                    let (fun, plain) = if u == 0 { (c[i], r[i]) } else { (r[i], c[i]) };
+                    want.extend([fun as f32, plain as f32]);
+                }
+            }
+            for (g, w) in got.iter().zip(&want) {
+                assert!(
+                    (g - w).abs() < 1e-5,
+                    "PAL-{variant}: loaded {g} vs trained {w}"
+                );
+            }
+            // The two users are told apart on at least one question.
+            assert_ne!(&got[..6], &got[6..]);
+
+            // An unknown user is refused, then adapted from their history and scored with the
+            // adapted row, as adapt_user computes it.
+            assert!(model
+                .score(&[request("new", "Name a fruit.", "Apple")])
+                .unwrap_err()
+                .to_string()
+                .contains("example `new`"));
+            let history = vec![UserHistory {
+                user: "new".into(),
+                pairs: (0..3)
+                    .map(|i| BtPair {
+                        id: format!("h{i}"),
+                        context: None,
+                        question: qa[i].0.into(),
+                        chosen: qa[i].2.into(),
+                        rejected: qa[i].1.into(),
+                    })
+                    .collect(),
+            }];
+            let report = model.adapt_users(&history, &mut |_| {}).unwrap();
+            assert_eq!((report.adapted, report.pairs, report.known), (1, 3, 0));
+            let hist_pairs: Vec<PalPair> = (0..3)
+                .map(|i| PalPair {
+                    user: 0,
+                    prompt: i,
+                    chosen: 2 * i + 1,
+                    rejected: 2 * i,
+                })
+                .collect();
+            let hdata = PalData::from_rows(&items, Some(&prompts), hist_pairs, DType::F32).unwrap();
+            let hid: Vec<&str> = vec!["h0", "h1", "h2"];
+            let schedule = adapt_schedule(9, "new", &[0, 1, 2], &hid, 4, 4);
+            let row0 = Tensor::from_vec(init_user_row(9, "new", 2), 2, &Device::Cpu).unwrap();
+            let a = adapt_user(&t.net, &hdata, &row0, &schedule, &Hyper::default()).unwrap();
+            let rows =
+                a.w.unsqueeze(0)
+                    .unwrap()
+                    .broadcast_as((3, 2))
+                    .unwrap()
+                    .contiguous()
+                    .unwrap();
+            let (c, r) = pair_rewards(&t.net, &hdata, &rows, &[0, 1, 2]).unwrap();
+            let got = model
+                .score(&[
+                    request("new", qa[1].0, qa[1].2),
+                    request("new", qa[1].0, qa[1].1),
+                ])
+                .unwrap();
+            assert!(
+                (got[0].value as f64 - c[1]).abs() < 1e-5
+                    && (got[1].value as f64 - r[1]).abs() < 1e-5
+            );
+            assert_eq!(model.adapted_users(), 1);
+
+            // Weights swapped under a pal.json they do not belong to, or another embedder: refused.
+            let path = model_dir.join("pal.safetensors");
+            let mut bytes = std::fs::read(&path).unwrap();
+            let n = bytes.len();
+            bytes[n - 1] ^= 1;
+            std::fs::write(&path, bytes).unwrap();
+            assert!(PalRewardModel::load(&model_dir, &dir)
+                .unwrap_err()
+                .to_string()
+                .contains("weights_sha256"));
+            let fake = tmp.path().join("emb");
+            std::fs::create_dir_all(&fake).unwrap();
+            std::fs::write(fake.join("model.safetensors"), b"not the weights").unwrap();
+            assert!(PalRewardModel::load(&model_dir, &fake)
+                .unwrap_err()
+                .to_string()
+                .contains("embedder.model_safetensors_sha256"));
+        }
+    }
+
+    /// A config that does not fit the network or W is not written.
+    #[test]
+    fn save_checks_the_config() {
+        let init = PalNet::init_tensors(Variant::A, 2, 384, 1).unwrap();
+        let net = PalNet::from_tensors(Variant::A, 2, 384, &init).unwrap();
+        let w = Tensor::zeros((2, 2), DType::F32, &Device::Cpu).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        assert!(save(
+            &tmp.path().join("a"),
+            &net,
+            &w,
+            &config(Variant::B, "x", &["u", "v"], 1)
+        )
+        .is_err());
+        assert!(save(
+            &tmp.path().join("b"),
+            &net,
+            &w,
+            &config(Variant::A, "x", &["u"], 1)
+        )
+        .is_err());
+        save(
+            &tmp.path().join("c"),
+            &net,
+            &w,
+            &config(Variant::A, "x", &["u", "v"], 1),
+        )
+        .unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(tmp.path().join("c/pal.safetensors"))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777;
+            assert_eq!(mode, 0o644);
+        }
+    }
+}

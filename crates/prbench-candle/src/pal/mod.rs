@@ -9,6 +9,9 @@
 //! - [`train`](mod@train) — training on precomputed embeddings, few-shot adaptation of a new
 //!   user, held-out users;
 //! - [`compose`](mod@compose) — what the embedder sees (items as BT's, PAL-B's prompt);
+//! - [`pipeline`] — from a dataset spec to a saved model (what `prbench train pal` runs), and the
+//!   history pairs `prbench eval` adapts unknown users from;
+//! - [`reward`] — saving, loading and the [`prbench_models::RewardModel`] implementation;
 //! - [`config`] — `pal.json`.
 //!
 //! The executable specification is `tools/pal_reference.py` (PyTorch, f64); `tests/pal.rs`
@@ -18,10 +21,13 @@ pub mod compose;
 pub mod config;
 pub mod model;
 pub mod optim;
+pub mod pipeline;
+pub mod reward;
 pub mod train;
 
 pub use config::{HeldOutStats, PalConfig, PalEpochStats, PalTrainingRecord};
 pub use model::{PalNet, Variant};
+pub use reward::{read_config, save, AdaptReport, PalRewardModel, UserHistory};
 pub use train::{
     adapt_user, train_pal, Hyper, PalData, PalPair, PalTrainOptions, TrainedPal, Trainer,
 };
