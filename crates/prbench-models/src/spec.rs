@@ -18,6 +18,9 @@ pub enum ModelSpec {
     Dir(PathBuf),
     /// `bt:PATH`: a Bradley-Terry head trained by `prbench train bt` (its output directory).
     Bt(PathBuf),
+    /// `pal:PATH`: a PAL-A or PAL-B personalized reward model trained by `prbench train pal`
+    /// (its output directory).
+    Pal(PathBuf),
     /// `openai:MODEL[@BASE_URL[,BASE_URL…]]`: an OpenAI-compatible chat endpoint used as a
     /// judge; several base URLs are replicas of the same model. Without a URL,
     /// [`OPENAI_DEFAULT_BASE_URL`].
@@ -98,6 +101,7 @@ impl ModelSpec {
             "hf" if !rest.is_empty() => Ok(Self::Hf(rest.to_string())),
             "dir" if !rest.is_empty() => Ok(Self::Dir(PathBuf::from(rest))),
             "bt" if !rest.is_empty() => Ok(Self::Bt(PathBuf::from(rest))),
+            "pal" if !rest.is_empty() => Ok(Self::Pal(PathBuf::from(rest))),
             "openai" if !rest.is_empty() => {
                 let (model, base_urls) = split_model_urls(rest);
                 if model.is_empty() {
@@ -129,7 +133,7 @@ impl ModelSpec {
             }
             _ => Err(ModelError::Spec {
                 spec: spec.into(),
-                reason: "known kinds: `gguf:PATH` (judge), `openai:MODEL[@BASE_URL]` (remote judge), `hf:ORG/NAME[@REV]` and `dir:PATH` (sequence-classification reward model), `vllm-classify:MODEL@BASE_URL` and `reward-server:URL` (remote reward models), `bt:PATH` (Bradley-Terry head from `prbench train bt`), `baseline:NAME` (longer, shorter, random, profile-overlap, slot-a)".into(),
+                reason: "known kinds: `gguf:PATH` (judge), `openai:MODEL[@BASE_URL]` (remote judge), `hf:ORG/NAME[@REV]` and `dir:PATH` (sequence-classification reward model), `vllm-classify:MODEL@BASE_URL` and `reward-server:URL` (remote reward models), `bt:PATH` (Bradley-Terry head from `prbench train bt`), `pal:PATH` (PAL model from `prbench train pal`), `baseline:NAME` (longer, shorter, random, profile-overlap, slot-a)".into(),
             }),
         }
     }
@@ -146,6 +150,8 @@ mod tests {
         assert_eq!(ModelSpec::parse("hf:org/name@v1").unwrap(), ModelSpec::Hf("org/name@v1".into()));
         assert_eq!(ModelSpec::parse("dir:/m/rm").unwrap(), ModelSpec::Dir("/m/rm".into()));
         assert_eq!(ModelSpec::parse("bt:runs/bt").unwrap(), ModelSpec::Bt("runs/bt".into()));
+        assert_eq!(ModelSpec::parse("pal:runs/pal").unwrap(), ModelSpec::Pal("runs/pal".into()));
+        assert!(ModelSpec::parse("pal:").is_err());
         assert_eq!(
             ModelSpec::parse("openai:gpt-4o").unwrap(),
             ModelSpec::OpenAi { model: "gpt-4o".into(), base_urls: vec![OPENAI_DEFAULT_BASE_URL.into()] }

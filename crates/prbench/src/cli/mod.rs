@@ -80,8 +80,9 @@ pub enum Command {
 pub struct RmModelArgs {
     /// Reward model to serve: `hf:ORG/NAME[@REV]` or `dir:PATH` (sequence-classification
     /// reward model in the Hugging Face layout), `bt:PATH` (a head from `prbench train bt`),
-    /// `vllm-classify:MODEL@BASE_URL`, `reward-server:URL`, or `baseline:NAME` (`longer`,
-    /// `shorter`, `random`, `profile-overlap`). Pairwise judges (`gguf:`, `openai:`,
+    /// `pal:PATH` (a PAL model from `prbench train pal`; users it was not trained on are
+    /// refused), `vllm-classify:MODEL@BASE_URL`, `reward-server:URL`, or `baseline:NAME`
+    /// (`longer`, `shorter`, `random`, `profile-overlap`). Pairwise judges (`gguf:`, `openai:`,
     /// `baseline:slot-a`) give no reward for a single answer and are refused.
     #[arg(long)]
     pub model: String,
@@ -108,8 +109,9 @@ pub struct ScalarRmArgs {
     /// length), 1 to 4096 [default: 8].
     #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 4096))]
     pub rm_batch: Option<usize>,
-    /// `bt:` models: the MiniLM embedder directory (default: the one scripts/fetch-models.sh
-    /// caches); it must be the embedder the head was trained on (checked by hash).
+    /// `bt:` and `pal:` models: the MiniLM embedder directory (default: the one
+    /// scripts/fetch-models.sh caches); it must be the embedder the model was trained on
+    /// (checked by hash).
     #[arg(long)]
     pub embedder: Option<PathBuf>,
 }
@@ -330,9 +332,10 @@ pub struct EvalArgs {
     /// Model under test: `gguf:PATH` (judge), `openai:MODEL[@BASE_URL[,BASE_URL…]]` (remote
     /// judge; several URLs = replicas), `hf:ORG/NAME[@REV]` or `dir:PATH` (sequence-classification
     /// reward model in the Hugging Face layout), `vllm-classify:MODEL@BASE_URL` and
-    /// `reward-server:URL` (remote reward models), `bt:PATH` (a head from `prbench train bt`) or
-    /// `baseline:NAME`. Default: the Qwen2.5-Coder-1.5B-Instruct GGUF judge fetched by
-    /// scripts/setup.sh (the tests' fast 135M model is SmolLM2-135M-Instruct.Q4_1.gguf beside it).
+    /// `reward-server:URL` (remote reward models), `bt:PATH` (a head from `prbench train bt`),
+    /// `pal:PATH` (a PAL model from `prbench train pal`) or `baseline:NAME`. Default: the
+    /// Qwen2.5-Coder-1.5B-Instruct GGUF judge fetched by scripts/setup.sh (the tests' fast 135M
+    /// model is SmolLM2-135M-Instruct.Q4_1.gguf beside it).
     #[arg(long)]
     pub model: Option<String>,
     /// Conditions, comma-separated: `none`; `profile` or `profile:K` (the user's top-K profile

@@ -9,6 +9,18 @@ use clap::{Args, Subcommand, ValueEnum};
 pub enum TrainCommand {
     /// Train the personalized Bradley-Terry head on frozen MiniLM embeddings.
     Bt(TrainBtArgs),
+    /// Train a PAL personalized reward model (PAL-A or PAL-B, Chen et al. ICLR 2025) on frozen
+    /// MiniLM embeddings: K prototypes shared by all users, one weight row per user.
+    Pal(TrainPalArgs),
+}
+
+/// PAL's variant.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PalVariantArg {
+    /// PAL-A: K prototype ideal points, distance score, hinge loss.
+    A,
+    /// PAL-B: prompt-conditioned mixture of K projectors, scaled cosine, cross-entropy.
+    B,
 }
 
 /// Which pairs to train on.
@@ -66,6 +78,69 @@ pub struct TrainBtArgs {
     /// Share of pairs held out for early stopping, chosen by sha256(seed, pair id).
     #[arg(long, default_value_t = 0.2, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Closed(0.0), crate::bounds::End::Open(1.0), "a share of pairs"))]
     pub held_out: f64,
+    /// Token limit per embedded input (default: the embedder's max_position_embeddings); the
+    /// context is cut from the left, never the answer, and cuts are counted.
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 8192))]
+    pub max_length: Option<usize>,
+    /// MiniLM directory (default: the one scripts/fetch-models.sh caches).
+    #[arg(long)]
+    pub embedder: Option<PathBuf>,
+    /// Texts per embedding forward pass.
+    #[arg(long, default_value_t = 16, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 4096))]
+    pub embed_batch: usize,
+    /// Replace an existing model in --out.
+    #[arg(long)]
+    pub force: bool,
+    /// No progress output (the summary line is still printed).
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// `train pal` arguments. Optimizer settings are the authors' (config/optim_config/vanilla.yaml)
+/// and recorded in pal.json.
+#[derive(Args, Debug)]
+pub struct TrainPalArgs {
+    /// PAL-A or PAL-B.
+    #[arg(long, value_enum)]
+    pub variant: PalVariantArg,
+    /// Number of prototypes (the authors' configs use 2).
+    #[arg(long, default_value_t = 2, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 64))]
+    pub k: usize,
+    /// Training data: any dataset spec (`psoups:DIR` for `--pairs history`). Users are the rows'
+    /// `user_id`, else each row is its own user.
+    #[arg(long)]
+    pub data: String,
+    /// Subsets to train on (long or short names, comma-separated); all when omitted.
+    #[arg(long, value_delimiter = ',')]
+    pub subset: Vec<String>,
+    /// Condition whose context the inputs carry: `none` or `oracle`. Evaluate with the same one.
+    #[arg(long, default_value = "none")]
+    pub condition: String,
+    /// Pairs to train on.
+    #[arg(long, value_enum)]
+    pub pairs: PairSource,
+    /// Output directory (gets pal.safetensors and pal.json).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Drop training pairs equal to a target pair of this dataset too (repeatable).
+    #[arg(long)]
+    pub exclude_data: Vec<String>,
+    /// Seed: initialisation, batch order, held-out users, new users' initial weights.
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
+    pub seed: u64,
+    /// Training epochs (the authors train 1).
+    #[arg(long, default_value_t = prbench_candle::pal::train::DEFAULT_EPOCHS, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
+    pub epochs: usize,
+    /// Few-shot adaptation epochs over a new user's pairs (the authors: 1).
+    #[arg(long, default_value_t = prbench_candle::pal::train::DEFAULT_ADAPT_EPOCHS, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
+    pub adapt_epochs: usize,
+    /// Pairs per optimizer step (the authors' 4).
+    #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1_000_000))]
+    pub batch_size: usize,
+    /// Share of users held out of training, chosen by sha256(seed, user); each is adapted on 3/4
+    /// of their pairs and tested on the rest (figures in pal.json).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Closed(0.0), crate::bounds::End::Open(1.0), "a share of users"))]
+    pub holdout_users: f64,
     /// Token limit per embedded input (default: the embedder's max_position_embeddings); the
     /// context is cut from the left, never the answer, and cuts are counted.
     #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 8192))]

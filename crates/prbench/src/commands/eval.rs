@@ -5,7 +5,9 @@ use anyhow::{bail, Context, Result};
 use std::path::Path;
 use std::sync::Arc;
 
-use prbench_candle::bt::{pair_sha256, BtRewardModel};
+use prbench_candle::bt::pair_sha256;
+use prbench_candle::pal::pipeline::prepare_eval_users;
+use prbench_candle::pal::PalRewardModel;
 use prbench_candle::reward::SeqClsRewardModel;
 use prbench_data::load::load;
 use prbench_data::Dataset;
@@ -24,10 +26,11 @@ use crate::commands::engines::CliEngines;
 use crate::commands::load::{load_model, LoadSettings, Loaded};
 use crate::progress::Bar;
 
-/// Refuses to score pairs the BT head was trained on (`bt.json` lists the sha256 of every pair
-/// it used): a head evaluated on its own training pairs gives a number that means nothing.
-fn check_bt_leak(rm: &BtRewardModel, data: &Dataset, spec: &str) -> Result<()> {
-    let trained: std::collections::HashSet<&str> = rm.config().data.trained_pairs_sha256.iter().map(String::as_str).collect();
+/// Refuses to score pairs a trained model (BT head, PAL) was trained on (`file` lists the sha256
+/// of every pair it used): a model evaluated on its own training pairs gives a number that means
+/// nothing.
+fn check_leak(trained_pairs_sha256: &[String], file: &str, data: &Dataset, spec: &str) -> Result<()> {
+    let trained: std::collections::HashSet<&str> = trained_pairs_sha256.iter().map(String::as_str).collect();
     let leaked: Vec<&str> = data
         .examples
         .iter()
@@ -36,11 +39,35 @@ fn check_bt_leak(rm: &BtRewardModel, data: &Dataset, spec: &str) -> Result<()> {
         .collect();
     if let Some(first) = leaked.first() {
         bail!(
-            "{} of the {} examples to evaluate (first: `{first}`) are pairs `{spec}` was trained on (its bt.json lists them); train on other data, or with `--exclude-data` naming this dataset",
+            "{} of the {} examples to evaluate (first: `{first}`) are pairs `{spec}` was trained on (its {file} lists them); train on other data, or with `--exclude-data` naming this dataset",
             leaked.len(),
             data.examples.len()
         );
     }
+    Ok(())
+}
+
+/// Gives a PAL model the users of the examples to score and adapts the ones it was not trained
+/// on from their history pairs ([`prepare_eval_users`]); says what it did. Users with no
+/// history stay unknown, and their examples fail with an error naming them.
+fn prepare_pal(rm: &mut PalRewardModel, args: &EvalArgs, examples: &[prbench_data::Example]) -> Result<()> {
+    let condition = Condition::parse(&rm.config().condition)?;
+    let context = |ex: &prbench_data::Example| condition.context(ex, &ConditionInputs::default(), None).expect("a PAL model trains under none or oracle, which render without prepared inputs");
+    let u = prepare_eval_users(rm, &args.data.data, &args.data.subset, examples, &context)?;
+    let a = &u.adapted;
+    eprintln!(
+        "prbench: PAL: {} of the examples' users were trained on; {} adapted few-shot from their history ({} pairs, {} epochs, mean final loss {:.4}, {:.1} s){}",
+        u.known,
+        count(a.adapted, "user", "users"),
+        a.pairs,
+        rm.config().training.adapt_epochs,
+        a.mean_final_loss,
+        a.seconds,
+        match u.without_history.first() {
+            Some(first) => format!("; {} no history and will not be scored (first: `{first}`)", count(u.without_history.len(), "user has", "users have")),
+            None => String::new(),
+        }
+    );
     Ok(())
 }
 
@@ -107,8 +134,8 @@ fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition]) -> R
             }
         }
     }
-    if args.scalar.embedder.is_some() && !matches!(spec, ModelSpec::Bt(_)) {
-        bail!("--embedder applies to `bt:` models only");
+    if args.scalar.embedder.is_some() && !matches!(spec, ModelSpec::Bt(_) | ModelSpec::Pal(_)) {
+        bail!("--embedder applies to `bt:` and `pal:` models only");
     }
     if args.both_orders && !is_judge {
         bail!("--both-orders applies to pairwise judges; `{}` is a pointwise reward model", args.model.as_deref().unwrap_or(""));
@@ -325,9 +352,14 @@ pub fn run(args: EvalArgs) -> Result<()> {
             if args.sample { format!(", seed {}", args.seed) } else { String::new() }
         );
     }
-    let model = load_model(&parsed, &spec, &LoadSettings::of_eval(&args, &conditions))?;
-    if let Loaded::Bt(rm) = &model {
-        check_bt_leak(rm, &data, &spec)?;
+    let mut model = load_model(&parsed, &spec, &LoadSettings::of_eval(&args, &conditions))?;
+    match &mut model {
+        Loaded::Bt(rm) => check_leak(&rm.config().data.trained_pairs_sha256, "bt.json", &data, &spec)?,
+        Loaded::Pal(rm) => {
+            check_leak(&rm.config().data.trained_pairs_sha256, "pal.json", &data, &spec)?;
+            prepare_pal(rm, &args, eval.examples())?;
+        }
+        _ => {}
     }
     let printer = Printer { bar: Bar::new(args.quiet), json: args.json };
     let prepared = eval.prepare(&CliEngines { remote: &args.remote }, &printer)?;

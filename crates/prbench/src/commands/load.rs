@@ -1,5 +1,5 @@
 //! Loading a model from its spec (DESIGN.md "Model specs"), shared by `eval`, `bon score` and
-//! `serve-reward`: local GGUF judges, sequence-classification and Bradley-Terry reward models,
+//! `serve-reward`: local GGUF judges, sequence-classification, Bradley-Terry and PAL reward models,
 //! control baselines and remote engines.
 
 use std::path::Path;
@@ -7,6 +7,7 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 
 use prbench_candle::bt::BtRewardModel;
+use prbench_candle::pal::PalRewardModel;
 use prbench_candle::embed::default_embedder_dir;
 use prbench_candle::hub::fetch_model;
 use prbench_candle::reward::{SeqClsOptions, SeqClsRewardModel};
@@ -30,7 +31,7 @@ pub(crate) struct LoadSettings<'a> {
     pub max_new_tokens: usize,
     /// Run seed (seeded baselines, remote sampling).
     pub seed: u64,
-    /// Conditions the model will see (a BT head trained under another one prints a note).
+    /// Conditions the model will see (a BT or PAL model trained under another one prints a note).
     pub conditions: Vec<Condition>,
     /// Remote engine flags.
     pub remote: &'a RemoteArgs,
@@ -67,6 +68,9 @@ pub(crate) enum Loaded {
     SeqCls(Box<SeqClsRewardModel>),
     /// A Bradley-Terry head: scored like any RM, plus a training-data leak check.
     Bt(Box<BtRewardModel>),
+    /// A PAL model: scored like any RM, plus the leak check and few-shot adaptation of the
+    /// evaluated users it was not trained on.
+    Pal(Box<PalRewardModel>),
 }
 
 impl Loaded {
@@ -77,6 +81,7 @@ impl Loaded {
             Loaded::RewardModel(r) => Backend::RewardModel(r.as_ref()),
             Loaded::SeqCls(r) => Backend::RewardModel(r.as_ref()),
             Loaded::Bt(r) => Backend::RewardModel(r.as_ref()),
+            Loaded::Pal(r) => Backend::RewardModel(r.as_ref()),
         }
     }
 
@@ -87,6 +92,7 @@ impl Loaded {
             Loaded::RewardModel(r) => Ok(r),
             Loaded::SeqCls(r) => Ok(r),
             Loaded::Bt(r) => Ok(r),
+            Loaded::Pal(r) => Ok(r),
             Loaded::Judge(j) => Err(not_pointwise(&j.identity().spec)),
         }
     }
@@ -95,7 +101,7 @@ impl Loaded {
 /// The error for a pairwise judge given where a pointwise reward model is needed.
 pub(crate) fn not_pointwise(spec: &str) -> anyhow::Error {
     anyhow::anyhow!(
-        "`{spec}` is a pairwise judge: it picks the better of two answers and gives no reward for one; use a pointwise reward model instead (`hf:`, `dir:`, `bt:`, `vllm-classify:`, `reward-server:`, or `baseline:longer|shorter|random|profile-overlap`)"
+        "`{spec}` is a pairwise judge: it picks the better of two answers and gives no reward for one; use a pointwise reward model instead (`hf:`, `dir:`, `bt:`, `pal:`, `vllm-classify:`, `reward-server:`, or `baseline:longer|shorter|random|profile-overlap`)"
     )
 }
 
@@ -146,6 +152,18 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
                 );
             }
             Ok(Loaded::Bt(Box::new(rm)))
+        }
+        ModelSpec::Pal(path) => {
+            let rm = PalRewardModel::load(&path, &args.scalar.embedder.clone().unwrap_or_else(default_embedder_dir))
+                .map(|m| m.with_spec(text))
+                .with_context(|| format!("loading `{text}`"))?;
+            let trained = &rm.config().condition;
+            for c in args.conditions.iter().filter(|c| c.to_string() != *trained) {
+                eprintln!(
+                    "prbench: note: `{text}` was trained under condition `{trained}`; under `{c}` it scores inputs unlike its training data (as an off-the-shelf reward model would)"
+                );
+            }
+            Ok(Loaded::Pal(Box::new(rm)))
         }
         ModelSpec::OpenAi { model, base_urls } => {
             let mut chat = OpenAiChat::new(&model, base_urls, remote_options(&args.remote)?)?.with_spec(text);

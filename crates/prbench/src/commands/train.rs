@@ -3,18 +3,25 @@
 //! `−log σ(r_chosen − r_rejected)`; saved as `head.safetensors` + `bt.json`, loaded with
 //! `--model bt:DIR`. The flags become [`TrainBtOptions`]; the work is
 //! [`prbench_candle::bt::pipeline`]'s.
+//!
+//! `prbench train pal`: PAL-A or PAL-B (Chen et al., ICLR 2025) on the same embeddings, one
+//! weight row per user; saved as `pal.safetensors` + `pal.json`, loaded with `--model pal:DIR`.
+//! The flags become [`TrainPalOptions`]; the work is [`prbench_candle::pal::pipeline`]'s.
 
 use anyhow::{bail, Result};
 use prbench_candle::bt::pipeline::{fmt, train_bt as train, PairSource as Pairs, TrainBtOptions, TrainReporter};
 use prbench_candle::bt::{self, TrainOptions};
+use prbench_candle::pal::pipeline::{held_out_summary, holds_model, train_pal as train_pal_model, TrainPalOptions};
+use prbench_candle::pal::{PalTrainOptions, Variant};
 use prbench_eval::condition::{Condition, ConditionInputs};
 
-use crate::cli::{PairSource, TrainBtArgs, TrainCommand};
+use crate::cli::{PairSource, PalVariantArg, TrainBtArgs, TrainCommand, TrainPalArgs};
 
 /// Runs a `train` sub-verb.
 pub fn run(cmd: TrainCommand) -> Result<()> {
     match cmd {
         TrainCommand::Bt(args) => train_bt(args),
+        TrainCommand::Pal(args) => train_pal(args),
     }
 }
 
@@ -35,15 +42,19 @@ impl TrainReporter for Say {
     }
 }
 
+fn pairs(p: PairSource) -> Pairs {
+    match p {
+        PairSource::History => Pairs::History,
+        PairSource::Target => Pairs::Target,
+    }
+}
+
 fn options(args: &TrainBtArgs, condition: Condition) -> TrainBtOptions {
     TrainBtOptions {
         data: args.data.clone(),
         subset: args.subset.clone(),
         condition: condition.to_string(),
-        pairs: match args.pairs {
-            PairSource::History => Pairs::History,
-            PairSource::Target => Pairs::Target,
-        },
+        pairs: pairs(args.pairs),
         out: args.out.clone(),
         exclude_data: args.exclude_data.clone(),
         train: TrainOptions {
@@ -64,10 +75,7 @@ fn options(args: &TrainBtArgs, condition: Condition) -> TrainBtOptions {
 }
 
 fn train_bt(args: TrainBtArgs) -> Result<()> {
-    let condition = Condition::parse(&args.condition)?;
-    if !matches!(condition, Condition::None | Condition::Oracle) {
-        bail!("`prbench train bt` trains under `none` or `oracle`; `{condition}` is not supported for training (a head trained under `none` can be evaluated under any condition)");
-    }
+    let condition = training_condition(&args.condition, "bt")?;
     if !(0.0..1.0).contains(&args.held_out) {
         bail!("--held-out {} must be in [0, 1)", args.held_out);
     }
@@ -89,6 +97,70 @@ fn train_bt(args: TrainBtArgs) -> Result<()> {
         tr.epochs_run,
         fmt(tr.best_held_out_loss, 4),
         tr.best_held_out_accuracy.map_or("-".to_string(), |a| format!("{:.1}%", 100.0 * a)),
+        prbench_report::plural::count(t.built.dropped.len(), "pair", "pairs"),
+        prbench_report::plural::count(er.truncated_inputs, "input", "inputs"),
+        er.seconds,
+        tr.seconds
+    );
+    Ok(())
+}
+
+/// `none` or `oracle`, the conditions a trained model's inputs can carry without prepared inputs.
+fn training_condition(text: &str, command: &str) -> Result<Condition> {
+    let condition = Condition::parse(text)?;
+    if !matches!(condition, Condition::None | Condition::Oracle) {
+        bail!("`prbench train {command}` trains under `none` or `oracle`; `{condition}` is not supported for training (a model trained under `none` can be evaluated under any condition)");
+    }
+    Ok(condition)
+}
+
+fn train_pal(args: TrainPalArgs) -> Result<()> {
+    let condition = training_condition(&args.condition, "pal")?;
+    crate::commands::refuse_file_as_folder("--out", &args.out, "the PAL model (pal.safetensors and pal.json)")?;
+    if holds_model(&args.out) && !args.force {
+        bail!("{} already holds a PAL model; pass --force to replace it or choose another --out", args.out.display());
+    }
+    let variant = match args.variant {
+        PalVariantArg::A => Variant::A,
+        PalVariantArg::B => Variant::B,
+    };
+    let opts = TrainPalOptions {
+        data: args.data.clone(),
+        subset: args.subset.clone(),
+        condition: condition.to_string(),
+        pairs: pairs(args.pairs),
+        out: args.out.clone(),
+        exclude_data: args.exclude_data.clone(),
+        train: PalTrainOptions {
+            variant,
+            k: args.k,
+            seed: args.seed,
+            epochs: args.epochs,
+            batch_size: args.batch_size,
+            adapt_epochs: args.adapt_epochs,
+            holdout_users: args.holdout_users,
+            ..PalTrainOptions::default()
+        },
+        max_length: args.max_length,
+        embedder: args.embedder.clone(),
+        embed_batch: args.embed_batch,
+        code_version: crate::code_version().to_string(),
+    };
+    let context = |ex: &prbench_data::Example| condition.context(ex, &ConditionInputs::default(), None).expect("none and oracle render without prepared inputs");
+    let t = train_pal_model(&opts, &context, &Say { quiet: args.quiet })?;
+    let (tr, er) = (&t.config.training, &t.config.embedding);
+    let last = tr.history.last().expect("at least one epoch");
+    println!(
+        "pal: saved {} (PAL-{}, K {}, condition {condition}): {} users, {} train pairs, {} epochs, train loss {:.4} accuracy {:.1}%; {}; {} dropped as equal to a target pair; {} truncated; embedding {:.1} s, training {:.1} s",
+        args.out.display(),
+        variant.name().to_uppercase(),
+        args.k,
+        tr.n_users,
+        tr.n_train_pairs,
+        tr.epochs,
+        last.train_loss,
+        100.0 * last.train_accuracy,
+        held_out_summary(&t.config),
         prbench_report::plural::count(t.built.dropped.len(), "pair", "pairs"),
         prbench_report::plural::count(er.truncated_inputs, "input", "inputs"),
         er.seconds,
