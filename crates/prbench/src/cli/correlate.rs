@@ -33,7 +33,7 @@ pub struct CorrelateArgs {
     #[arg(long, value_name = "NAME=PATH[,PATH...]", value_parser = parse_set)]
     pub benchmark_set: Vec<BenchmarkSet>,
     /// With --benchmark-set: the downstream ranking's name in the tables (default: its file names).
-    #[arg(long, requires = "benchmark_set")]
+    #[arg(long)]
     pub downstream_name: Option<String>,
     /// Downstream results: `prbench bon` tables (bon-<judge>.json), or a CSV `model,score`.
     #[arg(long, num_args = 1.., required = true)]

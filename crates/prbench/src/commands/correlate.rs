@@ -23,6 +23,9 @@ pub fn run(args: CorrelateArgs) -> Result<()> {
         }
     }
     let compared = !args.benchmark_set.is_empty();
+    if !compared && args.downstream_name.is_some() {
+        bail!("--downstream-name names the downstream ranking in a comparison of --benchmark-set benchmarks; with --benchmark it would be ignored");
+    }
     let opts = CorrelationOptions {
         benchmark: args.benchmark,
         downstream: args.downstream,
