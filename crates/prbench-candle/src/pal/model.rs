@@ -30,7 +30,9 @@
 //! Every op is differentiated by candle's autograd. GELU is composed as `½x(1 + erf(x/√2))`
 //! rather than candle's `gelu_erf`, whose backward pass uses the 6-digit constant 0.398942 for
 //! 1/√(2π); `erf`'s backward is exact. The softmax subtracts a detached row maximum (the
-//! softmax does not depend on it, so its gradient is exact too).
+//! softmax does not depend on it, so its gradient is exact too). The norms are `sqrt(Σ x²)`,
+//! whose gradient at a zero vector is infinite where torch's `linalg.norm` gives 0: it would take
+//! an item exactly at a user's ideal point (PAL-A) or a projection of exactly zero (PAL-B).
 
 use std::collections::HashMap;
 use std::path::Path;
