@@ -29,7 +29,7 @@ mod rows;
 
 pub use error::DataError;
 pub use export::{card_yaml, write_hf_layout, ExportedConfig};
-pub use load::{load, load_questions, RowShape};
+pub use load::{load, load_questions, load_with_history, RowShape, HISTORY_SPECS};
 pub use schema::*;
 pub use stats::{dataset_stats, DatasetStats};
 pub use warnings::dataset_warnings;

@@ -80,6 +80,33 @@ pub fn load(spec: &str, subsets: &[String]) -> Result<Dataset, DataError> {
     load_as(spec, subsets, RowShape::Pairs)
 }
 
+/// Loads `spec` as [`load`] does, plus each example's user history as structured preference
+/// pairs, for the data that has them: `psoups:DIR` (a row's "Pair-wise Comparative Feedback")
+/// and `synthesizeme:DIR[#SPLIT]` (the user's own `train`-split pairs). In both, pair `k`
+/// (0-based) of `histories[i]` is profile post `k + 1` of `dataset.examples[i]`, and
+/// `histories[i].id == dataset.examples[i].id`. Personalized reward models train on these pairs
+/// (`train bt|pal --pairs history`) and adapt unseen users from them.
+///
+/// Returns `Ok(None)` for any other spec: its rows carry no history pairs.
+///
+/// # Errors
+/// As [`load`].
+pub fn load_with_history(
+    spec: &str,
+    subsets: &[String],
+) -> Result<Option<(Dataset, Vec<crate::psoups::RowHistory>)>, DataError> {
+    if let Some(dir) = spec.strip_prefix("psoups:") {
+        return crate::psoups::load_psoups_with_history(Path::new(dir), subsets, spec).map(Some);
+    }
+    if let Some(rest) = spec.strip_prefix("synthesizeme:") {
+        return crate::synthesizeme::load_synthesizeme_with_history(rest, subsets, spec).map(Some);
+    }
+    Ok(None)
+}
+
+/// The dataset specs whose rows carry history pairs ([`load_with_history`]), for messages.
+pub const HISTORY_SPECS: &str = "`psoups:DIR` or `synthesizeme:DIR[#SPLIT]`";
+
 /// Loads question rows (input for `prbench build`) from `spec`, keeping only `subsets` as
 /// [`load`] does. Takes every spec [`load`] takes plus `lampqa:DIR[#SPLIT]`; rows are read and
 /// validated as [`RowShape::Questions`]: `chosen`/`rejected` may be absent (empty strings in the

@@ -7,7 +7,6 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use prbench_data::psoups::load_psoups_with_history;
 use prbench_data::{DataError, Dataset, Example};
 use prbench_models::ModelError;
 
@@ -23,7 +22,8 @@ const SMALL_DATA: usize = 200;
 pub enum PairSource {
     /// The file's own chosen/rejected pairs (a separate training file).
     Target,
-    /// P-Soups only: each user's past preference pairs; target pairs are never trained on.
+    /// Each user's past preference pairs (P-Soups' history, SynthesizeMe's `train`-split pairs;
+    /// [`prbench_data::load_with_history`]); target pairs are never trained on.
     History,
 }
 
@@ -40,7 +40,7 @@ impl PairSource {
 /// Everything a training run needs (the `train bt` flags, validated).
 #[derive(Debug, Clone)]
 pub struct TrainBtOptions {
-    /// Training data: any dataset spec (`psoups:DIR` for [`PairSource::History`]).
+    /// Training data: any dataset spec (`psoups:DIR` or `synthesizeme:DIR` for [`PairSource::History`]).
     pub data: String,
     /// Subsets to train on; all when empty.
     pub subset: Vec<String>,
@@ -126,7 +126,7 @@ pub struct Source {
 /// What to build training pairs from (the data flags of `train bt` and `train pal`).
 #[derive(Debug, Clone, Copy)]
 pub struct PairRequest<'a> {
-    /// Training data: any dataset spec (`psoups:DIR` for [`PairSource::History`]).
+    /// Training data: any dataset spec (`psoups:DIR` or `synthesizeme:DIR` for [`PairSource::History`]).
     pub data: &'a str,
     /// Subsets to train on; all when empty.
     pub subset: &'a [String],
@@ -148,27 +148,29 @@ fn load_data(spec: &str, subset: &[String], what: String) -> Result<Dataset, Tra
 /// BT passes one owner for all, so any repeat is merged).
 ///
 /// # Errors
-/// Data that cannot be loaded; [`PairSource::History`] on data that is not P-Soups.
+/// Data that cannot be loaded; [`PairSource::History`] on data without history pairs
+/// ([`prbench_data::load_with_history`]).
 pub fn build_pairs(req: &PairRequest<'_>, context: Context<'_>, owner: &dyn Fn(&Example) -> String) -> Result<Source, TrainError> {
     let excluded: Vec<Dataset> =
         req.exclude_data.iter().map(|s| load_data(s, &[], format!("loading --exclude-data `{s}`"))).collect::<Result<_, _>>()?;
     let mut owner_of: HashMap<String, String> = HashMap::new();
     let (dataset, built) = match req.pairs {
         PairSource::History => {
-            let Some(dir) = req.data.strip_prefix("psoups:") else {
-                return Err(TrainError::Invalid(
-                    "--pairs history needs P-Soups data (`psoups:DIR`): only P-Soups rows carry users' past \
-                     preference pairs; for a file of training pairs use --pairs target"
-                        .into(),
-                ));
+            let history = |subset: &[String]| {
+                prbench_data::load_with_history(req.data, subset)
+                    .map_err(|source| TrainError::Data { what: format!("loading `{}`", req.data), source })?
+                    .ok_or_else(|| {
+                        TrainError::Invalid(format!(
+                            "--pairs history needs data whose rows carry users' past preference pairs ({}), and `{}` is \
+                             neither; for a file of training pairs use --pairs target",
+                            prbench_data::HISTORY_SPECS,
+                            req.data
+                        ))
+                    })
             };
-            let dir = Path::new(dir);
-            let psoups = |subset: &[String]| {
-                load_psoups_with_history(dir, subset, req.data).map_err(|source| TrainError::Data { what: format!("loading `{}`", req.data), source })
-            };
-            let (dataset, histories) = psoups(req.subset)?;
-            // Every target pair of the P-Soups data is kept out, whatever the subset selection.
-            let all = if req.subset.is_empty() { None } else { Some(psoups(&[])?.0) };
+            let (dataset, histories) = history(req.subset)?;
+            // Every target pair of the data is kept out, whatever the subset selection.
+            let all = if req.subset.is_empty() { None } else { Some(history(&[])?.0) };
             let mut targets: Vec<&Example> = all.as_ref().unwrap_or(&dataset).examples.iter().collect();
             targets.extend(excluded.iter().flat_map(|d| &d.examples));
             let pairs = pairs::history_examples(&dataset.examples, &histories, context);
@@ -403,4 +405,66 @@ pub fn train_bt(opts: &TrainBtOptions, context: Context<'_>, reporter: &dyn Trai
 /// A figure with `digits` decimals, or `-` when there is none.
 pub fn fmt(x: Option<f64>, digits: usize) -> String {
     x.map_or("-".to_string(), |v| format!("{v:.digits$}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    fn fixtures() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../prbench-data/tests/fixtures")
+    }
+
+    fn request(data: &str) -> PairRequest<'_> {
+        PairRequest { data, subset: &[], pairs: PairSource::History, exclude_data: &[], condition: "none" }
+    }
+
+    fn none(ex: &Example) -> Option<String> {
+        Some(format!("Question:\n{}", ex.question))
+    }
+
+    /// SynthesizeMe's history is each test user's own `train`-split pairs (the fixture written by
+    /// tools/make_personal_fixtures.py): arena-u1 has 2 (c-101, multi-turn c-102) and 2 test rows,
+    /// arena-u2 none, user584 1 (c3156) and 1 test row. So 2·2 + 1 = 5 pairs are built; arena-u1's
+    /// second copies repeat the first (same owner for BT, same user for PAL) and are merged.
+    #[test]
+    fn synthesizeme_history_pairs_are_each_users_train_pairs() {
+        let spec = format!("synthesizeme:{}", fixtures().join("synthesizeme").display());
+        for (owner_kind, owner) in [
+            ("one owner (BT)", &(|_: &Example| String::new()) as &dyn Fn(&Example) -> String),
+            ("the user (PAL)", &(|e: &Example| e.user_id.clone().unwrap()) as &dyn Fn(&Example) -> String),
+        ] {
+            let src = build_pairs(&request(&spec), &none, owner).unwrap();
+            let b = &src.built;
+            assert_eq!(src.dataset.examples.len(), 4, "{owner_kind}: test rows of the test split");
+            assert_eq!((b.built, b.dropped.len(), b.duplicates, b.pairs.len()), (5, 0, 2, 3), "{owner_kind}");
+            let mut got: Vec<(&str, &str)> = b.pairs.iter().map(|p| (p.chosen.as_str(), p.rejected.as_str())).collect();
+            got.sort();
+            assert_eq!(
+                got,
+                vec![
+                    ("Listen to her reasons first, then talk through the risks together.", "Forbid it."),
+                    ("Mango 🥭", "Potato."),
+                    ("To get to the other side!", "I don't know."),
+                ],
+                "{owner_kind}"
+            );
+            let joke = b.pairs.iter().find(|p| p.chosen.starts_with("To get")).unwrap();
+            assert!(joke.question.contains("Why?"), "the multi-turn history pair keeps its last user turn: {:?}", joke.question);
+            if owner_kind.starts_with("the user") {
+                let mut owners = src.owners.clone();
+                owners.sort();
+                assert_eq!(owners, ["arena-u1", "arena-u1", "user584"]);
+            }
+        }
+    }
+
+    #[test]
+    fn history_pairs_on_data_without_history_are_refused_naming_the_spec() {
+        let spec = format!("{}", PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/sample").display());
+        let err = build_pairs(&request(&spec), &none, &|_| String::new()).err().expect("refused").to_string();
+        assert!(err.contains("--pairs history") && err.contains(&spec) && err.contains("synthesizeme:DIR"), "{err}");
+    }
 }

@@ -10,7 +10,6 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use prbench_data::psoups::load_psoups_with_history;
 use prbench_data::Example;
 
 use super::compose::{composition, composition_sha256, item_input, prompt_input};
@@ -34,7 +33,7 @@ pub fn user_key(ex: &Example) -> String {
 /// Everything a training run needs (the `train pal` flags, validated).
 #[derive(Debug, Clone)]
 pub struct TrainPalOptions {
-    /// Training data: any dataset spec (`psoups:DIR` for [`PairSource::History`]).
+    /// Training data: any dataset spec (`psoups:DIR` or `synthesizeme:DIR` for [`PairSource::History`]).
     pub data: String,
     /// Subsets to train on; all when empty.
     pub subset: Vec<String>,
@@ -290,29 +289,27 @@ pub fn holds_model(dir: &Path) -> bool {
 
 /// The history pairs of the users of `examples` (the rows to be scored), for few-shot
 /// adaptation of the users a PAL model does not know ([`super::PalRewardModel::adapt_users`]).
-/// P-Soups data (`psoups:DIR`) gives each row's "Pair-wise Comparative Feedback" (with the
+/// P-Soups data (`psoups:DIR`) gives each row's "Pair-wise Comparative Feedback" and
+/// SynthesizeMe data (`synthesizeme:DIR`) each user's `train`-split pairs (with the
 /// context `context` renders for it), minus every pair equal to a target pair of the data (so no
 /// evaluated pair is adapted on) and minus a user's own repeats; other data has no history, so
 /// the result is empty.
 ///
 /// # Errors
-/// P-Soups data that cannot be loaded.
+/// History data that cannot be loaded.
 pub fn eval_histories(
     data: &str,
     subset: &[String],
     examples: &[Example],
     context: Context<'_>,
 ) -> Result<Vec<UserHistory>, TrainError> {
-    let Some(dir) = data.strip_prefix("psoups:") else {
+    let loaded = prbench_data::load_with_history(data, subset).map_err(|source| TrainError::Data {
+        what: format!("loading the history pairs of `{data}`"),
+        source,
+    })?;
+    let Some((dataset, histories)) = loaded else {
         return Ok(Vec::new());
     };
-    let (dataset, histories) =
-        load_psoups_with_history(Path::new(dir), subset, data).map_err(|source| {
-            TrainError::Data {
-                what: format!("loading the history pairs of `{data}`"),
-                source,
-            }
-        })?;
     let wanted: std::collections::HashSet<&str> = examples.iter().map(|e| e.id.as_str()).collect();
     let (rows, hist): (Vec<Example>, Vec<_>) = dataset
         .examples
