@@ -148,6 +148,37 @@ impl Condition {
         }
     }
 
+    /// The context this condition gives `example` on its own, with no prepared inputs: what a
+    /// personalized reward model is trained on (`prbench train bt --condition …`), where every
+    /// training copy of a row carries its own profile. Under `profile:k` the example's posts are
+    /// ranked by BM25 against its question with the default parameters, exactly as `eval` ranks
+    /// them by default ([`crate::retrieve::bm25::Bm25Retriever`]); `none` and `oracle` need no
+    /// ranking.
+    ///
+    /// # Errors
+    /// [`EvalError::Condition`] for `planner` (it needs a planner model's output); retrieval
+    /// errors for a profile whose post ids repeat.
+    pub fn standalone_context(self, example: &Example) -> Result<Option<String>, EvalError> {
+        use crate::retrieve::Retriever;
+        let mut inputs = ConditionInputs::default();
+        match self {
+            Condition::Planner => {
+                return Err(EvalError::Condition {
+                    given: "planner".into(),
+                    reason: "it needs a planner model's inferred aspects for every example, so it has no standalone context".into(),
+                })
+            }
+            Condition::Profile { .. } => {
+                let bm25 = crate::retrieve::bm25::Bm25Retriever::default();
+                let ranking = bm25.rank_all(std::slice::from_ref(example))?.remove(0);
+                let posts = ranking.posts(example)?.into_iter().cloned().collect();
+                inputs.ranked.insert(example.id.clone(), posts);
+            }
+            Condition::None | Condition::Oracle => {}
+        }
+        self.context(example, &inputs, None)
+    }
+
     /// The context this condition adds for `example`, or `None` when it adds nothing.
     /// `n_posts` caps the posts shown under `profile:k` (the runner lowers it to fit the
     /// model's context); `None` means k. An example with nothing to show (an empty profile

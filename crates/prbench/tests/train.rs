@@ -15,7 +15,7 @@ fn fixture() -> String {
 }
 
 #[test]
-fn history_pairs_need_psoups_data() {
+fn history_pairs_need_history_data() {
     let tmp = tempfile::tempdir().unwrap();
     let sample = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/sample");
     let out = prbench(
@@ -23,13 +23,17 @@ fn history_pairs_need_psoups_data() {
         tmp.path(),
     );
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("--pairs history needs P-Soups data"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--pairs history needs data whose rows carry users' past preference pairs (`psoups:DIR` or `synthesizeme:DIR[#SPLIT]`)"),
+        "{}",
+        text(&out.stderr)
+    );
     let out = prbench(
-        &["train", "bt", "--data", &fixture(), "--pairs", "history", "--condition", "profile:3", "--out", "m"],
+        &["train", "bt", "--data", &fixture(), "--pairs", "history", "--condition", "planner", "--out", "m"],
         tmp.path(),
     );
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("trains under `none` or `oracle`; `profile:3` is not supported"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("`planner` is not supported for training"), "{}", text(&out.stderr));
 }
 
 #[test]
@@ -110,6 +114,36 @@ fn trains_saves_and_loads_on_the_fixture() {
     let s = model.score(&[req("Apple!"), req("Malus domestica.")]).unwrap();
     assert_eq!(s.len(), 2);
     assert!(s.iter().all(|x| x.value.is_finite() && x.tokens.input_tokens > 0));
+}
+
+/// A user-conditioned BT: trained under `profile:2` (each history pair with the user's other
+/// pairs before the question), recorded as such, and evaluated under the same condition.
+#[test]
+fn user_conditioned_bt_trains_and_evaluates_under_profile_k() {
+    if !default_embedder_dir().join("model.safetensors").is_file() {
+        eprintln!("skipping: MiniLM not found at {} (run scripts/fetch-models.sh)", default_embedder_dir().display());
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let args = ["train", "bt", "--data", &fixture(), "--pairs", "history", "--condition", "profile:2", "--out", "uc", "--epochs", "3", "--hidden", "8"];
+    let out = prbench(&args, tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("bt: saved uc (condition profile:2, hidden 8)"), "{}", text(&out.stdout));
+    let cfg: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(tmp.path().join("uc/bt.json")).unwrap()).unwrap();
+    assert_eq!(cfg["condition"], "profile:2");
+    // Conditioning changes the inputs, so more texts are embedded than under `none`
+    // (each copy's profile differs), and the head differs from the `none` one.
+    let none = prbench(&["train", "bt", "--data", &fixture(), "--pairs", "history", "--out", "plain", "--epochs", "3", "--hidden", "8"], tmp.path());
+    assert!(none.status.success(), "{}", text(&none.stderr));
+    assert_ne!(
+        std::fs::read(tmp.path().join("uc/head.safetensors")).unwrap(),
+        std::fs::read(tmp.path().join("plain/head.safetensors")).unwrap()
+    );
+    let out = prbench(&["eval", "--data", &fixture(), "--model", "bt:uc", "--condition", "profile:2", "--run-id", "uc", "--quiet"], tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("trained under"), "no condition note when the conditions agree: {}", text(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(tmp.path().join("runs/uc/summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["condition"], "profile:2", "{summary}");
 }
 
 #[test]

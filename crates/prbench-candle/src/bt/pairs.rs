@@ -134,6 +134,25 @@ mod tests {
         move |ex| condition.context(ex, &ConditionInputs::default(), None).unwrap()
     }
 
+    /// A user-conditioned BT (`train bt --condition profile:k`): each history copy's context holds
+    /// the user's other history pairs and never the pair it is trained on.
+    #[test]
+    fn user_conditioned_copies_never_see_their_own_pair() {
+        let (ds, hist) = load_psoups_with_history(&fixture(), &[], "fixture").unwrap();
+        let condition = Condition::parse("profile:10").unwrap();
+        let context = |ex: &Example| condition.standalone_context(ex).unwrap();
+        let pairs = history_examples(&ds.examples, &hist, &context);
+        assert_eq!(pairs.len(), hist.iter().map(|h| h.pairs.len()).sum::<usize>());
+        for p in &pairs {
+            let (row_id, k) = p.id.rsplit_once("-h").unwrap();
+            let row = ds.examples.iter().find(|e| e.id == row_id).unwrap();
+            let ctx = p.context.as_deref().unwrap_or_default();
+            for post in &row.profile {
+                assert_eq!(ctx.contains(&post.text), post.id != k, "{}: post {} in the context", p.id, post.id);
+            }
+        }
+    }
+
     #[test]
     fn history_pairs_drop_target_overlap_and_repeats() {
         let (ds, hist) = load_psoups_with_history(&fixture(), &[], "fixture").unwrap();

@@ -42,7 +42,9 @@ pub struct TrainBtArgs {
     /// Subsets to train on (long or short names, comma-separated); all when omitted.
     #[arg(long, value_delimiter = ',')]
     pub subset: Vec<String>,
-    /// Condition whose context the inputs carry: `none` or `oracle`. Evaluate with the same one.
+    /// Condition whose context the inputs carry: `none`, `profile:k` (a user-conditioned BT: the
+    /// user's top-k profile posts, BM25-ranked, before the question) or `oracle`. Evaluate with the
+    /// same one.
     #[arg(long, default_value = "none")]
     pub condition: String,
     /// Pairs to train on.
@@ -113,7 +115,9 @@ pub struct TrainPalArgs {
     /// Subsets to train on (long or short names, comma-separated); all when omitted.
     #[arg(long, value_delimiter = ',')]
     pub subset: Vec<String>,
-    /// Condition whose context the inputs carry: `none` or `oracle`. Evaluate with the same one.
+    /// Condition whose context the inputs carry: `none`, `profile:k` (a user-conditioned BT: the
+    /// user's top-k profile posts, BM25-ranked, before the question) or `oracle`. Evaluate with the
+    /// same one.
     #[arg(long, default_value = "none")]
     pub condition: String,
     /// Pairs to train on.

@@ -75,7 +75,10 @@ fn options(args: &TrainBtArgs, condition: Condition) -> TrainBtOptions {
 }
 
 fn train_bt(args: TrainBtArgs) -> Result<()> {
-    let condition = training_condition(&args.condition, "bt")?;
+    let condition = Condition::parse(&args.condition)?;
+    if condition == Condition::Planner {
+        bail!("`prbench train bt` trains under `none`, `profile:k` (a user-conditioned BT) or `oracle`; `planner` is not supported for training (a model trained under `none` can be evaluated under any condition)");
+    }
     if !(0.0..1.0).contains(&args.held_out) {
         bail!("--held-out {} must be in [0, 1)", args.held_out);
     }
@@ -83,8 +86,10 @@ fn train_bt(args: TrainBtArgs) -> Result<()> {
     if args.out.join(bt::config::CONFIG_FILE).exists() && !args.force {
         bail!("{} already holds a BT model; pass --force to replace it or choose another --out", args.out.display());
     }
-    // `none` and `oracle` render without prepared inputs.
-    let context = |ex: &prbench_data::Example| condition.context(ex, &ConditionInputs::default(), None).expect("none and oracle render without prepared inputs");
+    // Each training copy's profile (its other history pairs) is ranked on its own, as `eval` ranks by default.
+    let context = |ex: &prbench_data::Example| {
+        condition.standalone_context(ex).expect("validated data has unique post ids, so BM25 ranks every profile")
+    };
     let t = train(&options(&args, condition), &context, &Say { quiet: args.quiet })?;
     let (tr, er) = (&t.config.training, &t.config.embedding);
     println!(
