@@ -286,6 +286,13 @@ impl PalRewardModel {
         self.example_users = users;
     }
 
+    /// Adds item id → user key entries to those [`Self::set_example_users`] set, for items that
+    /// are not dataset rows (a Best-of-N sample `{example}#{i}` is scored for its example's
+    /// user); an id already present gets the new user.
+    pub fn add_example_users(&mut self, users: impl IntoIterator<Item = (String, String)>) {
+        self.example_users.extend(users);
+    }
+
     /// The loaded `pal.json`.
     pub fn config(&self) -> &PalConfig {
         &self.config

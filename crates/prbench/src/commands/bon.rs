@@ -15,7 +15,7 @@ use prbench_downstream::bon::rating::{RatingEngine, RatingRewardModel};
 use prbench_downstream::bon::report::{build, render, ModelScores};
 use prbench_downstream::bon::rubric::{check_examples, judge_all, RubricEngine, RubricJudgement};
 use prbench_downstream::bon::sample::{sample_all, select, BonSample, SampleSettings};
-use prbench_downstream::bon::score::{score_all, BonContext, BonScore};
+use prbench_downstream::bon::score::{sample_item_id, score_all, BonContext, BonScore};
 use prbench_eval::cache::{Cache, CacheCounters, CachedRewardModel};
 use prbench_eval::cached_scorer::CachedNextTokenScorer;
 use prbench_eval::condition::{Condition, ConditionInputs};
@@ -29,7 +29,7 @@ use prbench_models::{Generator, NextTokenScorer, RewardModel};
 use crate::cli::{BonCommand, CacheArgs, JudgeArgs, ReportArgs, SampleArgs, ScoreArgs, VerdictMode};
 use crate::commands::engines::{load_generator, CliEngines};
 use prbench_eval::evaluation::rank_profiles;
-use crate::commands::load::{load_model, LoadSettings};
+use crate::commands::load::{load_model, LoadSettings, Loaded};
 use crate::progress::Bar;
 
 impl CacheArgs {
@@ -318,8 +318,18 @@ fn score(args: ScoreArgs) -> Result<()> {
         }
         _ => {
             let settings = LoadSettings::for_reward_model(args.seed, vec![condition], &args.stage.remote, &args.scalar);
-            let rm = load_model(&parsed, &args.model, &settings)?.into_reward_model()?;
-            (rm, "reward model", Prompts::new().hash())
+            let mut loaded = load_model(&parsed, &args.model, &settings)?;
+            if let Loaded::Pal(pal) = &mut loaded {
+                // PAL scores each sample for its example's user: the users it was not trained on
+                // are adapted from their history pairs first, as in `eval`.
+                let examples: Vec<Example> = data.examples.iter().filter(|e| manifest.example_ids.contains(&e.id)).cloned().collect();
+                let spec = args.data.as_deref().unwrap_or(&manifest.dataset);
+                crate::commands::eval::prepare_pal(pal, spec, &manifest.subsets, &examples)?;
+                let items: Vec<(String, String)> =
+                    samples.iter().map(|s| (sample_item_id(&s.example_id, s.sample_index), pal.user_of(&s.example_id).to_string())).collect();
+                pal.add_example_users(items);
+            }
+            (loaded.into_reward_model()?, "reward model", Prompts::new().hash())
         }
     };
     let mut inputs = ConditionInputs::default();

@@ -50,10 +50,10 @@ fn check_leak(trained_pairs_sha256: &[String], file: &str, data: &Dataset, spec:
 /// Gives a PAL model the users of the examples to score and adapts the ones it was not trained
 /// on from their history pairs ([`prepare_eval_users`]); says what it did. Users with no
 /// history stay unknown, and their examples fail with an error naming them.
-fn prepare_pal(rm: &mut PalRewardModel, args: &EvalArgs, examples: &[prbench_data::Example]) -> Result<()> {
+pub(crate) fn prepare_pal(rm: &mut PalRewardModel, data: &str, subset: &[String], examples: &[prbench_data::Example]) -> Result<()> {
     let condition = Condition::parse(&rm.config().condition)?;
     let context = |ex: &prbench_data::Example| condition.context(ex, &ConditionInputs::default(), None).expect("a PAL model trains under none or oracle, which render without prepared inputs");
-    let u = prepare_eval_users(rm, &args.data.data, &args.data.subset, examples, &context)?;
+    let u = prepare_eval_users(rm, data, subset, examples, &context)?;
     let a = &u.adapted;
     eprintln!(
         "prbench: PAL: {} of the examples' users were trained on; {} adapted few-shot from their history ({} pairs, {} epochs, mean final loss {:.4}, {:.1} s){}",
@@ -357,7 +357,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
         Loaded::Bt(rm) => check_leak(&rm.config().data.trained_pairs_sha256, "bt.json", &data, &spec)?,
         Loaded::Pal(rm) => {
             check_leak(&rm.config().data.trained_pairs_sha256, "pal.json", &data, &spec)?;
-            prepare_pal(rm, &args, eval.examples())?;
+            prepare_pal(rm, &args.data.data, &args.data.subset, eval.examples())?;
         }
         _ => {}
     }
