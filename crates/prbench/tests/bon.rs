@@ -308,3 +308,48 @@ fn bon_paths_cache_next_to_the_folder_absolute_dataset_and_clear_errors() {
     let o = prbench(&["bon", "judge", "--samples", "notes.txt"], tmp.path());
     assert!(!o.status.success() && text(&o.stderr).contains("a file, not a folder"), "{}", text(&o.stderr));
 }
+
+/// `bon score --model pal:DIR` scores each sample for its example's user: a sample id
+/// (`{example}#{i}`) is not a dataset row, so without the mapping every sample would be refused
+/// as an unknown user. The scores must equal the PAL model's own scores of the same answers
+/// for each example's user (computed here through the library).
+#[test]
+fn bon_score_with_pal_scores_each_sample_for_its_user() {
+    let emb = prbench_candle::embed::default_embedder_dir();
+    if !emb.join("model.safetensors").is_file() {
+        eprintln!("skipping: MiniLM not found at {} (run scripts/fetch-models.sh)", emb.display());
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/psoups-mini");
+    let data = format!("psoups:{}", dir.display());
+    let train = ["train", "pal", "--variant", "a", "--k", "2", "--data", &data, "--pairs", "history", "--out", "pal", "--epochs", "3"];
+    ok(&prbench(&train, tmp.path()));
+    let answers: [(&str, &[&str]); 3] = [
+        ("friendly_unfriendly-0000", &["Sure thing, buddy!", "Request acknowledged."]),
+        ("student_phd-0000", &["Think of it like a recipe.", "Consider the Hamiltonian."]),
+        ("student_phd-0001", &["Short answer: yes.", "It depends on the boundary conditions."]),
+    ];
+    write_bon_folder(&tmp.path().join("bon"), &data, &answers);
+    ok(&prbench(&["bon", "score", "--samples", "bon", "--model", "pal:pal", "--name", "pal-a"], tmp.path()));
+    let scores = jsonl(&tmp.path().join("bon/scores/pal-a.jsonl"));
+    assert_eq!(scores.len(), 6);
+
+    use prbench_models::{ChatPrompt, RewardModel, RmInput, RmRequest};
+    let model = prbench_candle::pal::PalRewardModel::load(&tmp.path().join("pal"), &emb).unwrap();
+    let loaded = prbench_data::load::load(&data, &[]).unwrap();
+    for s in &scores {
+        let id = s["example_id"].as_str().unwrap();
+        let i = s["sample_index"].as_u64().unwrap() as usize;
+        let ex = loaded.examples.iter().find(|e| e.id == id).unwrap();
+        let answer = answers.iter().find(|(e, _)| *e == id).unwrap().1[i];
+        // Under `none` the context is the question alone, as bon score composes it.
+        let req = RmRequest {
+            input: RmInput { example_id: id.into(), question: ex.question.clone(), context: None, answer: answer.into() },
+            prompt: ChatPrompt::default(),
+        };
+        let want = f64::from(model.score(&[req]).unwrap()[0].value);
+        let got = s["score"].as_f64().unwrap_or_else(|| panic!("no score: {s}"));
+        assert!((got - want).abs() < 1e-5, "{id}#{i}: bon score {got}, the model's own {want}");
+    }
+}
