@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use candle_core::{Device, Tensor};
+use candle_core::{DType, Device, Tensor};
 use candle_nn::{AdamW, Optimizer, ParamsAdamW};
 use prbench_models::ModelError;
 use rand::seq::SliceRandom;
@@ -273,19 +273,43 @@ impl TrainedHead {
     }
 }
 
-/// Mean BT loss and accuracy of `head` on `(xc, xr)`; the loss is computed as
-/// `softplus(−d) = relu(−d) + log(1 + e^{−|d|})`, stable for any margin `d`.
+/// Mean BT loss of `head` on `(xc, xr)` and the margins `d = r_chosen − r_rejected`; the loss is
+/// computed as `softplus(−d) = (|d| − d)/2 + log(1 + e^{−|d|})`, stable for any margin `d`.
+///
+/// The first term is `relu(−d)` written through `|d|`, so that candle's gradient is the true
+/// `−σ(−d)` at `d = 0` too, whatever sign it gives `|d|` there. (`relu(−d)` took the gradient
+/// of `relu` at 0 as 1 and that of `|d|` as +1, giving −1.5 instead of −0.5 at `d = 0`: at the
+/// first step, where the zero output layer makes every margin 0. Found against the PyTorch
+/// reference, `tools/bt_reference.py`.)
 fn bt_loss(head: &BtHead, xc: &Tensor, xr: &Tensor) -> candle_core::Result<(Tensor, Tensor)> {
     let d = (head.forward(xc)? - head.forward(xr)?)?;
-    let loss = (d.neg()?.relu()? + (d.abs()?.neg()?.exp()? + 1.0)?.log()?)?.mean_all()?;
+    let a = d.abs()?;
+    let loss = (((&a - &d)? * 0.5)? + (a.neg()?.exp()? + 1.0)?.log()?)?.mean_all()?;
     Ok((loss, d))
 }
 
 fn evaluate(head: &BtHead, xc: &Tensor, xr: &Tensor) -> candle_core::Result<(f64, f64)> {
     let (loss, d) = bt_loss(head, xc, xr)?;
-    let d = d.to_vec1::<f32>()?;
+    let d = d.to_dtype(DType::F64)?.to_vec1::<f64>()?;
     let correct = d.iter().filter(|&&x| x > 0.0).count();
-    Ok((loss.to_scalar::<f32>()? as f64, correct as f64 / d.len().max(1) as f64))
+    Ok((loss.to_dtype(DType::F64)?.to_scalar::<f64>()?, correct as f64 / d.len().max(1) as f64))
+}
+
+/// A given start for [`train_head_from`], in place of the one [`train_head`] draws from the
+/// seed: the initial weights and every epoch's mini-batches. Used to replay another
+/// implementation's run (`tools/bt_reference.py` and the `matches_the_pytorch_reference` test).
+#[derive(Debug, Clone)]
+pub struct TrainStart {
+    /// Initial weights by tensor name, as [`BtHead::from_tensors`] takes them: `hidden.weight`
+    /// `(hidden, dim)`, `hidden.bias` `(hidden)` and `out.weight` `(1, hidden)`, or `out.weight`
+    /// `(1, dim)` alone for the linear head (`hidden` 0). All F32 or all F64: training runs in
+    /// that dtype (the f32 embeddings are converted to it), and so does the returned head.
+    pub weights: HashMap<String, Tensor>,
+    /// Per epoch (index 0 = epoch 1), its mini-batches in order, each a list of indices into the
+    /// training pairs: the pairs not held out by [`held_out_mask`], in input order, numbered
+    /// from 0. One optimizer step per mini-batch; the loss of a step is the mean over its
+    /// pairs. Needs at least `epochs` entries.
+    pub batches: Vec<Vec<Vec<usize>>>,
 }
 
 /// Trains a head on pairs of embeddings (`chosen[i]` preferred to `rejected[i]`, pair id
@@ -305,6 +329,38 @@ pub fn train_head(
     rejected: &[Vec<f32>],
     ids: &[String],
     opts: &TrainOptions,
+    on_epoch: &mut dyn FnMut(&EpochStats, bool),
+) -> Result<TrainedHead, ModelError> {
+    train(chosen, rejected, ids, opts, None, on_epoch)
+}
+
+/// [`train_head`] from a given start: the initial weights and the mini-batches of every epoch
+/// come from `start` instead of being drawn from `opts.seed` (which still picks the held-out
+/// pairs; `opts.hidden` must match the weights' shapes, `opts.batch_size` is unused). Everything
+/// else (loss, AdamW with `opts.lr` and `opts.weight_decay`, per-epoch figures, early stopping,
+/// the kept epoch) is [`train_head`]'s own code.
+///
+/// # Errors
+/// As [`train_head`]; [`ModelError::Spec`] also when `start` has fewer epochs of batches than
+/// `opts.epochs` or an index outside the training pairs; [`ModelError::Engine`] for weights
+/// with missing tensors, wrong shapes or mixed dtypes.
+pub fn train_head_from(
+    chosen: &[Vec<f32>],
+    rejected: &[Vec<f32>],
+    ids: &[String],
+    opts: &TrainOptions,
+    start: &TrainStart,
+    on_epoch: &mut dyn FnMut(&EpochStats, bool),
+) -> Result<TrainedHead, ModelError> {
+    train(chosen, rejected, ids, opts, Some(start), on_epoch)
+}
+
+fn train(
+    chosen: &[Vec<f32>],
+    rejected: &[Vec<f32>],
+    ids: &[String],
+    opts: &TrainOptions,
+    start_from: Option<&TrainStart>,
     on_epoch: &mut dyn FnMut(&EpochStats, bool),
 ) -> Result<TrainedHead, ModelError> {
     let bad = |reason: String| ModelError::Spec { spec: "bt training".into(), reason };
@@ -336,11 +392,23 @@ pub fn train_head(
     let held_out_ids: Vec<String> = ids.iter().zip(&mask).filter(|(_, &m)| m).map(|(i, _)| i.clone()).collect();
     let n_train = tc.len();
     let n_held = hc.len();
-    let xc = rows_tensor(&tc, dim)?;
-    let xr = rows_tensor(&tr, dim)?;
-    let held = if n_held > 0 { Some((rows_tensor(&hc, dim)?, rows_tensor(&hr, dim)?)) } else { None };
+    if let Some(s) = start_from {
+        if s.batches.len() < opts.epochs {
+            return Err(bad(format!("the start has batches for {} epochs, {} asked for", s.batches.len(), opts.epochs)));
+        }
+        if let Some(&i) = s.batches.iter().flatten().flatten().find(|&&i| i >= n_train) {
+            return Err(bad(format!("batch index {i} is not a training pair (there are {n_train})")));
+        }
+    }
+    let (head, vars) = match start_from {
+        Some(s) => BtHead::trainable(&s.weights, dim, opts.hidden)?,
+        None => BtHead::init(dim, opts.hidden, opts.seed)?,
+    };
+    let rows = |r: &[Vec<f32>]| rows_tensor(r, dim)?.to_dtype(head.dtype()).map_err(engine);
+    let xc = rows(&tc)?;
+    let xr = rows(&tr)?;
+    let held = if n_held > 0 { Some((rows(&hc)?, rows(&hr)?)) } else { None };
 
-    let (head, vars) = BtHead::init(dim, opts.hidden, opts.seed)?;
     let params = ParamsAdamW { lr: opts.lr, weight_decay: opts.weight_decay, ..ParamsAdamW::default() };
     let mut opt = AdamW::new(vars.iter().map(|(_, v)| v.clone()).collect(), params).map_err(engine)?;
     // One RNG stream for shuffling, distinct from the initialisation stream.
@@ -362,19 +430,30 @@ pub fn train_head(
     on_epoch(&history[0], false);
     let mut best: Option<(usize, f64, BtHead)> = None;
     let mut order: Vec<u32> = (0..n_train as u32).collect();
-    for epoch in 1..=opts.epochs {
-        if batch < n_train {
-            order.shuffle(&mut rng);
-        }
-        for part in order.chunks(batch) {
-            let (bc, br) = if batch == n_train {
-                (xc.clone(), xr.clone())
-            } else {
+    let step = |opt: &mut AdamW, part: Option<&[u32]>| -> Result<(), ModelError> {
+        let (bc, br) = match part {
+            None => (xc.clone(), xr.clone()),
+            Some(part) => {
                 let idx = Tensor::from_vec(part.to_vec(), part.len(), &Device::Cpu).map_err(engine)?;
                 (xc.index_select(&idx, 0).map_err(engine)?, xr.index_select(&idx, 0).map_err(engine)?)
-            };
-            let (loss, _) = bt_loss(&head, &bc, &br).map_err(engine)?;
-            opt.backward_step(&loss).map_err(engine)?;
+            }
+        };
+        let (loss, _) = bt_loss(&head, &bc, &br).map_err(engine)?;
+        opt.backward_step(&loss).map_err(engine)
+    };
+    for epoch in 1..=opts.epochs {
+        if let Some(s) = start_from {
+            for part in &s.batches[epoch - 1] {
+                let part: Vec<u32> = part.iter().map(|&i| i as u32).collect();
+                step(&mut opt, Some(&part))?;
+            }
+        } else {
+            if batch < n_train {
+                order.shuffle(&mut rng);
+            }
+            for part in order.chunks(batch) {
+                step(&mut opt, if batch == n_train { None } else { Some(part) })?;
+            }
         }
         let s = stats_at(epoch, &head)?;
         let key = s.held_out_loss.unwrap_or(f64::NEG_INFINITY);
