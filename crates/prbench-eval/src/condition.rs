@@ -69,7 +69,7 @@ impl Condition {
                 Some(rest) => {
                     let k = rest.strip_prefix("k=").unwrap_or(rest);
                     if k.contains(',') {
-                        return Err(bad(s, "a k sweep is a list: pass it to `Condition::parse_list` (e.g. `--condition profile:k=1,3,5,10`)"));
+                        return Err(bad(s, "a k sweep names several conditions; it is taken where a list of conditions is (`eval --condition profile:k=1,3,5,10`), and a single condition is expected here (e.g. `profile:3`)"));
                     }
                     Ok(Self::Profile { k: parse_k(s, k)? })
                 }
@@ -141,7 +141,7 @@ impl Condition {
     /// One sentence saying what the model sees under this condition (printed in reports).
     pub fn meaning(self) -> String {
         match self {
-            Self::None => "the model sees the question and the answers only, nothing about the user: it cannot personalize, so this measures the non-personalized baseline".into(),
+            Self::None => "the model sees the question and the answers only, nothing about the user in its input: unless it carries the user itself (a PAL model's per-user weights), it cannot personalize, and this measures the non-personalized baseline".into(),
             Self::Profile { k } => format!("the model also sees up to {k} of the user's past posts, ranked by relevance to the question (raw profile injection)"),
             Self::Planner => "the model also sees rubric aspects a planner model inferred from the question and the user's top-ranked posts (never from the hidden rubric)".into(),
             Self::Oracle => "the model also sees the ground-truth rubric aspect titles of this user: an upper bound, not a benchmark score".into(),

@@ -144,7 +144,7 @@ fn bad_flags_are_refused() {
         tmp.path(),
     );
     assert!(
-        text(&out.stderr).contains("--pairs history needs P-Soups data"),
+        text(&out.stderr).contains("--pairs history needs data whose rows carry users' past preference pairs"),
         "{}",
         text(&out.stderr)
     );
@@ -246,7 +246,7 @@ fn trains_then_scores_known_and_adapted_users() {
         assert!(out.status.success(), "{}", text(&out.stderr));
         assert!(
             text(&out.stderr)
-                .contains("PAL: 3 of the examples' users were trained on; 0 users adapted"),
+                .contains("PAL: 3 of the examples' users were trained on; none adapted"),
             "{}",
             text(&out.stderr)
         );
@@ -438,7 +438,7 @@ fn refuses_its_training_pairs_and_users_without_history() {
     );
     let e = text(&out.stderr);
     assert!(
-        e.contains("PAL: 0 of the examples' users were trained on; 0 users adapted")
+        e.contains("PAL: 0 of the examples' users were trained on; none adapted")
             && e.contains("12 users have no history and will not be scored"),
         "{e}"
     );
@@ -446,3 +446,28 @@ fn refuses_its_training_pairs_and_users_without_history() {
     let rows = std::fs::read_to_string(tmp.path().join("runs/nohist/outcomes.jsonl")).unwrap();
     assert!(rows.contains("is not among the 3 users"), "{rows}");
 }
+
+/// Held-out users who have too few pairs to both adapt on and test are said so, not reported as
+/// "no held-out users" (psoups-mini: 3 users; a third held out by hash is one user, left with
+/// 1 pair after the 2 dropped as equal to target pairs).
+#[test]
+fn held_out_users_without_enough_pairs_are_reported() {
+    if no_embedder() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = prbench(
+        &["train", "pal", "--variant", "a", "--k", "2", "--data", &fixture(), "--pairs", "history", "--epochs", "3", "--holdout-users", "0.34", "--out", "m"],
+        tmp.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let cfg = json(&tmp.path().join("m/pal.json"));
+    let n = cfg["training"]["n_held_out_users"].as_u64().unwrap();
+    assert!(n >= 1, "{cfg}");
+    let stdout = text(&out.stdout);
+    assert!(!stdout.contains("no held-out users"), "{stdout}");
+    let evaluated = cfg["training"]["held_out"]["users"].as_u64().unwrap_or(0);
+    let want = if evaluated == 0 { format!("{n} held-out users, none evaluated") } else { format!("{n} held-out users, {evaluated} evaluated") };
+    assert!(stdout.contains(&want), "want `{want}` in: {stdout}");
+}
+

@@ -179,3 +179,23 @@ fn a_head_is_not_scored_on_its_own_training_pairs_or_another_condition() {
     let e = BtRewardModel::load(&tmp.path().join("own"), &default_embedder_dir()).unwrap_err().to_string();
     assert!(e.contains("head_sha256"), "{e}");
 }
+
+/// `oracle` on data without any rubric aspect (SynthesizeMe) is refused before training, as
+/// `eval` refuses it: the inputs would be those of `none` under an upper bound's name.
+#[test]
+fn oracle_training_on_data_without_a_rubric_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = format!("synthesizeme:{}", PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../prbench-data/tests/fixtures/synthesizeme").display());
+    for model in ["bt", "pal"] {
+        let mut args = vec!["train", model, "--data", &data, "--pairs", "history", "--condition", "oracle", "--out", "m"];
+        if model == "pal" {
+            args.extend(["--variant", "a"]);
+        }
+        let out = prbench(&args, tmp.path());
+        assert!(!out.status.success(), "{model}");
+        let e = text(&out.stderr);
+        assert!(e.contains("none of the 4 examples has rubric aspects (dataset kind `synthesizeme`)"), "{model}: {e}");
+        assert!(!tmp.path().join("m").exists(), "{model}: nothing written");
+    }
+}
+

@@ -398,13 +398,23 @@ pub fn prepare_eval_users(
 
 /// The summary figures of a held-out evaluation, for the command's last line.
 pub fn held_out_summary(config: &PalConfig) -> String {
-    match &config.training.held_out {
+    let t = &config.training;
+    let n = t.n_held_out_users;
+    match &t.held_out {
+        _ if n == 0 => "no held-out users".to_string(),
         Some(h) => format!(
-            "{} held-out users: accuracy adapted {}, uniform mixture {}",
+            "{n} held-out users, {} evaluated: accuracy adapted {}, uniform mixture {}{}",
             h.users,
             fmt(Some(100.0 * h.accuracy_adapted), 1) + "%",
-            fmt(Some(100.0 * h.accuracy_uniform), 1) + "%"
+            fmt(Some(100.0 * h.accuracy_uniform), 1) + "%",
+            if h.users_skipped > 0 {
+                format!("; {} skipped (fewer than 2 pairs: nothing to both adapt on and test)", h.users_skipped)
+            } else {
+                String::new()
+            }
         ),
-        None => "no held-out users".to_string(),
+        None => format!(
+            "{n} held-out users, none evaluated: each has fewer than 2 pairs (nothing to both adapt on and test); they are left out of training"
+        ),
     }
 }

@@ -334,7 +334,7 @@ impl PalRewardModel {
         self.adapted.get(user).map(Vec::as_slice).ok_or_else(|| {
             ModelError::Engine(format!(
                 "example `{example_id}`: user `{user}` is not among the {} users {} was trained on and has no history pairs to adapt to; \
-                 PAL scores only known users and users adapted from their history (P-Soups' pair-wise feedback)",
+                 PAL scores only known users and users adapted from their history pairs (P-Soups' pair-wise feedback, SynthesizeMe's `train`-split pairs); rerunning will not change this: train with this user, or give them history",
                 self.config.users.len(),
                 self.spec
             ))

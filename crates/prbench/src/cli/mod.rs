@@ -288,7 +288,9 @@ pub enum DataCommand {
 #[derive(Args, Debug, Clone)]
 pub struct DataArgs {
     /// Dataset: a directory (HF layout `<config>/*.parquet` or `<config>.{parquet,json,jsonl}`),
-    /// a single file, `psoups:DIR`, or `hf:ORG/NAME[@REV]` (through the hf-hub cache); for
+    /// a single file, `psoups:DIR`, `synthesizeme:DIR[#SPLIT]` (SynthesizeMe's personalized
+    /// Chatbot Arena and PRISM), `prism:DIR` (raw PRISM), or `hf:ORG/NAME[@REV]` (through the
+    /// hf-hub cache); for
     /// `build` also `lampqa:DIR[#SPLIT]` (LaMP-QA questions, which have no pairs to evaluate).
     /// The default `data/sample` is looked for in the current folder, then in the source tree
     /// prbench was built from (stderr says which).

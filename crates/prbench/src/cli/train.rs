@@ -28,15 +28,15 @@ pub enum PalVariantArg {
 pub enum PairSource {
     /// The file's own chosen/rejected pairs (a separate training file).
     Target,
-    /// P-Soups only: each user's past preference pairs ("Pair-wise Comparative Feedback"); target
-    /// pairs are never trained on.
+    /// Each user's past preference pairs (P-Soups' "Pair-wise Comparative Feedback", SynthesizeMe's
+    /// `train`-split pairs); target pairs are never trained on.
     History,
 }
 
 /// `train bt` arguments.
 #[derive(Args, Debug)]
 pub struct TrainBtArgs {
-    /// Training data: any dataset spec (`psoups:DIR` for `--pairs history`).
+    /// Training data: any dataset spec (`psoups:DIR` or `synthesizeme:DIR[#SPLIT]` for `--pairs history`).
     #[arg(long)]
     pub data: String,
     /// Subsets to train on (long or short names, comma-separated); all when omitted.
@@ -108,16 +108,15 @@ pub struct TrainPalArgs {
     /// Number of prototypes (the authors' configs use 2).
     #[arg(long, default_value_t = 2, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 64))]
     pub k: usize,
-    /// Training data: any dataset spec (`psoups:DIR` for `--pairs history`). Users are the rows'
+    /// Training data: any dataset spec (`psoups:DIR` or `synthesizeme:DIR[#SPLIT]` for `--pairs history`). Users are the rows'
     /// `user_id`, else each row is its own user.
     #[arg(long)]
     pub data: String,
     /// Subsets to train on (long or short names, comma-separated); all when omitted.
     #[arg(long, value_delimiter = ',')]
     pub subset: Vec<String>,
-    /// Condition whose context the inputs carry: `none`, `profile:k` (a user-conditioned BT: the
-    /// user's top-k profile posts, BM25-ranked, before the question) or `oracle`. Evaluate with the
-    /// same one.
+    /// Condition whose context the inputs carry: `none` or `oracle` (data with a rubric). The
+    /// user enters through their row of `W`. Evaluate with the same one.
     #[arg(long, default_value = "none")]
     pub condition: String,
     /// Pairs to train on.

@@ -56,13 +56,20 @@ pub(crate) fn prepare_pal(rm: &mut PalRewardModel, data: &str, subset: &[String]
     let u = prepare_eval_users(rm, data, subset, examples, &context)?;
     let a = &u.adapted;
     eprintln!(
-        "prbench: PAL: {} of the examples' users were trained on; {} adapted few-shot from their history ({} pairs, {} epochs, mean final loss {:.4}, {:.1} s){}",
+        "prbench: PAL: {} of the examples' users were trained on; {}{}",
         u.known,
-        count(a.adapted, "user", "users"),
-        a.pairs,
-        rm.config().training.adapt_epochs,
-        a.mean_final_loss,
-        a.seconds,
+        if a.adapted == 0 {
+            "none adapted".to_string()
+        } else {
+            format!(
+                "{} adapted few-shot from their history ({} pairs, {} epochs, mean final loss {:.4}, {:.1} s)",
+                count(a.adapted, "user", "users"),
+                a.pairs,
+                rm.config().training.adapt_epochs,
+                a.mean_final_loss,
+                a.seconds
+            )
+        },
         match u.without_history.first() {
             Some(first) => format!("; {} no history and will not be scored (first: `{first}`)", count(u.without_history.len(), "user has", "users have")),
             None => String::new(),

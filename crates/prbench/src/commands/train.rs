@@ -8,7 +8,7 @@
 //! weight row per user; saved as `pal.safetensors` + `pal.json`, loaded with `--model pal:DIR`.
 //! The flags become [`TrainPalOptions`]; the work is [`prbench_candle::pal::pipeline`]'s.
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use prbench_candle::bt::pipeline::{fmt, train_bt as train, PairSource as Pairs, TrainBtOptions, TrainReporter};
 use prbench_candle::bt::{self, TrainOptions};
 use prbench_candle::pal::pipeline::{held_out_summary, holds_model, train_pal as train_pal_model, TrainPalOptions};
@@ -83,6 +83,7 @@ fn train_bt(args: TrainBtArgs) -> Result<()> {
         bail!("--held-out {} must be in [0, 1)", args.held_out);
     }
     crate::commands::refuse_file_as_folder("--out", &args.out, "the BT model (head.safetensors and bt.json)")?;
+    check_training_condition(condition, &args.data, &args.subset)?;
     if args.out.join(bt::config::CONFIG_FILE).exists() && !args.force {
         bail!("{} already holds a BT model; pass --force to replace it or choose another --out", args.out.display());
     }
@@ -110,6 +111,17 @@ fn train_bt(args: TrainBtArgs) -> Result<()> {
     Ok(())
 }
 
+/// Refuses `oracle` on data without any rubric aspect (SynthesizeMe, PRISM), as `eval` does:
+/// the inputs would be exactly those of `none`, and the model would be labelled an upper bound.
+fn check_training_condition(condition: Condition, data: &str, subset: &[String]) -> Result<()> {
+    if condition != Condition::Oracle {
+        return Ok(());
+    }
+    let ds = prbench_data::load(data, subset).with_context(|| format!("loading `{data}`"))?;
+    prbench_eval::condition::check_oracle_material(&[condition], &ds.examples, &ds.kind)?;
+    Ok(())
+}
+
 /// `none` or `oracle`, the conditions a trained model's inputs can carry without prepared inputs.
 fn training_condition(text: &str, command: &str) -> Result<Condition> {
     let condition = Condition::parse(text)?;
@@ -122,6 +134,7 @@ fn training_condition(text: &str, command: &str) -> Result<Condition> {
 fn train_pal(args: TrainPalArgs) -> Result<()> {
     let condition = training_condition(&args.condition, "pal")?;
     crate::commands::refuse_file_as_folder("--out", &args.out, "the PAL model (pal.safetensors and pal.json)")?;
+    check_training_condition(condition, &args.data, &args.subset)?;
     if holds_model(&args.out) && !args.force {
         bail!("{} already holds a PAL model; pass --force to replace it or choose another --out", args.out.display());
     }
