@@ -666,11 +666,15 @@ pub fn render_comparison(c: &Comparison) -> String {
             );
         }
     }
-    let _ = writeln!(
-        s,
-        "\nReading the intervals: with {n} models they are wide{}. A paired difference whose interval contains 0 does not show that one benchmark ranks the models more like the downstream than the other; the intervals are not adjusted for the {} comparisons.",
-        if n < 10 { " (fewer than 10 models: very wide)" } else { "" },
-        pairs.len() * 5
-    );
+    let wide = if n < 10 { " (fewer than 10 models: very wide)" } else { "" };
+    if pairs.is_empty() {
+        let _ = writeln!(s, "\nReading the intervals: with {n} models they are wide{wide}; an interval that contains 0 does not show that the benchmark ranks the models like the downstream.");
+    } else {
+        let _ = writeln!(
+            s,
+            "\nReading the intervals: with {n} models they are wide{wide}. A paired difference whose interval contains 0 does not show that one benchmark ranks the models more like the downstream than the other; the intervals are not adjusted for the {} comparisons.",
+            pairs.len() * 5
+        );
+    }
     s
 }
