@@ -304,6 +304,8 @@ fn score(args: ScoreArgs) -> Result<()> {
     let bar = Bar::new(args.stage.quiet);
     let cache = args.stage.cache.open(&folder.dir)?;
     let parsed = ModelSpec::parse(&args.model)?;
+    // The examples the samples answer (PAL's users; the profiles `profile:k` ranks).
+    let examples: Vec<Example> = data.examples.iter().filter(|e| manifest.example_ids.contains(&e.id)).cloned().collect();
     let (rm, mode, template_hash): (Box<dyn RewardModel>, &str, String) = match (&parsed, args.mode) {
         (ModelSpec::Gguf(path), VerdictMode::Logprob) => {
             let e = GgufEngine::load(path, GgufOptions::default()).with_context(|| format!("loading `{}`", args.model))?;
@@ -322,7 +324,6 @@ fn score(args: ScoreArgs) -> Result<()> {
             if let Loaded::Pal(pal) = &mut loaded {
                 // PAL scores each sample for its example's user: the users it was not trained on
                 // are adapted from their history pairs first, as in `eval`.
-                let examples: Vec<Example> = data.examples.iter().filter(|e| manifest.example_ids.contains(&e.id)).cloned().collect();
                 let spec = args.data.as_deref().unwrap_or(&manifest.dataset);
                 crate::commands::eval::prepare_pal(pal, spec, &manifest.subsets, &examples)?;
                 let items: Vec<(String, String)> =
@@ -334,7 +335,6 @@ fn score(args: ScoreArgs) -> Result<()> {
     };
     let mut inputs = ConditionInputs::default();
     if condition.profile_k().is_some() {
-        let examples: Vec<Example> = data.examples.iter().filter(|e| manifest.example_ids.contains(&e.id)).cloned().collect();
         let (ranked, by) = rank_profiles(args.retriever.as_deref(), &data, &examples, cache.as_ref(), &CliEngines { remote: &args.stage.remote }, &bar)?;
         inputs.ranked = ranked;
         inputs.retriever = Some(by);

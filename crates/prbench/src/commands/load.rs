@@ -145,24 +145,14 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
             let rm = BtRewardModel::load(&path, &args.scalar.embedder.clone().unwrap_or_else(default_embedder_dir))
                 .map(|m| m.with_spec(text))
                 .with_context(|| format!("loading `{text}`"))?;
-            let trained = &rm.config().condition;
-            for c in args.conditions.iter().filter(|c| c.to_string() != *trained) {
-                eprintln!(
-                    "prbench: note: `{text}` was trained under condition `{trained}`; under `{c}` it scores inputs unlike its training data (as an off-the-shelf reward model would)"
-                );
-            }
+            note_other_conditions(text, &rm.config().condition, &args.conditions);
             Ok(Loaded::Bt(Box::new(rm)))
         }
         ModelSpec::Pal(path) => {
             let rm = PalRewardModel::load(&path, &args.scalar.embedder.clone().unwrap_or_else(default_embedder_dir))
                 .map(|m| m.with_spec(text))
                 .with_context(|| format!("loading `{text}`"))?;
-            let trained = &rm.config().condition;
-            for c in args.conditions.iter().filter(|c| c.to_string() != *trained) {
-                eprintln!(
-                    "prbench: note: `{text}` was trained under condition `{trained}`; under `{c}` it scores inputs unlike its training data (as an off-the-shelf reward model would)"
-                );
-            }
+            note_other_conditions(text, &rm.config().condition, &args.conditions);
             Ok(Loaded::Pal(Box::new(rm)))
         }
         ModelSpec::OpenAi { model, base_urls } => {
@@ -227,3 +217,12 @@ pub(crate) fn request_extra(r: &RemoteArgs) -> Result<Option<serde_json::Map<Str
     }
 }
 
+/// Says, for each condition the run will use other than the one a trained model (`bt:`, `pal:`)
+/// was trained under, that the model will read inputs unlike its training data.
+fn note_other_conditions(text: &str, trained: &str, conditions: &[Condition]) {
+    for c in conditions.iter().filter(|c| c.to_string() != trained) {
+        eprintln!(
+            "prbench: note: `{text}` was trained under condition `{trained}`; under `{c}` it scores inputs unlike its training data (as an off-the-shelf reward model would)"
+        );
+    }
+}
