@@ -101,7 +101,7 @@ fn requests_from(spec: &str, condition: &str, n: usize) -> Result<Vec<JudgeReque
         for (a, b) in [(&ex.chosen, &ex.rejected), (&ex.rejected, &ex.chosen)] {
             let pair = PairInput { example_id: ex.id.clone(), question: ex.question.clone(), context: context.clone(), a: a.clone(), b: b.clone() };
             let prompt = prompts.judge(&pair)?;
-            out.push(JudgeRequest { pair, prompt });
+            out.push(JudgeRequest { pair, prompt, prompt_b: None });
         }
     }
     out.truncate(n);

@@ -90,7 +90,7 @@ pub fn measure(args: &RemoteLoadOptions) -> Result<RemoteLoadReport> {
                 a: ex.chosen.clone(),
                 b: ex.rejected.clone(),
             };
-            Ok(JudgeRequest { prompt: prompts.judge(&pair)?, pair })
+            Ok(JudgeRequest { prompt: prompts.judge(&pair)?, pair, prompt_b: None })
         })
         .collect::<Result<_, prbench_eval::EvalError>>()?;
     let opts = RemoteOptions { concurrency: args.concurrency, timeout: Duration::from_secs(30), ..RemoteOptions::default() };

@@ -18,6 +18,7 @@ fn request(id: &str, text: &str) -> JudgeRequest {
     JudgeRequest {
         pair: PairInput { example_id: id.into(), question: text.into(), context: None, a: "a".into(), b: "b".into() },
         prompt: prompt(text),
+        prompt_b: None,
     }
 }
 

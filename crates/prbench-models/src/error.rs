@@ -53,6 +53,14 @@ pub enum ModelError {
         /// What could not be cut.
         reason: String,
     },
+    /// A judge recipe's verdict reader is unknown or misconfigured.
+    #[error("verdict reader {reader} {reason}")]
+    Reader {
+        /// The reader as the recipe names it (with its pattern for `regex`).
+        reader: String,
+        /// What is wrong and what to write instead.
+        reason: String,
+    },
     /// The engine failed.
     #[error("engine error: {0}")]
     Engine(String),

@@ -111,8 +111,12 @@ pub struct JudgeRequest {
     /// Structured pair.
     pub pair: PairInput,
     /// Rendered judge conversation; for a logprob verdict its `assistant_prefix` ends at
-    /// `Result:`.
+    /// `Result:`. For a pointwise recipe, the conversation that rates answer A.
     pub prompt: ChatPrompt,
+    /// Pointwise recipes only: the conversation that rates answer B (`None` for pairwise
+    /// judges, which see both answers in `prompt`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_b: Option<ChatPrompt>,
 }
 
 /// Token accounting for one engine call.

@@ -11,9 +11,11 @@ pub mod gguf;
 pub mod io;
 pub mod judge;
 pub mod spec;
+pub mod template_files;
 pub mod traits;
 pub mod verdict;
 pub mod verdict_parse;
+pub mod verdict_reader;
 
 pub use error::ModelError;
 pub use io::*;

@@ -54,7 +54,7 @@ pub fn parse_verdict(reply: &str) -> Choice {
 }
 
 /// Removes `<think>…</think>` blocks; `None` when a block is never closed.
-fn strip_think_blocks(reply: &str) -> Option<String> {
+pub(crate) fn strip_think_blocks(reply: &str) -> Option<String> {
     const OPEN: &str = "<think>";
     const CLOSE: &str = "</think>";
     let mut rest = reply;
@@ -83,7 +83,7 @@ fn strip_think_blocks(reply: &str) -> Option<String> {
 }
 
 /// Replaces markdown emphasis, quotes and line-leading blockquote markers by spaces.
-fn strip_markup(text: &str) -> String {
+pub(crate) fn strip_markup(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for (i, line) in text.split('\n').enumerate() {
         if i > 0 {
@@ -137,7 +137,7 @@ fn last_label_end(text: &str) -> Option<usize> {
 
 /// The text the verdict is read from: the rest of the label's line, or the next non-blank
 /// line when the rest of the label's line holds no letter or digit.
-fn verdict_segment(after: &str) -> &str {
+pub(crate) fn verdict_segment(after: &str) -> &str {
     let mut lines = after.split('\n');
     let first = lines.next().unwrap_or("");
     if first.chars().any(char::is_alphanumeric) {
@@ -147,7 +147,7 @@ fn verdict_segment(after: &str) -> &str {
 }
 
 /// Applies step 5 of the [`parse_verdict`] rule to one segment.
-fn read_segment(segment: &str) -> Choice {
+pub(crate) fn read_segment(segment: &str) -> Choice {
     // Words (maximal alphanumeric runs) as byte ranges into `segment`.
     let mut words: Vec<(usize, usize)> = Vec::new();
     let mut start = None;

@@ -221,6 +221,7 @@ pub fn judge_req(i: usize) -> JudgeRequest {
             messages: vec![ChatMessage::new(Role::System, "You judge."), ChatMessage::new(Role::User, format!("Judge item {i}."))],
             assistant_prefix: String::new(),
         },
+        prompt_b: None,
     }
 }
 

@@ -1,0 +1,442 @@
+//! Verdict readers: how a judge recipe's reply is turned into a verdict (issue 21; our own
+//! `Result:` rule is PROTOCOL.md §4).
+//!
+//! Generative reward models each write their verdict their own way, and a recipe names the
+//! reader that matches its prompt:
+//!
+//! | reader (`recipe.toml`) | the reply ends with | as written by |
+//! |---|---|---|
+//! | `result` | `Result: A` | prbench's own judge prompt ([`parse_verdict`]) |
+//! | `brackets` | `[[A]]`, `[[B]]` (`[[C]]` = tie) | MT-Bench's pairwise judge, Skywork-Critic |
+//! | `answer-tag` | `<answer>[[A]]</answer>` | reasoning reward models such as RM-R1 |
+//! | `boxed` | `\boxed{A}` | reasoning models trained on maths-style answers |
+//! | `regex` | whatever one capture group finds | anything else |
+//! | `rating` (pointwise) | `Rating: 7` | a judge that rates one answer at a time |
+//!
+//! Rules every pairwise reader shares, so that none repeats the authors' parser defects
+//! (PROTOCOL.md §10, defects 2 and 3):
+//! - `<think>…</think>` blocks are dropped first, as [`parse_verdict`] drops them; an
+//!   unclosed `<think>` makes the reply [`Choice::Unparsed`].
+//! - The **last** verdict in the reply wins (a reasoning model may quote the format, or change
+//!   its mind, before its final answer).
+//! - A reply without a readable verdict is [`Choice::Unparsed`], never a default letter.
+//! - A verdict that echoes the instruction (`[[A]] or [[B]]`, `\boxed{A/B}`) is unparsed.
+
+use regex::Regex;
+
+use crate::error::ModelError;
+use crate::verdict::Choice;
+use crate::verdict_parse::{parse_verdict, read_segment, strip_markup, strip_think_blocks, verdict_segment};
+
+/// A pairwise verdict reader (see the module docs for the forms).
+#[derive(Debug, Clone)]
+pub enum VerdictReader {
+    /// `Result: A` / `Result: B`, read by [`parse_verdict`].
+    ResultLine,
+    /// `[[A]]` / `[[B]]`, `[[C]]` for a tie (MT-Bench's pairwise format).
+    Brackets,
+    /// The last `<answer>…</answer>` block; inside it `[[A]]`, `A`, `Assistant B`, … .
+    AnswerTag,
+    /// The last `\boxed{…}`; inside it `A`, `\text{B}`, … .
+    Boxed,
+    /// A regular expression with exactly one capture group; its last match's capture, trimmed,
+    /// must be `A` or `B` (any case) or `tie`.
+    Regex(VerdictRegex),
+}
+
+/// A compiled [`VerdictReader::Regex`] pattern and its source text.
+#[derive(Debug, Clone)]
+pub struct VerdictRegex {
+    source: String,
+    re: Regex,
+}
+
+impl VerdictRegex {
+    /// Compiles `pattern` (Rust `regex` syntax, which has no look-around).
+    ///
+    /// # Errors
+    /// [`ModelError::Reader`] when the pattern does not compile or has not exactly one capture
+    /// group (named or not).
+    pub fn new(pattern: &str) -> Result<Self, ModelError> {
+        let bad = |reason: String| ModelError::Reader { reader: format!("regex `{pattern}`"), reason };
+        let re = Regex::new(pattern).map_err(|e| bad(format!("does not compile: {e}")))?;
+        match re.captures_len() - 1 {
+            1 => Ok(Self { source: pattern.to_string(), re }),
+            n => Err(bad(format!("has {n} capture groups; it needs exactly one, around the verdict letter, e.g. `Verdict: \\[?([AB])\\]?` (use `(?:…)` for groups that capture nothing)"))),
+        }
+    }
+
+    /// The pattern as written.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+}
+
+/// The names [`VerdictReader::from_name`] and [`RatingReader`] accept, for messages.
+pub const READER_NAMES: &str = "`result`, `brackets`, `answer-tag`, `boxed`, `regex` (with `pattern`), `rating` (pointwise)";
+
+impl VerdictReader {
+    /// The reader called `name` in a recipe; `pattern` is the regex of `regex` and must be
+    /// absent for the others.
+    ///
+    /// # Errors
+    /// [`ModelError::Reader`] for an unknown name (`rating` is pointwise: see
+    /// [`RatingReader`]), a missing or superfluous pattern, or a bad regex.
+    pub fn from_name(name: &str, pattern: Option<&str>) -> Result<Self, ModelError> {
+        let reader = match name {
+            "result" => Self::ResultLine,
+            "brackets" => Self::Brackets,
+            "answer-tag" => Self::AnswerTag,
+            "boxed" => Self::Boxed,
+            "regex" => {
+                let p = pattern.ok_or_else(|| ModelError::Reader { reader: format!("`{name}`"), reason: "needs a `pattern` with one capture group around the verdict letter".into() })?;
+                return Ok(Self::Regex(VerdictRegex::new(p)?));
+            }
+            "rating" => {
+                return Err(ModelError::Reader { reader: format!("`{name}`"), reason: "is a pointwise reader: set `kind = \"pointwise\"` in recipe.toml".into() })
+            }
+            other => return Err(ModelError::Reader { reader: format!("`{other}`"), reason: format!("is not a known reader; known: {READER_NAMES}") }),
+        };
+        if pattern.is_some() {
+            return Err(ModelError::Reader { reader: format!("`{name}`"), reason: "takes no `pattern` (only `regex` does)".into() });
+        }
+        Ok(reader)
+    }
+
+    /// The name as a recipe writes it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::ResultLine => "result",
+            Self::Brackets => "brackets",
+            Self::AnswerTag => "answer-tag",
+            Self::Boxed => "boxed",
+            Self::Regex(_) => "regex",
+        }
+    }
+
+    /// What the manifest and the cache key record: `{"reader": NAME}` plus `pattern` for
+    /// `regex`.
+    pub fn describe(&self) -> serde_json::Value {
+        match self {
+            Self::Regex(r) => serde_json::json!({ "reader": self.name(), "pattern": r.source() }),
+            _ => serde_json::json!({ "reader": self.name() }),
+        }
+    }
+
+    /// Reads the verdict of `reply`.
+    pub fn read(&self, reply: &str) -> Choice {
+        if let Self::ResultLine = self {
+            return parse_verdict(reply);
+        }
+        let Some(text) = strip_think_blocks(reply) else {
+            return Choice::Unparsed;
+        };
+        match self {
+            Self::ResultLine => unreachable!("handled above"),
+            Self::Brackets => read_brackets(&text),
+            Self::AnswerTag => read_answer_tag(&text),
+            Self::Boxed => read_boxed(&text),
+            Self::Regex(r) => read_regex(r, &text),
+        }
+    }
+}
+
+/// A verdict word (`A`, `B`, or `C`/`tie` for a tie) inside double brackets, with optional
+/// spaces: `[[A]]`, `[[ b ]]`, `[[C]]`, `[[Tie]]`.
+fn bracket_tokens(text: &str) -> Vec<(usize, usize, Choice)> {
+    static_regex(r"(?i)\[\[\s*(a|b|c|tie)\s*\]\]")
+        .captures_iter(text)
+        .map(|c| {
+            let m = c.get(0).expect("group 0");
+            let choice = match c[1].to_ascii_lowercase().as_str() {
+                "a" => Choice::A,
+                "b" => Choice::B,
+                _ => Choice::Tie,
+            };
+            (m.start(), m.end(), choice)
+        })
+        .collect()
+}
+
+/// Compiles one of this module's fixed patterns.
+fn static_regex(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("the module's own patterns compile")
+}
+
+/// The last bracketed verdict; unparsed when it echoes the instruction (`[[A]] or [[B]]`,
+/// `[[A]]/[[B]]`, `[[A]], [[B]]`), i.e. the previous bracket is joined to it by `or`, `/`, `|`
+/// or `,` and holds the other letter.
+fn read_brackets(text: &str) -> Choice {
+    let tokens = bracket_tokens(text);
+    let Some(&(start, _, last)) = tokens.last() else {
+        return Choice::Unparsed;
+    };
+    if let Some(&(_, prev_end, prev)) = tokens.len().checked_sub(2).map(|i| &tokens[i]) {
+        let gap = text[prev_end..start].trim().to_ascii_lowercase();
+        if prev != last && matches!(gap.as_str(), "or" | "/" | "|" | "," | ", or" | "and") {
+            return Choice::Unparsed;
+        }
+    }
+    last
+}
+
+/// The last `<answer>…</answer>` block (tags in any case). Inside it a bracketed verdict
+/// decides if there is one; otherwise the words are read as a `Result:` line's segment is
+/// (`A`, `Assistant B`, `tie`; `A or B` is unparsed). An `<answer>` without its closing tag
+/// after the last complete block, or no block at all, is unparsed.
+fn read_answer_tag(text: &str) -> Choice {
+    let lower = text.to_ascii_lowercase();
+    let Some(open) = lower.rfind("<answer>") else {
+        return Choice::Unparsed;
+    };
+    let body_start = open + "<answer>".len();
+    let Some(close) = lower[body_start..].find("</answer>") else {
+        return Choice::Unparsed;
+    };
+    read_inner(&text[body_start..body_start + close])
+}
+
+/// A verdict inside a tag or a box: brackets first, else the words.
+fn read_inner(inner: &str) -> Choice {
+    if !bracket_tokens(inner).is_empty() {
+        return read_brackets(inner);
+    }
+    let cleaned = strip_markup(inner);
+    read_segment(cleaned.trim())
+}
+
+/// The content of the last `\boxed{…}` (braces balanced inside). LaTeX commands in it
+/// (`\text`, `\mathrm`, `\textbf`) and braces are dropped before its words are read.
+fn read_boxed(text: &str) -> Choice {
+    let Some(at) = text.rfind("\\boxed") else {
+        return Choice::Unparsed;
+    };
+    let rest = text[at + "\\boxed".len()..].trim_start();
+    let Some(body) = rest.strip_prefix('{') else {
+        return Choice::Unparsed;
+    };
+    let mut depth = 1usize;
+    let mut end = None;
+    for (i, c) in body.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    end = Some(i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let Some(end) = end else {
+        return Choice::Unparsed;
+    };
+    let inner = static_regex(r"\\[A-Za-z]+").replace_all(&body[..end], " ");
+    read_inner(&inner.replace(['{', '}'], " "))
+}
+
+/// The last match's capture: `A`/`B` in any case, or `tie`; anything else is unparsed.
+fn read_regex(r: &VerdictRegex, text: &str) -> Choice {
+    let Some(caps) = r.re.captures_iter(text).last() else {
+        return Choice::Unparsed;
+    };
+    let Some(m) = caps.get(1) else {
+        return Choice::Unparsed;
+    };
+    match m.as_str().trim().to_ascii_lowercase().as_str() {
+        "a" => Choice::A,
+        "b" => Choice::B,
+        "tie" => Choice::Tie,
+        _ => Choice::Unparsed,
+    }
+}
+
+/// The pointwise reader: the last `Rating:` label (any case, not part of a longer word, `:` or
+/// `：`), then a number on the rest of its line, or on the next non-blank line when the rest of
+/// the line holds no letter or digit. Markdown emphasis and brackets around the number are
+/// skipped (`**Rating:** [[7]]`), a `/10` after it is ignored, and a value outside
+/// `[min, max]`, a placeholder (`Rating: N`) or no label at all reads as no rating.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RatingReader {
+    /// Lowest rating the prompt allows.
+    pub min: f64,
+    /// Highest rating the prompt allows.
+    pub max: f64,
+}
+
+impl RatingReader {
+    /// A reader for ratings in `[min, max]`.
+    ///
+    /// # Errors
+    /// [`ModelError::Reader`] when the bounds are not finite or `min >= max`.
+    pub fn new(min: f64, max: f64) -> Result<Self, ModelError> {
+        if !(min.is_finite() && max.is_finite() && min < max) {
+            return Err(ModelError::Reader { reader: "`rating`".into(), reason: format!("needs finite bounds with min < max; got min {min}, max {max}") });
+        }
+        Ok(Self { min, max })
+    }
+
+    /// What the manifest and the cache key record.
+    pub fn describe(&self) -> serde_json::Value {
+        serde_json::json!({ "reader": "rating", "min": self.min, "max": self.max })
+    }
+
+    /// The rating in `reply`, or `None` when there is none that reads (see the type's docs).
+    pub fn read(&self, reply: &str) -> Option<f64> {
+        let text = strip_markup(&strip_think_blocks(reply)?);
+        let lower = text.to_ascii_lowercase();
+        let label = static_regex(r"(?:^|[^a-z0-9])rating[ \t]*[:\u{FF1A}]");
+        let end = label.find_iter(&lower).last()?.end();
+        let segment = verdict_segment(&text[end..]);
+        let number = static_regex(r"^[\s\[\(]*([+-]?(?:\d+(?:\.\d+)?|\.\d+))(?:\s*/\s*\d+(?:\.\d+)?)?[\s\]\)\.,;]*(?:$|\s)");
+        let value: f64 = number.captures(segment)?.get(1)?.as_str().parse().ok()?;
+        (value.is_finite() && value >= self.min && value <= self.max).then_some(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Every expectation is written by hand from the rules in the docs above.
+    use super::*;
+    use crate::verdict::Choice::{Tie, Unparsed, A, B};
+
+    fn check(reader: &VerdictReader, reply: &str, want: Choice) {
+        assert_eq!(reader.read(reply), want, "{} on {reply:?}", reader.name());
+    }
+
+    #[test]
+    fn result_reader_is_our_parser() {
+        let r = VerdictReader::from_name("result", None).unwrap();
+        check(&r, "Both are fine.\nResult: B", B);
+        check(&r, "Result: A or B", Unparsed);
+        check(&r, "[[A]]", Unparsed);
+    }
+
+    #[test]
+    fn brackets_last_wins_and_echoes_are_unparsed() {
+        let r = VerdictReader::Brackets;
+        check(&r, "Assistant B follows the user's wishes. [[B]]", B);
+        check(&r, "[[A]]", A);
+        check(&r, "[[ b ]]", B);
+        check(&r, "It is a tie: [[C]]", Tie);
+        // The format quoted first, then the verdict.
+        check(&r, "I must answer [[A]] or [[B]]. After comparing, my verdict: [[A]]", A);
+        // Changing its mind: the last verdict counts.
+        check(&r, "At first [[A]] seemed right, but on reflection [[B]]", B);
+        // Only the echo, nothing after it.
+        check(&r, "Output [[A]] or [[B]]", Unparsed);
+        check(&r, "Output [[A]]/[[B]]", Unparsed);
+        check(&r, "Final: [[A]], [[B]]", Unparsed);
+        // The same letter twice is not an echo.
+        check(&r, "[[A]] and again [[A]]", A);
+        // Single brackets, a bare letter or a reasoning-only verdict do not count.
+        check(&r, "[A] is better", Unparsed);
+        check(&r, "A is better", Unparsed);
+        check(&r, "<think>[[A]]</think> I cannot decide.", Unparsed);
+        check(&r, "<think>[[A]]</think> [[B]]", B);
+        check(&r, "<think>still thinking [[A]]", Unparsed);
+        check(&r, "[[D]]", Unparsed);
+        check(&r, "[[AB]]", Unparsed);
+    }
+
+    #[test]
+    fn answer_tag_reads_the_last_complete_block() {
+        let r = VerdictReader::AnswerTag;
+        check(&r, "<think>A has more detail</think><answer>[[B]]</answer>", B);
+        check(&r, "The rubric favours the first.\n<answer>[[A]]</answer>", A);
+        check(&r, "<ANSWER> Chatbot B </ANSWER>", B);
+        check(&r, "<answer>A</answer>", A);
+        check(&r, "<answer>[[A]]</answer> wait, no: <answer>[[B]]</answer>", B);
+        check(&r, "Format: <answer>[[A]] or [[B]]</answer>", Unparsed);
+        check(&r, "<answer>A or B</answer>", Unparsed);
+        check(&r, "<answer>tie</answer>", Tie);
+        // A block cut off by the token limit, or no block at all.
+        check(&r, "<answer>[[A]]</answer> then <answer>[[B", Unparsed);
+        check(&r, "[[A]]", Unparsed);
+        check(&r, "<answer></answer>", Unparsed);
+        // A verdict only inside the reasoning does not count.
+        check(&r, "<think><answer>[[A]]</answer></think>", Unparsed);
+        // The article inside prose is skipped, as in a `Result:` line.
+        check(&r, "<answer>a close call, but B</answer>", B);
+    }
+
+    #[test]
+    fn boxed_reads_the_last_box() {
+        let r = VerdictReader::Boxed;
+        check(&r, "So the answer is \\boxed{A}.", A);
+        check(&r, "\\boxed{\\text{B}}", B);
+        check(&r, "\\boxed{\\textbf{Response B}}", B);
+        check(&r, "First \\boxed{A}, corrected: \\boxed{B}", B);
+        check(&r, "\\boxed{A/B}", Unparsed);
+        check(&r, "\\boxed{}", Unparsed);
+        check(&r, "\\boxed{A", Unparsed);
+        check(&r, "\\boxed A", Unparsed);
+        check(&r, "The answer is A.", Unparsed);
+        check(&r, "<think>\\boxed{A}</think>", Unparsed);
+        check(&r, "\\boxed{[[B]]}", B);
+    }
+
+    #[test]
+    fn regex_takes_the_last_capture() {
+        let r = VerdictReader::from_name("regex", Some(r"(?i)winner:\s*(\w+)")).unwrap();
+        check(&r, "Winner: A", A);
+        check(&r, "winner: a ... Winner: B", B);
+        check(&r, "Winner: tie", Tie);
+        check(&r, "Winner: Both", Unparsed);
+        check(&r, "no verdict here", Unparsed);
+        check(&r, "<think>Winner: A</think>", Unparsed);
+        // An optional group that did not take part in the match is no verdict.
+        let opt = VerdictReader::from_name("regex", Some(r"pick(?:ed)?(?: ([AB]))?")).unwrap();
+        check(&opt, "picked", Unparsed);
+        check(&opt, "picked B", B);
+    }
+
+    #[test]
+    fn reader_names_and_patterns_are_checked() {
+        for name in ["result", "brackets", "answer-tag", "boxed"] {
+            assert_eq!(VerdictReader::from_name(name, None).unwrap().name(), name);
+            assert!(VerdictReader::from_name(name, Some("(x)")).is_err(), "{name} takes no pattern");
+        }
+        assert!(VerdictReader::from_name("regex", None).unwrap_err().to_string().contains("pattern"));
+        assert!(VerdictReader::from_name("regex", Some("([AB]")).unwrap_err().to_string().contains("does not compile"));
+        assert!(VerdictReader::from_name("regex", Some("([AB])(x)")).unwrap_err().to_string().contains("2 capture groups"));
+        assert!(VerdictReader::from_name("regex", Some("[AB]")).unwrap_err().to_string().contains("0 capture groups"));
+        assert!(VerdictReader::from_name("regex", Some("(?P<v>[AB])")).is_ok());
+        assert!(VerdictReader::from_name("rating", None).unwrap_err().to_string().contains("pointwise"));
+        assert!(VerdictReader::from_name("xml", None).unwrap_err().to_string().contains("answer-tag"));
+        assert_eq!(
+            VerdictReader::from_name("regex", Some("v=([AB])")).unwrap().describe(),
+            serde_json::json!({"reader": "regex", "pattern": "v=([AB])"})
+        );
+    }
+
+    #[test]
+    fn ratings() {
+        let r = RatingReader::new(1.0, 10.0).unwrap();
+        let read = |s: &str| r.read(s);
+        assert_eq!(read("Clear and on point.\nRating: 8"), Some(8.0));
+        assert_eq!(read("**Rating:** 7/10"), Some(7.0));
+        assert_eq!(read("Rating: [[6]]"), Some(6.0));
+        assert_eq!(read("rating: 7.5."), Some(7.5));
+        assert_eq!(read("Rating:\n\n9"), Some(9.0));
+        assert_eq!(read("Rating: 3, then Rating: 5"), Some(5.0));
+        // The last label counts even when it holds no number.
+        assert_eq!(read("Rating: 4\nThe format asks for Rating: N"), None);
+        assert_eq!(read("Rating: 11"), None);
+        assert_eq!(read("Rating: 0"), None);
+        assert_eq!(read("Rating: -3"), None);
+        assert_eq!(read("Rating: 7th out of ten"), None);
+        assert_eq!(read("Rating: 7 out of 10"), Some(7.0));
+        assert_eq!(read("Overall rating 8"), None);
+        assert_eq!(read("Ratings: 8"), None);
+        assert_eq!(read("Subrating: 8"), None);
+        assert_eq!(read("<think>Rating: 2</think>Rating: 9"), Some(9.0));
+        assert_eq!(read("<think>Rating: 2"), None);
+        assert_eq!(read("I would give it 8."), None);
+        assert_eq!(read("Rating\u{FF1A}10"), Some(10.0));
+        assert!(RatingReader::new(5.0, 5.0).is_err());
+        assert!(RatingReader::new(f64::NAN, 5.0).is_err());
+    }
+}
