@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 use crate::config::{Fault, RequestRecord, ServerConfig};
 use crate::conn::ConnHandle;
-use crate::{openai, reward};
+use crate::{engines, openai, reward};
 
 /// State shared by every request of one server.
 pub(crate) struct Shared {
@@ -96,6 +96,9 @@ enum Endpoint {
     ScoreBatch,
     Classify,
     Pooling,
+    SglangClassify,
+    TeiPredict,
+    OpenRlhfReward,
 }
 
 impl Endpoint {
@@ -108,6 +111,10 @@ impl Endpoint {
             "/score/batch" if post => Endpoint::ScoreBatch,
             "/classify" | "/v1/classify" if post => Endpoint::Classify,
             "/pooling" | "/v1/pooling" if post => Endpoint::Pooling,
+            // SGLang's `/classify` under its own root: `/classify` here is vLLM's.
+            "/sglang/classify" if post || *method == Method::PUT => Endpoint::SglangClassify,
+            "/predict" if post => Endpoint::TeiPredict,
+            "/get_reward" if post => Endpoint::OpenRlhfReward,
             _ => return None,
         })
     }
@@ -156,6 +163,17 @@ fn answer(endpoint: Endpoint, shared: &Shared, body: &[u8], seq: u64) -> (Status
         Endpoint::ScoreBatch => reward::score_batch(body),
         Endpoint::Classify => reward::classify(body, seq, created),
         Endpoint::Pooling => reward::pooling(body, seq, created),
+        Endpoint::SglangClassify | Endpoint::TeiPredict | Endpoint::OpenRlhfReward => {
+            let r = match endpoint {
+                Endpoint::SglangClassify => engines::sglang_classify(body, seq),
+                Endpoint::TeiPredict => engines::tei_predict(body),
+                _ => engines::openrlhf_reward(body),
+            };
+            return match r {
+                Ok(v) => (StatusCode::OK, serde_json::to_vec(&v).unwrap_or_default()),
+                Err(engines::Refused { status, body }) => (status, body),
+            };
+        }
     };
     match result {
         Ok(v) => (StatusCode::OK, serde_json::to_vec(&v).unwrap_or_default()),
@@ -217,6 +235,9 @@ async fn handle(
                 | "/v1/classify"
                 | "/pooling"
                 | "/v1/pooling"
+                | "/sglang/classify"
+                | "/predict"
+                | "/get_reward"
         ) {
             StatusCode::METHOD_NOT_ALLOWED
         } else {

@@ -8,6 +8,9 @@
 //! | `POST /v1/chat/completions` | an OpenAI chat completion shaped like llama.cpp's server; reply `"Looks fine.\nResult: A"` / `"…B"` by [`VerdictRule`] (or a [`ScriptedReply`] whose marker the request holds), logprobs on request |
 //! | `POST /score`, `POST /score/batch` | the reward protocol of PROTOCOL.md §7: score = chars(response_text) / 100 |
 //! | `POST /classify`, `POST /pooling` | vLLM's classification and pooling shapes for a one-label head: value = chars / 100 |
+//! | `POST /sglang/classify` | SGLang's native `/classify` (`{"text"}` → `{"embedding": [chars/100], "meta_info"}`), under a `/sglang` root because `/classify` is vLLM's |
+//! | `POST /predict` | text-embeddings-inference's `/predict` (`{"inputs", "raw_scores"}` → `[{"score", "label"}]`; sigmoid unless `raw_scores`) |
+//! | `POST /get_reward` | OpenRLHF's `serve_rm.py` (`{"query": [...]}` → `{"rewards", "scores", "extra_logs"}`) |
 //!
 //! (`/chat/completions`, `/models`, `/v1/classify` and `/v1/pooling` are accepted as aliases.)
 //!
@@ -40,6 +43,7 @@
 mod app;
 mod config;
 mod conn;
+mod engines;
 mod openai;
 mod reward;
 
@@ -154,6 +158,11 @@ impl FaultServer {
     /// The address the server listens on.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The root an SGLang client is given: `base_url() + "/sglang"` (its `/classify` hangs there).
+    pub fn sglang_base(&self) -> String {
+        format!("http://{}/sglang", self.addr)
     }
 
     /// `"http://127.0.0.1:PORT"`; the OpenAI base URL is `base_url() + "/v1"`.

@@ -412,3 +412,69 @@ fn binary_serves_until_killed() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }
+
+async fn post_raw(url: &str, body: &Value) -> (u16, String) {
+    let resp = reqwest::Client::new().post(url).json(body).send().await.unwrap();
+    let status = resp.status().as_u16();
+    (status, resp.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn sglang_classify_takes_text_and_answers_embedding_and_meta_info() {
+    let server = FaultServer::start(ServerConfig::default()).unwrap();
+    let url = format!("{}/classify", server.sglang_base());
+    let (status, body) = post_raw(&url, &json!({"text": "<|user|>hi there"})).await;
+    assert_eq!(status, 200);
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["embedding"], json!([0.16]));
+    assert_eq!(v["meta_info"]["prompt_tokens"], 2);
+    let (status, body) = post_raw(&url, &json!({"text": ["ab", "abcd"]})).await;
+    assert_eq!(status, 200);
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((v[0]["embedding"].clone(), v[1]["embedding"].clone()), (json!([0.02]), json!([0.04])));
+    // vLLM's shape is not SGLang's: refused like SGLang refuses it.
+    for bad in [json!({"input": "x"}), json!({"messages": [{"role": "user", "content": "x"}]}), json!({"text": 3}), json!([1])] {
+        let (status, body) = post_raw(&url, &bad).await;
+        assert_eq!(status, 400, "{bad}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!((v["object"].as_str(), v["code"].as_u64()), (Some("error"), Some(400)), "{v}");
+    }
+    // vLLM's /classify at the root is untouched.
+    let (status, v) = post(&server, "/classify", &json!({"model": "m", "input": "abc"})).await;
+    assert_eq!((status, v["data"][0]["probs"].clone()), (200, json!([0.03])));
+}
+
+#[tokio::test]
+async fn tei_predict_applies_the_sigmoid_unless_raw_scores_and_validates_with_422() {
+    let server = FaultServer::start(ServerConfig::default()).unwrap();
+    let url = format!("{}/predict", server.base_url());
+    let text = "x".repeat(250);
+    let (status, body) = post_raw(&url, &json!({"inputs": text, "raw_scores": true, "truncate": false})).await;
+    assert_eq!(status, 200);
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), json!([{"score": 2.5, "label": "LABEL_0"}]));
+    let (_, body) = post_raw(&url, &json!({"inputs": text})).await;
+    let score = serde_json::from_str::<Value>(&body).unwrap()[0]["score"].as_f64().unwrap();
+    assert!((score - 1.0 / (1.0 + (-2.5f64).exp())).abs() < 1e-12, "{score}");
+    let (_, body) = post_raw(&url, &json!({"inputs": ["ab", "abc"], "raw_scores": true})).await;
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), json!([[{"score": 0.02, "label": "LABEL_0"}], [{"score": 0.03, "label": "LABEL_0"}]]));
+    for bad in [json!({"text": "x"}), json!({"inputs": ""}), json!({"inputs": "x", "raw_scores": "yes"}), json!({"inputs": "x", "truncate": 1})] {
+        let (status, body) = post_raw(&url, &bad).await;
+        assert_eq!(status, 422, "{bad}");
+        assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["error_type"], "Validation", "{bad}");
+    }
+}
+
+#[tokio::test]
+async fn openrlhf_get_reward_scores_each_query_and_500s_without_one() {
+    let server = FaultServer::start(ServerConfig::default()).unwrap();
+    let url = format!("{}/get_reward", server.base_url());
+    let (status, body) = post_raw(&url, &json!({"query": ["abcd", "ab"]})).await;
+    assert_eq!(status, 200);
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), json!({"rewards": [0.04, 0.02], "scores": [0.04, 0.02], "extra_logs": {"dummy_scores": [0.04, 0.02]}}));
+    for bad in [json!({"queries": ["x"]}), json!({"query": "x"}), json!({"query": [1]})] {
+        let (status, body) = post_raw(&url, &bad).await;
+        assert_eq!((status, body.as_str()), (500, "Internal Server Error"), "{bad}");
+    }
+    let (status, _) = post_raw(&format!("{}/get_reward", server.base_url()).replace("/get_reward", "/get_rewards"), &json!({})).await;
+    assert_eq!(status, 404);
+}
