@@ -87,3 +87,30 @@ pub fn fetch_model(repo_spec: &str, opts: &HubOptions) -> Result<HubModel, Model
     let commit = dir.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     Ok(HubModel { dir, commit })
 }
+
+/// Fetches (or, offline, finds in the cache) only the chat-template files of a model repo
+/// ([`OPTIONAL_FILES`]: `tokenizer_config.json`, `chat_template.jinja`, whichever it has), for
+/// engines that need the template but not the weights (remote servers that take pre-rendered
+/// text). `repo_spec` is the part after `hf:`. Read the template from the returned snapshot
+/// directory with [`prbench_models::template_files::load_dir_template`].
+///
+/// # Errors
+/// [`ModelError::Spec`] when the repo or revision cannot be resolved, a file cannot be fetched
+/// or is not cached offline, or the repo has neither file.
+pub fn fetch_chat_template(repo_spec: &str, opts: &HubOptions) -> Result<HubModel, ModelError> {
+    let spec = format!("hf:{repo_spec}");
+    let (repo, revision) = parse_repo(repo_spec, &spec).map_err(|e| hub_err(&spec, e))?;
+    let hub = HubRepo::open(RepoKind::Model, &repo, revision.as_deref(), opts).map_err(|e| hub_err(&spec, e))?;
+    let mut found = None;
+    for f in OPTIONAL_FILES {
+        if let Some(p) = hub.get_optional(f).map_err(|e| hub_err(&spec, e))? {
+            found = Some(p);
+        }
+    }
+    let Some(path) = found else {
+        return Err(ModelError::Spec { spec, reason: format!("the repo has no chat template: neither {} nor {}", OPTIONAL_FILES[0], OPTIONAL_FILES[1]) });
+    };
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let commit = dir.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    Ok(HubModel { dir, commit })
+}

@@ -12,24 +12,18 @@
 //! tokenized as plain text ([`ChatTemplate::render_segments_with`]), so a profile post that
 //! contains `<|im_end|>` cannot close a chat turn.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use prbench_models::chat_template::{ChatTemplate, Segment};
+pub use prbench_models::template_files::TemplateSource;
+#[cfg(test)]
+use prbench_models::template_files::{config_template, token_string};
 use prbench_models::{ChatPrompt, ModelError};
 use serde_json::Value;
 use tokenizers::Tokenizer;
 
 /// Token ids and their byte offsets `(start, end)` into the encoded text.
 type Encoded = (Vec<u32>, Vec<(usize, usize)>);
-
-/// Where the chat template came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TemplateSource {
-    /// `chat_template.jinja`.
-    JinjaFile(PathBuf),
-    /// The `chat_template` key of `tokenizer_config.json`.
-    TokenizerConfig(PathBuf),
-}
 
 /// A tokenizer plus chat template, loaded from a model directory.
 pub struct HfTokenizer {
@@ -55,49 +49,6 @@ impl std::fmt::Debug for HfTokenizer {
 
 fn file_err(path: &Path, reason: impl Into<String>) -> ModelError {
     ModelError::File { path: path.to_path_buf(), reason: reason.into() }
-}
-
-fn meta_err(path: &Path, key: &str, reason: impl Into<String>) -> ModelError {
-    ModelError::Metadata { path: path.to_path_buf(), key: key.into(), reason: reason.into() }
-}
-
-/// A special-token entry of `tokenizer_config.json`: a string, or an AddedToken map with
-/// `content`; `null`/absent = none.
-fn token_string(cfg: &Value, key: &str, path: &Path) -> Result<String, ModelError> {
-    match cfg.get(key) {
-        None | Some(Value::Null) => Ok(String::new()),
-        Some(Value::String(s)) => Ok(s.clone()),
-        Some(Value::Object(m)) => match m.get("content") {
-            Some(Value::String(s)) => Ok(s.clone()),
-            _ => Err(meta_err(path, key, "an AddedToken map without a string `content`")),
-        },
-        Some(_) => Err(meta_err(path, key, "expected a string or an AddedToken map")),
-    }
-}
-
-/// The `chat_template` value of `tokenizer_config.json`: a string, or a list of
-/// `{name, template}` from which the one named `default` is taken (transformers' rule).
-fn config_template(cfg: &Value, path: &Path) -> Result<Option<String>, ModelError> {
-    match cfg.get("chat_template") {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(Value::Array(list)) => {
-            for t in list {
-                if t.get("name").and_then(Value::as_str) == Some("default") {
-                    if let Some(s) = t.get("template").and_then(Value::as_str) {
-                        return Ok(Some(s.to_string()));
-                    }
-                }
-            }
-            Err(meta_err(path, "chat_template", "a list of named templates without one named `default`"))
-        }
-        Some(_) => Err(meta_err(path, "chat_template", "expected a string or a list of {name, template}")),
-    }
-}
-
-fn read_json(path: &Path) -> Result<Value, ModelError> {
-    let text = std::fs::read_to_string(path).map_err(|e| file_err(path, e.to_string()))?;
-    serde_json::from_str(&text).map_err(|e| file_err(path, format!("not valid JSON: {e}")))
 }
 
 /// Token ids of one conversation, with what was cut.
@@ -133,30 +84,14 @@ impl HfTokenizer {
         let mut plain = special.clone();
         plain.set_encode_special_tokens(true);
 
-        let cfg_path = dir.join("tokenizer_config.json");
-        let cfg = if cfg_path.is_file() { read_json(&cfg_path)? } else { Value::Object(Default::default()) };
-        let bos = token_string(&cfg, "bos_token", &cfg_path)?;
-        let eos = token_string(&cfg, "eos_token", &cfg_path)?;
+        let cfg = prbench_models::template_files::read_tokenizer_config(dir)?;
         let model_max_length = cfg
             .get("model_max_length")
             .and_then(Value::as_f64)
             // transformers writes 1e30 ("VERY_LARGE_INTEGER") when the repo sets no limit.
             .filter(|v| *v >= 1.0 && *v < 1e9)
             .map(|v| v as usize);
-
-        let jinja_path = dir.join("chat_template.jinja");
-        let (source, template_source) = if jinja_path.is_file() {
-            let s = std::fs::read_to_string(&jinja_path).map_err(|e| file_err(&jinja_path, e.to_string()))?;
-            (s, TemplateSource::JinjaFile(jinja_path))
-        } else if let Some(s) = config_template(&cfg, &cfg_path)? {
-            (s, TemplateSource::TokenizerConfig(cfg_path))
-        } else {
-            return Err(file_err(
-                dir,
-                "no chat template: expected chat_template.jinja or a `chat_template` key in tokenizer_config.json",
-            ));
-        };
-        let template = ChatTemplate::new(source, bos, eos)?;
+        let (template, template_source) = prbench_models::template_files::load_dir_template(dir)?;
         let special_ids = special.get_added_tokens_decoder().into_iter().filter(|(_, t)| t.special).map(|(id, _)| id).collect();
         Ok(Self { special, plain, template, template_source, model_max_length, special_ids })
     }
