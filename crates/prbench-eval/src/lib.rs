@@ -27,5 +27,6 @@ pub mod run;
 pub mod runner;
 pub mod slots;
 pub mod summary;
+pub mod training_export;
 
 pub use error::EvalError;

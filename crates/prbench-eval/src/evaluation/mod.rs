@@ -59,7 +59,7 @@ use crate::runner::{Backend, ContextSource, EvalOptions, Reporter};
 use crate::EvalError;
 
 pub use matrix_files::MatrixFiles;
-pub use prepare::{rank_profiles, DEFAULT_RETRIEVER};
+pub use prepare::{prepare_inputs, rank_profiles, DEFAULT_RETRIEVER};
 use run_dirs::PlannedRun;
 
 /// The error an [`Engines`] method returns; [`EvalError::Engine`] carries it unchanged.

@@ -124,6 +124,28 @@ pub(super) fn prepare(
     Ok(Prepared { inputs, plans })
 }
 
+/// What `conditions` show for `examples`, prepared exactly as [`super::Evaluation::prepare`]
+/// prepares it (ranked profiles; the planner's aspects through `cache`, so replies an earlier
+/// `eval` stored are reused), for callers that render inputs outside a run: the training
+/// exports ([`crate::training_export`]).
+///
+/// # Errors
+/// As [`super::Evaluation::prepare`].
+#[allow(clippy::too_many_arguments)]
+pub fn prepare_inputs(
+    retriever: Option<&str>,
+    planner: &PlannerOptions,
+    seed: u64,
+    data: &Dataset,
+    examples: &[Example],
+    conditions: &[Condition],
+    cache: Option<&Arc<Cache>>,
+    engines: &dyn Engines,
+    reporter: &dyn EvaluationReporter,
+) -> Result<ConditionInputs, EvalError> {
+    prepare(retriever, planner, seed, data, examples, conditions, cache, engines, reporter).map(|p| p.inputs)
+}
+
 /// Runs the planner over `examples` and measures its quality.
 fn run_planner(
     opts: &PlannerOptions,

@@ -1,0 +1,496 @@
+//! Training exports (`prbench export`): the benchmark's own rendered inputs as JSONL for the
+//! trainers people already use, so a personalized reward model or planner is trained on exactly
+//! what `prbench eval` later shows it.
+//!
+//! | format | one row | trainer |
+//! |---|---|---|
+//! | `trl-reward` | `chosen` and `rejected`, each `[{role: user, content: U}, {role: assistant, content: answer}]` | TRL `RewardTrainer` (conversational preference, implicit prompt) |
+//! | `openrlhf-reward` | `prompt` = `[{role: user, content: U}]`, `chosen` / `rejected` = `[{role: assistant, content: answer}]` | OpenRLHF `train_rm` with `--data.apply_chat_template --data.prompt_key prompt --data.chosen_key chosen --data.rejected_key rejected` |
+//! | `trl-sft-planner` | `prompt` = the planner's system + user turns, `completion` = `[{role: assistant, content: "- aspect\n- aspect…"}]` | TRL `SFTTrainer` (conversational prompt-completion) |
+//!
+//! **U** is the user turn eval renders for a pointwise reward model under the condition
+//! ([`crate::runner::rm_request`]: [`Prompts::reward_model`] over the context
+//! [`Condition::context`] builds, with profiles ranked by the same retriever as eval and the
+//! planner's aspects from the same cached planner path). No model is loaded, so no input is
+//! fitted to a context window: `profile:k` rows hold all k posts, as eval gives them to a remote
+//! model that cannot count tokens (a trainer truncates by its own `max_length`).
+//!
+//! The planner rows hold the prompt eval's `planner` condition sends ([`Prompts::planner`] with
+//! the top `planner_k` posts) and, as target, the example's ground-truth rubric aspect titles as
+//! the planner is asked to write them (`- ` items, one per line); each target is checked to
+//! parse back ([`crate::planner::parse_plan`]) to exactly those titles, so a planner trained on
+//! it and served as `--planner openai:MODEL@URL` is read as it was taught.
+//!
+//! Leakage: every string of every reward row passes [`leakage::check_with`] under the export's
+//! condition (hidden text may appear only under `oracle`); a planner row's prompt passes it as a
+//! `none` input, and only its target holds rubric text.
+//!
+//! Schemas checked against (read, not copied): TRL v1.9.0 `docs/source/dataset_formats.md`
+//! (preference with implicit prompt, prompt-completion), `trl/data_utils.py`
+//! (`is_conversational`, `apply_chat_template`'s accepted key sets: metadata keys must avoid
+//! `prompt`, `completion`, `messages`, `label`) and `trl/trainer/reward_trainer.py` (a `margin`
+//! column is read as a margin, so none is written); OpenRLHF v0.11.0
+//! `openrlhf/datasets/reward_dataset.py` (`preprocess_data`: with `apply_chat_template` and a
+//! prompt key it concatenates `data[prompt_key] + data[chosen_key]`, so all three are message
+//! lists; a `margin` key is read as a margin) and `openrlhf/cli/train_rm.py` (flags are
+//! `--data.prompt_key` etc. from v0.10.2 on, `--prompt_key` etc. before).
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use prbench_data::{Dataset, Example, ProfilePost};
+use prbench_models::{ChatPrompt, Role};
+
+use crate::cache::Cache;
+use crate::condition::Condition;
+use crate::evaluation::{prepare_inputs, rank_profiles, Engines, EvaluationReporter, PlannerOptions};
+use crate::leakage;
+use crate::planner::parse_plan;
+use crate::prompt::Prompts;
+use crate::runner::{rm_request, ContextSource, EvalOptions};
+use crate::EvalError;
+
+/// What a training export writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// TRL reward modelling: conversational preference rows with an implicit prompt.
+    TrlReward,
+    /// OpenRLHF reward modelling: `prompt`, `chosen`, `rejected` message lists.
+    OpenrlhfReward,
+    /// Planner SFT in TRL's conversational prompt-completion form.
+    TrlSftPlanner,
+}
+
+impl Format {
+    /// Every format, in the order help texts list them.
+    pub const ALL: [Format; 3] = [Format::TrlReward, Format::OpenrlhfReward, Format::TrlSftPlanner];
+
+    /// The format's name on the command line (`trl-reward`, `openrlhf-reward`, `trl-sft-planner`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::TrlReward => "trl-reward",
+            Format::OpenrlhfReward => "openrlhf-reward",
+            Format::TrlSftPlanner => "trl-sft-planner",
+        }
+    }
+
+    /// Whether rows are reward-model preference pairs (rendered under a condition).
+    pub fn is_reward(self) -> bool {
+        !matches!(self, Format::TrlSftPlanner)
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Format {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name() == s.trim())
+            .ok_or_else(|| format!("unknown export format `{s}`; expected trl-reward, openrlhf-reward or trl-sft-planner"))
+    }
+}
+
+/// How an export is rendered (the `prbench export` flags, resolved).
+#[derive(Debug, Clone)]
+pub struct ExportOptions {
+    /// Row format.
+    pub format: Format,
+    /// The condition reward rows are rendered under (ignored by `trl-sft-planner`, whose input
+    /// is the planner's prompt).
+    pub condition: Condition,
+    /// How profiles are ranked: `None` = a ranked dataset file's own order, else
+    /// [`crate::evaluation::DEFAULT_RETRIEVER`] (as eval).
+    pub retriever: Option<String>,
+    /// The planner: its `k` is the posts a planner prompt shows (the `planner` condition and
+    /// `trl-sft-planner`); its model and token budget serve the `planner` condition only.
+    pub planner: PlannerOptions,
+    /// Seed of the planner's sampling and of `sample`.
+    pub seed: u64,
+    /// Only the first N examples of each subset (or a seeded sample of N with `sample`).
+    pub limit: Option<usize>,
+    /// With `limit`: a seeded random sample instead of the first N (as `eval --sample`).
+    pub sample: bool,
+    /// The run cache the planner's replies (and dense embeddings) are read from and stored in.
+    pub cache: Option<PathBuf>,
+    /// prbench version and git commit, for the manifest.
+    pub code_version: String,
+}
+
+/// One chat message of a row.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Message {
+    /// `system`, `user` or `assistant`.
+    pub role: &'static str,
+    /// The turn's text.
+    pub content: String,
+}
+
+fn messages(prompt: &ChatPrompt) -> Vec<Message> {
+    prompt.messages.iter().map(|m| Message { role: m.role.as_str(), content: m.content.clone() }).collect()
+}
+
+fn assistant(content: &str) -> Message {
+    Message { role: Role::Assistant.as_str(), content: content.to_string() }
+}
+
+/// A `trl-reward` row.
+#[derive(Debug, Serialize)]
+struct TrlRewardRow<'a> {
+    id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    user_id: Option<&'a str>,
+    subset: &'a str,
+    condition: String,
+    chosen: Vec<Message>,
+    rejected: Vec<Message>,
+}
+
+/// An `openrlhf-reward` row.
+#[derive(Debug, Serialize)]
+struct OpenRlhfRow<'a> {
+    id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    user_id: Option<&'a str>,
+    subset: &'a str,
+    condition: String,
+    prompt: Vec<Message>,
+    chosen: Vec<Message>,
+    rejected: Vec<Message>,
+}
+
+/// A `trl-sft-planner` row.
+#[derive(Debug, Serialize)]
+struct PlannerRow<'a> {
+    id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    user_id: Option<&'a str>,
+    subset: &'a str,
+    prompt: Vec<Message>,
+    completion: Vec<Message>,
+}
+
+/// Examples an export left out or rendered without their condition's material, by reason.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Counts {
+    /// Rows written.
+    pub rows: usize,
+    /// `trl-sft-planner`: examples without rubric aspects (no target), left out.
+    pub skipped_empty_rubric: usize,
+    /// `planner`: examples the planner's generator failed on, left out (eval makes them error
+    /// outcomes).
+    pub skipped_planner_error: usize,
+    /// `planner`: rows whose planner reply held no usable list, rendered with no context (as
+    /// eval scores them).
+    pub planner_failed: usize,
+    /// `profile:k`: rows of examples with an empty profile, rendered with no context.
+    pub empty_profile: usize,
+    /// `oracle`: rows of examples without rubric aspects, rendered with no context.
+    pub empty_rubric: usize,
+}
+
+/// A rendered export: JSONL lines and what the manifest records.
+#[derive(Debug, Clone)]
+pub struct Export {
+    /// One JSON object per line, without the newline.
+    pub lines: Vec<String>,
+    /// The manifest written beside the file ([`manifest_path`]).
+    pub manifest: serde_json::Value,
+    /// Row and skip counts (also in the manifest).
+    pub counts: Counts,
+}
+
+/// The manifest file of export `out`: `FILE.jsonl` → `FILE.manifest.json`.
+pub fn manifest_path(out: &Path) -> PathBuf {
+    let stem = out.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    out.with_file_name(format!("{stem}.manifest.json"))
+}
+
+/// Every string inside `value` (keys excluded), joined by newlines: the text the leakage guard
+/// scans for a row.
+pub fn all_strings(value: &serde_json::Value) -> String {
+    fn walk(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::String(s) => out.push(s.clone()),
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            serde_json::Value::Object(m) => m.values().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(value, &mut out);
+    out.join("\n")
+}
+
+/// The planner SFT target for `example`: its rubric aspect titles, trimmed, as `- ` items one
+/// per line (the list form planner-system.txt asks for), checked to parse back through the
+/// planner's reply parser to exactly those titles. `None` for an example without aspects.
+///
+/// # Errors
+/// [`EvalError::Evaluation`] naming the example when the titles do not read back as themselves
+/// (a title with a line break, a trailing `:`, markdown marks, a repeated title, …).
+pub fn planner_target(example: &Example) -> Result<Option<String>, EvalError> {
+    let titles: Vec<String> = example.rubric_aspects.iter().map(|a| a.aspect.trim().to_string()).collect();
+    if titles.is_empty() {
+        return Ok(None);
+    }
+    let target = titles.iter().map(|t| format!("- {t}")).collect::<Vec<_>>().join("\n");
+    match parse_plan(&target) {
+        Ok(back) if back == titles => Ok(Some(target)),
+        got => Err(EvalError::evaluation(format!(
+            "example `{}`: its rubric aspect titles {titles:?} do not read back through the planner's reply parser as themselves (got {got:?}), so a planner trained on them would be read differently than taught; fix the titles in the dataset (one line each, no trailing `:`, no markdown, no repeats) or leave the example out with --subset/--limit",
+            example.id
+        ))),
+    }
+}
+
+/// Renders the export of `data` as `opts` says (see the module docs): selects the examples,
+/// ranks profiles and runs the planner when the condition needs them (through `engines`, the
+/// cache and `reporter`, exactly as `eval` prepares them), renders each row, and runs the
+/// leakage guard on every row.
+///
+/// # Errors
+/// `oracle` or `trl-sft-planner` on data without any rubric; retriever, planner or cache
+/// failures; a rubric that does not round-trip ([`planner_target`]); a leak (a bug).
+pub fn render(data: &Dataset, opts: &ExportOptions, engines: &dyn Engines, reporter: &dyn EvaluationReporter) -> Result<Export, EvalError> {
+    let examples = crate::run::select_examples(&data.examples, opts.limit, opts.sample.then_some(opts.seed));
+    let cache = opts.cache.as_deref().map(Cache::open).transpose()?.map(Arc::new);
+    let prompts = Prompts::new();
+    let mut counts = Counts::default();
+    let mut lines = Vec::with_capacity(examples.len());
+    let (condition_inputs, retriever) = if opts.format.is_reward() {
+        crate::condition::check_oracle_material(&[opts.condition], &examples, &data.kind)?;
+        let inputs = prepare_inputs(opts.retriever.as_deref(), &opts.planner, opts.seed, data, &examples, &[opts.condition], cache.as_ref(), engines, reporter)?;
+        let entry = inputs.manifest_entry(opts.condition);
+        let retriever = inputs.retriever.clone();
+        let eval_opts = EvalOptions {
+            condition: opts.condition,
+            seed: opts.seed,
+            both_orders: false,
+            batch_size: 1,
+            context: ContextSource::Condition,
+            inputs: Arc::new(inputs),
+        };
+        for ex in &examples {
+            if let Some(line) = reward_row(ex, opts.format, &eval_opts, &prompts, &mut counts)? {
+                lines.push(line);
+            }
+        }
+        (entry, retriever)
+    } else {
+        if examples.iter().all(|e| e.rubric_aspects.is_empty()) {
+            return Err(EvalError::evaluation(format!(
+                "none of the {} examples has rubric aspects (dataset kind `{}`), so there is no planner target to train on; trl-sft-planner needs data with rubric aspects (Personalized-RewardBench, or a `prbench build` export)",
+                examples.len(),
+                data.kind
+            )));
+        }
+        let (ranked, by) = rank_profiles(opts.retriever.as_deref(), data, &examples, cache.as_ref(), engines, reporter)?;
+        for ex in &examples {
+            let posts = ranked.get(&ex.id).map(Vec::as_slice).unwrap_or_default();
+            if let Some(line) = planner_row(ex, posts, opts.planner.k, &prompts)? {
+                lines.push(line);
+            } else {
+                counts.skipped_empty_rubric += 1;
+            }
+        }
+        (serde_json::json!({ "planner_k": opts.planner.k, "retriever": by }), Some(by))
+    };
+    counts.rows = lines.len();
+    let mut h = Sha256::new();
+    for l in &lines {
+        h.update(l.as_bytes());
+        h.update(b"\n");
+    }
+    let mut subsets: Vec<&str> = Vec::new();
+    for ex in &examples {
+        if !subsets.contains(&ex.subset.as_str()) {
+            subsets.push(&ex.subset);
+        }
+    }
+    let manifest = serde_json::json!({
+        "kind": "prbench training export",
+        "format": opts.format.name(),
+        "code_version": opts.code_version,
+        "created": chrono::Utc::now(),
+        "template_hash": prompts.hash(),
+        "dataset": data.source,
+        "dataset_kind": data.kind,
+        "dataset_hash": data.hash,
+        "dataset_examples": data.examples.len(),
+        "subsets": subsets,
+        "limit_per_subset": if opts.sample { None } else { opts.limit },
+        "sample_per_subset": if opts.sample { opts.limit } else { None },
+        "seed": opts.seed,
+        "condition": if opts.format.is_reward() { Some(opts.condition.to_string()) } else { None },
+        "oracle": opts.format.is_reward() && opts.condition.is_oracle(),
+        "retriever": retriever,
+        "condition_inputs": condition_inputs,
+        "rows_sha256": hex::encode(h.finalize()),
+        "counts": counts,
+    });
+    Ok(Export { lines, manifest, counts })
+}
+
+/// One reward row for `ex`, or `None` when the planner's generator failed on it.
+fn reward_row(ex: &Example, format: Format, opts: &EvalOptions, prompts: &Prompts, counts: &mut Counts) -> Result<Option<String>, EvalError> {
+    let condition = opts.condition;
+    if opts.inputs.blocked(condition, ex).is_some() {
+        counts.skipped_planner_error += 1;
+        return Ok(None);
+    }
+    if opts.inputs.planner_failed(ex) && condition == Condition::Planner {
+        counts.planner_failed += 1;
+    }
+    match condition.empty_material(ex, &opts.inputs) {
+        Some(crate::condition::EmptyMaterial::Profile) => counts.empty_profile += 1,
+        Some(crate::condition::EmptyMaterial::Rubric) => counts.empty_rubric += 1,
+        None => {}
+    }
+    // The requests eval sends for this example (each already through the leakage guard).
+    let chosen = rm_request(ex, &ex.chosen, opts, prompts, None)?.prompt;
+    let rejected = rm_request(ex, &ex.rejected, opts, prompts, None)?.prompt;
+    let user = |p: &ChatPrompt| -> Result<Message, EvalError> {
+        match p.messages.as_slice() {
+            [u, _] if u.role == Role::User => Ok(Message { role: u.role.as_str(), content: u.content.clone() }),
+            _ => Err(EvalError::evaluation(format!("example `{}`: the reward-model prompt is not one user turn and one answer", ex.id))),
+        }
+    };
+    let (uc, ur) = (user(&chosen)?, user(&rejected)?);
+    if uc != ur {
+        return Err(EvalError::evaluation(format!("example `{}`: chosen and rejected were rendered with different user turns", ex.id)));
+    }
+    let user_id = ex.user_id.as_deref();
+    let (value, line) = match format {
+        Format::TrlReward => serialize(&TrlRewardRow {
+            id: &ex.id,
+            user_id,
+            subset: &ex.subset,
+            condition: condition.to_string(),
+            chosen: messages(&chosen),
+            rejected: messages(&rejected),
+        }),
+        Format::OpenrlhfReward => serialize(&OpenRlhfRow {
+            id: &ex.id,
+            user_id,
+            subset: &ex.subset,
+            condition: condition.to_string(),
+            prompt: vec![uc],
+            chosen: vec![assistant(&chosen.messages[1].content)],
+            rejected: vec![assistant(&rejected.messages[1].content)],
+        }),
+        Format::TrlSftPlanner => unreachable!("planner rows are rendered by planner_row"),
+    };
+    leakage::check_with(ex, condition, &all_strings(&value), &condition.allowed_texts(ex, &opts.inputs))?;
+    Ok(Some(line))
+}
+
+/// A row as a JSON value (for the leakage scan) and as its JSON line (fields in the struct's
+/// order, so `id` comes first).
+fn serialize<T: Serialize>(row: &T) -> (serde_json::Value, String) {
+    (serde_json::to_value(row).expect("rows serialize"), serde_json::to_string(row).expect("rows serialize"))
+}
+
+/// One planner SFT row for `ex` (its top `k` of `ranked` posts in the prompt), or `None` when
+/// it has no rubric aspects.
+fn planner_row(ex: &Example, ranked: &[ProfilePost], k: usize, prompts: &Prompts) -> Result<Option<String>, EvalError> {
+    let Some(target) = planner_target(ex)? else { return Ok(None) };
+    let shown: Vec<&ProfilePost> = ranked.iter().take(k).collect();
+    // The prompt eval's planner sends (Planner::request), checked as a `none` input.
+    let prompt = prompts.planner(&ex.question, &shown)?;
+    let row = PlannerRow { id: &ex.id, user_id: ex.user_id.as_deref(), subset: &ex.subset, prompt: messages(&prompt), completion: vec![assistant(&target)] };
+    let mut input = serde_json::to_value(&row).expect("rows serialize");
+    if let Some(m) = input.as_object_mut() {
+        m.remove("completion");
+    }
+    leakage::check(ex, Condition::None, &all_strings(&input))?;
+    Ok(Some(serde_json::to_string(&row).expect("rows serialize")))
+}
+
+/// Writes `export` to `out` (one row per line) and its manifest to [`manifest_path`]`(out)`;
+/// refuses to overwrite either (nothing is written then). Returns the manifest's path.
+///
+/// # Errors
+/// [`EvalError::Evaluation`] when a file exists or cannot be written, naming it.
+pub fn write(out: &Path, export: &Export) -> Result<PathBuf, EvalError> {
+    let manifest = manifest_path(out);
+    for p in [out, manifest.as_path()] {
+        if p.exists() {
+            return Err(EvalError::evaluation(format!(
+                "`{}` already exists; remove it or choose another --out (exports are never overwritten)",
+                p.display()
+            )));
+        }
+    }
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| EvalError::evaluation_with(format!("creating `{}`", dir.display()), e))?;
+    }
+    let put = |path: &Path, text: &str| -> Result<(), EvalError> {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| EvalError::evaluation_with(format!("creating `{}`", path.display()), e))?;
+        f.write_all(text.as_bytes()).map_err(|e| EvalError::evaluation_with(format!("writing `{}`", path.display()), e))
+    };
+    let mut text = String::new();
+    for l in &export.lines {
+        text.push_str(l);
+        text.push('\n');
+    }
+    put(out, &text)?;
+    put(&manifest, &(serde_json::to_string_pretty(&export.manifest).expect("manifest serializes") + "\n"))?;
+    Ok(manifest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prbench_data::RubricAspect;
+
+    fn ex(aspects: &[&str]) -> Example {
+        Example {
+            id: "e1".into(),
+            subset: "Art_and_Entertainment".into(),
+            question: "Q?".into(),
+            profile: vec![],
+            rubric_aspects: aspects.iter().map(|a| RubricAspect { aspect: a.to_string(), evidence: String::new(), reason: String::new() }).collect(),
+            narrative: String::new(),
+            category: "c".into(),
+            chosen: "a".into(),
+            rejected: "b".into(),
+            user_id: None,
+        }
+    }
+
+    #[test]
+    fn planner_target_is_a_dash_list_that_parses_back() {
+        assert_eq!(planner_target(&ex(&[" Budget focus ", "Step-by-step tone"])).unwrap().unwrap(), "- Budget focus\n- Step-by-step tone");
+        assert_eq!(planner_target(&ex(&[])).unwrap(), None);
+        for bad in [&["Budget:"][..], &["Budget", "budget"], &["**Bold**"]] {
+            let e = planner_target(&ex(bad)).unwrap_err().to_string();
+            assert!(e.contains("do not read back"), "{e}");
+        }
+    }
+
+    #[test]
+    fn formats_parse_and_manifest_sits_beside_the_file() {
+        for f in Format::ALL {
+            assert_eq!(f.name().parse::<Format>().unwrap(), f);
+        }
+        assert!("trl".parse::<Format>().is_err());
+        assert_eq!(manifest_path(Path::new("out/train.jsonl")), PathBuf::from("out/train.manifest.json"));
+    }
+}
