@@ -1,13 +1,17 @@
 //! Remote engines for prbench: backends reached over HTTP (DESIGN.md, model specs `openai:`,
-//! `vllm-classify:` and `reward-server:`).
+//! `vllm-classify:`, `sglang-classify:`, `tei:`, `openrlhf:` and `reward-server:`).
 //!
 //! - [`OpenAiChat`]: an OpenAI-compatible chat endpoint as a [`prbench_models::Generator`];
 //!   [`OpenAiJudge`] makes it a pairwise [`prbench_models::Judge`] (PROTOCOL.md §4), with
 //!   p(A) from the server's log-probabilities when it returns them.
 //! - [`VllmClassify`]: a sequence-classification reward model served by vLLM's `/classify`.
 //! - [`RewardServer`]: a reward model behind the HTTP reward protocol of PROTOCOL.md §7.
+//! - [`SglangClassify`], [`TeiPredict`], [`OpenRlhfReward`]: reward models behind SGLang's
+//!   `/classify`, text-embeddings-inference's `/predict` and OpenRLHF's `/get_reward`, which take
+//!   the conversation as text: prbench renders it with the model's chat template
+//!   ([`ChatRenderer`], one [`TemplatedRewardModel`] core for the three).
 //!
-//! All three share one HTTP core: several base URLs per model (replicas, least outstanding
+//! All of them share one HTTP core: several base URLs per model (replicas, least outstanding
 //! requests first), at most [`RemoteOptions::concurrency`] requests in flight, a per-request
 //! timeout, retries with exponential backoff and full jitter on 408/429/5xx, timeouts, dropped
 //! connections and truncated bodies (honouring `Retry-After`), no retry on other 4xx, and an API
@@ -37,7 +41,11 @@ pub mod redact;
 mod replicas;
 pub mod retry;
 mod stats;
+pub mod openrlhf;
 pub mod reward_server;
+pub mod sglang;
+pub mod tei;
+pub mod templated;
 pub mod vllm;
 
 pub use openai::{fold_seed, ChatReply, OpenAiChat};
@@ -45,6 +53,10 @@ pub use openai_judge::{pair_seed, JudgeConfig, OpenAiJudge, VerdictSource};
 pub use options::RemoteOptions;
 pub use stats::LatencySummary;
 pub use reward_server::RewardServer;
+pub use openrlhf::OpenRlhfReward;
+pub use sglang::SglangClassify;
+pub use tei::TeiPredict;
+pub use templated::{ChatRenderer, TemplatedRewardModel, TextEndpoint};
 pub use vllm::VllmClassify;
 
 /// What names a served model in cache keys and manifests: `MODEL @ URL,URL` with the replica

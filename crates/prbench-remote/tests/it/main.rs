@@ -4,4 +4,5 @@ mod faults;
 mod judge;
 mod replicas;
 mod scalar;
+mod templated;
 mod support;
