@@ -1,0 +1,111 @@
+//! `prbench export`: training data for TRL / OpenRLHF reward models and planner SFT, rendered by
+//! `prbench_eval::training_export` exactly as `eval` renders its inputs. Flags only here.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+
+use prbench_data::load::{load, Format as DataFormat};
+use prbench_eval::condition::Condition;
+use prbench_eval::evaluation::PlannerOptions;
+use prbench_eval::training_export::{render, write, ExportOptions, Format};
+use prbench_models::gguf::default_model_path;
+use prbench_models::spec::ModelSpec;
+
+use crate::cli::ExportArgs;
+use crate::commands::engines::CliEngines;
+use crate::progress::Bar;
+
+/// Flag combinations that would be silently ignored are errors instead.
+fn check_flags(args: &ExportArgs, format: Format, condition: Condition) -> Result<()> {
+    if !format.is_reward() && args.condition.is_some() {
+        bail!("--condition applies to the reward formats (trl-reward, openrlhf-reward); trl-sft-planner's input is the planner's prompt (question and top --planner-k posts) and its target the rubric, whatever the condition");
+    }
+    let ranks = !format.is_reward() || condition.profile_k().is_some() || condition == Condition::Planner;
+    if args.retriever.is_some() && !ranks {
+        bail!("--retriever applies to the `profile` and `planner` conditions and to trl-sft-planner; `{condition}` shows no posts");
+    }
+    let planner_runs = format.is_reward() && condition == Condition::Planner;
+    if !planner_runs {
+        for (flag, given) in [("--planner", args.planner.is_some()), ("--planner-max-new-tokens", args.planner_max_new_tokens != 128)] {
+            if given {
+                bail!("{flag} applies to `--condition planner` (a reward format), where the planner runs");
+            }
+        }
+    }
+    if args.planner_k != 10 && !(planner_runs || !format.is_reward()) {
+        bail!("--planner-k applies to `--condition planner` and to trl-sft-planner");
+    }
+    let planner_remote = args.planner.as_deref().is_some_and(|p| ModelSpec::parse(p).is_ok_and(|s| s.is_remote()));
+    if !planner_remote {
+        if let Some(flag) = args.remote.given().first() {
+            bail!("{flag} applies to a remote planner (`--planner openai:…`)");
+        }
+    }
+    if args.sample && args.limit.is_none() {
+        bail!("--sample draws a seeded random sample of N examples per subset and needs --limit N");
+    }
+    let uses_cache = planner_runs || args.retriever.as_deref().is_some_and(|r| r.trim().starts_with("dense"));
+    if args.cache.is_some() && !uses_cache {
+        bail!("--cache applies to `--condition planner` and dense retrievers; this export computes nothing worth caching");
+    }
+    if DataFormat::from_path(&args.out) != Some(DataFormat::Jsonl) {
+        bail!("--out `{}` must be a .jsonl file (exports are JSONL, one row per line)", args.out.display());
+    }
+    Ok(())
+}
+
+/// Runs `prbench export`.
+pub fn run(args: ExportArgs) -> Result<()> {
+    let format = args.format.library();
+    let condition = Condition::parse(args.condition.as_deref().unwrap_or("none"))?;
+    check_flags(&args, format, condition)?;
+    let planner_runs = format.is_reward() && condition == Condition::Planner;
+    let uses_cache = planner_runs || args.retriever.as_deref().is_some_and(|r| r.trim().starts_with("dense"));
+    let cache: Option<PathBuf> = (uses_cache && !args.no_cache).then(|| args.cache.clone().unwrap_or_else(|| PathBuf::from("runs/cache.sqlite")));
+    // Refuse a taken --out before any work (the library refuses again when writing).
+    for p in [args.out.clone(), prbench_eval::training_export::manifest_path(&args.out)] {
+        if p.exists() {
+            bail!("`{}` already exists; remove it or choose another --out (exports are never overwritten)", p.display());
+        }
+    }
+    let data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
+    super::print_data_warnings(&data);
+    let opts = ExportOptions {
+        format,
+        condition,
+        retriever: args.retriever.clone(),
+        planner: PlannerOptions {
+            model: args.planner.clone().unwrap_or_else(|| format!("gguf:{}", default_model_path().display())),
+            k: args.planner_k,
+            max_new_tokens: args.planner_max_new_tokens,
+        },
+        seed: args.seed,
+        limit: args.limit,
+        sample: args.sample,
+        cache,
+        code_version: crate::code_version().to_string(),
+    };
+    let bar = Bar::new(args.quiet);
+    let export = render(&data, &opts, &CliEngines { remote: &args.remote }, &bar)?;
+    let manifest = write(&args.out, &export)?;
+    let c = &export.counts;
+    println!("format: {format}");
+    if format.is_reward() {
+        println!("condition: {condition}{}", if condition.is_oracle() { " (the true rubric: for upper-bound studies only)" } else { "" });
+    }
+    println!("rows: {}", c.rows);
+    for (n, what) in [
+        (c.skipped_empty_rubric, "examples without rubric aspects left out (no planner target)"),
+        (c.skipped_planner_error, "examples left out: the planner's generator failed on them (eval makes them error outcomes)"),
+        (c.planner_failed, "rows without context: the planner's reply held no usable list (as eval scores them)"),
+        (c.empty_profile, "rows without context: empty profile"),
+        (c.empty_rubric, "rows without context: empty rubric"),
+    ] {
+        if n > 0 {
+            println!("{n} {what}");
+        }
+    }
+    println!("wrote {} and {}", args.out.display(), manifest.display());
+    Ok(())
+}
