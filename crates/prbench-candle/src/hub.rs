@@ -108,7 +108,12 @@ pub fn fetch_chat_template(repo_spec: &str, opts: &HubOptions) -> Result<HubMode
         }
     }
     let Some(path) = found else {
-        return Err(ModelError::Spec { spec, reason: format!("the repo has no chat template: neither {} nor {}", OPTIONAL_FILES[0], OPTIONAL_FILES[1]) });
+        let reason = if opts.offline {
+            format!("neither {} nor {} is in the local hub cache, and HF_HUB_OFFLINE is set so nothing was downloaded", OPTIONAL_FILES[0], OPTIONAL_FILES[1])
+        } else {
+            format!("the repo has no chat template: neither {} nor {}", OPTIONAL_FILES[0], OPTIONAL_FILES[1])
+        };
+        return Err(ModelError::Spec { spec, reason });
     };
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let commit = dir.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();

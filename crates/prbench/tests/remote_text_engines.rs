@@ -1,0 +1,146 @@
+//! `prbench eval` with the reward models behind servers that take text rendered with the chat
+//! template (`sglang-classify:`, `tei:`, `openrlhf:`), against the loopback fault server, which
+//! scores a text `chars / 100`: the accuracy that score predicts, computed here from the fixture
+//! data; the text each server received, compared with the rendering of a template written here;
+//! the manifest identity; and the errors for a missing template.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+use prbench_fault_server::{Fault, FaultRule, FaultServer, ServerConfig};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// The test model's chat template (BOS `<s>` from tokenizer_config.json).
+const TEMPLATE: &str = "{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}<|end|>\n{% endfor %}{% if add_generation_prompt %}<|assistant|>\n{% endif %}";
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The fixture's examples: `(id, question, chosen, rejected)`.
+fn fixture() -> Vec<(String, String, String, String)> {
+    let mut out = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(repo().join("data/sample")).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    for f in files {
+        for line in std::fs::read_to_string(f).unwrap().lines() {
+            let r: Value = serde_json::from_str(line).unwrap();
+            let s = |k: &str| r[k].as_str().unwrap().to_string();
+            out.push((s("id"), s("question"), s("chosen"), s("rejected")));
+        }
+    }
+    out
+}
+
+fn model_dir(root: &Path) -> String {
+    let dir = root.join("rm-template");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("chat_template.jinja"), TEMPLATE).unwrap();
+    std::fs::write(dir.join("tokenizer_config.json"), r#"{"bos_token": "<s>", "eos_token": "<|end|>"}"#).unwrap();
+    format!("dir:{}", dir.display())
+}
+
+#[test]
+fn text_engines_score_the_rendered_conversation_through_eval() {
+    let tmp = tempfile::tempdir().unwrap();
+    let template = model_dir(tmp.path());
+    let examples = fixture();
+    // chars/100 of the same user turn plus each answer: chosen wins iff it has more characters.
+    let chars = |s: &str| s.chars().count() as i64;
+    let want_correct = examples.iter().filter(|e| chars(&e.2) > chars(&e.3)).count();
+    assert!(examples.iter().all(|e| chars(&e.2) != chars(&e.3)), "no ties in the fixture");
+    // Every request body's first attempt gets a 500.
+    let server = FaultServer::start(ServerConfig::default().with_rule(FaultRule::new("", Fault::ServerError).times(1))).unwrap();
+    for (kind, base, path, keeps_bos) in [
+        ("sglang-classify", server.sglang_base(), "/sglang/classify", false),
+        ("tei", server.base_url(), "/predict", false),
+        ("openrlhf", server.base_url(), "/get_reward", true),
+    ] {
+        let model = format!("{kind}:test/rm@{base}");
+        let before = server.log().len();
+        let out = prbench(&["eval", "--data", &sample(), "--model", &model, "--chat-template", &template, "--run-id", kind, "--quiet", "--bootstrap", "200"], tmp.path());
+        assert!(out.status.success(), "{model}: {}", text(&out.stderr));
+        let run = tmp.path().join("runs").join(kind);
+
+        let summary = read_json(&run.join("summary.json"));
+        let micro = summary["rows"].as_array().unwrap().iter().find(|r| r["label"] == "micro").unwrap();
+        assert_eq!((micro["n"].as_u64(), micro["correct"].as_u64(), micro["errors"].as_u64()), (Some(12), Some(want_correct as u64), Some(0)), "{model}");
+        assert_eq!(micro["strict"].as_f64().unwrap(), want_correct as f64 / 12.0);
+        assert_eq!(summary["remote"]["retries"], 24, "{model}: every answer's first request got a 500");
+
+        let manifest = read_json(&run.join("manifest.json"));
+        let m = &manifest["model"];
+        assert_eq!(m["spec"], model.as_str());
+        assert_eq!(m["file_hash"], format!("test/rm @ {base}").as_str());
+        assert_eq!(m["chat_template_hash"], hex::encode(Sha256::digest(TEMPLATE.as_bytes())).as_str());
+        assert_eq!(m["dtype"], "n/a");
+
+        // Every text the server got is the template's rendering of (rm-user turn, answer): one
+        // per answer of every example, BOS dropped where the server adds its own.
+        let mut seen = Vec::new();
+        for r in &server.log()[before..] {
+            assert_eq!(r.path, path, "{model}");
+            let sent = match kind {
+                "sglang-classify" => r.body["text"].as_str(),
+                "tei" => r.body["inputs"].as_str(),
+                _ => r.body["query"][0].as_str(),
+            }
+            .unwrap()
+            .to_string();
+            let body = if keeps_bos { sent.strip_prefix("<s>").unwrap_or_else(|| panic!("{model}: no BOS in {sent:?}")) } else { sent.as_str() };
+            assert!(!body.starts_with("<s>"), "{model}: one BOS at most");
+            let rest = body.strip_prefix("<|user|>\n").unwrap_or_else(|| panic!("{model}: {body:?}"));
+            let (user, rest) = rest.split_once("<|end|>\n<|assistant|>\n").unwrap();
+            let answer = rest.strip_suffix("<|end|>\n").unwrap();
+            let e = examples.iter().find(|e| e.2 == answer || e.3 == answer).unwrap_or_else(|| panic!("{model}: unknown answer {answer:?}"));
+            assert!(user.contains(&e.1), "{model}: the user turn holds the question of {}", e.0);
+            seen.push(answer.to_string());
+        }
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), 24, "{model}: both answers of all 12 examples");
+
+        for o in std::fs::read_to_string(run.join("outcomes.jsonl")).unwrap().lines() {
+            let o: Value = serde_json::from_str(o).unwrap();
+            let e = examples.iter().find(|e| e.0 == o["example_id"].as_str().unwrap()).unwrap();
+            let diff = o["score_chosen"].as_f64().unwrap() - o["score_rejected"].as_f64().unwrap();
+            let want = (chars(&e.2) - chars(&e.3)) as f64 / 100.0;
+            assert!((diff - want).abs() < 1e-4, "{model} {}: {diff} vs {want}", e.0);
+        }
+    }
+}
+
+#[test]
+fn a_missing_chat_template_is_a_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = FaultServer::start(ServerConfig::default()).unwrap();
+    let empty = tmp.path().join("no-template");
+    std::fs::create_dir_all(&empty).unwrap();
+    let model = format!("tei:test/rm@{}", server.base_url());
+    let flag = format!("dir:{}", empty.display());
+    let out = prbench(&["eval", "--data", &sample(), "--model", &model, "--chat-template", &flag, "--run-id", "x", "--quiet"], tmp.path());
+    let err = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("chat template") && err.contains("chat_template.jinja") && err.contains("--chat-template"), "{err}");
+    // Without the flag the template is the served model's own, from the hub; offline and not
+    // cached, that fails naming the repo and the flag.
+    let out = Command::new(env!("CARGO_BIN_EXE_prbench"))
+        .args(["eval", "--data", &sample(), "--model", &model, "--run-id", "y", "--quiet"])
+        .env("HF_HUB_OFFLINE", "1")
+        .env("HF_HOME", tmp.path().join("hf"))
+        .env_remove("HF_HUB_CACHE")
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("hf:test/rm") && err.contains("--chat-template"), "{err}");
+    assert!(server.log().is_empty(), "nothing is sent without a template");
+    // The flag is refused for engines that render on the server.
+    let out = prbench(&["eval", "--data", &sample(), "--model", &format!("vllm-classify:rm@{}", server.base_url()), "--chat-template", &flag, "--run-id", "z", "--quiet"], tmp.path());
+    assert!(!out.status.success() && text(&out.stderr).contains("--chat-template applies to"), "{}", text(&out.stderr));
+}
