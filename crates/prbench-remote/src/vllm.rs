@@ -15,6 +15,19 @@
 //!   v0.13 API reference); a server that only knows the text form (`input`) answers 4xx, which
 //!   fails every item at once with the server's message rather than scoring unrendered text.
 //!
+//! Re-checked for issue 21 against vLLM's main branch (stored commit 055e47c2): the request and
+//! response models moved to `vllm/frontend/entrypoints/pooling/classify/protocol.py` and
+//! `…/pooling/base/protocol.py` (the old `vllm/entrypoints/pooling/…` paths are compatibility
+//! shims), route `POST /classify` in `…/pooling/classify/api_router.py`. The shapes this client
+//! uses are unchanged: `ClassificationChatRequest` = `messages` + `add_generation_prompt`
+//! (default false) + `add_special_tokens` (default false: the template's own BOS is the only
+//! one) + `use_activation` (default `None` = the pooler's activation); `ClassificationData` =
+//! `{index, label, probs, num_classes}`. New since the first check: the removed pooling
+//! parameter `normalize` is now refused with an error naming `use_activation`
+//! (`reject_removed_pooling_parameters`), so do not pass it through [`VllmClassify::with_extra`].
+//! `/pooling` (`PoolingChatRequest`, `data[i].data: list[list[float]] | list[float] | str`, a
+//! `task` field) is unchanged too.
+//!
 //! Why `/classify` and not `/pooling`: `/pooling` serves every pooling task and its
 //! `data[i].data` shape depends on the task and on how the server was started (per-token
 //! rewards for `*ForRewardModeling` models); `/classify` always returns one vector per input,
