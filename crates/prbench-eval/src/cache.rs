@@ -394,9 +394,11 @@ impl<'a> CachedJudge<'a> {
         Self { identity: inner.identity(), decoding: inner.decoding(), inner, cache, counters }
     }
 
-    /// The cache key of one request.
+    /// The cache key of one request; a pointwise recipe's second conversation
+    /// ([`JudgeRequest::prompt_b`]) is part of it as the `input`.
     pub fn key(&self, item: &JudgeRequest) -> String {
-        cache_key(EntryKind::Verdict, &self.identity, &self.decoding, &item.pair.example_id, &item.prompt, &serde_json::Value::Null)
+        let input = item.prompt_b.as_ref().map_or(serde_json::Value::Null, |b| serde_json::json!({ "prompt_b": b }));
+        cache_key(EntryKind::Verdict, &self.identity, &self.decoding, &item.pair.example_id, &item.prompt, &input)
     }
 }
 

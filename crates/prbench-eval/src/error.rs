@@ -22,9 +22,17 @@ pub enum EvalError {
         /// Cause.
         reason: String,
     },
+    /// A judge recipe cannot be loaded or rendered.
+    #[error("judge recipe `{recipe}` {reason}")]
+    Recipe {
+        /// The recipe as given (`--judge-recipe`).
+        recipe: String,
+        /// What is wrong and what to do.
+        reason: String,
+    },
     /// Hidden scoring text (narrative or rubric) was about to reach a backend outside the
     /// oracle condition (PROTOCOL.md §1: the scoring standard never reaches a reward model).
-    #[error("leakage guard: example `{example_id}`, condition `{condition}`: hidden {field} text `{snippet}` appears in the rendered input; this is a bug in prbench, please report it")]
+    #[error("leakage guard: example `{example_id}`, condition `{condition}`: hidden {field} text `{snippet}` appears in the rendered input; with a judge recipe, look for it in the recipe's files, otherwise this is a bug in prbench, please report it")]
     Leakage {
         /// Example id.
         example_id: String,

@@ -22,6 +22,7 @@ pub mod matrix;
 pub mod outcome;
 pub mod planner;
 pub mod prompt;
+pub mod recipe;
 pub mod retrieve;
 pub mod run;
 pub mod runner;

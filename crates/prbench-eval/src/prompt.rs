@@ -5,7 +5,10 @@ use minijinja::{context, Environment};
 use prbench_models::{ChatMessage, ChatPrompt, PairInput, RmInput, Role};
 use sha2::{Digest, Sha256};
 
+use std::sync::Arc;
+
 use crate::error::EvalError;
+use crate::recipe::JudgeRecipe;
 
 /// System message of the pairwise judge (`prompts/judge-system.txt`).
 pub const JUDGE_SYSTEM: &str = include_str!("../../../prompts/judge-system.txt");
@@ -87,9 +90,11 @@ pub fn system_and_user(system: &str, user: String, assistant_prefix: &str) -> Ch
     }
 }
 
-/// The compiled prompt templates.
+/// The compiled prompt templates, and the judge recipe that replaces the judge prompt when one
+/// other than `default` is given ([`Prompts::with_recipe`]).
 pub struct Prompts {
     templates: Templates,
+    recipe: Option<Arc<JudgeRecipe>>,
 }
 
 impl Default for Prompts {
@@ -104,23 +109,60 @@ impl Prompts {
     /// # Panics
     /// Never for the shipped templates (a unit test compiles them).
     pub fn new() -> Self {
-        Self { templates: Templates::compile(&[("judge-user", JUDGE_USER), ("rm-user", RM_USER), ("planner-user", PLANNER_USER)]) }
+        Self { templates: Templates::compile(&[("judge-user", JUDGE_USER), ("rm-user", RM_USER), ("planner-user", PLANNER_USER)]), recipe: None }
+    }
+
+    /// The built-in templates, with `recipe` rendering judge prompts ([`Prompts::judge_prompts`]).
+    /// prbench's own `default` recipe is the built-in judge prompt: it changes nothing, not even
+    /// the hash.
+    pub fn with_recipe(recipe: Option<Arc<JudgeRecipe>>) -> Self {
+        Self { recipe: recipe.filter(|r| !r.is_default()), ..Self::new() }
+    }
+
+    /// The judge recipe in use, when it is not `default`.
+    pub fn recipe(&self) -> Option<&JudgeRecipe> {
+        self.recipe.as_deref()
     }
 
     /// sha256 (hex) over all template texts, in a fixed order: the manifest's template hash.
+    /// With a recipe, its hash ([`JudgeRecipe::hash`]) is hashed after them.
     pub fn hash(&self) -> String {
-        hash_texts(TEMPLATE_TEXTS)
+        match &self.recipe {
+            None => hash_texts(TEMPLATE_TEXTS),
+            Some(r) => {
+                let recipe = r.hash();
+                hash_texts(&[TEMPLATE_TEXTS, &[recipe.as_str()]].concat())
+            }
+        }
     }
 
     fn render(&self, name: &str, ctx: minijinja::Value) -> Result<String, EvalError> {
         self.templates.render(name, ctx)
     }
 
-    /// The judge conversation for one pair: system + user turn, empty assistant prefix.
+    /// The judge conversations for one pair: with the recipe if there is one
+    /// ([`JudgeRecipe::render_pair`]: one conversation for a pairwise recipe, the ratings of
+    /// `pair.a` and of `pair.b` for a pointwise one), else [`Prompts::judge`]'s.
     ///
     /// # Errors
-    /// [`EvalError::Template`] if rendering fails.
+    /// [`EvalError::Template`] or [`EvalError::Recipe`] if rendering fails.
+    pub fn judge_prompts(&self, pair: &PairInput) -> Result<(ChatPrompt, Option<ChatPrompt>), EvalError> {
+        match &self.recipe {
+            Some(r) => r.render_pair(pair),
+            None => Ok((self.judge_builtin(pair)?, None)),
+        }
+    }
+
+    /// The judge conversation for one pair: system + user turn, empty assistant prefix (with a
+    /// recipe, its first conversation: see [`Prompts::judge_prompts`]).
+    ///
+    /// # Errors
+    /// [`EvalError::Template`] or [`EvalError::Recipe`] if rendering fails.
     pub fn judge(&self, pair: &PairInput) -> Result<ChatPrompt, EvalError> {
+        self.judge_prompts(pair).map(|(p, _)| p)
+    }
+
+    fn judge_builtin(&self, pair: &PairInput) -> Result<ChatPrompt, EvalError> {
         let user = self.render(
             "judge-user",
             context! { question => pair.question.trim(), context => pair.context.as_deref(), response_a => pair.a.trim(), response_b => pair.b.trim() },

@@ -38,8 +38,12 @@ pub struct Manifest {
     pub model: ModelIdentity,
     /// Decoding parameters (verdict mode etc.).
     pub decoding: serde_json::Value,
-    /// sha256 of prbench's prompt templates.
+    /// sha256 of prbench's prompt templates (and of the judge recipe, with one).
     pub template_hash: String,
+    /// The judge recipe, when one other than `default` was given
+    /// ([`crate::recipe::JudgeRecipe::manifest_entry`]: name, folder, hash, reader).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_recipe: Option<serde_json::Value>,
     /// Dataset source spec.
     pub dataset: String,
     /// Dataset kind.
@@ -116,6 +120,8 @@ pub struct RunConfig {
     /// The folder holds an unfinished run ([`check_resume`] passed) that this run resumes: its
     /// manifest keeps the first start time and gains a [`Resumption`].
     pub resume: bool,
+    /// The judge recipe rendering judge prompts (`None`: prbench's own prompt).
+    pub recipe: Option<std::sync::Arc<crate::recipe::JudgeRecipe>>,
 }
 
 /// A finished run.
@@ -252,7 +258,7 @@ impl RunConfig {
 /// # Errors
 /// Evaluation errors (leakage, template) and I/O errors naming the path.
 pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn Reporter) -> Result<RunResult, EvalError> {
-    let prompts = Prompts::new();
+    let prompts = Prompts::with_recipe(cfg.recipe.clone());
     let (identity, decoding) = match backend {
         Backend::Judge(j) => (j.identity(), j.decoding()),
         Backend::RewardModel(r) => (r.identity(), r.settings()),
@@ -410,6 +416,7 @@ fn manifest_for(
         model: identity.clone(),
         decoding: decoding.clone(),
         template_hash: prompts.hash(),
+        judge_recipe: prompts.recipe().map(|r| r.manifest_entry()),
         dataset: data.source.clone(),
         dataset_kind: data.kind.clone(),
         dataset_hash: data.hash.clone(),
@@ -493,7 +500,7 @@ fn same_settings(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Resul
         Backend::RewardModel(r) => (r.identity(), r.settings()),
     };
     let examples = cfg.examples(data);
-    let new = manifest_for(data, &examples, &identity, &decoding, cfg, &Prompts::new());
+    let new = manifest_for(data, &examples, &identity, &decoding, cfg, &Prompts::with_recipe(cfg.recipe.clone()));
     let both = |on: bool| if on { "--both-orders" } else { "no --both-orders" }.to_string();
     let sample = |n: Option<usize>| n.map_or_else(|| "no --sample".to_string(), |n| format!("--limit {n} --sample"));
     let fields: [(&str, String, String); 11] = [

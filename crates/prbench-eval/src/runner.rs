@@ -348,9 +348,12 @@ fn judge_request(
         a: a.clone(),
         b: b.clone(),
     };
-    let prompt = prompts.judge(&pair)?;
+    let (prompt, prompt_b) = prompts.judge_prompts(&pair)?;
     opts.check_leak(ex, &prompt.all_text())?;
-    Ok(JudgeRequest { pair, prompt })
+    if let Some(b) = &prompt_b {
+        opts.check_leak(ex, &b.all_text())?;
+    }
+    Ok(JudgeRequest { pair, prompt, prompt_b })
 }
 
 fn judge_chunk(

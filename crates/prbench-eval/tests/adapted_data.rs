@@ -142,6 +142,7 @@ fn a_run_on_data_with_user_ids_records_them_and_resamples_users() {
         code_version: "test".into(),
         cache: None,
         resume: false,
+        recipe: None,
     };
     let result = run(&data, Backend::RewardModel(&Baseline::Longer), &cfg, &Silent).unwrap();
     let users: Vec<Option<&str>> = result.outcomes.iter().map(|o| o.user_id.as_deref()).collect();

@@ -81,6 +81,7 @@ fn run_with_empties(condition: Condition) -> (prbench_eval::run::RunResult, Stri
         code_version: "test".into(),
         cache: None,
         resume: false,
+        recipe: None,
     };
     let result = run(&data, Backend::RewardModel(&Baseline::Longer), &cfg, &Silent).unwrap();
     let md = std::fs::read_to_string(tmp.path().join("summary.md")).unwrap();

@@ -73,7 +73,13 @@ pub enum Miss {
 /// Swapping a letter the parser skipped (inside `<think>`, under an earlier `result:` label,
 /// after the deciding word, an article `a`) leaves the verdict as it was.
 pub fn verdict_letter_offset(reply: &str) -> Option<usize> {
-    let (choice, other) = match parse_verdict(reply) {
+    verdict_letter_offset_with(reply, &parse_verdict)
+}
+
+/// [`verdict_letter_offset`] for any verdict reader `read` (a judge recipe's), by the same
+/// elimination.
+pub fn verdict_letter_offset_with(reply: &str, read: &dyn Fn(&str) -> Choice) -> Option<usize> {
+    let (choice, other) = match read(reply) {
         Choice::A => (Choice::A, Choice::B),
         Choice::B => (Choice::B, Choice::A),
         _ => return None,
@@ -101,7 +107,7 @@ pub fn verdict_letter_offset(reply: &str) -> Option<usize> {
         flipped.push_str(&reply[..off]);
         flipped.push(swapped);
         flipped.push_str(&reply[off + c.len_utf8()..]);
-        (parse_verdict(&flipped) == other).then_some(off)
+        (read(&flipped) == other).then_some(off)
     })
 }
 
@@ -144,7 +150,15 @@ fn log_sum_exp(xs: &[f64]) -> Option<f64> {
 /// # Errors
 /// A [`Miss`] saying which step failed; the caller counts it and leaves `p_a` empty.
 pub fn letter_logprobs(reply: &str, tokens: &[TokenLogprob]) -> Result<LetterLogprobs, Miss> {
-    let offset = verdict_letter_offset(reply).ok_or(Miss::NoVerdictLetter)?;
+    letter_logprobs_with(reply, tokens, &parse_verdict)
+}
+
+/// [`letter_logprobs`] with the verdict letter found for the reader `read` (a judge recipe's).
+///
+/// # Errors
+/// As [`letter_logprobs`].
+pub fn letter_logprobs_with(reply: &str, tokens: &[TokenLogprob], read: &dyn Fn(&str) -> Choice) -> Result<LetterLogprobs, Miss> {
+    let offset = verdict_letter_offset_with(reply, read).ok_or(Miss::NoVerdictLetter)?;
     let token_index = token_at(tokens, reply, offset).ok_or(Miss::TokensDoNotSpellReply)?;
     let upper = reply[offset..].starts_with(|c: char| c.is_ascii_uppercase());
     let (a, b) = if upper { ("A", "B") } else { ("a", "b") };

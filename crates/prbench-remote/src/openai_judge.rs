@@ -1,15 +1,15 @@
 //! A pairwise judge over [`OpenAiChat`]: each pair's rendered prompt is sent as is, the verdict
-//! is read from the reply with [`parse_verdict`] (PROTOCOL.md §4), and, when the server returns
+//! is read from the reply with [`prbench_models::verdict_parse::parse_verdict`] (or a judge recipe's reader) (PROTOCOL.md §4), and, when the server returns
 //! per-token log-probabilities, p(A) is read at the verdict letter ([`crate::logprobs`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use prbench_models::verdict_parse::parse_verdict;
+use prbench_models::verdict_reader::VerdictReader;
 use prbench_models::{CallStats, ItemDone, Judge, JudgeRequest, ModelError, ModelIdentity, Verdict};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::logprobs::letter_logprobs;
+use crate::logprobs::letter_logprobs_with;
 use crate::openai::{OpenAiChat, Sampling};
 
 /// Alternatives requested per token in logprob mode (OpenAI's maximum).
@@ -70,6 +70,7 @@ pub struct OpenAiJudge {
     /// Whether `logprobs` was decided by the construction probe ([`VerdictSource::Auto`]).
     detected: bool,
     misses: AtomicU64,
+    reader: VerdictReader,
 }
 
 impl OpenAiJudge {
@@ -84,7 +85,14 @@ impl OpenAiJudge {
             VerdictSource::Logprobs => (true, false),
             VerdictSource::Text => (false, false),
         };
-        Ok(Self { chat, cfg, logprobs, detected, misses: AtomicU64::new(0) })
+        Ok(Self { chat, cfg, logprobs, detected, misses: AtomicU64::new(0), reader: VerdictReader::ResultLine })
+    }
+
+    /// Reads replies with a judge recipe's `reader` instead of the `Result:` rule; p(A) is then
+    /// read at the letter that reader used.
+    pub fn with_reader(mut self, reader: VerdictReader) -> Self {
+        self.reader = reader;
+        self
     }
 
     /// True when verdicts carry p(A) from log-probabilities (requested or detected).
@@ -113,9 +121,10 @@ impl OpenAiJudge {
             top_logprobs: self.logprobs.then_some(TOP_LOGPROBS),
         };
         let reply = self.chat.call(&item.prompt.messages, &item.prompt.assistant_prefix, &sampling).await?;
-        let mut verdict = Verdict { choice: parse_verdict(&reply.text), p_a: None, margin: None, raw: String::new(), tokens: reply.tokens };
+        let mut verdict = Verdict { choice: self.reader.read(&reply.text), p_a: None, margin: None, raw: String::new(), tokens: reply.tokens };
         if self.logprobs {
-            match reply.logprobs.as_deref().map(|toks| letter_logprobs(&reply.text, toks)) {
+            let read = |text: &str| self.reader.read(text);
+            match reply.logprobs.as_deref().map(|toks| letter_logprobs_with(&reply.text, toks, &read)) {
                 Some(Ok(l)) => {
                     verdict.p_a = Some(l.p_a);
                     verdict.margin = Some(l.margin);
@@ -165,7 +174,9 @@ impl Judge for OpenAiJudge {
             d.insert("top_logprobs".into(), json!(TOP_LOGPROBS));
         }
         d.insert("extra".into(), Value::Object(self.chat.extra().clone()));
-        crate::sorted(Value::Object(d))
+        let mut d = Value::Object(d);
+        prbench_models::judge::with_reader(&mut d, &self.reader);
+        crate::sorted(d)
     }
 }
 

@@ -135,6 +135,8 @@ pub struct EvaluationOptions {
     pub planner: PlannerOptions,
     /// prbench version and git commit, for manifests.
     pub code_version: String,
+    /// The judge recipe (`--judge-recipe`); `None`: prbench's own judge prompt.
+    pub judge_recipe: Option<Arc<crate::recipe::JudgeRecipe>>,
 }
 
 impl EvaluationOptions {
@@ -164,6 +166,7 @@ impl EvaluationOptions {
                 max_new_tokens: 128,
             },
             code_version: code_version.to_string(),
+            judge_recipe: None,
         }
     }
 
@@ -303,6 +306,7 @@ impl<'d> Evaluation<'d> {
                 code_version: opts.code_version.clone(),
                 cache: prepared.cache.clone(),
                 resume: planned.resume,
+                recipe: opts.judge_recipe.clone(),
             };
             if planned.done {
                 check_finished(self.data, backend, &cfg)?;

@@ -370,6 +370,11 @@ pub struct EvalArgs {
     /// `generate` skips that.
     #[arg(long, value_enum, default_value_t = VerdictMode::Logprob)]
     pub verdict: VerdictMode,
+    /// The judge's prompt and verdict format (`gguf:` and `openai:` judges): a built-in recipe
+    /// (`default`: prbench's own; `rating`: each answer rated 1-10 alone, the higher wins) or a
+    /// folder holding `system.txt`, `user.jinja` and `recipe.toml` (README, "Judge recipes").
+    #[arg(long, value_name = "NAME|DIR")]
+    pub judge_recipe: Option<String>,
     /// Judge each pair in both orders (consistency and position-debiased figures).
     #[arg(long)]
     pub both_orders: bool,

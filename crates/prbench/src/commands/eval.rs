@@ -14,6 +14,7 @@ use prbench_data::Dataset;
 use prbench_eval::condition::{Condition, ConditionInputs};
 use prbench_eval::evaluation::{slot_balance_warning, unparsed, Evaluation, EvaluationOptions, EvaluationReporter, PlannerOptions};
 use prbench_eval::prompt::Prompts;
+use prbench_eval::recipe::JudgeRecipe;
 use prbench_eval::run::RunResult;
 use prbench_eval::runner::{rm_request, ContextSource, EvalOptions, Reporter};
 use prbench_models::gguf::{default_judge_path, default_model_path};
@@ -128,8 +129,23 @@ fn preflight(
 }
 
 /// Flag combinations that would be silently ignored are errors instead.
-fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition]) -> Result<()> {
+fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition], recipe: Option<&JudgeRecipe>) -> Result<()> {
     let is_judge = spec.is_judge();
+    let generative = matches!(spec, ModelSpec::Gguf(_) | ModelSpec::OpenAi { .. });
+    if args.judge_recipe.is_some() && !generative {
+        bail!("--judge-recipe applies to generative judges (`gguf:` and `openai:`), not `{}`", args.model.as_deref().unwrap_or(""));
+    }
+    let pointwise = recipe.is_some_and(JudgeRecipe::is_pointwise);
+    if pointwise && args.both_orders {
+        bail!("--both-orders: judge recipe `{}` is pointwise (each answer is rated alone), so the order of the answers cannot matter; drop the flag", recipe.map(JudgeRecipe::name).unwrap_or_default());
+    }
+    if pointwise {
+        for (flag, given) in [("--temperature", args.remote.temperature.is_some()), ("--top-p", args.remote.top_p.is_some())] {
+            if given {
+                bail!("{flag}: a pointwise recipe's ratings are decoded greedily; drop the flag");
+            }
+        }
+    }
     let is_seqcls = matches!(spec, ModelSpec::Hf(_) | ModelSpec::Dir(_));
     if args.scalar.label_index.is_some() && !(is_seqcls || matches!(spec, ModelSpec::VllmClassify { .. })) {
         bail!("--label-index applies to sequence-classification reward models (`hf:`, `dir:`, `vllm-classify:`), not `{}`", args.model.as_deref().unwrap_or("the default judge"));
@@ -171,7 +187,7 @@ fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition]) -> R
     }
     // Ranges (--max-new-tokens ≥ 1, --max-error-rate in [0, 1], --limit ≥ 1, …) are checked
     // while the flags are parsed (crate::bounds).
-    let generates = matches!(spec, ModelSpec::OpenAi { .. }) || (matches!(spec, ModelSpec::Gguf(_)) && args.verdict == VerdictMode::Generate);
+    let generates = matches!(spec, ModelSpec::OpenAi { .. }) || (matches!(spec, ModelSpec::Gguf(_)) && (args.verdict == VerdictMode::Generate || pointwise));
     if args.max_new_tokens.is_some() && !generates {
         bail!(
             "--max-new-tokens applies to generated verdicts (`--verdict generate` with a `gguf:` judge, or an `openai:` judge); `{}` {}",
@@ -242,7 +258,7 @@ fn default_judge() -> Result<String> {
 }
 
 /// The library's options from the flags (defaults resolved: batch size, cache file, planner).
-fn options(args: &EvalArgs, spec: &str, parsed: &ModelSpec, conditions: Vec<Condition>) -> EvaluationOptions {
+fn options(args: &EvalArgs, spec: &str, parsed: &ModelSpec, conditions: Vec<Condition>, recipe: Option<Arc<JudgeRecipe>>) -> EvaluationOptions {
     EvaluationOptions {
         model: spec.to_string(),
         conditions,
@@ -264,6 +280,7 @@ fn options(args: &EvalArgs, spec: &str, parsed: &ModelSpec, conditions: Vec<Cond
             max_new_tokens: args.planner_max_new_tokens,
         },
         code_version: crate::code_version().to_string(),
+        judge_recipe: recipe,
     }
 }
 
@@ -340,12 +357,16 @@ pub fn run(args: EvalArgs) -> Result<()> {
         None => default_judge()?,
     };
     let parsed = ModelSpec::parse(&spec)?;
-    check_flags(&args, &parsed, &conditions)?;
+    let recipe = match &args.judge_recipe {
+        Some(r) => Some(Arc::new(JudgeRecipe::load(r)?)),
+        None => None,
+    };
+    check_flags(&args, &parsed, &conditions, recipe.as_deref())?;
     crate::commands::refuse_file_as_folder("--out", &args.out, "run folders")?;
     let data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
     super::print_data_warnings(&data);
     // Run ids are checked before the model loads, so a taken --run-id fails fast.
-    let eval = Evaluation::plan(&data, options(&args, &spec, &parsed, conditions.clone()))?;
+    let eval = Evaluation::plan(&data, options(&args, &spec, &parsed, conditions.clone(), recipe.clone()))?;
     let n_eval = eval.examples().len();
     if n_eval == data.examples.len() {
         eprintln!("prbench: {} from `{}`; loading model `{spec}`", count(data.examples.len(), "example", "examples"), data.source);
@@ -359,7 +380,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
             if args.sample { format!(", seed {}", args.seed) } else { String::new() }
         );
     }
-    let mut model = load_model(&parsed, &spec, &LoadSettings::of_eval(&args, &conditions))?;
+    let mut model = load_model(&parsed, &spec, &LoadSettings { recipe, ..LoadSettings::of_eval(&args, &conditions) })?;
     match &mut model {
         Loaded::Bt(rm) => check_leak(&rm.config().data.trained_pairs_sha256, "bt.json", &data, &spec)?,
         Loaded::Pal(rm) => {

@@ -3,6 +3,7 @@
 //! control baselines and remote engines.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 
@@ -13,10 +14,12 @@ use prbench_candle::hub::fetch_model;
 use prbench_candle::reward::{SeqClsOptions, SeqClsRewardModel};
 use prbench_data::hub::HubOptions;
 use prbench_eval::condition::Condition;
+use prbench_eval::recipe::{JudgeRecipe, RecipeReader};
 use prbench_eval::runner::Backend;
 use prbench_models::baselines::{Baseline, SlotA};
 use prbench_models::gguf::{GgufEngine, GgufOptions};
-use prbench_models::judge::{GenerateJudge, LogprobJudge};
+use prbench_models::judge::{GenerateJudge, LogprobJudge, RatingJudge};
+use prbench_models::verdict_reader::VerdictReader;
 use prbench_models::spec::ModelSpec;
 use prbench_models::{Judge, RewardModel};
 use prbench_remote::{JudgeConfig, OpenAiChat, OpenAiJudge, RemoteOptions, RewardServer, VerdictSource, VllmClassify};
@@ -37,6 +40,9 @@ pub(crate) struct LoadSettings<'a> {
     pub remote: &'a RemoteArgs,
     /// Scalar reward model flags (label index, token limit, batch, BT embedder).
     pub scalar: ScalarRmArgs,
+    /// The judge recipe of a `gguf:` or `openai:` judge (`None`: prbench's own prompt and
+    /// `Result:` reader).
+    pub recipe: Option<Arc<JudgeRecipe>>,
 }
 
 impl<'a> LoadSettings<'a> {
@@ -49,6 +55,7 @@ impl<'a> LoadSettings<'a> {
             conditions: conditions.to_vec(),
             remote: &args.remote,
             scalar: args.scalar.clone(),
+            recipe: None,
         }
     }
 
@@ -56,7 +63,7 @@ impl<'a> LoadSettings<'a> {
     /// `serve-reward`, `bench serve`): judge flags do not apply, so the verdict mode and the
     /// new-token budget are left at inert values.
     pub(crate) fn for_reward_model(seed: u64, conditions: Vec<Condition>, remote: &'a RemoteArgs, scalar: &ScalarRmArgs) -> Self {
-        LoadSettings { verdict: VerdictMode::Logprob, max_new_tokens: 0, seed, conditions, remote, scalar: scalar.clone() }
+        LoadSettings { verdict: VerdictMode::Logprob, max_new_tokens: 0, seed, conditions, remote, scalar: scalar.clone(), recipe: None }
     }
 }
 
@@ -129,10 +136,7 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
             }
             let engine = GgufEngine::load(&path, GgufOptions::default())
                 .with_context(|| format!("loading `{}`", path.display()))?;
-            Ok(Loaded::Judge(match args.verdict {
-                VerdictMode::Logprob => Box::new(LogprobJudge::new(engine)),
-                VerdictMode::Generate => Box::new(GenerateJudge::new(engine, args.max_new_tokens)),
-            }))
+            Ok(Loaded::Judge(local_judge(engine, args)?))
         }
         ModelSpec::Baseline(name) if name == "slot-a" => Ok(Loaded::Judge(Box::new(SlotA))),
         ModelSpec::Baseline(name) => Ok(Loaded::RewardModel(Box::new(Baseline::from_name(&name, args.seed)?))),
@@ -170,7 +174,12 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
                     VerdictMode::Generate => VerdictSource::Text,
                 },
             };
-            let judge = OpenAiJudge::new(chat, cfg).with_context(|| format!("connecting to `{text}`"))?;
+            let reader = match args.recipe.as_deref().map(JudgeRecipe::reader) {
+                Some(RecipeReader::Rating(rating)) => return Ok(Loaded::Judge(Box::new(RatingJudge::new(chat, args.max_new_tokens, *rating)))),
+                Some(RecipeReader::Pairwise(reader)) => reader.clone(),
+                None => VerdictReader::ResultLine,
+            };
+            let judge = OpenAiJudge::new(chat, cfg).with_context(|| format!("connecting to `{text}`"))?.with_reader(reader);
             if args.verdict == VerdictMode::Logprob && !judge.uses_logprobs() {
                 eprintln!("prbench: `{text}` returns no log-probabilities: verdicts are parsed from the text only (no p_A, no debiased figure)");
             }
@@ -190,6 +199,33 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
             Ok(Loaded::RewardModel(Box::new(rm)))
         }
     }
+}
+
+/// A local judge over `engine` as the verdict mode and the judge recipe ask: prbench's own
+/// prompt read by log-probabilities after `Result:` or by generating; a pairwise recipe read by
+/// log-probabilities after its `[logprob]` prefix or by generating and its reader; a pointwise
+/// recipe by rating each answer.
+fn local_judge(engine: GgufEngine, args: &LoadSettings<'_>) -> Result<Box<dyn Judge>> {
+    let Some(recipe) = args.recipe.as_deref() else {
+        return Ok(match args.verdict {
+            VerdictMode::Logprob => Box::new(LogprobJudge::new(engine)),
+            VerdictMode::Generate => Box::new(GenerateJudge::new(engine, args.max_new_tokens)),
+        });
+    };
+    Ok(match (recipe.reader(), args.verdict) {
+        (RecipeReader::Rating(rating), _) => Box::new(RatingJudge::new(engine, args.max_new_tokens, *rating)),
+        (RecipeReader::Pairwise(reader), VerdictMode::Generate) => Box::new(GenerateJudge::new(engine, args.max_new_tokens).with_reader(reader.clone())),
+        (RecipeReader::Pairwise(reader), VerdictMode::Logprob) => {
+            let Some(lp) = recipe.logprob() else {
+                bail!(
+                    "judge recipe `{}` has no `[logprob]` section, so a local judge cannot read its verdict in one forward pass; add `--verdict generate` (replies are then read with its `{}` reader), or give recipe.toml a `[logprob]` prefix and candidates",
+                    recipe.name(),
+                    reader.name()
+                );
+            };
+            Box::new(LogprobJudge::new(engine).with_verdict_prefix(&lp.prefix, lp.candidates.clone()))
+        }
+    })
 }
 
 /// The HTTP settings of a remote engine, from the flags.

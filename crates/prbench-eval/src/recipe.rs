@@ -1,0 +1,372 @@
+//! Judge recipes (issue 21): a generative reward model's own prompt and verdict format.
+//!
+//! A recipe is a folder of three files:
+//!
+//! - `system.txt`: the system message (trimmed; an empty file sends no system message, for
+//!   models whose chat template has no system role);
+//! - `user.jinja`: the user turn, a minijinja template. A **pairwise** recipe sees `question`,
+//!   `context` (the condition's context: none under `none`, the ranked posts under
+//!   `profile:k`, the planned or true aspects under `planner`/`oracle`), `response_a` and
+//!   `response_b`; a **pointwise** recipe sees `question`, `context` and `response`, and is
+//!   rendered once per answer. Any other variable is an error when the template renders
+//!   (strict undefined), never an empty string;
+//! - `recipe.toml`:
+//!
+//! ```toml
+//! kind = "pairwise"          # or "pointwise" (default "pairwise")
+//! reader = "brackets"        # result | brackets | answer-tag | boxed | regex | rating
+//! # pattern = 'Winner: ([AB])'   # regex only: one capture group around the letter
+//!
+//! [logprob]                  # optional, pairwise only: how a local judge reads its verdict
+//! prefix = "[["              # in one forward pass, from the assistant turn primed with this
+//! candidates = ["A", "B"]    # one token each: A's, then B's
+//!
+//! # [rating]                 # pointwise only (reader = "rating")
+//! # min = 1
+//! # max = 10
+//! ```
+//!
+//! The readers are [`prbench_models::verdict_reader`]'s. Unknown keys are errors (a typo must
+//! not silently fall back to a default).
+//!
+//! Built-in recipes ([`BUILTIN`]): `default` (prbench's own prompt, `prompts/judge-*`, reader
+//! `result`, logprob prefix `Result:`) and `rating` (our pointwise prompt,
+//! `prompts/recipes/rating/`, ratings 1–10).
+//!
+//! What the recipe changes is recorded: [`JudgeRecipe::hash`] (over the three files' texts)
+//! goes into the run's template hash and [`JudgeRecipe::manifest_entry`] into the manifest; the
+//! judge's decoding record names the reader, so cache keys keep recipes apart (the rendered
+//! prompt is part of the key as well). Every rendered input passes the leakage guard as
+//! prbench's own prompts do.
+
+use std::path::{Path, PathBuf};
+
+use minijinja::{context, Environment, UndefinedBehavior};
+use prbench_models::verdict_reader::{RatingReader, VerdictReader};
+use prbench_models::{ChatMessage, ChatPrompt, PairInput, Role};
+use serde::Deserialize;
+
+use crate::error::EvalError;
+use crate::prompt::{hash_texts, JUDGE_SYSTEM, JUDGE_USER};
+
+/// The built-in recipe names.
+pub const BUILTIN: [&str; 2] = ["default", "rating"];
+
+const DEFAULT_TOML: &str = include_str!("../../../prompts/recipes/default.toml");
+const RATING_SYSTEM: &str = include_str!("../../../prompts/recipes/rating/system.txt");
+const RATING_USER: &str = include_str!("../../../prompts/recipes/rating/user.jinja");
+const RATING_TOML: &str = include_str!("../../../prompts/recipes/rating/recipe.toml");
+
+/// The files of a recipe folder.
+pub const RECIPE_FILES: [&str; 3] = ["system.txt", "user.jinja", "recipe.toml"];
+
+/// How a recipe's replies become verdicts.
+#[derive(Debug, Clone)]
+pub enum RecipeReader {
+    /// A pairwise recipe: one prompt shows both answers; the reply names the better slot.
+    Pairwise(VerdictReader),
+    /// A pointwise recipe: each answer is rated alone; the higher rating wins.
+    Rating(RatingReader),
+}
+
+/// A recipe's `[logprob]` section: the verdict of a local judge is read in one forward pass
+/// from the assistant turn primed with `prefix`, as the two-way softmax over the next-token
+/// log-probabilities of `candidates` (A's, then B's).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogprobVerdict {
+    /// Text the assistant turn starts with.
+    pub prefix: String,
+    /// The single-token continuations for A and for B.
+    pub candidates: [String; 2],
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RecipeToml {
+    #[serde(default = "pairwise")]
+    kind: String,
+    reader: String,
+    #[serde(default)]
+    pattern: Option<String>,
+    #[serde(default)]
+    logprob: Option<LogprobVerdict>,
+    #[serde(default)]
+    rating: Option<RatingToml>,
+}
+
+fn pairwise() -> String {
+    "pairwise".into()
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RatingToml {
+    min: f64,
+    max: f64,
+}
+
+/// A loaded judge recipe (see the module docs).
+#[derive(Debug)]
+pub struct JudgeRecipe {
+    name: String,
+    folder: Option<PathBuf>,
+    system: String,
+    user: String,
+    toml: String,
+    reader: RecipeReader,
+    logprob: Option<LogprobVerdict>,
+    env: Environment<'static>,
+}
+
+impl JudgeRecipe {
+    /// The recipe `name_or_dir` names: a built-in name ([`BUILTIN`]) or a recipe folder.
+    ///
+    /// # Errors
+    /// [`EvalError::Recipe`] naming the folder or file and what is wrong: an unknown name that
+    /// is no folder either, a missing or unreadable file, a `recipe.toml` that does not parse or
+    /// is inconsistent (a pairwise reader in a pointwise recipe, `[logprob]` on a pointwise
+    /// one, `[rating]` missing or out of order), or a template that does not compile.
+    pub fn load(name_or_dir: &str) -> Result<Self, EvalError> {
+        match name_or_dir {
+            "default" => Self::from_texts("default", None, JUDGE_SYSTEM, JUDGE_USER, DEFAULT_TOML),
+            "rating" => Self::from_texts("rating", None, RATING_SYSTEM, RATING_USER, RATING_TOML),
+            other => {
+                let dir = Path::new(other);
+                if !dir.is_dir() {
+                    return Err(EvalError::Recipe {
+                        recipe: other.into(),
+                        reason: format!("is neither a built-in recipe ({}) nor a folder; a recipe folder holds {}", BUILTIN.join(", "), RECIPE_FILES.join(", ")),
+                    });
+                }
+                let read = |file: &str| {
+                    let path = dir.join(file);
+                    std::fs::read_to_string(&path).map_err(|e| EvalError::Recipe {
+                        recipe: other.into(),
+                        reason: format!("cannot read `{}`: {e}; a recipe folder holds {}", path.display(), RECIPE_FILES.join(", ")),
+                    })
+                };
+                let (system, user, toml) = (read("system.txt")?, read("user.jinja")?, read("recipe.toml")?);
+                Self::from_texts(other, Some(dir.to_path_buf()), &system, &user, &toml)
+            }
+        }
+    }
+
+    /// A recipe from the three files' texts; `name` is how messages and the manifest name it.
+    ///
+    /// # Errors
+    /// As [`JudgeRecipe::load`], for the texts.
+    pub fn from_texts(name: &str, folder: Option<PathBuf>, system: &str, user: &str, toml_text: &str) -> Result<Self, EvalError> {
+        let bad = |reason: String| EvalError::Recipe { recipe: name.into(), reason };
+        let spec: RecipeToml = toml::from_str(toml_text).map_err(|e| bad(format!("recipe.toml: {}", e.to_string().trim())))?;
+        let reader = match spec.kind.as_str() {
+            "pairwise" => {
+                if spec.rating.is_some() {
+                    return Err(bad("recipe.toml: `[rating]` belongs to pointwise recipes (`kind = \"pointwise\"`, `reader = \"rating\"`)".into()));
+                }
+                RecipeReader::Pairwise(VerdictReader::from_name(&spec.reader, spec.pattern.as_deref()).map_err(|e| bad(format!("recipe.toml: {e}")))?)
+            }
+            "pointwise" => {
+                if spec.reader != "rating" {
+                    return Err(bad(format!("recipe.toml: a pointwise recipe reads a rating (`reader = \"rating\"`), not `{}`", spec.reader)));
+                }
+                if spec.logprob.is_some() || spec.pattern.is_some() {
+                    return Err(bad("recipe.toml: `[logprob]` and `pattern` belong to pairwise recipes".into()));
+                }
+                let r = spec.rating.ok_or_else(|| bad("recipe.toml: a pointwise recipe needs `[rating]` with `min` and `max`, the scale its prompt asks for".into()))?;
+                RecipeReader::Rating(RatingReader::new(r.min, r.max).map_err(|e| bad(format!("recipe.toml: {e}")))?)
+            }
+            other => return Err(bad(format!("recipe.toml: `kind` is `pairwise` or `pointwise`, not `{other}`"))),
+        };
+        if let Some(lp) = &spec.logprob {
+            if lp.candidates[0] == lp.candidates[1] || lp.candidates.iter().any(String::is_empty) {
+                return Err(bad("recipe.toml: `[logprob] candidates` are two different non-empty strings, A's then B's".into()));
+            }
+        }
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        env.add_template_owned("user.jinja", user.to_string()).map_err(|e| bad(format!("user.jinja does not compile: {e}")))?;
+        Ok(Self {
+            name: name.into(),
+            folder,
+            system: system.into(),
+            user: user.into(),
+            toml: toml_text.into(),
+            reader,
+            logprob: spec.logprob,
+            env,
+        })
+    }
+
+    /// The recipe's name: a built-in name or the folder as given.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// True for prbench's own `default` recipe (whose runs keep the template hash and decoding
+    /// record they had before recipes existed).
+    pub fn is_default(&self) -> bool {
+        self.folder.is_none() && self.name == "default"
+    }
+
+    /// The reader.
+    pub fn reader(&self) -> &RecipeReader {
+        &self.reader
+    }
+
+    /// True for a pointwise (rating) recipe.
+    pub fn is_pointwise(&self) -> bool {
+        matches!(self.reader, RecipeReader::Rating(_))
+    }
+
+    /// The `[logprob]` section, if the recipe has one.
+    pub fn logprob(&self) -> Option<&LogprobVerdict> {
+        self.logprob.as_ref()
+    }
+
+    /// sha256 (hex) over the three files' texts ([`hash_texts`], in the order system, user,
+    /// toml).
+    pub fn hash(&self) -> String {
+        hash_texts(&[&self.system, &self.user, &self.toml])
+    }
+
+    /// The manifest's record: `{name, folder (absent for built-ins), hash, kind, reader…,
+    /// logprob}`.
+    pub fn manifest_entry(&self) -> serde_json::Value {
+        let mut m = serde_json::json!({
+            "name": self.name,
+            "hash": self.hash(),
+            "kind": if self.is_pointwise() { "pointwise" } else { "pairwise" },
+        });
+        let reader = match &self.reader {
+            RecipeReader::Pairwise(r) => r.describe(),
+            RecipeReader::Rating(r) => r.describe(),
+        };
+        let obj = m.as_object_mut().expect("an object");
+        if let serde_json::Value::Object(r) = reader {
+            obj.extend(r);
+        }
+        if let Some(dir) = &self.folder {
+            obj.insert("folder".into(), serde_json::json!(dir.display().to_string()));
+        }
+        if let Some(lp) = &self.logprob {
+            obj.insert("logprob".into(), serde_json::json!({ "prefix": lp.prefix, "candidates": lp.candidates }));
+        }
+        m
+    }
+
+    fn conversation(&self, user: String) -> ChatPrompt {
+        let mut messages = Vec::with_capacity(2);
+        if !self.system.trim().is_empty() {
+            messages.push(ChatMessage::new(Role::System, self.system.trim()));
+        }
+        messages.push(ChatMessage::new(Role::User, user));
+        ChatPrompt { messages, assistant_prefix: String::new() }
+    }
+
+    fn render(&self, ctx: minijinja::Value) -> Result<String, EvalError> {
+        self.env
+            .get_template("user.jinja")
+            .and_then(|t| t.render(ctx))
+            .map_err(|e| EvalError::Recipe { recipe: self.name.clone(), reason: format!("user.jinja: {e} (a pairwise recipe sees question, context, response_a, response_b; a pointwise one question, context, response)") })
+    }
+
+    /// The conversations for one pair: for a pairwise recipe, one showing both answers (and
+    /// `None`); for a pointwise recipe, the one rating `pair.a` and the one rating `pair.b`.
+    /// Texts are trimmed as prbench's own prompts trim them.
+    ///
+    /// # Errors
+    /// [`EvalError::Recipe`] when the template fails to render (e.g. an unknown variable).
+    pub fn render_pair(&self, pair: &PairInput) -> Result<(ChatPrompt, Option<ChatPrompt>), EvalError> {
+        let (question, context) = (pair.question.trim(), pair.context.as_deref());
+        match self.reader {
+            RecipeReader::Pairwise(_) => {
+                let user = self.render(context! { question => question, context => context, response_a => pair.a.trim(), response_b => pair.b.trim() })?;
+                Ok((self.conversation(user), None))
+            }
+            RecipeReader::Rating(_) => {
+                let one = |answer: &str| self.render(context! { question => question, context => context, response => answer.trim() }).map(|u| self.conversation(u));
+                Ok((one(&pair.a)?, Some(one(&pair.b)?)))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair() -> PairInput {
+        PairInput { example_id: "e".into(), question: " Q? ".into(), context: Some("CTX".into()), a: "first".into(), b: "second".into() }
+    }
+
+    #[test]
+    fn default_recipe_renders_as_prbench_prompts() {
+        let r = JudgeRecipe::load("default").unwrap();
+        assert!(r.is_default() && !r.is_pointwise());
+        let (p, b) = r.render_pair(&pair()).unwrap();
+        assert!(b.is_none());
+        assert_eq!(p, crate::prompt::Prompts::new().judge(&pair()).unwrap());
+        assert_eq!(r.logprob().unwrap(), &LogprobVerdict { prefix: "Result:".into(), candidates: [" A".into(), " B".into()] });
+        assert_eq!(r.manifest_entry()["reader"], "result");
+    }
+
+    #[test]
+    fn rating_recipe_renders_each_answer() {
+        let r = JudgeRecipe::load("rating").unwrap();
+        assert!(r.is_pointwise());
+        let (a, b) = r.render_pair(&pair()).unwrap();
+        let b = b.unwrap();
+        assert!(a.messages[1].content.contains("### The response\nfirst"));
+        assert!(b.messages[1].content.contains("### The response\nsecond"));
+        assert!(!a.messages[1].content.contains("second"));
+        assert!(a.messages[1].content.contains("### What we know about this user\nCTX"));
+        assert_eq!(r.manifest_entry()["min"], 1.0);
+    }
+
+    fn from(user: &str, toml: &str) -> Result<JudgeRecipe, EvalError> {
+        JudgeRecipe::from_texts("t", None, "", user, toml)
+    }
+
+    #[test]
+    fn bad_recipes_are_refused_with_the_reason() {
+        let err = |user: &str, toml: &str| from(user, toml).unwrap_err().to_string();
+        assert!(err("x", "reader = \"brackets\"\ntypo = 1").contains("unknown field `typo`"));
+        assert!(err("x", "kind = \"listwise\"\nreader = \"brackets\"").contains("`pairwise` or `pointwise`"));
+        assert!(err("x", "kind = \"pointwise\"\nreader = \"brackets\"").contains("reads a rating"));
+        assert!(err("x", "kind = \"pointwise\"\nreader = \"rating\"").contains("needs `[rating]`"));
+        assert!(err("x", "reader = \"rating\"").contains("pointwise reader"));
+        assert!(err("x", "reader = \"brackets\"\n[rating]\nmin = 1\nmax = 2").contains("belongs to pointwise"));
+        assert!(err("x", "reader = \"regex\"").contains("needs a `pattern`"));
+        assert!(err("x", "reader = \"brackets\"\n[logprob]\nprefix = \"[[\"\ncandidates = [\"A\", \"A\"]").contains("two different"));
+        assert!(err("{% if %}", "reader = \"brackets\"").contains("does not compile"));
+        // An unknown variable fails when rendering, naming the recipe and the variables it has.
+        let r = from("{{ conversation }}", "reader = \"brackets\"").unwrap();
+        let e = r.render_pair(&pair()).unwrap_err().to_string();
+        assert!(e.contains("user.jinja") && e.contains("response_a"), "{e}");
+        // A pointwise template may not use the pairwise names.
+        let r = from("{{ response_a }}", "kind = \"pointwise\"\nreader = \"rating\"\n[rating]\nmin = 1\nmax = 5").unwrap();
+        assert!(r.render_pair(&pair()).is_err());
+    }
+
+    #[test]
+    fn folders_load_and_hash_their_texts() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("system.txt"), "").unwrap();
+        std::fs::write(dir.path().join("user.jinja"), "Q: {{ question }}\n{% if context %}C: {{ context }}\n{% endif %}1: {{ response_a }}\n2: {{ response_b }}\nAnswer [[A]] or [[B]].").unwrap();
+        std::fs::write(dir.path().join("recipe.toml"), "reader = \"brackets\"\n[logprob]\nprefix = \"[[\"\ncandidates = [\"A\", \"B\"]\n").unwrap();
+        let spec = dir.path().to_str().unwrap();
+        let r = JudgeRecipe::load(spec).unwrap();
+        let (p, _) = r.render_pair(&pair()).unwrap();
+        // An empty system.txt sends no system message.
+        assert_eq!(p.messages.len(), 1);
+        assert_eq!(p.messages[0].content, "Q: Q?\nC: CTX\n1: first\n2: second\nAnswer [[A]] or [[B]].");
+        let texts = ["", &std::fs::read_to_string(dir.path().join("user.jinja")).unwrap(), &std::fs::read_to_string(dir.path().join("recipe.toml")).unwrap()];
+        assert_eq!(r.hash(), hash_texts(&texts));
+        assert_eq!(r.manifest_entry()["folder"], spec);
+        assert_eq!(r.manifest_entry()["reader"], "brackets");
+        std::fs::remove_file(dir.path().join("user.jinja")).unwrap();
+        assert!(JudgeRecipe::load(spec).unwrap_err().to_string().contains("user.jinja"));
+        assert!(JudgeRecipe::load("no-such-recipe").unwrap_err().to_string().contains("neither a built-in recipe"));
+    }
+}
