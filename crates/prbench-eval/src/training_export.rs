@@ -485,6 +485,71 @@ mod tests {
         }
     }
 
+    struct NoEngines;
+    impl Engines for NoEngines {
+        fn retriever<'c>(&self, _: &str, _: Option<&'c Cache>) -> Result<Box<dyn crate::retrieve::Retriever + 'c>, crate::evaluation::EngineError> {
+            Ok(Box::new(crate::retrieve::bm25::Bm25Retriever::default()))
+        }
+        fn generator(&self, spec: &str) -> Result<Box<dyn prbench_models::Generator>, crate::evaluation::EngineError> {
+            Err(format!("no generator `{spec}` here").into())
+        }
+        fn quality_embedder(&self) -> Result<Arc<dyn prbench_models::Embedder>, crate::evaluation::EngineError> {
+            Err("no embedder".into())
+        }
+    }
+    struct Quiet;
+    impl crate::runner::Reporter for Quiet {
+        fn start(&self, _: &str, _: u64) {}
+        fn advance(&self, _: u64) {}
+        fn finish(&self) {}
+    }
+    impl EvaluationReporter for Quiet {
+        fn note(&self, _: &str) {}
+    }
+
+    fn options(format: Format, condition: Condition) -> ExportOptions {
+        ExportOptions {
+            format,
+            condition,
+            retriever: None,
+            planner: PlannerOptions { model: "gguf:none".into(), k: 10, max_new_tokens: 128 },
+            seed: 42,
+            limit: None,
+            sample: false,
+            cache: None,
+            code_version: "test".into(),
+        }
+    }
+
+    #[test]
+    fn rows_carry_id_and_user_id_first_and_nothing_trainers_misread() {
+        let mut e = ex(&["Budget focus"]);
+        e.user_id = Some("u7".into());
+        e.narrative = "A frugal user who wants budget advice.".into();
+        let data = Dataset { examples: vec![e, ex(&[])], source: "mem".into(), kind: "prb".into(), hash: "h".into(), profile_ranking: None };
+        let out = render(&data, &options(Format::TrlReward, Condition::None), &NoEngines, &Quiet).unwrap();
+        assert_eq!(out.lines.len(), 2);
+        assert_eq!(
+            out.lines[0],
+            r#"{"id":"e1","user_id":"u7","subset":"Art_and_Entertainment","condition":"none","chosen":[{"role":"user","content":"Q?"},{"role":"assistant","content":"a"}],"rejected":[{"role":"user","content":"Q?"},{"role":"assistant","content":"b"}]}"#
+        );
+        assert!(!out.lines[1].contains("user_id"));
+        let o = render(&data, &options(Format::OpenrlhfReward, Condition::Oracle), &NoEngines, &Quiet).unwrap();
+        assert_eq!(
+            o.lines[0],
+            r####"{"id":"e1","user_id":"u7","subset":"Art_and_Entertainment","condition":"oracle","prompt":[{"role":"user","content":"### About me\nThis user expects an answer with these qualities:\n- Budget focus\n\n### My question\nQ?"}],"chosen":[{"role":"assistant","content":"a"}],"rejected":[{"role":"assistant","content":"b"}]}"####
+        );
+        assert_eq!((o.counts.rows, o.counts.empty_rubric), (2, 1));
+        assert_eq!(o.manifest["oracle"], true);
+        // The planner SFT export leaves out the example without a rubric.
+        let p = render(&data, &options(Format::TrlSftPlanner, Condition::None), &NoEngines, &Quiet).unwrap();
+        assert_eq!((p.counts.rows, p.counts.skipped_empty_rubric), (1, 1));
+        assert!(p.lines[0].ends_with(r#""completion":[{"role":"assistant","content":"- Budget focus"}]}"#), "{}", p.lines[0]);
+        // `planner` needs the planner's generator; it is loaded through the engines.
+        let err = render(&data, &options(Format::TrlReward, Condition::Planner), &NoEngines, &Quiet).unwrap_err().to_string();
+        assert!(err.contains("no generator"), "{err}");
+    }
+
     #[test]
     fn formats_parse_and_manifest_sits_beside_the_file() {
         for f in Format::ALL {

@@ -33,7 +33,7 @@ fn check_flags(args: &ExportArgs, format: Format, condition: Condition) -> Resul
             }
         }
     }
-    if args.planner_k != 10 && !(planner_runs || !format.is_reward()) {
+    if args.planner_k != 10 && !planner_runs && format.is_reward() {
         bail!("--planner-k applies to `--condition planner` and to trl-sft-planner");
     }
     let planner_remote = args.planner.as_deref().is_some_and(|p| ModelSpec::parse(p).is_ok_and(|s| s.is_remote()));
