@@ -101,7 +101,7 @@ fn each_engine_gets_the_rendered_conversation_and_scores_it_over_replicas() {
             assert!(log.iter().all(|r| r.body["raw_scores"] == json!(true) && r.body["truncate"] == json!(false)));
         }
         let id = rm.identity();
-        let mut urls = vec![base(case.kind, &a), base(case.kind, &b)];
+        let mut urls = [base(case.kind, &a), base(case.kind, &b)];
         urls.sort();
         assert_eq!(id.file_hash, format!("org/rm @ {}", urls.join(",")));
         assert_eq!(id.chat_template_hash, hex::encode(Sha256::digest(TEMPLATE.as_bytes())));
