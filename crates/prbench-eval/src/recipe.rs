@@ -147,7 +147,9 @@ impl JudgeRecipe {
                     })
                 };
                 let (system, user, toml) = (read("system.txt")?, read("user.jinja")?, read("recipe.toml")?);
-                Self::from_texts(other, Some(dir.to_path_buf()), &system, &user, &toml)
+                // The manifest records the folder as an absolute path, wherever the run was started.
+                let folder = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+                Self::from_texts(other, Some(folder), &system, &user, &toml)
             }
         }
     }
@@ -230,8 +232,8 @@ impl JudgeRecipe {
         hash_texts(&[&self.system, &self.user, &self.toml])
     }
 
-    /// The manifest's record: `{name, folder (absent for built-ins), hash, kind, reader…,
-    /// logprob}`.
+    /// The manifest's record: `{name, folder (absolute; absent for built-ins), hash, kind,
+    /// reader…, logprob}`.
     pub fn manifest_entry(&self) -> serde_json::Value {
         let mut m = serde_json::json!({
             "name": self.name,
@@ -363,7 +365,7 @@ mod tests {
         assert_eq!(p.messages[0].content, "Q: Q?\nC: CTX\n1: first\n2: second\nAnswer [[A]] or [[B]].");
         let texts = ["", &std::fs::read_to_string(dir.path().join("user.jinja")).unwrap(), &std::fs::read_to_string(dir.path().join("recipe.toml")).unwrap()];
         assert_eq!(r.hash(), hash_texts(&texts));
-        assert_eq!(r.manifest_entry()["folder"], spec);
+        assert_eq!(r.manifest_entry()["folder"], dir.path().canonicalize().unwrap().display().to_string());
         assert_eq!(r.manifest_entry()["reader"], "brackets");
         std::fs::remove_file(dir.path().join("user.jinja")).unwrap();
         assert!(JudgeRecipe::load(spec).unwrap_err().to_string().contains("user.jinja"));

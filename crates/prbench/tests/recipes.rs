@@ -122,8 +122,11 @@ fn a_pairwise_recipe_is_rendered_read_recorded_and_cached_apart() {
     let m = read_json(&tmp.path().join("runs/brackets/manifest.json"));
     assert_eq!(m["judge_recipe"]["reader"], "brackets");
     assert_eq!(m["judge_recipe"]["hash"], hash_texts(&["You compare answers.", LONGER_USER, toml]));
-    assert_eq!(m["judge_recipe"]["folder"], dir.display().to_string());
+    assert_eq!(m["judge_recipe"]["folder"], dir.canonicalize().unwrap().display().to_string());
     assert_eq!(m["decoding"]["reader"], "brackets");
+    // The run's HTML report names it in its provenance table.
+    let html = std::fs::read_to_string(tmp.path().join("runs/brackets/report.html")).unwrap();
+    assert!(html.contains("judge recipe reader</th><td><code>brackets</code>"), "the report names the recipe's reader");
     let out = prbench(&["eval", "--data", &sample(), "--model", &model, "--run-id", "ours", "--bootstrap", "200", "--quiet", "--no-cache", "--verdict", "generate"], tmp.path());
     assert!(out.status.success(), "{}", text(&out.stderr));
     let ours = read_json(&tmp.path().join("runs/ours/manifest.json"));

@@ -240,6 +240,8 @@ fn provenance(sources: &Sources) -> Vec<(String, Vec<(String, String)>)> {
                     get(m, &["model", "chat_template_hash"]),
                 ),
                 ("template hash".into(), get(m, &["template_hash"])),
+                ("judge recipe".into(), get(m, &["judge_recipe", "name"])),
+                ("judge recipe reader".into(), get(m, &["judge_recipe", "reader"])),
                 ("condition".into(), get(m, &["condition"])),
                 ("dataset".into(), get(m, &["dataset"])),
                 ("dataset hash".into(), get(m, &["dataset_hash"])),
