@@ -206,7 +206,7 @@ impl<G: Generator> RatingJudge<G> {
         ChatRequest { prompt: prompt.clone(), max_new_tokens: self.max_new_tokens, temperature: 0.0, top_p: 1.0, seed: 0 }
     }
 
-    fn prompt_b<'a>(item: &'a JudgeRequest) -> Result<&'a ChatPrompt, ModelError> {
+    fn prompt_b(item: &JudgeRequest) -> Result<&ChatPrompt, ModelError> {
         item.prompt_b.as_ref().ok_or_else(|| {
             ModelError::Engine(format!("pointwise judge: example `{}` has no prompt for answer B (a pairwise recipe's request reached a pointwise judge)", item.pair.example_id))
         })
