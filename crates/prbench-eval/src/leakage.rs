@@ -118,3 +118,58 @@ pub fn check_with(example: &Example, condition: Condition, rendered: &str, allow
     }
     Ok(())
 }
+
+/// Shortest run of characters [`check_static`] looks for.
+pub const STATIC_RUN_CHARS: usize = 32;
+
+/// Checks text that enters every input unchanged (a judge recipe's system message, the literal
+/// text of its template) against the hidden texts of every example, once, before any model
+/// loads. The per-input guard ([`check`]) only finds a hidden text pasted whole; this finds any
+/// verbatim run of [`STATIC_RUN_CHARS`] or more characters of a narrative or a rubric aspect,
+/// evidence or reason, unless that run is also in the example's visible texts (question,
+/// answers, profile). Under `oracle` nothing is checked.
+///
+/// Every window of [`STATIC_RUN_CHARS`] characters of `text` (at every character offset) is
+/// searched for in the hidden texts, so a common run of that length or longer cannot be missed.
+///
+/// # Errors
+/// [`EvalError::Recipe`] naming `recipe`, `file`, the example and the hidden field, with the
+/// start of the run.
+pub fn check_static(recipe: &str, file: &str, text: &str, examples: &[Example], condition: Condition) -> Result<(), EvalError> {
+    if condition.is_oracle() {
+        return Ok(());
+    }
+    let bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).chain([text.len()]).collect();
+    let mut windows: Vec<&str> = (0..bounds.len().saturating_sub(STATIC_RUN_CHARS)).map(|i| &text[bounds[i]..bounds[i + STATIC_RUN_CHARS]]).collect();
+    windows.sort_unstable();
+    windows.dedup();
+    if windows.is_empty() {
+        return Ok(());
+    }
+    let automaton = AhoCorasick::new(&windows).expect("windows are valid patterns");
+    for ex in examples {
+        let mut hidden: Vec<(&str, &str)> = vec![("narrative", ex.narrative.as_str())];
+        for a in &ex.rubric_aspects {
+            hidden.extend([("rubric aspect", a.aspect.as_str()), ("rubric evidence", a.evidence.as_str()), ("rubric reason", a.reason.as_str())]);
+        }
+        for (field, h) in hidden {
+            for m in automaton.find_overlapping_iter(h) {
+                let run = &h[m.range()];
+                let visible = [ex.question.as_str(), ex.chosen.as_str(), ex.rejected.as_str()]
+                    .into_iter()
+                    .chain(ex.profile.iter().map(|p| p.text.as_str()))
+                    .any(|v| v.contains(run));
+                if !visible {
+                    return Err(EvalError::Recipe {
+                        recipe: recipe.into(),
+                        reason: format!(
+                            "{file} holds text of example `{}`'s hidden {field} (`{run}…`) under condition `{condition}`: the scoring standard may reach a judge only under `oracle`; remove it from {file}",
+                            ex.id
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}

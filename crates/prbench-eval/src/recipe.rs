@@ -72,13 +72,21 @@ pub enum RecipeReader {
 /// A recipe's `[logprob]` section: the verdict of a local judge is read in one forward pass
 /// from the assistant turn primed with `prefix`, as the two-way softmax over the next-token
 /// log-probabilities of `candidates` (A's, then B's).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogprobVerdict {
     /// Text the assistant turn starts with.
     pub prefix: String,
     /// The single-token continuations for A and for B.
     pub candidates: [String; 2],
+}
+
+/// `[logprob]` as written; the candidate list's length is checked after parsing (a fixed-size
+/// array would silently ignore a third entry).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LogprobToml {
+    prefix: String,
+    candidates: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -90,7 +98,7 @@ struct RecipeToml {
     #[serde(default)]
     pattern: Option<String>,
     #[serde(default)]
-    logprob: Option<LogprobVerdict>,
+    logprob: Option<LogprobToml>,
     #[serde(default)]
     rating: Option<RatingToml>,
 }
@@ -104,6 +112,29 @@ fn pairwise() -> String {
 struct RatingToml {
     min: f64,
     max: f64,
+}
+
+/// The variables a pairwise and a pointwise template see.
+const PAIRWISE_VARS: [&str; 4] = ["question", "context", "response_a", "response_b"];
+const POINTWISE_VARS: [&str; 3] = ["question", "context", "response"];
+
+/// Refuses a template that reads a variable the recipe's kind does not have (naming it, before
+/// any model loads; strict rendering would only say "undefined value") or that never shows the
+/// answers it is to judge.
+fn check_variables(env: &Environment<'static>, pointwise: bool) -> Result<(), String> {
+    let known: &[&str] = if pointwise { &POINTWISE_VARS } else { &PAIRWISE_VARS };
+    let used = env.get_template("user.jinja").map_err(|e| e.to_string())?.undeclared_variables(false);
+    let mut unknown: Vec<&String> = used.iter().filter(|v| !known.contains(&v.as_str()) && env.globals().all(|(g, _)| g != v.as_str())).collect();
+    unknown.sort();
+    let kind = if pointwise { "a pointwise" } else { "a pairwise" };
+    if let Some(first) = unknown.first() {
+        return Err(format!("user.jinja uses `{first}`, which {kind} recipe does not have; its variables are {}", known.join(", ")));
+    }
+    let answers: &[&str] = if pointwise { &["response"] } else { &["response_a", "response_b"] };
+    if let Some(missing) = answers.iter().find(|a| !used.contains(**a)) {
+        return Err(format!("user.jinja never shows `{missing}`: {kind} judge must see the answer{} it judges", if pointwise { "" } else { "s" }));
+    }
+    Ok(())
 }
 
 /// A loaded judge recipe (see the module docs).
@@ -180,14 +211,17 @@ impl JudgeRecipe {
             }
             other => return Err(bad(format!("recipe.toml: `kind` is `pairwise` or `pointwise`, not `{other}`"))),
         };
-        if let Some(lp) = &spec.logprob {
-            if lp.candidates[0] == lp.candidates[1] || lp.candidates.iter().any(String::is_empty) {
-                return Err(bad("recipe.toml: `[logprob] candidates` are two different non-empty strings, A's then B's".into()));
-            }
-        }
+        let logprob = match spec.logprob {
+            None => None,
+            Some(LogprobToml { prefix, candidates }) => match <[String; 2]>::try_from(candidates) {
+                Ok(c) if c[0] != c[1] && c.iter().all(|s| !s.is_empty()) => Some(LogprobVerdict { prefix, candidates: c }),
+                _ => return Err(bad("recipe.toml: `[logprob] candidates` are exactly two different non-empty strings, A's token then B's, e.g. `candidates = [\"A\", \"B\"]`".into())),
+            },
+        };
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         env.add_template_owned("user.jinja", user.to_string()).map_err(|e| bad(format!("user.jinja does not compile: {e}")))?;
+        check_variables(&env, matches!(reader, RecipeReader::Rating(_))).map_err(bad)?;
         Ok(Self {
             name: name.into(),
             folder,
@@ -195,9 +229,24 @@ impl JudgeRecipe {
             user: user.into(),
             toml: toml_text.into(),
             reader,
-            logprob: spec.logprob,
+            logprob,
             env,
         })
+    }
+
+    /// Notes on what the template leaves out that a researcher may not intend: the question or
+    /// the condition's context never shown (under `profile`, `planner` and `oracle` the judge
+    /// would then see no more than under `none`). Empty when it uses them all.
+    pub fn notes(&self) -> Vec<String> {
+        let used = self.env.get_template("user.jinja").map(|t| t.undeclared_variables(false)).unwrap_or_default();
+        let mut notes = Vec::new();
+        if !used.contains("question") {
+            notes.push(format!("judge recipe `{}`: user.jinja never shows `question`", self.name));
+        }
+        if !used.contains("context") {
+            notes.push(format!("judge recipe `{}`: user.jinja never shows `context`, so under `profile`, `planner` and `oracle` the judge sees what it sees under `none`", self.name));
+        }
+        notes
     }
 
     /// The recipe's name: a built-in name or the folder as given.
@@ -209,6 +258,17 @@ impl JudgeRecipe {
     /// record they had before recipes existed).
     pub fn is_default(&self) -> bool {
         self.folder.is_none() && self.name == "default"
+    }
+
+    /// Refuses a recipe whose own text (system message, template) holds hidden text of any of
+    /// `examples` under `condition` ([`crate::leakage::check_static`]): the per-input guard only
+    /// sees a hidden text pasted whole, and a recipe's text reaches every input.
+    ///
+    /// # Errors
+    /// [`EvalError::Recipe`] naming the file, the example and the hidden field.
+    pub fn check_hidden_text(&self, examples: &[prbench_data::Example], condition: crate::condition::Condition) -> Result<(), EvalError> {
+        crate::leakage::check_static(&self.name, "system.txt", &self.system, examples, condition)?;
+        crate::leakage::check_static(&self.name, "user.jinja", &self.user, examples, condition)
     }
 
     /// The reader.
@@ -297,6 +357,7 @@ impl JudgeRecipe {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::leakage::STATIC_RUN_CHARS;
 
     fn pair() -> PairInput {
         PairInput { example_id: "e".into(), question: " Q? ".into(), context: Some("CTX".into()), a: "first".into(), b: "second".into() }
@@ -332,23 +393,60 @@ mod tests {
 
     #[test]
     fn bad_recipes_are_refused_with_the_reason() {
+        const T: &str = "{{ question }} {{ response_a }} {{ response_b }}";
         let err = |user: &str, toml: &str| from(user, toml).unwrap_err().to_string();
-        assert!(err("x", "reader = \"brackets\"\ntypo = 1").contains("unknown field `typo`"));
-        assert!(err("x", "kind = \"listwise\"\nreader = \"brackets\"").contains("`pairwise` or `pointwise`"));
-        assert!(err("x", "kind = \"pointwise\"\nreader = \"brackets\"").contains("reads a rating"));
-        assert!(err("x", "kind = \"pointwise\"\nreader = \"rating\"").contains("needs `[rating]`"));
-        assert!(err("x", "reader = \"rating\"").contains("pointwise reader"));
-        assert!(err("x", "reader = \"brackets\"\n[rating]\nmin = 1\nmax = 2").contains("belongs to pointwise"));
-        assert!(err("x", "reader = \"regex\"").contains("needs a `pattern`"));
-        assert!(err("x", "reader = \"brackets\"\n[logprob]\nprefix = \"[[\"\ncandidates = [\"A\", \"A\"]").contains("two different"));
+        assert!(err(T, "reader = \"brackets\"\ntypo = 1").contains("unknown field `typo`"));
+        assert!(err(T, "kind = \"listwise\"\nreader = \"brackets\"").contains("`pairwise` or `pointwise`"));
+        assert!(err(T, "kind = \"pointwise\"\nreader = \"brackets\"").contains("reads a rating"));
+        assert!(err(T, "kind = \"pointwise\"\nreader = \"rating\"").contains("needs `[rating]`"));
+        assert!(err(T, "reader = \"rating\"").contains("pointwise reader"));
+        assert!(err(T, "reader = \"brackets\"\n[rating]\nmin = 1\nmax = 2").contains("belongs to pointwise"));
+        assert!(err(T, "reader = \"regex\"").contains("needs a `pattern`"));
+        for c in ["[\"A\", \"A\"]", "[\"A\"]", "[\"A\", \"B\", \"C\"]", "[\"A\", \"\"]"] {
+            let e = err(T, &format!("reader = \"brackets\"\n[logprob]\nprefix = \"[[\"\ncandidates = {c}"));
+            assert!(e.contains("exactly two different"), "{c}: {e}");
+        }
         assert!(err("{% if %}", "reader = \"brackets\"").contains("does not compile"));
-        // An unknown variable fails when rendering, naming the recipe and the variables it has.
-        let r = from("{{ conversation }}", "reader = \"brackets\"").unwrap();
-        let e = r.render_pair(&pair()).unwrap_err().to_string();
-        assert!(e.contains("user.jinja") && e.contains("response_a"), "{e}");
-        // A pointwise template may not use the pairwise names.
-        let r = from("{{ response_a }}", "kind = \"pointwise\"\nreader = \"rating\"\n[rating]\nmin = 1\nmax = 5").unwrap();
-        assert!(r.render_pair(&pair()).is_err());
+        // A variable the kind does not have is named when the recipe loads, before any model.
+        let e = err("{{ profile }} {{ response_a }} {{ response_b }}", "reader = \"brackets\"");
+        assert!(e.contains("uses `profile`") && e.contains("response_a"), "{e}");
+        let e = err("{{ response_a }}", "kind = \"pointwise\"\nreader = \"rating\"\n[rating]\nmin = 1\nmax = 5");
+        assert!(e.contains("uses `response_a`") && e.contains("a pointwise recipe"), "{e}");
+        // A template that never shows an answer cannot judge it.
+        assert!(err("{{ question }} {{ response_a }}", "reader = \"brackets\"").contains("never shows `response_b`"));
+        assert!(err("", "reader = \"brackets\"").contains("never shows `response_a`"));
+        // Globals (range, namespace) and the template's own variables are not unknown.
+        let ok = from("{% set n = namespace(k=0) %}{% for i in range(2) %}{{ i }}{% endfor %}{% set q = question %}{{ q }} {{ response_a }} {{ response_b }}", "reader = \"brackets\"").unwrap();
+        assert_eq!(ok.notes().len(), 1, "context is never shown: {:?}", ok.notes());
+        assert!(from(T, "reader = \"brackets\"").unwrap().notes()[0].contains("`context`"));
+    }
+
+    #[test]
+    fn hidden_text_in_a_recipe_is_found_in_part_and_allowed_under_oracle() {
+        use crate::condition::Condition;
+        let data = prbench_data::load::load(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/sample"), &[]).unwrap();
+        let ex = &data.examples[0];
+        let chars: Vec<char> = ex.narrative.chars().collect();
+        let piece = |from: usize, n: usize| chars[from..from + n].iter().collect::<String>();
+        const T: &str = "{{ question }} {{ response_a }} {{ response_b }}";
+        let with_system = |system: &str| JudgeRecipe::from_texts("t", None, system, T, "reader = \"brackets\"").unwrap();
+        // A run of 32 characters from the middle of the narrative, inside other text: refused.
+        let r = with_system(&format!("Keep in mind that {} when judging.", piece(20, STATIC_RUN_CHARS)));
+        let e = r.check_hidden_text(&data.examples, Condition::None).unwrap_err().to_string();
+        assert!(e.contains("system.txt") && e.contains(&ex.id) && e.contains("narrative"), "{e}");
+        assert!(r.check_hidden_text(&data.examples, Condition::Profile { k: 3 }).is_err());
+        assert!(r.check_hidden_text(&data.examples, Condition::Oracle).is_ok());
+        // One character shorter is not a run the check looks for.
+        let r = with_system(&format!("Keep in mind that {} when judging.", piece(20, STATIC_RUN_CHARS - 1)));
+        assert!(r.check_hidden_text(&data.examples, Condition::None).is_ok());
+        // In the template too.
+        let user = format!("{T} {}", piece(0, 40));
+        let r = JudgeRecipe::from_texts("t", None, "", &user, "reader = \"brackets\"").unwrap();
+        assert!(r.check_hidden_text(&data.examples, Condition::None).unwrap_err().to_string().contains("user.jinja"));
+        // prbench's own recipes hold nothing of the sample's hidden texts.
+        for name in BUILTIN {
+            JudgeRecipe::load(name).unwrap().check_hidden_text(&data.examples, Condition::None).unwrap();
+        }
     }
 
     #[test]

@@ -41,6 +41,43 @@ pub enum ModelSpec {
     /// `reward-server:URL[,URL…]`: a reward model behind the HTTP reward protocol
     /// (PROTOCOL.md §7: `POST URL/score`).
     RewardServer(Vec<String>),
+    /// `sglang-classify:MODEL@URL…`, `tei:MODEL@URL…` or `openrlhf:MODEL@URL…`: a reward model
+    /// behind an engine that takes pre-rendered text; prbench renders each conversation with
+    /// MODEL's chat template (the hub repo or, with `--chat-template`, another source).
+    Templated {
+        /// Which engine serves it.
+        engine: TextEngine,
+        /// The served model (a Hugging Face repo name, where its chat template comes from).
+        model: String,
+        /// Server base URLs, one per replica.
+        base_urls: Vec<String>,
+    },
+}
+
+/// Engines that score text with the chat template already applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextEngine {
+    /// SGLang's native `/classify` (spec kind `sglang-classify`).
+    Sglang,
+    /// text-embeddings-inference's `/predict` (spec kind `tei`).
+    Tei,
+    /// OpenRLHF's `serve_rm.py` `/get_reward` (spec kind `openrlhf`).
+    OpenRlhf,
+}
+
+impl TextEngine {
+    /// The spec kind (text before the first `:`).
+    pub fn kind(self) -> &'static str {
+        match self {
+            TextEngine::Sglang => "sglang-classify",
+            TextEngine::Tei => "tei",
+            TextEngine::OpenRlhf => "openrlhf",
+        }
+    }
+
+    fn from_kind(kind: &str) -> Option<Self> {
+        [TextEngine::Sglang, TextEngine::Tei, TextEngine::OpenRlhf].into_iter().find(|e| e.kind() == kind)
+    }
 }
 
 /// Base URL for `openai:MODEL` without `@URL`.
@@ -78,9 +115,10 @@ impl ModelSpec {
         matches!(self, ModelSpec::Gguf(_) | ModelSpec::OpenAi { .. }) || *self == ModelSpec::Baseline("slot-a".into())
     }
 
-    /// True for engines reached over HTTP (`openai:`, `vllm-classify:`, `reward-server:`).
+    /// True for engines reached over HTTP (`openai:`, `vllm-classify:`, `reward-server:`,
+    /// `sglang-classify:`, `tei:`, `openrlhf:`).
     pub fn is_remote(&self) -> bool {
-        matches!(self, ModelSpec::OpenAi { .. } | ModelSpec::VllmClassify { .. } | ModelSpec::RewardServer(_))
+        matches!(self, ModelSpec::OpenAi { .. } | ModelSpec::VllmClassify { .. } | ModelSpec::RewardServer(_) | ModelSpec::Templated { .. })
     }
 }
 
@@ -126,6 +164,19 @@ impl ModelSpec {
                 check_urls(spec, &base_urls)?;
                 Ok(Self::VllmClassify { model, base_urls })
             }
+            k if TextEngine::from_kind(k).is_some() && !rest.is_empty() => {
+                let engine = TextEngine::from_kind(k).expect("checked");
+                let (model, base_urls) = split_model_urls(rest);
+                let base_urls = base_urls.unwrap_or_default();
+                if model.is_empty() || base_urls.is_empty() {
+                    return Err(ModelError::Spec {
+                        spec: spec.into(),
+                        reason: format!("expected `{k}:MODEL@BASE_URL[,BASE_URL…]`, MODEL naming the served Hugging Face repo (its chat template renders the conversation), e.g. `{k}:Skywork/Skywork-Reward-V2-Llama-3.1-8B@http://127.0.0.1:8000`"),
+                    });
+                }
+                check_urls(spec, &base_urls)?;
+                Ok(Self::Templated { engine, model, base_urls })
+            }
             "reward-server" if !rest.is_empty() => {
                 let urls = parse_urls(rest);
                 check_urls(spec, &urls)?;
@@ -133,7 +184,7 @@ impl ModelSpec {
             }
             _ => Err(ModelError::Spec {
                 spec: spec.into(),
-                reason: "known kinds: `gguf:PATH` (judge), `openai:MODEL[@BASE_URL]` (remote judge), `hf:ORG/NAME[@REV]` and `dir:PATH` (sequence-classification reward model), `vllm-classify:MODEL@BASE_URL` and `reward-server:URL` (remote reward models), `bt:PATH` (Bradley-Terry head from `prbench train bt`), `pal:PATH` (PAL model from `prbench train pal`), `baseline:NAME` (longer, shorter, random, profile-overlap, slot-a)".into(),
+                reason: "known kinds: `gguf:PATH` (judge), `openai:MODEL[@BASE_URL]` (remote judge), `hf:ORG/NAME[@REV]` and `dir:PATH` (sequence-classification reward model), `vllm-classify:MODEL@BASE_URL`, `sglang-classify:MODEL@BASE_URL`, `tei:MODEL@BASE_URL`, `openrlhf:MODEL@BASE_URL` and `reward-server:URL` (remote reward models), `bt:PATH` (Bradley-Terry head from `prbench train bt`), `pal:PATH` (PAL model from `prbench train pal`), `baseline:NAME` (longer, shorter, random, profile-overlap, slot-a)".into(),
             }),
         }
     }
@@ -168,6 +219,13 @@ mod tests {
             ModelSpec::VllmClassify { model: "org/rm".into(), base_urls: vec!["http://h:8000".into()] }
         );
         assert!(ModelSpec::parse("vllm-classify:org/rm").is_err());
+        for (kind, engine) in [("sglang-classify", TextEngine::Sglang), ("tei", TextEngine::Tei), ("openrlhf", TextEngine::OpenRlhf)] {
+            let spec = ModelSpec::parse(&format!("{kind}:org/rm@http://h:1/,http://h:2")).unwrap();
+            assert_eq!(spec, ModelSpec::Templated { engine, model: "org/rm".into(), base_urls: vec!["http://h:1".into(), "http://h:2".into()] });
+            assert!(spec.is_remote() && !spec.is_judge());
+            assert!(ModelSpec::parse(&format!("{kind}:org/rm")).unwrap_err().to_string().contains("MODEL@BASE_URL"));
+            assert!(ModelSpec::parse(&format!("{kind}:org/rm@h:1")).is_err());
+        }
         assert!(ModelSpec::parse("openai:@http://h/v1").is_err());
         // A URL without its scheme is refused, never read as part of the model name.
         for bad in ["openai:m@127.0.0.1:8080/v1", "openai:m@ftp://h", "openai:m@", "openai:m@http://a,b:9"] {

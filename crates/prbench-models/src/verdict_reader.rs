@@ -205,36 +205,57 @@ fn read_inner(inner: &str) -> Choice {
     read_segment(cleaned.trim())
 }
 
-/// The content of the last `\boxed{…}` (braces balanced inside). LaTeX commands in it
-/// (`\text`, `\mathrm`, `\textbf`) and braces are dropped before its words are read.
+/// The verdict of the last `\boxed{…}` (braces balanced inside). LaTeX commands in a box
+/// (`\text`, `\mathrm`, `\textbf`) and braces are dropped before its words are read. As for
+/// brackets, a last box joined to the box before it by `or`, `/`, `|`, `,` or `and` and holding
+/// the other letter (`\boxed{A} or \boxed{B}`) echoes the format and is unparsed; an unclosed
+/// box is unparsed, and no box after it counts.
 fn read_boxed(text: &str) -> Choice {
-    let Some(at) = text.rfind("\\boxed") else {
-        return Choice::Unparsed;
-    };
-    let rest = text[at + "\\boxed".len()..].trim_start();
-    let Some(body) = rest.strip_prefix('{') else {
-        return Choice::Unparsed;
-    };
-    let mut depth = 1usize;
-    let mut end = None;
-    for (i, c) in body.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    end = Some(i);
-                    break;
+    const BOXED: &str = "\\boxed";
+    let mut boxes: Vec<(usize, usize, Choice)> = Vec::new();
+    let mut from = 0;
+    while let Some(at) = text[from..].find(BOXED).map(|i| i + from) {
+        from = at + BOXED.len();
+        let rest = &text[from..];
+        let skipped = rest.len() - rest.trim_start().len();
+        let Some(body) = rest[skipped..].strip_prefix('{') else {
+            continue;
+        };
+        let body_start = from + skipped + 1;
+        let mut depth = 1usize;
+        let mut end = None;
+        for (i, c) in body.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(i);
+                        break;
+                    }
                 }
+                _ => {}
             }
-            _ => {}
+        }
+        let Some(end) = end else {
+            boxes.push((at, text.len(), Choice::Unparsed));
+            break;
+        };
+        let inner = static_regex(r"\\[A-Za-z]+").replace_all(&body[..end], " ");
+        boxes.push((at, body_start + end + 1, read_inner(&inner.replace(['{', '}'], " "))));
+        from = body_start + end + 1;
+    }
+    let Some(&(start, _, last)) = boxes.last() else {
+        return Choice::Unparsed;
+    };
+    if let Some(&(_, prev_end, prev)) = boxes.len().checked_sub(2).map(|i| &boxes[i]) {
+        let gap = text[prev_end..start].trim().to_ascii_lowercase();
+        let letters = matches!((prev, last), (Choice::A, Choice::B) | (Choice::B, Choice::A));
+        if letters && matches!(gap.as_str(), "or" | "/" | "|" | "," | ", or" | "and") {
+            return Choice::Unparsed;
         }
     }
-    let Some(end) = end else {
-        return Choice::Unparsed;
-    };
-    let inner = static_regex(r"\\[A-Za-z]+").replace_all(&body[..end], " ");
-    read_inner(&inner.replace(['{', '}'], " "))
+    last
 }
 
 /// The last match's capture: `A`/`B` in any case, or `tie`; anything else is unparsed.
@@ -376,6 +397,14 @@ mod tests {
         check(&r, "The answer is A.", Unparsed);
         check(&r, "<think>\\boxed{A}</think>", Unparsed);
         check(&r, "\\boxed{[[B]]}", B);
+        // The format echoed is unparsed, as for the other readers; a verdict after it counts.
+        check(&r, "Answer \\boxed{A} or \\boxed{B}", Unparsed);
+        check(&r, "\\boxed{A}/\\boxed{B}", Unparsed);
+        check(&r, "\\boxed{\\text{A}} or \\boxed{\\text{B}}", Unparsed);
+        check(&r, "I must write \\boxed{A} or \\boxed{B}. Final: \\boxed{B}", B);
+        check(&r, "\\boxed{A} and again \\boxed{A}", A);
+        check(&r, "\\boxed{A} then \\boxed{B", Unparsed);
+        check(&r, "\\boxed A then \\boxed{B}", B);
     }
 
     #[test]

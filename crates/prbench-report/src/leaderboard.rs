@@ -162,7 +162,7 @@ pub fn build(runs: &[RunSource]) -> Leaderboard {
         let tally = micro.map(|r| r.tally).unwrap_or_default();
         let run_id = run.dir.file_name().map_or_else(|| s.run_id.clone(), |n| n.to_string_lossy().into_owned());
         rows.push(LeaderRow {
-            model: s.model.clone(),
+            model: model_label(&s.model, &run.manifest),
             condition: s.condition.clone(),
             kind: if run.is_baseline() { RowKind::Baseline } else { RowKind::Model },
             upper_bound: s.oracle,
@@ -248,6 +248,19 @@ fn pct_ci(r: Option<&AccuracyRow>) -> String {
             None => pct(r.strict),
         },
         None => "—".into(),
+    }
+}
+
+/// A run's model as the leaderboard names it: the spec, and the judge recipe when the run used
+/// one other than prbench's own (`gguf:… [recipe mt-bench]`, the recipe folder's last name), so
+/// two recipes on one model are two rows that say which is which.
+fn model_label(spec: &str, manifest: &serde_json::Value) -> String {
+    match manifest["judge_recipe"]["name"].as_str() {
+        Some(name) => {
+            let short = std::path::Path::new(name).file_name().map_or_else(|| name.to_string(), |n| n.to_string_lossy().into_owned());
+            format!("{spec} [recipe {short}]")
+        }
+        None => spec.to_string(),
     }
 }
 

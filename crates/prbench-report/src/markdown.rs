@@ -108,7 +108,7 @@ pub fn render(sum: &Summary) -> String {
             let _ = writeln!(s, "> **{errors} of {} failed in the backend** (after retries): they count as not correct here and are listed with their error in outcomes.jsonl.\n", count(n, "item", "items"));
         }
         if unparsed > 0 {
-            let _ = writeln!(s, "> **{unparsed} of {} could not be parsed** (no `Result: A|B` line): they count as not correct, never as a choice.\n", count(n, "verdict", "verdicts"));
+            let _ = writeln!(s, "> **{unparsed} of {} could not be parsed** ({}): they count as not correct, never as a choice.\n", count(n, "verdict", "verdicts"), unparsed_reason(&sum.decoding));
         }
     }
     s.push_str("## Accuracy\n\n");
@@ -163,6 +163,23 @@ pub fn render(sum: &Summary) -> String {
 
 fn short_hash(h: &str) -> &str {
     &h[..h.len().min(16)]
+}
+
+
+/// Why a verdict of a run with this decoding record (a summary's or manifest's `decoding`) is
+/// unparsed, in the words of its verdict format: prbench's `Result:` line, or the reader of the
+/// judge recipe the record names (`reader`; `verdict: rating` for pointwise recipes).
+pub fn unparsed_reason(decoding: &serde_json::Value) -> &'static str {
+    if decoding["verdict"] == "rating" {
+        return "no readable `Rating: N` in one of the two replies";
+    }
+    match decoding["reader"].as_str() {
+        Some("brackets") => "no `[[A]]` or `[[B]]` verdict",
+        Some("answer-tag") => "no `<answer>A|B</answer>` verdict",
+        Some("boxed") => "no `\\boxed{A|B}` verdict",
+        Some("regex") => "no match of the recipe's pattern holding A, B or tie",
+        _ => "no `Result: A|B` line",
+    }
 }
 
 #[cfg(test)]

@@ -58,6 +58,7 @@ fn main() -> ExitCode {
         cli::Command::Build(args) => commands::build::run(args),
         cli::Command::Annotate(cmd) => commands::annotate::run(cmd),
         cli::Command::ServeReward(args) => commands::serve_reward::run(args),
+        cli::Command::Export(args) => commands::export::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -189,6 +189,10 @@ fn a_pointwise_recipe_rates_each_answer_and_counts_unreadable_ratings() {
     let out = eval(tmp.path(), &model, &dir, "rate", &["--no-cache"]);
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
+    // The unparsed warning speaks of the recipe's format, not of `Result:`.
+    assert!(stderr.contains("could not be parsed (no readable `Rating: N` in one of the two replies)"), "{stderr}");
+    let md = std::fs::read_to_string(tmp.path().join("runs/rate/summary.md")).unwrap();
+    assert!(md.contains("(no readable `Rating: N` in one of the two replies)"), "{md}");
 
     let rating = |t: &str| {
         let n = t.chars().count();
@@ -235,12 +239,22 @@ fn a_recipe_that_carries_hidden_text_is_refused_outside_oracle() {
     let model = format!("openai:fault-model@{}", server.openai_base());
     let first = std::fs::read_to_string(Path::new(&sample()).join("Art_and_Entertainment.jsonl")).unwrap();
     let ex: serde_json::Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
-    let narrative = ex["narrative"].as_str().unwrap();
-    let dir = recipe(tmp.path(), "leaky", &format!("Keep in mind: {narrative}"), LONGER_USER, "reader = \"brackets\"\n");
+    let narrative: Vec<char> = ex["narrative"].as_str().unwrap().chars().collect();
+    // Forty characters from the middle of the narrative, not the whole of it.
+    let piece: String = narrative[30..70].iter().collect();
+    let dir = recipe(tmp.path(), "leaky", &format!("Keep in mind: {piece}"), LONGER_USER, "reader = \"brackets\"\n");
     let out = eval(tmp.path(), &model, &dir, "leaky", &["--no-cache", "--verdict", "generate"]);
     let stderr = text(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
-    assert!(stderr.contains("leakage guard") && stderr.contains("recipe's files"), "{stderr}");
+    assert!(stderr.contains("system.txt holds text of example `sample-art-01`'s hidden narrative"), "{stderr}");
+    // Refused before any run folder is made or any request is sent.
+    assert!(!tmp.path().join("runs/leaky").exists());
+    assert_eq!(server.log().len(), 0);
+    // The whole narrative is refused too (by the same check, and by the guard on every input).
+    let whole: String = narrative.iter().collect();
+    let dir2 = recipe(tmp.path(), "leaky2", "", &format!("{LONGER_USER}\n{whole}"), "reader = \"brackets\"\n");
+    let out = eval(tmp.path(), &model, &dir2, "leaky2", &["--no-cache", "--verdict", "generate"]);
+    assert!(!out.status.success() && text(&out.stderr).contains("user.jinja holds text"), "{}", text(&out.stderr));
     // Under the oracle condition the hidden rubric may be shown.
     let out = eval(tmp.path(), &model, &dir, "oracle", &["--no-cache", "--verdict", "generate", "--condition", "oracle", "--limit", "1"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -319,6 +333,18 @@ fn a_local_judge_reads_a_recipe_by_logprobs_by_generating_and_by_rating() {
         };
         assert_eq!(o["verdict"]["choice"], want, "{o}");
     }
+
+    // A candidate that is not one token is refused when the model loads, not item by item.
+    let multi = recipe(tmp.path(), "multi", "", user, "reader = \"brackets\"\n[logprob]\nprefix = \"[[\"\ncandidates = [\"Alpha response\", \"Beta response\"]\n");
+    let out = eval(tmp.path(), &model, &multi, "multi", &["--limit", "1", "--no-cache"]);
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("exactly one token") && stderr.contains("Alpha response"), "{stderr}");
+    assert!(!tmp.path().join("runs/multi/outcomes.jsonl").exists() || read_outcomes(&tmp.path().join("runs/multi")).is_empty());
+
+    // The leaderboard tells the recipes apart.
+    let out = prbench(&["leaderboard", "runs/lp", "runs/rating"], tmp.path());
+    let table = text(&out.stdout);
+    assert!(out.status.success() && table.contains("[recipe mt]") && table.contains("[recipe rating]"), "{table}{}", text(&out.stderr));
 
     // Without a [logprob] section a local judge must generate, and says so.
     let plain = recipe(tmp.path(), "plain", "", user, "reader = \"brackets\"\n");

@@ -226,6 +226,11 @@ impl<'d> Evaluation<'d> {
     pub fn plan(data: &'d Dataset, opts: EvaluationOptions) -> Result<Self, EvalError> {
         let examples = crate::run::select_examples(&data.examples, opts.limit, opts.sample.then_some(opts.seed));
         crate::condition::check_oracle_material(&opts.conditions, &examples, &data.kind)?;
+        if let Some(recipe) = &opts.judge_recipe {
+            for &condition in &opts.conditions {
+                recipe.check_hidden_text(&examples, condition)?;
+            }
+        }
         let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string();
         let (runs, matrix_base) = if opts.preflight {
             (Vec::new(), None)

@@ -10,12 +10,14 @@ mod bench;
 mod bon;
 mod build;
 mod correlate;
+mod export;
 mod train;
 pub use annotate::*;
 pub use bench::*;
 pub use bon::*;
 pub use build::*;
 pub use correlate::*;
+pub use export::*;
 pub use train::*;
 
 /// prbench: does a reward model prefer the answer that fits this user?
@@ -73,6 +75,11 @@ pub enum Command {
     /// `POST /score`, `POST /score/batch`, `GET /health`. Stops on Ctrl-C or SIGTERM after
     /// answering the requests in flight.
     ServeReward(ServeRewardArgs),
+    /// Training data from the benchmark's own rendered inputs: `trl-reward` and
+    /// `openrlhf-reward` preference rows under a condition (the user turn eval shows a reward
+    /// model), or `trl-sft-planner` pairs (the planner's prompt → the rubric aspects), as JSONL
+    /// with a manifest; the leakage guard checks every row.
+    Export(ExportArgs),
 }
 
 /// The reward model a server loads (`serve-reward`, `bench serve`).
@@ -81,7 +88,8 @@ pub struct RmModelArgs {
     /// Reward model to serve: `hf:ORG/NAME[@REV]` or `dir:PATH` (sequence-classification
     /// reward model in the Hugging Face layout), `bt:PATH` (a head from `prbench train bt`),
     /// `pal:PATH` (a PAL model from `prbench train pal`; users it was not trained on are
-    /// refused), `vllm-classify:MODEL@BASE_URL`, `reward-server:URL`, or `baseline:NAME`
+    /// refused), `vllm-classify:MODEL@BASE_URL`, `sglang-classify:MODEL@BASE_URL`,
+    /// `tei:MODEL@BASE_URL`, `openrlhf:MODEL@BASE_URL`, `reward-server:URL`, or `baseline:NAME`
     /// (`longer`, `shorter`, `random`, `profile-overlap`). Pairwise judges (`gguf:`, `openai:`,
     /// `baseline:slot-a`) give no reward for a single answer and are refused.
     #[arg(long)]
@@ -166,7 +174,7 @@ pub struct ServeRewardArgs {
     /// line and errors still print.
     #[arg(long)]
     pub quiet: bool,
-    /// Remote engines (`vllm-classify:`, `reward-server:`).
+    /// Remote engines (`vllm-classify:`, `sglang-classify:`, `tei:`, `openrlhf:`, `reward-server:`).
     #[command(flatten)]
     pub remote: RemoteArgs,
 }
@@ -212,7 +220,8 @@ pub struct CachePruneArgs {
     pub dry_run: bool,
 }
 
-/// How remote engines (`openai:`, `vllm-classify:`, `reward-server:`) are driven. Every field
+/// How remote engines (`openai:`, `vllm-classify:`, `sglang-classify:`, `tei:`, `openrlhf:`,
+/// `reward-server:`) are driven. Every field
 /// is optional so that giving one to a local engine is an error rather than silently ignored;
 /// the defaults are in the accessors.
 #[derive(Args, Debug, Clone, Default)]
@@ -247,6 +256,13 @@ pub struct RemoteArgs {
     /// `'{"repeat_penalty":1.0}'` for llama.cpp servers (recorded in the manifest and the cache key).
     #[arg(long)]
     pub request_extra: Option<String>,
+    /// `sglang-classify:`, `tei:` and `openrlhf:` reward models (servers that take rendered
+    /// text): the chat template prbench renders each conversation with, `dir:PATH` (a model
+    /// directory's chat_template.jinja, else the `chat_template` of its tokenizer_config.json)
+    /// or `hf:ORG/NAME[@REV]` (those files only, through the hub cache). Default: `hf:MODEL`,
+    /// the served model's own. Its hash is part of the model identity and cache key.
+    #[arg(long)]
+    pub chat_template: Option<String>,
 }
 
 impl RemoteArgs {
@@ -266,6 +282,7 @@ impl RemoteArgs {
             ("--temperature", self.temperature.is_some()),
             ("--top-p", self.top_p.is_some()),
             ("--request-extra", self.request_extra.is_some()),
+            ("--chat-template", self.chat_template.is_some()),
         ] {
             if set {
                 v.push(name);
@@ -333,7 +350,9 @@ pub struct EvalArgs {
     pub data: DataArgs,
     /// Model under test: `gguf:PATH` (judge), `openai:MODEL[@BASE_URL[,BASE_URL…]]` (remote
     /// judge; several URLs = replicas), `hf:ORG/NAME[@REV]` or `dir:PATH` (sequence-classification
-    /// reward model in the Hugging Face layout), `vllm-classify:MODEL@BASE_URL` and
+    /// reward model in the Hugging Face layout), `vllm-classify:MODEL@BASE_URL`,
+    /// `sglang-classify:MODEL@BASE_URL`, `tei:MODEL@BASE_URL`, `openrlhf:MODEL@BASE_URL`
+    /// (servers taking text rendered here with MODEL's chat template, see --chat-template) and
     /// `reward-server:URL` (remote reward models), `bt:PATH` (a head from `prbench train bt`),
     /// `pal:PATH` (a PAL model from `prbench train pal`) or `baseline:NAME`. Default: the
     /// Qwen2.5-Coder-1.5B-Instruct GGUF judge fetched by scripts/setup.sh (the tests' fast 135M

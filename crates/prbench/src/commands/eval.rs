@@ -169,8 +169,11 @@ fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition], reci
     let planner_remote = args.planner.as_deref().is_some_and(|p| ModelSpec::parse(p).is_ok_and(|s| s.is_remote()));
     if !spec.is_remote() && !planner_remote {
         if let Some(flag) = args.remote.given().first() {
-            bail!("{flag} applies to remote engines (`openai:`, `vllm-classify:`, `reward-server:`), not `{}`", args.model.as_deref().unwrap_or("the default judge"));
+            bail!("{flag} applies to remote engines (`openai:`, `vllm-classify:`, `sglang-classify:`, `tei:`, `openrlhf:`, `reward-server:`), not `{}`", args.model.as_deref().unwrap_or("the default judge"));
         }
+    }
+    if args.remote.chat_template.is_some() && !matches!(spec, ModelSpec::Templated { .. }) {
+        bail!("--chat-template applies to `sglang-classify:`, `tei:` and `openrlhf:` models (servers that take rendered text), not `{}`", args.model.as_deref().unwrap_or("the default judge"));
     }
     if !matches!(spec, ModelSpec::OpenAi { .. }) {
         for (flag, given) in [("--temperature", args.remote.temperature.is_some()), ("--top-p", args.remote.top_p.is_some()), ("--request-extra", args.remote.request_extra.is_some())] {
@@ -341,8 +344,9 @@ impl EvaluationReporter for Printer {
         let unparsed = unparsed(result);
         if unparsed > 0 {
             eprintln!(
-                "prbench: warning: {unparsed} of {} could not be parsed (no `Result: A|B` line); they count as not correct, never as a choice (see `verdict.raw` in outcomes.jsonl)",
-                count(result.outcomes.len(), "verdict", "verdicts")
+                "prbench: warning: {unparsed} of {} could not be parsed ({}); they count as not correct, never as a choice (see `verdict.raw` in outcomes.jsonl)",
+                count(result.outcomes.len(), "verdict", "verdicts"),
+                prbench_report::markdown::unparsed_reason(&result.summary.decoding)
             );
         }
         eprintln!("prbench: run files in {}/ (summary.md, summary.json, outcomes.jsonl, manifest.json)", result.dir.display());
@@ -362,6 +366,9 @@ pub fn run(args: EvalArgs) -> Result<()> {
         None => None,
     };
     check_flags(&args, &parsed, &conditions, recipe.as_deref())?;
+    for note in recipe.as_deref().map(JudgeRecipe::notes).unwrap_or_default() {
+        eprintln!("prbench: note: {note}");
+    }
     crate::commands::refuse_file_as_folder("--out", &args.out, "run folders")?;
     let data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
     super::print_data_warnings(&data);

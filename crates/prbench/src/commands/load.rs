@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 use prbench_candle::bt::BtRewardModel;
 use prbench_candle::pal::PalRewardModel;
 use prbench_candle::embed::default_embedder_dir;
-use prbench_candle::hub::fetch_model;
+use prbench_candle::hub::{fetch_chat_template, fetch_model};
 use prbench_candle::reward::{SeqClsOptions, SeqClsRewardModel};
 use prbench_data::hub::HubOptions;
 use prbench_eval::condition::Condition;
@@ -20,9 +20,9 @@ use prbench_models::baselines::{Baseline, SlotA};
 use prbench_models::gguf::{GgufEngine, GgufOptions};
 use prbench_models::judge::{GenerateJudge, LogprobJudge, RatingJudge};
 use prbench_models::verdict_reader::VerdictReader;
-use prbench_models::spec::ModelSpec;
+use prbench_models::spec::{ModelSpec, TextEngine};
 use prbench_models::{Judge, RewardModel};
-use prbench_remote::{JudgeConfig, OpenAiChat, OpenAiJudge, RemoteOptions, RewardServer, VerdictSource, VllmClassify};
+use prbench_remote::{ChatRenderer, JudgeConfig, OpenAiChat, OpenAiJudge, OpenRlhfReward, RemoteOptions, RewardServer, SglangClassify, TeiPredict, VerdictSource, VllmClassify};
 
 use crate::cli::{EvalArgs, RemoteArgs, ScalarRmArgs, VerdictMode};
 
@@ -192,6 +192,16 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
             }
             Ok(Loaded::RewardModel(Box::new(rm)))
         }
+        ModelSpec::Templated { engine, model, base_urls } => {
+            let renderer = chat_renderer(text, &model, args.remote.chat_template.as_deref())?;
+            let opts = remote_options(&args.remote)?;
+            let rm: Box<dyn RewardModel> = match engine {
+                TextEngine::Sglang => Box::new(SglangClassify::new(&model, base_urls, renderer, opts)?.with_spec(text)),
+                TextEngine::Tei => Box::new(TeiPredict::new(&model, base_urls, renderer, opts)?.with_spec(text)),
+                TextEngine::OpenRlhf => Box::new(OpenRlhfReward::new(&model, base_urls, renderer, opts)?.with_spec(text)),
+            };
+            Ok(Loaded::RewardModel(rm))
+        }
         ModelSpec::RewardServer(urls) => {
             let rm = RewardServer::new(urls, remote_options(&args.remote)?)?.with_spec(text);
             // As for `openai:`: a dead or wrong URL stops here, not after a run of error outcomes.
@@ -199,6 +209,27 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
             Ok(Loaded::RewardModel(Box::new(rm)))
         }
     }
+}
+
+/// The chat template a `sglang-classify:`/`tei:`/`openrlhf:` model's conversations are rendered
+/// with: `--chat-template dir:PATH|hf:ORG/NAME[@REV]`, or by default the served model's own
+/// (`hf:MODEL` through the hub cache, only its template files). The origin recorded in the
+/// settings names the hub commit.
+fn chat_renderer(text: &str, model: &str, flag: Option<&str>) -> Result<ChatRenderer> {
+    let source = flag.map_or_else(|| format!("hf:{model}"), str::to_string);
+    let hint = "give the template with `--chat-template dir:PATH` (a directory holding chat_template.jinja or a tokenizer_config.json with `chat_template`) or `--chat-template hf:ORG/NAME[@REV]`";
+    let (dir, origin) = if let Some(path) = source.strip_prefix("dir:").filter(|p| !p.is_empty()) {
+        (std::path::PathBuf::from(path), source.clone())
+    } else if let Some(repo) = source.strip_prefix("hf:").filter(|r| !r.is_empty()) {
+        let hub = fetch_chat_template(repo, &HubOptions::from_env())
+            .with_context(|| format!("`{text}` needs the model's chat template to render each conversation (the server takes rendered text); fetching it from `{source}` failed; {hint}"))?;
+        (hub.dir, format!("{source} (commit {})", hub.commit))
+    } else {
+        bail!("--chat-template takes `dir:PATH` or `hf:ORG/NAME[@REV]`; got `{source}`");
+    };
+    let (template, _) = prbench_models::template_files::load_dir_template(&dir)
+        .with_context(|| format!("`{text}` needs a chat template to render each conversation; `{source}` has none usable; {hint}"))?;
+    Ok(ChatRenderer::new(template, origin))
 }
 
 /// A local judge over `engine` as the verdict mode and the judge recipe ask: prbench's own
@@ -223,6 +254,12 @@ fn local_judge(engine: GgufEngine, args: &LoadSettings<'_>) -> Result<Box<dyn Ju
                     reader.name()
                 );
             };
+            // A candidate that is not one token of this model's vocabulary would fail every item:
+            // one forward pass now says so before the run starts.
+            let probe = prbench_models::ChatPrompt { messages: vec![prbench_models::ChatMessage::new(prbench_models::Role::User, "Hi")], assistant_prefix: lp.prefix.clone() };
+            prbench_models::NextTokenScorer::next_token_logprobs(&engine, &probe, &[lp.candidates[0].as_str(), lp.candidates[1].as_str()]).with_context(|| {
+                format!("judge recipe `{}`: each `[logprob] candidates` entry must be exactly one token of this model's vocabulary (often with a leading space, e.g. \" A\")", recipe.name())
+            })?;
             Box::new(LogprobJudge::new(engine).with_verdict_prefix(&lp.prefix, lp.candidates.clone()))
         }
     })

@@ -6,6 +6,7 @@ pub mod bon;
 pub mod build;
 pub mod cache;
 pub mod engines;
+pub mod export;
 pub mod correlate;
 pub mod data;
 pub mod eval;
