@@ -42,13 +42,17 @@ fn bad(given: &str, reason: impl Into<String>) -> EvalError {
     EvalError::Condition { given: given.into(), reason: reason.into() }
 }
 
+/// The forms a condition list takes (`eval --condition`).
 const EXPECTED: &str = "expected `none`, `profile` (k = 10), `profile:K`, `profile:k=K1,K2,…` (a sweep), `planner` or `oracle`";
 
-fn parse_k(given: &str, s: &str) -> Result<usize, EvalError> {
+/// The forms one condition takes ([`Condition::parse`]): a sweep is a list, so it is not named.
+pub const EXPECTED_ONE: &str = "expected one of `none`, `profile` (k = 10), `profile:K`, `planner` or `oracle`";
+
+fn parse_k(given: &str, s: &str, expected: &str) -> Result<usize, EvalError> {
     match s.trim().parse::<usize>() {
         Ok(0) => Err(bad(given, "k is the number of profile posts shown and must be at least 1 (use `none` for no profile)")),
         Ok(k) => Ok(k),
-        Err(_) => Err(bad(given, format!("`{}` is not a post count; {EXPECTED}", s.trim()))),
+        Err(_) => Err(bad(given, format!("`{}` is not a post count; {expected}", s.trim()))),
     }
 }
 
@@ -59,6 +63,11 @@ impl Condition {
     /// # Errors
     /// [`EvalError::Condition`] naming the value and what is expected; k = 0 is refused.
     pub fn parse(s: &str) -> Result<Self, EvalError> {
+        Self::parse_one(s, EXPECTED_ONE)
+    }
+
+    /// [`Condition::parse`], with `expected` (the accepted forms where `s` was given) in errors.
+    fn parse_one(s: &str, expected: &str) -> Result<Self, EvalError> {
         let t = s.trim().to_ascii_lowercase();
         match t.as_str() {
             "none" => Ok(Self::None),
@@ -71,9 +80,10 @@ impl Condition {
                     if k.contains(',') {
                         return Err(bad(s, "a k sweep names several conditions; it is taken where a list of conditions is (`eval --condition profile:k=1,3,5,10`), and a single condition is expected here (e.g. `profile:3`)"));
                     }
-                    Ok(Self::Profile { k: parse_k(s, k)? })
+                    Ok(Self::Profile { k: parse_k(s, k, expected)? })
                 }
-                None => Err(bad(s, EXPECTED)),
+                None if t.contains(',') => Err(bad(s, format!("a list names several conditions, and a single condition is expected here; {expected}"))),
+                None => Err(bad(s, expected)),
             },
         }
     }
@@ -98,9 +108,9 @@ impl Condition {
                 if !in_sweep {
                     return Err(bad(item, "a bare number continues a k sweep and must follow a `profile:k=K` item (e.g. `profile:k=1,3,5`)"));
                 }
-                Self::Profile { k: parse_k(item, item)? }
+                Self::Profile { k: parse_k(item, item, EXPECTED)? }
             } else {
-                let c = Self::parse(item)?;
+                let c = Self::parse_one(item, EXPECTED)?;
                 in_sweep = item.to_ascii_lowercase().starts_with("profile:k=");
                 c
             };
@@ -425,6 +435,19 @@ mod tests {
         assert!(Condition::parse_list(&["profile:k=2", "planner", "3"]).is_err());
         // Only the `k=` form opens a sweep: `profile:10,5` is refused, not read as 10 and 5.
         assert!(Condition::parse_list(&["profile:10", "5"]).is_err());
+    }
+
+    #[test]
+    fn one_condition_errors_name_single_forms_and_lists_name_the_sweep() {
+        // One condition (export, train, bon): a sweep is not among the forms offered.
+        for bad in ["bogus", "none,oracle", "profile:x"] {
+            let e = Condition::parse(bad).unwrap_err().to_string();
+            assert!(e.contains(EXPECTED_ONE) && !e.contains("sweep"), "{bad}: {e}");
+        }
+        assert!(Condition::parse("none,oracle").unwrap_err().to_string().contains("a list names several conditions"));
+        // A list (eval): the sweep is.
+        let e = Condition::parse_list(&["none", "bogus"]).unwrap_err().to_string();
+        assert!(e.contains("`profile:k=K1,K2,…` (a sweep)"), "{e}");
     }
 
     #[test]
