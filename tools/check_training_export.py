@@ -6,8 +6,11 @@
 Always (standard library only):
   * FILE.manifest.json exists, names a known format, and its `rows_sha256` and `counts.rows`
     match the file;
-  * every row is a JSON object with a string `id` (and a string `user_id` when present) and the
-    format's fields, each a list of {"role", "content"} messages with string content:
+  * every row is a JSON object with exactly the format's keys: a string `id`, a string
+    `user_id` when the example has one, a string `subset`, for the reward formats a string
+    `condition` equal to the manifest's (trl-sft-planner rows have none: the manifest's is
+    null), and the format's fields, each a list of {"role", "content"} messages with string
+    content:
       trl-reward       TRL "preference, implicit prompt, conversational" (TRL v1.9.0
                        docs/source/dataset_formats.md): `chosen` and `rejected` are
                        [user, assistant], with the same user turn; no `prompt` key.
@@ -69,18 +72,35 @@ def messages(row, i, key, roles):
     return value
 
 
-def check_row(fmt, row, i):
+def row_keys(fmt):
+    """The keys every row of `fmt` has (besides `user_id`, present when the example has one)."""
+    meta = ["id", "subset"] + (["condition"] if fmt != "trl-sft-planner" else [])
+    return set(meta + message_fields(fmt))
+
+
+def check_row(fmt, row, i, condition):
     if not isinstance(row, dict):
         fail(f"row {i + 1}: not a JSON object")
     if not isinstance(row.get("id"), str) or not row["id"]:
         fail(f"row {i + 1}: no string `id` (every row names its example so it can be joined back)")
     if "user_id" in row and not isinstance(row["user_id"], str):
         fail(f"row {i + 1}: `user_id` is not a string")
+    if not isinstance(row.get("subset"), str) or not row["subset"]:
+        fail(f"row {i + 1}: no string `subset`")
+    if fmt == "trl-sft-planner":
+        if "condition" in row:
+            fail(f"row {i + 1}: trl-sft-planner rows carry no `condition` (their input is the planner's prompt)")
+    elif row.get("condition") != condition:
+        fail(f"row {i + 1}: `condition` is {row.get('condition')!r}, the manifest's is {condition!r}")
     bad = FORBIDDEN & set(row)
     if fmt != "trl-sft-planner" and "completion" in row:
         bad.add("completion")
     if bad:
         fail(f"row {i + 1}: keys {sorted(bad)} would be read by the trainer as something else")
+    extra = set(row) - row_keys(fmt) - {"user_id"}
+    missing = row_keys(fmt) - set(row)
+    if extra or missing:
+        fail(f"row {i + 1}: keys {sorted(row)}; a {fmt} row has {sorted(row_keys(fmt))} and `user_id` when known (extra {sorted(extra)}, missing {sorted(missing)})")
     if fmt == "trl-reward":
         if "prompt" in row:
             fail(f"row {i + 1}: trl-reward rows carry the prompt inside chosen/rejected (implicit prompt)")
@@ -217,6 +237,9 @@ def main():
         raw = f.read()
     if hashlib.sha256(raw).hexdigest() != manifest.get("rows_sha256"):
         fail(f"{args.file}: sha256 differs from the manifest's rows_sha256 (the file changed after export)")
+    condition = manifest.get("condition")
+    if (fmt == "trl-sft-planner") != (condition is None):
+        fail(f"{manifest_path}: condition {condition!r} for format {fmt} (reward formats name one, trl-sft-planner none)")
     lines = raw.decode("utf-8").split("\n")
     if lines[-1] != "":
         fail(f"{args.file}: the last line has no newline")
@@ -226,7 +249,7 @@ def main():
             rows.append(json.loads(line))
         except json.JSONDecodeError as e:
             fail(f"{args.file}: line {i + 1} is not JSON ({e})")
-        check_row(fmt, rows[-1], i)
+        check_row(fmt, rows[-1], i, condition)
     if manifest.get("counts", {}).get("rows") != len(rows):
         fail(f"{manifest_path}: counts.rows is {manifest.get('counts', {}).get('rows')}, the file has {len(rows)} rows")
     ids = [r["id"] for r in rows]

@@ -2,6 +2,10 @@
 //! trainers people already use, so a personalized reward model or planner is trained on exactly
 //! what `prbench eval` later shows it.
 //!
+//! Every row starts with `id`, `user_id` (when the example has one) and `subset`; reward rows
+//! add `condition` (the one they were rendered under). Planner rows have no `condition`: their
+//! input is the planner's prompt whatever the condition (the manifest's `condition` is null).
+//!
 //! | format | one row | trainer |
 //! |---|---|---|
 //! | `trl-reward` | `chosen` and `rejected`, each `[{role: user, content: U}, {role: assistant, content: answer}]` | TRL `RewardTrainer` (conversational preference, implicit prompt) |
@@ -420,10 +424,12 @@ fn planner_row(ex: &Example, ranked: &[ProfilePost], k: usize, prompts: &Prompts
 }
 
 /// Writes `export` to `out` (one row per line) and its manifest to [`manifest_path`]`(out)`;
-/// refuses to overwrite either (nothing is written then). Returns the manifest's path.
+/// refuses to overwrite either, and creates no folder (nothing is written then). Returns the
+/// manifest's path.
 ///
 /// # Errors
-/// [`EvalError::Evaluation`] when a file exists or cannot be written, naming it.
+/// [`EvalError::Evaluation`] when a file exists, `out`'s folder does not, or a file cannot be
+/// written, naming it.
 pub fn write(out: &Path, export: &Export) -> Result<PathBuf, EvalError> {
     let manifest = manifest_path(out);
     for p in [out, manifest.as_path()] {
@@ -434,8 +440,9 @@ pub fn write(out: &Path, export: &Export) -> Result<PathBuf, EvalError> {
             )));
         }
     }
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| EvalError::evaluation_with(format!("creating `{}`", dir.display()), e))?;
+    // No folder is created: a missing one is more likely a typo than a wish.
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+        return Err(EvalError::evaluation(format!("folder `{}` of `{}` does not exist; create it or write to an existing folder", dir.display(), out.display())));
     }
     let put = |path: &Path, text: &str| -> Result<(), EvalError> {
         let mut f = OpenOptions::new()
@@ -545,6 +552,11 @@ mod tests {
         let p = render(&data, &options(Format::TrlSftPlanner, Condition::None), &NoEngines, &Quiet).unwrap();
         assert_eq!((p.counts.rows, p.counts.skipped_empty_rubric), (1, 1));
         assert!(p.lines[0].ends_with(r#""completion":[{"role":"assistant","content":"- Budget focus"}]}"#), "{}", p.lines[0]);
+        // Planner rows carry no `condition` (reward rows do, see above); the manifest's is null.
+        let mut keys: Vec<String> = serde_json::from_str::<serde_json::Value>(&p.lines[0]).unwrap().as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        assert_eq!(keys, ["completion", "id", "prompt", "subset", "user_id"]);
+        assert!(p.manifest["condition"].is_null());
         // `planner` needs the planner's generator; it is loaded through the engines.
         let err = render(&data, &options(Format::TrlReward, Condition::Planner), &NoEngines, &Quiet).unwrap_err().to_string();
         assert!(err.contains("no generator"), "{err}");
@@ -557,5 +569,16 @@ mod tests {
         }
         assert!("trl".parse::<Format>().is_err());
         assert_eq!(manifest_path(Path::new("out/train.jsonl")), PathBuf::from("out/train.manifest.json"));
+    }
+
+    #[test]
+    fn write_creates_no_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let export = Export { lines: vec!["{}".into()], manifest: serde_json::json!({}), counts: Counts::default() };
+        let missing = tmp.path().join("typo");
+        let err = write(&missing.join("x.jsonl"), &export).unwrap_err().to_string();
+        assert!(err.contains(&format!("folder `{}`", missing.display())) && err.contains("does not exist"), "{err}");
+        assert!(!missing.exists());
+        assert_eq!(write(&tmp.path().join("x.jsonl"), &export).unwrap(), tmp.path().join("x.manifest.json"));
     }
 }

@@ -93,14 +93,22 @@ fn export(args: &[&str], dir: &Path, name: &str) -> (PathBuf, Vec<Value>, String
     (out, rows, text(&o.stderr))
 }
 
+/// A row's keys, sorted.
+fn keys(row: &Value) -> Vec<&str> {
+    let mut k: Vec<&str> = row.as_object().unwrap().keys().map(String::as_str).collect();
+    k.sort_unstable();
+    k
+}
+
 fn contents(v: &Value) -> Vec<(&str, &str)> {
     v.as_array().unwrap().iter().map(|m| (m["role"].as_str().unwrap(), m["content"].as_str().unwrap())).collect()
 }
 
+#[path = "../../prbench-data/tests/common/pyref.rs"]
+mod pyref;
+
 /// Runs the Python checker on `file` through the reference venv, if installed.
 fn python_check(file: &Path, rows: usize) {
-    #[path = "../../prbench-data/tests/common/pyref.rs"]
-    mod pyref;
     let Some(python) = pyref::pyref_or_skip() else { return };
     let out = std::process::Command::new(&python).arg(repo().join("tools/check_training_export.py")).arg(file).output().unwrap();
     assert!(out.status.success(), "check_training_export.py {}: {}", file.display(), text(&out.stderr));
@@ -116,13 +124,18 @@ fn reward_exports_hold_eval_text_and_no_hidden_text_outside_oracle() {
     for format in ["trl-reward", "openrlhf-reward"] {
         for condition in ["none", "profile:3", "oracle"] {
             let name = format!("{format}-{}.jsonl", condition.replace(':', ""));
-            let (file, rows, _) = export(&["--data", &sample(), "--format", format, "--condition", condition], tmp.path(), &name);
+            let (file, rows, stderr) = export(&["--data", &sample(), "--format", format, "--condition", condition], tmp.path(), &name);
             assert_eq!(rows.len(), 12, "{name}");
+            assert!(stderr.contains(&format!("prbench: wrote 12 rows to {} (format {format}, condition {condition}", file.display())), "{stderr}");
+            assert!(stderr.contains("0 examples left out") && stderr.contains("prbench: manifest: "), "{stderr}");
             for row in &rows {
                 let id = row["id"].as_str().unwrap();
                 let src = data.iter().find(|r| r["id"] == id).unwrap_or_else(|| panic!("{name}: unknown id {id}"));
                 assert_eq!(row["condition"], condition);
                 assert!(row.get("user_id").is_none(), "the sample has no user ids");
+                // The keys the README's table lists for the format (the sample has no user ids).
+                let want: &[&str] = if format == "trl-reward" { &["chosen", "condition", "id", "rejected", "subset"] } else { &["chosen", "condition", "id", "prompt", "rejected", "subset"] };
+                assert_eq!(keys(row), want, "{name}");
                 let (user, chosen, rejected) = match format {
                     "trl-reward" => {
                         let (c, r) = (contents(&row["chosen"]), contents(&row["rejected"]));
@@ -170,12 +183,19 @@ fn reward_exports_hold_eval_text_and_no_hidden_text_outside_oracle() {
 fn planner_sft_rows_are_eval_planner_prompts_with_the_rubric_as_target() {
     let tmp = tempfile::tempdir().unwrap();
     let data = raw_rows();
-    let (file, rows, _) = export(&["--data", &sample(), "--format", "trl-sft-planner", "--planner-k", "3"], tmp.path(), "planner.jsonl");
+    let (file, rows, stderr) = export(&["--data", &sample(), "--format", "trl-sft-planner", "--planner-k", "3"], tmp.path(), "planner.jsonl");
     assert_eq!(rows.len(), 12);
+    // The closing summary on stderr: rows, left-out count, manifest path.
+    assert!(stderr.contains(&format!("prbench: wrote 12 rows to {} (format trl-sft-planner); 0 examples left out", file.display())), "{stderr}");
+    assert!(stderr.contains(&format!("prbench: manifest: {}", tmp.path().join("planner.manifest.json").display())), "{stderr}");
+    let manifest: Value = serde_json::from_str(&std::fs::read_to_string(tmp.path().join("planner.manifest.json")).unwrap()).unwrap();
+    assert!(manifest["condition"].is_null());
     let system = std::fs::read_to_string(repo().join("prompts/planner-system.txt")).unwrap();
     for row in &rows {
         let id = row["id"].as_str().unwrap();
         let src = data.iter().find(|r| r["id"] == id).unwrap();
+        // As the README's table says: no `condition` (the input is the planner's prompt).
+        assert_eq!(keys(row), ["completion", "id", "prompt", "subset"], "{id}");
         let (p, c) = (contents(&row["prompt"]), contents(&row["completion"]));
         assert_eq!((p.len(), p[0].0, p[1].0, c.len(), c[0].0), (2, "system", "user", 1, "assistant"));
         assert_eq!(p[0].1, system.trim());
@@ -203,6 +223,27 @@ fn planner_sft_rows_are_eval_planner_prompts_with_the_rubric_as_target() {
         }
     }
     python_check(&file, 12);
+    // The checker holds planner rows to the README's keys: a `condition` key is refused.
+    if let Some(python) = pyref::pyref_or_skip() {
+        let mut first = rows[0].clone();
+        first["condition"] = Value::from("none");
+        let mut text_rows = serde_json::to_string(&first).unwrap() + "\n";
+        for r in &rows[1..] {
+            text_rows += &(serde_json::to_string(r).unwrap() + "\n");
+        }
+        let bad = tmp.path().join("bad.jsonl");
+        std::fs::write(&bad, &text_rows).unwrap();
+        let mut manifest: Value = serde_json::from_str(&std::fs::read_to_string(tmp.path().join("planner.manifest.json")).unwrap()).unwrap();
+        manifest["rows_sha256"] = Value::from(sha256_hex(text_rows.as_bytes()));
+        std::fs::write(tmp.path().join("bad.manifest.json"), manifest.to_string()).unwrap();
+        let out = std::process::Command::new(&python).arg(repo().join("tools/check_training_export.py")).arg(&bad).output().unwrap();
+        assert!(!out.status.success() && text(&out.stderr).contains("trl-sft-planner rows carry no `condition`"), "{}", text(&out.stderr));
+    }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(bytes))
 }
 
 #[test]
@@ -232,6 +273,26 @@ fn bad_flags_and_taken_files_are_refused() {
     assert!(run(&["--format", "trl-reward", "--retriever", "bm25", "--out", "x.jsonl"]).contains("--retriever applies"));
     assert!(run(&["--format", "trl-reward", "--planner", "gguf:x", "--out", "x.jsonl"]).contains("--planner applies"));
     assert!(run(&["--format", "trl-reward", "--condition", "profile:0", "--out", "x.jsonl"]).contains("at least 1"));
+    // One condition per file: a list or a k sweep is refused with the forms export takes.
+    for list in ["none,oracle", "profile:k=1,3,5"] {
+        let err = run(&["--format", "trl-reward", "--condition", list, "--out", "x.jsonl"]);
+        assert!(err.contains(&format!("--condition `{list}`: export takes one condition")), "{err}");
+        assert!(err.contains("it accepts `none` (default), `profile` (k = 10), `profile:K`, `planner` or `oracle`") && !err.contains("(a sweep)"), "{err}");
+    }
+    let err = run(&["--format", "trl-reward", "--condition", "bogus", "--out", "x.jsonl"]);
+    assert!(err.contains("--condition: invalid condition `bogus`: expected one of `none`, `profile` (k = 10), `profile:K`, `planner` or `oracle`") && !err.contains("sweep"), "{err}");
+    // A missing --out folder is refused, naming it, and not created.
+    let missing = tmp.path().join("no-such-dir/sub");
+    let err = run(&["--format", "trl-reward", "--out", missing.join("x.jsonl").to_str().unwrap()]);
+    assert!(err.contains(&format!("--out: folder `{}` does not exist", missing.display())), "{err}");
+    assert!(!tmp.path().join("no-such-dir").exists(), "the folder was created");
+    // Remote settings are export's own planner flags; eval's sampling and template flags are not
+    // export flags at all.
+    assert!(run(&["--format", "trl-reward", "--timeout", "3", "--out", "x.jsonl"]).contains("--timeout applies to a remote planner (`--planner openai:…`"));
+    for flag in ["--chat-template", "--temperature", "--top-p", "--request-extra"] {
+        let err = run(&["--format", "trl-reward", flag, "1", "--out", "x.jsonl"]);
+        assert!(err.contains(&format!("unexpected argument '{flag}'")), "{flag}: {err}");
+    }
     export(&["--data", &sample(), "--format", "trl-reward"], tmp.path(), "taken.jsonl");
     let err = run(&["--format", "openrlhf-reward", "--out", "taken.jsonl"]);
     assert!(err.contains("already exists") && err.contains("never overwritten"), "{err}");
@@ -284,4 +345,23 @@ fn planner_condition_reuses_eval_planner_replies() {
     assert_eq!(manifest["condition"], "planner");
     assert_eq!(manifest["condition_inputs"]["planner"]["k"], 3);
     python_check(&file, 3);
+}
+
+/// Every flag of `prbench export --help` describes what it does in export: no text borrowed from
+/// `eval`, `bon` or `build` about judges, reward-model servers or sampling.
+#[test]
+fn help_describes_export_flags_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = prbench(&["export", "--help"], tmp.path());
+    assert!(o.status.success());
+    let help = text(&o.stdout);
+    for foreign in ["sglang", "tei:", "openrlhf:", "judges", "bon", "`build`", "--chat-template", "--temperature", "--top-p", "--request-extra", "Remote engines", "for `build` also", "lampqa"] {
+        assert!(!help.contains(foreign), "`{foreign}` in export's help:\n{help}");
+    }
+    for flag in ["--concurrency", "--timeout", "--max-retries", "--api-key-env"] {
+        let at = help.find(&format!("{flag} <")).unwrap_or_else(|| panic!("{flag} missing"));
+        assert!(help[at..].lines().nth(1).unwrap().trim_start().starts_with("`--planner openai:…` only"), "{flag}: {help}");
+    }
+    assert!(help.contains("One condition per file: no lists or k sweeps"), "{help}");
+    assert!(help.contains("in an existing folder"), "{help}");
 }

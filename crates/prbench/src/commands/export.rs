@@ -16,6 +16,19 @@ use crate::cli::ExportArgs;
 use crate::commands::engines::CliEngines;
 use crate::progress::Bar;
 
+/// `--condition`: one condition per export (every row of a file is rendered under it), so a list
+/// or a k sweep is refused with the forms export takes.
+fn parse_condition(text: Option<&str>) -> Result<Condition> {
+    let text = text.unwrap_or("none");
+    if text.contains(',') {
+        bail!(
+            "--condition `{text}`: export takes one condition (every row of a file is rendered under it), not a list or a k sweep; run export once per condition, each with its own --out; it accepts `none` (default), `profile` (k = 10), `profile:K`, `planner` or `oracle`"
+        );
+    }
+    // The library's message names the value and the single forms (EXPECTED_ONE).
+    Condition::parse(text).map_err(|e| anyhow::anyhow!("--condition: {e}"))
+}
+
 /// Flag combinations that would be silently ignored are errors instead.
 fn check_flags(args: &ExportArgs, format: Format, condition: Condition) -> Result<()> {
     if !format.is_reward() && args.condition.is_some() {
@@ -38,8 +51,8 @@ fn check_flags(args: &ExportArgs, format: Format, condition: Condition) -> Resul
     }
     let planner_remote = args.planner.as_deref().is_some_and(|p| ModelSpec::parse(p).is_ok_and(|s| s.is_remote()));
     if !planner_remote {
-        if let Some(flag) = args.remote.given().first() {
-            bail!("{flag} applies to a remote planner (`--planner openai:…`)");
+        if let Some(flag) = args.remote_given().first() {
+            bail!("{flag} applies to a remote planner (`--planner openai:…`, with `--condition planner`)");
         }
     }
     if args.sample && args.limit.is_none() {
@@ -52,13 +65,18 @@ fn check_flags(args: &ExportArgs, format: Format, condition: Condition) -> Resul
     if DataFormat::from_path(&args.out) != Some(DataFormat::Jsonl) {
         bail!("--out `{}` must be a .jsonl file (exports are JSONL, one row per line)", args.out.display());
     }
+    // As `prbench report --out` and `correlate --out`: a missing folder is more likely a typo
+    // than a wish, so it is refused rather than created.
+    if let Some(parent) = args.out.parent().filter(|p| !p.as_os_str().is_empty() && !p.is_dir()) {
+        bail!("--out: folder `{}` does not exist; create it (e.g. `mkdir -p {}`) or name a file in an existing folder", parent.display(), parent.display());
+    }
     Ok(())
 }
 
 /// Runs `prbench export`.
 pub fn run(args: ExportArgs) -> Result<()> {
     let format = args.format.library();
-    let condition = Condition::parse(args.condition.as_deref().unwrap_or("none"))?;
+    let condition = parse_condition(args.condition.as_deref())?;
     check_flags(&args, format, condition)?;
     let planner_runs = format.is_reward() && condition == Condition::Planner;
     let uses_cache = planner_runs || args.retriever.as_deref().is_some_and(|r| r.trim().starts_with("dense"));
@@ -69,7 +87,7 @@ pub fn run(args: ExportArgs) -> Result<()> {
             bail!("`{}` already exists; remove it or choose another --out (exports are never overwritten)", p.display());
         }
     }
-    let data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
+    let data = load(&args.data, &args.subset).with_context(|| format!("loading dataset `{}`", args.data))?;
     super::print_data_warnings(&data);
     let opts = ExportOptions {
         format,
@@ -87,25 +105,35 @@ pub fn run(args: ExportArgs) -> Result<()> {
         code_version: crate::code_version().to_string(),
     };
     let bar = Bar::new(args.quiet);
-    let export = render(&data, &opts, &CliEngines { remote: &args.remote }, &bar)?;
+    let remote = args.remote();
+    let export = render(&data, &opts, &CliEngines { remote: &remote }, &bar)?;
     let manifest = write(&args.out, &export)?;
+    // What was written, on stderr (stdout stays empty: the rows are in the file).
     let c = &export.counts;
-    println!("format: {format}");
-    if format.is_reward() {
-        println!("condition: {condition}{}", if condition.is_oracle() { " (the true rubric: for upper-bound studies only)" } else { "" });
-    }
-    println!("rows: {}", c.rows);
+    let under = if format.is_reward() {
+        format!(", condition {condition}{}", if condition.is_oracle() { ", the true rubric: for upper-bound studies only" } else { "" })
+    } else {
+        String::new()
+    };
+    let left_out = c.skipped_empty_rubric + c.skipped_planner_error;
+    eprintln!(
+        "prbench: wrote {} {} to {} (format {format}{under}); {left_out} {} left out",
+        c.rows,
+        if c.rows == 1 { "row" } else { "rows" },
+        args.out.display(),
+        if left_out == 1 { "example" } else { "examples" }
+    );
     for (n, what) in [
-        (c.skipped_empty_rubric, "examples without rubric aspects left out (no planner target)"),
-        (c.skipped_planner_error, "examples left out: the planner's generator failed on them (eval makes them error outcomes)"),
-        (c.planner_failed, "rows without context: the planner's reply held no usable list (as eval scores them)"),
-        (c.empty_profile, "rows without context: empty profile"),
-        (c.empty_rubric, "rows without context: empty rubric"),
+        (c.skipped_empty_rubric, "left out: no rubric aspects (no planner target)"),
+        (c.skipped_planner_error, "left out: the planner's generator failed on them (eval makes them error outcomes)"),
+        (c.planner_failed, "written without context: the planner's reply held no usable list (as eval scores them)"),
+        (c.empty_profile, "written without context: empty profile"),
+        (c.empty_rubric, "written without context: empty rubric"),
     ] {
         if n > 0 {
-            println!("{n} {what}");
+            eprintln!("prbench:   {n} {} {what}", if n == 1 { "example" } else { "examples" });
         }
     }
-    println!("wrote {} and {}", args.out.display(), manifest.display());
+    eprintln!("prbench: manifest: {}", manifest.display());
     Ok(())
 }
