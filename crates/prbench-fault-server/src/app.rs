@@ -98,6 +98,7 @@ enum Endpoint {
     Pooling,
     SglangClassify,
     TeiPredict,
+    TeiInfo,
     OpenRlhfReward,
 }
 
@@ -114,6 +115,7 @@ impl Endpoint {
             // SGLang's `/classify` under its own root: `/classify` here is vLLM's.
             "/sglang/classify" if post || *method == Method::PUT => Endpoint::SglangClassify,
             "/predict" if post => Endpoint::TeiPredict,
+            "/info" if *method == Method::GET => Endpoint::TeiInfo,
             "/get_reward" if post => Endpoint::OpenRlhfReward,
             _ => return None,
         })
@@ -158,6 +160,7 @@ fn answer(endpoint: Endpoint, shared: &Shared, body: &[u8], seq: u64) -> (Status
     let created = unix_now();
     let result = match endpoint {
         Endpoint::Models => Ok(openai::models()),
+        Endpoint::TeiInfo => Ok(engines::tei_info()),
         Endpoint::Chat => openai::chat(&shared.cfg, body, seq, created),
         Endpoint::Score => reward::score(body),
         Endpoint::ScoreBatch => reward::score_batch(body),
@@ -202,7 +205,7 @@ async fn handle(
     let mut digest = || *cached.get_or_insert_with(|| Sha256::digest(&body).into());
 
     let fault = match endpoint {
-        Some(e) if e != Endpoint::Models => shared.pick_fault(&body, &mut digest).cloned(),
+        Some(e) if !matches!(e, Endpoint::Models | Endpoint::TeiInfo) => shared.pick_fault(&body, &mut digest).cloned(),
         _ => None,
     };
 
@@ -237,6 +240,7 @@ async fn handle(
                 | "/v1/pooling"
                 | "/sglang/classify"
                 | "/predict"
+                | "/info"
                 | "/get_reward"
         ) {
             StatusCode::METHOD_NOT_ALLOWED

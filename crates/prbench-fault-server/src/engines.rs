@@ -127,3 +127,13 @@ pub(crate) fn openrlhf_reward(body: &[u8]) -> Result<Value, Refused> {
     };
     Ok(json!({"rewards": rewards, "scores": rewards, "extra_logs": {"dummy_scores": rewards}}))
 }
+
+/// TEI's `GET /info` for the one-label head `/predict` serves: the parts prbench reads
+/// (`model_type` with `id2label`; TEI calls a one-label classifier a reranker).
+pub(crate) fn tei_info() -> Value {
+    json!({
+        "model_id": "fault-model",
+        "model_type": {"reranker": {"id2label": {"0": "LABEL_0"}, "label2id": {"LABEL_0": 0}}},
+        "max_input_length": 8192,
+    })
+}

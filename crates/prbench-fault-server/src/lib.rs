@@ -10,6 +10,7 @@
 //! | `POST /classify`, `POST /pooling` | vLLM's classification and pooling shapes for a one-label head: value = chars / 100 |
 //! | `POST /sglang/classify` | SGLang's native `/classify` (`{"text"}` → `{"embedding": [chars/100], "meta_info"}`), under a `/sglang` root because `/classify` is vLLM's |
 //! | `POST /predict` | text-embeddings-inference's `/predict` (`{"inputs", "raw_scores"}` → `[{"score", "label"}]`; sigmoid unless `raw_scores`) |
+//! | `GET /info` | text-embeddings-inference's model info, the one-label head of `/predict`: `{"model_type": {"reranker": {"id2label": {"0": "LABEL_0"}, …}}, …}` (no faults) |
 //! | `POST /get_reward` | OpenRLHF's `serve_rm.py` (`{"query": [...]}` → `{"rewards", "scores", "extra_logs"}`) |
 //!
 //! (`/chat/completions`, `/models`, `/v1/classify` and `/v1/pooling` are accepted as aliases.)

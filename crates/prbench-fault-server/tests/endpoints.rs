@@ -462,6 +462,10 @@ async fn tei_predict_applies_the_sigmoid_unless_raw_scores_and_validates_with_42
         assert_eq!(status, 422, "{bad}");
         assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["error_type"], "Validation", "{bad}");
     }
+    // GET /info names the one label of the head, as TEI's does (a one-label classifier is a
+    // "reranker" there).
+    let info: Value = reqwest::get(format!("{}/info", server.base_url())).await.unwrap().json().await.unwrap();
+    assert_eq!(info["model_type"]["reranker"]["id2label"], json!({"0": "LABEL_0"}));
 }
 
 #[tokio::test]

@@ -109,6 +109,11 @@ impl RemoteClient {
         })
     }
 
+    /// The options the client was built with.
+    pub(crate) fn options(&self) -> &RemoteOptions {
+        &self.opts
+    }
+
     /// Base URLs in the order given.
     pub(crate) fn urls(&self) -> Vec<String> {
         self.replicas.urls().map(str::to_string).collect()
@@ -206,6 +211,21 @@ impl RemoteClient {
     /// `POST http://h/v1/chat/completions: 7 attempts, last: HTTP 500: {...}`; the key is
     /// redacted.
     pub(crate) async fn post_json<T: DeserializeOwned>(&self, path: &str, body: &serde_json::Value) -> Result<T, CallError> {
+        self.send_json(path, Some(body)).await
+    }
+
+    /// `GET {replica}{path}`, retried and decoded as [`RemoteClient::post_json`] does (errors name
+    /// `GET`).
+    ///
+    /// # Errors
+    /// As [`RemoteClient::post_json`].
+    pub(crate) async fn get_json<T: DeserializeOwned>(&self, path: &str) -> Result<T, CallError> {
+        self.send_json(path, None).await
+    }
+
+    /// `POST` with `body`, or `GET` without one; see [`RemoteClient::post_json`].
+    async fn send_json<T: DeserializeOwned>(&self, path: &str, body: Option<&serde_json::Value>) -> Result<T, CallError> {
+        let method = if body.is_some() { "POST" } else { "GET" };
         let backoff = Backoff { base: self.opts.backoff_base, max: self.opts.backoff_max };
         let attempts = self.opts.max_retries.saturating_add(1);
         let mut avoid = None;
@@ -234,14 +254,14 @@ impl RemoteClient {
                 Ok(v) => return Ok(v),
                 Err(Attempt::Fatal { cause, status }) => {
                     let tries = if attempt == 1 { String::new() } else { format!(" (attempt {attempt})") };
-                    let message = self.redact(&format!("POST {url}: {cause}{tries}, not retried"));
+                    let message = self.redact(&format!("{method} {url}: {cause}{tries}, not retried"));
                     return Err(CallError { fatal_status: status, message });
                 }
                 Err(Attempt::Retry { cause, retry_after }) => (cause, retry_after),
             };
             if attempt >= attempts {
                 let plural = if attempts == 1 { "attempt" } else { "attempts" };
-                let message = self.redact(&format!("POST {url}: {attempts} {plural}, last: {cause}{capped_note}"));
+                let message = self.redact(&format!("{method} {url}: {attempts} {plural}, last: {cause}{capped_note}"));
                 return Err(CallError { fatal_status: None, message });
             }
             let wait = backoff.wait(attempt - 1, retry_after, &mut rand::rng());
@@ -257,8 +277,11 @@ impl RemoteClient {
     }
 
     /// One HTTP attempt.
-    async fn attempt<T: DeserializeOwned>(&self, url: &str, body: &serde_json::Value) -> Result<T, Attempt> {
-        let mut req = self.http.post(url).json(body);
+    async fn attempt<T: DeserializeOwned>(&self, url: &str, body: Option<&serde_json::Value>) -> Result<T, Attempt> {
+        let mut req = match body {
+            Some(body) => self.http.post(url).json(body),
+            None => self.http.get(url),
+        };
         if let Some(key) = &self.key {
             let mut v = HeaderValue::from_str(&format!("Bearer {}", key.expose())).map_err(|_| Attempt::Fatal {
                 cause: format!(

@@ -42,6 +42,7 @@ mod replicas;
 pub mod retry;
 mod stats;
 pub mod openrlhf;
+pub mod probe;
 pub mod reward_server;
 pub mod sglang;
 pub mod tei;

@@ -19,7 +19,7 @@
 
 use serde_json::{json, Value};
 
-use crate::templated::{TemplatedRewardModel, TextEndpoint};
+use crate::templated::{Outputs, TemplatedRewardModel, TextEndpoint};
 
 /// OpenRLHF's `/get_reward` (see the module docs).
 #[derive(Debug)]
@@ -30,6 +30,7 @@ impl TextEndpoint for OpenRlhfEndpoint {
     const KIND: &'static str = "openrlhf";
     const PATH: &'static str = "/get_reward";
     const STRIP_BOS: bool = false;
+    const LABEL_INDEX: bool = false;
 
     /// `{"query": [TEXT]}`.
     fn body(text: &str) -> Value {
@@ -37,10 +38,10 @@ impl TextEndpoint for OpenRlhfEndpoint {
     }
 
     /// `rewards[0]`; the server reports no token count.
-    fn read(reply: &Value) -> Result<(f64, Option<u64>), String> {
+    fn read(reply: &Value) -> Result<(Outputs, Option<u64>), String> {
         match reply.get("rewards") {
             Some(Value::Array(a)) if a.len() == 1 => match &a[0] {
-                Value::Number(n) => n.as_f64().map(|v| (v, None)).ok_or_else(|| format!("`rewards[0]` = {n} is not a finite number")),
+                Value::Number(n) => n.as_f64().map(|v| (Outputs::ByIndex(vec![v]), None)).ok_or_else(|| format!("`rewards[0]` = {n} is not a finite number")),
                 other => Err(format!("`rewards[0]` = {other} is not a number")),
             },
             Some(Value::Array(a)) => Err(format!("`rewards` has {} values for one query", a.len())),

@@ -7,7 +7,7 @@ use prbench_models::{CallStats, ItemDone, ModelError, ModelIdentity, RewardModel
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::client::{CallError, RemoteClient};
+use crate::client::RemoteClient;
 use crate::options::RemoteOptions;
 
 /// Engine name in [`ModelIdentity::engine`].
@@ -16,8 +16,9 @@ pub const ENGINE: &str = "reward server (PROTOCOL.md §7)";
 /// Path of the scoring endpoint under each server URL.
 pub const SCORE_PATH: &str = "/score";
 
-/// The item [`RewardServer::probe`] sends: short, no profile, nothing from any dataset.
-pub const PROBE_ITEM: (&str, &str, &str) = ("prbench connection check: is this answer fine?", "", "Yes.");
+/// The item [`RewardServer::probe`] sends as `(query, profile, response_text)`: the shared
+/// probe item ([`crate::probe::probe_request`]), short, no profile, nothing from any dataset.
+pub const PROBE_ITEM: (&str, &str, &str) = (crate::probe::PROBE_QUESTION, "", crate::probe::PROBE_ANSWER);
 
 #[derive(Debug, Deserialize)]
 struct ScoreReply {
@@ -30,7 +31,6 @@ struct ScoreReply {
 pub struct RewardServer {
     spec: String,
     client: RemoteClient,
-    opts: RemoteOptions,
 }
 
 impl RewardServer {
@@ -40,8 +40,8 @@ impl RewardServer {
     /// [`ModelError::Engine`] when `urls` is empty, a URL is not `http(s)://`, or the HTTP
     /// runtime cannot start. No request is sent.
     pub fn new(urls: Vec<String>, opts: RemoteOptions) -> Result<Self, ModelError> {
-        let client = RemoteClient::new(&urls, opts.clone())?;
-        Ok(Self { spec: format!("reward-server:{}", client.urls().join(",")), client, opts })
+        let client = RemoteClient::new(&urls, opts)?;
+        Ok(Self { spec: format!("reward-server:{}", client.urls().join(",")), client })
     }
 
     /// Sets the spec recorded in [`ModelIdentity::spec`] (default `reward-server:URL,…`).
@@ -52,9 +52,9 @@ impl RewardServer {
 
     /// Checks that every server URL answers the protocol: one `POST {url}/score` with
     /// [`PROBE_ITEM`] to each URL in turn (retried as any request is), whose reply must carry a
-    /// finite `score`. Called at load so that a dead or wrong URL stops the run before it
-    /// starts, instead of filling it with error outcomes. The probe's requests are not counted
-    /// in [`RewardModel::call_stats`].
+    /// finite `score` ([`crate::probe`], shared with the other served reward models). Called at
+    /// load so that a dead or wrong URL stops the run before it starts, instead of filling it
+    /// with error outcomes. The probe's requests are not counted in [`RewardModel::call_stats`].
     ///
     /// The protocol (PROTOCOL.md §7) guarantees only `POST /score`, so that is what is probed;
     /// `GET /health` is our own server's extra and other servers need not have it.
@@ -62,41 +62,34 @@ impl RewardServer {
     /// # Errors
     /// [`ModelError::Engine`] naming the URL, what went wrong and what to check.
     pub fn probe(&self) -> Result<(), ModelError> {
-        let (query, profile, response_text) = PROBE_ITEM;
-        let body = json!({ "query": query, "profile": profile, "response_text": response_text });
-        for url in self.client.urls() {
-            // A client of this URL alone, so the retries cannot move to another replica and
-            // a dead replica is named as such.
-            let one = RemoteClient::new(std::slice::from_ref(&url), self.opts.clone())?;
-            let refused = |why: String| {
-                ModelError::Engine(format!(
-                    "reward server `{url}` did not answer a test request: {why}. Check that the server is running and reachable at that URL, and that the URL is the server's root (where `{SCORE_PATH}` hangs, e.g. http://127.0.0.1:8000 for `prbench serve-reward --port 8000`)"
-                ))
-            };
-            match one.block_on(one.post_json::<ScoreReply>(SCORE_PATH, &body)) {
-                Ok(reply) if reply.score.as_f64().is_some_and(f64::is_finite) => {}
-                Ok(reply) => {
-                    let got = if reply.score.is_null() { "no `score`".to_string() } else { format!("`score` = {}", reply.score) };
-                    return Err(refused(format!("the reply has {got}; the protocol answers with a finite number `score`")));
-                }
-                Err(CallError { message, .. }) => return Err(refused(message)),
-            }
-        }
-        Ok(())
+        let item = crate::probe::probe_request();
+        let root = format!("the server's root (where `{SCORE_PATH}` hangs, e.g. http://127.0.0.1:8000 for `prbench serve-reward --port 8000`)");
+        crate::probe::each_url(&self.client, "reward server", &root, |one| {
+            let reply: ScoreReply = one.block_on(one.post_json(SCORE_PATH, &Self::body(&item)))?;
+            Self::read(reply, &item)?;
+            Ok(())
+        })
     }
 
-    async fn score_one(&self, item: &RmRequest) -> Result<Score, ModelError> {
-        let body = json!({
+    fn body(item: &RmRequest) -> Value {
+        json!({
             "query": item.input.question,
             "profile": item.input.context.as_deref().unwrap_or(""),
             "response_text": item.input.answer,
-        });
-        let reply: ScoreReply = self.client.post_json(SCORE_PATH, &body).await?;
+        })
+    }
+
+    fn read(reply: ScoreReply, item: &RmRequest) -> Result<Score, ModelError> {
         let value = reply.score.as_f64().map(|v| v as f32).filter(|v| v.is_finite()).ok_or_else(|| {
             let got = if reply.score.is_null() { "no `score`".to_string() } else { format!("`score` = {}", reply.score) };
             ModelError::Engine(format!("POST …{SCORE_PATH} (example `{}`): the reply has {got}; a finite number is required", item.input.example_id))
         })?;
         Ok(Score { value, tokens: TokenStats::default() })
+    }
+
+    async fn score_one(&self, item: &RmRequest) -> Result<Score, ModelError> {
+        let reply: ScoreReply = self.client.post_json(SCORE_PATH, &Self::body(item)).await?;
+        Self::read(reply, item)
     }
 }
 

@@ -12,7 +12,8 @@
 //!   For `*ForSequenceClassification` reward models the pooler takes the last token without
 //!   normalization and `embedding` holds the score head's raw outputs (logits; e.g.
 //!   `python/sglang/srt/models/llama_reward.py`: `Pooler(LAST, normalize=False)` then
-//!   `self.score`). A reward model has one output; more fail the item.
+//!   `self.score`). A reward model has one output; with more, `--label-index` names the one to
+//!   read (`embedding` is in label-id order), and without it the item fails.
 //! - A request SGLang cannot serve (no `text`, a generation model) answers 400 with
 //!   `{"object": "error", "message", …}` (`_create_error_response`), which fails every item at
 //!   once with the server's message.
@@ -21,7 +22,7 @@
 
 use serde_json::{json, Value};
 
-use crate::templated::{number_at, single_at, TemplatedRewardModel, TextEndpoint};
+use crate::templated::{number_at, numbers_at, Outputs, TemplatedRewardModel, TextEndpoint};
 
 /// SGLang's `/classify` (see the module docs).
 #[derive(Debug)]
@@ -32,18 +33,19 @@ impl TextEndpoint for SglangEndpoint {
     const KIND: &'static str = "sglang-classify";
     const PATH: &'static str = "/classify";
     const STRIP_BOS: bool = true;
+    const LABEL_INDEX: bool = true;
 
     /// `{"text": TEXT}`.
     fn body(text: &str) -> Value {
         json!({ "text": text })
     }
 
-    /// `embedding[0]` (raw logit) and `meta_info.prompt_tokens`.
-    fn read(reply: &Value) -> Result<(f64, Option<u64>), String> {
+    /// `embedding` (raw logits, in label order) and `meta_info.prompt_tokens`.
+    fn read(reply: &Value) -> Result<(Outputs, Option<u64>), String> {
         if reply.is_array() {
             return Err("expected one result object for one `text`, got a list".into());
         }
-        let value = single_at(reply, "embedding")?;
+        let value = Outputs::ByIndex(numbers_at(reply, "embedding")?);
         let tokens = reply.get("meta_info").map(|m| number_at(m, "prompt_tokens").map(|t| t as u64)).transpose().ok().flatten();
         Ok((value, tokens))
     }

@@ -14,8 +14,16 @@
 //! - `truncate: false`: a text longer than the model's maximum fails with 413/422 instead of
 //!   being cut silently (TEI's default is not to truncate either; sent to be explicit).
 //! - Reply for one input: `[{"score": f32, "label": "LABEL_0"}, …]`, one entry per label,
-//!   **sorted by score, highest first** (so the position is not the label index). A reward
-//!   model has one label; a reply with several fails the item.
+//!   **sorted by score, highest first** (`router/src/http/server.rs`, `predict`: each score is
+//!   paired with `id2label[i]`, then the list is sorted and reversed), so the position is not
+//!   the label id. A reward model has one label; a reply with several fails the item unless
+//!   `--label-index N` names one.
+//! - `--label-index N` is the label id, as for every other engine (the row of the head, key
+//!   `"N"` of the model's `config.json` `id2label`). Since the reply is ordered by score, the
+//!   prediction is chosen by its `label`: at load, `GET {base}/info` gives the served model's
+//!   `id2label` (`model_type: {"classifier"|"reranker": {"id2label": {"0": …}, …}}`; TEI refuses
+//!   to start a classifier whose config has no `id2label`), the name of id N is looked up
+//!   there (every replica must agree), and each item reads the prediction with that `label`.
 //! - Errors: 422 for a request that does not parse or a text that does not tokenize (the
 //!   `Validation`/`Tokenizer` error types), 424 for a backend failure (not retried: a model
 //!   that fails on a text fails again), 429 when TEI's queue is full (retried), 503 unhealthy.
@@ -25,7 +33,7 @@
 
 use serde_json::{json, Value};
 
-use crate::templated::{number_at, TemplatedRewardModel, TextEndpoint};
+use crate::templated::{number_at, Outputs, TemplatedRewardModel, TextEndpoint};
 
 /// TEI's `/predict` (see the module docs).
 #[derive(Debug)]
@@ -36,19 +44,47 @@ impl TextEndpoint for TeiEndpoint {
     const KIND: &'static str = "tei";
     const PATH: &'static str = "/predict";
     const STRIP_BOS: bool = true;
+    const LABEL_INDEX: bool = true;
+    const LABELS_PATH: Option<&'static str> = Some("/info");
 
     /// `{"inputs": TEXT, "raw_scores": true, "truncate": false}`.
     fn body(text: &str) -> Value {
         json!({ "inputs": text, "raw_scores": true, "truncate": false })
     }
 
-    /// The one prediction's `score` (a raw logit); TEI reports no token count.
-    fn read(reply: &Value) -> Result<(f64, Option<u64>), String> {
+    /// Every prediction's `label` and `score` (raw logits); TEI reports no token count.
+    fn read(reply: &Value) -> Result<(Outputs, Option<u64>), String> {
         let list = reply.as_array().ok_or_else(|| format!("expected a list of predictions `[{{\"score\", \"label\"}}]`, got {}", short(reply)))?;
-        match list.as_slice() {
-            [one] => Ok((number_at(one, "score").map_err(|e| format!("prediction 0: {e}"))?, None)),
-            [] => Err("the list of predictions is empty".into()),
-            many => Err(format!("{} predictions (labels); a reward model's head has one output", many.len())),
+        if list.is_empty() {
+            return Err("the list of predictions is empty".into());
+        }
+        let outputs = list
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let score = number_at(p, "score").map_err(|e| format!("prediction {i}: {e}"))?;
+                let label = match p.get("label") {
+                    Some(Value::String(l)) => l.clone(),
+                    // One prediction needs no name to be read.
+                    None | Some(Value::Null) if list.len() == 1 => String::new(),
+                    _ => return Err(format!("prediction {i}: no string `label`")),
+                };
+                Ok((label, score))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok((Outputs::ByLabel(outputs), None))
+    }
+
+    /// `model_type.<kind>.id2label["INDEX"]` of `GET /info`.
+    fn label_name(info: &Value, index: usize) -> Result<String, String> {
+        let kinds = info.get("model_type").and_then(Value::as_object).ok_or_else(|| format!("no `model_type` object in {}", short(info)))?;
+        let id2label = kinds
+            .values()
+            .find_map(|k| k.get("id2label").and_then(Value::as_object))
+            .ok_or_else(|| format!("`model_type` has no `id2label` (is the served model a classifier?): {}", short(info)))?;
+        match id2label.get(&index.to_string()) {
+            Some(Value::String(name)) => Ok(name.clone()),
+            _ => Err(format!("the model's `id2label` has no label {index}; its labels: {}", short(&Value::Object(id2label.clone())))),
         }
     }
 

@@ -15,6 +15,7 @@
 
 use std::fmt::Debug;
 use std::marker::PhantomData;
+use std::sync::OnceLock;
 
 use prbench_models::chat_template::{segments_text, ChatTemplate};
 use prbench_models::{CallStats, ChatPrompt, ItemDone, ModelError, ModelIdentity, RewardModel, RmRequest, Score, TokenStats};
@@ -79,16 +80,29 @@ pub trait TextEndpoint: Debug + Send + Sync + 'static {
     /// Whether the server's tokenizer adds special tokens to the text (so a leading BOS the
     /// template wrote is dropped, see [`ChatRenderer::render`]).
     const STRIP_BOS: bool;
+    /// Whether a multi-output head's output can be chosen (`--label-index`).
+    const LABEL_INDEX: bool;
+    /// For an engine that replies with [`Outputs::ByLabel`]: the `GET` path whose reply maps
+    /// label ids to label names ([`TextEndpoint::label_name`]).
+    const LABELS_PATH: Option<&'static str> = None;
 
     /// The request body scoring one text.
     fn body(text: &str) -> Value;
 
-    /// The score (raw head output) and the prompt tokens the server counted (if it says) from a
+    /// The head's outputs (raw) and the prompt tokens the server counted (if it says) from a
     /// 2xx reply; the error names the field that is missing or wrong.
     ///
     /// # Errors
     /// A message naming the field and what was found.
-    fn read(reply: &Value) -> Result<(f64, Option<u64>), String>;
+    fn read(reply: &Value) -> Result<(Outputs, Option<u64>), String>;
+
+    /// The name of label id `index` in the reply of `GET` [`TextEndpoint::LABELS_PATH`].
+    ///
+    /// # Errors
+    /// A message saying what is missing.
+    fn label_name(_labels: &Value, _index: usize) -> Result<String, String> {
+        Err("this engine does not name its labels".into())
+    }
 
     /// Engine-specific settings recorded next to the common ones (e.g. `raw_scores`).
     fn settings() -> Value {
@@ -96,10 +110,39 @@ pub trait TextEndpoint: Debug + Send + Sync + 'static {
     }
 }
 
+/// The outputs of a reward model's head in one reply.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outputs {
+    /// In label-id order: output `i` is label `i` (SGLang's `embedding`, OpenRLHF's one reward).
+    ByIndex(Vec<f64>),
+    /// Each with its label name, in an order that says nothing about the label id (TEI's
+    /// predictions, sorted by score).
+    ByLabel(Vec<(String, f64)>),
+}
+
+/// The output to read of a head with `n` outputs: `label_index` (`--label-index`) when given and
+/// in range, else the only one.
+///
+/// # Errors
+/// [`ModelError::Engine`] starting with `what`, for a head with several outputs and no label
+/// index, or an index out of range; both name `--label-index`.
+pub(crate) fn pick_index(label_index: Option<usize>, n: usize, what: &str) -> Result<usize, ModelError> {
+    match (label_index, n) {
+        (_, 0) => Err(ModelError::Engine(format!("{what}: the head has no outputs"))),
+        (Some(i), n) if i < n => Ok(i),
+        (Some(i), n) => Err(ModelError::Engine(format!("{what}: `--label-index {i}` is out of range for a head with {n} outputs (0 to {})", n - 1))),
+        (None, 1) => Ok(0),
+        (None, n) => Err(ModelError::Engine(format!(
+            "{what}: the head has {n} outputs; a reward model has one, so name the output to read with `--label-index N` (0 to {}, the label id in the model's config.json `id2label`)",
+            n - 1
+        ))),
+    }
+}
+
 /// A reply decoded by `E::read`; a wrong shape becomes a serde data error, which the HTTP core
 /// reports with the URL and does not retry (the server would send it again).
 struct Parsed<E> {
-    value: f64,
+    outputs: Outputs,
     prompt_tokens: Option<u64>,
     _e: PhantomData<E>,
 }
@@ -107,8 +150,8 @@ struct Parsed<E> {
 impl<'de, E: TextEndpoint> Deserialize<'de> for Parsed<E> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = Value::deserialize(d)?;
-        let (value, prompt_tokens) = E::read(&v).map_err(serde::de::Error::custom)?;
-        Ok(Self { value, prompt_tokens, _e: PhantomData })
+        let (outputs, prompt_tokens) = E::read(&v).map_err(serde::de::Error::custom)?;
+        Ok(Self { outputs, prompt_tokens, _e: PhantomData })
     }
 }
 
@@ -120,6 +163,10 @@ pub struct TemplatedRewardModel<E: TextEndpoint> {
     spec: String,
     renderer: ChatRenderer,
     client: RemoteClient,
+    label_index: Option<usize>,
+    /// The name of label `label_index`, for engines that reply [`Outputs::ByLabel`]; read by
+    /// [`TemplatedRewardModel::probe`].
+    label_name: OnceLock<String>,
     _e: PhantomData<E>,
 }
 
@@ -137,7 +184,7 @@ impl<E: TextEndpoint> TemplatedRewardModel<E> {
         }
         let client = RemoteClient::new(&base_urls, opts)?;
         let spec = format!("{}:{model}@{}", E::KIND, client.urls().join(","));
-        Ok(Self { model: model.to_string(), spec, renderer, client, _e: PhantomData })
+        Ok(Self { model: model.to_string(), spec, renderer, client, label_index: None, label_name: OnceLock::new(), _e: PhantomData })
     }
 
     /// Sets the spec recorded in [`ModelIdentity::spec`] (default `KIND:MODEL@URL,…`).
@@ -154,18 +201,85 @@ impl<E: TextEndpoint> TemplatedRewardModel<E> {
         self.renderer.render(&item.prompt, E::STRIP_BOS)
     }
 
+    /// Reads output `index` of a multi-output head (`--label-index`, the label id). For an
+    /// engine whose reply names labels instead of ordering them (TEI), the id's name is read
+    /// from the server by [`TemplatedRewardModel::probe`], which must run before scoring.
+    ///
+    /// # Errors
+    /// [`ModelError::Engine`] for an engine whose head has one output by design (OpenRLHF).
+    pub fn with_label_index(mut self, index: usize) -> Result<Self, ModelError> {
+        if !E::LABEL_INDEX {
+            return Err(ModelError::Engine(format!("`{}:` serves a value head with one output; --label-index does not apply", E::KIND)));
+        }
+        self.label_index = Some(index);
+        Ok(self)
+    }
+
+    /// Checks that every server URL serves this endpoint as prbench reads it: one request for the
+    /// probe item ([`crate::probe`]), rendered with the chat template, to each URL in turn
+    /// (retried as any request is), whose reply is read as an item's is. With a label index
+    /// and an engine that names labels, it first reads the label's name from each URL (they
+    /// must agree). Called at load so that a dead or wrong URL stops the run before it starts.
+    /// Not counted in [`RewardModel::call_stats`].
+    ///
+    /// # Errors
+    /// [`ModelError::Engine`] naming the URL, what went wrong and what to check;
+    /// [`ModelError::Template`] when the template fails to render the probe item.
+    pub fn probe(&self) -> Result<(), ModelError> {
+        let item = crate::probe::probe_request();
+        let body = E::body(&self.text_for(&item)?);
+        let root = format!("the server's root (where `{}` hangs, e.g. http://127.0.0.1:8000 for a server listening on port 8000)", E::PATH);
+        let server = format!("`{}:` server", E::KIND);
+        crate::probe::each_url(&self.client, &server, &root, |one| {
+            if let (Some(index), Some(path)) = (self.label_index, E::LABELS_PATH) {
+                let labels: Value = one.block_on(one.get_json(path))?;
+                let name = E::label_name(&labels, index)
+                    .map_err(|e| ModelError::Engine(format!("GET …{path}: cannot read the name of label {index} (`--label-index {index}`): {e}")))?;
+                let known = self.label_name.get_or_init(|| name.clone());
+                if *known != name {
+                    return Err(ModelError::Engine(format!("GET …{path}: label {index} is `{name}` here but `{known}` on an earlier URL; replicas must serve the same model")).into());
+                }
+            }
+            let reply: Parsed<E> = one.block_on(one.post_json(E::PATH, &body))?;
+            self.pick(reply.outputs, &item)?;
+            Ok(())
+        })
+    }
+
+    /// The output the label index selects (see [`pick_index`]).
+    fn pick(&self, outputs: Outputs, item: &RmRequest) -> Result<f64, ModelError> {
+        let what = format!("POST …{} (example `{}`)", E::PATH, item.input.example_id);
+        match (outputs, self.label_index) {
+            (Outputs::ByIndex(v), index) => Ok(v[pick_index(index, v.len(), &what)?]),
+            (Outputs::ByLabel(v), None) => {
+                let names: Vec<&str> = v.iter().map(|(l, _)| l.as_str()).collect();
+                pick_index(None, v.len(), &what).map(|i| v[i].1).map_err(|e| ModelError::Engine(format!("{e}; the reply's labels: {}", names.join(", "))))
+            }
+            (Outputs::ByLabel(v), Some(index)) => {
+                let Some(name) = self.label_name.get() else {
+                    return Err(ModelError::Engine(format!("{what}: the name of label {index} is not known; call `probe()` before scoring with a label index")));
+                };
+                v.iter().find(|(l, _)| l == name).map(|(_, s)| *s).ok_or_else(|| {
+                    let names: Vec<&str> = v.iter().map(|(l, _)| l.as_str()).collect();
+                    ModelError::Engine(format!("{what}: no output labelled `{name}` (label {index}) in the reply; its labels: {}", names.join(", ")))
+                })
+            }
+        }
+    }
+
     async fn score_one(&self, item: &RmRequest) -> Result<Score, ModelError> {
         let text = self.text_for(item)?;
         let reply: Parsed<E> = self.client.post_json(E::PATH, &E::body(&text)).await.map_err(|e| {
             ModelError::Engine(format!("{} (example `{}`)", e.message, item.input.example_id))
         })?;
-        let value = reply.value as f32;
+        let raw = self.pick(reply.outputs, item)?;
+        let value = raw as f32;
         if !value.is_finite() {
             return Err(ModelError::Engine(format!(
                 "POST …{} (example `{}`): the score {} does not fit a finite f32",
                 E::PATH,
                 item.input.example_id,
-                reply.value
+                raw
             )));
         }
         let prompt_tokens = reply.prompt_tokens.unwrap_or(0);
@@ -202,14 +316,23 @@ impl<E: TextEndpoint> RewardModel for TemplatedRewardModel<E> {
         Some(self.client.stats())
     }
 
-    /// `{"endpoint", "chat_template" (origin), "strip_bos", "engine": {…}}`, keys sorted.
+    /// `{"endpoint", "chat_template" (origin), "strip_bos", "engine": {…}}`, plus
+    /// `"label_index"` (and `"label"`, its name, where the engine names labels) when a label
+    /// index is set; keys sorted.
     fn settings(&self) -> Value {
-        crate::sorted(json!({
+        let mut v = json!({
             "endpoint": E::PATH,
             "chat_template": self.renderer.origin(),
             "strip_bos": E::STRIP_BOS,
             "engine": E::settings(),
-        }))
+        });
+        if let Some(i) = self.label_index {
+            v["label_index"] = json!(i);
+            if let Some(name) = self.label_name.get() {
+                v["label"] = json!(name);
+            }
+        }
+        crate::sorted(v)
     }
 }
 
@@ -222,19 +345,18 @@ pub(crate) fn number_at(v: &Value, key: &str) -> Result<f64, String> {
     }
 }
 
-/// The single number of a one-element list at `v[key]`; a longer list is a head with several
-/// outputs, which a reward model does not have.
-pub(crate) fn single_at(v: &Value, key: &str) -> Result<f64, String> {
+/// The numbers of a non-empty list at `v[key]` (a head's outputs, in label order).
+pub(crate) fn numbers_at(v: &Value, key: &str) -> Result<Vec<f64>, String> {
     match v.get(key) {
-        Some(Value::Array(a)) if a.len() == 1 => match &a[0] {
-            Value::Number(n) => n.as_f64().ok_or_else(|| format!("`{key}[0]` = {n} is not a finite number")),
-            other => Err(format!("`{key}[0]` = {other} is not a number")),
-        },
-        Some(Value::Array(a)) => Err(format!(
-            "`{key}` has {} values; a reward model's head has one output (the server serves a classifier with {} labels?)",
-            a.len(),
-            a.len()
-        )),
+        Some(Value::Array(a)) if a.is_empty() => Err(format!("`{key}` is an empty list")),
+        Some(Value::Array(a)) => a
+            .iter()
+            .enumerate()
+            .map(|(i, x)| match x {
+                Value::Number(n) => n.as_f64().ok_or_else(|| format!("`{key}[{i}]` = {n} is not a finite number")),
+                other => Err(format!("`{key}[{i}]` = {other} is not a number")),
+            })
+            .collect(),
         None | Some(Value::Null) => Err(format!("no `{key}` in the reply")),
         Some(other) => Err(format!("`{key}` = {other} is not a list of numbers")),
     }

@@ -103,9 +103,9 @@ impl VllmClassify {
         self
     }
 
-    /// Reads output `index` of a multi-label head (PROTOCOL.md §3: a head with more than one
-    /// label is an error unless the label is named). Without it, a head with more than one
-    /// output fails every item.
+    /// Reads output `index` of a multi-label head (`--label-index`; PROTOCOL.md §3: a head with
+    /// more than one label is an error unless the label is named). Without it, a head with more
+    /// than one output fails every item (and the probe).
     pub fn with_label_index(mut self, index: usize) -> Self {
         self.label_index = Some(index);
         self
@@ -124,7 +124,25 @@ impl VllmClassify {
         Ok(self)
     }
 
-    async fn score_one(&self, item: &RmRequest) -> Result<Score, ModelError> {
+    /// Checks that every server URL serves this model's `/classify` as prbench reads it: one
+    /// request for the probe item ([`crate::probe`]) to each URL in turn (retried as any
+    /// request is), whose reply is read as an item's is (so a head with several outputs and no
+    /// label index is refused here too). Called at load so that a dead or wrong URL stops the
+    /// run before it starts. Not counted in [`RewardModel::call_stats`].
+    ///
+    /// # Errors
+    /// [`ModelError::Engine`] naming the URL, what went wrong and what to check.
+    pub fn probe(&self) -> Result<(), ModelError> {
+        let item = crate::probe::probe_request();
+        let root = format!("the server's root without `/v1` (where `{CLASSIFY_PATH}` hangs, e.g. http://127.0.0.1:8000 for `vllm serve MODEL --port 8000`)");
+        crate::probe::each_url(&self.client, "vLLM server", &root, |one| {
+            let reply: ClassifyReply = one.block_on(one.post_json(CLASSIFY_PATH, &self.body(&item)?))?;
+            self.read(reply, &item)?;
+            Ok(())
+        })
+    }
+
+    fn body(&self, item: &RmRequest) -> Result<Value, ModelError> {
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
         body.insert("messages".into(), wire_messages(&item.prompt.messages, &item.prompt.assistant_prefix)?);
@@ -132,25 +150,25 @@ impl VllmClassify {
         for (k, v) in &self.extra {
             body.insert(k.clone(), v.clone());
         }
-        let reply: ClassifyReply = self.client.post_json(CLASSIFY_PATH, &Value::Object(body)).await?;
+        Ok(Value::Object(body))
+    }
+
+    /// The score and prompt tokens of a reply.
+    fn read(&self, reply: ClassifyReply, item: &RmRequest) -> Result<(f32, u64), ModelError> {
         let what = format!("POST …{CLASSIFY_PATH} (example `{}`)", item.input.example_id);
         let [data] = <[ClassifyData; 1]>::try_from(reply.data)
             .map_err(|d| ModelError::Engine(format!("{what}: expected one result in `data`, got {}", d.len())))?;
-        let index = match (self.label_index, data.probs.len()) {
-            (Some(i), n) if i < n => i,
-            (Some(i), n) => return Err(ModelError::Engine(format!("{what}: label index {i} is out of range for a head with {n} outputs"))),
-            (None, 1) => 0,
-            (None, n) => {
-                return Err(ModelError::Engine(format!(
-                    "{what}: the head has {n} outputs; a reward model has one (name the label to read with a label index)"
-                )))
-            }
-        };
+        let index = crate::templated::pick_index(self.label_index, data.probs.len(), &what)?;
         let value = data.probs[index]
             .map(|v| v as f32)
             .filter(|v| v.is_finite())
             .ok_or_else(|| ModelError::Engine(format!("{what}: output {index} is not a finite number")))?;
-        let prompt_tokens = reply.usage.and_then(|u| u.prompt_tokens).unwrap_or(0);
+        Ok((value, reply.usage.and_then(|u| u.prompt_tokens).unwrap_or(0)))
+    }
+
+    async fn score_one(&self, item: &RmRequest) -> Result<Score, ModelError> {
+        let reply: ClassifyReply = self.client.post_json(CLASSIFY_PATH, &self.body(item)?).await?;
+        let (value, prompt_tokens) = self.read(reply, item)?;
         self.client.add_usage(prompt_tokens, 0);
         Ok(Score { value, tokens: TokenStats { input_tokens: prompt_tokens as usize, truncated_tokens: 0, output_tokens: 0 } })
     }

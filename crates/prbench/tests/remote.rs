@@ -432,3 +432,32 @@ fn reward_server_is_probed_at_load_and_a_dead_url_is_refused_by_name() {
     assert_eq!((probes[0].method.as_str(), probes[0].path.as_str()), ("POST", "/score"));
     assert_eq!(log.len(), 1 + 3 * 2, "the probe, then chosen and rejected of 3 subsets × 1 example");
 }
+
+#[test]
+fn served_reward_models_are_probed_at_load_and_a_dead_url_is_refused_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let template = tmp.path().join("rm-template");
+    std::fs::create_dir_all(&template).unwrap();
+    std::fs::write(template.join("chat_template.jinja"), "{% for m in messages %}{{ m['content'] }}\n{% endfor %}").unwrap();
+    let template = format!("dir:{}", template.display());
+    let dead = dead_url();
+    let data = sample();
+    for (id, model, server) in [
+        ("vllm", format!("vllm-classify:rm@{dead}"), "vLLM server"),
+        ("sglang", format!("sglang-classify:test/rm@{dead}"), "`sglang-classify:` server"),
+        ("tei", format!("tei:test/rm@{dead}"), "`tei:` server"),
+        ("openrlhf", format!("openrlhf:test/rm@{dead}"), "`openrlhf:` server"),
+    ] {
+        let mut args = vec!["eval", "--data", &data, "--model", &model, "--run-id", id, "--limit", "1", "--quiet", "--max-retries", "1"];
+        if id != "vllm" {
+            args.extend(["--chat-template", &template]);
+        }
+        let out = prbench(&args, tmp.path());
+        let err = text(&out.stderr);
+        assert!(!out.status.success(), "{model}: {err}");
+        assert!(err.contains(&format!("connecting to `{model}`")) && err.contains(&format!("{server} `{dead}` did not answer a test request")), "{err}");
+        assert!(err.contains("2 attempts, last: connection failed"), "retried like any request: {err}");
+        assert!(err.contains("Check that the server is up and reachable at that URL, that the host and port are right"), "{err}");
+        assert!(!tmp.path().join("runs").join(id).exists(), "{model}: no run folder for a refused model");
+    }
+}

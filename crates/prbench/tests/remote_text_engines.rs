@@ -79,10 +79,18 @@ fn text_engines_score_the_rendered_conversation_through_eval() {
         assert_eq!(m["chat_template_hash"], hex::encode(Sha256::digest(TEMPLATE.as_bytes())).as_str());
         assert_eq!(m["dtype"], "n/a");
 
+        // The load-time probe: the probe item, rendered, to the one URL; its first attempt got
+        // the 500 too, so it was sent twice.
+        let log = server.log()[before..].to_vec();
+        let (probes, items): (Vec<_>, Vec<_>) = log.iter().partition(|r| r.body.to_string().contains(prbench_remote::probe::PROBE_QUESTION));
+        assert_eq!(probes.len(), 2, "{model}: the probe and its retry");
+        assert!(probes.iter().all(|r| r.path == path && r.body.to_string().contains(prbench_remote::probe::PROBE_ANSWER)), "{model}");
+        assert_eq!(items.len(), 48, "{model}: 24 answers, each a 500 then its score");
+
         // Every text the server got is the template's rendering of (rm-user turn, answer): one
         // per answer of every example, BOS dropped where the server adds its own.
         let mut seen = Vec::new();
-        for r in &server.log()[before..] {
+        for r in items {
             assert_eq!(r.path, path, "{model}");
             let sent = match kind {
                 "sglang-classify" => r.body["text"].as_str(),
@@ -126,6 +134,19 @@ fn a_missing_chat_template_is_a_clear_error() {
     let err = text(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("chat template") && err.contains("chat_template.jinja") && err.contains("--chat-template"), "{err}");
+    // A folder that does not exist is named as such, and so is a file given for the folder.
+    let missing = tmp.path().join("nonexist");
+    let out = prbench(&["eval", "--data", &sample(), "--model", &model, "--chat-template", &format!("dir:{}", missing.display()), "--run-id", "x", "--quiet"], tmp.path());
+    let err = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains(&format!("folder `{}` does not exist", missing.display())) && !err.contains("cannot read model file"), "{err}");
+    let file = empty.join("chat_template.jinja");
+    std::fs::write(&file, TEMPLATE).unwrap();
+    let out = prbench(&["eval", "--data", &sample(), "--model", &model, "--chat-template", &format!("dir:{}", file.display()), "--run-id", "x", "--quiet"], tmp.path());
+    let err = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains(&format!("`{}` is a file; `dir:PATH` must be a folder", file.display())), "{err}");
+    std::fs::remove_file(&file).unwrap();
     // Without the flag the template is the served model's own, from the hub; offline and not
     // cached, that fails naming the repo and the flag.
     let out = Command::new(env!("CARGO_BIN_EXE_prbench"))
@@ -139,8 +160,34 @@ fn a_missing_chat_template_is_a_clear_error() {
     let err = text(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("hf:test/rm") && err.contains("--chat-template"), "{err}");
-    assert!(server.log().is_empty(), "nothing is sent without a template");
+    assert!(server.log().is_empty(), "nothing is sent without a template, not even the probe");
     // The flag is refused for engines that render on the server.
     let out = prbench(&["eval", "--data", &sample(), "--model", &format!("vllm-classify:rm@{}", server.base_url()), "--chat-template", &flag, "--run-id", "z", "--quiet"], tmp.path());
     assert!(!out.status.success() && text(&out.stderr).contains("--chat-template applies to"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn label_index_is_accepted_for_tei_and_sglang_and_refused_for_openrlhf() {
+    let tmp = tempfile::tempdir().unwrap();
+    let template = model_dir(tmp.path());
+    let server = FaultServer::start(ServerConfig::default()).unwrap();
+    // The fault server's heads have one label, `LABEL_0` (TEI's GET /info says so): label 0 is
+    // read by name for TEI, by position for SGLang, and the scores are those without the flag.
+    for (kind, base) in [("tei", server.base_url()), ("sglang-classify", server.sglang_base())] {
+        let model = format!("{kind}:test/rm@{base}");
+        server.clear_log();
+        let out = prbench(&["eval", "--data", &sample(), "--model", &model, "--chat-template", &template, "--label-index", "0", "--run-id", kind, "--quiet", "--bootstrap", "200", "--limit", "1"], tmp.path());
+        assert!(out.status.success(), "{model}: {}", text(&out.stderr));
+        let manifest = read_json(&tmp.path().join("runs").join(kind).join("manifest.json"));
+        let info_gets = server.log().iter().filter(|r| r.method == "GET" && r.path == "/info").count();
+        assert_eq!(info_gets, usize::from(kind == "tei"), "{model}: TEI reads the label names once");
+        let settings = manifest.to_string();
+        assert!(settings.contains("\"label_index\":0"), "{model}: {settings}");
+        if kind == "tei" {
+            assert!(settings.contains("\"label\":\"LABEL_0\""), "{model}: {settings}");
+        }
+    }
+    let out = prbench(&["eval", "--data", &sample(), "--model", &format!("openrlhf:test/rm@{}", server.base_url()), "--chat-template", &template, "--label-index", "0", "--run-id", "o", "--quiet"], tmp.path());
+    let err = text(&out.stderr);
+    assert!(!out.status.success() && err.contains("--label-index applies to") && err.contains("`tei:`"), "{err}");
 }

@@ -2,6 +2,7 @@
 
 mod faults;
 mod judge;
+mod probe;
 mod replicas;
 mod scalar;
 mod templated;

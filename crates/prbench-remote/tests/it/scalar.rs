@@ -60,7 +60,7 @@ fn vllm_multi_label_heads_need_a_label_index_and_outputs_must_be_finite() {
     });
     let rm = VllmClassify::new("rm", vec![server.url.clone()], fast_opts(2)).unwrap();
     let err = rm.score(&[rm_req(0)]).unwrap_err().to_string();
-    assert!(err.contains("2 outputs") && err.contains("label index"), "{err}");
+    assert!(err.contains("2 outputs") && err.contains("`--label-index N`"), "{err}");
     let err = rm.score(&[rm_req(1)]).unwrap_err().to_string();
     assert!(err.contains("not a finite number"), "{err}");
     assert_eq!(server.log.count(), 2, "a well-formed but unusable reply is not retried");
@@ -68,7 +68,8 @@ fn vllm_multi_label_heads_need_a_label_index_and_outputs_must_be_finite() {
     assert_eq!(rm.score(&[rm_req(0)]).unwrap()[0].value, -1.5);
     assert_eq!(rm.settings()["label_index"], json!(1));
     let rm = VllmClassify::new("rm", vec![server.url.clone()], fast_opts(2)).unwrap().with_label_index(2);
-    assert!(rm.score(&[rm_req(0)]).unwrap_err().to_string().contains("out of range"));
+    let err = rm.score(&[rm_req(0)]).unwrap_err().to_string();
+    assert!(err.contains("`--label-index 2` is out of range for a head with 2 outputs"), "{err}");
 }
 
 #[test]

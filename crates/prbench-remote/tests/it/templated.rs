@@ -204,15 +204,21 @@ fn replies_of_the_wrong_shape_name_the_url_and_field_and_are_not_retried() {
         }
     });
     let url = server.url.clone();
+    // A reply of the wrong shape names the URL and the field; a well-formed reply from a head
+    // with several outputs (item 0 of SGLang and TEI) names the flag that picks one.
     let check = |rm: &dyn RewardModel, path: &str, want: [&str; 2]| {
         for (i, w) in want.iter().enumerate() {
             let err = rm.score(&[rm_req(i)]).unwrap_err().to_string();
-            assert!(err.contains(&format!("POST {url}{path}")) && err.contains(w) && err.contains("not retried"), "{path} item {i}: {err}");
+            if w.contains("--label-index") {
+                assert!(err.contains(&format!("POST …{path} (example `ex-{i}`)")) && err.contains(w), "{path} item {i}: {err}");
+            } else {
+                assert!(err.contains(&format!("POST {url}{path}")) && err.contains(w) && err.contains("not retried"), "{path} item {i}: {err}");
+            }
         }
     };
     let opts = || fast_opts(1);
-    check(&SglangClassify::new("m", vec![url.clone()], renderer(), opts()).unwrap(), "/classify", ["`embedding` has 2 values", "got a list"]);
-    check(&TeiPredict::new("m", vec![url.clone()], renderer(), opts()).unwrap(), "/predict", ["2 predictions", "expected a list of predictions"]);
+    check(&SglangClassify::new("m", vec![url.clone()], renderer(), opts()).unwrap(), "/classify", ["the head has 2 outputs; a reward model has one, so name the output to read with `--label-index N`", "got a list"]);
+    check(&TeiPredict::new("m", vec![url.clone()], renderer(), opts()).unwrap(), "/predict", ["with `--label-index N` (0 to 1, the label id in the model's config.json `id2label`); the reply's labels: good, bad", "expected a list of predictions"]);
     check(&OpenRlhfReward::new("m", vec![url.clone()], renderer(), opts()).unwrap(), "/get_reward", ["no `rewards`", "`rewards[0]` = \"1.0\" is not a number"]);
     assert_eq!(server.log.count(), 6, "one request each");
 }

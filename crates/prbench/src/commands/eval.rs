@@ -18,7 +18,7 @@ use prbench_eval::recipe::JudgeRecipe;
 use prbench_eval::run::RunResult;
 use prbench_eval::runner::{rm_request, ContextSource, EvalOptions, Reporter};
 use prbench_models::gguf::{default_judge_path, default_model_path};
-use prbench_models::spec::ModelSpec;
+use prbench_models::spec::{ModelSpec, TextEngine};
 use prbench_report::guide::GuideInputs;
 use prbench_report::plural::count;
 
@@ -147,8 +147,9 @@ fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition], reci
         }
     }
     let is_seqcls = matches!(spec, ModelSpec::Hf(_) | ModelSpec::Dir(_));
-    if args.scalar.label_index.is_some() && !(is_seqcls || matches!(spec, ModelSpec::VllmClassify { .. })) {
-        bail!("--label-index applies to sequence-classification reward models (`hf:`, `dir:`, `vllm-classify:`), not `{}`", args.model.as_deref().unwrap_or("the default judge"));
+    let takes_label = matches!(spec, ModelSpec::VllmClassify { .. } | ModelSpec::Templated { engine: TextEngine::Sglang | TextEngine::Tei, .. });
+    if args.scalar.label_index.is_some() && !(is_seqcls || takes_label) {
+        bail!("--label-index applies to sequence-classification reward models (`hf:`, `dir:`, `vllm-classify:`, `sglang-classify:`, `tei:`), not `{}`", args.model.as_deref().unwrap_or("the default judge"));
     }
     if !is_seqcls {
         for (flag, given) in [("--preflight", args.preflight), ("--max-length", args.scalar.max_length.is_some()), ("--rm-batch", args.scalar.rm_batch.is_some())] {

@@ -22,7 +22,7 @@ use prbench_models::judge::{GenerateJudge, LogprobJudge, RatingJudge};
 use prbench_models::verdict_reader::VerdictReader;
 use prbench_models::spec::{ModelSpec, TextEngine};
 use prbench_models::{Judge, RewardModel};
-use prbench_remote::{ChatRenderer, JudgeConfig, OpenAiChat, OpenAiJudge, OpenRlhfReward, RemoteOptions, RewardServer, SglangClassify, TeiPredict, VerdictSource, VllmClassify};
+use prbench_remote::{ChatRenderer, JudgeConfig, OpenAiChat, OpenAiJudge, OpenRlhfReward, RemoteOptions, RewardServer, SglangClassify, TeiPredict, TemplatedRewardModel, TextEndpoint, VerdictSource, VllmClassify};
 
 use crate::cli::{EvalArgs, RemoteArgs, ScalarRmArgs, VerdictMode};
 
@@ -190,15 +190,18 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
             if let Some(i) = args.scalar.label_index {
                 rm = rm.with_label_index(i);
             }
+            // As for `openai:` and `reward-server:`: a dead or wrong URL stops here, not after a
+            // run of error outcomes.
+            rm.probe().with_context(|| format!("connecting to `{text}`"))?;
             Ok(Loaded::RewardModel(Box::new(rm)))
         }
         ModelSpec::Templated { engine, model, base_urls } => {
             let renderer = chat_renderer(text, &model, args.remote.chat_template.as_deref())?;
             let opts = remote_options(&args.remote)?;
             let rm: Box<dyn RewardModel> = match engine {
-                TextEngine::Sglang => Box::new(SglangClassify::new(&model, base_urls, renderer, opts)?.with_spec(text)),
-                TextEngine::Tei => Box::new(TeiPredict::new(&model, base_urls, renderer, opts)?.with_spec(text)),
-                TextEngine::OpenRlhf => Box::new(OpenRlhfReward::new(&model, base_urls, renderer, opts)?.with_spec(text)),
+                TextEngine::Sglang => Box::new(templated(SglangClassify::new(&model, base_urls, renderer, opts)?.with_spec(text), text, args)?),
+                TextEngine::Tei => Box::new(templated(TeiPredict::new(&model, base_urls, renderer, opts)?.with_spec(text), text, args)?),
+                TextEngine::OpenRlhf => Box::new(templated(OpenRlhfReward::new(&model, base_urls, renderer, opts)?.with_spec(text), text, args)?),
             };
             Ok(Loaded::RewardModel(rm))
         }
@@ -211,6 +214,16 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
     }
 }
 
+/// A `sglang-classify:`/`tei:`/`openrlhf:` model with `--label-index` applied, probed: a dead or
+/// wrong URL stops the load (and TEI's label names are read).
+fn templated<E: TextEndpoint>(mut rm: TemplatedRewardModel<E>, text: &str, args: &LoadSettings<'_>) -> Result<TemplatedRewardModel<E>> {
+    if let Some(i) = args.scalar.label_index {
+        rm = rm.with_label_index(i)?;
+    }
+    rm.probe().with_context(|| format!("connecting to `{text}`"))?;
+    Ok(rm)
+}
+
 /// The chat template a `sglang-classify:`/`tei:`/`openrlhf:` model's conversations are rendered
 /// with: `--chat-template dir:PATH|hf:ORG/NAME[@REV]`, or by default the served model's own
 /// (`hf:MODEL` through the hub cache, only its template files). The origin recorded in the
@@ -219,7 +232,14 @@ fn chat_renderer(text: &str, model: &str, flag: Option<&str>) -> Result<ChatRend
     let source = flag.map_or_else(|| format!("hf:{model}"), str::to_string);
     let hint = "give the template with `--chat-template dir:PATH` (a directory holding chat_template.jinja or a tokenizer_config.json with `chat_template`) or `--chat-template hf:ORG/NAME[@REV]`";
     let (dir, origin) = if let Some(path) = source.strip_prefix("dir:").filter(|p| !p.is_empty()) {
-        (std::path::PathBuf::from(path), source.clone())
+        let dir = std::path::PathBuf::from(path);
+        if !dir.exists() {
+            bail!("--chat-template `{source}`: folder `{path}` does not exist; {hint}");
+        }
+        if !dir.is_dir() {
+            bail!("--chat-template `{source}`: `{path}` is a file; `dir:PATH` must be a folder (the model's folder, holding chat_template.jinja or tokenizer_config.json), not the file itself");
+        }
+        (dir, source.clone())
     } else if let Some(repo) = source.strip_prefix("hf:").filter(|r| !r.is_empty()) {
         let hub = fetch_chat_template(repo, &HubOptions::from_env())
             .with_context(|| format!("`{text}` needs the model's chat template to render each conversation (the server takes rendered text); fetching it from `{source}` failed; {hint}"))?;

@@ -1,0 +1,92 @@
+//! The load-time check every served reward model shares (`vllm-classify:`, `sglang-classify:`,
+//! `tei:`, `openrlhf:`, `reward-server:`): one small scoring request to each server URL in turn,
+//! retried as any request is, so that a dead or wrong URL stops the run before it starts
+//! instead of filling it with per-item "connection failed" outcomes. Each backend's `probe`
+//! sends its own endpoint's request for [`probe_request`] and reads the reply with the same code
+//! that reads an item's; this module runs it once per URL and words the failure.
+//!
+//! Probe requests go through a client of that one URL (so the retries cannot move to another
+//! replica and a dead replica is named as such), built for the probe and dropped after it: they
+//! are not counted in the backend's [`prbench_models::RewardModel::call_stats`].
+
+use prbench_models::{ChatMessage, ChatPrompt, ModelError, RmInput, RmRequest, Role};
+
+use crate::client::{CallError, RemoteClient};
+
+/// The question of the probe item: short, no profile, nothing from any dataset.
+pub const PROBE_QUESTION: &str = "prbench connection check: is this answer fine?";
+
+/// The answer of the probe item.
+pub const PROBE_ANSWER: &str = "Yes.";
+
+/// The example id the probe item carries (it appears in a probe's error messages).
+pub const PROBE_EXAMPLE_ID: &str = "prbench-probe";
+
+/// The item every probe scores: user turn [`PROBE_QUESTION`], assistant turn [`PROBE_ANSWER`].
+pub fn probe_request() -> RmRequest {
+    RmRequest {
+        input: RmInput { example_id: PROBE_EXAMPLE_ID.into(), question: PROBE_QUESTION.into(), context: None, answer: PROBE_ANSWER.into() },
+        prompt: ChatPrompt {
+            messages: vec![ChatMessage::new(Role::User, PROBE_QUESTION), ChatMessage::new(Role::Assistant, PROBE_ANSWER)],
+            assistant_prefix: String::new(),
+        },
+    }
+}
+
+/// How one URL's probe failed.
+pub(crate) enum ProbeFailure {
+    /// No usable HTTP answer (connection refused, timeouts, an error status, a reply that is not
+    /// the endpoint's JSON): most likely a wrong URL or port, or a server that is down.
+    NoAnswer(CallError),
+    /// The server answered the endpoint, but the answer cannot be used (e.g. a head with several
+    /// outputs and no `--label-index`): the URL is right, the model or the flags are not.
+    Unusable(ModelError),
+}
+
+impl From<CallError> for ProbeFailure {
+    fn from(e: CallError) -> Self {
+        ProbeFailure::NoAnswer(e)
+    }
+}
+
+impl From<ModelError> for ProbeFailure {
+    fn from(e: ModelError) -> Self {
+        ProbeFailure::Unusable(e)
+    }
+}
+
+/// Runs `check(one)` for each URL of `client`, where `one` is a client of that URL alone with
+/// the same options, and stops at the first failure.
+///
+/// `server` names the kind of server in messages (e.g. `vLLM server`); `root_hint` says what
+/// the URL must point at (e.g. "the server's root, where `/classify` hangs").
+///
+/// # Errors
+/// [`ModelError::Engine`] naming the URL and the cause; for [`ProbeFailure::NoAnswer`] it also
+/// says to check that the server is up and that the host, port and path of the URL are right.
+pub(crate) fn each_url(
+    client: &RemoteClient,
+    server: &str,
+    root_hint: &str,
+    check: impl Fn(&RemoteClient) -> Result<(), ProbeFailure>,
+) -> Result<(), ModelError> {
+    for url in client.urls() {
+        let one = RemoteClient::new(std::slice::from_ref(&url), client.options().clone())?;
+        match check(&one) {
+            Ok(()) => {}
+            Err(ProbeFailure::NoAnswer(CallError { message, .. })) => {
+                return Err(ModelError::Engine(format!(
+                    "{server} `{url}` did not answer a test request: {message}. Check that the server is up and reachable at that URL, that the host and port are right, and that the URL is {root_hint}"
+                )))
+            }
+            Err(ProbeFailure::Unusable(e)) => {
+                let why = match e {
+                    ModelError::Engine(m) => m,
+                    other => other.to_string(),
+                };
+                return Err(ModelError::Engine(format!("{server} `{url}` answered a test request, but its answer cannot be used: {}", one.redact(&why))));
+            }
+        }
+    }
+    Ok(())
+}
