@@ -160,8 +160,8 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
             Ok(Loaded::Pal(Box::new(rm)))
         }
         ModelSpec::OpenAi { model, base_urls } => {
-            let mut chat = OpenAiChat::new(&model, base_urls, remote_options(&args.remote)?)?.with_spec(text);
-            if let Some(extra) = request_extra(&args.remote)? {
+            let mut chat = OpenAiChat::new(&model, base_urls, remote_options(args.remote)?)?.with_spec(text);
+            if let Some(extra) = request_extra(args.remote)? {
                 chat = chat.with_extra(extra)?;
             }
             let cfg = JudgeConfig {
@@ -186,7 +186,7 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
             Ok(Loaded::Judge(Box::new(judge)))
         }
         ModelSpec::VllmClassify { model, base_urls } => {
-            let mut rm = VllmClassify::new(&model, base_urls, remote_options(&args.remote)?)?.with_spec(text);
+            let mut rm = VllmClassify::new(&model, base_urls, remote_options(args.remote)?)?.with_spec(text);
             if let Some(i) = args.scalar.label_index {
                 rm = rm.with_label_index(i);
             }
@@ -197,7 +197,7 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
         }
         ModelSpec::Templated { engine, model, base_urls } => {
             let renderer = chat_renderer(text, &model, args.remote.chat_template.as_deref())?;
-            let opts = remote_options(&args.remote)?;
+            let opts = remote_options(args.remote)?;
             let rm: Box<dyn RewardModel> = match engine {
                 TextEngine::Sglang => Box::new(templated(SglangClassify::new(&model, base_urls, renderer, opts)?.with_spec(text), text, args)?),
                 TextEngine::Tei => Box::new(templated(TeiPredict::new(&model, base_urls, renderer, opts)?.with_spec(text), text, args)?),
@@ -206,7 +206,7 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
             Ok(Loaded::RewardModel(rm))
         }
         ModelSpec::RewardServer(urls) => {
-            let rm = RewardServer::new(urls, remote_options(&args.remote)?)?.with_spec(text);
+            let rm = RewardServer::new(urls, remote_options(args.remote)?)?.with_spec(text);
             // As for `openai:`: a dead or wrong URL stops here, not after a run of error outcomes.
             rm.probe().with_context(|| format!("connecting to `{text}`"))?;
             Ok(Loaded::RewardModel(Box::new(rm)))
