@@ -191,6 +191,8 @@ impl JudgeRecipe {
     /// As [`JudgeRecipe::load`], for the texts.
     pub fn from_texts(name: &str, folder: Option<PathBuf>, system: &str, user: &str, toml_text: &str) -> Result<Self, EvalError> {
         let bad = |reason: String| EvalError::Recipe { recipe: name.into(), reason };
+        // What an editor may add and no model should see: a byte-order mark, Windows line ends.
+        let (system, user) = (&normalized(system), &normalized(user));
         let spec: RecipeToml = toml::from_str(toml_text).map_err(|e| bad(format!("recipe.toml: {}", e.to_string().trim())))?;
         let reader = match spec.kind.as_str() {
             "pairwise" => {
@@ -214,15 +216,22 @@ impl JudgeRecipe {
         let logprob = match spec.logprob {
             None => None,
             Some(LogprobToml { prefix, candidates }) => match <[String; 2]>::try_from(candidates) {
+                Ok(c) if c[0].trim() == "B" && c[1].trim() == "A" => {
+                    return Err(bad("recipe.toml: `[logprob] candidates` are A's token first, then B's; `[\"B\", \"A\"]` would invert every verdict".into()))
+                }
                 Ok(c) if c[0] != c[1] && c.iter().all(|s| !s.is_empty()) => Some(LogprobVerdict { prefix, candidates: c }),
                 _ => return Err(bad("recipe.toml: `[logprob] candidates` are exactly two different non-empty strings, A's token then B's, e.g. `candidates = [\"A\", \"B\"]`".into())),
             },
         };
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
+        // Python's string and list methods (`.split()`, `.strip()`, …) and the common filters
+        // (`truncate`, …), as in Hugging Face chat templates, which prompts are often ported from.
+        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        minijinja_contrib::add_to_environment(&mut env);
         env.add_template_owned("user.jinja", user.to_string()).map_err(|e| bad(format!("user.jinja does not compile: {e}")))?;
         check_variables(&env, matches!(reader, RecipeReader::Rating(_))).map_err(bad)?;
-        Ok(Self {
+        let recipe = Self {
             name: name.into(),
             folder,
             system: system.into(),
@@ -231,7 +240,33 @@ impl JudgeRecipe {
             reader,
             logprob,
             env,
-        })
+        };
+        recipe.check_renders()?;
+        Ok(recipe)
+    }
+
+    /// Renders the template once without a context (as under `none`) and once with one (as
+    /// under the other conditions), so a template error that only some inputs reach (a method
+    /// of `context`, a filter) stops the recipe at load, not midway through a run.
+    fn check_renders(&self) -> Result<(), EvalError> {
+        let context = "1. [category] A first profile post.\n2. [category] A second one.";
+        for ctx in [None, Some(context)] {
+            let pair = PairInput {
+                example_id: "test pair".into(),
+                question: "A question?".into(),
+                context: ctx.map(str::to_string),
+                a: "The first answer.".into(),
+                b: "The second answer.".into(),
+            };
+            self.render_pair(&pair).map_err(|e| match e {
+                EvalError::Recipe { recipe, reason } => EvalError::Recipe {
+                    recipe,
+                    reason: format!("{reason}; found rendering a test pair {} context", if ctx.is_some() { "with a" } else { "without a" }),
+                },
+                other => other,
+            })?;
+        }
+        Ok(())
     }
 
     /// Notes on what the template leaves out that a researcher may not intend: the question or
@@ -340,18 +375,45 @@ impl JudgeRecipe {
     /// # Errors
     /// [`EvalError::Recipe`] when the template fails to render (e.g. an unknown variable).
     pub fn render_pair(&self, pair: &PairInput) -> Result<(ChatPrompt, Option<ChatPrompt>), EvalError> {
-        let (question, context) = (pair.question.trim(), pair.context.as_deref());
+        // No context (`none`) is the empty string, so `{{ context }}` shows nothing (never
+        // "None") and `{% if context %}` is false.
+        let (question, context) = (pair.question.trim(), pair.context.as_deref().unwrap_or(""));
+        let shows = |user: &str, answer: &str, name: &str| {
+            if user.contains(answer) {
+                Ok(())
+            } else {
+                Err(EvalError::Recipe {
+                    recipe: self.name.clone(),
+                    reason: format!("user.jinja rendered example `{}` without `{name}` (the answer it is to judge); a judge must see the answers whatever the condition", pair.example_id),
+                })
+            }
+        };
         match self.reader {
             RecipeReader::Pairwise(_) => {
-                let user = self.render(context! { question => question, context => context, response_a => pair.a.trim(), response_b => pair.b.trim() })?;
+                let (a, b) = (pair.a.trim(), pair.b.trim());
+                let user = self.render(context! { question => question, context => context, response_a => a, response_b => b })?;
+                shows(&user, a, "response_a")?;
+                shows(&user, b, "response_b")?;
                 Ok((self.conversation(user), None))
             }
             RecipeReader::Rating(_) => {
-                let one = |answer: &str| self.render(context! { question => question, context => context, response => answer.trim() }).map(|u| self.conversation(u));
+                let one = |answer: &str| {
+                    let answer = answer.trim();
+                    let user = self.render(context! { question => question, context => context, response => answer })?;
+                    shows(&user, answer, "response")?;
+                    Ok::<_, EvalError>(self.conversation(user))
+                };
                 Ok((one(&pair.a)?, Some(one(&pair.b)?)))
             }
         }
     }
+}
+
+
+/// A recipe file's text as a model should see it: without a leading byte-order mark, with
+/// `\n` line ends.
+fn normalized(text: &str) -> String {
+    text.strip_prefix('\u{feff}').unwrap_or(text).replace("\r\n", "\n")
 }
 
 #[cfg(test)]
@@ -447,6 +509,35 @@ mod tests {
         for name in BUILTIN {
             JudgeRecipe::load(name).unwrap().check_hidden_text(&data.examples, Condition::None).unwrap();
         }
+    }
+
+    #[test]
+    fn templates_are_tried_at_load_and_render_as_written() {
+        const T: &str = "{{ question }} {{ response_a }} {{ response_b }}";
+        let load = |user: &str| from(user, "reader = \"brackets\"");
+        // No context renders as nothing, never as "None".
+        let r = load("[{{ context }}] {{ question }} {{ response_a }} {{ response_b }}").unwrap();
+        let (p, _) = r.render_pair(&PairInput { context: None, ..pair() }).unwrap();
+        assert_eq!(p.messages[0].content, "[] Q? first second");
+        // Answers shown only with a context are refused at load: under `none` the judge would
+        // see neither.
+        let e = load("{{ question }}{% if context %} {{ response_a }} {{ response_b }}{% endif %}").unwrap_err().to_string();
+        assert!(e.contains("without `response_a`") && e.contains("without a context"), "{e}");
+        assert!(load("{% set x = response_a %}{{ question }} {{ response_b }}").unwrap_err().to_string().contains("without `response_a`"));
+        // An error only a context reaches is found at load.
+        let e = load("{% if context %}{{ context.no_such_method() }}{% endif %}{{ response_a }} {{ response_b }}").unwrap_err().to_string();
+        assert!(e.contains("with a context"), "{e}");
+        // Python's string methods and the common filters work, as in chat templates.
+        let r = load("{% for line in context.split('\\n') %}- {{ line.strip() }}\n{% endfor %}{{ question | truncate(length=40) }} {{ response_a }} {{ response_b }}").unwrap();
+        let (p, _) = r.render_pair(&pair()).unwrap();
+        assert_eq!(p.messages[0].content, "- CTX\nQ? first second");
+        // A byte-order mark and Windows line ends never reach the model.
+        let r = JudgeRecipe::from_texts("t", None, "\u{feff}Judge.\r\nCarefully.", &format!("\u{feff}{T}\r\n"), "reader = \"brackets\"").unwrap();
+        let (p, _) = r.render_pair(&pair()).unwrap();
+        assert_eq!((p.messages[0].content.as_str(), p.messages[1].content.as_str()), ("Judge.\nCarefully.", "Q? first second"));
+        // Candidates in the wrong order would invert every verdict.
+        let e = from(T, "reader = \"brackets\"\n[logprob]\nprefix = \"[[\"\ncandidates = [\" B\", \" A\"]").unwrap_err().to_string();
+        assert!(e.contains("invert"), "{e}");
     }
 
     #[test]

@@ -259,10 +259,10 @@ impl RunConfig {
 /// Evaluation errors (leakage, template) and I/O errors naming the path.
 pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn Reporter) -> Result<RunResult, EvalError> {
     let prompts = Prompts::with_recipe(cfg.recipe.clone());
-    let examples = cfg.examples(data);
     if let Some(recipe) = prompts.recipe() {
-        recipe.check_hidden_text(&examples, cfg.options.condition)?;
+        recipe.check_hidden_text(&data.examples, cfg.options.condition)?;
     }
+    let examples = cfg.examples(data);
     let (identity, decoding) = match backend {
         Backend::Judge(j) => (j.identity(), j.decoding()),
         Backend::RewardModel(r) => (r.identity(), r.settings()),

@@ -158,6 +158,12 @@ fn bracket_tokens(text: &str) -> Vec<(usize, usize, Choice)> {
         .collect()
 }
 
+/// Whether the text between two verdicts of different letters makes them an echo of the
+/// format (`[[A]] or [[B]]`, `\\boxed{A} vs \\boxed{B}`) rather than a change of mind.
+fn is_echo_gap(gap: &str) -> bool {
+    matches!(gap, "or" | "/" | "|" | "," | ", or" | "and" | "vs" | "vs." | "versus" | "v." | "-" | "–" | "$ or $" | "$ or" | "or $")
+}
+
 /// Compiles one of this module's fixed patterns.
 fn static_regex(pattern: &str) -> Regex {
     Regex::new(pattern).expect("the module's own patterns compile")
@@ -173,7 +179,7 @@ fn read_brackets(text: &str) -> Choice {
     };
     if let Some(&(_, prev_end, prev)) = tokens.len().checked_sub(2).map(|i| &tokens[i]) {
         let gap = text[prev_end..start].trim().to_ascii_lowercase();
-        if prev != last && matches!(gap.as_str(), "or" | "/" | "|" | "," | ", or" | "and") {
+        if prev != last && is_echo_gap(&gap) {
             return Choice::Unparsed;
         }
     }
@@ -251,7 +257,7 @@ fn read_boxed(text: &str) -> Choice {
     if let Some(&(_, prev_end, prev)) = boxes.len().checked_sub(2).map(|i| &boxes[i]) {
         let gap = text[prev_end..start].trim().to_ascii_lowercase();
         let letters = matches!((prev, last), (Choice::A, Choice::B) | (Choice::B, Choice::A));
-        if letters && matches!(gap.as_str(), "or" | "/" | "|" | "," | ", or" | "and") {
+        if letters && is_echo_gap(&gap) {
             return Choice::Unparsed;
         }
     }
@@ -350,6 +356,8 @@ mod tests {
         check(&r, "Output [[A]] or [[B]]", Unparsed);
         check(&r, "Output [[A]]/[[B]]", Unparsed);
         check(&r, "Final: [[A]], [[B]]", Unparsed);
+        check(&r, "[[A]] vs [[B]]", Unparsed);
+        check(&r, "[[A]] versus [[B]]", Unparsed);
         // The same letter twice is not an echo.
         check(&r, "[[A]] and again [[A]]", A);
         // Single brackets, a bare letter or a reasoning-only verdict do not count.
@@ -405,6 +413,8 @@ mod tests {
         check(&r, "\\boxed{A} and again \\boxed{A}", A);
         check(&r, "\\boxed{A} then \\boxed{B", Unparsed);
         check(&r, "\\boxed A then \\boxed{B}", B);
+        check(&r, "\\boxed{A} vs \\boxed{B}", Unparsed);
+        check(&r, "$\\boxed{B}$ or $\\boxed{A}$", Unparsed);
     }
 
     #[test]

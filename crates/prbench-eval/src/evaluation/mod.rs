@@ -228,7 +228,7 @@ impl<'d> Evaluation<'d> {
         crate::condition::check_oracle_material(&opts.conditions, &examples, &data.kind)?;
         if let Some(recipe) = &opts.judge_recipe {
             for &condition in &opts.conditions {
-                recipe.check_hidden_text(&examples, condition)?;
+                recipe.check_hidden_text(&data.examples, condition)?;
             }
         }
         let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string();
