@@ -104,8 +104,34 @@ fn check_urls(spec: &str, urls: &[String]) -> Result<(), ModelError> {
             spec: spec.into(),
             reason: format!("`{bad}` is not an http:// or https:// URL (the text after the last `@` names the server, e.g. `http://127.0.0.1:8080/v1`)"),
         }),
-        None => Ok(()),
+        None => check_distinct(spec, urls),
     }
+}
+
+/// Refuses a URL given twice: replicas are distinct servers, and a repeated one would also change
+/// the run's cache identity (the URL list is part of it) without changing what is scored. URLs
+/// are compared as parsed (trailing `/` dropped), with the scheme and host in any case.
+fn check_distinct(spec: &str, urls: &[String]) -> Result<(), ModelError> {
+    let key = |u: &str| match u.find("://") {
+        Some(i) => {
+            let end = u[i + 3..].find('/').map_or(u.len(), |j| i + 3 + j);
+            format!("{}{}", u[..end].to_ascii_lowercase(), &u[end..])
+        }
+        None => u.to_string(),
+    };
+    for (i, u) in urls.iter().enumerate() {
+        if let Some(first) = urls[..i].iter().find(|v| key(v) == key(u)) {
+            return Err(ModelError::Spec {
+                spec: spec.into(),
+                reason: format!(
+                    "the server URL `{first}` is given twice (URLs {} and {}); replica URLs must be distinct servers: list each once",
+                    urls[..i].iter().position(|v| key(v) == key(u)).unwrap_or(0) + 1,
+                    i + 1
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 impl ModelSpec {
@@ -234,6 +260,19 @@ mod tests {
         assert_eq!(ModelSpec::parse("reward-server:http://h:9/").unwrap(), ModelSpec::RewardServer(vec!["http://h:9".into()]));
         assert!(ModelSpec::parse("reward-server:h:9").unwrap_err().to_string().contains("not an http"));
         assert!(ModelSpec::parse("hf:").is_err());
+        // A replica URL given twice (as parsed: trailing `/`, scheme and host case) is refused.
+        for spec in [
+            "openai:m@http://127.0.0.1:18001/v1,http://127.0.0.1:18001/v1",
+            "vllm-classify:m@http://127.0.0.1:18001,http://127.0.0.1:18001",
+            "sglang-classify:m@http://127.0.0.1:18001,http://127.0.0.1:18001/",
+            "tei:m@http://localhost:18001,http://127.0.0.1:18002,http://LOCALHOST:18001",
+            "openrlhf:m@http://127.0.0.1:18001, http://127.0.0.1:18001",
+            "reward-server:http://127.0.0.1:18001,http://127.0.0.1:18001",
+        ] {
+            let err = ModelSpec::parse(spec).unwrap_err().to_string();
+            assert!(err.contains(":18001") && err.contains("is given twice") && err.contains("list each once"), "{spec}: {err}");
+        }
+        assert!(ModelSpec::parse("tei:m@http://127.0.0.1:18001,http://127.0.0.1:18001/other").is_ok());
         assert!(ModelSpec::parse("nonsense").is_err());
         assert!(ModelSpec::parse("gguf:").is_err());
     }

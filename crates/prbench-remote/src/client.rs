@@ -50,10 +50,11 @@ impl std::fmt::Debug for RemoteClient {
 /// How one attempt ended when it did not produce a value.
 enum Attempt {
     /// Worth another try; `retry_after` is the server's `Retry-After`, when it gave one.
-    Retry { cause: String, retry_after: Option<Duration> },
+    /// `answered`: the server sent an HTTP response (a status), as opposed to a transport failure.
+    Retry { cause: String, retry_after: Option<Duration>, answered: bool },
     /// The request itself is at fault (4xx, a well-formed reply of the wrong shape): fail now.
     /// `status` is the HTTP status when the failure is one.
-    Fatal { cause: String, status: Option<u16> },
+    Fatal { cause: String, status: Option<u16>, answered: bool },
 }
 
 /// A request that failed for good. Converts into [`ModelError::Engine`] with `message`.
@@ -61,6 +62,9 @@ enum Attempt {
 pub(crate) struct CallError {
     /// HTTP status of a failure that was not retried (a 4xx); `None` otherwise.
     pub(crate) fatal_status: Option<u16>,
+    /// The (last) attempt got an HTTP response from the server (any status, or a 2xx whose body
+    /// could not be used): the server is up and reachable, its answer was the problem.
+    pub(crate) answered: bool,
     /// The full message, key redacted.
     pub(crate) message: String,
 }
@@ -237,7 +241,7 @@ impl RemoteClient {
                     .permits
                     .acquire()
                     .await
-                    .map_err(|_| CallError { fatal_status: None, message: "HTTP client closed".into() })?;
+                    .map_err(|_| CallError { fatal_status: None, answered: false, message: "HTTP client closed".into() })?;
                 let lease = self.replicas.acquire(avoid);
                 avoid = Some(lease.index);
                 let url = format!("{}{}", lease.url(), path);
@@ -250,19 +254,19 @@ impl RemoteClient {
                 (url, outcome)
             };
             attempt += 1;
-            let (cause, retry_after) = match outcome {
+            let (cause, retry_after, last_answered) = match outcome {
                 Ok(v) => return Ok(v),
-                Err(Attempt::Fatal { cause, status }) => {
+                Err(Attempt::Fatal { cause, status, answered }) => {
                     let tries = if attempt == 1 { String::new() } else { format!(" (attempt {attempt})") };
                     let message = self.redact(&format!("{method} {url}: {cause}{tries}, not retried"));
-                    return Err(CallError { fatal_status: status, message });
+                    return Err(CallError { fatal_status: status, answered, message });
                 }
-                Err(Attempt::Retry { cause, retry_after }) => (cause, retry_after),
+                Err(Attempt::Retry { cause, retry_after, answered }) => (cause, retry_after, answered),
             };
             if attempt >= attempts {
                 let plural = if attempts == 1 { "attempt" } else { "attempts" };
                 let message = self.redact(&format!("{method} {url}: {attempts} {plural}, last: {cause}{capped_note}"));
-                return Err(CallError { fatal_status: None, message });
+                return Err(CallError { fatal_status: None, answered: last_answered, message });
             }
             let wait = backoff.wait(attempt - 1, retry_after, &mut rand::rng());
             if let Some(asked) = wait.capped_from {
@@ -289,6 +293,7 @@ impl RemoteClient {
                     self.opts.api_key_env.as_deref().unwrap_or("?")
                 ),
                 status: None,
+                answered: false,
             })?;
             v.set_sensitive(true);
             req = req.header(AUTHORIZATION, v);
@@ -306,17 +311,17 @@ impl RemoteClient {
             return serde_json::from_slice::<T>(&bytes).map_err(|e| {
                 let detail = format!("HTTP {status} but the reply is not the expected JSON ({e}): {}", self.excerpt(&bytes));
                 if e.is_data() {
-                    Attempt::Fatal { cause: detail, status: None }
+                    Attempt::Fatal { cause: detail, status: None, answered: true }
                 } else {
-                    Attempt::Retry { cause: detail, retry_after: None }
+                    Attempt::Retry { cause: detail, retry_after: None, answered: true }
                 }
             });
         }
         let cause = format!("HTTP {status}: {}", self.excerpt(&bytes));
         if retryable_status(status) {
-            Err(Attempt::Retry { cause, retry_after })
+            Err(Attempt::Retry { cause, retry_after, answered: true })
         } else {
-            Err(Attempt::Fatal { cause, status: Some(status) })
+            Err(Attempt::Fatal { cause, status: Some(status), answered: true })
         }
     }
 
@@ -343,9 +348,9 @@ impl RemoteClient {
             src = s.source();
         }
         if e.is_builder() {
-            Attempt::Fatal { cause, status: None }
+            Attempt::Fatal { cause, status: None, answered: false }
         } else {
-            Attempt::Retry { cause, retry_after: None }
+            Attempt::Retry { cause, retry_after: None, answered: false }
         }
     }
 

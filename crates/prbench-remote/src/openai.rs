@@ -278,7 +278,7 @@ impl OpenAiChat {
                     .is_some_and(|t| !t.top_logprobs.is_empty()))
             }
             // Wrong key, wrong path or unknown model: say so now rather than fail every item later.
-            Err(CallError { fatal_status: Some(s @ (401 | 403 | 404)), message }) => Err(ModelError::Engine(format!(
+            Err(CallError { fatal_status: Some(s @ (401 | 403 | 404)), message, .. }) => Err(ModelError::Engine(format!(
                 "a test request was refused with HTTP {s}; check the base URL (it must end where `/chat/completions` hangs, usually `/v1`), the model name and the API key's environment variable: {message}"
             ))),
             // Any other 4xx: the server does not take `logprobs` (an unknown parameter).

@@ -5,6 +5,12 @@
 //! sends its own endpoint's request for [`probe_request`] and reads the reply with the same code
 //! that reads an item's; this module runs it once per URL and words the failure.
 //!
+//! A probe request is retried exactly as an item's is ([`RemoteClient::post_json`]): a 2xx whose
+//! body is not JSON or ends early is retried (a reply cut in transit), well-formed JSON of the
+//! wrong shape is not (the server would send it again), and either fails the probe as an answer
+//! that cannot be used. "Did not answer" is kept for requests that got no HTTP response at all
+//! (connection refused or reset, timeouts).
+//!
 //! Probe requests go through a client of that one URL (so the retries cannot move to another
 //! replica and a dead replica is named as such), built for the probe and dropped after it: they
 //! are not counted in the backend's [`prbench_models::RewardModel::call_stats`].
@@ -35,8 +41,10 @@ pub fn probe_request() -> RmRequest {
 
 /// How one URL's probe failed.
 pub(crate) enum ProbeFailure {
-    /// No usable HTTP answer (connection refused, timeouts, an error status, a reply that is not
-    /// the endpoint's JSON): most likely a wrong URL or port, or a server that is down.
+    /// The request failed: [`CallError::answered`] tells a server that answered (an error status,
+    /// a reply that is not the endpoint's JSON, worded "answered …, but its answer cannot be
+    /// used") from one that did not (connection refused, timeouts: "did not answer", most likely
+    /// a wrong URL or port, or a server that is down).
     NoAnswer(CallError),
     /// The server answered the endpoint, but the answer cannot be used (e.g. a head with several
     /// outputs and no `--label-index`): the URL is right, the model or the flags are not.
@@ -62,8 +70,9 @@ impl From<ModelError> for ProbeFailure {
 /// the URL must point at (e.g. "the server's root, where `/classify` hangs").
 ///
 /// # Errors
-/// [`ModelError::Engine`] naming the URL and the cause; for [`ProbeFailure::NoAnswer`] it also
-/// says to check that the server is up and that the host, port and path of the URL are right.
+/// [`ModelError::Engine`] naming the URL and the cause (with the server's status and message
+/// when it answered); when no HTTP answer came back it also says to check that the server is
+/// up and that the host, port and path of the URL are right.
 pub(crate) fn each_url(
     client: &RemoteClient,
     server: &str,
@@ -72,8 +81,12 @@ pub(crate) fn each_url(
 ) -> Result<(), ModelError> {
     for url in client.urls() {
         let one = RemoteClient::new(std::slice::from_ref(&url), client.options().clone())?;
+        let answered = |why: &str| {
+            ModelError::Engine(format!("{server} `{url}` answered a test request, but its answer cannot be used: {}", one.redact(&strip_engine_prefix(why))))
+        };
         match check(&one) {
             Ok(()) => {}
+            Err(ProbeFailure::NoAnswer(CallError { message, answered: true, .. })) => return Err(answered(&message)),
             Err(ProbeFailure::NoAnswer(CallError { message, .. })) => {
                 return Err(ModelError::Engine(format!(
                     "{server} `{url}` did not answer a test request: {message}. Check that the server is up and reachable at that URL, that the host and port are right, and that the URL is {root_hint}"
@@ -84,9 +97,15 @@ pub(crate) fn each_url(
                     ModelError::Engine(m) => m,
                     other => other.to_string(),
                 };
-                return Err(ModelError::Engine(format!("{server} `{url}` answered a test request, but its answer cannot be used: {}", one.redact(&why))));
+                return Err(answered(&why));
             }
         }
     }
     Ok(())
+}
+
+/// `text` without the `engine error: ` prefix a nested [`ModelError::Engine`] adds when it is
+/// shown inside another (the outer error says it once).
+pub(crate) fn strip_engine_prefix(text: &str) -> String {
+    text.replace("engine error: ", "")
 }

@@ -83,7 +83,17 @@ impl TextEndpoint for TeiEndpoint {
             .find_map(|k| k.get("id2label").and_then(Value::as_object))
             .ok_or_else(|| format!("`model_type` has no `id2label` (is the served model a classifier?): {}", short(info)))?;
         match id2label.get(&index.to_string()) {
-            Some(Value::String(name)) => Ok(name.clone()),
+            Some(Value::String(name)) => {
+                let mut same: Vec<&str> = id2label.iter().filter(|(_, v)| v.as_str() == Some(name)).map(|(k, _)| k.as_str()).collect();
+                if same.len() > 1 {
+                    same.sort_by_key(|k| k.parse::<u64>().unwrap_or(u64::MAX));
+                    return Err(format!(
+                        "labels {} of the model's `id2label` are all named `{name}` (ambiguous label name); TEI names each prediction by its label and sorts them by score, so which `{name}` is label {index} cannot be known. Serve the model with a config whose `id2label` gives each label a distinct name",
+                        same.join(", ")
+                    ));
+                }
+                Ok(name.clone())
+            }
             _ => Err(format!("the model's `id2label` has no label {index}; its labels: {}", short(&Value::Object(id2label.clone())))),
         }
     }

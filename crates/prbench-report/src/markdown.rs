@@ -85,8 +85,12 @@ pub fn render(sum: &Summary) -> String {
     if let Some(r) = &sum.remote {
         let _ = writeln!(
             s,
-            "- remote: {} requests ({} retries), {} calls failed after retries; server-reported usage {} prompt + {} completion tokens",
-            r.requests, r.retries, r.failures, r.prompt_tokens, r.completion_tokens
+            "- remote: {} requests ({} retries), {}; server-reported usage {} prompt + {} completion tokens",
+            r.requests,
+            r.retries,
+            count(r.failures, "call failed", "calls failed"),
+            r.prompt_tokens,
+            r.completion_tokens
         );
     }
     if let Some(p) = &sum.profile {
@@ -105,7 +109,7 @@ pub fn render(sum: &Summary) -> String {
     if let Some(micro) = sum.rows.iter().find(|r| r.label == "micro") {
         let (errors, unparsed, n) = (micro.tally.errors, micro.tally.unparsed, micro.tally.n);
         if errors > 0 {
-            let _ = writeln!(s, "> **{errors} of {} failed in the backend** (after retries): they count as not correct here and are listed with their error in outcomes.jsonl.\n", count(n, "item", "items"));
+            let _ = writeln!(s, "> **{errors} of {} failed in the backend** (after any retries): they count as not correct here and are listed with their error in outcomes.jsonl.\n", count(n, "item", "items"));
         }
         if unparsed > 0 {
             let _ = writeln!(s, "> **{unparsed} of {} could not be parsed** ({}): they count as not correct, never as a choice.\n", count(n, "verdict", "verdicts"), unparsed_reason(&sum.decoding));

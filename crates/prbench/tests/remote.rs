@@ -461,3 +461,22 @@ fn served_reward_models_are_probed_at_load_and_a_dead_url_is_refused_by_name() {
         assert!(!tmp.path().join("runs").join(id).exists(), "{model}: no run folder for a refused model");
     }
 }
+
+#[test]
+fn the_remote_summary_says_failed_without_claiming_retries_that_were_not_made() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A 413 is not retried: the item fails at its first attempt.
+    let server = FaultServer::start(ServerConfig::default().with_rule(FaultRule::new("silent k", Fault::Status(413)))).unwrap();
+    let model = format!("reward-server:{}", server.base_url());
+    let out = prbench(&["eval", "--data", &sample(), "--model", &model, "--run-id", "s", "--bootstrap", "200", "--max-retries", "3", "--max-error-rate", "0.5"], tmp.path());
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(tmp.path().join("runs/s/summary.json")).unwrap()).unwrap();
+    let failures = summary["remote"]["failures"].as_u64().unwrap();
+    assert!(failures >= 1, "{}", summary["remote"]);
+    assert_eq!(summary["remote"]["retries"], 0, "{}", summary["remote"]);
+    let calls = if failures == 1 { "call failed" } else { "calls failed" };
+    assert!(err.contains(&format!("0 retries, {failures} {calls};")) && !err.contains("after retries"), "{err}");
+    let md = std::fs::read_to_string(tmp.path().join("runs/s/summary.md")).unwrap();
+    assert!(md.contains(&format!("(0 retries), {failures} {calls};")) && !md.contains("after retries"), "{md}");
+}

@@ -191,3 +191,24 @@ fn label_index_is_accepted_for_tei_and_sglang_and_refused_for_openrlhf() {
     let err = text(&out.stderr);
     assert!(!out.status.success() && err.contains("--label-index applies to") && err.contains("`tei:`"), "{err}");
 }
+
+#[test]
+fn an_unreachable_hub_is_named_as_such_not_as_an_invalid_spec() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let hub = format!("http://127.0.0.1:{}", dead.local_addr().unwrap().port());
+    drop(dead);
+    let out = Command::new(env!("CARGO_BIN_EXE_prbench"))
+        .args(["eval", "--data", &sample(), "--model", "tei:m@http://127.0.0.1:9", "--run-id", "y", "--quiet"])
+        .env_remove("HF_HUB_OFFLINE")
+        .env("HF_ENDPOINT", &hub)
+        .env("HF_HOME", tmp.path().join("hf"))
+        .env_remove("HF_HUB_CACHE")
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(!err.contains("invalid model spec"), "{err}");
+    assert!(err.contains("could not be fetched from `hf:m`") && err.contains("hub could not be reached") && err.contains("--chat-template dir:PATH"), "{err}");
+}

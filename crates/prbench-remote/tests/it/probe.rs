@@ -172,3 +172,79 @@ fn sglang_label_index_reads_the_embedding_in_label_order_and_openrlhf_refuses_on
     let err = OpenRlhfReward::new("rm", vec![server.url.clone()], renderer(), fast_opts(1)).unwrap().with_label_index(0).unwrap_err().to_string();
     assert!(err.contains("--label-index does not apply"), "{err}");
 }
+
+#[test]
+fn tei_label_index_refuses_a_label_name_several_ids_share() {
+    // TEI names each prediction by its label and sorts by score: two ids named `x` cannot be told apart.
+    let server = serve(|hit| match hit.path.as_str() {
+        "/info" => Reply::Json(json!({"model_id": "rm", "model_type": {"classifier": {"id2label": {"0": "x", "1": "x", "2": "y"}, "label2id": {}}}})),
+        _ => Reply::Json(json!([{"score": 2.5, "label": "x"}, {"score": 0.25, "label": "y"}, {"score": -1.5, "label": "x"}])),
+    });
+    let url = server.url.clone();
+    for index in [0, 1] {
+        let err = TeiPredict::new("rm", vec![url.clone()], renderer(), fast_opts(1)).unwrap().with_label_index(index).unwrap().probe().unwrap_err().to_string();
+        assert!(err.contains(&format!("`tei:` server `{url}` answered a test request, but its answer cannot be used")), "{err}");
+        assert!(err.contains(&format!("`--label-index {index}`")) && err.contains("labels 0, 1 of the model's `id2label` are all named `x`"), "{err}");
+        assert!(err.contains(&format!("which `x` is label {index} cannot be known")), "{err}");
+        assert_eq!(err.matches("engine error").count(), 1, "{err}");
+    }
+    // A label whose name is its own is still read.
+    let rm = TeiPredict::new("rm", vec![url.clone()], renderer(), fast_opts(1)).unwrap().with_label_index(2).unwrap();
+    rm.probe().unwrap();
+    assert_eq!(rm.score(&[rm_req(0)]).unwrap()[0].value, 0.25);
+}
+
+/// A probe whose request reached the server says it answered (with the server's status and
+/// message), never "did not answer … check that the server is up", and says "engine error" once.
+fn assert_answered(err: &ModelError, server: &str, url: &str, has: &[&str]) {
+    let e = err.to_string();
+    assert!(e.contains(&format!("{server} `{url}` answered a test request, but its answer cannot be used: ")), "{e}");
+    assert!(!e.contains("did not answer") && !e.contains("Check that the server is up"), "{e}");
+    assert_eq!(e.matches("engine error").count(), 1, "{e}");
+    for h in has {
+        assert!(e.contains(h), "`{h}` in {e}");
+    }
+}
+
+#[test]
+fn a_probe_that_got_an_http_answer_says_it_answered_and_quotes_it() {
+    // 200 with well-formed JSON of the wrong shape: not retried (as for an item), named as answered.
+    let server = serve(|hit| match hit.path.as_str() {
+        "/classify" if hit.body.get("text").is_some() => Reply::Json(json!({"embedding": "1.5"})),
+        "/classify" => Reply::Json(json!({"data": [{"index": 0, "probs": ["1.5"]}]})),
+        "/predict" => Reply::Json(json!({"score": 1})),
+        "/score" => Reply::Json(json!({"rewards": []})),
+        _ => Reply::Json(json!({"rewards": []})),
+    });
+    let url = server.url.clone();
+    let opts = || RemoteOptions { max_retries: 2, ..fast_opts(1) };
+    assert_answered(&VllmClassify::new("rm", vec![url.clone()], opts()).unwrap().probe().unwrap_err(), "vLLM server", &url, &["HTTP 200 but the reply is not the expected JSON", "not retried"]);
+    assert_answered(&SglangClassify::new("rm", vec![url.clone()], renderer(), opts()).unwrap().probe().unwrap_err(), "`sglang-classify:` server", &url, &["HTTP 200"]);
+    assert_answered(&TeiPredict::new("rm", vec![url.clone()], renderer(), opts()).unwrap().probe().unwrap_err(), "`tei:` server", &url, &["HTTP 200"]);
+    assert_answered(&OpenRlhfReward::new("rm", vec![url.clone()], renderer(), opts()).unwrap().probe().unwrap_err(), "`openrlhf:` server", &url, &["HTTP 200"]);
+    assert_answered(&RewardServer::new(vec![url.clone()], opts()).unwrap().probe().unwrap_err(), "reward server", &url, &["no `score`"]);
+    assert_eq!(server.log.count(), 5, "wrong-shape JSON is not retried");
+
+    // Error statuses: vLLM's 404 for a model it does not serve, TEI's 413, TEI's `/info` 404.
+    let server = serve(|hit| match hit.path.as_str() {
+        "/classify" => Reply::Raw(404, r#"{"object":"error","message":"The model `m` does not exist.","code":404}"#.into(), vec![]),
+        "/info" => Reply::Raw(404, "Not Found".into(), vec![]),
+        _ => Reply::Raw(413, r#"{"error":"Input validation error: inputs must have less than 512 tokens","error_type":"Validation"}"#.into(), vec![]),
+    });
+    let url = server.url.clone();
+    assert_answered(&VllmClassify::new("m", vec![url.clone()], opts()).unwrap().probe().unwrap_err(), "vLLM server", &url, &["HTTP 404", "The model `m` does not exist"]);
+    assert_answered(&TeiPredict::new("rm", vec![url.clone()], renderer(), opts()).unwrap().probe().unwrap_err(), "`tei:` server", &url, &["HTTP 413", "less than 512 tokens"]);
+    let tei = TeiPredict::new("rm", vec![url.clone()], renderer(), opts()).unwrap().with_label_index(1).unwrap();
+    assert_answered(&tei.probe().unwrap_err(), "`tei:` server", &url, &["GET", "/info", "HTTP 404"]);
+
+    // A 200 whose body is not JSON (cut in transit) is retried, as an item's is, then named as answered.
+    let server = serve(|_| Reply::Raw(200, "{\"data\": [".into(), vec![]));
+    let url = server.url.clone();
+    assert_answered(&VllmClassify::new("rm", vec![url.clone()], opts()).unwrap().probe().unwrap_err(), "vLLM server", &url, &["3 attempts", "HTTP 200 but the reply is not the expected JSON"]);
+    assert_eq!(server.log.count(), 3, "invalid JSON is retried");
+
+    // A 503 retried to the end is still an answer (the server is up, it said it is not ready).
+    let server = serve(|_| Reply::Raw(503, "loading".into(), vec![]));
+    let url = server.url.clone();
+    assert_answered(&RewardServer::new(vec![url.clone()], opts()).unwrap().probe().unwrap_err(), "reward server", &url, &["3 attempts", "HTTP 503: loading"]);
+}

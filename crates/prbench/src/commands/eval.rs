@@ -331,8 +331,12 @@ impl EvaluationReporter for Printer {
         }
         if let Some(r) = &result.summary.remote {
             eprintln!(
-                "prbench: remote: {} requests, {} retries, {} calls failed after retries; {} prompt + {} completion tokens",
-                r.requests, r.retries, r.failures, r.prompt_tokens, r.completion_tokens
+                "prbench: remote: {} requests, {} retries, {}; {} prompt + {} completion tokens",
+                r.requests,
+                r.retries,
+                count(r.failures, "call failed", "calls failed"),
+                r.prompt_tokens,
+                r.completion_tokens
             );
         }
         if let Some(w) = slot_balance_warning(&result.summary) {

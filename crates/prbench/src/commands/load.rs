@@ -241,8 +241,21 @@ fn chat_renderer(text: &str, model: &str, flag: Option<&str>) -> Result<ChatRend
         }
         (dir, source.clone())
     } else if let Some(repo) = source.strip_prefix("hf:").filter(|r| !r.is_empty()) {
-        let hub = fetch_chat_template(repo, &HubOptions::from_env())
-            .with_context(|| format!("`{text}` needs the model's chat template to render each conversation (the server takes rendered text); fetching it from `{source}` failed; {hint}"))?;
+        let opts = HubOptions::from_env();
+        let hub = match fetch_chat_template(repo, &opts) {
+            Ok(hub) => hub,
+            // Getting the files failed (offline and not cached, hub unreachable, no such repo): a
+            // network/offline failure, not an invalid spec.
+            Err(prbench_models::ModelError::Spec { reason, .. }) if reason.contains("cannot fetch") || reason.contains("cache") => {
+                let why = if opts.offline {
+                    "HF_HUB_OFFLINE is set and the template is not in the local hub cache"
+                } else {
+                    "the Hugging Face hub could not be reached, or the repo is not there (offline? hub unreachable?)"
+                };
+                bail!("`{text}` needs the model's chat template to render each conversation (the server takes rendered text), but it could not be fetched from `{source}`: {why}. Pass the template with `--chat-template dir:PATH` (a directory holding chat_template.jinja or a tokenizer_config.json with `chat_template`), or `--chat-template hf:ORG/NAME[@REV]` for a repo in the cache or reachable. Detail: {reason}")
+            }
+            Err(e) => return Err(anyhow::Error::new(e).context(format!("`{text}` needs the model's chat template to render each conversation (the server takes rendered text); fetching it from `{source}` failed; {hint}"))),
+        };
         (hub.dir, format!("{source} (commit {})", hub.commit))
     } else {
         bail!("--chat-template takes `dir:PATH` or `hf:ORG/NAME[@REV]`; got `{source}`");
