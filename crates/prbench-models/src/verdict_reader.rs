@@ -22,6 +22,8 @@
 //! - A reply without a readable verdict is [`Choice::Unparsed`], never a default letter.
 //! - A verdict that echoes the instruction (`[[A]] or [[B]]`, `\boxed{A/B}`) is unparsed.
 
+use std::sync::OnceLock;
+
 use regex::Regex;
 
 use crate::error::ModelError;
@@ -144,7 +146,7 @@ impl VerdictReader {
 /// A verdict word (`A`, `B`, or `C`/`tie` for a tie) inside double brackets, with optional
 /// spaces: `[[A]]`, `[[ b ]]`, `[[C]]`, `[[Tie]]`.
 fn bracket_tokens(text: &str) -> Vec<(usize, usize, Choice)> {
-    static_regex(r"(?i)\[\[\s*(a|b|c|tie)\s*\]\]")
+    BRACKET.get_or_init(|| static_regex(r"(?i)\[\[\s*(a|b|c|tie)\s*\]\]"))
         .captures_iter(text)
         .map(|c| {
             let m = c.get(0).expect("group 0");
@@ -159,10 +161,16 @@ fn bracket_tokens(text: &str) -> Vec<(usize, usize, Choice)> {
 }
 
 /// Whether the text between two verdicts of different letters makes them an echo of the
-/// format (`[[A]] or [[B]]`, `\\boxed{A} vs \\boxed{B}`) rather than a change of mind.
+/// format (`[[A]] or [[B]]`, `\boxed{A} vs \boxed{B}`) rather than a change of mind.
 fn is_echo_gap(gap: &str) -> bool {
     matches!(gap, "or" | "/" | "|" | "," | ", or" | "and" | "vs" | "vs." | "versus" | "v." | "-" | "–" | "$ or $" | "$ or" | "or $")
 }
+
+/// The module's fixed patterns, each compiled once on first use (a reader runs once per reply).
+static BRACKET: OnceLock<Regex> = OnceLock::new();
+static LATEX_COMMAND: OnceLock<Regex> = OnceLock::new();
+static RATING_LABEL: OnceLock<Regex> = OnceLock::new();
+static RATING_NUMBER: OnceLock<Regex> = OnceLock::new();
 
 /// Compiles one of this module's fixed patterns.
 fn static_regex(pattern: &str) -> Regex {
@@ -247,7 +255,7 @@ fn read_boxed(text: &str) -> Choice {
             boxes.push((at, text.len(), Choice::Unparsed));
             break;
         };
-        let inner = static_regex(r"\\[A-Za-z]+").replace_all(&body[..end], " ");
+        let inner = LATEX_COMMAND.get_or_init(|| static_regex(r"\\[A-Za-z]+")).replace_all(&body[..end], " ");
         boxes.push((at, body_start + end + 1, read_inner(&inner.replace(['{', '}'], " "))));
         from = body_start + end + 1;
     }
@@ -314,10 +322,10 @@ impl RatingReader {
     pub fn read(&self, reply: &str) -> Option<f64> {
         let text = strip_markup(&strip_think_blocks(reply)?);
         let lower = text.to_ascii_lowercase();
-        let label = static_regex(r"(?:^|[^a-z0-9])rating[ \t]*[:\u{FF1A}]");
+        let label = RATING_LABEL.get_or_init(|| static_regex(r"(?:^|[^a-z0-9])rating[ \t]*[:\u{FF1A}]"));
         let end = label.find_iter(&lower).last()?.end();
         let segment = verdict_segment(&text[end..]);
-        let number = static_regex(r"^[\s\[\(]*([+-]?(?:\d+(?:\.\d+)?|\.\d+))(?:\s*/\s*\d+(?:\.\d+)?)?[\s\]\)\.,;]*(?:$|\s)");
+        let number = RATING_NUMBER.get_or_init(|| static_regex(r"^[\s\[\(]*([+-]?(?:\d+(?:\.\d+)?|\.\d+))(?:\s*/\s*\d+(?:\.\d+)?)?[\s\]\)\.,;]*(?:$|\s)"));
         let value: f64 = number.captures(segment)?.get(1)?.as_str().parse().ok()?;
         (value.is_finite() && value >= self.min && value <= self.max).then_some(value)
     }

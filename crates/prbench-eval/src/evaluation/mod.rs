@@ -226,10 +226,10 @@ impl<'d> Evaluation<'d> {
     pub fn plan(data: &'d Dataset, opts: EvaluationOptions) -> Result<Self, EvalError> {
         let examples = crate::run::select_examples(&data.examples, opts.limit, opts.sample.then_some(opts.seed));
         crate::condition::check_oracle_material(&opts.conditions, &examples, &data.kind)?;
-        if let Some(recipe) = &opts.judge_recipe {
-            for &condition in &opts.conditions {
-                recipe.check_hidden_text(&data.examples, condition)?;
-            }
+        // The check depends on the condition only through oracle or not: once, with the first
+        // condition that is not oracle, fails before any model loads.
+        if let (Some(recipe), Some(&condition)) = (&opts.judge_recipe, opts.conditions.iter().find(|c| !c.is_oracle())) {
+            recipe.check_hidden_text(&data.examples, condition)?;
         }
         let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string();
         let (runs, matrix_base) = if opts.preflight {
