@@ -7,8 +7,10 @@
 //! # Layout
 //!
 //! `DIR` holds `conversations.jsonl` (one conversation per line) and `survey.jsonl` (one
-//! participant per line), as the dataset repo ships them. Both are read (survey first) and
-//! hashed under their names. All examples form one subset, [`PRISM_SUBSET`].
+//! participant per line), as the dataset repo ships them. Either may instead be a JSON array of
+//! the same objects named `conversations.json` / `survey.json` (one of the two names per file;
+//! a row is then an array element, 1-based). Both are read (survey first) and hashed under
+//! their names. All examples form one subset, [`PRISM_SUBSET`].
 //!
 //! A conversation line has `conversation_id` and `user_id` (non-empty strings),
 //! `conversation_type` (optional string) and `conversation_history`: entries in order, each with
@@ -45,7 +47,8 @@
 //! `conversation_history[4].if_chosen`): a turn's first entry is the user's; turns increase;
 //! a reply carries its user message's `turn`; a turn with replies has exactly one chosen reply;
 //! `within_turn_id`s differ within a turn; a rejected reply's text differs from the chosen one's;
-//! every conversation's `user_id` has a survey line; survey `user_id`s are unique.
+//! every conversation's `user_id` has a survey line; survey `user_id`s are unique;
+//! `conversation_id`s are unique (a repeated conversation would repeat every example id).
 //!
 //! # What was and was not confirmed
 //!
@@ -64,13 +67,13 @@
 //! choice cannot be told apart).
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use crate::dialogue::{render_question, Speaker};
 use crate::error::DataError;
-use crate::json_rows::{visit_jsonl, RowCtx};
+use crate::json_rows::{visit_json, visit_jsonl, RowCtx};
 use crate::load::{select_subsets, RowShape};
 use crate::rows::{finish, ContentHash, RawRow};
 use crate::schema::{Dataset, Example, ProfilePost};
@@ -81,11 +84,19 @@ pub const KIND_PRISM: &str = "prism";
 /// The one subset of PRISM data.
 pub const PRISM_SUBSET: &str = "prism";
 
-/// The conversations file in `DIR`.
+/// The conversations file in `DIR`, as released (JSON lines); [`CONVERSATIONS_ARRAY_FILE`] is
+/// read in its place when that is the one present.
 pub const CONVERSATIONS_FILE: &str = "conversations.jsonl";
 
-/// The survey file in `DIR`.
+/// The conversations as one JSON array, the alternative to [`CONVERSATIONS_FILE`].
+pub const CONVERSATIONS_ARRAY_FILE: &str = "conversations.json";
+
+/// The survey file in `DIR`, as released (JSON lines); [`SURVEY_ARRAY_FILE`] is read in its
+/// place when that is the one present.
 pub const SURVEY_FILE: &str = "survey.jsonl";
+
+/// The survey as one JSON array, the alternative to [`SURVEY_FILE`].
+pub const SURVEY_ARRAY_FILE: &str = "survey.json";
 
 /// The first words of the stated-preferences post.
 pub const STATED_PREFS_INTRO: &str =
@@ -351,12 +362,66 @@ fn conversation_examples(
     Ok(out)
 }
 
-/// Loads `DIR/conversations.jsonl` and `DIR/survey.jsonl` as benchmark pairs (see the module
-/// docs). `subsets` may name [`PRISM_SUBSET`] (or be empty); `source` becomes the dataset's
-/// `source`.
+/// One of the two PRISM files as found in `DIR`: the released JSON-lines name, or the JSON-array
+/// name in its place.
+struct PrismFile {
+    path: PathBuf,
+    /// The file name, hashed with the content.
+    name: &'static str,
+    /// True for the JSON-array form.
+    array: bool,
+}
+
+impl PrismFile {
+    /// Finds `dir/lines_name` or `dir/array_name` (exactly one of them); `source` is the spec,
+    /// for the error.
+    ///
+    /// # Errors
+    /// [`DataError::Io`] when neither is there; [`DataError::BadSpec`] when both are (which one
+    /// is meant cannot be told).
+    fn find(dir: &Path, lines_name: &'static str, array_name: &'static str, source: &str) -> Result<Self, DataError> {
+        let (lines, array) = (dir.join(lines_name), dir.join(array_name));
+        match (lines.is_file(), array.is_file()) {
+            (true, false) => Ok(Self { path: lines, name: lines_name, array: false }),
+            (false, true) => Ok(Self { path: array, name: array_name, array: true }),
+            (true, true) => Err(DataError::BadSpec {
+                spec: source.to_string(),
+                detail: format!(
+                    "`{}` holds both {lines_name} and {array_name}; prism:DIR reads one of the two (JSON lines, or the same rows as one JSON array): remove or move the other",
+                    dir.display()
+                ),
+            }),
+            (false, false) => Err(DataError::Io {
+                file: lines.display().to_string(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!(
+                        "required PRISM file is missing (prism:DIR needs {CONVERSATIONS_FILE} and {SURVEY_FILE} from \
+                         HannahRoseKirk/prism-alignment; {array_name} holding the same rows as one JSON array may stand in for {lines_name})"
+                    ),
+                ),
+            }),
+        }
+    }
+
+    /// Hands each row to `f` with its 1-based row (line, or array element), as
+    /// [`visit_jsonl`] / [`visit_json`] do.
+    fn visit(&self, hash: &mut ContentHash, f: impl FnMut(usize, Value) -> Result<(), DataError>) -> Result<(), DataError> {
+        if self.array {
+            visit_json(&self.path, self.name, hash, f)
+        } else {
+            visit_jsonl(&self.path, self.name, hash, f)
+        }
+    }
+}
+
+/// Loads `DIR/conversations.jsonl` and `DIR/survey.jsonl` (or their `.json` array forms) as
+/// benchmark pairs (see the module docs). `subsets` may name [`PRISM_SUBSET`] (or be empty);
+/// `source` becomes the dataset's `source`.
 ///
 /// # Errors
-/// [`DataError::BadSpec`] when `dir` is not a directory; [`DataError::Io`] for a missing file;
+/// [`DataError::BadSpec`] when `dir` is not a directory or holds both forms of a file;
+/// [`DataError::Io`] for a missing file;
 /// [`DataError::NoData`] when no conversation gives a pair; and every row error, naming the
 /// file, 1-based line and field.
 pub fn load_prism(dir: &Path, subsets: &[String], source: &str) -> Result<Dataset, DataError> {
@@ -372,27 +437,11 @@ pub fn load_prism(dir: &Path, subsets: &[String], source: &str) -> Result<Datase
     }
     select_subsets(source, subsets, &[PRISM_SUBSET.to_string()])?;
     let mut hash = ContentHash::new();
-    let path_of = |name: &str| -> Result<std::path::PathBuf, DataError> {
-        let path = dir.join(name);
-        if path.is_file() {
-            return Ok(path);
-        }
-        Err(DataError::Io {
-            file: path.display().to_string(),
-            source: std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                format!(
-                    "required PRISM file is missing (prism:DIR needs {CONVERSATIONS_FILE} and {SURVEY_FILE} from \
-                     HannahRoseKirk/prism-alignment)"
-                ),
-            ),
-        })
-    };
-    let survey_path = path_of(SURVEY_FILE)?;
-    let conversations_path = path_of(CONVERSATIONS_FILE)?;
-    let survey_file = survey_path.display().to_string();
+    let survey = PrismFile::find(dir, SURVEY_FILE, SURVEY_ARRAY_FILE, source)?;
+    let conversations = PrismFile::find(dir, CONVERSATIONS_FILE, CONVERSATIONS_ARRAY_FILE, source)?;
+    let survey_file = survey.path.display().to_string();
     let mut users: HashMap<String, SurveyUser> = HashMap::new();
-    visit_jsonl(&survey_path, SURVEY_FILE, &mut hash, |row, v| {
+    survey.visit(&mut hash, |row, v| {
         let ctx = RowCtx {
             file: &survey_file,
             row,
@@ -401,26 +450,34 @@ pub fn load_prism(dir: &Path, subsets: &[String], source: &str) -> Result<Datase
         if let Some(first) = users.get(&user_id) {
             return Err(ctx.invalid(
                 "user_id",
-                format!("is {user_id:?}, as on line {}; the survey has one line per user: remove one of the two", first.row),
+                format!("is {user_id:?}, as in row {}; the survey has one row per user: remove one of the two", first.row),
             ));
         }
         users.insert(user_id, SurveyUser { profile, row });
         Ok(())
     })?;
-    let file = conversations_path.display().to_string();
+    let file = conversations.path.display().to_string();
     let mut rows = Vec::new();
-    visit_jsonl(
-        &conversations_path,
-        CONVERSATIONS_FILE,
+    let mut conversation_rows: HashMap<String, usize> = HashMap::new();
+    conversations.visit(
         &mut hash,
         |row, v| {
             let ctx = RowCtx { file: &file, row };
             let c = conversation(&v, ctx)?;
+            if let Some(first) = conversation_rows.insert(c.conversation_id.clone(), row) {
+                return Err(ctx.invalid(
+                    "conversation_id",
+                    format!(
+                        "is {:?}, as in row {first}; each conversation is one row (its turns are in conversation_history): remove one of the two",
+                        c.conversation_id
+                    ),
+                ));
+            }
             let user = users.get(&c.user_id).ok_or_else(|| {
             ctx.invalid(
                 "user_id",
                 format!(
-                    "is {:?}, which has no line in {survey_file}; the profile comes from the user's survey line: use the survey.jsonl released with these conversations",
+                    "is {:?}, which has no row in {survey_file}; the profile comes from the user's survey row: use the survey released with these conversations",
                     c.user_id
                 ),
             )

@@ -333,7 +333,7 @@ fn malformed_conversations_name_file_line_and_field() {
     assert_eq!(
         err,
         format!(
-            "{}: row 2: field `user_id` is \"user9\", which has no line in {survey}; the profile comes from the user's survey line: use the survey.jsonl released with these conversations",
+            "{}: row 2: field `user_id` is \"user9\", which has no row in {survey}; the profile comes from the user's survey row: use the survey released with these conversations",
             tmp.path().join("conversations.jsonl").display()
         )
     );
@@ -347,7 +347,7 @@ fn malformed_survey_lines_name_file_line_and_field() {
         .unwrap()
         .remove("self_description");
     let cases = [
-        (survey_user("user0"), "field `user_id` is \"user0\", as on line 1; the survey has one line per user: remove one of the two"),
+        (survey_user("user0"), "field `user_id` is \"user0\", as in row 1; the survey has one row per user: remove one of the two"),
         (no_description, "required field `self_description` is missing or null; add it or remove the row"),
         (
             json!({"user_id": "user1", "stated_prefs": [1, 2], "self_description": null, "system_string": null}),
@@ -431,4 +431,69 @@ fn missing_files_and_bad_dirs_are_explained() {
     );
     let err = load("prism:/no/such/dir", &[]).unwrap_err().to_string();
     assert!(err.starts_with("spec `prism:/no/such/dir`: `/no/such/dir` is not a directory; prism:DIR takes the folder holding conversations.jsonl and survey.jsonl"), "{err}");
+}
+
+/// A conversation given twice is named by its source field `conversation_id` and both rows, not
+/// by the derived example id (`g-t0-1`) that would repeat.
+#[test]
+fn a_repeated_conversation_is_named_by_conversation_id() {
+    let (err, file) = conversation_error(good());
+    assert_eq!(
+        err,
+        format!(
+            "{file}: row 2: field `conversation_id` is \"g\", as in row 1; each conversation is one row (its turns are in conversation_history): remove one of the two"
+        )
+    );
+}
+
+/// The fixture's rows as one JSON array each (`survey.json`, `conversations.json`) load to the
+/// same examples as the released JSON-lines files; the hash covers the files read, under their
+/// names. A `.jsonl` holding an array is refused with advice (rename to `.json`) that works.
+#[test]
+fn json_array_files_stand_in_for_the_jsonl_ones() {
+    let src = fixture("prism");
+    let tmp = tempfile::tempdir().unwrap();
+    let as_array = |name: &str| -> String {
+        let text = std::fs::read_to_string(src.join(name)).unwrap();
+        let rows: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        serde_json::to_string_pretty(&rows).unwrap()
+    };
+    // First the mistake: arrays under the .jsonl names.
+    std::fs::write(tmp.path().join("survey.jsonl"), as_array("survey.jsonl")).unwrap();
+    std::fs::write(tmp.path().join("conversations.jsonl"), as_array("conversations.jsonl")).unwrap();
+    let err = load(&spec(tmp.path()), &[]).unwrap_err().to_string();
+    assert!(err.contains("survey.jsonl") && err.contains("rename the file to .json"), "{err}");
+    // Following the advice, for both files.
+    for name in ["survey", "conversations"] {
+        std::fs::rename(tmp.path().join(format!("{name}.jsonl")), tmp.path().join(format!("{name}.json"))).unwrap();
+    }
+    let data = load(&spec(tmp.path()), &[]).unwrap();
+    assert_eq!(data.examples, expected());
+    assert_eq!(
+        data.hash,
+        expected_hash(&[
+            ("survey.json", &tmp.path().join("survey.json")),
+            ("conversations.json", &tmp.path().join("conversations.json"))
+        ])
+    );
+    // Row numbers of an array are its elements, 1-based.
+    let mut rows: Vec<Value> = serde_json::from_str(&as_array("conversations.jsonl")).unwrap();
+    rows.push(rows[0].clone());
+    std::fs::write(tmp.path().join("conversations.json"), serde_json::to_string(&rows).unwrap()).unwrap();
+    let err = load(&spec(tmp.path()), &[]).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        format!(
+            "{}: row {}: field `conversation_id` is \"c0\", as in row 1; each conversation is one row (its turns are in conversation_history): remove one of the two",
+            tmp.path().join("conversations.json").display(),
+            rows.len()
+        )
+    );
+    // Both forms of one file: which is meant cannot be told.
+    std::fs::write(tmp.path().join("survey.jsonl"), std::fs::read_to_string(src.join("survey.jsonl")).unwrap()).unwrap();
+    let err = load(&spec(tmp.path()), &[]).unwrap_err().to_string();
+    assert!(
+        err.contains(&format!("`{}` holds both survey.jsonl and survey.json; prism:DIR reads one of the two", tmp.path().display())),
+        "{err}"
+    );
 }
