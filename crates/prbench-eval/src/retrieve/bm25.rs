@@ -1,7 +1,10 @@
-//! BM25 over one user's profile, through the `bm25` crate (2.3; its `Embedder` computes the
-//! per-document term weights and its `Scorer` the idf and the sum).
+//! BM25 over one user's profile, computed as the `bm25` crate (2.3) computes it, over interned
+//! token ids: the crate's `Embedder` hashes every token string of every post and keeps a hash
+//! map of counts per post and an inverted index, where only the question's tokens count. The
+//! scores are the crate's, bit for bit (tested against it on every text of the sample, P-Soups
+//! and a synthetic set, ties included).
 //!
-//! # Formula (as the crate computes it, in f32)
+//! # Formula (as the crate computes it, in f32, in this order)
 //!
 //! For a question `q` and a post `d` of a profile of `N` posts:
 //!
@@ -18,6 +21,10 @@
 //! - The idf is the Lucene form `ln(1 + …)`, always positive; `rank_bm25`'s `BM25Okapi` uses
 //!   `ln((N − n + 0.5)/(n + 0.5))` with a floor instead, so absolute scores differ from LaMP's.
 //! - k1 = 1.2, b = 0.75 by default ([`Bm25Retriever::default`]).
+//! - In f32 as the crate writes it: `avgdl = (Σ|d| as f64 / N as f64) as f32`;
+//!   `tf·(k1 + 1) / (tf + k1·((1 − b) + b·(|d| / avgdl)))`;
+//!   `ln(1 + ((N − n) + 0.5) / (n + 0.5))`; the sum accumulated in f32 in the question's token
+//!   order, a token absent from `d` adding `idf·0`.
 //!
 //! # Tokenization (the crate's `DefaultTokenizer`, English, fixed)
 //!
@@ -27,19 +34,15 @@
 //! 4. drop English stop words (NLTK's list);
 //! 5. stem each word with the Snowball English (Porter2) stemmer (`drums` → `drum`).
 //!
-//! Tokens are hashed to 64-bit ids (`fxhash`) inside the crate; a collision between two distinct
-//! tokens of one profile is possible in principle and would merge their counts (negligible at
-//! 64 bits).
+//! Tokens are interned per thread ([`super::bm25_tokens`]): two tokens are the same term when
+//! their stems are equal strings. The crate compares 64-bit `fxhash` values of the strings
+//! instead, so it would merge two distinct stems of one profile whose hashes collide; no such
+//! collision occurs on the texts the equality test covers.
 
-use std::collections::HashMap;
-
-use ::bm25::{EmbedderBuilder, Scorer, Tokenizer};
-#[cfg(test)]
-use ::bm25::{DefaultTokenizer, Language};
 use prbench_data::Example;
 use rayon::prelude::*;
 
-use super::bm25_tokens::CachedTokenizer;
+use super::bm25_tokens::{tokenize, with_vocab};
 use super::{Ranking, Retriever};
 use crate::error::EvalError;
 
@@ -58,42 +61,19 @@ impl Default for Bm25Retriever {
     }
 }
 
-/// The crate's own English tokenizer: the reference [`CachedTokenizer`] is tested against.
+/// The crate's own English tokenizer: the reference the interned tokens are tested against.
 #[cfg(test)]
-pub(super) fn crate_tokenizer() -> DefaultTokenizer {
-    DefaultTokenizer::builder()
-        .language_mode(Language::English)
+pub(super) fn crate_tokenizer() -> ::bm25::DefaultTokenizer {
+    ::bm25::DefaultTokenizer::builder()
+        .language_mode(::bm25::Language::English)
         .normalization(true)
         .stopwords(true)
         .stemming(true)
         .build()
 }
 
-/// [`CachedTokenizer`] with each post's tokens computed once: the crate tokenizes every
-/// document twice (once to fit `avgdl`, once to embed it), and tokenizing (Snowball stemming
-/// above all) is most of BM25's cost. Texts not in the map (the question) are tokenized on the
-/// spot.
-struct Pretokenized<'a> {
-    inner: CachedTokenizer,
-    known: HashMap<&'a str, Vec<String>>,
-}
-
-impl<'a> Pretokenized<'a> {
-    fn new(posts: &[&'a str]) -> Self {
-        let inner = CachedTokenizer;
-        let known = posts.iter().map(|&p| (p, inner.tokenize(p))).collect();
-        Self { inner, known }
-    }
-}
-
-impl Tokenizer for Pretokenized<'_> {
-    fn tokenize(&self, input_text: &str) -> Vec<String> {
-        match self.known.get(input_text) {
-            Some(tokens) => tokens.clone(),
-            None => self.inner.tokenize(input_text),
-        }
-    }
-}
+/// The crate's `avgdl` when the corpus has no tokens.
+const FALLBACK_AVGDL: f32 = 256.0;
 
 impl Bm25Retriever {
     /// A retriever with the given parameters.
@@ -103,25 +83,75 @@ impl Bm25Retriever {
 
     /// The tokens BM25 sees for `text` (see the module docs), in text order.
     pub fn tokenize(text: &str) -> Vec<String> {
-        CachedTokenizer.tokenize(text)
+        tokenize(text)
     }
 
     /// BM25 score of each of `posts` (one user's whole profile, which is also the corpus) for
-    /// `question`, in input order.
+    /// `question`, in input order (see the module docs for the formula).
     pub fn score_posts(&self, question: &str, posts: &[&str]) -> Vec<f64> {
         if posts.is_empty() {
             return Vec::new();
         }
-        let embedder = EmbedderBuilder::<u64, Pretokenized<'_>>::with_tokenizer_and_fit_to_corpus(Pretokenized::new(posts), posts)
-            .k1(self.k1)
-            .b(self.b)
-            .build();
-        let mut scorer = Scorer::<usize, u64>::new();
-        for (i, p) in posts.iter().enumerate() {
-            scorer.upsert(&i, embedder.embed(p));
-        }
-        let query = embedder.embed(question);
-        (0..posts.len()).map(|i| f64::from(scorer.score(&i, &query).unwrap_or(0.0))).collect()
+        with_vocab(|vocab| {
+            vocab.trim();
+            let query = vocab.token_ids(question);
+            if query.is_empty() {
+                return vec![0.0; posts.len()];
+            }
+            // The question's distinct tokens; only their counts in each post matter.
+            let mut terms = query.clone();
+            terms.sort_unstable();
+            terms.dedup();
+            let slots: Vec<usize> = query.iter().map(|t| terms.binary_search(t).expect("a query term")).collect();
+            let (lo, hi) = (terms[0], terms[terms.len() - 1]);
+            let width = terms.len();
+            // tf[i * width + s]: occurrences of term s in post i; lens[i]: tokens in post i.
+            let mut tf = vec![0u32; posts.len() * width];
+            let mut lens = Vec::with_capacity(posts.len());
+            for (i, post) in posts.iter().enumerate() {
+                let counts = &mut tf[i * width..(i + 1) * width];
+                let mut len = 0usize;
+                vocab.for_each_token(post, |id| {
+                    len += 1;
+                    if (lo..=hi).contains(&id) {
+                        if let Ok(s) = terms.binary_search(&id) {
+                            counts[s] += 1;
+                        }
+                    }
+                });
+                lens.push(len);
+            }
+            let n = posts.len();
+            let total: u64 = lens.iter().map(|&l| l as u64).sum();
+            let avgdl = match (total as f64 / n as f64) as f32 {
+                a if a <= 0.0 => FALLBACK_AVGDL,
+                a => a,
+            };
+            let idf: Vec<f32> = (0..width)
+                .map(|s| {
+                    let df = (0..n).filter(|&i| tf[i * width + s] > 0).count() as f32;
+                    (1f32 + ((n as f32 - df + 0.5) / (df + 0.5))).ln()
+                })
+                .collect();
+            let (k1, b) = (self.k1, self.b);
+            (0..n)
+                .map(|i| {
+                    let length = k1 * (1.0 - b + b * (lens[i] as f32 / avgdl));
+                    let mut score = 0f32;
+                    for &s in &slots {
+                        let count = tf[i * width + s];
+                        let weight = if count == 0 {
+                            0f32
+                        } else {
+                            let t = count as f32;
+                            t * (k1 + 1.0) / (t + length)
+                        };
+                        score += idf[s] * weight;
+                    }
+                    f64::from(score)
+                })
+                .collect()
+        })
     }
 }
 
@@ -148,7 +178,84 @@ impl Retriever for Bm25Retriever {
 
 #[cfg(test)]
 mod tests {
+    use ::bm25::{DefaultTokenizer, EmbedderBuilder, Scorer};
+
     use super::*;
+
+    /// The `bm25` crate's scores (what prbench used before scoring itself): its `Embedder`
+    /// fitted to the posts with its own tokenizer, its `Scorer` over 64-bit token hashes.
+    fn crate_scores(k1: f32, b: f32, question: &str, posts: &[&str]) -> Vec<f64> {
+        if posts.is_empty() {
+            return Vec::new();
+        }
+        let embedder = EmbedderBuilder::<u64, DefaultTokenizer>::with_tokenizer_and_fit_to_corpus(crate_tokenizer(), posts).k1(k1).b(b).build();
+        let mut scorer = Scorer::<usize, u64>::new();
+        for (i, p) in posts.iter().enumerate() {
+            scorer.upsert(&i, embedder.embed(p));
+        }
+        let query = embedder.embed(question);
+        (0..posts.len()).map(|i| f64::from(scorer.score(&i, &query).unwrap_or(0.0))).collect()
+    }
+
+    fn assert_same_as_crate(k1: f32, b: f32, question: &str, posts: &[&str]) {
+        let ours = Bm25Retriever::new(k1, b).score_posts(question, posts);
+        let theirs = crate_scores(k1, b, question, posts);
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&ours), bits(&theirs), "k1 {k1}, b {b}, question {question:?}: {ours:?} vs {theirs:?}");
+    }
+
+    /// Bit-identical scores on hand-made profiles: ties (equal and empty posts, posts of stop
+    /// words only), repeated question tokens, a question of stop words only, question tokens in
+    /// no post, one-post profiles, and non-ASCII text.
+    #[test]
+    fn scores_equal_the_crates_on_varied_texts() {
+        let cases: [(&str, &[&str]); 9] = [
+            ("Jazz guitar?", &["The drum.", "Jazz guitar, guitar.", "Drums, drums!", "Piano and jazz"]),
+            ("jazz jazz JAZZ piano", &["jazz", "jazz", "piano piano piano", "", "the and of", "Jazz piano, jazz piano."]),
+            ("the and of", &["jazz", "the"]),
+            ("violin", &["jazz guitar", "drum"]),
+            ("guitar", &["guitar"]),
+            ("café naïve Über", &["Cafe naive uber", "Café, café!", "über alles", "日本語 text"]),
+            ("running runner runs", &["I run daily", "Runners running", "ran", "run run run run run run"]),
+            ("", &["something", "else"]),
+            ("U.S.A. e.g. 3.14 don't", &["usa eg 3.14", "U.S.A. don't", "don't stop", "3.14 3.14"]),
+        ];
+        for (k1, b) in [(1.2, 0.75), (0.5, 0.3), (2.0, 1.0), (1.5, 0.0)] {
+            for (q, posts) in cases {
+                assert_same_as_crate(k1, b, q, posts);
+            }
+        }
+    }
+
+    /// Bit-identical scores, hence identical rankings, on every example of the bundled sample,
+    /// P-Soups when present and a small synthetic benchmark, each question against its own
+    /// profile; and every text of those sets as a question against the first profile.
+    #[test]
+    fn scores_equal_the_crates_on_real_profiles() {
+        let repo = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut sets = vec![prbench_data::load(repo.join("data/sample").to_str().unwrap(), &[]).unwrap()];
+        let psoups = repo.join("../shared/data/alignx-psoups");
+        if psoups.is_dir() {
+            sets.push(prbench_data::load(&format!("psoups:{}", psoups.display()), &[]).unwrap());
+        }
+        let dir = tempfile::tempdir().unwrap();
+        prbench_data::synthetic::write_synthetic(dir.path(), &prbench_data::synthetic::SyntheticSpec::scaled(5, 0.01)).unwrap();
+        sets.push(prbench_data::load(dir.path().to_str().unwrap(), &[]).unwrap());
+        let mut compared = 0;
+        for data in &sets {
+            for ex in &data.examples {
+                let posts: Vec<&str> = ex.profile.iter().map(|p| p.text.as_str()).collect();
+                assert_same_as_crate(1.2, 0.75, &ex.question, &posts);
+                compared += 1;
+            }
+        }
+        assert!(compared > 20, "{compared} profiles");
+        let first = &sets[0].examples[0];
+        let posts: Vec<&str> = first.profile.iter().map(|p| p.text.as_str()).collect();
+        for q in super::super::bm25_tokens::test_texts().iter().step_by(7) {
+            assert_same_as_crate(1.2, 0.75, q, &posts);
+        }
+    }
 
     #[test]
     fn tokenizer_folds_case_drops_stop_words_and_stems() {
