@@ -11,7 +11,9 @@
 //! - the file is inspectable with the `sqlite3` shell, which researchers have.
 //!
 //! The cache lives at `<out>/cache.sqlite` by default (`--cache PATH`, `--no-cache`).
-//! Control baselines are never cached ([`prbench_models::Judge::cacheable`]).
+//! Control baselines make no cached calls ([`prbench_models::Judge::cacheable`]); their rows
+//! are stored whole, per data, items, condition, seed, bootstrap settings and build
+//! ([`crate::controls::cache`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -46,6 +48,9 @@ pub enum EntryKind {
     /// Next-token log-probabilities of candidate strings (the Best-of-N rubric judge in
     /// logprob mode), keyed by scorer, candidates and rendered prompt.
     NextToken,
+    /// A run's control-baseline rows, keyed by what they are computed from
+    /// ([`crate::controls::cache::rows_key`]).
+    BaselineRows,
 }
 
 impl EntryKind {
@@ -56,6 +61,7 @@ impl EntryKind {
             EntryKind::Embedding => "embedding",
             EntryKind::Generation => "generation",
             EntryKind::NextToken => "next-token",
+            EntryKind::BaselineRows => "baseline-rows",
         }
     }
 }

@@ -15,6 +15,7 @@
 pub mod cache;
 pub mod cached_scorer;
 pub mod condition;
+pub mod controls;
 pub mod error;
 pub mod evaluation;
 pub mod leakage;

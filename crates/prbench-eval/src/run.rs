@@ -2,6 +2,7 @@
 //! items, then `runs/<run-id>/{manifest.json, outcomes.jsonl, summary.json, summary.md}`
 //! (DESIGN.md, files a run writes).
 
+use std::borrow::Cow;
 use std::fs;
 use std::collections::{HashMap, HashSet};
 use std::io::{BufWriter, Write};
@@ -10,21 +11,21 @@ use std::time::Instant;
 
 use chrono::{DateTime, Utc};
 use prbench_data::{Dataset, Example};
-use prbench_models::baselines::{Baseline, SlotA};
-use rayon::prelude::*;
 use prbench_models::ModelIdentity;
-use prbench_report::{BaselineRow, ProfileReport, RemoteCalls, Summary};
+use prbench_report::{ProfileReport, RemoteCalls, Summary};
 use prbench_stats::bootstrap::BootstrapConfig;
 use prbench_stats::outcome::ItemResult;
 use serde::{Deserialize, Serialize};
 
 use crate::cache::{Cache, CacheCounters, CachedJudge, CachedRewardModel};
 use crate::condition::Condition;
+use crate::controls::cache::{build_fingerprint, rows_key, rows_through_cache, RowsInputs, RowsSource};
+use crate::controls::control_rows;
 use crate::error::EvalError;
 use crate::outcome::{write_jsonl, Outcome};
 use crate::prompt::Prompts;
-use crate::runner::{evaluate_into, Backend, ContextSource, EvalOptions, Reporter, Silent};
-use crate::slots::{assign_slots, slot_key, Slot};
+use crate::runner::{evaluate_into, Backend, ContextSource, EvalOptions, Reporter};
+use crate::slots::{assign_slots, slot_key};
 use crate::summary::{accuracy_rows, both_orders, position};
 
 /// What `manifest.json` records: enough to reproduce the run and to tell two runs apart.
@@ -86,6 +87,11 @@ pub struct Manifest {
     /// Every time a killed run was resumed into this folder, in order (absent when never).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resumed: Vec<Resumption>,
+    /// Where the control baselines' rows came from
+    /// ([`crate::controls::cache::RowsSource::describe`]: computed, stored in the cache, or read
+    /// from it); written with the end time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control_rows: Option<String>,
 }
 
 /// One resumption of an unfinished run (`manifest.json` → `resumed`).
@@ -115,7 +121,8 @@ pub struct RunConfig {
     pub bootstrap: BootstrapConfig,
     /// prbench version and git commit.
     pub code_version: String,
-    /// The run cache; `None` for `--no-cache`. Control baselines are never cached.
+    /// The run cache; `None` for `--no-cache`. Control baselines make no cached calls; their
+    /// rows are stored whole ([`crate::controls::cache`]).
     pub cache: Option<std::sync::Arc<Cache>>,
     /// The folder holds an unfinished run ([`check_resume`] passed) that this run resumes: its
     /// manifest keeps the first start time and gains a [`Resumption`].
@@ -132,6 +139,9 @@ pub struct RunResult {
     pub summary: Summary,
     /// The outcomes written to `outcomes.jsonl`.
     pub outcomes: Vec<Outcome>,
+    /// Where the control baselines' rows came from (the run cache holds them per data, items,
+    /// condition, seed, bootstrap settings and build).
+    pub control_rows: RowsSource,
 }
 
 /// Checks that a run id is a plain folder name: non-empty, ASCII letters, digits, `.`, `_`
@@ -228,17 +238,24 @@ pub fn sample_per_subset(examples: &[Example], n: usize, seed: u64) -> Vec<Examp
 /// with `sample_seed` a random sample of `limit` per subset drawn with that seed
 /// ([`sample_per_subset`]).
 pub fn select_examples(examples: &[Example], limit: Option<usize>, sample_seed: Option<u64>) -> Vec<Example> {
+    selected_examples(examples, limit, sample_seed).into_owned()
+}
+
+/// [`select_examples`], borrowing `examples` when all are evaluated (at full scale they hold
+/// ~100 MB of profile text, which a copy would double).
+pub fn selected_examples(examples: &[Example], limit: Option<usize>, sample_seed: Option<u64>) -> Cow<'_, [Example]> {
     match (limit, sample_seed) {
-        (Some(n), Some(seed)) => sample_per_subset(examples, n, seed),
-        (limit, _) => limit_per_subset(examples, limit),
+        (None, _) => Cow::Borrowed(examples),
+        (Some(n), Some(seed)) => Cow::Owned(sample_per_subset(examples, n, seed)),
+        (limit, None) => Cow::Owned(limit_per_subset(examples, limit)),
     }
 }
 
 impl RunConfig {
     /// The examples of `data` this run evaluates ([`select_examples`]; a sample is drawn with
     /// the run seed).
-    pub fn examples(&self, data: &Dataset) -> Vec<Example> {
-        select_examples(&data.examples, self.limit, self.sample.then_some(self.options.seed))
+    pub fn examples<'d>(&self, data: &'d Dataset) -> Cow<'d, [Example]> {
+        selected_examples(&data.examples, self.limit, self.sample.then_some(self.options.seed))
     }
 
     /// `(limit_per_subset, sample_per_subset)` as manifests and summaries record them.
@@ -281,7 +298,12 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
     // model is evaluated (with a zero-cost model this halves the harness's wall time; next to
     // a local judge they take a few seconds of one core).
     let (model_part, baselines) = std::thread::scope(|scope| {
-        let baselines = scope.spawn(|| run_baselines(&examples, &slots, &cfg.options, &prompts, &cfg.bootstrap));
+        let baselines = scope.spawn(|| {
+            let inputs = RowsInputs { dataset_hash: &data.hash, examples: &examples, options: &cfg.options, bootstrap: &cfg.bootstrap, code_version: &cfg.code_version };
+            // No key without a cache, or when the executable cannot be identified: computed.
+            let key = cfg.cache.as_ref().and_then(|_| build_fingerprint()).map(|build| rows_key(&inputs, &build));
+            rows_through_cache(cfg.cache.as_deref(), key.as_deref(), || control_rows(&examples, &slots, &cfg.options, &cfg.bootstrap))
+        });
         let model_part = (|| -> Result<_, EvalError> {
             let path = cfg.dir.join("outcomes.jsonl");
             let mut w = BufWriter::new(fs::File::create(&path).map_err(io_err(&path))?);
@@ -327,7 +349,7 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
         (model_part, baselines.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
     });
     let (outcomes, wall_seconds, remote, cache) = model_part?;
-    let baselines = baselines?;
+    let (baselines, control_source) = baselines?;
 
     let results: Vec<ItemResult> = outcomes.iter().map(|o| o.result).collect();
     let summary = Summary {
@@ -368,8 +390,9 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
     let md = cfg.dir.join("summary.md");
     fs::write(&md, prbench_report::markdown::render(&summary)).map_err(io_err(&md))?;
     manifest.finished = Some(Utc::now());
+    manifest.control_rows = Some(control_source.describe());
     write_json(&cfg.dir.join("manifest.json"), &manifest)?;
-    Ok(RunResult { dir: cfg.dir.clone(), summary, outcomes })
+    Ok(RunResult { dir: cfg.dir.clone(), summary, outcomes, control_rows: control_source })
 }
 
 /// Posts shown and dropped in a `profile:k` run; `None` under other conditions.
@@ -438,6 +461,7 @@ fn manifest_for(
         started: Utc::now(),
         finished: None,
         resumed: Vec::new(),
+        control_rows: None,
     }
 }
 
@@ -526,44 +550,6 @@ fn same_settings(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Resul
         )));
     }
     Ok(old)
-}
-
-/// Runs the five control baselines (PROTOCOL.md §5) on the same items, slots and condition.
-/// `profile-overlap` reads the whole profile whatever the condition (a lexical control).
-///
-/// # Errors
-/// As [`evaluate_into`].
-pub fn run_baselines(
-    examples: &[Example],
-    slots: &HashMap<String, Slot>,
-    options: &EvalOptions,
-    prompts: &Prompts,
-    boot: &BootstrapConfig,
-) -> Result<Vec<BaselineRow>, EvalError> {
-    let single = EvalOptions { both_orders: false, batch_size: 256, ..options.clone() };
-    let overlap = EvalOptions { context: ContextSource::FullProfile, ..single.clone() };
-    let longer = Baseline::Longer;
-    let shorter = Baseline::Shorter;
-    let random = Baseline::Random { seed: options.seed };
-    let runs: [(Backend<'_>, &EvalOptions, String); 5] = [
-        (Backend::RewardModel(&longer), &single, "answer only".into()),
-        (Backend::RewardModel(&shorter), &single, "answer only".into()),
-        (Backend::RewardModel(&random), &single, "answer only".into()),
-        (Backend::Judge(&SlotA), &single, "slot order only".into()),
-        (Backend::RewardModel(&Baseline::ProfileOverlap), &overlap, "answer + full profile".into()),
-    ];
-    // The five runs are independent and deterministic: run in parallel, rows in the fixed order.
-    runs.into_par_iter()
-        .map(|(backend, opts, sees)| {
-            let mut outcomes = Vec::with_capacity(examples.len());
-            evaluate_into(examples, slots, backend, opts, prompts, &Silent, &mut |b| {
-                outcomes.extend_from_slice(b);
-                Ok(())
-            })?;
-            let results: Vec<ItemResult> = outcomes.iter().map(|o| o.result).collect();
-            Ok(BaselineRow { name: backend.spec(), sees, rows: accuracy_rows(&outcomes, &results, boot) })
-        })
-        .collect()
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> EvalError {

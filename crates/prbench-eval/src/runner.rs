@@ -103,7 +103,7 @@ impl EvalOptions {
     }
 
     /// The context shown for `ex`, with at most `n_posts` profile posts under `profile:k`.
-    fn context_for(&self, ex: &Example, n_posts: Option<usize>) -> Result<Option<String>, EvalError> {
+    pub(crate) fn context_for(&self, ex: &Example, n_posts: Option<usize>) -> Result<Option<String>, EvalError> {
         match self.context {
             ContextSource::Condition => self.condition.context(ex, &self.inputs, n_posts),
             ContextSource::FullProfile => Ok(Some(full_profile_text(ex))),

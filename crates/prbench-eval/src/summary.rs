@@ -17,12 +17,36 @@ use rayon::prelude::*;
 
 use crate::outcome::{judge_result, Outcome};
 
+/// What [`accuracy_rows`] reads of a scored item besides its result: its subset, its user and
+/// whether its input was cut to fit. [`Outcome`]s are such items; so are the control
+/// baselines' items ([`crate::controls`]), which are never cut.
+pub trait RowItem {
+    /// Long subset name.
+    fn subset(&self) -> &str;
+    /// The item's user, when the dataset has user ids.
+    fn user_id(&self) -> Option<&str>;
+    /// Whether tokens of its input were cut to fit the context.
+    fn truncated(&self) -> bool;
+}
+
+impl RowItem for Outcome {
+    fn subset(&self) -> &str {
+        &self.subset
+    }
+    fn user_id(&self) -> Option<&str> {
+        self.user_id.as_deref()
+    }
+    fn truncated(&self) -> bool {
+        self.truncated_tokens > 0
+    }
+}
+
 /// Subsets in first-appearance order of `outcomes`.
-fn subsets(outcomes: &[Outcome]) -> Vec<String> {
+fn subsets<T: RowItem>(outcomes: &[T]) -> Vec<String> {
     let mut seen: Vec<String> = Vec::new();
     for o in outcomes {
-        if !seen.contains(&o.subset) {
-            seen.push(o.subset.clone());
+        if !seen.iter().any(|s| s == o.subset()) {
+            seen.push(o.subset().to_string());
         }
     }
     seen
@@ -30,14 +54,14 @@ fn subsets(outcomes: &[Outcome]) -> Vec<String> {
 
 /// The number of distinct user ids among `outcomes`, or `None` when none carries one (the
 /// bootstrap then resamples examples).
-pub fn user_count(outcomes: &[Outcome]) -> Option<usize> {
-    let users: std::collections::HashSet<&str> = outcomes.iter().filter_map(|o| o.user_id.as_deref()).collect();
+pub fn user_count<T: RowItem>(outcomes: &[T]) -> Option<usize> {
+    let users: std::collections::HashSet<&str> = outcomes.iter().filter_map(|o| o.user_id()).collect();
     (!users.is_empty()).then_some(users.len())
 }
 
 /// The cluster (user) of each outcome when some outcome has a user id: equal ids share a label;
 /// an outcome without one gets a label of its own. `None` when no outcome has a user id.
-fn user_clusters(outcomes: &[Outcome]) -> Option<Vec<usize>> {
+fn user_clusters<T: RowItem>(outcomes: &[T]) -> Option<Vec<usize>> {
     user_count(outcomes)?;
     let mut ids: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let n = outcomes.len();
@@ -45,7 +69,7 @@ fn user_clusters(outcomes: &[Outcome]) -> Option<Vec<usize>> {
         outcomes
             .iter()
             .enumerate()
-            .map(|(i, o)| match o.user_id.as_deref() {
+            .map(|(i, o)| match o.user_id() {
                 // User labels are below n, labels of outcomes without a user from n up.
                 Some(id) => {
                     let next = ids.len();
@@ -60,12 +84,12 @@ fn user_clusters(outcomes: &[Outcome]) -> Option<Vec<usize>> {
 /// One row per subset, then `micro` (stratified) and `macro` (mean of subset accuracies),
 /// from per-item results `results[i]` belonging to `outcomes[i].subset`. CIs resample users
 /// when the outcomes carry user ids (see the module docs), else examples.
-pub fn accuracy_rows(outcomes: &[Outcome], results: &[ItemResult], boot: &BootstrapConfig) -> Vec<AccuracyRow> {
+pub fn accuracy_rows<T: RowItem>(outcomes: &[T], results: &[ItemResult], boot: &BootstrapConfig) -> Vec<AccuracyRow> {
     let clusters = user_clusters(outcomes);
     let names = subsets(outcomes);
-    let strata: Vec<usize> = outcomes.iter().map(|o| names.iter().position(|s| *s == o.subset).expect("listed")).collect();
+    let strata: Vec<usize> = outcomes.iter().map(|o| names.iter().position(|s| s == o.subset()).expect("listed")).collect();
     let truncated = |keep: &dyn Fn(usize) -> bool| {
-        outcomes.iter().enumerate().filter(|(i, o)| keep(*i) && o.truncated_tokens > 0).count()
+        outcomes.iter().enumerate().filter(|(i, o)| keep(*i) && o.truncated()).count()
     };
     // Subset rows are independent (each bootstrap has its own seeded stream): computed in
     // parallel. micro and macro resample the same items with the same seed, so they share one

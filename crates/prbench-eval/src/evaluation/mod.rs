@@ -52,6 +52,7 @@ use prbench_stats::outcome::ItemResult;
 
 use crate::cache::Cache;
 use crate::condition::{Condition, ConditionInputs};
+use crate::controls::cache::RowsSource;
 use crate::planner::Plan;
 use crate::retrieve::Retriever;
 use crate::run::{check_finished, check_resume, create_run_dir, run as run_condition, RunConfig, RunResult};
@@ -179,7 +180,7 @@ impl EvaluationOptions {
 pub struct Evaluation<'d> {
     data: &'d Dataset,
     opts: EvaluationOptions,
-    examples: Vec<Example>,
+    examples: std::borrow::Cow<'d, [Example]>,
     runs: Vec<PlannedRun>,
     matrix_base: Option<String>,
 }
@@ -224,7 +225,7 @@ impl<'d> Evaluation<'d> {
     /// ([`crate::condition::check_oracle_material`]); run folders or matrix files taken by other
     /// runs or commands; an unfinished run to resume without a cache.
     pub fn plan(data: &'d Dataset, opts: EvaluationOptions) -> Result<Self, EvalError> {
-        let examples = crate::run::select_examples(&data.examples, opts.limit, opts.sample.then_some(opts.seed));
+        let examples = crate::run::selected_examples(&data.examples, opts.limit, opts.sample.then_some(opts.seed));
         crate::condition::check_oracle_material(&opts.conditions, &examples, &data.kind)?;
         // The check depends on the condition only through oracle or not: once, with the first
         // condition that is not oracle, fails before any model loads.
@@ -338,6 +339,10 @@ impl<'d> Evaluation<'d> {
                 prepare::write_plans(&cfg.dir.join("planner.jsonl"), &prepared.plans)?;
             }
             let result = run_condition(self.data, backend, &cfg, reporter)?;
+            match &result.control_rows {
+                RowsSource::Hit | RowsSource::Stored(Some(_)) => reporter.note(&format!("condition `{condition}`: control baselines {}", result.control_rows.describe())),
+                RowsSource::Computed | RowsSource::Stored(None) => {}
+            }
             reporter.run_finished(&result);
             let errors = result.outcomes.iter().filter(|o| o.error.is_some()).count();
             let rate = if result.outcomes.is_empty() { 0.0 } else { errors as f64 / result.outcomes.len() as f64 };
