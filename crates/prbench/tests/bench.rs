@@ -7,7 +7,7 @@ mod common;
 use common::{prbench, repo, sample, text};
 
 /// `bench harness` at 0.2% scale: the synthetic benchmark is written (2 + 2 + 2 rows), and the
-/// three workloads run as children, each with a wall time and a peak RSS of its own.
+/// workloads run as children, each with a wall time and a peak RSS of its own.
 #[test]
 fn bench_harness_short_mode() {
     let work = tempfile::tempdir().unwrap();
@@ -18,13 +18,16 @@ fn bench_harness_short_mode() {
     let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
     assert_eq!(v["rows"], 6);
     let loads = v["workloads"].as_array().unwrap();
-    assert_eq!(loads.len(), 3);
+    // load + validate, then each eval with a cold and a warm run cache.
+    assert_eq!(loads.len(), 5);
+    let caches: Vec<&str> = loads.iter().map(|l| l["cache"].as_str().unwrap_or("-")).collect();
+    assert_eq!(caches, ["-", "cold", "warm", "cold", "warm"]);
     for l in loads {
         assert!(l["wall_s_median"].as_f64().unwrap() > 0.0);
         assert!(l["peak_rss_mib"].as_f64().unwrap() > 1.0);
     }
-    // The evals wrote complete runs over all 6 examples.
-    let outcomes = std::fs::read_to_string(work.path().join("harness-runs/harness-2-r0/outcomes.jsonl")).unwrap();
+    // The evals wrote complete runs over all 6 examples (the last one's folder is kept).
+    let outcomes = std::fs::read_to_string(work.path().join("harness-runs/harness-4-r0/outcomes.jsonl")).unwrap();
     assert_eq!(outcomes.lines().count(), 6);
 }
 
@@ -74,7 +77,7 @@ fn bench_all_short_mode() {
     let rows: Vec<&str> = table.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| workload")).collect();
     let count = |needle: &str| rows.iter().filter(|r| r.contains(needle)).count();
     assert!(count("judge prefill, logprob verdict, SmolLM2") == 1 && count("judge generate verdict, SmolLM2") == 1, "{table}");
-    assert_eq!(count("harness, 6 rows"), 3, "{table}");
+    assert_eq!(count("harness, 6 rows"), 5, "{table}");
     let rm = count("scalar RM scoring");
     assert!(rm == 2 || (rm == 1 && count("skipped: ") == 1), "{table}");
     assert!(rows.iter().all(|r| r.ends_with("` |") && r.contains("`prbench bench ")), "every row names its command: {table}");
