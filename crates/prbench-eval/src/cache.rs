@@ -486,6 +486,10 @@ impl RewardModel for CachedRewardModel<'_> {
         self.settings.clone()
     }
 
+    fn training_condition(&self) -> Option<String> {
+        self.inner.training_condition()
+    }
+
     fn call_stats(&self) -> Option<CallStats> {
         self.inner.call_stats()
     }

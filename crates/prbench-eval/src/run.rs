@@ -37,6 +37,12 @@ pub struct Manifest {
     pub code_version: String,
     /// Model under test.
     pub model: ModelIdentity,
+    /// The condition a model prbench trained (`bt:`, `pal:`) was trained under
+    /// ([`prbench_models::RewardModel::training_condition`]); absent for other models and in
+    /// manifests written before it was recorded. When it differs from `condition`, the model
+    /// scored inputs unlike its training data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_training_condition: Option<String>,
     /// Decoding parameters (verdict mode etc.).
     pub decoding: serde_json::Value,
     /// sha256 of prbench's prompt templates (and of the judge recipe, with one).
@@ -285,7 +291,8 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
         Backend::RewardModel(r) => (r.identity(), r.settings()),
     };
     let slots = assign_slots(&data.examples, cfg.options.seed);
-    let mut manifest = manifest_for(data, &examples, &identity, &decoding, cfg, &prompts);
+    let training_condition = backend.training_condition();
+    let mut manifest = manifest_for(data, &examples, &identity, training_condition.as_deref(), &decoding, cfg, &prompts);
     if cfg.resume {
         let old = read_manifest(cfg)?;
         manifest.started = old.started;
@@ -355,6 +362,7 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
     let summary = Summary {
         run_id: cfg.run_id.clone(),
         model: identity.spec.clone(),
+        model_training_condition: training_condition,
         engine: identity.engine.clone(),
         decoding,
         condition: cfg.options.condition.to_string(),
@@ -426,6 +434,7 @@ fn manifest_for(
     data: &Dataset,
     examples: &[Example],
     identity: &ModelIdentity,
+    training_condition: Option<&str>,
     decoding: &serde_json::Value,
     cfg: &RunConfig,
     prompts: &Prompts,
@@ -440,6 +449,7 @@ fn manifest_for(
         run_id: cfg.run_id.clone(),
         code_version: cfg.code_version.clone(),
         model: identity.clone(),
+        model_training_condition: training_condition.map(str::to_string),
         decoding: decoding.clone(),
         template_hash: prompts.hash(),
         judge_recipe: prompts.recipe().map(|r| r.manifest_entry()),
@@ -527,7 +537,7 @@ fn same_settings(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Resul
         Backend::RewardModel(r) => (r.identity(), r.settings()),
     };
     let examples = cfg.examples(data);
-    let new = manifest_for(data, &examples, &identity, &decoding, cfg, &Prompts::with_recipe(cfg.recipe.clone()));
+    let new = manifest_for(data, &examples, &identity, backend.training_condition().as_deref(), &decoding, cfg, &Prompts::with_recipe(cfg.recipe.clone()));
     let both = |on: bool| if on { "--both-orders" } else { "no --both-orders" }.to_string();
     let sample = |n: Option<usize>| n.map_or_else(|| "no --sample".to_string(), |n| format!("--limit {n} --sample"));
     let fields: [(&str, String, String); 11] = [

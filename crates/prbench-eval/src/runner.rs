@@ -60,6 +60,15 @@ impl Backend<'_> {
             Backend::RewardModel(r) => r.identity().spec,
         }
     }
+
+    /// The condition a model prbench trained was trained under
+    /// ([`RewardModel::training_condition`]); `None` for judges and other models.
+    pub fn training_condition(&self) -> Option<String> {
+        match self {
+            Backend::Judge(_) => None,
+            Backend::RewardModel(r) => r.training_condition(),
+        }
+    }
 }
 
 /// Where the context shown to the backend comes from.

@@ -105,6 +105,13 @@ pub trait RewardModel: Send + Sync {
     fn settings(&self) -> serde_json::Value {
         serde_json::Value::Null
     }
+    /// The evaluation condition (`none`, `profile:2`, `oracle`) whose inputs this model was
+    /// trained on, for models prbench trains (`bt:`, `pal:`); recorded in the manifest's
+    /// `model_training_condition` so a run under another condition says so. `None` for models
+    /// trained elsewhere, whose training inputs prbench does not know.
+    fn training_condition(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A pairwise judge: picks slot A or B for each pair.

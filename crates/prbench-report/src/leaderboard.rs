@@ -251,17 +251,23 @@ fn pct_ci(r: Option<&AccuracyRow>) -> String {
     }
 }
 
-/// A run's model as the leaderboard names it: the spec, and the judge recipe when the run used
+/// A run's model as the leaderboard names it: the spec; the judge recipe when the run used
 /// one other than prbench's own (`gguf:… [recipe mt-bench]`, the recipe folder's last name), so
-/// two recipes on one model are two rows that say which is which.
+/// two recipes on one model are two rows that say which is which; and the condition a model
+/// prbench trained was trained under (`bt:m (trained: none)`, manifest.json's
+/// `model_training_condition`), so a row under another condition shows the mismatch.
 fn model_label(spec: &str, manifest: &serde_json::Value) -> String {
-    match manifest["judge_recipe"]["name"].as_str() {
+    let mut label = match manifest["judge_recipe"]["name"].as_str() {
         Some(name) => {
             let short = std::path::Path::new(name).file_name().map_or_else(|| name.to_string(), |n| n.to_string_lossy().into_owned());
             format!("{spec} [recipe {short}]")
         }
         None => spec.to_string(),
+    };
+    if let Some(trained) = manifest["model_training_condition"].as_str() {
+        label.push_str(&format!(" (trained: {trained})"));
     }
+    label
 }
 
 /// The label a table shows for a row's model and condition, with its marks.
@@ -414,7 +420,16 @@ pub fn render(lb: &Leaderboard, format: Format) -> Result<String, serde_json::Er
 
 #[cfg(test)]
 mod tests {
-    use super::{csv_cell, latex_cell, md_cell};
+    use super::{csv_cell, latex_cell, md_cell, model_label};
+
+    #[test]
+    fn a_trained_models_label_names_its_training_condition() {
+        let m = serde_json::json!({ "model_training_condition": "profile:2" });
+        assert_eq!(model_label("bt:runs/m", &m), "bt:runs/m (trained: profile:2)");
+        // Manifests written before the field, and models prbench did not train, have none.
+        assert_eq!(model_label("bt:runs/m", &serde_json::json!({})), "bt:runs/m");
+        assert_eq!(model_label("gguf:j.gguf", &serde_json::json!({ "judge_recipe": { "name": "recipes/mt-bench" } })), "gguf:j.gguf [recipe mt-bench]");
+    }
 
     #[test]
     fn cells_are_escaped_for_each_format() {

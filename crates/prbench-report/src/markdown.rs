@@ -57,6 +57,17 @@ pub fn render(sum: &Summary) -> String {
         );
     }
     let _ = writeln!(s, "- model: `{}` ({})", sum.model, sum.engine);
+    if let Some(trained) = &sum.model_training_condition {
+        let _ = if *trained == sum.condition {
+            writeln!(s, "- trained under condition `{trained}`, the condition of this run")
+        } else {
+            writeln!(
+                s,
+                "- trained under condition `{trained}`, not this run's `{}`: it scored inputs unlike its training data (as an off-the-shelf reward model would)",
+                sum.condition
+            )
+        };
+    }
     if !sum.decoding.is_null() {
         let _ = writeln!(s, "- decoding: `{}`", sum.decoding);
     }
@@ -209,6 +220,7 @@ mod tests {
         Summary {
             run_id: "r1".into(),
             model: "baseline:longer".into(),
+            model_training_condition: None,
             engine: "baseline".into(),
             decoding: serde_json::Value::Null,
             condition: if oracle { "oracle" } else { "none" }.into(),
@@ -261,5 +273,18 @@ mod tests {
         assert!(flagged.contains("Data converted from `psoups`"));
         assert!(flagged.contains("| 4 | 100.0 | 4 | 25.0 | 87.5 |"), "{flagged}");
         assert!(flagged.contains("| `baseline:shorter` | answer only | 37.5 | 37.5 | [25.0, 87.5] | 0 |"), "{flagged}");
+    }
+
+    #[test]
+    fn a_trained_models_condition_is_shown_and_a_mismatch_said() {
+        assert!(!render(&summary(false, "prb")).contains("trained under"), "only for models prbench trained");
+        let trained = |condition: &str, oracle: bool| Summary { model_training_condition: Some(condition.into()), ..summary(oracle, "prb") };
+        let same = render(&trained("none", false));
+        assert!(same.contains("- model: `baseline:longer` (baseline)\n- trained under condition `none`, the condition of this run\n"), "{same}");
+        let other = render(&trained("none", true));
+        assert!(
+            other.contains("- trained under condition `none`, not this run's `oracle`: it scored inputs unlike its training data"),
+            "{other}"
+        );
     }
 }

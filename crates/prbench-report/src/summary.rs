@@ -68,6 +68,10 @@ pub struct Summary {
     pub run_id: String,
     /// Model spec.
     pub model: String,
+    /// The condition a model prbench trained (`bt:`, `pal:`) was trained under, as in
+    /// `manifest.json`; absent for other models and in summaries written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_training_condition: Option<String>,
     /// Engine description.
     pub engine: String,
     /// Decoding parameters (verdict mode etc.).

@@ -199,3 +199,97 @@ fn oracle_training_on_data_without_a_rubric_is_refused() {
     }
 }
 
+
+/// `--max-length` outside what the embedder takes is refused naming the flag and the range
+/// (MiniLM's `config.json` has max_position_embeddings 512; the floor is 4), for `train bt` and
+/// `train pal`, which load the embedder the same way; no model is written.
+#[test]
+fn max_length_out_of_range_names_the_flag_and_the_range() {
+    let emb = default_embedder_dir();
+    if !emb.join("model.safetensors").is_file() {
+        eprintln!("skipping: MiniLM not found at {} (run scripts/fetch-models.sh)", emb.display());
+        return;
+    }
+    let config: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(emb.join("config.json")).unwrap()).unwrap();
+    let positions = config["max_position_embeddings"].as_u64().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let data = fixture();
+    for (command, extra) in [("bt", &[][..]), ("pal", &["--variant", "a", "--k", "2"][..])] {
+        for n in [3, positions + 1] {
+            let n = n.to_string();
+            let mut args = vec!["train", command, "--data", &data, "--pairs", "history", "--out", "m", "--max-length", &n, "--quiet"];
+            args.extend_from_slice(extra);
+            let out = prbench(&args, tmp.path());
+            assert!(!out.status.success(), "train {command} --max-length {n}");
+            let e = text(&out.stderr);
+            assert!(
+                e.contains(&format!(
+                    "--max-length {n} does not fit the embedder in {}: the maximum length must be between 4 and the model's max_position_embeddings ({positions}); pass a value in that range, or leave --max-length out",
+                    emb.display()
+                )),
+                "train {command}: {e}"
+            );
+            assert!(!e.contains("invalid model spec"), "{e}");
+            assert!(!tmp.path().join("m").exists(), "nothing written");
+        }
+    }
+}
+
+/// The condition a BT head was trained under goes into each run's manifest.json
+/// (`model_training_condition`), summary.json and summary.md, and the leaderboard's model label,
+/// so a run under another condition shows it beyond the stderr note. A run folder written
+/// before the field existed still loads (reused by `eval`, listed by `leaderboard`).
+#[test]
+fn the_training_condition_is_recorded_and_shown() {
+    if !default_embedder_dir().join("model.safetensors").is_file() {
+        eprintln!("skipping: MiniLM not found at {} (run scripts/fetch-models.sh)", default_embedder_dir().display());
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let data = fixture();
+    let out = prbench(&["train", "bt", "--data", &data, "--pairs", "history", "--out", "plain", "--epochs", "3", "--hidden", "8", "--quiet"], tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json = |p: &str| -> serde_json::Value { serde_json::from_str(&std::fs::read_to_string(tmp.path().join(p)).unwrap()).unwrap() };
+    let eval = |condition: &str, id: &str| {
+        let out = prbench(&["eval", "--data", &data, "--model", "bt:plain", "--condition", condition, "--run-id", id, "--quiet"], tmp.path());
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stderr)
+    };
+    eval("none", "same");
+    let stderr = eval("profile:2", "other");
+    assert!(stderr.contains("was trained under condition `none`; under `profile:2`"), "{stderr}");
+    for id in ["same", "other"] {
+        assert_eq!(json(&format!("runs/{id}/manifest.json"))["model_training_condition"], "none", "{id}");
+        assert_eq!(json(&format!("runs/{id}/summary.json"))["model_training_condition"], "none", "{id}");
+    }
+    let md = |id: &str| std::fs::read_to_string(tmp.path().join(format!("runs/{id}/summary.md"))).unwrap();
+    assert!(md("same").contains("- trained under condition `none`, the condition of this run\n"), "{}", md("same"));
+    assert!(md("other").contains("- trained under condition `none`, not this run's `profile:2`: it scored inputs unlike its training data"), "{}", md("other"));
+    let board = prbench(&["leaderboard", "runs/same", "runs/other", "--format", "csv"], tmp.path());
+    assert!(board.status.success(), "{}", text(&board.stderr));
+    let csv = text(&board.stdout);
+    let labelled: Vec<&str> = csv.lines().filter(|l| l.starts_with("bt:plain (trained: none),")).collect();
+    assert_eq!(labelled.len(), 2, "{csv}");
+    assert!(labelled.iter().any(|l| l.contains(",profile:2,")) && labelled.iter().any(|l| l.contains(",none,")), "{csv}");
+
+    // A run written before the field: an unfinished one (manifest.json, no summary.json) is
+    // resumed, its manifest read back; a finished one is listed without a training condition.
+    let strip = |file: &str| {
+        let mut v = json(&format!("runs/other/{file}"));
+        v.as_object_mut().unwrap().remove("model_training_condition").expect("written before");
+        std::fs::write(tmp.path().join("runs/other").join(file), serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    };
+    strip("manifest.json");
+    let mut killed = json("runs/other/manifest.json");
+    killed["finished"] = serde_json::Value::Null;
+    std::fs::write(tmp.path().join("runs/other/manifest.json"), serde_json::to_string_pretty(&killed).unwrap()).unwrap();
+    std::fs::remove_file(tmp.path().join("runs/other/summary.json")).unwrap();
+    let out = prbench(&["eval", "--data", &data, "--model", "bt:plain", "--condition", "profile:2", "--run-id", "other"], tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("resuming unfinished run `other`"), "{}", text(&out.stderr));
+    assert_eq!(json("runs/other/manifest.json")["model_training_condition"], "none");
+    strip("manifest.json");
+    strip("summary.json");
+    let csv = text(&prbench(&["leaderboard", "runs/other", "--format", "csv"], tmp.path()).stdout);
+    assert!(csv.lines().any(|l| l.starts_with("bt:plain,profile:2,")), "{csv}");
+}

@@ -233,4 +233,9 @@ impl RewardModel for BtRewardModel {
             dtype: "f32".to_string(),
         }
     }
+
+    /// `bt.json`'s `condition`.
+    fn training_condition(&self) -> Option<String> {
+        Some(self.config().condition.clone())
+    }
 }

@@ -272,7 +272,9 @@ pub fn data_record(req: &PairRequest<'_>, src: &Source) -> DataRecord {
 /// reports it.
 ///
 /// # Errors
-/// [`TrainError::Model`] naming the directory.
+/// [`TrainError::Invalid`] naming `--max-length` when the embedder refuses that token limit (it
+/// must be from 4 to the embedder's `max_position_embeddings`); [`TrainError::Model`] naming the
+/// directory for any other load failure.
 pub fn load_embedder(
     dir: Option<&Path>,
     max_length: Option<usize>,
@@ -281,7 +283,17 @@ pub fn load_embedder(
 ) -> Result<(PathBuf, MiniLmEmbedder), TrainError> {
     let embedder_dir = dir.map(Path::to_path_buf).unwrap_or_else(default_embedder_dir);
     let embedder = MiniLmEmbedder::load_with(&embedder_dir, &EmbedderOptions { max_length, batch_size: Some(embed_batch) })
-        .map_err(|source| TrainError::Model { what: format!("loading the embedder from {}", embedder_dir.display()), source })?;
+        .map_err(|source| match (&source, max_length) {
+            // The embedder names the limit it refuses as a spec (`max_length=3`); the user gave
+            // it as a flag.
+            (ModelError::Spec { spec, reason }, Some(n)) if *spec == format!("max_length={n}") => {
+                TrainError::Invalid(format!(
+                    "--max-length {n} does not fit the embedder in {}: {reason}; pass a value in that range, or leave --max-length out to use the embedder's own limit",
+                    embedder_dir.display()
+                ))
+            }
+            _ => TrainError::Model { what: format!("loading the embedder from {}", embedder_dir.display()), source },
+        })?;
     reporter.progress(&format!(
         "embedder: {} (sha256 {}…), dim {}, max length {} tokens",
         embedder_dir.display(),

@@ -588,4 +588,9 @@ impl RewardModel for PalRewardModel {
             "adapted_sha256": self.adapted_sha256(),
         })
     }
+
+    /// `pal.json`'s `condition`.
+    fn training_condition(&self) -> Option<String> {
+        Some(self.config.condition.clone())
+    }
 }
