@@ -131,7 +131,7 @@ fn store(rows: &[BaselineRow]) -> Vec<StoredRow> {
                 .iter()
                 .map(|a| StoredAccuracy {
                     label: a.label.clone(),
-                    tally: a.tally.clone(),
+                    tally: a.tally,
                     truncated: a.truncated,
                     strict: bits(a.strict),
                     strict_ci: a.strict_ci.map(|[lo, hi]| [lo.to_bits(), hi.to_bits()]),

@@ -88,6 +88,7 @@ pub fn rank_profiles(
 ///
 /// # Errors
 /// A retriever or planner that cannot be loaded; a leak in a planner prompt; cache failures.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn prepare(
     retriever: Option<&str>,
     planner: &PlannerOptions,
@@ -246,14 +247,17 @@ fn chain(e: &dyn std::error::Error) -> String {
     s
 }
 
-/// Planner quality with the engines' quality embedder (through the cache when there is one):
-/// (mean over examples with a plan, mean counting the others as 0, note).
+/// The planner's quality: mean over examples with a plan, mean counting the others as 0, and
+/// a note.
+type Quality = (Option<f64>, Option<f64>, Option<String>);
+
+/// Planner quality with the engines' quality embedder (through the cache when there is one).
 fn planner_quality(
     examples: &[Example],
     plans: &[Plan],
     cache: Option<&Arc<Cache>>,
     engines: &dyn Engines,
-) -> Result<(Option<f64>, Option<f64>, Option<String>), EvalError> {
+) -> Result<Quality, EvalError> {
     let embedder: Arc<dyn Embedder> = engines.quality_embedder().map_err(EvalError::Engine)?;
     let cached;
     let e: &dyn Embedder = match cache {
