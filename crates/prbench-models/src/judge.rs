@@ -4,7 +4,7 @@
 
 use crate::error::ModelError;
 use crate::io::{ChatPrompt, ChatRequest, ChatResponse, JudgeRequest, TokenStats};
-use crate::traits::{Generator, ItemDone, Judge, ModelIdentity, NextTokenScorer};
+use crate::traits::{each_with_fallback, Generator, ItemDone, Judge, ModelIdentity, NextTokenScorer};
 use crate::verdict::{Choice, Verdict};
 use crate::verdict_reader::{RatingReader, VerdictReader};
 
@@ -15,7 +15,8 @@ pub const RESULT_PREFIX: &str = "Result:";
 pub const SLOT_TOKENS: [&str; 2] = [" A", " B"];
 
 /// Logprob verdict: renders the judge prompt plus `Result:` in the assistant turn and reads the
-/// next-token log-probabilities of ` A` and ` B` in one forward pass. p_A = softmax over the
+/// next-token log-probabilities of ` A` and ` B` in one forward pass (items of one call go to
+/// the scorer together, so a common prefix can be decoded once). p_A = softmax over the
 /// two; margin = log p(A) − log p(B). Deterministic; never unparsed. Exactly equal
 /// log-probabilities give [`Choice::Tie`].
 pub struct LogprobJudge<S> {
@@ -53,49 +54,49 @@ pub fn two_way_p_a(logp_a: f32, logp_b: f32) -> f32 {
     (1.0 / (1.0 + (-m).exp())) as f32
 }
 
-impl<S: NextTokenScorer> LogprobJudge<S> {
-    fn judge_one(&self, item: &JudgeRequest) -> Result<Verdict, ModelError> {
-        let prompt = self.primed(item);
-        let candidates = [self.candidates[0].as_str(), self.candidates[1].as_str()];
-        let (lp, tokens) = self.scorer.next_token_logprobs(&prompt, &candidates)?;
-        let (la, lb) = (lp[0], lp[1]);
-        let margin = la - lb;
-        let choice = if margin > 0.0 {
-            Choice::A
-        } else if margin < 0.0 {
-            Choice::B
-        } else {
-            Choice::Tie
-        };
-        Ok(Verdict {
-            choice,
-            p_a: Some(two_way_p_a(la, lb)),
-            margin: Some(margin),
-            raw: format!("logp(A)={la:.4} logp(B)={lb:.4}"),
-            tokens,
-        })
-    }
+/// The logprob verdict from log p(A) and log p(B) (`logprobs`, natural logs, A's first).
+fn logprob_verdict(logprobs: &[f32], tokens: TokenStats) -> Result<Verdict, ModelError> {
+    let &[la, lb] = logprobs else {
+        return Err(ModelError::Engine(format!("the scorer returned {} log-probabilities for 2 candidates", logprobs.len())));
+    };
+    let margin = la - lb;
+    let choice = if margin > 0.0 {
+        Choice::A
+    } else if margin < 0.0 {
+        Choice::B
+    } else {
+        Choice::Tie
+    };
+    Ok(Verdict {
+        choice,
+        p_a: Some(two_way_p_a(la, lb)),
+        margin: Some(margin),
+        raw: format!("logp(A)={la:.4} logp(B)={lb:.4}"),
+        tokens,
+    })
 }
 
 impl<S: NextTokenScorer> Judge for LogprobJudge<S> {
+    /// One call of the scorer's [`NextTokenScorer::next_token_logprobs_many`] over all items,
+    /// so an engine that shares common prefixes (the GGUF engine) decodes the two orders of a
+    /// pair — adjacent requests with the same system prompt, context and question — with that
+    /// prefix once.
     fn judge(&self, items: &[JudgeRequest]) -> Result<Vec<Verdict>, ModelError> {
-        items.iter().map(|item| self.judge_one(item)).collect()
+        let prompts: Vec<ChatPrompt> = items.iter().map(|item| self.primed(item)).collect();
+        let refs: Vec<&ChatPrompt> = prompts.iter().collect();
+        let candidates = [self.candidates[0].as_str(), self.candidates[1].as_str()];
+        let scored = self.scorer.next_token_logprobs_many(&refs, &candidates)?;
+        if scored.len() != items.len() {
+            return Err(ModelError::Engine(format!("the scorer returned {} results for {} prompts", scored.len(), items.len())));
+        }
+        scored.into_iter().map(|(lp, tokens)| logprob_verdict(&lp, tokens)).collect()
     }
 
-    /// One forward pass per item, so each verdict is handed to `done` (and a failure stays that
-    /// item's) as soon as it exists.
+    /// [`Judge::judge`] on the whole slice (so prefixes are shared across it); verdicts go to
+    /// `done` when the slice is scored. If the call fails, each item is judged alone, so a
+    /// failure stays that item's ([`each_with_fallback`]).
     fn judge_each(&self, items: &[JudgeRequest], done: ItemDone<'_, Verdict>) -> Vec<Result<Verdict, ModelError>> {
-        items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| {
-                let r = self.judge_one(item);
-                if let Ok(v) = &r {
-                    done(i, v);
-                }
-                r
-            })
-            .collect()
+        each_with_fallback(items, done, |xs| self.judge(xs))
     }
 
     /// Over the window by the prompt with the prefix the verdict is read after.

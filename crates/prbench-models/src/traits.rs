@@ -200,6 +200,22 @@ pub trait NextTokenScorer: Send + Sync {
         prompt: &ChatPrompt,
         candidates: &[&str],
     ) -> Result<(Vec<f32>, TokenStats), ModelError>;
+    /// [`Self::next_token_logprobs`] for each of `prompts`, in order: one `(log-probabilities
+    /// [candidates.len()], TokenStats)` per prompt. Engines that can share work between
+    /// prompts override it (the GGUF engine decodes a common token prefix once, e.g. the two
+    /// orders of one judge pair); an override must agree with scoring each prompt alone up to
+    /// floating-point summation order, and report each prompt's full length as its
+    /// `input_tokens`. The default scores each prompt alone.
+    ///
+    /// # Errors
+    /// As [`Self::next_token_logprobs`]; the first failing prompt fails the whole call.
+    fn next_token_logprobs_many(
+        &self,
+        prompts: &[&ChatPrompt],
+        candidates: &[&str],
+    ) -> Result<Vec<(Vec<f32>, TokenStats)>, ModelError> {
+        prompts.iter().map(|p| self.next_token_logprobs(p, candidates)).collect()
+    }
     /// How many tokens `prompt` (rendered as this engine feeds it) plus `reserve` more
     /// (tokens to generate) is over the context window (0 when it fits); `None` when the engine
     /// cannot tell.
@@ -218,6 +234,9 @@ pub trait NextTokenScorer: Send + Sync {
 impl<T: NextTokenScorer + ?Sized> NextTokenScorer for &T {
     fn next_token_logprobs(&self, prompt: &ChatPrompt, candidates: &[&str]) -> Result<(Vec<f32>, TokenStats), ModelError> {
         (**self).next_token_logprobs(prompt, candidates)
+    }
+    fn next_token_logprobs_many(&self, prompts: &[&ChatPrompt], candidates: &[&str]) -> Result<Vec<(Vec<f32>, TokenStats)>, ModelError> {
+        (**self).next_token_logprobs_many(prompts, candidates)
     }
     fn prompt_overflow(&self, prompt: &ChatPrompt, reserve: usize) -> Result<Option<usize>, ModelError> {
         (**self).prompt_overflow(prompt, reserve)

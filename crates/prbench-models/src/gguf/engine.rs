@@ -3,6 +3,7 @@
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -31,12 +32,16 @@ const MAX_BATCH: u32 = 2048;
 /// Smallest KV cache allocated, in tokens.
 const MIN_ALLOC_CTX: u32 = 512;
 
-/// A llama.cpp context of `n_ctx` tokens (logical batch min(`n_ctx`, [`MAX_BATCH`])).
+/// A llama.cpp context of `n_ctx` tokens; logical and physical batch (`n_batch`, `n_ubatch`)
+/// both min(`n_ctx`, [`MAX_BATCH`]), so a prompt that fits one batch is computed in one
+/// micro-batch (by the same kernels whether it is decoded whole or as a shared prefix plus a
+/// suffix; see `gguf/fork.rs`).
 fn new_context<'m>(model: &'m LlamaModel, n_ctx: u32, n_threads: i32) -> Result<LlamaContext<'m>, ModelError> {
     let n = NonZeroU32::new(n_ctx).ok_or_else(|| ModelError::Engine("n_ctx must be > 0".into()))?;
     let params = LlamaContextParams::default()
         .with_n_ctx(Some(n))
         .with_n_batch(n_ctx.min(MAX_BATCH))
+        .with_n_ubatch(n_ctx.min(MAX_BATCH))
         .with_n_threads(n_threads)
         .with_n_threads_batch(n_threads);
     model
@@ -92,6 +97,11 @@ pub struct GgufEngine {
     pub(super) bos: Option<LlamaToken>,
     /// BOS text as the template sees it (`bos_token`); empty when there is none.
     pub(super) bos_text: String,
+    /// Whether `next_token_logprobs_many` decodes a common prefix once ([`Self::share_prefix`]).
+    share_prefix: AtomicBool,
+    /// Prompt tokens not decoded because a shared prefix was reused
+    /// ([`Self::shared_prefix_tokens`]).
+    pub(super) shared_prefix_tokens: AtomicU64,
 }
 
 impl std::fmt::Debug for GgufEngine {
@@ -203,6 +213,8 @@ impl GgufEngine {
             add_bos,
             bos,
             bos_text,
+            share_prefix: AtomicBool::new(opts.share_prefix),
+            shared_prefix_tokens: AtomicU64::new(0),
         })
     }
 
@@ -279,6 +291,26 @@ impl GgufEngine {
             *guard = unsafe { std::mem::transmute::<LlamaContext<'_>, LlamaContext<'static>>(ctx) };
         }
         Ok(CtxGuard(guard))
+    }
+
+    /// Whether [`crate::NextTokenScorer::next_token_logprobs_many`] (the logprob judge's call)
+    /// decodes the common token prefix of consecutive prompts once and each prompt's suffix
+    /// after it (true, the default from [`GgufOptions::share_prefix`]), or scores each
+    /// prompt alone from a cleared cache (false).
+    pub fn share_prefix(&self) -> bool {
+        self.share_prefix.load(Ordering::Relaxed)
+    }
+
+    /// Turns shared-prefix scoring on or off for later calls (e.g. to time both paths on one
+    /// loaded engine). Results are bit-identical either way (`gguf/fork.rs` says how).
+    pub fn set_share_prefix(&self, on: bool) {
+        self.share_prefix.store(on, Ordering::Relaxed);
+    }
+
+    /// Prompt tokens not decoded since load because a shared prefix was reused: for each group
+    /// of n prompts decoded together, (n − 1) × the prefix length.
+    pub fn shared_prefix_tokens(&self) -> u64 {
+        self.shared_prefix_tokens.load(Ordering::Relaxed)
     }
 
     /// Tokens the KV cache currently holds room for (allocated, not the limit

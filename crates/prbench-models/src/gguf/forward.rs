@@ -9,7 +9,7 @@ use crate::error::ModelError;
 use crate::io::{ChatPrompt, TokenStats};
 use crate::traits::{ModelIdentity, NextTokenScorer};
 
-fn engine_err(what: &str, e: impl std::fmt::Display) -> ModelError {
+pub(super) fn engine_err(what: &str, e: impl std::fmt::Display) -> ModelError {
     ModelError::Engine(format!("{what}: {e}"))
 }
 
@@ -51,6 +51,13 @@ pub(super) fn log_sum_exp(logits: &[f32]) -> f64 {
     let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
     let sum: f64 = logits.iter().map(|&l| (l as f64 - max).exp()).sum();
     max + sum.ln()
+}
+
+/// Natural-log probabilities of `candidates` under the full-vocabulary log-softmax of `logits`
+/// (`[n_vocab]`), computed in f64.
+pub(super) fn logprobs_of(logits: &[f32], candidates: &[LlamaToken]) -> Vec<f32> {
+    let lse = log_sum_exp(logits);
+    candidates.iter().map(|t| (logits[t.0 as usize] as f64 - lse) as f32).collect()
 }
 
 impl GgufEngine {
@@ -99,17 +106,31 @@ impl NextTokenScorer for GgufEngine {
         let mut ctx = self.lock_ctx(tokens.len())?;
         let mut batch = LlamaBatch::new(self.n_batch, 1);
         let idx = prefill(&mut ctx, &mut batch, &tokens)?;
-        let logits = ctx.get_logits_ith(idx);
-        let lse = log_sum_exp(logits);
-        let logprobs = cand_tokens
-            .iter()
-            .map(|t| (logits[t.0 as usize] as f64 - lse) as f32)
-            .collect();
+        let logprobs = logprobs_of(ctx.get_logits_ith(idx), &cand_tokens);
         let stats = TokenStats {
             input_tokens: tokens.len(),
             ..TokenStats::default()
         };
         Ok((logprobs, stats))
+    }
+
+    /// With [`GgufEngine::share_prefix`] on (the default), consecutive prompts that begin with
+    /// the same tokens have that prefix decoded once and each prompt's suffix decoded after it
+    /// (bit-identical to scoring each alone; see `gguf/fork.rs`); off, each prompt is scored
+    /// alone as
+    /// [`NextTokenScorer::next_token_logprobs`]. `input_tokens` is each prompt's full length
+    /// either way; the tokens not recomputed are counted in
+    /// [`GgufEngine::shared_prefix_tokens`].
+    fn next_token_logprobs_many(
+        &self,
+        prompts: &[&ChatPrompt],
+        candidates: &[&str],
+    ) -> Result<Vec<(Vec<f32>, TokenStats)>, ModelError> {
+        if self.share_prefix() {
+            self.logprobs_shared(prompts, candidates)
+        } else {
+            prompts.iter().map(|p| self.next_token_logprobs(p, candidates)).collect()
+        }
     }
 
     fn prompt_overflow(&self, prompt: &ChatPrompt, reserve: usize) -> Result<Option<usize>, ModelError> {

@@ -4,7 +4,8 @@
 //! [`GgufEngine`] loads one GGUF file, takes its chat template from the metadata key
 //! `tokenizer.chat_template` (or an override), tokenizes prompts so that untrusted text never
 //! becomes special tokens ([`crate::chat_template::Segment`]), and implements
-//! [`crate::NextTokenScorer`] (one forward pass, full-vocabulary log-softmax) and
+//! [`crate::NextTokenScorer`] (one forward pass, full-vocabulary log-softmax; several prompts
+//! that begin alike have that prefix decoded once, see [`GgufEngine::share_prefix`]) and
 //! [`crate::Generator`] (greedy or seeded temperature + top-p sampling).
 //!
 //! llama.cpp's log output is silenced unless the environment variable `PRBENCH_LLAMA_LOG=1`
@@ -12,6 +13,7 @@
 
 mod backend;
 mod engine;
+mod fork;
 mod forward;
 mod generate;
 mod meta;
@@ -36,7 +38,7 @@ pub const DEFAULT_JUDGE_FILE: &str = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf";
 pub const ENGINE_NAME: &str = "llama.cpp (llama-cpp-2 0.1.160)";
 
 /// Options for [`GgufEngine::load`]. `Default` gives the documented defaults.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GgufOptions {
     /// Context window in tokens (prompt + generated tokens). Default: the model's training
     /// context (`n_ctx_train`) capped at 8192.
@@ -46,6 +48,17 @@ pub struct GgufOptions {
     /// Jinja chat template to use instead of the file's `tokenizer.chat_template` (required for
     /// base models that ship none, e.g. Gemma-3-270M base).
     pub chat_template: Option<String>,
+    /// Decode the common token prefix of consecutive prompts once in
+    /// [`crate::NextTokenScorer::next_token_logprobs_many`] (the two orders of a judge pair)
+    /// and each prompt's suffix after it. Default: true. Can be changed after load
+    /// with [`GgufEngine::set_share_prefix`].
+    pub share_prefix: bool,
+}
+
+impl Default for GgufOptions {
+    fn default() -> Self {
+        Self { n_ctx: None, n_threads: None, chat_template: None, share_prefix: true }
+    }
 }
 
 /// Directory of the local model files: `$PRBENCH_MODELS` if set, else
