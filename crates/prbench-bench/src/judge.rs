@@ -22,6 +22,7 @@
 //! what one would size a llama.cpp context to for this workload); prbench's holds what
 //! `prbench eval` gives it.
 
+pub mod orders;
 mod worker;
 
 use std::path::{Path, PathBuf};
@@ -33,7 +34,7 @@ use prbench_models::judge::{RESULT_PREFIX, SLOT_TOKENS};
 use prbench_models::{JudgeRequest, PairInput};
 
 pub use worker::worker;
-use worker::{WorkerInput, WorkerOutput};
+pub(crate) use worker::{WorkerInput, WorkerOutput};
 
 use crate::child::{machine, median, run_measured, ChildRun};
 
@@ -121,6 +122,81 @@ impl Side {
     }
 }
 
+/// `models`, or the default GGUFs: SmolLM2-135M-Instruct, plus gemma-3-270m-q4_k_m.gguf when
+/// it is in the models folder (its absence logged).
+pub(crate) fn models_or_default(models: &[PathBuf], log: &dyn Fn(&str)) -> Vec<PathBuf> {
+    if !models.is_empty() {
+        return models.to_vec();
+    }
+    let dir = models_dir();
+    let mut v = vec![dir.join(prbench_models::gguf::DEFAULT_MODEL_FILE)];
+    let gemma = dir.join("gemma-3-270m-q4_k_m.gguf");
+    if gemma.is_file() {
+        v.push(gemma);
+    } else {
+        log(&format!("bench judge: {} absent (PRBENCH_FETCH_GEMMA=1 scripts/fetch-models.sh fetches it); measuring SmolLM2 only", gemma.display()));
+    }
+    v
+}
+
+/// Loads a judge GGUF as the workers will (the Gemma turn template when the file has none);
+/// returns the engine and the template override the workers need.
+///
+/// # Errors
+/// Model loading failures.
+pub(crate) fn load_engine(model: &Path) -> Result<(GgufEngine, Option<String>)> {
+    let engine = match GgufEngine::load(model, GgufOptions::default()) {
+        Ok(e) => e,
+        Err(prbench_models::ModelError::Metadata { .. }) => GgufEngine::load(model, GgufOptions { chat_template: Some(GEMMA_TURN_TEMPLATE.into()), ..Default::default() })?,
+        Err(e) => return Err(e).with_context(|| format!("loading `{}`", model.display())),
+    };
+    let chat_template = engine.meta("tokenizer.chat_template").is_none().then(|| GEMMA_TURN_TEMPLATE.to_string());
+    Ok((engine, chat_template))
+}
+
+/// Token ids of each request's prompt with `Result:` appended: what the logprob verdict
+/// decodes, and what the llama.cpp reference is given.
+///
+/// # Errors
+/// Template or tokenizer failures.
+pub(crate) fn prefill_ids(engine: &GgufEngine, requests: &[JudgeRequest]) -> Result<Vec<Vec<i32>>> {
+    requests
+        .iter()
+        .map(|r| {
+            let mut p = r.prompt.clone();
+            p.assistant_prefix.push_str(RESULT_PREFIX);
+            Ok(engine.tokenize(&p)?)
+        })
+        .collect()
+}
+
+/// The token ids of ` A` and ` B` in `engine`'s vocabulary.
+///
+/// # Errors
+/// When either is not exactly one token.
+pub(crate) fn slot_ids(engine: &GgufEngine, name: &str) -> Result<[i32; 2]> {
+    let slot = |s: &str| -> Result<i32> {
+        match engine.tokenize_text(s).as_slice() {
+            [t] => Ok(*t),
+            other => bail!("`{s}` is {} tokens in {name}", other.len()),
+        }
+    };
+    Ok([slot(SLOT_TOKENS[0])?, slot(SLOT_TOKENS[1])?])
+}
+
+/// Runs `prbench bench judge-worker --side SIDE` on `model` with `input`, logs under `log`;
+/// returns the worker's output line and the measured child.
+///
+/// # Errors
+/// The worker failing or printing no JSON line.
+pub(crate) fn run_worker(exe: &Path, side: &str, model: &Path, input: &Path, log: &Path) -> Result<(WorkerOutput, ChildRun)> {
+    let mut cmd = Command::new(exe);
+    cmd.args(["bench", "judge-worker", "--side", side, "--model"]).arg(model).arg("--input").arg(input);
+    let child = run_measured(&mut cmd, log)?;
+    let line = child.stdout.lines().rev().find(|l| l.starts_with('{')).context("the worker printed no JSON line")?;
+    Ok((serde_json::from_str(line)?, child))
+}
+
 /// The command line equivalent to `args`, for tables.
 pub fn command_line(args: &JudgeOptions, log: &dyn Fn(&str)) -> String {
     let mut c = format!(
@@ -150,19 +226,7 @@ pub fn command_line(args: &JudgeOptions, log: &dyn Fn(&str)) -> String {
 /// Data or model loading failures, a worker that fails, sides that disagree on the tokens.
 pub fn measure(args: &JudgeOptions, log: &dyn Fn(&str)) -> Result<serde_json::Value> {
     std::fs::create_dir_all(&args.work).with_context(|| format!("creating `{}`", args.work.display()))?;
-    let models: Vec<PathBuf> = if args.models.is_empty() {
-        let dir = models_dir();
-        let mut v = vec![dir.join(prbench_models::gguf::DEFAULT_MODEL_FILE)];
-        let gemma = dir.join("gemma-3-270m-q4_k_m.gguf");
-        if gemma.is_file() {
-            v.push(gemma);
-        } else {
-            log(&format!("bench judge: {} absent (PRBENCH_FETCH_GEMMA=1 scripts/fetch-models.sh fetches it); measuring SmolLM2 only", gemma.display()));
-        }
-        v
-    } else {
-        args.models.clone()
-    };
+    let models = models_or_default(&args.models, log);
     let data = if args.data.is_empty() { default_data(log) } else { args.data.clone() };
     let mut requests = Vec::new();
     for spec in &data {
@@ -189,25 +253,9 @@ pub fn measure(args: &JudgeOptions, log: &dyn Fn(&str)) -> Result<serde_json::Va
     let mut table = Vec::new();
     for model in &models {
         let name = model.file_name().map_or_else(|| model.display().to_string(), |n| n.to_string_lossy().into_owned());
-        let engine = match GgufEngine::load(model, GgufOptions::default()) {
-            Ok(e) => e,
-            Err(prbench_models::ModelError::Metadata { .. }) => GgufEngine::load(model, GgufOptions { chat_template: Some(GEMMA_TURN_TEMPLATE.into()), ..Default::default() })?,
-            Err(e) => return Err(e).with_context(|| format!("loading `{}`", model.display())),
-        };
-        let chat_template = engine.meta("tokenizer.chat_template").is_none().then(|| GEMMA_TURN_TEMPLATE.to_string());
-        let with_prefix = |r: &JudgeRequest| {
-            let mut p = r.prompt.clone();
-            p.assistant_prefix.push_str(RESULT_PREFIX);
-            p
-        };
-        let prefill_ids = requests.iter().map(|r| engine.tokenize(&with_prefix(r))).collect::<Result<Vec<_>, _>>()?;
+        let (engine, chat_template) = load_engine(model)?;
+        let prefill_ids = prefill_ids(&engine, &requests)?;
         let gen_ids = requests[..gen_prompts].iter().map(|r| engine.tokenize(&r.prompt)).collect::<Result<Vec<_>, _>>()?;
-        let slot = |s: &str| -> Result<i32> {
-            match engine.tokenize_text(s).as_slice() {
-                [t] => Ok(*t),
-                other => bail!("`{s}` is {} tokens in {name}", other.len()),
-            }
-        };
         let longest = prefill_ids.iter().chain(&gen_ids).map(Vec::len).max().unwrap_or(0);
         let needed = longest + args.max_new_tokens + 1;
         if let Some(n) = args.ref_ctx.filter(|&n| (n as usize) < needed) {
@@ -217,12 +265,15 @@ pub fn measure(args: &JudgeOptions, log: &dyn Fn(&str)) -> Result<serde_json::Va
             requests: requests.clone(),
             prefill_ids,
             gen_ids,
-            slot_ids: [slot(SLOT_TOKENS[0])?, slot(SLOT_TOKENS[1])?],
+            slot_ids: slot_ids(&engine, &name)?,
             gen_prompts,
             max_new_tokens: args.max_new_tokens,
             threads: args.threads as i32,
             ref_ctx: args.ref_ctx.unwrap_or((longest + args.max_new_tokens + 1) as u32),
             chat_template,
+            // This bench measures prbench's cost around llama.cpp on the same work: each
+            // prompt decoded alone (`bench judge-orders` measures the shared prefix).
+            share_prefix: Some(false),
         };
         drop(engine);
         let input_path = args.work.join(format!("judge-input-{name}.json"));
@@ -232,11 +283,7 @@ pub fn measure(args: &JudgeOptions, log: &dyn Fn(&str)) -> Result<serde_json::Va
         for round in 0..args.rounds {
             let order: [&str; 2] = if round % 2 == 0 { ["prbench", "llama.cpp"] } else { ["llama.cpp", "prbench"] };
             for side in order {
-                let mut cmd = Command::new(&exe);
-                cmd.args(["bench", "judge-worker", "--side", side, "--model"]).arg(model).arg("--input").arg(&input_path);
-                let child = run_measured(&mut cmd, &logs.join(format!("{name}-{side}-r{round}")))?;
-                let line = child.stdout.lines().rev().find(|l| l.starts_with('{')).context("the worker printed no JSON line")?;
-                let out: WorkerOutput = serde_json::from_str(line)?;
+                let (out, child) = run_worker(&exe, side, model, &input_path, &logs.join(format!("{name}-{side}-r{round}")))?;
                 log(&format!(
                     "  {name} round {}: {side}: prefill {:.0} tok/s, generate {:.1} tok/s ({} tokens), peak RSS {:.0} MiB",
                     round + 1,

@@ -3,7 +3,9 @@
 //! benchmark scale.
 //!
 //! - [`rm`]: scalar reward models vs PyTorch/transformers (`tools/bench_rm.py`);
-//! - [`judge`]: the GGUF judge vs llama.cpp driven directly, each side a child process;
+//! - [`judge`]: the GGUF judge vs llama.cpp driven directly, each side a child process, and
+//!   ([`judge::orders`]) in both orders with the shared prefix forked, on inputs [`inputs`]
+//!   renders as eval does;
 //! - [`harness`]: load, render, retrieve and write on a synthetic 2,830-row benchmark;
 //! - [`remote`]: the `openai:` judge client against the loopback fault server;
 //! - [`serve`]: the reward server under waves of concurrent requests;
@@ -29,6 +31,7 @@
 pub mod all;
 pub mod child;
 pub mod harness;
+pub mod inputs;
 pub mod judge;
 pub mod remote;
 pub mod report;

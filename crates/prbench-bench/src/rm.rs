@@ -97,22 +97,29 @@ fn time_passes(args: &RmOptions, batches: &[Vec<Vec<u32>>], pass: &mut impl FnMu
     Ok((start.elapsed().as_secs_f64(), outputs))
 }
 
-fn python(args: &RmOptions, script_args: &[String]) -> Result<serde_json::Value> {
-    let script = args.reference.tools.join("bench_rm.py");
+/// Runs `tools/bench_rm.py` with `script_args` under the reference's interpreter and returns
+/// the last JSON line it printed.
+///
+/// # Errors
+/// The script or interpreter is missing, the script fails (its stderr is quoted: usually no
+/// torch/transformers), or it printed no JSON line.
+pub(crate) fn python(reference: &Reference, script_args: &[String]) -> Result<serde_json::Value> {
+    let args = reference;
+    let script = args.tools.join("bench_rm.py");
     if !script.is_file() {
         bail!("`{}` not found: run from the repository root or pass --tools DIR", script.display());
     }
-    let out = match Command::new(&args.reference.python).arg(&script).args(script_args).output() {
+    let out = match Command::new(&args.python).arg(&script).args(script_args).output() {
         Ok(out) => out,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            bail!("the Python interpreter `{}` was not found (--python): give one that has torch and transformers", args.reference.python)
+            bail!("the Python interpreter `{}` was not found (--python): give one that has torch and transformers", args.python)
         }
-        Err(e) => return Err(e).with_context(|| format!("running `{} {}`", args.reference.python, script.display())),
+        Err(e) => return Err(e).with_context(|| format!("running `{} {}`", args.python, script.display())),
     };
     if !out.status.success() {
         bail!(
             "`{} {} {}` failed (needs `pip install torch transformers`):\n{}",
-            args.reference.python,
+            args.python,
             script.display(),
             script_args.join(" "),
             String::from_utf8_lossy(&out.stderr)
@@ -123,7 +130,7 @@ fn python(args: &RmOptions, script_args: &[String]) -> Result<serde_json::Value>
         .lines()
         .rev()
         .find(|l| l.starts_with('{'))
-        .with_context(|| format!("`{} {}` printed no JSON line: is --python a Python 3 interpreter?", args.reference.python, script.display()))?;
+        .with_context(|| format!("`{} {}` printed no JSON line: is --python a Python 3 interpreter?", args.python, script.display()))?;
     Ok(serde_json::from_str(line)?)
 }
 
@@ -131,7 +138,7 @@ fn reference(args: &RmOptions, kind: &str, model_dir: &Path, batches: &[Vec<Vec<
     let inputs = args.reference.work.join(format!("{kind}-ids.json"));
     std::fs::write(&inputs, serde_json::to_string(&serde_json::json!({ "batches": batches }))?)?;
     let v = python(
-        args,
+        &args.reference,
         &[
             "run".into(),
             "--kind".into(),
@@ -177,7 +184,7 @@ fn rounds(
 fn decoder(args: &RmOptions) -> Result<Vec<(Side, Side)>> {
     let dir = args.reference.work.join("decoder-6l");
     if !dir.join("model.safetensors").is_file() {
-        python(args, &["make-decoder".into(), dir.display().to_string()])?;
+        python(&args.reference, &["make-decoder".into(), dir.display().to_string()])?;
     }
     let model = SeqClsModel::load(&dir)?;
     let batches = token_batches(args, 3, model.vocab_size() as u32);

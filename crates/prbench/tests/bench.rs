@@ -60,6 +60,34 @@ fn bench_judge_short_mode() {
     }
 }
 
+/// `bench judge-orders` on two sample examples under `profile:10` with SmolLM2: the forked
+/// side really reused a prefix, its margins equal the unforked side's within 1e-5 with the
+/// same verdicts, and llama.cpp decoding each prompt alone agrees. Skipped when the model is
+/// absent.
+#[test]
+fn bench_judge_orders_short_mode() {
+    if !prbench_models::gguf::default_model_path().is_file() {
+        eprintln!("skipped: the SmolLM2 GGUF is absent; run scripts/fetch-models.sh");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let args = ["bench", "judge-orders", "--sets", "sample", "--examples", "2", "--rounds", "1", "--work", work.path().to_str().unwrap(), "--json"];
+    let out = prbench(&args, &repo());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    eprintln!("{}", text(&out.stdout));
+    let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{v}");
+    let r = &rows[0];
+    assert_eq!(r["prompts"], 4);
+    assert_eq!(r["condition"], "profile:10");
+    assert!(r["prefix_share"].as_f64().unwrap() > 0.2, "the two orders share the system prompt, profile and question: {r}");
+    assert_eq!(r["agreement_met"], true, "{r}");
+    assert_eq!(r["verdicts_differing"], 0, "{r}");
+    assert!(r["max_margin_diff_unforked"].as_f64().unwrap() <= 1e-5, "{r}");
+    assert!(r["max_margin_diff_naive"].as_f64().unwrap() < 1e-4, "{r}");
+}
+
 /// `bench all --short`: one table with a row per workload of every bench, each naming its
 /// command; the scalar-RM rows are measured when python3 has torch, and say why when not.
 #[test]

@@ -21,7 +21,7 @@ use crate::child::self_hwm_mib;
 /// What the parent hands a worker: the requests and, per request, the token ids the reference
 /// decodes.
 #[derive(Serialize, Deserialize)]
-pub(super) struct WorkerInput {
+pub(crate) struct WorkerInput {
     /// Logprob-verdict requests (prompt without `Result:`, which the judge appends).
     pub(super) requests: Vec<JudgeRequest>,
     /// Token ids of each request's prompt with `Result:` appended.
@@ -35,11 +35,16 @@ pub(super) struct WorkerInput {
     pub(super) threads: i32,
     pub(super) ref_ctx: u32,
     pub(super) chat_template: Option<String>,
+    /// prbench's shared-prefix fork (`GgufEngine::set_share_prefix`) for the `prbench` side;
+    /// `None` leaves the engine's default. The `prbench-forked` / `prbench-unforked` sides
+    /// set it themselves.
+    #[serde(default)]
+    pub(super) share_prefix: Option<bool>,
 }
 
 /// What a worker prints (one JSON line).
 #[derive(Serialize, Deserialize, Debug, Clone)]
-pub(super) struct WorkerOutput {
+pub(crate) struct WorkerOutput {
     pub(super) side: String,
     pub(super) load_s: f64,
     pub(super) prefill_tokens: usize,
@@ -56,6 +61,10 @@ pub(super) struct WorkerOutput {
     /// The worker's own peak RSS (`VmHWM` at the end), MiB. `wait4`'s `ru_maxrss` cannot be
     /// used here: Linux folds the parent's high-water mark into a spawned child's at `exec`.
     pub(super) vm_hwm_mib: f64,
+    /// prbench sides: prompt tokens the engine did not decode because a shared prefix was
+    /// reused (`GgufEngine::shared_prefix_tokens`), over the timed logprob calls.
+    #[serde(default)]
+    pub(super) shared_prefix_tokens: Option<u64>,
 }
 
 fn lse(logits: &[f32]) -> f64 {
@@ -67,22 +76,27 @@ fn gguf_options(input: &WorkerInput) -> GgufOptions {
     GgufOptions { n_threads: Some(input.threads), chat_template: input.chat_template.clone(), ..GgufOptions::default() }
 }
 
-fn prbench_side(model: &Path, input: &WorkerInput, code_version: &str) -> Result<WorkerOutput> {
+fn prbench_side(model: &Path, input: &WorkerInput, share_prefix: Option<bool>, code_version: &str) -> Result<WorkerOutput> {
     let t = Instant::now();
     let engine = GgufEngine::load(model, gguf_options(input))?;
+    if let Some(on) = share_prefix {
+        engine.set_share_prefix(on);
+    }
     let load_s = t.elapsed().as_secs_f64();
     let judge = LogprobJudge::new(&engine);
     judge.judge(&input.requests[..1])?;
+    let reused_before = engine.shared_prefix_tokens();
     let t = Instant::now();
     let verdicts = judge.judge(&input.requests)?;
     let prefill_s = t.elapsed().as_secs_f64();
+    let shared_prefix_tokens = engine.shared_prefix_tokens() - reused_before;
     let gen = GenerateJudge::new(&engine, input.max_new_tokens);
     let reqs = &input.requests[..input.gen_prompts];
     let t = Instant::now();
     let replies = gen.judge(reqs)?;
     let gen_s = t.elapsed().as_secs_f64();
     Ok(WorkerOutput {
-        side: format!("prbench {code_version} (LogprobJudge / GenerateJudge on GgufEngine)"),
+        side: format!("prbench {code_version} (LogprobJudge / GenerateJudge on GgufEngine, shared prefix {})", if engine.share_prefix() { "forked" } else { "off" }),
         load_s,
         prefill_tokens: verdicts.iter().map(|v| v.tokens.input_tokens).sum(),
         prefill_s,
@@ -93,6 +107,7 @@ fn prbench_side(model: &Path, input: &WorkerInput, code_version: &str) -> Result
         decode_s: None,
         gen_counts: replies.iter().map(|v| v.tokens.output_tokens).collect(),
         vm_hwm_mib: self_hwm_mib(),
+        shared_prefix_tokens: Some(shared_prefix_tokens),
     })
 }
 
@@ -180,21 +195,26 @@ fn reference_side(model_path: &Path, input: &WorkerInput) -> Result<WorkerOutput
         decode_s: Some(decode_s),
         gen_counts,
         vm_hwm_mib: self_hwm_mib(),
+        shared_prefix_tokens: None,
     })
 }
 
 
-/// One worker run (`prbench bench judge-worker`): `side` (`prbench` or `llama.cpp`) on `model`
-/// with the input file the parent wrote; returns the JSON line the worker prints.
+/// One worker run (`prbench bench judge-worker`): `side` on `model` with the input file the
+/// parent wrote; returns the JSON line the worker prints. Sides: `prbench` (the engine's
+/// shared-prefix setting from the input), `prbench-forked` / `prbench-unforked` (shared prefix
+/// on / off), `llama.cpp` (each prompt decoded alone from a cleared cache).
 ///
 /// # Errors
 /// An unreadable input, an unknown side, model loading or decoding failures.
 pub fn worker(side: &str, model: &Path, input: &Path, code_version: &str) -> Result<String> {
     let input: WorkerInput = serde_json::from_str(&std::fs::read_to_string(input).with_context(|| format!("reading `{}`", input.display()))?)?;
     let out = match side {
-        "prbench" => prbench_side(model, &input, code_version)?,
+        "prbench" => prbench_side(model, &input, input.share_prefix, code_version)?,
+        "prbench-forked" => prbench_side(model, &input, Some(true), code_version)?,
+        "prbench-unforked" => prbench_side(model, &input, Some(false), code_version)?,
         "llama.cpp" => reference_side(model, &input)?,
-        other => bail!("unknown side `{other}`: prbench or llama.cpp"),
+        other => bail!("unknown side `{other}`: prbench, prbench-forked, prbench-unforked or llama.cpp"),
     };
     Ok(serde_json::to_string(&out)?)
 }

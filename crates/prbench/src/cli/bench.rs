@@ -88,6 +88,10 @@ pub enum BenchCommand {
     /// threads), each side a child process: prefill tokens/s of the logprob verdict, tokens/s
     /// of the generate verdict, peak RSS.
     Judge(BenchJudgeArgs),
+    /// The logprob judge in both orders on eval's prompts: prbench forking the shared prefix
+    /// (llama.cpp KV sequence copy) vs prbench unforked vs llama.cpp decoding each full prompt,
+    /// each a child process; margins and verdicts checked.
+    JudgeOrders(BenchJudgeOrdersArgs),
     /// Every bench (judge, scalar RM, harness) in one run, one table: workload, prbench,
     /// reference, ratio, peak RSS, target, command, machine. `--short` for a seconds-long check.
     All(BenchAllArgs),
@@ -142,6 +146,36 @@ pub struct BenchJudgeArgs {
     pub json: bool,
 }
 
+/// `bench judge-orders` arguments.
+#[derive(Args, Debug)]
+pub struct BenchJudgeOrdersArgs {
+    /// GGUF files (default: SmolLM2-135M-Instruct, plus gemma-3-270m-q4_k_m.gguf when it is in
+    /// the models folder).
+    #[arg(long, value_delimiter = ',')]
+    pub models: Vec<PathBuf>,
+    /// Input sets: `sample`, `psoups`, `prb-synthetic` (as `bench rm-prefix`).
+    #[arg(long, value_delimiter = ',', default_value = "sample,psoups,prb-synthetic")]
+    pub sets: Vec<String>,
+    /// Condition the prompts are rendered under: `none` or `profile:k`.
+    #[arg(long, default_value = "profile:10")]
+    pub condition: String,
+    /// Examples per input set (each judged in both orders).
+    #[arg(long, default_value_t = 6, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
+    pub examples: usize,
+    /// Rounds (the side that goes first rotates).
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
+    pub rounds: usize,
+    /// CPU threads for every side (1 to 1024).
+    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get().min(1024)), allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1024))]
+    pub threads: usize,
+    /// Folder for the worker inputs, logs and synthetic data (default: `$PRBENCH_MODELS/bench`).
+    #[arg(long, default_value_os_t = prbench_bench::default_work_dir())]
+    pub work: PathBuf,
+    /// Print one JSON line instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `bench all` arguments.
 #[derive(Args, Debug)]
 pub struct BenchAllArgs {
@@ -162,7 +196,7 @@ pub struct BenchAllArgs {
 /// `bench judge-worker` arguments.
 #[derive(Args, Debug)]
 pub struct JudgeWorkerArgs {
-    /// `prbench` or `llama.cpp`.
+    /// `prbench`, `prbench-forked`, `prbench-unforked` or `llama.cpp`.
     #[arg(long)]
     pub side: String,
     /// The GGUF file.

@@ -8,7 +8,8 @@ use anyhow::{bail, Result};
 use prbench_bench::{all, harness, judge, remote, rm, serve};
 
 use crate::cli::{
-    BenchAllArgs, BenchAnnotateArgs, BenchCommand, BenchJudgeArgs, BenchRemoteArgs, BenchRmArgs, BenchServeArgs, JudgeWorkerArgs, RemoteArgs, RmReferenceArgs, SyntheticBenchArgs,
+    BenchAllArgs, BenchAnnotateArgs, BenchCommand, BenchJudgeArgs, BenchJudgeOrdersArgs, BenchRemoteArgs, BenchRmArgs, BenchServeArgs, JudgeWorkerArgs, RemoteArgs,
+    RmReferenceArgs, SyntheticBenchArgs,
 };
 use crate::commands::serve_reward::{load_reward_model, serve_options};
 
@@ -27,6 +28,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         BenchCommand::Harness(args) => run_harness(&args),
         BenchCommand::Report(args) => run_report(&args),
         BenchCommand::Judge(args) => run_judge(&args),
+        BenchCommand::JudgeOrders(args) => run_judge_orders(&args),
         BenchCommand::All(args) => run_all(&args),
         BenchCommand::JudgeWorker(args) => run_judge_worker(&args),
     }
@@ -151,6 +153,25 @@ fn run_judge(a: &BenchJudgeArgs) -> Result<()> {
         println!("{}", serde_json::to_string(&report)?);
     } else {
         print!("{}", judge::table(&opts, &report, &log));
+    }
+    Ok(())
+}
+
+fn run_judge_orders(a: &BenchJudgeOrdersArgs) -> Result<()> {
+    let opts = judge::orders::OrdersOptions {
+        models: a.models.clone(),
+        sets: a.sets.clone(),
+        condition: a.condition.clone(),
+        examples: a.examples,
+        rounds: a.rounds,
+        threads: a.threads,
+        work: a.work.clone(),
+    };
+    let rows = judge::orders::measure(&opts, &log)?;
+    if a.json {
+        println!("{}", serde_json::to_string(&rows)?);
+    } else {
+        print!("{}", judge::orders::table(&opts, &rows));
     }
     Ok(())
 }

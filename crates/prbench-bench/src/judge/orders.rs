@@ -1,0 +1,221 @@
+//! `bench judge-orders`: the logprob judge in both orders (issue 22), three ways, each a child
+//! process per round, on the same GGUF and the same prompts:
+//!
+//! - **prbench forked**: `LogprobJudge` on `GgufEngine` with the shared prefix on (the
+//!   default): the two orders of a pair share the system prompt, context and question, decoded
+//!   once into one KV sequence and forked with llama.cpp's sequence copy;
+//! - **prbench unforked**: the same with `GgufEngine::set_share_prefix(false)`: each prompt
+//!   decoded alone;
+//! - **llama.cpp naive**: llama.cpp driven directly (`llama-cpp-2`, the same build), each
+//!   order's full prompt decoded from a cleared cache, as a plain llama.cpp loop would.
+//!
+//! Prompts: eval's `--both-orders` judge requests ([`crate::inputs`]): per example, chosen in
+//! slot A then in slot B, rendered under `--condition` (default `profile:10`, BM25-ranked
+//! posts fitted to the window as eval fits them), all handed to one `judge` call. tokens/s
+//! counts every prompt token of both orders, shared or not. Checks: forked margins within
+//! [`MARGIN_TOLERANCE`] of unforked, identical verdicts (sign of the margin), and the largest
+//! margin difference to llama.cpp.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use prbench_models::judge::LogprobJudge;
+use prbench_models::Judge;
+use serde::Serialize;
+
+use super::{load_engine, models_or_default, prefill_ids, run_worker, slot_ids, WorkerInput, WorkerOutput};
+use crate::child::median;
+use crate::inputs;
+
+/// Largest |forked − unforked| verdict margin (nats) the agreement check accepts.
+pub const MARGIN_TOLERANCE: f64 = 1e-5;
+
+/// The three sides, in the order of the report's arrays.
+const SIDES: [&str; 3] = ["prbench-forked", "prbench-unforked", "llama.cpp"];
+
+/// What `bench judge-orders` measures and with what.
+#[derive(Debug, Clone)]
+pub struct OrdersOptions {
+    /// GGUF files (empty: as `bench judge`).
+    pub models: Vec<PathBuf>,
+    /// Input sets ([`inputs::input_sets`]).
+    pub sets: Vec<String>,
+    /// Condition the prompts are rendered under (`none` or `profile:k`).
+    pub condition: String,
+    /// Examples per input set (each judged in both orders).
+    pub examples: usize,
+    /// Rounds; the side that goes first rotates.
+    pub rounds: usize,
+    /// CPU threads of every side.
+    pub threads: usize,
+    /// Folder for worker inputs, logs and the synthetic data.
+    pub work: PathBuf,
+}
+
+/// One (model, input set) row.
+#[derive(Debug, Clone, Serialize)]
+pub struct OrdersRow {
+    /// GGUF file name.
+    pub model: String,
+    /// Input set.
+    pub set: String,
+    /// Condition.
+    pub condition: String,
+    /// Prompts judged (2 per example).
+    pub prompts: usize,
+    /// Mean tokens per prompt (`Result:` included).
+    pub mean_prompt_tokens: f64,
+    /// Prompt tokens the forked side did not decode (the shared prefixes), over all tokens.
+    pub prefix_share: f64,
+    /// Prompt tokens/s, medians over rounds: forked, unforked, llama.cpp naive.
+    pub tok_s: [f64; 3],
+    /// Median over rounds of forked / llama.cpp naive.
+    pub ratio_vs_naive: f64,
+    /// Median over rounds of forked / unforked.
+    pub ratio_vs_unforked: f64,
+    /// Peak RSS of each side, MiB (the largest over rounds).
+    pub peak_rss_mib: [f64; 3],
+    /// max |forked − unforked| margin.
+    pub max_margin_diff_unforked: f64,
+    /// Verdicts (sign of the margin) that differ between forked and unforked.
+    pub verdicts_differing: usize,
+    /// max |forked − llama.cpp naive| margin.
+    pub max_margin_diff_naive: f64,
+    /// Margins within [`MARGIN_TOLERANCE`] and no verdict differing.
+    pub agreement_met: bool,
+}
+
+/// The command line equivalent to `args`, for tables.
+pub fn command_line(args: &OrdersOptions) -> String {
+    let mut c = format!(
+        "prbench bench judge-orders --sets {} --condition {} --examples {} --rounds {} --threads {}",
+        args.sets.join(","),
+        args.condition,
+        args.examples,
+        args.rounds,
+        args.threads
+    );
+    if !args.models.is_empty() {
+        c.push_str(&format!(" --models {}", args.models.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(",")));
+    }
+    c
+}
+
+fn sign(m: f64) -> i8 {
+    if m > 0.0 {
+        1
+    } else if m < 0.0 {
+        -1
+    } else {
+        0
+    }
+}
+
+/// Measures every (model, input set) (see the module docs).
+///
+/// # Errors
+/// Inputs, model loading, a failing worker, sides that disagree on the tokens they decoded.
+pub fn measure(args: &OrdersOptions, log: &dyn Fn(&str)) -> Result<Vec<OrdersRow>> {
+    std::fs::create_dir_all(&args.work).with_context(|| format!("creating `{}`", args.work.display()))?;
+    let sets = inputs::input_sets(&args.sets, &args.work, log)?;
+    let exe = crate::prbench_exe()?;
+    let logs = args.work.join("judge-orders-logs");
+    std::fs::create_dir_all(&logs)?;
+    let mut rows = Vec::new();
+    for model in models_or_default(&args.models, log) {
+        let name = model.file_name().map_or_else(|| model.display().to_string(), |n| n.to_string_lossy().into_owned());
+        for set in &sets {
+            let (engine, chat_template) = load_engine(&model)?;
+            let judge = LogprobJudge::new(&engine);
+            let overflow = |r: &prbench_models::JudgeRequest| judge.input_overflow(r);
+            let rendered = inputs::prepare(set, &args.condition, args.examples)?;
+            let mut requests = Vec::new();
+            for ex in &rendered.examples {
+                requests.extend(rendered.judge_requests(ex, &overflow)?);
+            }
+            let ids = prefill_ids(&engine, &requests)?;
+            let longest = ids.iter().map(Vec::len).max().unwrap_or(0);
+            let input = WorkerInput {
+                requests,
+                prefill_ids: ids,
+                gen_ids: Vec::new(),
+                slot_ids: slot_ids(&engine, &name)?,
+                gen_prompts: 0,
+                max_new_tokens: 0,
+                threads: args.threads as i32,
+                ref_ctx: (longest + 1) as u32,
+                chat_template,
+                share_prefix: None,
+            };
+            drop(judge);
+            drop(engine);
+            let tag = format!("{name}-{}", set.name);
+            let input_path = args.work.join(format!("judge-orders-input-{tag}.json"));
+            std::fs::write(&input_path, serde_json::to_string(&input)?)?;
+            let mut runs: [Vec<WorkerOutput>; 3] = Default::default();
+            for round in 0..args.rounds {
+                for j in 0..3 {
+                    let k = (round + j) % 3;
+                    let (out, _) = run_worker(&exe, SIDES[k], &model, &input_path, &logs.join(format!("{tag}-{}-r{round}", SIDES[k])))?;
+                    log(&format!("  {tag} round {}: {}: {:.0} tok/s, peak RSS {:.0} MiB", round + 1, SIDES[k], out.prefill_tokens as f64 / out.prefill_s, out.vm_hwm_mib));
+                    runs[k].push(out);
+                }
+            }
+            let [f, u, n] = [&runs[0][0], &runs[1][0], &runs[2][0]];
+            if f.prefill_tokens != n.prefill_tokens || u.prefill_tokens != n.prefill_tokens {
+                bail!("{tag}: the sides decoded {} / {} / {} prompt tokens", f.prefill_tokens, u.prefill_tokens, n.prefill_tokens);
+            }
+            let diff = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+            let tps = |w: &WorkerOutput| w.prefill_tokens as f64 / w.prefill_s;
+            let ratio = |a: usize, b: usize| median(runs[a].iter().zip(&runs[b]).map(|(x, y)| tps(x) / tps(y)).collect());
+            let max_unforked = diff(&f.margins, &u.margins);
+            let differing = f.margins.iter().zip(&u.margins).filter(|(a, b)| sign(**a) != sign(**b)).count();
+            rows.push(OrdersRow {
+                model: name.clone(),
+                set: set.name.clone(),
+                condition: args.condition.clone(),
+                prompts: f.margins.len(),
+                mean_prompt_tokens: f.prefill_tokens as f64 / f.margins.len().max(1) as f64,
+                prefix_share: f.shared_prefix_tokens.unwrap_or(0) as f64 / f.prefill_tokens.max(1) as f64,
+                tok_s: [0, 1, 2].map(|k| median(runs[k].iter().map(tps).collect())),
+                ratio_vs_naive: ratio(0, 2),
+                ratio_vs_unforked: ratio(0, 1),
+                peak_rss_mib: [0, 1, 2].map(|k| runs[k].iter().map(|w| w.vm_hwm_mib).fold(0.0, f64::max)),
+                max_margin_diff_unforked: max_unforked,
+                verdicts_differing: differing,
+                max_margin_diff_naive: diff(&f.margins, &n.margins),
+                agreement_met: max_unforked <= MARGIN_TOLERANCE && differing == 0,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// The `bench judge-orders` table.
+pub fn table(args: &OrdersOptions, rows: &[OrdersRow]) -> String {
+    let mut s = format!("Judge in both orders: {}; `{}`\n\n", crate::child::machine(), command_line(args));
+    s += "| model | set | condition | prompts | tokens/prompt | prefix share | forked tok/s | unforked tok/s | llama.cpp naive tok/s | forked / naive | forked / unforked | peak RSS MiB (forked / unforked / naive) | max Δ margin forked−unforked | verdicts differing | max Δ margin vs naive |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    for r in rows {
+        s += &format!(
+            "| {} | {} | {} | {} | {:.0} | {:.0}% | {:.0} | {:.0} | {:.0} | {:.2}× | {:.2}× | {:.0} / {:.0} / {:.0} | {:.1e} | {} | {:.1e} |\n",
+            r.model,
+            r.set,
+            r.condition,
+            r.prompts,
+            r.mean_prompt_tokens,
+            100.0 * r.prefix_share,
+            r.tok_s[0],
+            r.tok_s[1],
+            r.tok_s[2],
+            r.ratio_vs_naive,
+            r.ratio_vs_unforked,
+            r.peak_rss_mib[0],
+            r.peak_rss_mib[1],
+            r.peak_rss_mib[2],
+            r.max_margin_diff_unforked,
+            r.verdicts_differing,
+            r.max_margin_diff_naive,
+        );
+    }
+    s
+}
