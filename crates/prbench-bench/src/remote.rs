@@ -104,7 +104,7 @@ pub fn measure(args: &RemoteLoadOptions) -> Result<RemoteLoadReport> {
     let clock = Instant::now();
     let results = judge.judge_each(&requests, &|_, _| {
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-        if n % quarter == 0 || n == args.requests {
+        if n.is_multiple_of(quarter) || n == args.requests {
             marks.lock().unwrap().push((n, proc_kib("VmRSS:")));
         }
     });

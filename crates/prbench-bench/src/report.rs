@@ -79,7 +79,7 @@ pub fn measure(opts: &ReportBenchOptions, log: &dyn Fn(&str)) -> Result<serde_js
     let runs = opts.work.join(format!("report-runs-{}rows-{}B-seed{}", spec.total_rows(), spec.profile_bytes, spec.seed));
     eval_runs(&opts.exe, &data, &runs, opts.seed, log)?;
     let start = Instant::now();
-    let sources = prbench_report::sources::load(&[runs.clone()])?;
+    let sources = prbench_report::sources::load(std::slice::from_ref(&runs))?;
     let read_s = start.elapsed().as_secs_f64();
     let ropts = prbench_report::html::ReportOptions { data: None, title: Some("bench report".into()), generator: opts.generator.clone() };
     let start = Instant::now();

@@ -11,7 +11,8 @@
 //!
 //! Prompts: eval's `--both-orders` judge requests ([`crate::inputs`]): per example, chosen in
 //! slot A then in slot B, rendered under `--condition` (default `profile:10`, BM25-ranked
-//! posts fitted to the window as eval fits them), all handed to one `judge` call. tokens/s
+//! posts fitted to `--max-prompt-tokens` as eval fits them to a judge's window), all handed to
+//! one `judge` call. tokens/s
 //! counts every prompt token of both orders, shared or not. Checks: forked margins within
 //! [`MARGIN_TOLERANCE`] of unforked, identical verdicts (sign of the margin), and the largest
 //! margin difference to llama.cpp.
@@ -44,6 +45,10 @@ pub struct OrdersOptions {
     pub condition: String,
     /// Examples per input set (each judged in both orders).
     pub examples: usize,
+    /// The judge's window for this bench, in prompt tokens: under `profile:k` the posts shown
+    /// are fitted to it as eval fits them to a judge's window (2,048 keeps PRB-length synthetic
+    /// contexts near the benchmark's ~1,500 tokens).
+    pub max_prompt_tokens: usize,
     /// Rounds; the side that goes first rotates.
     pub rounds: usize,
     /// CPU threads of every side.
@@ -88,10 +93,11 @@ pub struct OrdersRow {
 /// The command line equivalent to `args`, for tables.
 pub fn command_line(args: &OrdersOptions) -> String {
     let mut c = format!(
-        "prbench bench judge-orders --sets {} --condition {} --examples {} --rounds {} --threads {}",
+        "prbench bench judge-orders --sets {} --condition {} --examples {} --max-prompt-tokens {} --rounds {} --threads {}",
         args.sets.join(","),
         args.condition,
         args.examples,
+        args.max_prompt_tokens,
         args.rounds,
         args.threads
     );
@@ -127,7 +133,13 @@ pub fn measure(args: &OrdersOptions, log: &dyn Fn(&str)) -> Result<Vec<OrdersRow
         for set in &sets {
             let (engine, chat_template) = load_engine(&model)?;
             let judge = LogprobJudge::new(&engine);
-            let overflow = |r: &prbench_models::JudgeRequest| judge.input_overflow(r);
+            // Over the bench's window by the prompt the verdict is read after, or over the
+            // engine's own window (whichever says more).
+            let overflow = |r: &prbench_models::JudgeRequest| -> Result<Option<usize>, prbench_models::ModelError> {
+                let own = judge.input_overflow(r)?.unwrap_or(0);
+                let tokens = prefill_ids(&engine, std::slice::from_ref(r)).map_err(|e| prbench_models::ModelError::Engine(format!("{e:#}")))?[0].len();
+                Ok(Some(own.max(tokens.saturating_sub(args.max_prompt_tokens))))
+            };
             let rendered = inputs::prepare(set, &args.condition, args.examples)?;
             let mut requests = Vec::new();
             for ex in &rendered.examples {

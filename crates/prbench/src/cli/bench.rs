@@ -160,8 +160,12 @@ pub struct BenchJudgeOrdersArgs {
     #[arg(long, default_value = "profile:10")]
     pub condition: String,
     /// Examples per input set (each judged in both orders).
-    #[arg(long, default_value_t = 6, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
     pub examples: usize,
+    /// The judge's window for the bench, in prompt tokens: under `profile:k` the posts shown
+    /// are fitted to it as eval fits them (2,048 keeps PRB-length contexts near ~1,500 tokens).
+    #[arg(long, default_value_t = 2048, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(16, 1_048_576))]
+    pub max_prompt_tokens: usize,
     /// Rounds (the side that goes first rotates).
     #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
     pub rounds: usize,

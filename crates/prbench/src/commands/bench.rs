@@ -163,6 +163,7 @@ fn run_judge_orders(a: &BenchJudgeOrdersArgs) -> Result<()> {
         sets: a.sets.clone(),
         condition: a.condition.clone(),
         examples: a.examples,
+        max_prompt_tokens: a.max_prompt_tokens,
         rounds: a.rounds,
         threads: a.threads,
         work: a.work.clone(),
