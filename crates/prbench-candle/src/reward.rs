@@ -1,14 +1,20 @@
 //! A Hugging Face sequence-classification model as a prbench [`RewardModel`] (PROTOCOL.md §3):
 //! conversation → chat template → tokens (context cut from the left when too long) → batches
 //! formed by length → the score head's logit at the last non-pad token.
+//!
+//! Items of one call whose tokens share a long prefix (chosen and rejected after one context
+//! and question; N samples of one prompt; a server batch's items with one prompt) are grouped
+//! ([`prefix_groups`]): each group's prefix runs once and its suffixes in batches
+//! ([`SeqClsModel::score_suffixes`]). Scores equal the unshared path's to float rounding.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use prbench_models::file_hash::hash_file_into;
 use prbench_models::{ModelError, ModelIdentity, RewardModel, RmRequest, Score, TokenStats};
 
-use crate::batch::by_length;
-use crate::seqcls::SeqClsModel;
+use crate::batch::{by_length, prefix_groups};
+use crate::seqcls::{pooled_index, PaddingSide, SeqClsModel};
 use crate::tokenize::{HfTokenizer, Tokenized};
 
 /// Options of a scalar reward model.
@@ -23,12 +29,41 @@ pub struct SeqClsOptions {
     /// Sequences per forward pass (≥ 1). Inputs are sorted by length first, so padding stays
     /// small; the scores do not depend on this value.
     pub max_batch: usize,
+    /// Run a prefix shared by several items of one call once ([`prefix_groups`], at least
+    /// [`MIN_SHARED_PREFIX`] tokens). Scores agree with `false` (every item in full) to float
+    /// rounding (≤ 1e-5 in the tests).
+    pub shared_prefix: bool,
 }
 
 impl Default for SeqClsOptions {
     fn default() -> Self {
-        Self { max_length: None, label_index: None, max_batch: 8 }
+        Self { max_length: None, label_index: None, max_batch: 8, shared_prefix: true }
     }
+}
+
+/// Fewest shared tokens for which items are grouped: below it the saving does not pay for the
+/// extra pass.
+pub const MIN_SHARED_PREFIX: usize = 32;
+
+/// What prefix sharing did since the model was loaded ([`SeqClsRewardModel::shared_prefix_stats`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SharedPrefixStats {
+    /// Groups whose prefix ran once.
+    pub groups: u64,
+    /// Items scored in those groups.
+    pub items: u64,
+    /// Prefix tokens computed once per group.
+    pub prefix_tokens: u64,
+    /// Tokens not recomputed: Σ over groups of (members − 1) × prefix length.
+    pub tokens_reused: u64,
+}
+
+#[derive(Debug, Default)]
+struct SharedCounters {
+    groups: AtomicU64,
+    items: AtomicU64,
+    prefix_tokens: AtomicU64,
+    tokens_reused: AtomicU64,
 }
 
 /// A sequence-classification reward model, computed in f32 on CPU with candle.
@@ -40,6 +75,8 @@ pub struct SeqClsRewardModel {
     label: usize,
     max_length: usize,
     max_batch: usize,
+    shared_prefix: bool,
+    counters: SharedCounters,
     /// sha256 over config.json, tokenizer.json, tokenizer_config.json, chat_template.jinja.
     files_sha256: String,
 }
@@ -138,7 +175,18 @@ impl SeqClsRewardModel {
             None => model_max,
         };
         let files_sha256 = files_sha256(dir)?;
-        Ok(Self { model, tokenizer, spec: spec.into(), revision, label, max_length, max_batch: opts.max_batch, files_sha256 })
+        Ok(Self {
+            model,
+            tokenizer,
+            spec: spec.into(),
+            revision,
+            label,
+            max_length,
+            max_batch: opts.max_batch,
+            shared_prefix: opts.shared_prefix,
+            counters: SharedCounters::default(),
+            files_sha256,
+        })
     }
 
     /// The token limit applied to every input.
@@ -197,13 +245,63 @@ impl SeqClsRewardModel {
             self.model.score_batch(&batch)
         })
     }
+
+    /// [`SeqClsRewardModel::logits`] with shared prefixes run once: sequences are grouped by
+    /// [`prefix_groups`] (at least [`MIN_SHARED_PREFIX`] tokens, and never past a sequence's
+    /// pooled token, so every suffix keeps it); each group's prefix runs once and its suffixes
+    /// `max_batch` at a time, sorted by length; the rest go through
+    /// [`SeqClsRewardModel::logits`]. `[n][num_labels]` in input order.
+    ///
+    /// # Errors
+    /// Forward-pass failures as [`ModelError::Engine`].
+    pub fn logits_shared(&self, seqs: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, ModelError> {
+        let pad = self.model.pad_token_id();
+        let limit: Vec<usize> = seqs.iter().map(|s| pooled_index(s, &vec![1; s.len()], pad)).collect();
+        let refs: Vec<&[u32]> = seqs.iter().map(Vec::as_slice).collect();
+        let (groups, alone) = prefix_groups(&refs, &limit, MIN_SHARED_PREFIX);
+        let mut out: Vec<Vec<f32>> = vec![Vec::new(); seqs.len()];
+        let alone_seqs: Vec<Vec<u32>> = alone.iter().map(|&i| seqs[i].clone()).collect();
+        for (&i, l) in alone.iter().zip(self.logits(&alone_seqs)?) {
+            out[i] = l;
+        }
+        for g in &groups {
+            let p = g.prefix_len;
+            let cache = self.model.prefix_cache(&seqs[g.members[0]][..p])?;
+            let suffixes: Vec<&[u32]> = g.members.iter().map(|&i| &seqs[i][p..]).collect();
+            let lens: Vec<usize> = suffixes.iter().map(|s| s.len()).collect();
+            let got = by_length(&lens, self.max_batch, |idx| {
+                let batch: Vec<Vec<u32>> = idx.iter().map(|&k| suffixes[k].to_vec()).collect();
+                self.model.score_suffixes(&cache, &batch, PaddingSide::Right)
+            })?;
+            for (&i, l) in g.members.iter().zip(got) {
+                out[i] = l;
+            }
+            let c = &self.counters;
+            c.groups.fetch_add(1, Ordering::Relaxed);
+            c.items.fetch_add(g.members.len() as u64, Ordering::Relaxed);
+            c.prefix_tokens.fetch_add(p as u64, Ordering::Relaxed);
+            c.tokens_reused.fetch_add(((g.members.len() - 1) * p) as u64, Ordering::Relaxed);
+        }
+        Ok(out)
+    }
+
+    /// Totals of prefix sharing since load (all zero when it is off or nothing was shared).
+    pub fn shared_prefix_stats(&self) -> SharedPrefixStats {
+        let c = &self.counters;
+        SharedPrefixStats {
+            groups: c.groups.load(Ordering::Relaxed),
+            items: c.items.load(Ordering::Relaxed),
+            prefix_tokens: c.prefix_tokens.load(Ordering::Relaxed),
+            tokens_reused: c.tokens_reused.load(Ordering::Relaxed),
+        }
+    }
 }
 
 impl RewardModel for SeqClsRewardModel {
     fn score(&self, items: &[RmRequest]) -> Result<Vec<Score>, ModelError> {
         let tokenized = items.iter().map(|r| self.tokenize(r)).collect::<Result<Vec<_>, _>>()?;
         let seqs: Vec<Vec<u32>> = tokenized.iter().map(|t| t.ids.clone()).collect();
-        let logits = self.logits(&seqs)?;
+        let logits = if self.shared_prefix { self.logits_shared(&seqs)? } else { self.logits(&seqs)? };
         Ok(tokenized
             .iter()
             .zip(logits)
@@ -224,6 +322,7 @@ impl RewardModel for SeqClsRewardModel {
             "max_length": self.max_length,
             "label_index": self.label,
             "max_batch": self.max_batch,
+            "shared_prefix": self.shared_prefix,
             "truncation": "context tokens from the left; question and answer never",
         })
     }

@@ -21,10 +21,27 @@ use crate::decoder::config::DecoderConfig;
 use crate::decoder::linear::Linear;
 use crate::decoder::mask::BatchLayout;
 use crate::decoder::model::DecoderModel;
+use crate::decoder::prefix::{pad_rows, PrefixKv, SharedLayout};
 use crate::decoder::weights::Weights;
 
 pub use crate::decoder::config::Architecture;
 pub use crate::decoder::mask::{pooled_index, Positions};
+pub use crate::decoder::prefix::PaddingSide;
+
+/// A token prefix run once through the decoder ([`SeqClsModel::prefix_cache`]): every layer's
+/// keys and values, to score any number of suffixes after it ([`SeqClsModel::score_suffixes`]).
+#[derive(Debug, Clone)]
+pub struct PrefixCache {
+    ids: Vec<u32>,
+    kv: PrefixKv,
+}
+
+impl PrefixCache {
+    /// The prefix's token ids.
+    pub fn ids(&self) -> &[u32] {
+        &self.ids
+    }
+}
 
 /// A loaded sequence-classification model.
 #[derive(Debug)]
@@ -260,22 +277,122 @@ impl SeqClsModel {
     /// # Errors
     /// [`ModelError::Engine`] for an empty sequence; otherwise as [`SeqClsModel::logits`].
     pub fn score_batch(&self, seqs: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, ModelError> {
+        self.score_batch_padded(seqs, PaddingSide::Right)
+    }
+
+    /// [`SeqClsModel::score_batch`] with the padding on a chosen side (the scores do not depend
+    /// on it beyond rounding).
+    ///
+    /// # Errors
+    /// As [`SeqClsModel::score_batch`].
+    pub fn score_batch_padded(&self, seqs: &[Vec<u32>], side: PaddingSide) -> Result<Vec<Vec<f32>>, ModelError> {
         if seqs.is_empty() {
             return Ok(Vec::new());
         }
         if let Some(i) = seqs.iter().position(Vec::is_empty) {
             return Err(ModelError::Engine(format!("sequence {i} is empty")));
         }
-        let t = seqs.iter().map(Vec::len).max().unwrap_or(0);
-        let pad = self.cfg.pad_token_id.unwrap_or(0);
-        let mut ids = Vec::with_capacity(seqs.len() * t);
-        let mut mask = Vec::with_capacity(seqs.len() * t);
-        for s in seqs {
-            ids.extend_from_slice(s);
-            ids.extend(std::iter::repeat_n(pad, t - s.len()));
-            mask.extend(std::iter::repeat_n(1, s.len()));
-            mask.extend(std::iter::repeat_n(0, t - s.len()));
-        }
+        let (ids, mask, _) = pad_rows(seqs.iter().map(Vec::as_slice), side, self.cfg.pad_token_id.unwrap_or(0));
         self.logits(&ids, &mask, seqs.len(), Positions::FromMask)
+    }
+
+    /// Scores `prefix ++ suffix` for each suffix, running the shared prefix once: raw head
+    /// logits `[suffixes.len()][num_labels]`, in input order, equal to
+    /// [`SeqClsModel::score_batch`] of the concatenations up to float rounding (the summation
+    /// order of some terms differs; the tests bound it by 1e-5 on every fixture architecture).
+    /// The suffixes form one right-padded batch; see [`SeqClsModel::score_suffixes`] to batch
+    /// them yourself or pad on the left.
+    ///
+    /// # Errors
+    /// As [`SeqClsModel::prefix_cache`] and [`SeqClsModel::score_suffixes`].
+    pub fn score_shared_prefix(&self, prefix: &[u32], suffixes: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, ModelError> {
+        if suffixes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let cache = self.prefix_cache(prefix)?;
+        self.score_suffixes(&cache, suffixes, PaddingSide::Right)
+    }
+
+    /// Runs `prefix` (≥ 1 token) once through every layer and keeps each layer's keys (after
+    /// k norm and RoPE) and values, `2 × layers × kv_heads × head_dim × prefix.len()` floats.
+    ///
+    /// # Errors
+    /// [`ModelError::Engine`] for an empty prefix, a token id outside the vocabulary or a
+    /// candle failure; [`ModelError::ContextOverflow`] when the prefix alone reaches
+    /// `max_position_embeddings`.
+    pub fn prefix_cache(&self, prefix: &[u32]) -> Result<PrefixCache, ModelError> {
+        if prefix.is_empty() {
+            return Err(ModelError::Engine("the shared prefix is empty".into()));
+        }
+        self.check_ids(prefix, "the prefix")?;
+        self.check_length(prefix.len())?;
+        let kv = self.decoder.prefix_kv(prefix).map_err(engine)?;
+        Ok(PrefixCache { ids: prefix.to_vec(), kv })
+    }
+
+    /// Scores `cache.ids() ++ suffix` for each suffix (each ≥ 1 token) as one batch padded on
+    /// `side`: `[suffixes.len()][num_labels]` in input order. Masks, positions and pooling are
+    /// those of the full padded rows ([`SeqClsModel::logits`]); a row whose pooled token is
+    /// not in its suffix (a suffix made only of pad tokens, when `pad_token_id` is set) cannot
+    /// be read from the suffix pass and is scored unshared, in full.
+    ///
+    /// # Errors
+    /// [`ModelError::Engine`] for an empty suffix, a token id outside the vocabulary or a
+    /// candle failure; [`ModelError::ContextOverflow`] when a full row reaches
+    /// `max_position_embeddings`.
+    pub fn score_suffixes(&self, cache: &PrefixCache, suffixes: &[Vec<u32>], side: PaddingSide) -> Result<Vec<Vec<f32>>, ModelError> {
+        if suffixes.is_empty() {
+            return Ok(Vec::new());
+        }
+        if let Some(i) = suffixes.iter().position(Vec::is_empty) {
+            return Err(ModelError::Engine(format!("suffix {i} is empty")));
+        }
+        for (i, s) in suffixes.iter().enumerate() {
+            self.check_ids(s, &format!("suffix {i}"))?;
+        }
+        self.check_length(cache.ids.len() + suffixes.iter().map(Vec::len).max().unwrap_or(0))?;
+        let layout = SharedLayout::new(&cache.ids, suffixes, side, self.cfg.pad_token_id);
+        let (shared, unshared): (Vec<usize>, Vec<usize>) = (0..suffixes.len()).partition(|&r| layout.pooled[r].is_some());
+        let mut out: Vec<Vec<f32>> = vec![Vec::new(); suffixes.len()];
+        if !shared.is_empty() {
+            let layout = if unshared.is_empty() {
+                layout
+            } else {
+                let rows: Vec<Vec<u32>> = shared.iter().map(|&r| suffixes[r].clone()).collect();
+                SharedLayout::new(&cache.ids, &rows, side, self.cfg.pad_token_id)
+            };
+            let hidden = self.decoder.forward_pooled_shared(&cache.kv, &layout).map_err(engine)?;
+            let logits = self.score.forward_dot(&hidden).map_err(engine)?.to_vec2::<f32>().map_err(engine)?;
+            for (&r, l) in shared.iter().zip(logits) {
+                out[r] = l;
+            }
+        }
+        if !unshared.is_empty() {
+            let full: Vec<Vec<u32>> = unshared.iter().map(|&r| [cache.ids.as_slice(), &suffixes[r]].concat()).collect();
+            for (&r, l) in unshared.iter().zip(self.score_batch_padded(&full, side)?) {
+                out[r] = l;
+            }
+        }
+        Ok(out)
+    }
+
+    fn check_ids(&self, ids: &[u32], what: &str) -> Result<(), ModelError> {
+        let vocab = self.vocab_size();
+        match ids.iter().enumerate().find(|(_, &id)| id as usize >= vocab) {
+            Some((i, id)) => Err(ModelError::Engine(format!("token id {id} ({what}, position {i}) is outside the vocabulary of {vocab}"))),
+            None => Ok(()),
+        }
+    }
+
+    /// Refuses a row of `tokens` real tokens whose last position reaches `max_position_embeddings`.
+    fn check_length(&self, tokens: usize) -> Result<(), ModelError> {
+        if tokens > self.cfg.max_position_embeddings {
+            return Err(ModelError::ContextOverflow {
+                tokens,
+                n_ctx: self.cfg.max_position_embeddings,
+                reason: "the sequence is longer than max_position_embeddings; cut it before scoring".into(),
+            });
+        }
+        Ok(())
     }
 }

@@ -20,6 +20,7 @@ use prbench_models::ModelError;
 
 use super::config::{DecoderConfig, LayerKind};
 use super::linear::Linear;
+use super::prefix::LayerKv;
 use super::qkv::{HeadNorm, QueryRows, SplitHeads};
 use super::softmax::{KeySpan, MaskedSoftmax};
 use super::weights::Weights;
@@ -31,23 +32,32 @@ pub struct PassInputs {
     pub query_block: usize,
     /// Rows.
     pub batch: usize,
-    /// Padded length.
+    /// Padded length (tokens per row computed in this pass).
     pub seq_len: usize,
+    /// Keys per row: `seq_len`, or prefix length + `seq_len` when the rows continue a cached
+    /// prefix ([`Kv::Prefix`]).
+    pub key_len: usize,
+    /// Key index of each row's token 0 (0, or the prefix length when continuing a prefix):
+    /// token j of a row is key `query_base + j`.
+    pub query_base: usize,
+    /// Where the cached prefix goes in each row's keys, `[batch]` (see
+    /// [`LayerKv::join`]); empty when there is no prefix.
+    pub join_at: Arc<Vec<usize>>,
     /// RoPE cos of every token, `[batch * seq_len * head_dim / 2]`.
     pub cos: Arc<Vec<f32>>,
     /// RoPE sin of every token.
     pub sin: Arc<Vec<f32>>,
-    /// Whether each token is real, `[batch * seq_len]`.
+    /// Whether each key is real, `[batch * key_len]`.
     pub key_ok: Arc<Vec<bool>>,
     /// Real-key span of each batch row.
     pub spans: Arc<Vec<KeySpan>>,
-    /// Query index of every token (0..seq_len per row), `[batch * seq_len]`.
+    /// Key index of every token (`query_base + 0..seq_len` per row), `[batch * seq_len]`.
     pub all_queries: Arc<Vec<usize>>,
     /// Flat row index of each pooled token, u32 `[batch]` (for `index_select`).
     pub pooled_rows: Tensor,
     /// Flat row index of each pooled token, `[batch]`.
     pub pooled_flat: Arc<Vec<usize>>,
-    /// Padded index of each pooled token, `[batch]`.
+    /// Key index of each pooled token, `[batch]`.
     pub pooled_queries: Arc<Vec<usize>>,
     /// RoPE cos of the pooled tokens, `[batch * head_dim / 2]`.
     pub pooled_cos: Arc<Vec<f32>>,
@@ -75,6 +85,19 @@ pub enum Queries {
     All,
     /// Only the pooled token of each row (the last layer: nothing else reaches the head).
     Pooled,
+}
+
+/// Where a layer's keys and values come from.
+#[derive(Debug)]
+pub enum Kv<'a> {
+    /// The tokens of this pass only.
+    Own,
+    /// The tokens of this pass only, and the layer's kᵀ and v are appended to the vector
+    /// (the prefix pass of [`super::prefix`]).
+    Record(&'a mut Vec<LayerKv>),
+    /// A cached prefix's keys and values followed by this pass's, joined per row at
+    /// [`PassInputs::join_at`].
+    Prefix(&'a LayerKv),
 }
 
 /// One attention layer.
@@ -128,20 +151,46 @@ impl Attention {
 
     /// `x`: normalised hidden states `[batch * seq_len, hidden]`. Returns the attention output
     /// after `o_proj`: `[batch * seq_len, hidden]` for [`Queries::All`], `[batch, hidden]` for
-    /// [`Queries::Pooled`] (row b = the pooled token of batch row b).
+    /// [`Queries::Pooled`] (row b = the pooled token of batch row b). `kv` says which keys the
+    /// queries see (see [`Kv`]).
     ///
     /// # Errors
     /// A candle error on a shape mismatch.
-    pub fn forward(&self, x: &Tensor, p: &PassInputs, queries: Queries) -> Result<Tensor> {
+    pub fn forward(&self, x: &Tensor, p: &PassInputs, queries: Queries, kv: Kv<'_>) -> Result<Tensor> {
+        let (q, kt, v) = self.project(x, p, queries)?;
+        let (kt, v) = match kv {
+            Kv::Own => (kt, v),
+            Kv::Record(store) => {
+                store.push(LayerKv { kt: kt.clone(), v: v.clone() });
+                (kt, v)
+            }
+            Kv::Prefix(prefix) => prefix.join(&kt, &v, &p.join_at)?,
+        };
+        self.attend(&q, &kt, &v, p, queries)
+    }
+
+    /// This layer's kᵀ `[batch, kv_heads, head_dim, seq_len]` and v `[batch, kv_heads,
+    /// seq_len, head_dim]` (after k norm and RoPE) of the normalised hidden states `x`
+    /// (`[batch * seq_len, hidden]`), without attending: the last layer of a prefix pass.
+    ///
+    /// # Errors
+    /// A candle error on a shape mismatch.
+    pub fn keys_values(&self, x: &Tensor, p: &PassInputs) -> Result<LayerKv> {
+        let (_, kt, v) = self.project(x, p, Queries::Pooled)?;
+        Ok(LayerKv { kt, v })
+    }
+
+    /// The fused projection split into q `[batch, kv_heads, queries·n_rep, d]`, kᵀ `[batch,
+    /// kv_heads, d, seq_len]` and v `[batch, kv_heads, seq_len, d]` ([`SplitHeads`]).
+    fn project(&self, x: &Tensor, p: &PassInputs, queries: Queries) -> Result<(Tensor, Tensor, Tensor)> {
         let (b, t, d) = (p.batch, p.seq_len, self.head_dim);
         let (nh, nkv) = (self.heads, self.kv_heads);
         let qkv = self.qkv.forward(x)?;
-        let (rows, tq, query_index) = match queries {
-            Queries::All => (QueryRows::All, t, p.all_queries.clone()),
+        let (rows, tq) = match queries {
+            Queries::All => (QueryRows::All, t),
             Queries::Pooled => (
                 QueryRows::Pooled { rows: p.pooled_flat.clone(), cos: p.pooled_cos.clone(), sin: p.pooled_sin.clone() },
                 1,
-                p.pooled_queries.clone(),
             ),
         };
         let split = SplitHeads {
@@ -162,16 +211,32 @@ impl Attention {
         let q = parts.narrow(0, 0, qn)?.reshape((b, nkv, tq * n_rep, d))?;
         let kt = parts.narrow(0, qn, kn)?.reshape((b, nkv, d, t))?;
         let v = parts.narrow(0, qn + kn, vn)?.reshape((b, nkv, t, d))?;
-        // Causal blocks: queries s..e only need keys ..e (and, with a window, from s + 1 − w),
-        // so the score matrix is computed block by block, skipping most of its masked upper
-        // triangle and bounding its memory. kᵀ is contiguous, so gemm takes its general kernel,
-        // whose per-element sums (sequential over d, and over keys for p·v) do not depend on
-        // the block or the batch: a sequence scores the same alone and in a padded batch.
+        Ok((q, kt, v))
+    }
+
+    /// Masked softmax(q·kᵀ)·v and `o_proj`; kᵀ and v hold `p.key_len` keys per row.
+    fn attend(&self, q: &Tensor, kt: &Tensor, v: &Tensor, p: &PassInputs, queries: Queries) -> Result<Tensor> {
+        let (b, d, nh, nkv) = (p.batch, self.head_dim, self.heads, self.kv_heads);
+        let n_rep = nh / nkv;
+        let (tq, query_index) = match queries {
+            Queries::All => (p.seq_len, p.all_queries.clone()),
+            Queries::Pooled => (1, p.pooled_queries.clone()),
+        };
+        let tk = p.key_len;
+        // Causal blocks: queries s..e (keys base + s .. base + e) only need keys ..base + e
+        // (and, with a window, from base + s + 1 − w), so the score matrix is computed block by
+        // block, skipping most of its masked upper triangle and bounding its memory. kᵀ is
+        // contiguous, so gemm takes its general kernel, whose per-element sums (sequential over
+        // d, and over keys for p·v) do not depend on the block or the batch: a sequence scores
+        // the same alone and in a padded batch.
         let mut outs = Vec::new();
         for (s, e) in query_blocks(tq, p.query_block) {
             let (klo, khi) = match queries {
-                Queries::All => (self.window.map_or(0, |w| (s + 1).saturating_sub(w)), e),
-                Queries::Pooled => (0, t),
+                Queries::All => {
+                    let (s, e) = (p.query_base + s, p.query_base + e);
+                    (self.window.map_or(0, |w| (s + 1).saturating_sub(w)), e)
+                }
+                Queries::Pooled => (0, tk),
             };
             let qb = q.narrow(2, s * n_rep, (e - s) * n_rep)?;
             let scores = qb.matmul(&kt.narrow(3, klo, khi - klo)?)?;
@@ -181,7 +246,7 @@ impl Attention {
                 query_offset: s,
                 n_rep,
                 key_ok: p.key_ok.clone(),
-                seq_len: t,
+                seq_len: tk,
                 key_offset: klo,
                 spans: p.spans.clone(),
                 window: self.window,

@@ -5,7 +5,7 @@
 //! Modules follow the Python module tree: [`config`] (`configuration_<arch>.py`), [`weights`]
 //! (safetensors files), [`rope`] (`<Arch>RotaryEmbedding`, `modeling_rope_utils.py`), [`mask`]
 //! (`masking_utils.py`, pooling rule), [`qkv`] (head split, q/k norm, RoPE), [`softmax`] (masked
-//! attention softmax), [`attention`],
+//! attention softmax), [`attention`], [`prefix`] (a shared prefix run once),
 //! [`mlp`], [`norm`], [`linear`] and [`model`] (`<Arch>Model`); [`fastmath`] and [`par`] hold
 //! the vectorised exp and the row-parallel loop of the custom kernels.
 
@@ -18,6 +18,7 @@ pub mod mlp;
 pub mod model;
 pub mod norm;
 pub mod par;
+pub mod prefix;
 pub mod qkv;
 pub mod rope;
 pub mod softmax;
@@ -25,4 +26,5 @@ pub mod weights;
 
 pub use config::{Architecture, DecoderConfig};
 pub use mask::{pooled_index, Positions};
+pub use prefix::PaddingSide;
 

@@ -2,17 +2,22 @@
 //! embeddings (× √hidden for Gemma 2), pre-norm layers, final norm. It returns the final hidden
 //! state of the pooled token of each row only; the last layer computes its queries, MLP and
 //! norms for those tokens alone, since no other position reaches the head.
+//!
+//! The same stack also runs a token prefix once, keeping every layer's keys and values
+//! ([`DecoderModel::prefix_kv`]), and batches of suffixes against it
+//! ([`DecoderModel::forward_pooled_shared`]); see [`super::prefix`].
 
 use std::sync::Arc;
 
 use candle_core::{Device, Result, Tensor};
 use prbench_models::ModelError;
 
-use super::attention::{Attention, PassInputs, Queries, QUERY_BLOCK};
+use super::attention::{Attention, Kv, PassInputs, Queries, QUERY_BLOCK};
 use super::config::DecoderConfig;
-use super::mask::BatchLayout;
+use super::mask::{BatchLayout, Positions};
 use super::mlp::Mlp;
 use super::norm::RmsNorm;
+use super::prefix::{PrefixKv, SharedLayout};
 use super::rope::Rope;
 use super::softmax::KeySpan;
 use super::weights::Weights;
@@ -51,9 +56,10 @@ impl DecoderLayer {
     }
 
     /// `x`: `[batch * seq_len, hidden]`. Returns `[batch * seq_len, hidden]` for
-    /// [`Queries::All`], `[batch, hidden]` (pooled tokens) for [`Queries::Pooled`].
-    fn forward(&self, x: &Tensor, p: &PassInputs, queries: Queries) -> Result<Tensor> {
-        let a = self.attn.forward(&self.input_norm.forward(x)?, p, queries)?;
+    /// [`Queries::All`], `[batch, hidden]` (pooled tokens) for [`Queries::Pooled`]; `kv` as
+    /// [`Attention::forward`].
+    fn forward(&self, x: &Tensor, p: &PassInputs, queries: Queries, kv: Kv<'_>) -> Result<Tensor> {
+        let a = self.attn.forward(&self.input_norm.forward(x)?, p, queries, kv)?;
         let residual = match queries {
             Queries::All => x.clone(),
             Queries::Pooled => x.index_select(&p.pooled_rows, 0)?,
@@ -125,37 +131,155 @@ impl DecoderModel {
     /// # Errors
     /// A candle error on inconsistent shapes.
     pub fn forward_pooled(&self, input_ids: &[u32], layout: &BatchLayout) -> Result<Tensor> {
-        let (b, t) = (layout.batch, layout.seq_len);
+        let rows = PassRows {
+            batch: layout.batch,
+            seq_len: layout.seq_len,
+            positions: &layout.positions,
+            key_ok: layout.key_ok.clone(),
+            query_base: 0,
+            join_at: Vec::new(),
+            pooled: layout.pooled.clone(),
+        };
+        self.run(input_ids, &rows, None)
+    }
+
+    /// Runs `ids` (one row, every token real) through every layer and keeps each layer's kᵀ
+    /// and v ([`PrefixKv`]); the last layer computes its keys and values only.
+    ///
+    /// # Errors
+    /// A candle error on an empty prefix or inconsistent shapes.
+    pub fn prefix_kv(&self, ids: &[u32]) -> Result<PrefixKv> {
+        let n = ids.len();
+        if n == 0 {
+            candle_core::bail!("prefix_kv: empty prefix");
+        }
+        // At least 3 keys (right-padded, masked), as SeqClsModel::logits does: gemm's p·v takes
+        // another kernel for 1 or 2 keys. Padding keys are never seen by the real tokens.
+        let t = n.max(3);
+        let mask: Vec<u32> = (0..t).map(|i| u32::from(i < n)).collect();
+        let padded: Vec<u32> = (0..t).map(|i| if i < n { ids[i] } else { 0 }).collect();
+        let layout = BatchLayout::new(&padded, &mask, 1, t, None, Positions::FromMask);
+        let rows = PassRows {
+            batch: 1,
+            seq_len: t,
+            positions: &layout.positions,
+            key_ok: layout.key_ok,
+            query_base: 0,
+            join_at: Vec::new(),
+            pooled: vec![n - 1],
+        };
+        let (mut x, p) = self.embed_and_inputs(&padded, &rows)?;
+        let mut layers = Vec::with_capacity(self.layers.len());
+        let last = self.layers.len() - 1;
+        for (i, layer) in self.layers.iter().enumerate() {
+            if i == last {
+                layers.push(layer.attn.keys_values(&layer.input_norm.forward(&x)?, &p)?);
+            } else {
+                x = layer.forward(&x, &p, Queries::All, Kv::Record(&mut layers))?;
+            }
+        }
+        for l in &mut layers {
+            l.kt = l.kt.narrow(3, 0, n)?.contiguous()?;
+            l.v = l.v.narrow(2, 0, n)?.contiguous()?;
+        }
+        Ok(PrefixKv { layers, len: n })
+    }
+
+    /// Final hidden state (after the final norm) of each suffix row's pooled token, `[batch,
+    /// hidden]`, the suffixes continuing the prefix of `prefix` (see [`super::prefix`]).
+    /// Every row must pool a suffix token (`layout.pooled[r]` is `Some`).
+    ///
+    /// # Errors
+    /// A candle error on a row without a pooled suffix token, a prefix of another length than
+    /// the layout's, or inconsistent shapes.
+    pub fn forward_pooled_shared(&self, prefix: &PrefixKv, layout: &SharedLayout) -> Result<Tensor> {
+        if prefix.len != layout.prefix_len || prefix.layers.len() != self.layers.len() {
+            candle_core::bail!("shared pass: a {}-token prefix for a layout of {}", prefix.len, layout.prefix_len);
+        }
+        let pooled = layout
+            .pooled
+            .iter()
+            .enumerate()
+            .map(|(r, p)| p.ok_or_else(|| candle_core::Error::Msg(format!("shared pass: row {r} pools a prefix token"))))
+            .collect::<Result<Vec<usize>>>()?;
+        let rows = PassRows {
+            batch: layout.batch,
+            seq_len: layout.seq_len,
+            positions: &layout.positions,
+            key_ok: layout.key_ok.clone(),
+            query_base: layout.prefix_len,
+            join_at: layout.join_at.clone(),
+            pooled,
+        };
+        self.run(&layout.ids, &rows, Some(prefix))
+    }
+
+    /// Embeddings of `input_ids` (`[batch * seq_len]`) and the pass inputs of `rows`.
+    fn embed_and_inputs(&self, input_ids: &[u32], rows: &PassRows<'_>) -> Result<(Tensor, PassInputs)> {
+        let (b, t) = (rows.batch, rows.seq_len);
         let dev = Device::Cpu;
         let ids = Tensor::from_slice(input_ids, b * t, &dev)?;
         let mut x = self.embed.index_select(&ids, 0)?;
         if let Some(s) = self.embed_scale {
             x = (x * s)?;
         }
-        let (cos, sin) = self.rope.cos_sin_vec(&layout.positions);
-        let (pooled_cos, pooled_sin) = self.rope.cos_sin_vec(&layout.pooled_positions());
-        let pooled_rows = layout.pooled_rows();
+        let (cos, sin) = self.rope.cos_sin_vec(rows.positions);
+        let pooled_rows: Vec<u32> = rows.pooled.iter().enumerate().map(|(r, &i)| (r * t + i) as u32).collect();
+        let pooled_positions: Vec<u32> = rows.pooled.iter().enumerate().map(|(r, &i)| rows.positions[r * t + i]).collect();
+        let (pooled_cos, pooled_sin) = self.rope.cos_sin_vec(&pooled_positions);
+        let key_len = rows.key_ok.len() / b.max(1);
+        let base = rows.query_base;
         let p = PassInputs {
             query_block: self.query_block,
             batch: b,
             seq_len: t,
+            key_len,
+            query_base: base,
+            join_at: Arc::new(rows.join_at.clone()),
             cos: Arc::new(cos),
             sin: Arc::new(sin),
-            spans: Arc::new(KeySpan::of_rows(&layout.key_ok, t)),
-            key_ok: Arc::new(layout.key_ok.clone()),
-            all_queries: Arc::new((0..b).flat_map(|_| 0..t).collect()),
+            spans: Arc::new(KeySpan::of_rows(&rows.key_ok, key_len)),
+            key_ok: Arc::new(rows.key_ok.clone()),
+            all_queries: Arc::new((0..b).flat_map(|_| base..base + t).collect()),
             pooled_flat: Arc::new(pooled_rows.iter().map(|&r| r as usize).collect()),
             pooled_rows: Tensor::from_vec(pooled_rows, b, &dev)?,
-            pooled_queries: Arc::new(layout.pooled.clone()),
+            pooled_queries: Arc::new(rows.pooled.iter().map(|&i| base + i).collect()),
             pooled_cos: Arc::new(pooled_cos),
             pooled_sin: Arc::new(pooled_sin),
         };
+        Ok((x, p))
+    }
+
+    /// The stack over one batch, with or without a cached prefix; `[batch, hidden]`.
+    fn run(&self, input_ids: &[u32], rows: &PassRows<'_>, prefix: Option<&PrefixKv>) -> Result<Tensor> {
+        let (mut x, p) = self.embed_and_inputs(input_ids, rows)?;
         let last = self.layers.len() - 1;
         for (i, layer) in self.layers.iter().enumerate() {
-            x = layer.forward(&x, &p, if i == last { Queries::Pooled } else { Queries::All })?;
+            let kv = match prefix {
+                Some(pre) => Kv::Prefix(&pre.layers[i]),
+                None => Kv::Own,
+            };
+            x = layer.forward(&x, &p, if i == last { Queries::Pooled } else { Queries::All }, kv)?;
         }
         let x = self.norm.forward(&x)?;
-        debug_assert_eq!(x.dims(), &[b, self.hidden]);
+        debug_assert_eq!(x.dims(), &[rows.batch, self.hidden]);
         Ok(x)
     }
+}
+
+/// The rows of one forward pass: `batch × seq_len` tokens whose keys are `key_ok.len() /
+/// batch` per row (more than `seq_len` after a prefix), token j of a row being key
+/// `query_base + j`.
+struct PassRows<'a> {
+    batch: usize,
+    seq_len: usize,
+    /// RoPE position of each token, `[batch * seq_len]`.
+    positions: &'a [u32],
+    /// Whether each key is real, `[batch * key_len]`.
+    key_ok: Vec<bool>,
+    query_base: usize,
+    /// Prefix split point per row (empty without a prefix).
+    join_at: Vec<usize>,
+    /// Token index (0..seq_len) of each row's pooled token, `[batch]`.
+    pooled: Vec<usize>,
 }

@@ -78,7 +78,8 @@ pub fn request_for(
 }
 
 /// Scores every sample, `batch` per call through [`RewardModel::score_each`] (one result per
-/// item; a failing item does not sink the others). Samples whose generation failed get a
+/// item; a failing item does not sink the others), one example's samples in one call where they
+/// fit ([`calls_by_example`]: they share the prompt, which a reward model can run once). Samples whose generation failed get a
 /// score record with `error` and no call. `progress(done)` runs after each batch.
 ///
 /// # Errors
@@ -115,15 +116,17 @@ pub fn score_all(
     }
     let model = rm.identity().spec;
     let mut done = samples.len() - todo.len();
-    for chunk in todo.chunks(batch.max(1)) {
+    let ids: Vec<&str> = todo.iter().map(|(i, _)| samples[*i].example_id.as_str()).collect();
+    for call in calls_by_example(&ids, batch) {
+        let chunk: Vec<&(usize, RmRequest)> = call.iter().map(|&k| &todo[k]).collect();
         let reqs: Vec<RmRequest> = chunk.iter().map(|(_, r)| r.clone()).collect();
         let results = rm.score_each(&reqs, &|_, _| {});
         if results.len() != chunk.len() {
             return Err(EvalError::BackendShape { model, got: results.len(), expected: chunk.len() }.into());
         }
-        for ((i, _), r) in chunk.iter().zip(results) {
-            let s = &samples[*i];
-            out[*i] = Some(match r {
+        for (&&(i, _), r) in chunk.iter().zip(results) {
+            let s = &samples[i];
+            out[i] = Some(match r {
                 Ok(score) if score.value.is_finite() => BonScore {
                     example_id: s.example_id.clone(),
                     sample_index: s.sample_index,
@@ -151,4 +154,50 @@ pub fn score_all(
         progress(done);
     }
     Ok(out.into_iter().map(|s| s.expect("every sample gets a record")).collect())
+}
+
+/// Splits items (given by example id) into calls of at most `batch` (≥ 1) indices, keeping one
+/// example's items together: examples in order of first appearance, whole examples packed into
+/// a call while they fit, an example with more than `batch` items cut into `batch`-sized pieces.
+pub fn calls_by_example(example_ids: &[&str], batch: usize) -> Vec<Vec<usize>> {
+    let batch = batch.max(1);
+    let mut order: Vec<&str> = Vec::new();
+    let mut by_id: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (k, id) in example_ids.iter().enumerate() {
+        by_id
+            .entry(id)
+            .or_insert_with(|| {
+                order.push(id);
+                Vec::new()
+            })
+            .push(k);
+    }
+    let (mut calls, mut current) = (Vec::new(), Vec::new());
+    for id in order {
+        for piece in by_id[id].chunks(batch) {
+            if current.len() + piece.len() > batch {
+                calls.push(std::mem::take(&mut current));
+            }
+            current.extend_from_slice(piece);
+        }
+    }
+    if !current.is_empty() {
+        calls.push(current);
+    }
+    calls
+}
+
+#[cfg(test)]
+mod call_tests {
+    use super::calls_by_example;
+
+    #[test]
+    fn one_examples_samples_share_a_call() {
+        // a, b interleaved (a failed sample removed), c with more samples than a call holds.
+        let ids = ["a", "b", "a", "b", "a", "c", "c", "c", "c", "c"];
+        assert_eq!(calls_by_example(&ids, 4), vec![vec![0, 2, 4], vec![1, 3], vec![5, 6, 7, 8], vec![9]]);
+        assert_eq!(calls_by_example(&ids, 5), vec![vec![0, 2, 4, 1, 3], vec![5, 6, 7, 8, 9]]);
+        assert_eq!(calls_by_example(&ids, 1).len(), 10);
+        assert!(calls_by_example(&[], 3).is_empty());
+    }
 }

@@ -116,7 +116,7 @@ fn load_seqcls(dir: &Path, spec: &str, revision: Option<String>, args: &LoadSett
     if !dir.is_dir() {
         bail!("`{}` is not a directory; `dir:PATH` takes a model directory in the Hugging Face layout (config.json, tokenizer.json, *.safetensors)", dir.display());
     }
-    let opts = SeqClsOptions { max_length: args.scalar.max_length, label_index: args.scalar.label_index, max_batch: args.scalar.rm_batch() };
+    let opts = SeqClsOptions { max_length: args.scalar.max_length, label_index: args.scalar.label_index, max_batch: args.scalar.rm_batch(), ..SeqClsOptions::default() };
     let rm = SeqClsRewardModel::load(dir, spec, revision, &opts).with_context(|| format!("loading `{spec}`"))?;
     Ok(Loaded::SeqCls(Box::new(rm)))
 }
