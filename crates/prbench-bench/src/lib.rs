@@ -3,6 +3,8 @@
 //! benchmark scale.
 //!
 //! - [`rm`]: scalar reward models vs PyTorch/transformers (`tools/bench_rm.py`);
+//! - [`rm_prefix`]: the scalar RM on eval's and best-of-N's real inputs, shared-prefix vs
+//!   unshared vs transformers ([`inputs`] renders them);
 //! - [`judge`]: the GGUF judge vs llama.cpp driven directly, each side a child process, and
 //!   ([`judge::orders`]) in both orders with the shared prefix forked, on inputs [`inputs`]
 //!   renders as eval does;
@@ -10,7 +12,7 @@
 //! - [`remote`]: the `openai:` judge client against the loopback fault server;
 //! - [`serve`]: the reward server under waves of concurrent requests;
 //! - [`report`]: the HTML report of a full-scale synthetic benchmark, opened in Chromium;
-//! - [`all`]: judge, scalar RM and harness in one table.
+//! - [`all`]: every bench above but remote, serve and report, in one table.
 //!
 //! Each module turns its options into a report (`measure`) and the report into the table the
 //! `prbench bench` command prints (`table`); progress lines go to a `log` callback, so the
@@ -36,6 +38,7 @@ pub mod judge;
 pub mod remote;
 pub mod report;
 pub mod rm;
+pub mod rm_prefix;
 pub mod serve;
 
 use std::path::PathBuf;

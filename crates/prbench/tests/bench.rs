@@ -60,6 +60,41 @@ fn bench_judge_short_mode() {
     }
 }
 
+/// `bench rm-prefix` on the sample with the committed qwen2 fixture and no Python: every pair
+/// and best-of-16 workload is scored by both prbench paths, the shared-prefix scores equal the
+/// unshared ones within 1e-5, the groups really share a prefix, and the transformers columns
+/// say why they are empty.
+#[test]
+fn bench_rm_prefix_short_mode_agrees_with_the_unshared_path() {
+    let work = tempfile::tempdir().unwrap();
+    let model = repo().join("crates/prbench-candle/tests/fixtures/seqcls/qwen2-f32");
+    let args = [
+        "bench", "rm-prefix", "--sets", "sample", "--conditions", "none,profile:10", "--pairs", "2", "--bon-conditions", "profile:10",
+        "--bon-prompts", "1", "--bon-n", "16", "--rounds", "1", "--model", model.to_str().unwrap(), "--python", "/nonexistent/python",
+        "--work", work.path().to_str().unwrap(), "--json",
+    ];
+    let out = prbench(&args, &repo());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    eprintln!("{}", text(&out.stdout));
+    let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert!(v["reference"].as_str().unwrap().starts_with("skipped: the Python interpreter `/nonexistent/python` was not found"), "{v}");
+    let rows = v["rows"].as_array().unwrap();
+    let kinds: Vec<(&str, &str, u64)> = rows.iter().map(|r| (r["kind"].as_str().unwrap(), r["condition"].as_str().unwrap(), r["items"].as_u64().unwrap())).collect();
+    assert_eq!(kinds, [("pairs", "none", 4), ("pairs", "profile:10", 4), ("bon16", "profile:10", 16)]);
+    for r in rows {
+        assert_eq!(r["agreement_met"], true, "{r}");
+        assert!(r["max_diff_shared_unshared"].as_f64().unwrap() <= 1e-5, "{r}");
+        // Each group shares at least its chat template and question.
+        assert!(r["prefix_share"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["tok_s"][0].as_f64().unwrap() > 0.0 && r["tok_s"][1].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["tok_s"][2].is_null() && r["max_diff_transformers"].is_null(), "{r}");
+        // Under profile:10 the shared path really ran each group's prefix once.
+        if r["condition"] == "profile:10" {
+            assert!(r["reused_share"].as_f64().unwrap() > 0.0, "{r}");
+        }
+    }
+}
+
 /// `bench judge-orders` on two sample examples under `profile:10` with SmolLM2: the forked
 /// side really reused a prefix, its margins equal the unforked side's within 1e-5 with the
 /// same verdicts, and llama.cpp decoding each prompt alone agrees. Skipped when the model is
@@ -89,7 +124,8 @@ fn bench_judge_orders_short_mode() {
 }
 
 /// `bench all --short`: one table with a row per workload of every bench, each naming its
-/// command; the scalar-RM rows are measured when python3 has torch, and say why when not.
+/// command, every agreement check passed; the transformers cells are measured when python3
+/// has torch, and say why when not.
 #[test]
 fn bench_all_short_mode() {
     if !prbench_models::gguf::default_model_path().is_file() {
@@ -104,9 +140,17 @@ fn bench_all_short_mode() {
     assert!(table.starts_with("Machine: nproc "), "{table}");
     let rows: Vec<&str> = table.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| workload")).collect();
     let count = |needle: &str| rows.iter().filter(|r| r.contains(needle)).count();
-    assert!(count("judge prefill, logprob verdict, SmolLM2") == 1 && count("judge generate verdict, SmolLM2") == 1, "{table}");
+    assert!(count("judge prefill, logprob verdict, one order") == 1 && count("judge generate verdict, SmolLM2") == 1, "{table}");
+    assert_eq!(count("judge in both orders, logprob verdict, `profile:10`, sample, SmolLM2"), 1, "{table}");
+    assert_eq!(count("scalar RM, 2 chosen/rejected pairs, `none`, sample"), 1, "{table}");
+    assert_eq!(count("scalar RM, 2 chosen/rejected pairs, `profile:10`, sample"), 1, "{table}");
+    assert_eq!(count("scalar RM, 1 prompts × 16 answers (best-of-N), `profile:10`, sample"), 1, "{table}");
     assert_eq!(count("harness, 6 rows"), 5, "{table}");
-    let rm = count("scalar RM scoring");
-    assert!(rm == 2 || (rm == 1 && count("skipped: ") == 1), "{table}");
+    let minilm = count("embedder, minilm");
+    assert!(minilm == 1, "{table}");
+    // Every agreement check the bench grades passed.
+    assert_eq!(count(": passed"), 4, "{table}");
+    assert_eq!(count("FAILED"), 0, "{table}");
+    assert!(rows.iter().filter(|r| r.contains("scalar RM") || r.contains("both orders")).all(|r| r.contains("not assessed") || r.contains("(no target)")), "{table}");
     assert!(rows.iter().all(|r| r.ends_with("` |") && r.contains("`prbench bench ")), "every row names its command: {table}");
 }

@@ -88,12 +88,17 @@ pub enum BenchCommand {
     /// threads), each side a child process: prefill tokens/s of the logprob verdict, tokens/s
     /// of the generate verdict, peak RSS.
     Judge(BenchJudgeArgs),
+    /// The scalar reward model on eval's and best-of-N's real inputs (data/sample, P-Soups,
+    /// PRB-length synthetic; `none` and `profile:k`): prbench with shared-prefix scoring vs
+    /// without vs transformers on the same token ids, with the score agreement checks.
+    RmPrefix(BenchRmPrefixArgs),
     /// The logprob judge in both orders on eval's prompts: prbench forking the shared prefix
     /// (llama.cpp KV sequence copy) vs prbench unforked vs llama.cpp decoding each full prompt,
     /// each a child process; margins and verdicts checked.
     JudgeOrders(BenchJudgeOrdersArgs),
-    /// Every bench (judge, scalar RM, harness) in one run, one table: workload, prbench,
-    /// reference, ratio, peak RSS, target, command, machine. `--short` for a seconds-long check.
+    /// Every bench (judge, judge in both orders, scalar RM on real inputs, MiniLM, harness) in
+    /// one run, one table: workload, prbench, reference, ratio, agreement check, target, command,
+    /// machine. `--short` for a check of a minute or so per bench.
     All(BenchAllArgs),
     /// The HTML report at full scale: a synthetic 2,830-row benchmark evaluated by three
     /// control baselines under four conditions, the report of the twelve runs rendered and
@@ -141,6 +146,54 @@ pub struct BenchJudgeArgs {
     /// Folder for the worker inputs and logs (default: `$PRBENCH_MODELS/bench`).
     #[arg(long, default_value_os_t = prbench_bench::default_work_dir())]
     pub work: PathBuf,
+    /// Print one JSON line instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `bench rm-prefix` arguments.
+#[derive(Args, Debug)]
+pub struct BenchRmPrefixArgs {
+    /// Input sets: `sample` (data/sample), `psoups` (../shared/data/alignx-psoups, skipped with
+    /// a note when absent), `prb-synthetic` (synthetic rows of the full benchmark's profile size,
+    /// written under --work).
+    #[arg(long, value_delimiter = ',', default_value = "sample,psoups,prb-synthetic")]
+    pub sets: Vec<String>,
+    /// Conditions of the chosen/rejected pair workloads (`none`, `profile:k`).
+    #[arg(long, value_delimiter = ',', default_value = "none,profile:10")]
+    pub conditions: Vec<String>,
+    /// Examples per input set in the pair workloads.
+    #[arg(long, default_value_t = 8, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
+    pub pairs: usize,
+    /// Conditions of the best-of-N workloads (empty: no best-of-N).
+    #[arg(long, value_delimiter = ',', default_value = "profile:10")]
+    pub bon_conditions: Vec<String>,
+    /// Prompts per input set in the best-of-N workloads.
+    #[arg(long, default_value_t = 2, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(0, 10_000))]
+    pub bon_prompts: usize,
+    /// Answers per best-of-N prompt (the set's other examples' chosen and rejected texts).
+    #[arg(long, default_value_t = 16, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1024))]
+    pub bon_n: usize,
+    /// Examples per `score` call in the pair workloads (eval's batch).
+    #[arg(long, default_value_t = 8, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 4096))]
+    pub per_call: usize,
+    /// Sequences per forward pass (the model's max batch, and transformers' batches).
+    #[arg(long, default_value_t = 8, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 4096))]
+    pub max_batch: usize,
+    /// Timed passes per round.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1000))]
+    pub repeats: usize,
+    /// Rounds (the order of the sides alternates).
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
+    pub rounds: usize,
+    /// A sequence-classification model folder (default: the bench decoder, a 6-layer Qwen2
+    /// with MiniLM's tokenizer written once by tools/bench_rm.py; the committed parity
+    /// fixture when it cannot be written).
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    /// Threads, the PyTorch reference and the working folder.
+    #[command(flatten)]
+    pub reference: RmReferenceArgs,
     /// Print one JSON line instead of the table.
     #[arg(long)]
     pub json: bool,

@@ -5,10 +5,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use anyhow::{bail, Result};
-use prbench_bench::{all, harness, judge, remote, rm, serve};
+use prbench_bench::{all, harness, judge, remote, rm, rm_prefix, serve};
 
 use crate::cli::{
-    BenchAllArgs, BenchAnnotateArgs, BenchCommand, BenchJudgeArgs, BenchJudgeOrdersArgs, BenchRemoteArgs, BenchRmArgs, BenchServeArgs, JudgeWorkerArgs, RemoteArgs,
+    BenchAllArgs, BenchAnnotateArgs, BenchCommand, BenchJudgeArgs, BenchJudgeOrdersArgs, BenchRemoteArgs, BenchRmArgs, BenchRmPrefixArgs, BenchServeArgs, JudgeWorkerArgs, RemoteArgs,
     RmReferenceArgs, SyntheticBenchArgs,
 };
 use crate::commands::serve_reward::{load_reward_model, serve_options};
@@ -28,6 +28,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         BenchCommand::Harness(args) => run_harness(&args),
         BenchCommand::Report(args) => run_report(&args),
         BenchCommand::Judge(args) => run_judge(&args),
+        BenchCommand::RmPrefix(args) => run_rm_prefix(&args),
         BenchCommand::JudgeOrders(args) => run_judge_orders(&args),
         BenchCommand::All(args) => run_all(&args),
         BenchCommand::JudgeWorker(args) => run_judge_worker(&args),
@@ -153,6 +154,31 @@ fn run_judge(a: &BenchJudgeArgs) -> Result<()> {
         println!("{}", serde_json::to_string(&report)?);
     } else {
         print!("{}", judge::table(&opts, &report, &log));
+    }
+    Ok(())
+}
+
+fn run_rm_prefix(a: &BenchRmPrefixArgs) -> Result<()> {
+    let opts = rm_prefix::PrefixOptions {
+        sets: a.sets.clone(),
+        conditions: a.conditions.clone(),
+        pairs: a.pairs,
+        bon_conditions: a.bon_conditions.iter().filter(|c| !c.is_empty()).cloned().collect(),
+        bon_prompts: a.bon_prompts,
+        bon_n: a.bon_n,
+        per_call: a.per_call,
+        max_batch: a.max_batch,
+        repeats: a.repeats,
+        rounds: a.rounds,
+        model: a.model.clone(),
+        reference: reference(&a.reference),
+        code_version: crate::code_version().to_string(),
+    };
+    let report = rm_prefix::measure(&opts, &log)?;
+    if a.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print!("{}", rm_prefix::table(&report));
     }
     Ok(())
 }
