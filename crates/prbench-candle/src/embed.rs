@@ -1,6 +1,7 @@
 //! Sentence embeddings from a BERT encoder in the Hugging Face layout (all-MiniLM-L6-v2 by
-//! default): candle-transformers' [`BertModel`], mean pooling over the attention mask, then L2
-//! normalisation (what sentence-transformers does for this model).
+//! default): prbench's own encoder ([`crate::encoder::BertEncoder`], packed sequences, no
+//! padding rows), mean pooling over each input's tokens, then L2 normalisation (what
+//! sentence-transformers does for this model).
 //!
 //! An input is one text or a `(context, text)` pair, encoded as BERT's sentence pair
 //! `[CLS] context [SEP] text [SEP]` (token types 0 and 1). When an input is longer than the
@@ -8,10 +9,9 @@
 //! from the text; how many were cut is returned per input. A text that does not fit on its own is
 //! an error naming the input and the lengths.
 //!
-//! Inputs are tokenized one by one, sorted by length, run in padded batches (right padding, with
-//! the attention mask passed to BERT: for an encoder the non-causal padding mask is the right
-//! one) and put back in input order, so results do not depend on the batch size beyond float
-//! rounding (tested to 1e-6).
+//! Inputs are tokenized one by one, sorted by length, run in batches of packed sequences (each
+//! input attends to its own tokens only, so nothing needs a padding mask) and put back in input
+//! order, so results do not depend on the batch size beyond float rounding (tested to 1e-6).
 //!
 //! # As a [`prbench_models::Embedder`] (dense retrieval)
 //!
@@ -40,11 +40,8 @@
 
 use std::path::{Path, PathBuf};
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use crate::batch::by_length;
-use prbench_models::file_hash::sha256_file;
+use crate::encoder::{BertEncoder, Packed};
 use prbench_models::{Embedder, Embedding, ModelError, ModelIdentity, Similarity, TokenStats};
 use tokenizers::{Encoding, PostProcessor, Tokenizer, TruncationDirection};
 
@@ -84,9 +81,8 @@ pub struct EmbedderOptions {
 /// A BERT sentence embedder (mean pooling, L2-normalised), loaded from a local directory holding
 /// `config.json`, `model.safetensors` and `tokenizer.json`.
 pub struct MiniLmEmbedder {
-    model: BertModel,
+    model: BertEncoder,
     tokenizer: Tokenizer,
-    device: Device,
     dir: PathBuf,
     weights_sha256: String,
     hidden: usize,
@@ -122,10 +118,6 @@ impl std::fmt::Debug for MiniLmEmbedder {
 
 fn file_err(path: &Path, reason: impl std::fmt::Display) -> ModelError {
     ModelError::File { path: path.to_path_buf(), reason: reason.to_string() }
-}
-
-fn engine(e: impl std::fmt::Display) -> ModelError {
-    ModelError::Engine(e.to_string())
 }
 
 /// The sentence-transformers module types prbench runs (anything else in `modules.json` is
@@ -262,13 +254,8 @@ impl MiniLmEmbedder {
                 ));
             }
         }
-        let text = std::fs::read_to_string(&config_path).map_err(|e| file_err(&config_path, e))?;
-        let config: Config = serde_json::from_str(&text).map_err(|e| ModelError::Metadata {
-            path: config_path.clone(),
-            key: "(config)".into(),
-            reason: format!("not a BERT config: {e}"),
-        })?;
-        let model_max_length = config.max_position_embeddings;
+        let model = BertEncoder::load(dir)?;
+        let model_max_length = model.config().max_position_embeddings;
         let max_length = opts.max_length.unwrap_or(model_max_length);
         if max_length < 4 || max_length > model_max_length {
             return Err(ModelError::Spec {
@@ -283,13 +270,8 @@ impl MiniLmEmbedder {
         if batch_size == 0 {
             return Err(ModelError::Spec { spec: "batch_size=0".into(), reason: "must be at least 1".into() });
         }
-        let weights_sha256 = sha256_file(&weights_path)?;
-        let device = Device::Cpu;
-        // SAFETY: the file is memory-mapped read-only; it must not be modified while loaded
-        // (the same contract as every safetensors mmap loader).
-        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights_path], DType::F32, &device) }
-            .map_err(|e| file_err(&weights_path, e))?;
-        let model = BertModel::load(vb, &config).map_err(|e| file_err(&weights_path, e))?;
+        let weights_sha256 = model.weights_sha256().to_string();
+        let hidden = model.config().hidden_size;
         let mut tokenizer = Tokenizer::from_file(&tokenizer_path).map_err(|e| file_err(&tokenizer_path, e))?;
         // The file ships fixed padding and right truncation at 128 tokens: we pad and cut ourselves.
         tokenizer.with_padding(None);
@@ -314,10 +296,9 @@ impl MiniLmEmbedder {
         Ok(Self {
             model,
             tokenizer,
-            device,
             dir: dir.to_path_buf(),
             weights_sha256,
-            hidden: config.hidden_size,
+            hidden,
             max_length,
             model_max_length,
             batch_size,
@@ -530,36 +511,13 @@ impl MiniLmEmbedder {
         Ok(out)
     }
 
-    /// Mean-pooled vectors of a padded batch, L2-normalised when `normalize`.
+    /// Mean-pooled vectors of a batch (packed, no padding), L2-normalised when `normalize`.
     fn forward(&self, batch: &[&Prepared], normalize: bool) -> Result<Vec<Vec<f32>>, ModelError> {
-        let b = batch.len();
-        let t = batch.iter().map(|p| p.ids.len()).max().unwrap_or(0);
-        let mut ids = vec![0u32; b * t];
-        let mut types = vec![0u32; b * t];
-        let mut mask = vec![0u32; b * t];
-        for (r, p) in batch.iter().enumerate() {
-            let n = p.ids.len();
-            ids[r * t..r * t + n].copy_from_slice(&p.ids);
-            types[r * t..r * t + n].copy_from_slice(&p.type_ids);
-            mask[r * t..r * t + n].iter_mut().for_each(|m| *m = 1);
+        let mut packed = Packed::new();
+        for p in batch {
+            packed.push(&p.ids, &p.type_ids)?;
         }
-        let ids = Tensor::from_vec(ids, (b, t), &self.device).map_err(engine)?;
-        let types = Tensor::from_vec(types, (b, t), &self.device).map_err(engine)?;
-        let mask = Tensor::from_vec(mask, (b, t), &self.device).map_err(engine)?;
-        let pooled = (|| -> candle_core::Result<Tensor> {
-            let hidden = self.model.forward(&ids, &types, Some(&mask))?; // (b, t, h)
-            let m = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (b, t, 1)
-            let summed = hidden.broadcast_mul(&m)?.sum(1)?; // (b, h)
-            let counts = m.sum(1)?.clamp(1e-9, f64::INFINITY)?; // (b, 1)
-            let mean = summed.broadcast_div(&counts)?;
-            if !normalize {
-                return Ok(mean);
-            }
-            let norm = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12, f64::INFINITY)?;
-            mean.broadcast_div(&norm)
-        })()
-        .map_err(engine)?;
-        pooled.to_vec2::<f32>().map_err(engine)
+        self.model.mean_pooled(&packed, normalize)
     }
 }
 
@@ -601,8 +559,8 @@ impl Embedder for MiniLmEmbedder {
         ModelIdentity {
             spec: self.spec.clone(),
             engine: format!(
-                "candle {} f32 CPU (bert sentence embedder: mean pooling, {}, max {} tokens cut right{})",
-                crate::reward::CANDLE_VERSION,
+                "{} (bert sentence embedder: mean pooling, {}, max {} tokens cut right{})",
+                crate::encoder::ENGINE,
                 if self.normalize { "l2-normalised" } else { "not normalised" },
                 self.text_max_length,
                 if self.lowercase { ", lowercased" } else { "" },

@@ -9,6 +9,7 @@ pub mod reward;
 pub mod token_count;
 pub mod tokenize;
 pub mod embed;
+pub mod encoder;
 pub mod embedder;
 pub mod bt;
 pub mod pal;

@@ -1,10 +1,12 @@
-//! The MiniLM embedder against transformers (fixture from tools/make_minilm_fixture.py), batch
+//! The MiniLM embedder against transformers (fixtures from tools/make_minilm_fixture.py and
+//! tools/make_minilm_ids_fixture.py, every dimension of the encoder to 1e-5), batch
 //! independence, truncation accounting and overflow errors. Skips (with a printed reason) when
 //! the model directory from scripts/fetch-models.sh is absent.
 
 use std::path::PathBuf;
 
 use prbench_candle::embed::{default_embedder_dir, EmbedInput, EmbedderOptions, MiniLmEmbedder};
+use prbench_candle::encoder::{BertEncoder, Packed};
 use prbench_models::ModelError;
 use serde_json::Value;
 
@@ -154,4 +156,91 @@ fn ids_path_agrees_with_text_path() {
     assert!(worst <= 1e-6, "{worst}");
     assert!(e.embed_ids(&[vec![]]).is_err());
     assert!(e.embed_ids(&[vec![1000; 513]]).is_err());
+}
+
+fn ids_fixture() -> Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/minilm_ids.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn u32s(v: &Value) -> Vec<u32> {
+    v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect()
+}
+
+fn max_abs(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max)
+}
+
+/// The encoder against transformers on every dimension (tools/make_minilm_ids_fixture.py: one
+/// right-padded batch of 1- to 300-token sequences, some with a type-1 segment), packed in
+/// batches of 1, 3 and all 7; and a batch against batch size 1.
+#[test]
+fn encoder_matches_transformers_on_every_dimension() {
+    let Some(dir) = model_dir() else { return };
+    let fx = ids_fixture();
+    let enc = BertEncoder::load(&dir).unwrap();
+    assert_eq!(enc.weights_sha256(), fx["model_safetensors_sha256"].as_str().unwrap());
+    let seqs: Vec<(Vec<u32>, Vec<u32>)> =
+        fx["sequences"].as_array().unwrap().iter().map(|s| (u32s(&s["ids"]), u32s(&s["type_ids"]))).collect();
+    let want_mean: Vec<Vec<f32>> = fx["sequences"].as_array().unwrap().iter().map(|s| f32s(&s["mean"])).collect();
+    let want_unit: Vec<Vec<f32>> = fx["sequences"].as_array().unwrap().iter().map(|s| f32s(&s["normalized"])).collect();
+    assert!(seqs.iter().any(|(_, t)| t.contains(&1)) && seqs.iter().any(|(i, _)| i.len() == 1));
+    let run = |batch: usize, normalize: bool| -> Vec<Vec<f32>> {
+        let mut out = Vec::new();
+        for chunk in seqs.chunks(batch) {
+            let mut p = Packed::new();
+            for (ids, types) in chunk {
+                p.push(ids, types).unwrap();
+            }
+            out.extend(enc.mean_pooled(&p, normalize).unwrap());
+        }
+        out
+    };
+    let single = run(1, false);
+    let mut worst = 0f32;
+    for batch in [1, 3, seqs.len()] {
+        for (normalize, want) in [(false, &want_mean), (true, &want_unit)] {
+            let got = run(batch, normalize);
+            for (i, (g, w)) in got.iter().zip(want.iter()).enumerate() {
+                assert_eq!(g.len(), 384);
+                let d = max_abs(g, w);
+                worst = worst.max(d);
+                assert!(d <= 1e-5, "batch {batch}, normalize {normalize}, sequence {i} ({} tokens): max |Δ| {d:e}", seqs[i].0.len());
+            }
+            if !normalize {
+                for (i, (g, s)) in got.iter().zip(&single).enumerate() {
+                    let d = max_abs(g, s);
+                    assert!(d <= 1e-6, "sequence {i}: batch {batch} vs batch 1 differ by {d:e}");
+                }
+            }
+        }
+    }
+    eprintln!("largest |prbench - transformers| over every dimension: {worst:.2e}");
+
+    // The embedder's id path (token type 0) agrees with the encoder on the type-0 sequences.
+    let e = MiniLmEmbedder::load_with(&dir, &EmbedderOptions { max_length: None, batch_size: Some(2) }).unwrap();
+    let plain: Vec<usize> = (0..seqs.len()).filter(|&i| !seqs[i].1.contains(&1)).collect();
+    let got = e.embed_ids(&plain.iter().map(|&i| seqs[i].0.clone()).collect::<Vec<_>>()).unwrap();
+    for (g, &i) in got.iter().zip(&plain) {
+        assert!(max_abs(g, &want_unit[i]) <= 1e-5, "embed_ids sequence {i}");
+    }
+}
+
+#[test]
+fn encoder_refuses_ids_outside_its_tables() {
+    let Some(dir) = model_dir() else { return };
+    let enc = BertEncoder::load(&dir).unwrap();
+    let mut p = Packed::new();
+    p.push(&[101, 30522], &[0, 0]).unwrap();
+    let e = enc.forward(&p).unwrap_err().to_string();
+    assert!(e.contains("30522") && e.contains("vocabulary"), "{e}");
+    let mut p = Packed::new();
+    p.push(&[101, 102], &[0, 2]).unwrap();
+    assert!(enc.forward(&p).unwrap_err().to_string().contains("token type 2"));
+    let mut p = Packed::new();
+    p.push(&vec![1000; 513], &vec![0; 513]).unwrap();
+    assert!(matches!(enc.forward(&p), Err(ModelError::ContextOverflow { tokens: 513, n_ctx: 512, .. })));
+    assert!(Packed::new().push(&[], &[]).is_err());
+    assert!(Packed::new().push(&[1, 2], &[0]).is_err());
 }
