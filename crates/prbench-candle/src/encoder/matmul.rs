@@ -162,6 +162,15 @@ impl Dense {
                 }
             }
         }
+        if m == 1 {
+            // gemm sends a single row to a GEMV kernel with another summation order; two equal
+            // rows take the GEMM kernel, so a 1-token batch rounds like every other batch.
+            let x2 = [x, x].concat();
+            let mut d2 = [&*dst, &*dst].concat();
+            matmul(2, n, k, View { data: &x2, rs: k, cs: 1 }, View { data: &self.w_t, rs: n, cs: 1 }, &mut d2, n, true, 1.0, true);
+            dst.copy_from_slice(&d2[..n]);
+            return;
+        }
         matmul(m, n, k, View { data: x, rs: k, cs: 1 }, View { data: &self.w_t, rs: n, cs: 1 }, dst, n, true, 1.0, true);
     }
 }
