@@ -200,7 +200,7 @@ fn minilm(args: &RmOptions) -> Result<Vec<(Side, Side)>> {
     // Ids 1000..20000 are ordinary word pieces in the MiniLM vocabulary; [CLS]/[SEP] added by
     // neither side, so both see exactly these ids.
     let batches = token_batches(args, 1000, 20000);
-    rounds(args, "bert", "candle-transformers BertModel, f32 CPU", &dir, &batches, |b| {
+    rounds(args, "bert", prbench_candle::encoder::ENGINE, &dir, &batches, |b| {
         Ok(embedder.embed_ids(b)?.into_iter().map(|v| f64::from(v[0])).collect())
     })
 }
