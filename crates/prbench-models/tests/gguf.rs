@@ -292,7 +292,7 @@ fn context_overflow_and_identity() {
 
     let id = small.identity();
     assert_eq!(id.spec, format!("gguf:{}", path.display()));
-    assert_eq!(id.engine, "llama.cpp (llama-cpp-2 0.1.160)");
+    assert_eq!(id.engine, "llama.cpp (llama-cpp-2 0.1.160, one micro-batch per prompt)");
     assert_eq!(
         id.file_hash,
         "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"

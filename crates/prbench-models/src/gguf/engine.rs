@@ -262,7 +262,7 @@ impl GgufEngine {
     }
 
     /// The engine's identity for manifests: spec `gguf:<path>`, engine
-    /// `llama.cpp (llama-cpp-2 0.1.160)`, the file's sha256, the chat template's sha256, and
+    /// [`ENGINE_NAME`], the file's sha256, the chat template's sha256, and
     /// the weight type from `general.file_type` (e.g. `Q4_1`).
     pub fn identity(&self) -> ModelIdentity {
         ModelIdentity {

@@ -34,8 +34,13 @@ pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 /// personalization gap between `none` and `oracle`; the tests use [`DEFAULT_MODEL_FILE`].
 pub const DEFAULT_JUDGE_FILE: &str = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf";
 
-/// Engine string recorded in manifests ([`crate::ModelIdentity::engine`]).
-pub const ENGINE_NAME: &str = "llama.cpp (llama-cpp-2 0.1.160)";
+/// Engine string recorded in manifests ([`crate::ModelIdentity::engine`]) and part of every
+/// cache key. "one micro-batch per prompt": since issue 22 a prompt of up to `n_batch` tokens
+/// is decoded in one llama.cpp micro-batch (`n_ubatch = n_batch`), where it used to be cut
+/// into micro-batches of 512. llama.cpp's CPU attention takes another kernel for the rows of a
+/// short micro-batch, so prompts over 512 tokens get slightly different logits than before;
+/// the changed name keeps verdicts and generations cached by older builds from mixing in.
+pub const ENGINE_NAME: &str = "llama.cpp (llama-cpp-2 0.1.160, one micro-batch per prompt)";
 
 /// Options for [`GgufEngine::load`]. `Default` gives the documented defaults.
 #[derive(Debug, Clone, PartialEq, Eq)]
