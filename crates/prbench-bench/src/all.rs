@@ -191,17 +191,7 @@ fn rm_rows(args: &RmOptions, short: bool, log: &dyn Fn(&str)) -> Vec<Row> {
             workload: "embedder, minilm".into(),
             prbench: "skipped".into(),
             check: "—".into(),
-            reference: {
-                // The first line says what failed; the last non-empty line of the chain why.
-                let text = format!("{e:#}");
-                let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-                match (lines.first(), lines.last()) {
-                    (Some(a), Some(b)) if a != b => format!("skipped: {a} {b}"),
-                    (Some(a), _) => format!("skipped: {a}"),
-                    _ => "skipped".into(),
-                }
-            }
-            .replace('|', "/"),
+            reference: crate::child::skipped_because(&e).replace('|', "/"),
             ratio: "—".into(),
             rss: "—".into(),
             target: "≥ 1.0×: not measured".into(),

@@ -27,6 +27,19 @@ pub struct ChildRun {
     pub stdout: String,
 }
 
+/// Why a bench side was skipped, for a table cell: `skipped: ` plus the first line of the
+/// error chain (what failed) and its last non-empty line (why), or just the first when they
+/// are the same.
+pub fn skipped_because(e: &anyhow::Error) -> String {
+    let text = format!("{e:#}");
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    match (lines.first(), lines.last()) {
+        (Some(a), Some(b)) if a != b => format!("skipped: {a} {b}"),
+        (Some(a), _) => format!("skipped: {a}"),
+        _ => "skipped".into(),
+    }
+}
+
 /// A field of a /proc status file in KiB (`VmRSS:`, `VmHWM:`); `None` when unreadable (off
 /// Linux, or the process is gone). The one place the benches read /proc memory figures.
 pub fn status_kib(status_file: &str, field: &str) -> Option<u64> {

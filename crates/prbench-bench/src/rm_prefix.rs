@@ -497,15 +497,7 @@ pub fn measure(args: &PrefixOptions, log: &dyn Fn(&str)) -> Result<PrefixReport>
     }
     let reference = match (reference, reference_error) {
         (Some(e), None) => e,
-        (_, Some(e)) => {
-            let text = format!("{e:#}");
-            let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-            match (lines.first(), lines.last()) {
-                (Some(a), Some(b)) if a != b => format!("skipped: {a} {b}"),
-                (Some(a), _) => format!("skipped: {a}"),
-                _ => "skipped".into(),
-            }
-        }
+        (_, Some(e)) => crate::child::skipped_because(&e),
         (None, None) => "skipped: no rounds".into(),
     };
     Ok(PrefixReport { model: dir.display().to_string(), reference_ran: !reference.starts_with("skipped"), reference, rows, command: command_line(args) })
