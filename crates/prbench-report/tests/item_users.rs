@@ -52,7 +52,7 @@ fn run_on(data: &Dataset, n: usize) -> RunSource {
 
 fn items_json(data: Dataset, n: usize) -> Vec<Value> {
     let run = run_on(&data, n);
-    let payload = build_with(&[run], None, &mut vec![data]).unwrap();
+    let payload = build_with(&[run], None, &mut vec![std::borrow::Cow::Owned(data)]).unwrap();
     serde_json::to_value(&payload.items)
         .unwrap()
         .as_array()

@@ -265,11 +265,11 @@ pub fn render(sources: &Sources, opts: &ReportOptions) -> Result<String> {
     render_with(sources, opts, &mut Vec::new())
 }
 
-/// [`render`] reusing datasets loaded for an earlier report ([`payload::build_with`]).
+/// [`render`] reusing datasets already in memory ([`payload::build_with`]).
 fn render_with(
     sources: &Sources,
     opts: &ReportOptions,
-    datasets: &mut Vec<prbench_data::Dataset>,
+    datasets: &mut Vec<std::borrow::Cow<'_, prbench_data::Dataset>>,
 ) -> Result<String> {
     if sources.runs.is_empty()
         && sources.bons.is_empty()
@@ -517,8 +517,9 @@ fn build_section(b: &crate::sources::BuildSource) -> Value {
 
 /// What `eval` writes after its runs: `report.html` in each run folder and, for a
 /// multi-condition command, `<base>-report.html` beside `<base>.json` (the matrix, whose runs
-/// it shows together). The run folders are read once and each dataset is loaded once for all
-/// the reports. Returns the files written.
+/// it shows together). The run folders are read once; a run's dataset is taken from `loaded`
+/// when one there has its content hash (the dataset `eval` evaluated, so it is not read again),
+/// else loaded once for all the reports. Returns the files written.
 ///
 /// # Errors
 /// As [`render`], or when a file cannot be written (named).
@@ -526,6 +527,7 @@ pub fn write_eval_reports(
     run_dirs: &[std::path::PathBuf],
     matrix_json: Option<&std::path::Path>,
     generator: &str,
+    loaded: &[&prbench_data::Dataset],
 ) -> Result<Vec<std::path::PathBuf>> {
     let opts = ReportOptions {
         generator: generator.to_string(),
@@ -535,7 +537,7 @@ pub fn write_eval_reports(
         Some(m) => crate::sources::load(&[m.to_path_buf()])?,
         None => crate::sources::load(run_dirs)?,
     };
-    let mut datasets = Vec::new();
+    let mut datasets: Vec<std::borrow::Cow<'_, prbench_data::Dataset>> = loaded.iter().map(|&d| std::borrow::Cow::Borrowed(d)).collect();
     let mut written = Vec::new();
     let mut write = |sources: &Sources, out: std::path::PathBuf| -> Result<()> {
         let html = render_with(sources, &opts, &mut datasets)?;

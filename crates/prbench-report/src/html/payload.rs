@@ -3,6 +3,7 @@
 //! runs' 2×2 agreement with its exact McNemar p (computed here, by prbench-stats, not in the
 //! page). Serialised once into the page as JSON.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use prbench_data::Dataset;
@@ -208,13 +209,14 @@ pub fn build(runs: &[RunSource], data: Option<&str>) -> Result<Payload> {
     build_with(runs, data, &mut Vec::new())
 }
 
-/// [`build`] with the datasets already loaded for an earlier payload: `cache` is searched by
-/// content hash before a dataset is read, and what is read is added to it (`eval` renders one
-/// report per run and one of all runs from the same datasets).
+/// [`build`] with datasets already in memory: `cache` is searched by content hash before a
+/// dataset is read, and what is read is added to it (owned). `eval` starts it with the dataset
+/// it evaluated (borrowed, so the report reads no file again) and renders one report per run
+/// and one of all runs from it.
 ///
 /// # Errors
 /// As [`build`].
-pub fn build_with(runs: &[RunSource], data: Option<&str>, cache: &mut Vec<Dataset>) -> Result<Payload> {
+pub fn build_with(runs: &[RunSource], data: Option<&str>, cache: &mut Vec<Cow<'_, Dataset>>) -> Result<Payload> {
     let mut datasets: Vec<DatasetEntry> = Vec::new();
     // Per entry of `datasets`: its index in `cache`.
     let mut loaded: Vec<usize> = Vec::new();
@@ -227,7 +229,7 @@ pub fn build_with(runs: &[RunSource], data: Option<&str>, cache: &mut Vec<Datase
                 let c = match cache.iter().position(|ds| &ds.hash == hash) {
                     Some(c) => c,
                     None => {
-                        cache.push(load_dataset(run, data)?);
+                        cache.push(Cow::Owned(load_dataset(run, data)?));
                         cache.len() - 1
                     }
                 };
@@ -256,7 +258,7 @@ pub fn build_with(runs: &[RunSource], data: Option<&str>, cache: &mut Vec<Datase
     }
     let mut items = Vec::new();
     let mut index: Vec<HashMap<String, usize>> = vec![HashMap::new(); loaded.len()];
-    for (d, ds) in loaded.iter().map(|&c| &cache[c]).enumerate() {
+    for (d, ds) in loaded.iter().map(|&c| &*cache[c]).enumerate() {
         for ex in &ds.examples {
             let Some(posts) = wanted[d].get(ex.id.as_str()) else { continue };
             index[d].insert(ex.id.clone(), items.len());

@@ -218,10 +218,11 @@ fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition], reci
 
 /// Writes the HTML reports of the runs (and of the matrix) and says where. A report that cannot
 /// be written is a warning naming the command that makes it: the runs themselves are complete.
-fn write_reports(args: &EvalArgs, result: &prbench_eval::evaluation::EvaluationResult) {
+/// `data` is the dataset evaluated: the reports take the items' texts from it instead of reading it again.
+fn write_reports(args: &EvalArgs, result: &prbench_eval::evaluation::EvaluationResult, data: &prbench_data::Dataset) {
     let dirs: Vec<std::path::PathBuf> = result.runs.iter().map(|(_, id)| args.out.join(id)).collect();
     let matrix = result.matrix.as_ref().map(|m| m.json_path.as_path());
-    match prbench_report::html::write_eval_reports(&dirs, matrix, &format!("prbench {}", crate::code_version())) {
+    match prbench_report::html::write_eval_reports(&dirs, matrix, &format!("prbench {}", crate::code_version()), &[data]) {
         Ok(files) => match (matrix, files.last()) {
             (Some(_), Some(last)) => eprintln!("prbench: HTML report of all {} runs in {} (one per run in each run folder, report.html); open it in a browser", dirs.len(), last.display()),
             (None, Some(last)) => eprintln!("prbench: HTML report in {}; open it in a browser", last.display()),
@@ -412,7 +413,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
     }
     let result = eval.run(&prepared, model.backend(), &printer)?;
     if !args.no_report {
-        write_reports(&args, &result);
+        write_reports(&args, &result, &data);
     }
     if let (Some(m), false) = (&result.matrix, args.json) {
         println!("{}", m.markdown);
