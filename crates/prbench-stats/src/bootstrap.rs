@@ -21,10 +21,10 @@
 //!    with [`percentile`]'s linear interpolation, i.e. `np.percentile(stats, [2.5, 97.5])`
 //!    (numpy's default `method="linear"`).
 
+mod draw;
+
 use std::collections::BTreeMap;
 
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::accuracy::{Ratio, Tally, TieMode};
@@ -205,18 +205,11 @@ pub fn bootstrap_distributions(
     if !defined.iter().any(|&d| d) {
         return stats.iter().map(|_| Distribution { values: Vec::new(), dropped: cfg.resamples }).collect();
     }
-    let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
+    // Step 2's draws and per-stratum sums, bit for bit those of the plain loop (`draw`).
+    let mut resampler = draw::Resampler::new(&groups, cfg.seed);
     let mut sums = vec![(0.0, 0.0); groups.len()];
     for _ in 0..cfg.resamples {
-        for (g, sum) in groups.iter().zip(sums.iter_mut()) {
-            let (mut num, mut den) = (0.0, 0.0);
-            for _ in 0..g.len() {
-                let r = g[rng.random_range(0..g.len())];
-                num += r.num;
-                den += r.den;
-            }
-            *sum = (num, den);
-        }
+        resampler.resample(&mut sums);
         for ((d, &st), &ok) in out.iter_mut().zip(stats).zip(&defined) {
             match statistic(&sums, &active, st).filter(|_| ok) {
                 Some(v) => d.values.push(v),
