@@ -262,15 +262,47 @@ fn provenance(sources: &Sources) -> Vec<(String, Vec<(String, String)>)> {
 /// [`ReportError::Dataset`] when a run's dataset cannot be loaded or has changed (the item
 /// browser shows the items' texts); [`ReportError::Layout`] when there is nothing to report.
 pub fn render(sources: &Sources, opts: &ReportOptions) -> Result<String> {
-    render_with(sources, opts, &mut Vec::new())
+    render_with(sources, opts, &mut Vec::new()).map(Page::concat)
 }
+
+/// A rendered report in three parts, the page being `head + payload + tail`: the payload (the
+/// item data, most of the bytes) is not copied into the template's output ([`render_with`]).
+struct Page {
+    head: String,
+    payload: String,
+    tail: String,
+}
+
+impl Page {
+    fn concat(self) -> String {
+        let mut out = self.head;
+        out.reserve(self.payload.len() + self.tail.len());
+        out.push_str(&self.payload);
+        out.push_str(&self.tail);
+        out
+    }
+
+    fn write(&self, path: &std::path::Path) -> Result<()> {
+        use std::io::Write;
+        let mut f = std::fs::File::create(path).map_err(crate::error::io(path))?;
+        for part in [&self.head, &self.payload, &self.tail] {
+            f.write_all(part.as_bytes()).map_err(crate::error::io(path))?;
+        }
+        Ok(())
+    }
+}
+
+/// Stands for the payload while the template renders: NULs never come out of the template's
+/// HTML escaping of text, and the page is rendered again with the payload itself if the mark
+/// is not found exactly once.
+const PAYLOAD_MARK: &str = "\u{0}prbench payload\u{0}";
 
 /// [`render`] reusing datasets already in memory ([`payload::build_with`]).
 fn render_with(
     sources: &Sources,
     opts: &ReportOptions,
     datasets: &mut Vec<std::borrow::Cow<'_, prbench_data::Dataset>>,
-) -> Result<String> {
+) -> Result<Page> {
     if sources.runs.is_empty()
         && sources.bons.is_empty()
         && sources.correlations.is_empty()
@@ -348,7 +380,7 @@ fn render_with(
         .map(|a| context! { dir => a.dir.display().to_string(), summary => a.summary.clone(), html => Value::from_safe_string(markdown::to_safe_html_anchored(&nested(&a.report))) })
         .collect();
     let payload = payload::build_with(&sources.runs, opts.data.as_deref(), datasets)?;
-    let json = payload::to_script_json(&payload).map_err(|e| ReportError::Layout {
+    let json = payload::payload_script_json(&payload).map_err(|e| ReportError::Layout {
         path: ".".into(),
         reason: format!("serialising the report data: {e}"),
     })?;
@@ -384,7 +416,7 @@ fn render_with(
             path: "report.html".into(),
             reason: e.to_string(),
         })?;
-    tmpl.render(context! {
+    let base = context! {
         title => opts.title.clone().unwrap_or_else(|| "prbench report".into()),
         generator => opts.generator.clone(),
         notes => notes,
@@ -400,13 +432,20 @@ fn render_with(
         provenance => provenance(sources),
         n_runs => sources.runs.len(),
         n_outcomes => payload.outcomes.len(),
-        payload => Value::from_safe_string(json),
         css => Value::from_safe_string(CSS.to_string()),
         js => Value::from_safe_string(JS.to_string()),
-    })
-    .map_err(|e| ReportError::Layout {
-        path: "report.html".into(),
-        reason: format!("rendering: {e}"),
+    };
+    let render = |payload_text: Value| {
+        tmpl.render(context! { payload => payload_text, ..base.clone() }).map_err(|e| ReportError::Layout {
+            path: "report.html".into(),
+            reason: format!("rendering: {e}"),
+        })
+    };
+    let page = render(Value::from_safe_string(PAYLOAD_MARK.to_string()))?;
+    let mut parts = page.split(PAYLOAD_MARK);
+    Ok(match (parts.next(), parts.next(), parts.next()) {
+        (Some(head), Some(tail), None) => Page { head: head.to_string(), payload: json, tail: tail.to_string() },
+        _ => Page { head: render(Value::from_safe_string(json))?, payload: String::new(), tail: String::new() },
     })
 }
 
@@ -540,8 +579,7 @@ pub fn write_eval_reports(
     let mut datasets: Vec<std::borrow::Cow<'_, prbench_data::Dataset>> = loaded.iter().map(|&d| std::borrow::Cow::Borrowed(d)).collect();
     let mut written = Vec::new();
     let mut write = |sources: &Sources, out: std::path::PathBuf| -> Result<()> {
-        let html = render_with(sources, &opts, &mut datasets)?;
-        std::fs::write(&out, html).map_err(crate::error::io(&out))?;
+        render_with(sources, &opts, &mut datasets)?.write(&out)?;
         written.push(out);
         Ok(())
     };

@@ -344,24 +344,152 @@ pub fn pairs(runs: &[RunSource], entries: &[RunEntry]) -> Vec<PairEntry> {
 /// escapes mean the same), and U+2028/U+2029 are escaped, so no text from data can end the
 /// script element.
 pub fn to_script_json<T: Serialize>(value: &T) -> serde_json::Result<String> {
-    let raw = serde_json::to_string(value)?;
+    let raw = serde_json::to_vec(value)?;
     let mut out = String::with_capacity(raw.len() + raw.len() / 50);
-    for ch in raw.chars() {
-        match ch {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
-    }
+    escape_script(&raw, &mut out);
     Ok(out)
+}
+
+/// [`to_script_json`] of a [`Payload`], the same bytes, with `items` and `outcomes` (nearly all
+/// of it: every shown text) serialised and escaped in parallel chunks. serde_json's compact
+/// form of a struct is `{"field":value,…}` in declaration order and of a sequence
+/// `[a,b,…]`, each element's text independent of its neighbours, and the escaping maps bytes
+/// one at a time, so the chunks joined are the whole.
+pub fn payload_script_json(p: &Payload) -> serde_json::Result<String> {
+    use rayon::prelude::*;
+    /// Elements per parallel chunk.
+    const CHUNK: usize = 64;
+    fn sequence<T: Serialize + Sync>(v: &[T]) -> serde_json::Result<Vec<String>> {
+        v.par_chunks(CHUNK)
+            .map(|chunk| {
+                let mut raw = Vec::new();
+                for (i, x) in chunk.iter().enumerate() {
+                    if i > 0 {
+                        raw.push(b',');
+                    }
+                    serde_json::to_writer(&mut raw, x)?;
+                }
+                let mut out = String::with_capacity(raw.len() + raw.len() / 50);
+                escape_script(&raw, &mut out);
+                Ok(out)
+            })
+            .collect()
+    }
+    let (items, outcomes) = rayon::join(|| sequence(&p.items), || sequence(&p.outcomes));
+    let (items, outcomes) = (items?, outcomes?);
+    let (runs, datasets, pairs) = (to_script_json(&p.runs)?, to_script_json(&p.datasets)?, to_script_json(&p.pairs)?);
+    let len = runs.len() + datasets.len() + pairs.len() + items.iter().chain(&outcomes).map(|c| c.len() + 1).sum::<usize>() + 64;
+    let mut out = String::with_capacity(len);
+    let mut field = |name: &str, value: &str| {
+        out.push(if out.is_empty() { '{' } else { ',' });
+        out.push('"');
+        out.push_str(name);
+        out.push_str("\":");
+        out.push_str(value);
+    };
+    field("runs", &runs);
+    field("datasets", &datasets);
+    let join = |chunks: &[String]| format!("[{}]", chunks.join(","));
+    field("items", &join(&items));
+    field("outcomes", &join(&outcomes));
+    field("pairs", &pairs);
+    out.push('}');
+    Ok(out)
+}
+
+/// Appends `raw` (UTF-8 JSON) to `out` with `<`, `>`, `&`, U+2028 and U+2029 escaped as
+/// [`to_script_json`] says, copying the runs between them whole.
+fn escape_script(raw: &[u8], out: &mut String) {
+    let mut start = 0;
+    let mut i = 0;
+    while i < raw.len() {
+        let (len, escape) = match raw[i] {
+            b'<' => (1, "\\u003c"),
+            b'>' => (1, "\\u003e"),
+            b'&' => (1, "\\u0026"),
+            // U+2028 and U+2029 are E2 80 A8 and E2 80 A9 in UTF-8.
+            0xE2 if raw.get(i + 1) == Some(&0x80) && raw.get(i + 2) == Some(&0xA8) => (3, "\\u2028"),
+            0xE2 if raw.get(i + 1) == Some(&0x80) && raw.get(i + 2) == Some(&0xA9) => (3, "\\u2029"),
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        out.push_str(std::str::from_utf8(&raw[start..i]).expect("serde_json writes UTF-8, cut at a character"));
+        out.push_str(escape);
+        i += len;
+        start = i;
+    }
+    out.push_str(std::str::from_utf8(&raw[start..]).expect("serde_json writes UTF-8"));
 }
 
 #[cfg(test)]
 mod tests {
     use super::to_script_json;
+
+    /// The chunked, parallel serialisation gives serde_json's bytes, escaped, for a payload
+    /// with more items and outcomes than one chunk and texts that need every escape.
+    #[test]
+    fn payload_script_json_equals_the_whole_payload_escaped() {
+        use super::*;
+        let texts = ["plain", "</script> & <b>", "line\u{2028}sep\u{2029}", "é ✓ \"q\" \\ \n", ""];
+        let items: Vec<ItemEntry> = (0..150)
+            .map(|k| ItemEntry {
+                d: k % 2,
+                id: format!("ex-{k}"),
+                subset: texts[k % 5].into(),
+                user: (k % 3 == 0).then(|| format!("u{k}")),
+                q: texts[(k + 1) % 5].into(),
+                chosen: texts[(k + 2) % 5].repeat(k % 4),
+                rejected: "r".into(),
+                rubric: vec![(texts[k % 5].into(), "e".into(), "r".into())],
+                narrative: String::new(),
+                posts: [(format!("p{k}"), ("c".to_string(), texts[(k + 3) % 5].to_string()))].into_iter().collect(),
+            })
+            .collect();
+        let outcomes: Vec<OutcomeEntry> = (0..130)
+            .map(|k| OutcomeEntry {
+                r: k % 3,
+                i: k,
+                res: ItemResult::Correct,
+                bo: (k % 2 == 0).then_some(ItemResult::Wrong),
+                db: None,
+                slot: None,
+                v: None,
+                sv: None,
+                sc: Some(k as f64 / 7.0),
+                sr: None,
+                pids: vec![format!("p{k}")],
+                ps: Some(k),
+                err: (k % 5 == 0).then(|| texts[1].to_string()),
+                tin: k,
+                ttr: 0,
+                plan: None,
+            })
+            .collect();
+        let p = Payload {
+            runs: vec![RunEntry { id: "r<1>".into(), model: "m".into(), short: "m".into(), condition: "none".into(), oracle: false, baseline: true, dataset: 0, metrics: vec![Metric::Primary] }],
+            datasets: vec![DatasetEntry { source: "a&b".into(), hash: "h".into(), kind: "prb".into() }],
+            items,
+            outcomes,
+            pairs: Vec::new(),
+        };
+        let whole = serde_json::to_string(&p).unwrap();
+        let mut escaped = String::new();
+        for ch in whole.chars() {
+            match ch {
+                '<' => escaped.push_str("\\u003c"),
+                '>' => escaped.push_str("\\u003e"),
+                '&' => escaped.push_str("\\u0026"),
+                '\u{2028}' => escaped.push_str("\\u2028"),
+                '\u{2029}' => escaped.push_str("\\u2029"),
+                c => escaped.push(c),
+            }
+        }
+        assert!(whole.contains('\u{2028}') && whole.contains('<'), "the test must need the escapes");
+        assert_eq!(payload_script_json(&p).unwrap(), escaped);
+        assert_eq!(to_script_json(&p).unwrap(), escaped);
+    }
 
     #[test]
     fn script_json_cannot_end_its_script_element_and_parses_back() {
