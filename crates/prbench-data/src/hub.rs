@@ -16,8 +16,8 @@ use std::path::PathBuf;
 use hf_hub::{HFClient, HFClientSync, HFError};
 
 use crate::error::DataError;
-use crate::load::{assign_config, read_rows, Format, RowShape, KIND_PRB};
-use crate::rows::{finish, subset_rank, ContentHash};
+use crate::load::{read_files, DataFile, Format, RowShape, KIND_PRB};
+use crate::rows::{finish, subset_rank};
 use crate::schema::{canonical_subset, Dataset, PRB_SUBSETS};
 
 /// The Personalized-RewardBench dataset repo (PROTOCOL.md §1).
@@ -267,11 +267,12 @@ pub(crate) fn load_hub_as(
     configs.dedup();
     let names: Vec<String> = configs.iter().map(|c| config_file(c)).collect();
     let paths = fetch_files(repo, revision, &names, opts)?;
-    let mut hash = ContentHash::new();
-    let mut rows = Vec::new();
-    for ((config, name), path) in configs.iter().zip(&names).zip(&paths) {
-        let read = read_rows(path, name, Format::Parquet, &mut hash, shape)?;
-        rows.extend(assign_config(read, config)?);
-    }
+    let files: Vec<DataFile<'_>> = configs
+        .iter()
+        .zip(&names)
+        .zip(&paths)
+        .map(|((config, name), path)| DataFile { path, name, format: Format::Parquet, subset: config })
+        .collect();
+    let (hash, rows) = read_files(&files, shape)?;
     finish(rows, source, KIND_PRB, hash, shape)
 }

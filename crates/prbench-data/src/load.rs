@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use crate::error::DataError;
 use crate::hub::{self, HubOptions};
 use crate::json_rows::{read_json, read_jsonl};
-use crate::parquet_rows::read_parquet;
+use crate::parquet_rows::{read_parquet, read_parquet_rows};
 use crate::rows::{finish, subset_rank, validate, ContentHash, RawRow};
 use crate::schema::{canonical_subset, Dataset};
 
@@ -262,6 +262,66 @@ pub(crate) fn read_rows(
     }
 }
 
+/// One file of a dataset: its path, the name the content hash records for it, its format and
+/// the subset (config) its rows belong to.
+pub(crate) struct DataFile<'a> {
+    pub path: &'a Path,
+    pub name: &'a str,
+    pub format: Format,
+    pub subset: &'a str,
+}
+
+/// Reads `files` as [`read_rows`] and [`assign_config`] do one after another, rows in file
+/// order, with the files decoded in parallel and the content hash (over the files in order)
+/// computed beside them. The error is the one the sequential loop would meet first: file `i`'s
+/// hash error, then its read error, before anything of file `i + 1`.
+///
+/// A JSON file's rows are read with a scratch hash: its bytes are hashed again from the file
+/// ([`ContentHash::add_file`] equals `add_bytes` of the same bytes), as parquet files always were.
+pub(crate) fn read_files(files: &[DataFile<'_>], shape: RowShape) -> Result<(ContentHash, Vec<RawRow>), DataError> {
+    use rayon::prelude::*;
+    let (hashed, read) = rayon::join(
+        || {
+            let mut hash = ContentHash::new();
+            for (i, f) in files.iter().enumerate() {
+                hash.add_file(f.name, f.path).map_err(|e| (i, e))?;
+            }
+            Ok::<_, (usize, DataError)>(hash)
+        },
+        || {
+            // Largest first, so the last file a core takes is a small one.
+            let mut order: Vec<usize> = (0..files.len()).collect();
+            order.sort_by_key(|&i| std::cmp::Reverse(std::fs::metadata(files[i].path).map_or(0, |m| m.len())));
+            let mut read: Vec<(usize, Result<Vec<RawRow>, DataError>)> = order
+                .into_par_iter()
+                .with_max_len(1)
+                .map(|i| {
+                    let f = &files[i];
+                    let rows = match f.format {
+                        Format::Parquet => read_parquet_rows(f.path, shape),
+                        format => read_rows(f.path, f.name, format, &mut ContentHash::new(), shape),
+                    };
+                    (i, rows.and_then(|r| assign_config(r, f.subset)))
+                })
+                .collect();
+            read.sort_by_key(|(i, _)| *i);
+            read
+        },
+    );
+    let failed_hash = hashed.as_ref().err().map(|(i, _)| *i);
+    let mut rows = Vec::new();
+    for (i, r) in read {
+        if failed_hash == Some(i) {
+            break;
+        }
+        rows.extend(r?);
+    }
+    match hashed {
+        Ok(hash) => Ok((hash, rows)),
+        Err((_, e)) => Err(e),
+    }
+}
+
 /// One subset's files in a dataset directory.
 struct Config {
     subset: String,
@@ -393,14 +453,12 @@ fn load_dir_as(dir: &Path, subsets: &[String], source: &str, shape: RowShape) ->
     }
     let available: Vec<String> = configs.iter().map(|c| c.subset.clone()).collect();
     let selected = select_subsets(source, subsets, &available)?;
-    let mut hash = ContentHash::new();
-    let mut rows = Vec::new();
-    for config in configs.iter().filter(|c| selected.contains(&c.subset)) {
-        for (path, name, format) in &config.files {
-            let read = read_rows(path, name, *format, &mut hash, shape)?;
-            rows.extend(assign_config(read, &config.subset)?);
-        }
-    }
+    let files: Vec<DataFile<'_>> = configs
+        .iter()
+        .filter(|c| selected.contains(&c.subset))
+        .flat_map(|c| c.files.iter().map(|(path, name, format)| DataFile { path, name, format: *format, subset: &c.subset }))
+        .collect();
+    let (hash, rows) = read_files(&files, shape)?;
     finish(rows, source, KIND_PRB, hash, shape)
 }
 

@@ -304,8 +304,13 @@ pub(crate) fn read_parquet(
     hash: &mut ContentHash,
     shape: RowShape,
 ) -> Result<Vec<RawRow>, DataError> {
-    let file = path.display().to_string();
     hash.add_file(name, path)?;
+    read_parquet_rows(path, shape)
+}
+
+/// [`read_parquet`] without the hash (the caller hashes the file).
+pub(crate) fn read_parquet_rows(path: &Path, shape: RowShape) -> Result<Vec<RawRow>, DataError> {
+    let file = path.display().to_string();
     let f = std::fs::File::open(path).map_err(|source| DataError::Io {
         file: file.clone(),
         source,

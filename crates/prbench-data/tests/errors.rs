@@ -272,3 +272,21 @@ fn subset_field_of_wrong_type_or_empty() {
     assert!(matches!(err, DataError::EmptyField { .. }), "{msg}");
     names_all(&msg, "sub2.jsonl", 2, "subset");
 }
+
+/// A directory's files are read in parallel, but the error is still the first file's, in load
+/// order (PRB config order: Art before Society), whatever file finishes first; the larger
+/// Society file is read first.
+#[test]
+fn the_first_files_error_wins_when_several_files_are_bad() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut bad = row("b");
+    bad.as_object_mut().unwrap().remove("chosen");
+    let society: Vec<_> = (0..200).map(|i| if i == 150 { bad.clone() } else { row(&format!("s{i}")) }).collect();
+    write_jsonl(&tmp.path().join("Society_and_Culture.jsonl"), &society);
+    write_jsonl(&tmp.path().join("Art_and_Entertainment.jsonl"), &[row("a"), bad.clone()]);
+    for _ in 0..5 {
+        let (err, msg) = load_err(tmp.path());
+        assert!(matches!(err, DataError::MissingField { row: 2, .. }), "{msg}");
+        names_all(&msg, "Art_and_Entertainment.jsonl", 2, "chosen");
+    }
+}
