@@ -265,27 +265,32 @@ pub fn render(sources: &Sources, opts: &ReportOptions) -> Result<String> {
     render_with(sources, opts, &mut Vec::new()).map(Page::concat)
 }
 
-/// A rendered report in three parts, the page being `head + payload + tail`: the payload (the
-/// item data, most of the bytes) is not copied into the template's output ([`render_with`]).
+/// A rendered report in pieces, the page being `head`, the `payload` pieces and `tail` in
+/// order: the payload (the item data, most of the bytes) is not copied into the template's
+/// output nor into one string ([`render_with`]).
 struct Page {
     head: String,
-    payload: String,
+    payload: Vec<String>,
     tail: String,
 }
 
 impl Page {
+    fn parts(&self) -> impl Iterator<Item = &String> {
+        std::iter::once(&self.head).chain(&self.payload).chain(std::iter::once(&self.tail))
+    }
+
     fn concat(self) -> String {
-        let mut out = self.head;
-        out.reserve(self.payload.len() + self.tail.len());
-        out.push_str(&self.payload);
-        out.push_str(&self.tail);
+        let mut out = String::with_capacity(self.parts().map(String::len).sum());
+        for part in self.parts() {
+            out.push_str(part);
+        }
         out
     }
 
     fn write(&self, path: &std::path::Path) -> Result<()> {
         use std::io::Write;
         let mut f = std::fs::File::create(path).map_err(crate::error::io(path))?;
-        for part in [&self.head, &self.payload, &self.tail] {
+        for part in self.parts() {
             f.write_all(part.as_bytes()).map_err(crate::error::io(path))?;
         }
         Ok(())
@@ -380,7 +385,7 @@ fn render_with(
         .map(|a| context! { dir => a.dir.display().to_string(), summary => a.summary.clone(), html => Value::from_safe_string(markdown::to_safe_html_anchored(&nested(&a.report))) })
         .collect();
     let payload = payload::build_with(&sources.runs, opts.data.as_deref(), datasets)?;
-    let json = payload::payload_script_json(&payload).map_err(|e| ReportError::Layout {
+    let json = payload::payload_script_parts(&payload).map_err(|e| ReportError::Layout {
         path: ".".into(),
         reason: format!("serialising the report data: {e}"),
     })?;
@@ -445,7 +450,7 @@ fn render_with(
     let mut parts = page.split(PAYLOAD_MARK);
     Ok(match (parts.next(), parts.next(), parts.next()) {
         (Some(head), Some(tail), None) => Page { head: head.to_string(), payload: json, tail: tail.to_string() },
-        _ => Page { head: render(Value::from_safe_string(json))?, payload: String::new(), tail: String::new() },
+        _ => Page { head: render(Value::from_safe_string(json.concat()))?, payload: Vec::new(), tail: String::new() },
     })
 }
 
