@@ -484,7 +484,10 @@ pub(crate) fn read_json(
 ) -> Result<Vec<RawRow>, DataError> {
     let file = path.display().to_string();
     let mut rows = Vec::new();
-    visit_json(path, name, hash, |row, v| Ok(rows.push(raw_row(&v, &file, row, shape)?)))?;
+    visit_json(path, name, hash, |row, v| {
+        rows.push(raw_row(&v, &file, row, shape)?);
+        Ok(())
+    })?;
     Ok(rows)
 }
 
@@ -497,6 +500,9 @@ pub(crate) fn read_jsonl(
 ) -> Result<Vec<RawRow>, DataError> {
     let file = path.display().to_string();
     let mut rows = Vec::new();
-    visit_jsonl(path, name, hash, |row, v| Ok(rows.push(raw_row(&v, &file, row, shape)?)))?;
+    visit_jsonl(path, name, hash, |row, v| {
+        rows.push(raw_row(&v, &file, row, shape)?);
+        Ok(())
+    })?;
     Ok(rows)
 }

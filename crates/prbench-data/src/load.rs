@@ -284,9 +284,9 @@ pub(crate) fn read_files(files: &[DataFile<'_>], shape: RowShape) -> Result<(Con
         || {
             let mut hash = ContentHash::new();
             for (i, f) in files.iter().enumerate() {
-                hash.add_file(f.name, f.path).map_err(|e| (i, e))?;
+                hash.add_file(f.name, f.path).map_err(|e| Box::new((i, e)))?;
             }
-            Ok::<_, (usize, DataError)>(hash)
+            Ok::<_, Box<(usize, DataError)>>(hash)
         },
         || {
             // Largest first, so the last file a core takes is a small one.
@@ -308,7 +308,7 @@ pub(crate) fn read_files(files: &[DataFile<'_>], shape: RowShape) -> Result<(Con
             read
         },
     );
-    let failed_hash = hashed.as_ref().err().map(|(i, _)| *i);
+    let failed_hash = hashed.as_ref().err().map(|e| e.0);
     let mut rows = Vec::new();
     for (i, r) in read {
         if failed_hash == Some(i) {
@@ -318,7 +318,7 @@ pub(crate) fn read_files(files: &[DataFile<'_>], shape: RowShape) -> Result<(Con
     }
     match hashed {
         Ok(hash) => Ok((hash, rows)),
-        Err((_, e)) => Err(e),
+        Err(e) => Err(e.1),
     }
 }
 

@@ -28,6 +28,7 @@ fn post(id: &str, category: &str, text: &str) -> ProfilePost {
 }
 
 /// An example as the adapter builds it: no rubric, no narrative.
+#[allow(clippy::too_many_arguments)] // one argument per field the tests vary
 fn example(
     id: &str,
     subset: &str,
