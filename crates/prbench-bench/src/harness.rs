@@ -47,7 +47,13 @@ pub struct HarnessOptions {
 /// a complete write). Returns the folder and the profile text bytes. `bench report` reads the
 /// same folder.
 pub(crate) fn synthetic_data(work: &Path, spec: &SyntheticSpec, log: &dyn Fn(&str)) -> Result<(PathBuf, usize, usize)> {
-    let dir = work.join(format!("synthetic-{}rows-{}B-seed{}", spec.total_rows(), spec.profile_bytes, spec.seed));
+    let dir = work.join(format!(
+        "synthetic-{}rows-{}B-seed{}-v{}",
+        spec.total_rows(),
+        spec.profile_bytes,
+        spec.seed,
+        prbench_data::synthetic::GENERATOR_VERSION
+    ));
     let marker = dir.join(".synthetic.json");
     if let Ok(text) = std::fs::read_to_string(&marker) {
         let v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("reading `{}`", marker.display()))?;

@@ -78,6 +78,14 @@ pub struct SyntheticSummary {
     pub file_bytes: u64,
 }
 
+/// Version of what [`write_synthetic`] writes for a spec; a folder written by another version
+/// holds other rows (callers put it in the folder name). Version 2: answers of
+/// [`ANSWER_WORDS`] words (version 1 drew 600–1,800 bytes, 100–300 words, longer than PRB's).
+pub const GENERATOR_VERSION: u32 = 2;
+
+/// Words of a `chosen` or `rejected` answer: under PRB's 100 (PROTOCOL.md §1).
+pub const ANSWER_WORDS: std::ops::Range<usize> = 40..100;
+
 const VOCAB: usize = 20_000;
 const SYLLABLES: [&str; 24] = [
     "ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "an", "el", "or", "is", "um", "pra", "ste", "gli", "bor", "den",
@@ -126,9 +134,21 @@ impl Words {
 
     /// About `bytes` bytes of sentences.
     fn text(&self, rng: &mut ChaCha8Rng, bytes: usize) -> String {
-        let mut s = String::with_capacity(bytes + 16);
+        self.sentences(rng, |s, _| s.len() >= bytes)
+    }
+
+    /// Sentences of exactly `n` words.
+    fn text_words(&self, rng: &mut ChaCha8Rng, n: usize) -> String {
+        self.sentences(rng, |_, words| words >= n)
+    }
+
+    /// Sentences of Zipf-drawn words (8 or more per sentence, then a full stop with chance
+    /// 1/6), until `done(text, words)`.
+    fn sentences(&self, rng: &mut ChaCha8Rng, done: impl Fn(&str, usize) -> bool) -> String {
+        let mut s = String::new();
         let mut in_sentence = 0;
-        while s.len() < bytes {
+        let mut words = 0;
+        while !done(&s, words) {
             if !s.is_empty() {
                 s.push(' ');
             }
@@ -142,6 +162,7 @@ impl Words {
             } else {
                 s.push_str(w);
             }
+            words += 1;
             in_sentence += 1;
             if in_sentence >= 8 && rng.random_range(0..6) == 0 {
                 s.push('.');
@@ -205,9 +226,9 @@ const CATEGORIES: [&str; 6] = ["Movies", "Music", "Books", "Fitness", "Careers",
 
 /// Writes a synthetic benchmark under `dir` in the Hugging Face layout and returns what it wrote.
 ///
-/// Per row: 2–6 rubric aspects, a question of 280–840 bytes, answers of
-/// 600–1,800 bytes, and a profile of posts of 200–1,500 bytes whose total is drawn around the
-/// spec's mean profile size (uniform in [0.25, 1.75] × mean).
+/// Per row: 2–6 rubric aspects, a question of 280–840 bytes, answers of [`ANSWER_WORDS`]
+/// words (under 100, as PROTOCOL.md §1 has them), and a profile of posts of 200–1,500 bytes
+/// whose total is drawn around the spec's mean profile size (uniform in [0.25, 1.75] × mean).
 ///
 /// # Errors
 /// [`DataError::Write`] naming the file when a folder or file cannot be written.
@@ -257,14 +278,14 @@ pub fn write_synthetic(dir: &Path, spec: &SyntheticSpec) -> Result<SyntheticSumm
                 }
                 rubric.append(true);
                 let q_bytes = rng.random_range(40..120) * 7;
-                let (chosen_bytes, rejected_bytes) = (rng.random_range(600..1800), rng.random_range(600..1800));
+                let (chosen_words, rejected_words) = (rng.random_range(ANSWER_WORDS), rng.random_range(ANSWER_WORDS));
                 let values = [
                     id.clone(),
                     format!("{}?", words.text(&mut rng, q_bytes).trim_end_matches('.')),
                     words.text(&mut rng, 400),
                     CATEGORIES[rng.random_range(0..CATEGORIES.len())].to_string(),
-                    words.text(&mut rng, chosen_bytes),
-                    words.text(&mut rng, rejected_bytes),
+                    words.text_words(&mut rng, chosen_words),
+                    words.text_words(&mut rng, rejected_words),
                 ];
                 for (b, v) in cols.iter_mut().zip(&values) {
                     summary.text_bytes += v.len();

@@ -21,6 +21,13 @@ fn synthetic_benchmark_loads_and_has_the_requested_shape() {
     let target = spec.profile_bytes as f64;
     assert!((profile as f64 - target).abs() < 0.25 * target, "profile text {profile} vs target {target}");
     assert!(data.examples.iter().all(|e| !e.rubric_aspects.is_empty() && !e.profile.is_empty()));
+    // Answers are under 100 words, as PRB's are (PROTOCOL.md §1), counted here by whitespace.
+    for e in &data.examples {
+        for (side, a) in [("chosen", &e.chosen), ("rejected", &e.rejected)] {
+            let n = a.split_whitespace().count();
+            assert!((40..100).contains(&n), "{} {side}: {n} words", e.id);
+        }
+    }
 
     // A row depends on (seed, id) and the mean profile size only: the same id in a spec with
     // other row counts but the same mean (30,000 bytes) is the same row.
