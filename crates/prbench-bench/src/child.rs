@@ -6,6 +6,7 @@
 //! prbench and a reference in separate processes, so each side's memory is its own.
 
 use std::fs::File;
+use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -76,6 +77,22 @@ pub fn run_measured(cmd: &mut Command, log: &Path) -> Result<ChildRun> {
     let err = File::create(&err_path).with_context(|| format!("creating `{}`", err_path.display()))?;
     let parent_hwm_mib = self_hwm_mib();
     let start = Instant::now();
+    // The child dies with this process: a bench killed by pid (a scheduler, `kill PID`) must
+    // not leave a worker burning CPU under the next measurement.
+    // SAFETY: the hook runs in the forked child before exec and calls only `prctl` and
+    // `getppid`, both async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent may have died between fork and prctl.
+            if libc::getppid() == 1 {
+                return Err(std::io::Error::other("the bench process exited before its child started"));
+            }
+            Ok(())
+        });
+    }
     let child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::from(out))
