@@ -50,6 +50,8 @@ pub struct Row {
     rss: String,
     target: String,
     command: String,
+    /// Why this row's agreement check failed (`None`: passed or no check).
+    failure: Option<String>,
 }
 
 /// The input sets of the prefix benches: the sample only under `--short`.
@@ -83,6 +85,7 @@ fn prefix_args(args: &AllOptions) -> PrefixOptions {
         repeats: 1,
         rounds: if args.short { 1 } else { args.rounds },
         model: None,
+        allow_fixture: args.short,
         reference: args.reference.clone(),
         code_version: args.code_version.clone(),
     }
@@ -156,6 +159,7 @@ fn judge_rows(report: &serde_json::Value, short: bool) -> Vec<Row> {
             rss: format!("{:.0} / {:.0} ({rr:.2}×)", f(&m["peak_rss_mib"][0]), f(&m["peak_rss_mib"][1])),
             target: target(short, format!("prefill ≥ 0.8×: {}; RSS ≤ 1.5×: {}", met(pr >= 0.8), met(rr <= 1.5))),
             command: cmd.clone(),
+            failure: None,
         });
         rows.push(Row {
             workload: format!("judge generate verdict, {name}: {} prompts, ≤ {} new tokens (prefill included)", m["gen_prompts"], m["max_new_tokens"].as_u64().map_or("?".into(), |v| v.to_string())),
@@ -166,6 +170,7 @@ fn judge_rows(report: &serde_json::Value, short: bool) -> Vec<Row> {
             rss: "same processes".into(),
             target: "(no target)".into(),
             command: cmd.clone(),
+            failure: None,
         });
     }
     rows
@@ -185,6 +190,7 @@ fn rm_rows(args: &RmOptions, short: bool, log: &dyn Fn(&str)) -> Vec<Row> {
                 rss: "not measured".into(),
                 target: target(short, format!("≥ 1.0×: {}", met(r.ratio >= 1.0))),
                 command: cmd.clone(),
+                failure: None,
             })
             .collect(),
         Err(e) => vec![Row {
@@ -196,6 +202,7 @@ fn rm_rows(args: &RmOptions, short: bool, log: &dyn Fn(&str)) -> Vec<Row> {
             rss: "—".into(),
             target: "≥ 1.0×: not measured".into(),
             command: cmd,
+            failure: None,
         }],
     }
 }
@@ -225,6 +232,7 @@ fn harness_rows(report: &serde_json::Value, short: bool) -> Vec<Row> {
                 ),
                 target: target(short, format!("< {limit:.0} s: {}; < 1 GB beyond data: {}", met(wall < limit), met(beyond < 1024.0))),
                 command: cmd.clone(),
+                failure: None,
             }
         })
         .collect()
@@ -256,6 +264,7 @@ fn orders_rows(args: &OrdersOptions, rows: &[OrdersRow], short: bool) -> Vec<Row
             rss: format!("{:.0} / {:.0}", r.peak_rss_mib[0], r.peak_rss_mib[2]),
             target: target(short, format!("≥ 1.5× llama.cpp: {}", met(r.ratio_vs_naive >= 1.5))),
             command: cmd.clone(),
+            failure: r.failed_check(),
         })
         .collect()
 }
@@ -295,6 +304,7 @@ fn prefix_rows(report: &PrefixReport, short: bool) -> Vec<Row> {
                     (Some(g), None) => format!("≥ {g}× transformers: not measured"),
                 },
                 command: report.command.clone(),
+                failure: r.failed_check(),
             }
         })
         .collect()
@@ -315,6 +325,12 @@ pub fn measure(args: &AllOptions, log: &dyn Fn(&str)) -> Result<Vec<Row>> {
     rows.extend(rm_rows(&rm_args(args), args.short, log));
     rows.extend(harness_rows(&harness::measure(&harness_args(args), log)?, args.short));
     Ok(rows)
+}
+
+/// The agreement checks that failed, one line per row (empty when all passed): a bench whose
+/// fast path disagrees with its exact one is a bug, and `prbench bench all` exits non-zero.
+pub fn failed_checks(rows: &[Row]) -> Vec<String> {
+    rows.iter().filter_map(|r| r.failure.clone()).collect()
 }
 
 /// The `bench all` table: the machine line (naming `invocation`, the command as typed), then

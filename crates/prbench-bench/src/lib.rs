@@ -58,3 +58,22 @@ pub fn prbench_exe() -> anyhow::Result<PathBuf> {
     use anyhow::Context as _;
     std::env::current_exe().context("locating the prbench binary")
 }
+
+/// Limits this process's compute threads to `threads`, so that prbench's side of a
+/// comparison runs on as many cores as the reference it is compared with (torch's
+/// `--threads`): the rayon pool and candle's kernels (which read `RAYON_NUM_THREADS` on
+/// every call) both take `threads`. Call it first, before anything has started the rayon pool.
+///
+/// # Errors
+/// `threads` is 0, or the rayon pool was already started with another thread count.
+pub fn use_threads(threads: usize) -> anyhow::Result<()> {
+    anyhow::ensure!(threads > 0, "--threads takes a whole number of at least 1");
+    // `set_var` races with readers on other threads; this runs at the start of a bench
+    // command, before the process has started any.
+    std::env::set_var("RAYON_NUM_THREADS", threads.to_string());
+    if let Err(e) = rayon::ThreadPoolBuilder::new().num_threads(threads).build_global() {
+        let running = rayon::current_num_threads();
+        anyhow::ensure!(running == threads, "the compute thread pool already runs {running} threads, not --threads {threads}: {e}");
+    }
+    Ok(())
+}

@@ -51,7 +51,8 @@ pub struct RmOptions {
 /// The PyTorch reference `bench rm` (and `bench all`) runs, and where it works.
 #[derive(Debug, Clone)]
 pub struct Reference {
-    /// CPU threads (torch's for the reference; every engine's under `bench all`).
+    /// CPU threads of both sides (torch's, and prbench's once the command has called
+    /// [`crate::use_threads`]); every engine's under `bench all`.
     pub threads: usize,
     /// Python interpreter with torch and transformers.
     pub python: String,

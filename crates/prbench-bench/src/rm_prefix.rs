@@ -67,8 +67,12 @@ pub struct PrefixOptions {
     /// Rounds.
     pub rounds: usize,
     /// The model folder (default: the bench decoder, written once by `bench_rm.py
-    /// make-decoder` with MiniLM's tokenizer; the parity fixture when that fails).
+    /// make-decoder` with MiniLM's tokenizer).
     pub model: Option<PathBuf>,
+    /// When the bench decoder cannot be written (no torch), score the committed parity fixture
+    /// instead (logged) rather than fail: `bench all --short`'s smoke run, never a measurement
+    /// the user asked for with `--python`.
+    pub allow_fixture: bool,
     /// Threads, interpreter, tools and working folder.
     pub reference: Reference,
     /// The prbench version the rows name.
@@ -127,6 +131,22 @@ pub struct PrefixReport {
     pub command: String,
 }
 
+impl PrefixRow {
+    /// Why this row's agreement check failed (shared-prefix scores more than 1e-5 from the
+    /// unshared path's), or `None` when it passed.
+    pub fn failed_check(&self) -> Option<String> {
+        (!self.agreement_met)
+            .then(|| format!("scalar RM {}, {}, `{}`: shared vs unshared max |Δ score| {:.1e} > 1e-5", self.kind, self.set, self.condition, self.max_diff_shared_unshared))
+    }
+}
+
+impl PrefixReport {
+    /// Every row's failed agreement check ([`PrefixRow::failed_check`]); empty when all passed.
+    pub fn failed_checks(&self) -> Vec<String> {
+        self.rows.iter().filter_map(PrefixRow::failed_check).collect()
+    }
+}
+
 struct Workload {
     kind: String,
     set: String,
@@ -176,7 +196,8 @@ pub fn command_line(args: &PrefixOptions) -> String {
 }
 
 /// The model folder: `--model`, else the bench decoder under the working folder (written
-/// with MiniLM's tokenizer when absent), else the parity fixture with the reason logged.
+/// with MiniLM's tokenizer when absent), else (with `allow_fixture`) the parity fixture with the
+/// reason logged.
 fn model_dir(args: &PrefixOptions, log: &dyn Fn(&str)) -> Result<PathBuf> {
     if let Some(m) = &args.model {
         return Ok(m.clone());
@@ -191,6 +212,10 @@ fn model_dir(args: &PrefixOptions, log: &dyn Fn(&str)) -> Result<PathBuf> {
     );
     match made {
         Ok(_) => Ok(dir),
+        Err(e) if !args.allow_fixture => Err(e.context(format!(
+            "writing the bench decoder with `{}` (give --python an interpreter with torch and transformers, or --model DIR to score a model folder of your own)",
+            args.reference.python
+        ))),
         Err(e) => {
             let fixture = PathBuf::from(FIXTURE_MODEL);
             if !fixture.join("config.json").is_file() {

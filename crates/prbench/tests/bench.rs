@@ -154,3 +154,42 @@ fn bench_all_short_mode() {
     assert!(rows.iter().filter(|r| r.contains("scalar RM") || r.contains("both orders")).all(|r| r.contains("not assessed") || r.contains("(no target)")), "{table}");
     assert!(rows.iter().all(|r| r.ends_with("` |") && r.contains("`prbench bench ")), "every row names its command: {table}");
 }
+
+/// A `--python` the user typed is never swapped for the parity fixture: without `--model`,
+/// an interpreter that cannot write the bench decoder is an error naming both ways out.
+#[test]
+fn bench_rm_prefix_bad_python_is_an_error_not_a_fallback() {
+    let work = tempfile::tempdir().unwrap();
+    let args = ["bench", "rm-prefix", "--sets", "sample", "--pairs", "1", "--rounds", "1", "--python", "/nonexistent/python", "--work", work.path().to_str().unwrap()];
+    let out = prbench(&args, &repo());
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("writing the bench decoder with `/nonexistent/python`") && err.contains("--model DIR"), "{err}");
+    assert!(!err.contains("parity fixture"), "{err}");
+    assert!(text(&out.stdout).is_empty(), "no table after the error");
+}
+
+/// `bench judge-orders` errors instead of printing an empty table when every input set was
+/// skipped (P-Soups absent from a folder without `../shared`), and a prompt over
+/// `--max-prompt-tokens` even without profile posts is an error naming the length needed.
+#[test]
+fn bench_judge_orders_refuses_empty_and_oversized_workloads() {
+    if !prbench_models::gguf::default_model_path().is_file() {
+        eprintln!("skipped: the SmolLM2 GGUF is absent; run scripts/fetch-models.sh");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path().join("w");
+    let cwd = work.path().join("nested");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let out = prbench(&["bench", "judge-orders", "--sets", "psoups", "--examples", "1", "--rounds", "1", "--work", w.to_str().unwrap()], &cwd);
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("skipped input set psoups") && err.contains("no workloads: every input set was skipped"), "{err}");
+
+    let args = ["bench", "judge-orders", "--sets", "sample", "--examples", "1", "--rounds", "1", "--max-prompt-tokens", "100", "--work", w.to_str().unwrap()];
+    let out = prbench(&args, &repo());
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("over --max-prompt-tokens 100: raise it to at least"), "{err}");
+}

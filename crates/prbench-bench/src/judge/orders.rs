@@ -117,6 +117,24 @@ fn sign(m: f64) -> i8 {
     }
 }
 
+impl OrdersRow {
+    /// Why this row's agreement check failed (forked margins more than 1e-5 from the unforked
+    /// ones, or a verdict differing), or `None` when it passed.
+    pub fn failed_check(&self) -> Option<String> {
+        (!self.agreement_met).then(|| {
+            format!(
+                "judge in both orders, {}, {}, `{}`: forked vs unforked max |Δ margin| {:.1e} (tolerance 1e-5), {} verdicts differing",
+                self.model, self.set, self.condition, self.max_margin_diff_unforked, self.verdicts_differing
+            )
+        })
+    }
+}
+
+/// Every row's failed agreement check ([`OrdersRow::failed_check`]); empty when all passed.
+pub fn failed_checks(rows: &[OrdersRow]) -> Vec<String> {
+    rows.iter().filter_map(OrdersRow::failed_check).collect()
+}
+
 /// Measures every (model, input set) (see the module docs).
 ///
 /// # Errors
@@ -147,6 +165,14 @@ pub fn measure(args: &OrdersOptions, log: &dyn Fn(&str)) -> Result<Vec<OrdersRow
             }
             let ids = prefill_ids(&engine, &requests)?;
             let longest = ids.iter().map(Vec::len).max().unwrap_or(0);
+            if longest > args.max_prompt_tokens {
+                bail!(
+                    "{name}, {}, `{}`: a prompt is {longest} tokens after dropping the profile posts that do not fit, over --max-prompt-tokens {}: raise it to at least {longest}",
+                    set.name,
+                    args.condition,
+                    args.max_prompt_tokens
+                );
+            }
             let input = WorkerInput {
                 requests,
                 prefill_ids: ids,
@@ -199,6 +225,9 @@ pub fn measure(args: &OrdersOptions, log: &dyn Fn(&str)) -> Result<Vec<OrdersRow
                 agreement_met: max_unforked <= MARGIN_TOLERANCE && differing == 0,
             });
         }
+    }
+    if rows.is_empty() {
+        bail!("no workloads: every input set was skipped (see the lines above)");
     }
     Ok(rows)
 }

@@ -358,8 +358,8 @@ pub struct BenchRmArgs {
 /// Threads, the PyTorch reference and the working folder, shared by `bench rm` and `bench all`.
 #[derive(Args, Debug, Clone)]
 pub struct RmReferenceArgs {
-    /// CPU threads, 1 to 1024: torch's for `bench rm`'s reference (prbench's scalar RMs use all
-    /// cores through rayon); under `bench all`, every engine's.
+    /// CPU threads, 1 to 1024, for both sides of a comparison: torch's and prbench's (its
+    /// compute pool and candle's kernels); under `bench all`, every engine's.
     #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get().min(1024)), allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1024))]
     pub threads: usize,
     /// Python interpreter with torch and transformers (`bench rm`'s reference).

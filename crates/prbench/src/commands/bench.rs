@@ -52,6 +52,7 @@ fn run_rm(a: &BenchRmArgs) -> Result<()> {
         embedder: a.embedder.clone(),
         code_version: crate::code_version().to_string(),
     };
+    prbench_bench::use_threads(a.reference.threads)?;
     let rows = rm::measure(&opts, &log)?;
     print!("{}", rm::table(&opts, &rows));
     Ok(())
@@ -171,16 +172,18 @@ fn run_rm_prefix(a: &BenchRmPrefixArgs) -> Result<()> {
         repeats: a.repeats,
         rounds: a.rounds,
         model: a.model.clone(),
+        allow_fixture: false,
         reference: reference(&a.reference),
         code_version: crate::code_version().to_string(),
     };
+    prbench_bench::use_threads(a.reference.threads)?;
     let report = rm_prefix::measure(&opts, &log)?;
     if a.json {
         println!("{}", serde_json::to_string(&report)?);
     } else {
         print!("{}", rm_prefix::table(&report));
     }
-    Ok(())
+    fail_on(&report.failed_checks())
 }
 
 fn run_judge_orders(a: &BenchJudgeOrdersArgs) -> Result<()> {
@@ -200,7 +203,7 @@ fn run_judge_orders(a: &BenchJudgeOrdersArgs) -> Result<()> {
     } else {
         print!("{}", judge::orders::table(&opts, &rows));
     }
-    Ok(())
+    fail_on(&judge::orders::failed_checks(&rows))
 }
 
 fn run_judge_worker(a: &JudgeWorkerArgs) -> Result<()> {
@@ -216,8 +219,17 @@ fn run_all(a: &BenchAllArgs) -> Result<()> {
         reference: reference(&a.reference),
         code_version: crate::code_version().to_string(),
     };
+    prbench_bench::use_threads(a.reference.threads)?;
     let rows = all::measure(&opts, &log)?;
     let invocation = format!("prbench {}", std::env::args().skip(1).collect::<Vec<_>>().join(" "));
     print!("{}", all::table(&rows, crate::code_version(), &invocation));
-    Ok(())
+    fail_on(&all::failed_checks(&rows))
+}
+
+/// An error (exit status 1) naming every failed agreement check, after the table was printed.
+fn fail_on(failed: &[String]) -> Result<()> {
+    if failed.is_empty() {
+        return Ok(());
+    }
+    bail!("{} agreement check(s) failed: a fast path disagrees with its exact one:\n  {}", failed.len(), failed.join("\n  "))
 }
