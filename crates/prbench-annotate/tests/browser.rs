@@ -134,8 +134,11 @@ fn two_annotators_rate_one_by_keyboard_one_by_mouse_and_a_rating_can_be_changed(
         }
         page.press(&better.to_string()).unwrap();
         page.press("Enter").unwrap();
+        // The page moves on only once the PUT has answered; the last item shows `done`.
         if pos < 4 {
             wait_item(&page, pos + 1, 4);
+        } else {
+            wait_js(&page, "!document.getElementById('done').hidden");
         }
         check_saved(&store, "ann", pos, (a1, a2, better));
     }
