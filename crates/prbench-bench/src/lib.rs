@@ -77,3 +77,24 @@ pub fn use_threads(threads: usize) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// `Ok` when `failed` (a bench's failed agreement checks, one line each) is empty, else an
+/// error naming every one: a fast path that disagrees with its exact one is a bug, so the
+/// command exits non-zero after printing its table.
+///
+/// # Errors
+/// Any failed check.
+pub fn agreement_passed(failed: &[String]) -> anyhow::Result<()> {
+    anyhow::ensure!(failed.is_empty(), "{} agreement check(s) failed: a fast path disagrees with its exact one:\n  {}", failed.len(), failed.join("\n  "));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn agreement_passed_names_every_failed_check() {
+        assert!(super::agreement_passed(&[]).is_ok());
+        let err = super::agreement_passed(&["a: Δ 0.2".into(), "b: 1 verdict differing".into()]).unwrap_err().to_string();
+        assert_eq!(err, "2 agreement check(s) failed: a fast path disagrees with its exact one:\n  a: Δ 0.2\n  b: 1 verdict differing");
+    }
+}
