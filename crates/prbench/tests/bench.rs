@@ -6,6 +6,15 @@ mod common;
 
 use common::{prbench, repo, sample, text};
 
+/// Whether the SmolLM2 GGUF the judge benches run is absent (the skip reason printed).
+fn smollm2_absent() -> bool {
+    let absent = !prbench_models::gguf::default_model_path().is_file();
+    if absent {
+        eprintln!("skipped: the SmolLM2 GGUF is absent; run scripts/fetch-models.sh");
+    }
+    absent
+}
+
 /// `bench harness` at 0.2% scale: the synthetic benchmark is written (2 + 2 + 2 rows), and the
 /// workloads run as children, each with a wall time and a peak RSS of its own.
 #[test]
@@ -101,8 +110,7 @@ fn bench_rm_prefix_short_mode_agrees_with_the_unshared_path() {
 /// absent.
 #[test]
 fn bench_judge_orders_short_mode() {
-    if !prbench_models::gguf::default_model_path().is_file() {
-        eprintln!("skipped: the SmolLM2 GGUF is absent; run scripts/fetch-models.sh");
+    if smollm2_absent() {
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -128,8 +136,7 @@ fn bench_judge_orders_short_mode() {
 /// has torch, and say why when not.
 #[test]
 fn bench_all_short_mode() {
-    if !prbench_models::gguf::default_model_path().is_file() {
-        eprintln!("skipped: the SmolLM2 GGUF is absent; run scripts/fetch-models.sh");
+    if smollm2_absent() {
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -174,8 +181,7 @@ fn bench_rm_prefix_bad_python_is_an_error_not_a_fallback() {
 /// `--max-prompt-tokens` even without profile posts is an error naming the length needed.
 #[test]
 fn bench_judge_orders_refuses_empty_and_oversized_workloads() {
-    if !prbench_models::gguf::default_model_path().is_file() {
-        eprintln!("skipped: the SmolLM2 GGUF is absent; run scripts/fetch-models.sh");
+    if smollm2_absent() {
         return;
     }
     let work = tempfile::tempdir().unwrap();
