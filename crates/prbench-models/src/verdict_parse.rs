@@ -42,15 +42,46 @@ use crate::verdict::Choice;
 ///      it as a choice of A).
 ///
 ///    A segment with no verdict word (`Neither`, `Both`, empty) → [`Choice::Unparsed`].
+/// 6. **The format line echoed is no verdict.** When the label before the last one holds only
+///    the other letter and is joined to the last label by `or`, `/`, `|`, `,` or `and`
+///    (`…reads exactly Result: A or Result: B.`, a reply that repeats its instruction), the
+///    reply is [`Choice::Unparsed`]; reading the last label alone would count it as B.
 pub fn parse_verdict(reply: &str) -> Choice {
     let Some(text) = strip_think_blocks(reply) else {
         return Choice::Unparsed;
     };
     let text = strip_markup(&text);
-    let Some(after) = last_label_end(&text).map(|end| &text[end..]) else {
+    let labels = label_spans(&text);
+    let Some(&(last_start, last_end)) = labels.last() else {
         return Choice::Unparsed;
     };
-    read_segment(verdict_segment(after))
+    let choice = read_segment(verdict_segment(&text[last_end..]));
+    if let Some(&(_, prev_end)) = labels.len().checked_sub(2).map(|i| &labels[i]) {
+        if echoes_format_line(&text[prev_end..last_start], choice) {
+            return Choice::Unparsed;
+        }
+    }
+    choice
+}
+
+/// Whether the text between the last two labels makes them the format line echoed
+/// (`Result: A or Result: B`, as in "end with a line that reads exactly `Result: A` or
+/// `Result: B`"): the earlier label holds only the other letter, joined to the last label by
+/// `or`, `/`, `|`, `,` or `and`. A change of mind (`Result: A … Result: B` with prose
+/// between) is not an echo.
+fn echoes_format_line(between: &str, last: Choice) -> bool {
+    let other = match last {
+        Choice::A => "b",
+        Choice::B => "a",
+        _ => return false,
+    };
+    let between = between.trim();
+    let Some(letter_end) = between.char_indices().find(|(_, c)| !c.is_alphanumeric()).map(|(i, _)| i) else {
+        return false;
+    };
+    let (letter, gap) = between.split_at(letter_end);
+    letter.eq_ignore_ascii_case(other)
+        && matches!(gap.trim().to_ascii_lowercase().as_str(), "or" | "/" | "|" | "," | ", or" | "and")
 }
 
 /// Removes `<think>…</think>` blocks; `None` when a block is never closed.
@@ -106,11 +137,12 @@ pub(crate) fn strip_markup(text: &str) -> String {
     out
 }
 
-/// Byte offset just past the colon of the last `result:` label, if any.
-fn last_label_end(text: &str) -> Option<usize> {
+/// Every `result:` label as (byte offset of the word, byte offset just past the colon), in
+/// order.
+fn label_spans(text: &str) -> Vec<(usize, usize)> {
     const WORD: &str = "result";
     let lower = text.to_ascii_lowercase();
-    let mut found = None;
+    let mut found = Vec::new();
     let mut from = 0;
     while let Some(pos) = lower[from..].find(WORD).map(|p| p + from) {
         from = pos + WORD.len();
@@ -129,7 +161,7 @@ fn last_label_end(text: &str) -> Option<usize> {
             .next()
             .filter(|c| matches!(c, ':' | '\u{FF1A}'))
         {
-            found = Some(from + skipped + colon.len_utf8());
+            found.push((pos, from + skipped + colon.len_utf8()));
         }
     }
     found
@@ -400,6 +432,28 @@ mod tests {
         // A letter not echoing the template still counts.
         check("Result: A, or so I think", A);
         check("Result: A or maybe not", A);
+    }
+
+    #[test]
+    fn echoed_format_line_with_two_labels_is_unparsed() {
+        // The judge prompt's own format sentence, repeated at the end of a reply (seen from a
+        // small judge behind llama.cpp's server): the last label alone would read B.
+        check(
+            "Response B fits better. I will end with a final line that reads exactly `Result: A` or `Result: B`.",
+            Unparsed,
+        );
+        check("Result: A or Result: B", Unparsed);
+        check("Result: B or Result: A", Unparsed);
+        check("**Result: A** / **Result: B**", Unparsed);
+        check("Result: A | Result: B", Unparsed);
+        check("Result: A, Result: B", Unparsed);
+        check("\"Result: A\" and \"Result: B\"", Unparsed);
+        // The format quoted first, then a verdict of its own: the verdict counts.
+        check("The format is `Result: A` or `Result: B`.\nResult: A", A);
+        check("The format is `Result: A` or `Result: B`.\nResult: B", B);
+        // A change of mind is not an echo, nor the same letter twice.
+        check("Result: A\nOn reflection the second fits better.\nResult: B", B);
+        check("Result: B or Result: B", B);
     }
 
     #[test]

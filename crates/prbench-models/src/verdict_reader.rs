@@ -181,13 +181,28 @@ fn static_regex(pattern: &str) -> Regex {
 /// `[[A]]/[[B]]`, `[[A]], [[B]]`), i.e. the previous bracket is joined to it by `or`, `/`, `|`
 /// or `,` and holds the other letter.
 fn read_brackets(text: &str) -> Choice {
-    let tokens = bracket_tokens(text);
-    let Some(&(start, _, last)) = tokens.last() else {
+    last_unless_echo(text, &bracket_tokens(text))
+}
+
+/// The last of `verdicts` (each `(start, end, choice)` in `text`, in order), or
+/// [`Choice::Unparsed`] when there is none or when the last two are different readable verdicts
+/// joined by an [echo gap](is_echo_gap): the reply repeated its format (`[[A]] or [[B]]`)
+/// instead of choosing; also when the last verdict's line holds all three verdicts A, B and
+/// tie (MT-Bench's format sentence, `"[[A]]" if assistant A is better, "[[B]]" if …, and
+/// "[[C]]" for a tie`, repeated). Every reader that can see several verdicts applies this rule.
+fn last_unless_echo(text: &str, verdicts: &[(usize, usize, Choice)]) -> Choice {
+    let Some(&(start, _, last)) = verdicts.last() else {
         return Choice::Unparsed;
     };
-    if let Some(&(_, prev_end, prev)) = tokens.len().checked_sub(2).map(|i| &tokens[i]) {
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let on_line = |c: Choice| verdicts.iter().any(|&(s, _, v)| s >= line_start && v == c);
+    if on_line(Choice::A) && on_line(Choice::B) && on_line(Choice::Tie) {
+        return Choice::Unparsed;
+    }
+    if let Some(&(_, prev_end, prev)) = verdicts.len().checked_sub(2).map(|i| &verdicts[i]) {
+        let readable = |c: Choice| c != Choice::Unparsed;
         let gap = text[prev_end..start].trim().to_ascii_lowercase();
-        if prev != last && is_echo_gap(&gap) {
+        if readable(prev) && readable(last) && prev != last && is_echo_gap(&gap) {
             return Choice::Unparsed;
         }
     }
@@ -197,17 +212,25 @@ fn read_brackets(text: &str) -> Choice {
 /// The last `<answer>…</answer>` block (tags in any case). Inside it a bracketed verdict
 /// decides if there is one; otherwise the words are read as a `Result:` line's segment is
 /// (`A`, `Assistant B`, `tie`; `A or B` is unparsed). An `<answer>` without its closing tag
-/// after the last complete block, or no block at all, is unparsed.
+/// after the last complete block, or no block at all, is unparsed; so is a last block joined to
+/// the one before it by an echo gap with the other verdict (`<answer>A</answer> or
+/// <answer>B</answer>`, the format repeated).
 fn read_answer_tag(text: &str) -> Choice {
+    const OPEN: &str = "<answer>";
+    const CLOSE: &str = "</answer>";
     let lower = text.to_ascii_lowercase();
-    let Some(open) = lower.rfind("<answer>") else {
-        return Choice::Unparsed;
-    };
-    let body_start = open + "<answer>".len();
-    let Some(close) = lower[body_start..].find("</answer>") else {
-        return Choice::Unparsed;
-    };
-    read_inner(&text[body_start..body_start + close])
+    let mut blocks: Vec<(usize, usize, Choice)> = Vec::new();
+    let mut from = 0;
+    while let Some(open) = lower[from..].find(OPEN).map(|i| i + from) {
+        let body_start = open + OPEN.len();
+        let Some(close) = lower[body_start..].find(CLOSE).map(|i| i + body_start) else {
+            // An unclosed block after the last complete one: cut off, so no verdict.
+            return Choice::Unparsed;
+        };
+        blocks.push((open, close + CLOSE.len(), read_inner(&text[body_start..close])));
+        from = close + CLOSE.len();
+    }
+    last_unless_echo(text, &blocks)
 }
 
 /// A verdict inside a tag or a box: brackets first, else the words.
@@ -259,33 +282,28 @@ fn read_boxed(text: &str) -> Choice {
         boxes.push((at, body_start + end + 1, read_inner(&inner.replace(['{', '}'], " "))));
         from = body_start + end + 1;
     }
-    let Some(&(start, _, last)) = boxes.last() else {
-        return Choice::Unparsed;
-    };
-    if let Some(&(_, prev_end, prev)) = boxes.len().checked_sub(2).map(|i| &boxes[i]) {
-        let gap = text[prev_end..start].trim().to_ascii_lowercase();
-        let letters = matches!((prev, last), (Choice::A, Choice::B) | (Choice::B, Choice::A));
-        if letters && is_echo_gap(&gap) {
-            return Choice::Unparsed;
-        }
-    }
-    last
+    last_unless_echo(text, &boxes)
 }
 
-/// The last match's capture: `A`/`B` in any case, or `tie`; anything else is unparsed.
+/// The last match's capture: `A`/`B` in any case, or `tie`; anything else is unparsed, and so
+/// is a last match joined to the match before it by an echo gap with the other verdict
+/// (`Winner: A or Winner: B`, the format repeated).
 fn read_regex(r: &VerdictRegex, text: &str) -> Choice {
-    let Some(caps) = r.re.captures_iter(text).last() else {
-        return Choice::Unparsed;
-    };
-    let Some(m) = caps.get(1) else {
-        return Choice::Unparsed;
-    };
-    match m.as_str().trim().to_ascii_lowercase().as_str() {
-        "a" => Choice::A,
-        "b" => Choice::B,
-        "tie" => Choice::Tie,
-        _ => Choice::Unparsed,
-    }
+    let verdicts: Vec<(usize, usize, Choice)> = r
+        .re
+        .captures_iter(text)
+        .map(|caps| {
+            let whole = caps.get(0).expect("group 0");
+            let choice = caps.get(1).map_or(Choice::Unparsed, |m| match m.as_str().trim().to_ascii_lowercase().as_str() {
+                "a" => Choice::A,
+                "b" => Choice::B,
+                "tie" => Choice::Tie,
+                _ => Choice::Unparsed,
+            });
+            (whole.start(), whole.end(), choice)
+        })
+        .collect();
+    last_unless_echo(text, &verdicts)
 }
 
 /// The pointwise reader: the last `Rating:` label (any case, not part of a longer word, `:` or
@@ -438,6 +456,34 @@ mod tests {
         let opt = VerdictReader::from_name("regex", Some(r"pick(?:ed)?(?: ([AB]))?")).unwrap();
         check(&opt, "picked", Unparsed);
         check(&opt, "picked B", B);
+    }
+
+    /// Each reader on the format line its own prompt would give, repeated at the end of a reply
+    /// with nothing after it: no verdict. The same line followed by a verdict of the reply's own
+    /// gives that verdict.
+    #[test]
+    fn every_reader_reads_its_echoed_format_line_as_unparsed() {
+        let regex = VerdictReader::from_name("regex", Some(r"(?i)winner:\s*(\w+)")).unwrap();
+        let cases: [(&VerdictReader, &str, &str, Choice); 5] = [
+            (&VerdictReader::ResultLine, "I will end with a final line that reads exactly `Result: A` or `Result: B`.", "Result: B", B),
+            (&VerdictReader::Brackets, "Output your final verdict strictly in this format: \"[[A]]\" if assistant A is better, \"[[B]]\" if assistant B is better, and \"[[C]]\" for a tie.", "[[A]]", A),
+            (&VerdictReader::AnswerTag, "Put the answer in tags: <answer>[[A]]</answer> or <answer>[[B]]</answer>", "<answer>[[A]]</answer>", A),
+            (&VerdictReader::Boxed, "Write \\boxed{A} or \\boxed{B}.", "\\boxed{B}", B),
+            (&regex, "End with Winner: A or Winner: B", "Winner: A", A),
+        ];
+        for (reader, echo, verdict, want) in cases {
+            check(reader, echo, Unparsed);
+            check(reader, &format!("Both answers are short. {echo}"), Unparsed);
+            check(reader, &format!("{echo}\nAfter comparing them: {verdict}"), want);
+        }
+        check(&VerdictReader::Brackets, "[[A]], [[B]] or [[C]]", Unparsed);
+        // A line with all three options is the format; a tie alone on its line is a verdict.
+        check(&VerdictReader::Brackets, "Format: [[A]] wins, [[B]] wins, [[C]] tie.\n[[C]]", Tie);
+        // The rating prompts' own format lines hold no number, so they are no rating.
+        let rating = RatingReader::new(1.0, 10.0).unwrap();
+        assert_eq!(rating.read("Reply with a single line that reads exactly `Rating: <1-9>`."), None);
+        assert_eq!(rating.read("end with a final line that reads exactly `Rating: ` followed by a whole number from 1 to 10."), None);
+        assert_eq!(rating.read("The format is `Rating: <1-9>`.\nRating: 6"), Some(6.0));
     }
 
     #[test]
