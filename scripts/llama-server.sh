@@ -1,92 +1,86 @@
 #!/usr/bin/env bash
 # A real OpenAI-compatible server that nobody here wrote, for the remote-engine tests:
-# llama.cpp's server through PyPI's llama-cpp-python[server], serving the SmolLM2 GGUF that
-# scripts/fetch-models.sh caches, on loopback.
+# llama.cpp's own HTTP server, from PyPI's `xllamacpp` wheel (a prebuilt llama.cpp with its
+# server; one shared library needing only libgomp and libstdc++, nothing compiled here),
+# serving the SmolLM2 GGUF that scripts/setup.sh caches, on loopback.
 #
-#   scripts/llama-server.sh install   build once (about 9 min on 2 cores) into a cached venv
+#   scripts/llama-server.sh install   install the pinned wheel once into a cached venv (~5 s)
 #   scripts/llama-server.sh start     start it in the background; prints `export` lines for
 #                                     PRBENCH_LLAMA_SERVER_URL and PRBENCH_LLAMA_SERVER_PID
 #   scripts/llama-server.sh stop PID
 #
-# The sdist is pinned by version and sha256, its dependencies by exact versions (constraints
-# below). The venv lives in $PRBENCH_TOOLS (default ~/.cache/prbench/tools) and is reused while
-# its marker file names the same pin.
+# The wheel is pinned by version and sha256 and installed with --no-deps (it has none). The
+# venv lives in $PRBENCH_TOOLS (default ~/.cache/prbench/tools) and is reused while its marker
+# file names the same pin.
 set -euo pipefail
 
-version=0.3.36
-sdist_sha=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
+version=2026.10.11549
+wheel=xllamacpp-$version-cp310-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl
+wheel_sha=c54e7d13520ecc989c63dc99d55de3065e2f343a91f43f053d16b5e62077c261
 tools="${PRBENCH_TOOLS:-$HOME/.cache/prbench/tools}"
-venv="$tools/llama-cpp-python-$version"
-marker="$venv/.prbench-installed-$sdist_sha"
+venv="$tools/xllamacpp-$version"
+marker="$venv/.prbench-installed-$wheel_sha"
 models="${PRBENCH_MODELS:-$HOME/.cache/prbench/models}"
 model="$models/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 install() {
   if [[ -f "$marker" ]]; then
-    echo "llama-server: llama-cpp-python $version present in $venv" >&2
+    echo "llama-server: xllamacpp $version present in $venv" >&2
     return
   fi
   rm -rf "$venv"
   mkdir -p "$tools"
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' RETURN
-  echo "llama-server: downloading llama-cpp-python==$version (sdist)" >&2
-  python3 -m pip download --quiet --no-deps --no-binary :all: --disable-pip-version-check -d "$tmp" "llama-cpp-python==$version"
-  got=$(sha256sum "$tmp"/llama_cpp_python-$version.tar.gz | cut -d' ' -f1)
-  if [[ "$got" != "$sdist_sha" ]]; then
-    echo "llama-server: sha256 mismatch for llama_cpp_python-$version.tar.gz: expected $sdist_sha, got $got" >&2
+  echo "llama-server: downloading xllamacpp==$version (34 MB wheel)" >&2
+  python3 -m pip download --quiet --no-deps --only-binary :all: --disable-pip-version-check -d "$tmp" "xllamacpp==$version"
+  if [[ ! -f "$tmp/$wheel" ]]; then
+    echo "llama-server: pip did not fetch $wheel (got: $(ls "$tmp"))" >&2
     exit 1
   fi
-  cat >"$tmp/constraints.txt" <<'C'
-annotated-doc==0.0.7
-annotated-types==0.8.0
-anyio==4.16.0
-click==8.5.1
-diskcache==5.6.3
-fastapi==0.165.0
-h11==0.16.0
-idna==3.20
-Jinja2==3.1.6
-MarkupSafe==3.0.4
-numpy==2.4.6
-opentelemetry-api==1.45.2
-pydantic==2.14.4
-pydantic-settings==2.16.3
-pydantic_core==2.50.5
-python-dotenv==1.2.4
-PyYAML==6.0.4
-sse-starlette==3.7.0
-starlette==1.10.0
-starlette-context==0.3.6
-typing-inspection==0.4.5
-typing_extensions==4.16.0
-uvicorn==0.54.0
-C
+  got=$(sha256sum "$tmp/$wheel" | cut -d' ' -f1)
+  if [[ "$got" != "$wheel_sha" ]]; then
+    echo "llama-server: sha256 mismatch for $wheel: expected $wheel_sha, got $got" >&2
+    exit 1
+  fi
   python3 -m venv "$venv"
-  echo "llama-server: building llama-cpp-python $version (compiles llama.cpp; ~9 min on 2 cores)" >&2
-  CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
-    "$venv/bin/pip" install --quiet --disable-pip-version-check -c "$tmp/constraints.txt" \
-    "$tmp/llama_cpp_python-$version.tar.gz[server]" >&2
+  "$venv/bin/pip" install --quiet --no-deps --disable-pip-version-check "$tmp/$wheel" >&2
+  "$venv/bin/python" -c 'import xllamacpp' || { echo "llama-server: xllamacpp does not import" >&2; exit 1; }
   touch "$marker"
 }
 
 start() {
   [[ -f "$marker" ]] || install
   if [[ ! -f "$model" ]]; then
-    echo "llama-server: $model missing; run scripts/fetch-models.sh first" >&2
+    echo "llama-server: $model missing; run scripts/setup.sh --tests first" >&2
     exit 1
   fi
   port=$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   log="${TMPDIR:-/tmp}/prbench-llama-server-$port.log"
-  # n_ctx 4096 fits every judge prompt of the sample and P-Soups; one thread per core.
-  nohup "$venv/bin/python" -m llama_cpp.server --model "$model" --model_alias smollm2 \
-    --host 127.0.0.1 --port "$port" --n_ctx 4096 --n_threads "$(nproc)" >"$log" 2>&1 &
+  # n_ctx 4096 fits every judge prompt of the sample and P-Soups; one thread per core. The
+  # server runs in xllamacpp's own threads until this process gets SIGTERM or SIGINT.
+  nohup "$venv/bin/python" - "$model" "$port" "$(nproc)" >"$log" 2>&1 <<'PY' &
+import signal, sys
+import xllamacpp
+
+model, port, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+params = xllamacpp.CommonParams()
+params.model.path = model
+params.model_alias = {"smollm2"}
+params.hostnames = ["127.0.0.1"]
+params.port = port
+params.n_ctx = 4096
+params.cpuparams.n_threads = threads
+params.cpuparams_batch.n_threads = threads
+server = xllamacpp.Server(params)
+signal.sigwait([signal.SIGTERM, signal.SIGINT])
+PY
   pid=$!
   for _ in $(seq 1 120); do
-    if "$venv/bin/python" -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" "http://127.0.0.1:$port/v1/models" >/dev/null 2>&1; then
+    if "$venv/bin/python" -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" "http://127.0.0.1:$port/health" >/dev/null 2>&1; then
       echo "export PRBENCH_LLAMA_SERVER_URL=http://127.0.0.1:$port/v1"
       echo "export PRBENCH_LLAMA_SERVER_PID=$pid"
-      echo "llama-server: serving smollm2 at http://127.0.0.1:$port/v1 (pid $pid, log $log)" >&2
+      echo "llama-server: llama.cpp's server (xllamacpp $version) serving smollm2 at http://127.0.0.1:$port/v1 (pid $pid, log $log)" >&2
       return
     fi
     if ! kill -0 "$pid" 2>/dev/null; then

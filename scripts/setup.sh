@@ -4,8 +4,9 @@
 # under 2 s (model files are checked by their verified stamps, see fetch-models.sh).
 #
 #   scripts/setup.sh           everything the main job needs: packages, test models, the 1.5B judge
-#   scripts/setup.sh --tests   what `cargo test` needs: packages, the small test models and the
-#                              reference Python (pyarrow + PyYAML, for the export tests)
+#   scripts/setup.sh --tests   what `cargo test` needs: packages, the small test models, the
+#                              reference Python (pyarrow + PyYAML, for the export tests) and
+#                              llama.cpp's server (the xllamacpp wheel, for the remote tests)
 #
 # Packages: cmake, libclang and a C/C++ compiler (llama.cpp is compiled from source by the
 # llama-cpp-2 crate and bindgen needs libclang), pip and venv (model download; the remote-engine
@@ -129,6 +130,7 @@ PyYAML==6.0.4 \
 if ((tests_only)); then
   bash scripts/fetch-models.sh
   pyref_setup
+  bash scripts/llama-server.sh install
 else
   bash scripts/fetch-models.sh --judge
 fi

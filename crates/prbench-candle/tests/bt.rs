@@ -484,7 +484,7 @@ fn request(id: &str, context: Option<&str>, q: &str, a: &str) -> RmRequest {
 fn reward_model_scores_like_embedder_plus_head() {
     let dir = default_embedder_dir();
     if !dir.join("model.safetensors").is_file() {
-        eprintln!("skipping: MiniLM not found at {} (run scripts/fetch-models.sh)", dir.display());
+        prbench_testkit::unavailable(format!("MiniLM not found at {} (run scripts/setup.sh --tests)", dir.display()));
         return;
     }
     let emb = MiniLmEmbedder::load(&dir).unwrap();

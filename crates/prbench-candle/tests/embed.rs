@@ -15,7 +15,7 @@ fn model_dir() -> Option<PathBuf> {
     if dir.join("model.safetensors").is_file() && dir.join("tokenizer.json").is_file() {
         Some(dir)
     } else {
-        eprintln!("skipping: MiniLM not found at {} (run scripts/fetch-models.sh)", dir.display());
+        prbench_testkit::unavailable(format!("MiniLM not found at {} (run scripts/setup.sh --tests)", dir.display()));
         None
     }
 }

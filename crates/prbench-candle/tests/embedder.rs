@@ -16,7 +16,7 @@ fn model_dir() -> Option<PathBuf> {
     if dir.join("model.safetensors").is_file() && dir.join("modules.json").is_file() {
         Some(dir)
     } else {
-        eprintln!("skipping: MiniLM (with modules.json) not found at {} (run scripts/fetch-models.sh)", dir.display());
+        prbench_testkit::unavailable(format!("MiniLM (with modules.json) not found at {} (run scripts/setup.sh --tests)", dir.display()));
         None
     }
 }

@@ -880,10 +880,10 @@ mod saved {
     fn round_trip_scores_equal() {
         let dir = default_embedder_dir();
         if !dir.join("model.safetensors").is_file() {
-            eprintln!(
-                "skipping: MiniLM not found at {} (run scripts/fetch-models.sh)",
+            prbench_testkit::unavailable(format!(
+                "MiniLM not found at {} (run scripts/setup.sh --tests)",
                 dir.display()
-            );
+            ));
             return;
         }
         let emb = MiniLmEmbedder::load(&dir).unwrap();

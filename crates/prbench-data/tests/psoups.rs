@@ -16,10 +16,10 @@ fn real_dir() -> Option<PathBuf> {
     if dir.join("friendly_unfriendly.json").is_file() && dir.join("student_phd.json").is_file() {
         Some(dir)
     } else {
-        eprintln!(
-            "skipping: P-Soups data not found at {} (the shared data dir is absent)",
+        prbench_testkit::unavailable(format!(
+            "P-Soups data not found at {} (the shared data dir is absent)",
             dir.display()
-        );
+        ));
         None
     }
 }

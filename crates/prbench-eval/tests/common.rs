@@ -23,7 +23,7 @@ pub fn sample() -> Vec<Example> {
 pub fn psoups() -> Option<Vec<Example>> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/alignx-psoups");
     if !dir.is_dir() {
-        eprintln!("skipped P-Soups part: {} absent", dir.display());
+        prbench_testkit::unavailable(format!("the P-Soups part: {} absent", dir.display()));
         return None;
     }
     Some(prbench_data::load::load(&format!("psoups:{}", dir.display()), &[]).expect("P-Soups loads").examples)

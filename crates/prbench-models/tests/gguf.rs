@@ -26,10 +26,10 @@ fn model_path() -> Option<PathBuf> {
     if path.is_file() {
         Some(path)
     } else {
-        eprintln!(
-            "skipped: {} absent; run scripts/fetch-models.sh",
+        prbench_testkit::unavailable(format!(
+            "{} absent; run scripts/setup.sh --tests",
             path.display()
-        );
+        ));
         None
     }
 }

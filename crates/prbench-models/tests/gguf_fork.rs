@@ -22,7 +22,7 @@ fn serial() -> MutexGuard<'static, ()> {
 fn load(opts: GgufOptions) -> Option<GgufEngine> {
     let path = gguf::default_model_path();
     if !path.is_file() {
-        eprintln!("skipped: {} absent; run scripts/fetch-models.sh", path.display());
+        prbench_testkit::unavailable(format!("{} absent; run scripts/setup.sh --tests", path.display()));
         return None;
     }
     Some(GgufEngine::load(&path, opts).expect("load SmolLM2"))

@@ -10,7 +10,7 @@ use common::{prbench, repo, sample, text};
 fn smollm2_absent() -> bool {
     let absent = !prbench_models::gguf::default_model_path().is_file();
     if absent {
-        eprintln!("skipped: the SmolLM2 GGUF is absent; run scripts/fetch-models.sh");
+        prbench_testkit::unavailable("the SmolLM2 GGUF is absent; run scripts/setup.sh --tests");
     }
     absent
 }
@@ -47,7 +47,7 @@ fn bench_harness_short_mode() {
 fn bench_judge_short_mode() {
     let model = prbench_models::gguf::default_model_path();
     if !model.is_file() {
-        eprintln!("skipped: {} absent; run scripts/fetch-models.sh", model.display());
+        prbench_testkit::unavailable(format!("{} absent; run scripts/setup.sh --tests", model.display()));
         return;
     }
     let work = tempfile::tempdir().unwrap();

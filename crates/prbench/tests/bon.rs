@@ -11,7 +11,7 @@ use std::path::Path;
 fn model_present() -> bool {
     let p = prbench_models::gguf::default_model_path();
     if !p.is_file() {
-        eprintln!("skipped: {} is missing (run scripts/fetch-models.sh)", p.display());
+        prbench_testkit::unavailable(format!("{} is missing (run scripts/setup.sh --tests)", p.display()));
         return false;
     }
     true
@@ -317,7 +317,7 @@ fn bon_paths_cache_next_to_the_folder_absolute_dataset_and_clear_errors() {
 fn bon_score_with_pal_scores_each_sample_for_its_user() {
     let emb = prbench_candle::embed::default_embedder_dir();
     if !emb.join("model.safetensors").is_file() {
-        eprintln!("skipping: MiniLM not found at {} (run scripts/fetch-models.sh)", emb.display());
+        prbench_testkit::unavailable(format!("MiniLM not found at {} (run scripts/setup.sh --tests)", emb.display()));
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

@@ -307,7 +307,7 @@ fn bad_flags_and_taken_files_are_refused() {
 fn planner_condition_reuses_eval_planner_replies() {
     let gguf = prbench_models::gguf::default_model_path();
     if !gguf.is_file() {
-        eprintln!("skipping: SmolLM2 not found at {} (run scripts/fetch-models.sh)", gguf.display());
+        prbench_testkit::unavailable(format!("SmolLM2 not found at {} (run scripts/setup.sh --tests)", gguf.display()));
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

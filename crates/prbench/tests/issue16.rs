@@ -134,7 +134,7 @@ fn data_stats_counts_tokens_with_a_reward_models_tokenizer_json() {
         // Its tokenizer.json truncates and pads to 128: counts must ignore both.
         dirs.push(minilm);
     } else {
-        eprintln!("skipped the MiniLM part: {} absent; run scripts/fetch-models.sh", minilm.display());
+        prbench_testkit::unavailable(format!("the MiniLM part: {} absent; run scripts/setup.sh --tests", minilm.display()));
     }
     for dir in dirs {
         let spec = format!("dir:{}", dir.display());

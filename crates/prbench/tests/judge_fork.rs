@@ -31,7 +31,7 @@ fn models() -> Vec<PathBuf> {
         .filter(|p| p.is_file())
         .collect();
     if found.is_empty() {
-        eprintln!("skipped: no GGUF model in {}; run scripts/fetch-models.sh", dir.display());
+        prbench_testkit::unavailable(format!("no GGUF model in {}; run scripts/setup.sh --tests", dir.display()));
     }
     found
 }

@@ -235,7 +235,7 @@ fn out_that_is_a_file_is_a_clear_error() {
 fn dense_retrieve_puts_its_default_cache_next_to_out() {
     let dir = prbench_candle::embed::default_embedder_dir();
     if !dir.join("model.safetensors").is_file() {
-        eprintln!("skipping: MiniLM not found at {} (run scripts/fetch-models.sh)", dir.display());
+        prbench_testkit::unavailable(format!("MiniLM not found at {} (run scripts/setup.sh --tests)", dir.display()));
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

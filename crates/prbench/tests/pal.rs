@@ -20,10 +20,10 @@ fn no_embedder() -> bool {
     if emb.join("model.safetensors").is_file() {
         return false;
     }
-    eprintln!(
-        "skipping: MiniLM not found at {} (run scripts/fetch-models.sh)",
+    prbench_testkit::unavailable(format!(
+        "MiniLM not found at {} (run scripts/setup.sh --tests)",
         emb.display()
-    );
+    ));
     true
 }
 

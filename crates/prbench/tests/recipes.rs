@@ -286,7 +286,7 @@ fn local_judge() -> Option<String> {
     if gguf.is_file() {
         Some(format!("gguf:{}", gguf.display()))
     } else {
-        eprintln!("skipped: {} absent (run scripts/fetch-models.sh)", gguf.display());
+        prbench_testkit::unavailable(format!("{} absent (run scripts/setup.sh --tests)", gguf.display()));
         None
     }
 }

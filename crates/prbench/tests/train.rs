@@ -40,7 +40,7 @@ fn history_pairs_need_history_data() {
 fn trains_saves_and_loads_on_the_fixture() {
     let emb = default_embedder_dir();
     if !emb.join("model.safetensors").is_file() {
-        eprintln!("skipping: MiniLM not found at {} (run scripts/fetch-models.sh)", emb.display());
+        prbench_testkit::unavailable(format!("MiniLM not found at {} (run scripts/setup.sh --tests)", emb.display()));
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -121,7 +121,7 @@ fn trains_saves_and_loads_on_the_fixture() {
 #[test]
 fn user_conditioned_bt_trains_and_evaluates_under_profile_k() {
     if !default_embedder_dir().join("model.safetensors").is_file() {
-        eprintln!("skipping: MiniLM not found at {} (run scripts/fetch-models.sh)", default_embedder_dir().display());
+        prbench_testkit::unavailable(format!("MiniLM not found at {} (run scripts/setup.sh --tests)", default_embedder_dir().display()));
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -149,7 +149,7 @@ fn user_conditioned_bt_trains_and_evaluates_under_profile_k() {
 #[test]
 fn a_head_is_not_scored_on_its_own_training_pairs_or_another_condition() {
     if !default_embedder_dir().join("model.safetensors").is_file() {
-        eprintln!("skipping: MiniLM not found at {} (run scripts/fetch-models.sh)", default_embedder_dir().display());
+        prbench_testkit::unavailable(format!("MiniLM not found at {} (run scripts/setup.sh --tests)", default_embedder_dir().display()));
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -207,7 +207,7 @@ fn oracle_training_on_data_without_a_rubric_is_refused() {
 fn max_length_out_of_range_names_the_flag_and_the_range() {
     let emb = default_embedder_dir();
     if !emb.join("model.safetensors").is_file() {
-        eprintln!("skipping: MiniLM not found at {} (run scripts/fetch-models.sh)", emb.display());
+        prbench_testkit::unavailable(format!("MiniLM not found at {} (run scripts/setup.sh --tests)", emb.display()));
         return;
     }
     let config: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(emb.join("config.json")).unwrap()).unwrap();
@@ -242,7 +242,7 @@ fn max_length_out_of_range_names_the_flag_and_the_range() {
 #[test]
 fn the_training_condition_is_recorded_and_shown() {
     if !default_embedder_dir().join("model.safetensors").is_file() {
-        eprintln!("skipping: MiniLM not found at {} (run scripts/fetch-models.sh)", default_embedder_dir().display());
+        prbench_testkit::unavailable(format!("MiniLM not found at {} (run scripts/setup.sh --tests)", default_embedder_dir().display()));
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

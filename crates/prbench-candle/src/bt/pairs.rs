@@ -254,7 +254,7 @@ mod real_data {
     fn psoups_history_vs_target_overlap() {
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/alignx-psoups");
         if !dir.join("friendly_unfriendly.json").is_file() {
-            eprintln!("skipping: P-Soups data not found at {} (the shared data dir is absent)", dir.display());
+            prbench_testkit::unavailable(format!("P-Soups data not found at {} (the shared data dir is absent)", dir.display()));
             return;
         }
         let (ds, hist) = load_psoups_with_history(&dir, &[], "p").unwrap();

@@ -237,6 +237,8 @@ mod tests {
         let psoups = repo.join("../shared/data/alignx-psoups");
         if psoups.is_dir() {
             sets.push(prbench_data::load(&format!("psoups:{}", psoups.display()), &[]).unwrap());
+        } else {
+            prbench_testkit::unavailable(format!("the P-Soups part: {} absent", psoups.display()));
         }
         let dir = tempfile::tempdir().unwrap();
         prbench_data::synthetic::write_synthetic(dir.path(), &prbench_data::synthetic::SyntheticSpec::scaled(5, 0.01)).unwrap();

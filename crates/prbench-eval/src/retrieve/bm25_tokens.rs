@@ -192,7 +192,7 @@ pub(super) fn test_texts() -> Vec<String> {
         let d = prbench_data::load(&format!("psoups:{}", psoups.display()), &[]).unwrap();
         texts.extend(texts_of(&d));
     } else {
-        eprintln!("P-Soups part skipped: {} absent", psoups.display());
+        prbench_testkit::unavailable(format!("the P-Soups part: {} absent", psoups.display()));
     }
     let dir = tempfile::tempdir().unwrap();
     prbench_data::synthetic::write_synthetic(dir.path(), &prbench_data::synthetic::SyntheticSpec::scaled(3, 0.002)).unwrap();
