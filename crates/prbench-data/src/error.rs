@@ -21,8 +21,18 @@ pub enum DataError {
         detail: String,
     },
 
-    /// A file or directory could not be read.
-    #[error("cannot read {file}: {source}; check that the path exists and is readable")]
+    /// A file an adapter needs is not there (no underlying error: the message says which files
+    /// the adapter reads and what to do).
+    #[error("required file {file} is missing: {detail}")]
+    MissingFile {
+        /// The path looked for.
+        file: String,
+        /// Which files the adapter needs, and what to do.
+        detail: String,
+    },
+
+    /// A file or directory could not be read (the I/O error is the cause, printed once).
+    #[error("cannot read {file}; check that the path exists and is readable")]
     Io {
         /// The path that failed.
         file: String,

@@ -7,8 +7,9 @@
 //! in order, its `scores` one number per post, best first) and `dataset_kind`; that all rows or
 //! none carry them is checked when the dataset is finished (see `rows::finish`).
 //!
-//! A UTF-8 byte-order mark at the start of a file is skipped; blank JSONL lines are errors (they
-//! usually mean a truncated or hand-edited file).
+//! A UTF-8 byte-order mark at the start of a file is skipped; blank JSONL lines at the end of a
+//! file are skipped, and blank lines between rows are errors (they usually mean a truncated or
+//! hand-edited file).
 //! A `.jsonl` file holding a JSON array, or a `.json` file holding JSON lines, is an error that
 //! says so and names the extension to use.
 
@@ -437,8 +438,10 @@ pub(crate) fn visit_json(
 }
 
 /// Reads a JSONL file (one row object per line) and hands each row to `f` with its 1-based row
-/// (= line) as soon as the line is parsed, stopping at the first error. A final newline is
-/// fine, a blank line anywhere else is an error.
+/// (= line) as soon as the line is parsed, stopping at the first error. Blank lines (nothing
+/// but whitespace) at the end of the file are fine, as editors and `echo >>` leave them; a
+/// blank line between rows is an error naming its line, since it usually marks a row lost to
+/// a bad edit or a broken concatenation.
 pub(crate) fn visit_jsonl(
     path: &Path,
     name: &str,
@@ -453,7 +456,8 @@ pub(crate) fn visit_jsonl(
             detail: "this looks like a JSON array (it starts with `[`), but a .jsonl file holds one row object per line; rename the file to .json".into(),
         });
     }
-    let body = text.strip_suffix('\n').unwrap_or(&text);
+    // Everything after the last row: trailing blank lines and the final newline.
+    let body = text.trim_end();
     if body.is_empty() {
         return Ok(());
     }
@@ -465,7 +469,7 @@ pub(crate) fn visit_jsonl(
                 file: file.clone(),
                 line: line_no,
                 column: 1,
-                detail: "blank line (JSONL needs exactly one row object per line; remove the line)"
+                detail: "blank line between rows (JSONL needs one row object per line; blank lines are allowed only at the end of the file): remove the line"
                     .into(),
             });
         }

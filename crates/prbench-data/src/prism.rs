@@ -377,7 +377,7 @@ impl PrismFile {
     /// for the error.
     ///
     /// # Errors
-    /// [`DataError::Io`] when neither is there; [`DataError::BadSpec`] when both are (which one
+    /// [`DataError::MissingFile`] when neither is there; [`DataError::BadSpec`] when both are (which one
     /// is meant cannot be told).
     fn find(dir: &Path, lines_name: &'static str, array_name: &'static str, source: &str) -> Result<Self, DataError> {
         let (lines, array) = (dir.join(lines_name), dir.join(array_name));
@@ -391,14 +391,11 @@ impl PrismFile {
                     dir.display()
                 ),
             }),
-            (false, false) => Err(DataError::Io {
+            (false, false) => Err(DataError::MissingFile {
                 file: lines.display().to_string(),
-                source: std::io::Error::new(
-                    std::io::ErrorKind::NotFound,
-                    format!(
-                        "required PRISM file is missing (prism:DIR needs {CONVERSATIONS_FILE} and {SURVEY_FILE} from \
-                         HannahRoseKirk/prism-alignment; {array_name} holding the same rows as one JSON array may stand in for {lines_name})"
-                    ),
+                detail: format!(
+                    "prism:DIR needs {CONVERSATIONS_FILE} and {SURVEY_FILE} from HannahRoseKirk/prism-alignment \
+                     ({array_name} holding the same rows as one JSON array may stand in for {lines_name})"
                 ),
             }),
         }
@@ -421,7 +418,7 @@ impl PrismFile {
 ///
 /// # Errors
 /// [`DataError::BadSpec`] when `dir` is not a directory or holds both forms of a file;
-/// [`DataError::Io`] for a missing file;
+/// [`DataError::MissingFile`] for a missing file;
 /// [`DataError::NoData`] when no conversation gives a pair; and every row error, naming the
 /// file, 1-based line and field.
 pub fn load_prism(dir: &Path, subsets: &[String], source: &str) -> Result<Dataset, DataError> {

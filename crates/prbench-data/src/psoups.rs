@@ -159,13 +159,10 @@ pub(crate) fn load_psoups_as(
         let path = dir.join(&name);
         let file = path.display().to_string();
         if !path.is_file() {
-            return Err(DataError::Io {
+            return Err(DataError::MissingFile {
                 file,
-                source: std::io::Error::new(
-                    std::io::ErrorKind::NotFound,
-                    "required P-Soups file is missing (psoups:DIR needs friendly_unfriendly.json and \
-                     student_phd.json, or select the subset that is present)",
-                ),
+                detail: "psoups:DIR needs friendly_unfriendly.json and student_phd.json, or select the subset that is present"
+                    .into(),
             });
         }
         let text = read_text(&path, &name, &mut hash)?;

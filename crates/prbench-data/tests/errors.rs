@@ -233,7 +233,27 @@ fn blank_jsonl_line() {
         matches!(err, DataError::MalformedJson { line: 2, .. }),
         "{msg}"
     );
-    assert!(msg.contains("blank line"), "{msg}");
+    assert!(msg.contains("blank line between rows") && msg.contains("only at the end"), "{msg}");
+}
+
+#[test]
+fn trailing_blank_lines_in_jsonl_load_every_row() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, tail) in [("lf.jsonl", "\n\n\n"), ("crlf.jsonl", "\r\n\r\n"), ("spaces.jsonl", "\n  \n\t\n"), ("none.jsonl", "")] {
+        let path = tmp.path().join(name);
+        let sep = if name == "crlf.jsonl" { "\r\n" } else { "\n" };
+        std::fs::write(&path, format!("{}{sep}{}{tail}", row("a"), row("b"))).unwrap();
+        let data = load(path.to_str().unwrap(), &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let ids: Vec<&str> = data.examples.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b"], "{name}");
+        // The hash is of the file as it is, blank lines included.
+        assert_eq!(data.hash, common::expected_hash(&[(name, &path)]), "{name}");
+    }
+    // A file of blank lines only holds no rows: that is still an error, not an empty dataset.
+    let path = tmp.path().join("empty.jsonl");
+    std::fs::write(&path, "\n\n").unwrap();
+    let (err, msg) = load_err(&path);
+    assert!(matches!(err, DataError::NoData { .. }), "{msg}");
 }
 
 #[test]

@@ -421,14 +421,17 @@ fn missing_files_and_bad_dirs_are_explained() {
         format!("{}\n", good()),
     )
     .unwrap();
-    let err = load(&spec(tmp.path()), &[]).unwrap_err().to_string();
+    let e = load(&spec(tmp.path()), &[]).unwrap_err();
+    let err = e.to_string();
     assert!(
         err.starts_with(&format!(
-            "cannot read {}: required PRISM file is missing",
+            "required file {} is missing: prism:DIR needs conversations.jsonl and survey.jsonl",
             tmp.path().join("survey.jsonl").display()
         )),
         "{err}"
     );
+    // Nothing failed underneath: no cause line would repeat the message.
+    assert!(std::error::Error::source(&e).is_none(), "{e:?}");
     let err = load("prism:/no/such/dir", &[]).unwrap_err().to_string();
     assert!(err.starts_with("spec `prism:/no/such/dir`: `/no/such/dir` is not a directory; prism:DIR takes the folder holding conversations.jsonl and survey.jsonl"), "{err}");
 }
