@@ -17,6 +17,7 @@ pub mod load;
 pub mod prism;
 pub mod psoups;
 pub mod schema;
+pub mod spec;
 pub mod stats;
 pub mod synthesizeme;
 pub mod synthetic;

@@ -51,7 +51,9 @@ pub struct Manifest {
     /// ([`crate::recipe::JudgeRecipe::manifest_entry`]: name, folder, hash, reader).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_recipe: Option<serde_json::Value>,
-    /// Dataset source spec.
+    /// Dataset source spec, its path absolute ([`prbench_data::spec::absolute`]) so later
+    /// commands (`prbench report`) find the data from any folder. Manifests written before hold
+    /// the path as typed, relative to the folder the run was made in.
     pub dataset: String,
     /// Dataset kind.
     pub dataset_kind: String,
@@ -453,7 +455,7 @@ fn manifest_for(
         decoding: decoding.clone(),
         template_hash: prompts.hash(),
         judge_recipe: prompts.recipe().map(|r| r.manifest_entry()),
-        dataset: data.source.clone(),
+        dataset: prbench_data::spec::absolute(&data.source),
         dataset_kind: data.kind.clone(),
         dataset_hash: data.hash.clone(),
         dataset_examples: data.examples.len(),
