@@ -33,8 +33,14 @@ pub enum RowKind {
 pub struct LeaderRow {
     /// Model spec (`baseline:NAME` for baselines).
     pub model: String,
-    /// Condition; for a baseline from a summary, what it sees (`none`, `full profile`).
+    /// The condition the run was made under. A control baseline reported with the same
+    /// figures by runs under several conditions is one row, whose condition lists them in the
+    /// order met, comma-separated (`none, oracle`).
     pub condition: String,
+    /// What a control baseline sees (`answer only`, `slot order only`, `answer + full
+    /// profile`), from the summary that reported it; `None` for models (and for a baseline run
+    /// as the model whose summary does not list it).
+    pub sees: Option<String>,
     /// Model or control baseline.
     pub kind: RowKind,
     /// `oracle` rows: the model saw the ground-truth rubric; an upper bound, not a score.
@@ -130,8 +136,9 @@ pub struct Leaderboard {
 }
 
 /// Builds the leaderboard from run folders. A control baseline reported by several runs on the
-/// same dataset and items (equal figures) is one row; differing figures (other items) give
-/// one row per distinct result.
+/// same dataset and items (equal figures) is one row, whose condition lists the conditions of
+/// those runs; differing figures (other items, or a condition that blocks items, such as
+/// `planner`'s failed plans) give one row per distinct result.
 ///
 /// A baseline run as the model (`eval --model baseline:longer`) replaces the same baseline's
 /// summary row on the same items, so it is listed once.
@@ -164,6 +171,7 @@ pub fn build(runs: &[RunSource]) -> Leaderboard {
         rows.push(LeaderRow {
             model: model_label(&s.model, &run.manifest),
             condition: s.condition.clone(),
+            sees: if run.is_baseline() { s.baselines.iter().find(|b| b.name == s.model).map(|b| b.sees.clone()) } else { None },
             kind: if run.is_baseline() { RowKind::Baseline } else { RowKind::Model },
             upper_bound: s.oracle,
             run_id: run_id.clone(),
@@ -183,14 +191,18 @@ pub fn build(runs: &[RunSource]) -> Leaderboard {
             truncated: micro.map_or(0, |r| r.truncated),
         });
         for b in &s.baselines {
-            let dup = rows.iter().any(|x| x.kind == RowKind::Baseline && x.model == b.name && x.group == group && x.from_summary && x.rows == b.rows && x.condition == b.sees);
-            if dup {
+            let same = rows.iter_mut().find(|x| x.kind == RowKind::Baseline && x.model == b.name && x.group == group && x.from_summary && x.rows == b.rows && x.sees.as_deref() == Some(b.sees.as_str()));
+            if let Some(x) = same {
+                if !x.condition.split(", ").any(|c| c == s.condition) {
+                    x.condition = format!("{}, {}", x.condition, s.condition);
+                }
                 continue;
             }
             let t = LeaderRow::row(&b.rows, "micro").map(|r| r.tally).unwrap_or_default();
             rows.push(LeaderRow {
                 model: b.name.clone(),
-                condition: b.sees.clone(),
+                condition: s.condition.clone(),
+                sees: Some(b.sees.clone()),
                 kind: RowKind::Baseline,
                 upper_bound: false,
                 run_id: run_id.clone(),
@@ -280,8 +292,28 @@ pub fn row_label(r: &LeaderRow) -> (String, String) {
     (model, condition)
 }
 
+impl Leaderboard {
+    /// True when some row is a control baseline, so the tables have a `sees` column.
+    pub fn has_sees(&self) -> bool {
+        self.rows.iter().any(|r| r.sees.is_some())
+    }
+}
+
+/// The text a table shows for what a row sees (`—` for a model).
+pub fn sees_text(r: &LeaderRow) -> String {
+    r.sees.clone().unwrap_or_else(|| "—".into())
+}
+
+/// How many leading columns of [`columns`] hold text (left-aligned); the rest are numbers.
+fn text_columns(cols: &[String]) -> usize {
+    cols.iter().position(|c| c == "n").unwrap_or(2)
+}
+
 fn columns(lb: &Leaderboard) -> Vec<String> {
     let mut c = vec!["model".to_string(), "condition".into()];
+    if lb.has_sees() {
+        c.push("sees".into());
+    }
     if lb.groups.len() > 1 {
         c.push("dataset".into());
     }
@@ -294,6 +326,9 @@ fn columns(lb: &Leaderboard) -> Vec<String> {
 fn cells(lb: &Leaderboard, r: &LeaderRow) -> Vec<String> {
     let (model, condition) = row_label(r);
     let mut c = vec![model, condition];
+    if lb.has_sees() {
+        c.push(sees_text(r));
+    }
     if lb.groups.len() > 1 {
         c.push(lb.groups[r.group].label());
     }
@@ -351,12 +386,16 @@ pub fn render(lb: &Leaderboard, format: Format) -> Result<String, serde_json::Er
         Format::Json => return serde_json::to_string_pretty(lb).map(|j| j + "\n"),
         Format::Markdown => {
             s.push_str("Strict accuracy % (ties, unparsed and errors are not correct) with seeded bootstrap 95% CIs; `debiased`: position-debiased (both orders, logprob verdicts). Rows by headline accuracy (debiased when present); `oracle` rows are upper bounds, listed last.");
+            if lb.has_sees() {
+                s.push_str(" Control baselines: `condition` is the condition of the runs that reported them, `sees` what the rule reads.");
+            }
             if lb.groups.len() > 1 {
                 let _ = write!(s, " The runs are on {} datasets or item sets; rows are ranked only within each (column `dataset`), never across.", lb.groups.len());
             }
             s.push_str("\n\n");
             let _ = writeln!(s, "| {} |", cols.join(" | "));
-            let _ = writeln!(s, "|---|---|{}", "---:|".repeat(cols.len() - 2));
+            let text = text_columns(&cols);
+            let _ = writeln!(s, "|{}{}", "---|".repeat(text), "---:|".repeat(cols.len() - text));
             for r in &lb.rows {
                 let c: Vec<String> = cells(lb, r).iter().map(|c| md_cell(c)).collect();
                 let _ = writeln!(s, "| {} |", c.join(" | "));
@@ -364,7 +403,7 @@ pub fn render(lb: &Leaderboard, format: Format) -> Result<String, serde_json::Er
         }
         Format::Csv => {
             // Machine-readable: fractions and CI ends as separate columns, no marks in labels.
-            let mut head = vec!["model", "condition", "kind", "upper_bound", "run_id", "dataset", "dataset_hash", "group", "n"].into_iter().map(String::from).collect::<Vec<_>>();
+            let mut head = vec!["model", "condition", "sees", "kind", "upper_bound", "run_id", "dataset", "dataset_hash", "group", "n"].into_iter().map(String::from).collect::<Vec<_>>();
             for sc in lb.subsets.iter().map(String::as_str).chain(["micro", "macro"]) {
                 head.extend([format!("{sc}"), format!("{sc}_ci_lo"), format!("{sc}_ci_hi")]);
             }
@@ -375,6 +414,7 @@ pub fn render(lb: &Leaderboard, format: Format) -> Result<String, serde_json::Er
                 let mut c = vec![
                     csv_cell(&r.model),
                     csv_cell(&r.condition),
+                    csv_cell(r.sees.as_deref().unwrap_or_default()),
                     match r.kind {
                         RowKind::Model => "model".into(),
                         RowKind::Baseline => "baseline".into(),
@@ -405,7 +445,8 @@ pub fn render(lb: &Leaderboard, format: Format) -> Result<String, serde_json::Er
         Format::Latex => {
             let _ = writeln!(s, "% prbench leaderboard: strict accuracy %, bootstrap 95% CI in brackets; debiased = position-debiased; oracle rows are upper bounds.");
             let _ = writeln!(s, "% needs \\usepackage{{booktabs}} (\\toprule, \\midrule, \\bottomrule).");
-            let _ = writeln!(s, "\\begin{{tabular}}{{ll{}}}", "r".repeat(cols.len() - 2));
+            let text = text_columns(&cols);
+            let _ = writeln!(s, "\\begin{{tabular}}{{{}{}}}", "l".repeat(text), "r".repeat(cols.len() - text));
             s.push_str("\\toprule\n");
             let _ = writeln!(s, "{} \\\\", cols.iter().map(|c| latex_cell(c)).collect::<Vec<_>>().join(" & "));
             s.push_str("\\midrule\n");

@@ -55,7 +55,7 @@ fn leaderboard_csv_and_json_carry_the_summary_figures() {
     let mut lines = csv.lines();
     let head: Vec<&str> = lines.next().unwrap().split(',').collect();
     let summary: Value = serde_json::from_str(&std::fs::read_to_string(fixture().join("runs/smol-none/summary.json")).unwrap()).unwrap();
-    let row: Vec<&str> = lines.find(|l| l.split(',').nth(4) == Some("smol-none") && l.split(',').nth(2) == Some("model")).expect("a row for smol-none").split(',').collect();
+    let row: Vec<&str> = lines.find(|l| l.split(',').nth(5) == Some("smol-none") && l.split(',').nth(3) == Some("model")).expect("a row for smol-none").split(',').collect();
     for r in summary["rows"].as_array().unwrap() {
         let label = r["label"].as_str().unwrap();
         let col = head.iter().position(|h| *h == label).unwrap();
@@ -181,4 +181,49 @@ fn an_unfinished_run_is_named_with_how_to_resume() {
     assert_eq!(s.runs.len(), 1);
     assert_eq!(s.skipped.len(), 1);
     assert!(s.skipped[0].contains("intr-oracle") && s.skipped[0].contains("unfinished"), "{:?}", s.skipped);
+}
+
+/// The figures of baseline `name` in the summary.json of fixture run `run`, read with
+/// serde_json: (what it sees, its rows).
+fn fixture_baseline(run: &str, name: &str) -> (String, Value) {
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(fixture().join("runs").join(run).join("summary.json")).unwrap()).unwrap();
+    let b = summary["baselines"].as_array().unwrap().iter().find(|b| b["name"] == name).unwrap().clone();
+    (b["sees"].as_str().unwrap().to_string(), b["rows"].clone())
+}
+
+#[test]
+fn a_baseline_rows_condition_is_the_runs_and_what_it_sees_has_its_own_field() {
+    // The two runs report slot-a with the same figures, so it is one row, under both conditions.
+    let (sees, none_rows) = fixture_baseline("smol-none", "baseline:slot-a");
+    assert_eq!(fixture_baseline("smol-oracle", "baseline:slot-a"), (sees.clone(), none_rows), "the fixture's premise");
+    assert_eq!(sees, "slot order only");
+    let s = load(&[fixture().join("runs/smol-none"), fixture().join("runs/smol-oracle"), fixture().join("runs/longer")]).unwrap();
+    let lb = leaderboard::build(&s.runs);
+    let slot_a: Vec<_> = lb.rows.iter().filter(|r| r.model == "baseline:slot-a").collect();
+    assert_eq!(slot_a.len(), 1);
+    assert_eq!(slot_a[0].condition, "none, oracle");
+    assert_eq!(slot_a[0].sees.as_deref(), Some("slot order only"));
+    // A baseline run as the model: its run's condition, and what its summary says it sees.
+    let longer = lb.rows.iter().find(|r| r.run_id == "longer" && !r.from_summary).unwrap();
+    assert_eq!((longer.condition.as_str(), longer.sees.as_deref()), ("none", Some(fixture_baseline("longer", "baseline:longer").0.as_str())));
+    // Models see what their condition shows: no `sees`.
+    assert!(lb.rows.iter().filter(|r| r.model.starts_with("gguf:")).all(|r| r.sees.is_none()));
+    for r in &lb.rows {
+        assert!(["none", "oracle", "none, oracle"].contains(&r.condition.as_str()), "a condition column holding `{}`", r.condition);
+    }
+    // The same in every format.
+    let csv = leaderboard::render(&lb, Format::Csv).unwrap();
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let head = reader.headers().unwrap().clone();
+    let col = |name: &str| head.iter().position(|h| h == name).unwrap();
+    let row = reader.records().map(|r| r.unwrap()).find(|r| &r[0] == "baseline:slot-a").unwrap();
+    assert_eq!((&row[col("condition")], &row[col("sees")], &row[col("kind")]), ("none, oracle", "slot order only", "baseline"));
+    let json: Value = serde_json::from_str(&leaderboard::render(&lb, Format::Json).unwrap()).unwrap();
+    let j = json["rows"].as_array().unwrap().iter().find(|r| r["model"] == "baseline:slot-a").unwrap();
+    assert_eq!((j["condition"].as_str(), j["sees"].as_str()), (Some("none, oracle"), Some("slot order only")));
+    let md = leaderboard::render(&lb, Format::Markdown).unwrap();
+    assert!(md.contains("| model | condition | sees | n |"), "{md}");
+    assert!(md.contains("| baseline:slot-a (control baseline) | none, oracle | slot order only | 12 |"), "{md}");
+    let html = render(&s, &opts()).unwrap();
+    assert!(html.contains("<td data-col=\"condition\" data-v=\"none, oracle\">none, oracle</td><td data-col=\"sees\" data-v=\"slot order only\">slot order only</td>"), "the page's leaderboard");
 }

@@ -92,6 +92,9 @@ fn acc_cell(col: &str, r: Option<&crate::summary::AccuracyRow>) -> Cell {
 fn leaderboard_rows(lb: &Leaderboard) -> (Vec<String>, Vec<Row>) {
     let grouped = lb.groups.len() > 1;
     let mut cols = vec!["model".to_string(), "condition".into()];
+    if lb.has_sees() {
+        cols.push("sees".into());
+    }
     if grouped {
         cols.push("dataset".into());
     }
@@ -128,6 +131,9 @@ fn leaderboard_rows(lb: &Leaderboard) -> (Vec<String>, Vec<Row>) {
                 },
                 plain(condition, r.condition.clone(), "condition"),
             ];
+            if lb.has_sees() {
+                cells.push(plain(leaderboard::sees_text(r), r.sees.clone().unwrap_or_default(), "sees"));
+            }
             if grouped {
                 // Sorting by this column keeps each dataset's rows together, in group order.
                 cells.push(plain(
