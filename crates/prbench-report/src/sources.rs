@@ -130,6 +130,18 @@ impl RunSource {
     pub fn is_baseline(&self) -> bool {
         self.summary.model.starts_with("baseline:")
     }
+
+    /// True when `other` is the same run as this one in another folder (a copy, e.g.
+    /// `cp -r runs/x runs/y`): the same run id, model, condition and dataset content hash in
+    /// its manifest, and the same outcomes. Listing both would rank one result twice.
+    pub fn same_run(&self, other: &RunSource) -> bool {
+        let id = |r: &RunSource| (r.manifest.get("run_id").cloned(), r.manifest.get("model").cloned());
+        id(self) == id(other)
+            && self.summary.model == other.summary.model
+            && self.summary.condition == other.summary.condition
+            && self.summary.dataset_hash == other.summary.dataset_hash
+            && self.outcomes == other.outcomes
+    }
 }
 
 /// A conditioning matrix file.
@@ -375,8 +387,11 @@ pub struct Sources {
     /// `prbench annotate serve` folders.
     pub annotations: Vec<AnnotationSource>,
     /// Folders met while reading a folder of results and left out, each with why (unfinished
-    /// runs): the commands print them and the report lists them.
+    /// runs, copies of a run already read): the commands print them and the report lists them.
     pub skipped: Vec<String>,
+    /// Run folders left out as copies of a run already read ([`RunSource::same_run`]): (the
+    /// copy, the folder kept). Each is also in `skipped`, saying so.
+    pub copies: Vec<(PathBuf, PathBuf)>,
 }
 
 fn read_text(path: &Path) -> Result<String> {
@@ -576,7 +591,9 @@ fn classify(path: &Path) -> Result<Kind> {
 
 /// Reads every path: run folders (or their summary.json), `*-matrix.json` (its runs are read
 /// too, from the folder beside it), Best-of-N folders, correlate results, and folders holding
-/// any of these (one level down, e.g. `runs/`). A run given twice is read once.
+/// any of these (one level down, e.g. `runs/`). A run given twice is read once, and a copy of
+/// a run in another folder ([`RunSource::same_run`]) is left out with a note in
+/// [`Sources::skipped`], so no result is listed twice.
 ///
 /// # Errors
 /// A path that holds none of these, a folder with nothing to report, or any read error.
@@ -608,7 +625,18 @@ fn add(s: &mut Sources, seen: &mut BTreeMap<PathBuf, ()>, path: &Path, top: bool
             if !path.is_dir() && seen.insert(canonical(&dir), ()).is_some() {
                 return Ok(());
             }
-            s.runs.push(read_run(&dir)?);
+            let run = read_run(&dir)?;
+            match s.runs.iter().find(|r| r.same_run(&run)) {
+                Some(first) => {
+                    s.skipped.push(format!(
+                        "`{}` left out: it is a copy of `{}` (the same run id, model, condition, dataset content hash and outcomes), which is listed once",
+                        dir.display(),
+                        first.dir.display()
+                    ));
+                    s.copies.push((dir, first.dir.clone()));
+                }
+                None => s.runs.push(run),
+            }
         }
         Kind::Bon => s.bons.push(read_bon(path)?),
         Kind::Build => s.builds.push(read_build(path)?),
@@ -655,6 +683,7 @@ fn add(s: &mut Sources, seen: &mut BTreeMap<PathBuf, ()>, path: &Path, top: bool
                 .collect();
             children.sort();
             let before = (
+                s.copies.len(),
                 s.runs.len(),
                 s.matrices.len(),
                 s.bons.len(),
@@ -685,6 +714,7 @@ fn add(s: &mut Sources, seen: &mut BTreeMap<PathBuf, ()>, path: &Path, top: bool
             }
             if before
                 == (
+                    s.copies.len(),
                     s.runs.len(),
                     s.matrices.len(),
                     s.bons.len(),

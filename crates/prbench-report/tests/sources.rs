@@ -227,3 +227,34 @@ fn a_baseline_rows_condition_is_the_runs_and_what_it_sees_has_its_own_field() {
     let html = render(&s, &opts()).unwrap();
     assert!(html.contains("<td data-col=\"condition\" data-v=\"none, oracle\">none, oracle</td><td data-col=\"sees\" data-v=\"slot order only\">slot order only</td>"), "the page's leaderboard");
 }
+
+#[test]
+fn a_copied_run_folder_is_listed_once_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture().join("runs/longer"), &dir.path().join("longer"));
+    copy_dir(&fixture().join("runs/longer"), &dir.path().join("longer-copy"));
+    let s = load(&[dir.path().to_path_buf()]).unwrap();
+    assert_eq!(s.runs.len(), 1);
+    assert_eq!(s.copies, [(dir.path().join("longer-copy"), dir.path().join("longer"))]);
+    assert!(s.skipped.len() == 1 && s.skipped[0].contains("longer-copy") && s.skipped[0].contains("copy of"), "{:?}", s.skipped);
+    // Given by name, after its original: the same.
+    let s = load(&[dir.path().join("longer"), dir.path().join("longer-copy")]).unwrap();
+    assert_eq!(s.runs.len(), 1);
+    let lb = leaderboard::build(&s.runs);
+    assert_eq!(lb.rows.iter().filter(|r| r.model == "baseline:longer").count(), 1);
+    // A folder holding only a copy of a run given before is not "nothing to report".
+    let only = dir.path().join("only");
+    copy_dir(&fixture().join("runs/longer"), &only.join("again"));
+    let s = load(&[dir.path().join("longer"), only]).unwrap();
+    assert_eq!((s.runs.len(), s.copies.len()), (1, 1));
+    // Another run with the same id but other outcomes is kept: its results differ.
+    let other = dir.path().join("longer-rerun");
+    copy_dir(&fixture().join("runs/longer"), &other);
+    let path = other.join("outcomes.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let changed = text.replacen("\"score_chosen\":599.0", "\"score_chosen\":598.0", 1);
+    assert_ne!(changed, text);
+    std::fs::write(&path, changed).unwrap();
+    let s = load(&[dir.path().join("longer"), other]).unwrap();
+    assert_eq!(s.runs.len(), 2);
+}

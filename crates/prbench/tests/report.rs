@@ -45,3 +45,39 @@ fn eval_writes_reports_and_report_and_leaderboard_read_them() {
         assert!(text(&out.stdout).contains("baseline:shorter"), "{format}");
     }
 }
+
+/// Copies the folder `from` to `to` (files and sub-folders).
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}
+
+/// A control-baseline eval of `data` in `dir` under the run id `id`, plus `extra` flags.
+fn eval_baseline(dir: &std::path::Path, data: &str, id: &str, extra: &[&str]) {
+    let mut args = vec!["eval", "--data", data, "--model", "baseline:longer", "--run-id", id, "--quiet", "--bootstrap", "100", "--no-report"];
+    args.extend_from_slice(extra);
+    let out = prbench(&args, dir);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn leaderboard_lists_a_copied_run_folder_once_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    eval_baseline(tmp.path(), &sample(), "x", &[]);
+    copy_dir(&tmp.path().join("runs/x"), &tmp.path().join("runs/y"));
+    let out = prbench(&["leaderboard", "runs", "--format", "csv"], tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("`runs/y` left out: it is a copy of `runs/x`"), "{}", text(&out.stderr));
+    let csv = text(&out.stdout);
+    assert_eq!(csv.lines().filter(|l| l.starts_with("baseline:longer,")).count(), 1, "{csv}");
+    let out = prbench(&["report", "runs", "--out", "r.html"], tmp.path());
+    assert!(out.status.success() && text(&out.stderr).contains("report of 1 run in r.html"), "{}", text(&out.stderr));
+}
