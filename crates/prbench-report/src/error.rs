@@ -32,6 +32,14 @@ pub enum ReportError {
         /// What is wrong and what to do.
         reason: String,
     },
+    /// `prbench report --out` names a path the report must not be written to.
+    #[error("--out `{path}`: {reason}")]
+    Out {
+        /// The path.
+        path: PathBuf,
+        /// What is there and what to do.
+        reason: String,
+    },
     /// The dataset a run was made on could not be loaded for the item browser.
     #[error("run `{run}`: dataset `{source_spec}`: {reason}")]
     Dataset {

@@ -258,3 +258,33 @@ fn a_copied_run_folder_is_listed_once_with_a_note() {
     let s = load(&[dir.path().join("longer"), other]).unwrap();
     assert_eq!(s.runs.len(), 2);
 }
+
+#[test]
+fn check_out_lets_a_report_replace_only_a_report_prbench_wrote() {
+    use prbench_report::html::{check_out, MARK};
+    let dir = tempfile::tempdir().unwrap();
+    let new = dir.path().join("new.html");
+    check_out(&new).unwrap();
+    // A report this code wrote, and one written before reports carried the mark (the same
+    // page without its line).
+    let html = render(&load(&[fixture().join("runs/longer")]).unwrap(), &opts()).unwrap();
+    let ours = dir.path().join("ours.html");
+    std::fs::write(&ours, &html).unwrap();
+    check_out(&ours).unwrap();
+    let older = dir.path().join("older.html");
+    std::fs::write(&older, html.replacen(&format!("{MARK}\n"), "", 1)).unwrap();
+    check_out(&older).unwrap();
+    // Anything else is refused: a run's files, a matrix, data, another page, a folder.
+    let page = dir.path().join("page.html");
+    std::fs::write(&page, "<!DOCTYPE html>\n<html><head><title>notes</title></head><body>mine</body></html>\n").unwrap();
+    let copied = dir.path().join("runs");
+    copy_dir(&fixture().join("runs"), &copied);
+    for path in [copied.join("longer/summary.json"), copied.join("longer/outcomes.jsonl"), copied.join("smol-matrix.json"), fixture().join("data/Art_and_Entertainment.jsonl"), page] {
+        let err = check_out(&path).unwrap_err().to_string();
+        assert!(err.contains("is not a report prbench wrote") && err.contains(&path.display().to_string()), "{err}");
+    }
+    let err = check_out(&copied).unwrap_err().to_string();
+    assert!(err.contains("is a folder"), "{err}");
+    let err = check_out(&dir.path().join("absent/r.html")).unwrap_err().to_string();
+    assert!(err.contains("does not exist"), "{err}");
+}

@@ -81,3 +81,28 @@ fn leaderboard_lists_a_copied_run_folder_once_and_says_so() {
     let out = prbench(&["report", "runs", "--out", "r.html"], tmp.path());
     assert!(out.status.success() && text(&out.stderr).contains("report of 1 run in r.html"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn report_out_refuses_to_overwrite_a_runs_summary() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(std::path::Path::new(&sample()), &tmp.path().join("sample"));
+    eval_baseline(tmp.path(), "sample", "lg", &["--condition", "none,oracle"]);
+    for target in ["runs/lg-none/summary.json", "runs/lg-none/outcomes.jsonl", "runs/lg-matrix.json", "sample/Art_and_Entertainment.jsonl"] {
+        let before = std::fs::read(tmp.path().join(target)).unwrap();
+        let out = prbench(&["report", "runs", "--out", target], tmp.path());
+        assert!(!out.status.success(), "{target} overwritten");
+        let err = text(&out.stderr);
+        assert!(err.contains(&format!("--out `{target}`: exists and is not a report prbench wrote")), "{err}");
+        assert_eq!(std::fs::read(tmp.path().join(target)).unwrap(), before, "{target} changed");
+    }
+    // Someone's own page is kept too.
+    std::fs::write(tmp.path().join("notes.html"), "<html><body>my notes</body></html>").unwrap();
+    assert!(!prbench(&["report", "runs", "--out", "notes.html"], tmp.path()).status.success());
+    assert_eq!(std::fs::read_to_string(tmp.path().join("notes.html")).unwrap(), "<html><body>my notes</body></html>");
+    // A new file, then the report written there again.
+    for _ in 0..2 {
+        let out = prbench(&["report", "runs", "--out", "r.html"], tmp.path());
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    assert!(std::fs::read_to_string(tmp.path().join("r.html")).unwrap().contains("data-run=\"lg-oracle\""));
+}

@@ -46,6 +46,52 @@ pub struct ReportOptions {
     pub generator: String,
 }
 
+/// The line a report carries near its start (the template's second tag in `<head>`), by which
+/// [`check_out`] knows a file as one prbench wrote and may overwrite.
+pub const MARK: &str = "<meta name=\"generator\" content=\"prbench report\">";
+
+/// How every report written before [`MARK`] existed begins: the template's lines up to its
+/// Content-Security-Policy, which no other file has by chance.
+const UNMARKED_START: &str = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src 'none'; connect-src 'none'; font-src 'none'; frame-src 'none'; form-action 'none'\">\n";
+
+/// True when `head` (a file's first bytes) is the start of a report prbench wrote.
+fn is_report_start(head: &[u8]) -> bool {
+    let marked = TEMPLATE.split_once(MARK).map(|(before, _)| format!("{before}{MARK}"));
+    marked.is_some_and(|m| head.starts_with(m.as_bytes())) || head.starts_with(UNMARKED_START.as_bytes())
+}
+
+/// Checks that a report may be written to `out` before anything is read or rendered: `out`
+/// must name a file in an existing folder, and be new or a report prbench wrote (its start is
+/// the template's, with [`MARK`]; reports from before the mark by their unchanged first
+/// lines). Anything else there (a run's `summary.json`, a `*-matrix.json`, a data file, another
+/// page) would be destroyed, so it is refused.
+///
+/// # Errors
+/// [`ReportError::Out`] saying what is at `out` and what to do; [`ReportError::Io`] when an
+/// existing file there cannot be read.
+pub fn check_out(out: &std::path::Path) -> Result<()> {
+    let refuse = |reason: String| Err(ReportError::Out { path: out.to_path_buf(), reason });
+    if out.is_dir() {
+        return refuse(format!("is a folder; name the HTML file to write, e.g. {}", out.join("report.html").display()));
+    }
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty() && !p.is_dir()) {
+        return refuse(format!("folder `{}` does not exist; create it or name a file in an existing folder", parent.display()));
+    }
+    if !out.exists() {
+        return Ok(());
+    }
+    if !out.is_file() {
+        return refuse("exists and is not a regular file; name a new HTML file".into());
+    }
+    use std::io::Read;
+    let mut head = Vec::with_capacity(1024);
+    std::fs::File::open(out).and_then(|f| f.take(1024).read_to_end(&mut head)).map_err(crate::error::io(out))?;
+    if is_report_start(&head) {
+        return Ok(());
+    }
+    refuse("exists and is not a report prbench wrote, so writing would destroy it; name a new HTML file (e.g. report.html), or move the file away first".into())
+}
+
 #[derive(Serialize)]
 struct Cell {
     text: String,

@@ -505,7 +505,8 @@ pub struct HtmlReportArgs {
     /// writes, or its `--json` saved to a file), or folders holding any of these (e.g. `runs`).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
-    /// The HTML file to write (overwritten if it exists).
+    /// The HTML file to write. A file already there is replaced only when it is a report
+    /// prbench wrote; anything else (a run's summary.json, data, another page) is refused.
     #[arg(long, default_value = "report.html")]
     pub out: PathBuf,
     /// Where the runs' dataset is now, when it moved since the runs (its content hash must be

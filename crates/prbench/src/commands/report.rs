@@ -8,13 +8,9 @@ use crate::cli::{LeaderboardArgs, LeaderboardFormat, HtmlReportArgs};
 
 /// Runs `prbench report`.
 pub fn run(args: HtmlReportArgs) -> Result<()> {
-    if args.out.is_dir() {
-        anyhow::bail!("--out `{}` is a folder; name the HTML file to write, e.g. {}/report.html", args.out.display(), args.out.display());
-    }
-    if let Some(parent) = args.out.parent().filter(|p| !p.as_os_str().is_empty() && !p.is_dir()) {
-        anyhow::bail!("--out: folder `{}` does not exist; create it or name a file in an existing folder", parent.display());
-    }
+    // The store's own refusal first: it says what would be lost (ratings).
     prbench_annotate::store::refuse_store_path(&args.out)?;
+    prbench_report::html::check_out(&args.out)?;
     let sources = prbench_report::sources::load(&args.paths)?;
     for note in &sources.skipped {
         eprintln!("prbench: note: {note}");
