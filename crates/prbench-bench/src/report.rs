@@ -81,7 +81,7 @@ pub fn measure(opts: &ReportBenchOptions, log: &dyn Fn(&str)) -> Result<serde_js
     let start = Instant::now();
     let sources = prbench_report::sources::load(std::slice::from_ref(&runs))?;
     let read_s = start.elapsed().as_secs_f64();
-    let ropts = prbench_report::html::ReportOptions { data: None, title: Some("bench report".into()), generator: opts.generator.clone() };
+    let ropts = prbench_report::html::ReportOptions { data: Vec::new(), title: Some("bench report".into()), generator: opts.generator.clone() };
     let start = Instant::now();
     let html = prbench_report::html::render(&sources, &ropts)?;
     let render_s = start.elapsed().as_secs_f64();

@@ -40,12 +40,20 @@ pub enum ReportError {
         /// What is there and what to do.
         reason: String,
     },
+    /// A `prbench report --data` that is the dataset of none of the runs.
+    #[error("--data `{spec}`: {reason}")]
+    UnusedData {
+        /// The spec given.
+        spec: String,
+        /// What it was compared with and what to do.
+        reason: String,
+    },
     /// The dataset a run was made on could not be loaded for the item browser.
     #[error("run `{run}`: dataset `{source_spec}`: {reason}")]
     Dataset {
         /// The run folder.
         run: PathBuf,
-        /// The dataset spec its manifest records (or `--data`).
+        /// The dataset spec its manifest records.
         source_spec: String,
         /// What is wrong and what to do.
         reason: String,

@@ -52,7 +52,7 @@ fn run_on(data: &Dataset, n: usize) -> RunSource {
 
 fn items_json(data: Dataset, n: usize) -> Vec<Value> {
     let run = run_on(&data, n);
-    let payload = build_with(&[run], None, &mut vec![std::borrow::Cow::Owned(data)]).unwrap();
+    let payload = build_with(&[run], &[], &mut vec![std::borrow::Cow::Owned(data)]).unwrap();
     serde_json::to_value(&payload.items)
         .unwrap()
         .as_array()
@@ -130,7 +130,7 @@ fn the_item_header_names_the_user() {
     std::fs::write(dir.join("outcomes.jsonl"), lines).unwrap();
     let sources = prbench_report::sources::load(&[dir]).expect("the run folder loads");
     let opts = prbench_report::html::ReportOptions {
-        data: None,
+        data: Vec::new(),
         title: None,
         generator: "test".into(),
     };

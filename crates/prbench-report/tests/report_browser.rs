@@ -43,7 +43,7 @@ fn write_report() -> (tempfile::TempDir, String) {
     ];
     let sources = prbench_report::sources::load(&paths).expect("fixture loads");
     let opts = ReportOptions {
-        data: Some(f.join("data").display().to_string()),
+        data: vec![f.join("data").display().to_string()],
         title: None,
         generator: "test".into(),
     };
@@ -568,7 +568,7 @@ fn a_build_folder_gets_a_section_whose_text_cannot_act() {
         .expect("a run and a build load");
     assert_eq!(sources.builds.len(), 1);
     let opts = ReportOptions {
-        data: Some(f.join("data").display().to_string()),
+        data: vec![f.join("data").display().to_string()],
         title: None,
         generator: "test".into(),
     };
@@ -678,7 +678,7 @@ fn an_annotation_folder_gets_a_human_evaluation_section_linking_each_disagreemen
         render(
             &sources,
             &ReportOptions {
-                data: None,
+                data: Vec::new(),
                 title: None,
                 generator: "test".into(),
             },
@@ -796,7 +796,7 @@ fn a_comparison_of_benchmarks_shows_the_papers_table_and_its_text_cannot_act() {
     let f = fixture();
     let sources = prbench_report::sources::load(&[f.join("runs/longer"), json]).unwrap();
     let report = ReportOptions {
-        data: Some(f.join("data").display().to_string()),
+        data: vec![f.join("data").display().to_string()],
         title: None,
         generator: "test".into(),
     };

@@ -27,7 +27,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 fn opts() -> ReportOptions {
-    ReportOptions { data: Some(fixture().join("data").display().to_string()), ..ReportOptions::default() }
+    ReportOptions { data: vec![fixture().join("data").display().to_string()], ..ReportOptions::default() }
 }
 
 #[test]
@@ -124,9 +124,9 @@ fn the_item_browser_needs_the_runs_own_dataset() {
     let s = load(&[fixture().join("runs/longer")]).unwrap();
     // Another dataset (the unmodified sample) has another content hash.
     let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/sample");
-    let err = render(&s, &ReportOptions { data: Some(sample.display().to_string()), ..ReportOptions::default() }).unwrap_err().to_string();
+    let err = render(&s, &ReportOptions { data: vec![sample.display().to_string()], ..ReportOptions::default() }).unwrap_err().to_string();
     assert!(err.contains("content hash") && err.contains("--data"), "{err}");
-    let err = render(&s, &ReportOptions { data: Some("/nonexistent/prb".into()), ..ReportOptions::default() }).unwrap_err().to_string();
+    let err = render(&s, &ReportOptions { data: vec!["/nonexistent/prb".into()], ..ReportOptions::default() }).unwrap_err().to_string();
     assert!(err.contains("--data"), "{err}");
     let html = render(&s, &opts()).unwrap();
     assert!(html.contains("id=\"prb-data\""));
@@ -257,6 +257,29 @@ fn a_copied_run_folder_is_listed_once_with_a_note() {
     std::fs::write(&path, changed).unwrap();
     let s = load(&[dir.path().join("longer"), other]).unwrap();
     assert_eq!(s.runs.len(), 2);
+}
+
+#[test]
+fn report_data_of_another_dataset_says_so_with_the_same_kind_of_hash_on_both_sides() {
+    let s = load(&[fixture().join("runs/longer")]).unwrap();
+    let manifest: Value = serde_json::from_str(&std::fs::read_to_string(fixture().join("runs/longer/manifest.json")).unwrap()).unwrap();
+    let run_hash = manifest["dataset_hash"].as_str().unwrap();
+    // The run evaluated every subset of its data, which are the sample's three: the sample's
+    // whole content hash is the comparable one.
+    assert_eq!(manifest["subsets"].as_array().unwrap().len(), 3);
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/sample").display().to_string();
+    let sample_hash = prbench_data::load(&sample, &[]).unwrap().hash;
+    assert_ne!(sample_hash, run_hash);
+    let err = render(&s, &ReportOptions { data: vec![sample.clone()], ..ReportOptions::default() }).unwrap_err().to_string();
+    assert!(err.contains("made on another dataset than the --data given"), "{err}");
+    assert!(err.contains(&format!("is {run_hash}")) && err.contains(&format!("--data `{sample}` has {sample_hash}")), "{err}");
+    assert!(!err.contains("changed since"), "blames the files: {err}");
+    // The run's own data, wherever it is now.
+    let data = fixture().join("data").display().to_string();
+    assert!(render(&s, &ReportOptions { data: vec![data.clone()], ..ReportOptions::default() }).is_ok());
+    // Beside it, a --data no run was made on is refused, not silently unused.
+    let err = render(&s, &ReportOptions { data: vec![sample.clone(), data.clone()], ..ReportOptions::default() }).unwrap_err().to_string();
+    assert!(err.starts_with(&format!("--data `{sample}`: no run was made on this dataset")) && err.contains(&sample_hash), "{err}");
 }
 
 #[test]

@@ -68,18 +68,25 @@ fn eval_baseline(dir: &std::path::Path, data: &str, id: &str, extra: &[&str]) {
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
-#[test]
-fn leaderboard_lists_a_copied_run_folder_once_and_says_so() {
-    let tmp = tempfile::tempdir().unwrap();
-    eval_baseline(tmp.path(), &sample(), "x", &[]);
-    copy_dir(&tmp.path().join("runs/x"), &tmp.path().join("runs/y"));
-    let out = prbench(&["leaderboard", "runs", "--format", "csv"], tmp.path());
+/// `manifest.json` of the run folder `run`.
+fn manifest(run: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap()
+}
+
+/// The sha256 `prbench data validate` prints for `data` (with `extra` flags).
+fn validated_hash(dir: &std::path::Path, data: &str, extra: &[&str]) -> String {
+    let mut args = vec!["data", "validate", "--data", data];
+    args.extend_from_slice(extra);
+    let out = prbench(&args, dir);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("`runs/y` left out: it is a copy of `runs/x`"), "{}", text(&out.stderr));
-    let csv = text(&out.stdout);
-    assert_eq!(csv.lines().filter(|l| l.starts_with("baseline:longer,")).count(), 1, "{csv}");
-    let out = prbench(&["report", "runs", "--out", "r.html"], tmp.path());
-    assert!(out.status.success() && text(&out.stderr).contains("report of 1 run in r.html"), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let at = stdout.find("sha256 ").unwrap_or_else(|| panic!("no sha256 in {stdout}")) + "sha256 ".len();
+    stdout[at..].chars().take_while(char::is_ascii_hexdigit).collect()
+}
+
+/// The report fixture's dataset: the sample with other texts, so another content hash.
+fn other_data() -> std::path::PathBuf {
+    common::repo().join("crates/prbench-report/tests/fixtures/sample-report/data")
 }
 
 #[test]
@@ -105,4 +112,90 @@ fn report_out_refuses_to_overwrite_a_runs_summary() {
         assert!(out.status.success(), "{}", text(&out.stderr));
     }
     assert!(std::fs::read_to_string(tmp.path().join("r.html")).unwrap().contains("data-run=\"lg-oracle\""));
+}
+
+#[test]
+fn report_reads_runs_datasets_from_another_folder_with_one_data_per_dataset() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("work");
+    copy_dir(std::path::Path::new(&sample()), &work.join("sample"));
+    copy_dir(&other_data(), &work.join("other"));
+    eval_baseline(&work, "sample", "a", &[]);
+    eval_baseline(&work, "other", "b", &[]);
+    // The manifests name the data absolute, as typed relative in `work`.
+    let (a, b) = (manifest(&work.join("runs/a")), manifest(&work.join("runs/b")));
+    assert_eq!(a["dataset"].as_str().unwrap(), std::fs::canonicalize(work.join("sample")).unwrap().to_str().unwrap());
+    assert_eq!(b["dataset"].as_str().unwrap(), std::fs::canonicalize(work.join("other")).unwrap().to_str().unwrap());
+    // So the report is made from another folder, without --data.
+    let out = prbench(&["report", "work/runs", "--out", "r.html"], tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // Both datasets moved: one --data each, in any order, each run taking the one with its hash.
+    std::fs::create_dir(tmp.path().join("moved")).unwrap();
+    std::fs::rename(work.join("sample"), tmp.path().join("moved/s1")).unwrap();
+    std::fs::rename(work.join("other"), tmp.path().join("moved/s2")).unwrap();
+    let out = prbench(&["report", "work/runs", "--out", "r.html"], tmp.path());
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("pass --data with its current location"), "{}", text(&out.stderr));
+    for data in [["moved/s2", "moved/s1"], ["moved/s1", "moved/s2"]] {
+        let out = prbench(&["report", "work/runs", "--out", "r.html", "--data", data[0], "--data", data[1]], tmp.path());
+        assert!(out.status.success(), "{data:?}: {}", text(&out.stderr));
+        let html = std::fs::read_to_string(tmp.path().join("r.html")).unwrap();
+        assert!(html.contains("data-run=\"a\"") && html.contains("data-run=\"b\""));
+    }
+    // With only the first dataset given, run b is named, with both hashes of the same kind.
+    let out = prbench(&["report", "work/runs", "--out", "r.html", "--data", "moved/s1"], tmp.path());
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    let (ha, hb) = (a["dataset_hash"].as_str().unwrap(), b["dataset_hash"].as_str().unwrap());
+    assert_eq!(validated_hash(tmp.path(), "moved/s1", &[]), ha, "run a used every subset of s1");
+    assert!(err.contains("run `work/runs/b`") && err.contains("made on another dataset than the --data given"), "{err}");
+    assert!(err.contains(&format!("is {hb}")) && err.contains(&format!("--data `moved/s1` has {ha}")), "{err}");
+    // A manifest from before absolute paths: resolved from the current folder, as then, and
+    // said so when that fails.
+    let mut old = a.clone();
+    old["dataset"] = "s1".into();
+    std::fs::write(work.join("runs/a/manifest.json"), serde_json::to_string_pretty(&old).unwrap()).unwrap();
+    let out = prbench(&["report", "work/runs/a", "--out", "r.html"], tmp.path());
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("dataset `s1`") && err.contains("relative to the folder the run was made in"), "{err}");
+    let out = prbench(&["report", "../work/runs/a", "--out", "r.html"], &tmp.path().join("moved"));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn report_data_of_another_dataset_shows_hashes_over_the_runs_subsets() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(std::path::Path::new(&sample()), &tmp.path().join("sample"));
+    copy_dir(&other_data(), &tmp.path().join("other"));
+    eval_baseline(tmp.path(), "sample", "art", &["--subset", "Art"]);
+    let run_hash = manifest(&tmp.path().join("runs/art"))["dataset_hash"].as_str().unwrap().to_string();
+    assert_eq!(validated_hash(tmp.path(), "sample", &["--subset", "Art"]), run_hash, "a subset run's hash is over its subset's files");
+    let other_art = validated_hash(tmp.path(), "other", &["--subset", "Art"]);
+    // The run's data is still where it was: --data `other` serves no run, and says why.
+    let out = prbench(&["report", "runs", "--out", "r.html", "--data", "other"], tmp.path());
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("--data `other`: no run was made on this dataset (over subsets Art_and_Entertainment its content hash is ") && err.contains(&other_art) && err.contains(&run_hash), "{err}");
+    // Moved away: the run is named, and both hashes are over the run's subset.
+    std::fs::rename(tmp.path().join("sample"), tmp.path().join("sample-moved")).unwrap();
+    let out = prbench(&["report", "runs", "--out", "r.html", "--data", "other"], tmp.path());
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("made on another dataset") && !err.contains("changed since"), "{err}");
+    assert!(err.contains("over subsets Art_and_Entertainment, is ") && err.contains(&run_hash) && err.contains(&format!("--data `other` has {other_art}")), "{err}");
+}
+
+#[test]
+fn leaderboard_lists_a_copied_run_folder_once_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    eval_baseline(tmp.path(), &sample(), "x", &[]);
+    copy_dir(&tmp.path().join("runs/x"), &tmp.path().join("runs/y"));
+    let out = prbench(&["leaderboard", "runs", "--format", "csv"], tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("`runs/y` left out: it is a copy of `runs/x`"), "{}", text(&out.stderr));
+    let csv = text(&out.stdout);
+    assert_eq!(csv.lines().filter(|l| l.starts_with("baseline:longer,")).count(), 1, "{csv}");
+    let out = prbench(&["report", "runs", "--out", "r.html"], tmp.path());
+    assert!(out.status.success() && text(&out.stderr).contains("report of 1 run in r.html"), "{}", text(&out.stderr));
 }

@@ -19,6 +19,7 @@
 //! # Ok::<(), prbench_report::error::ReportError>(())
 //! ```
 
+mod datasets;
 pub mod markdown;
 pub mod payload;
 
@@ -38,8 +39,10 @@ const JS: &str = include_str!("report.js");
 /// Options of [`render`].
 #[derive(Debug, Clone, Default)]
 pub struct ReportOptions {
-    /// Where every run's dataset is now (`--data`), when it moved since the runs.
-    pub data: Option<String>,
+    /// Where datasets the runs were made on are now (`--data`, one per dataset), when they
+    /// moved since the runs; each run takes the one whose content hash its manifest records,
+    /// and runs none matches read their recorded location. Every entry must serve some run.
+    pub data: Vec<String>,
     /// Page title; default `prbench report`.
     pub title: Option<String>,
     /// Who wrote the page (`prbench 0.1.0 (abc123)`), shown in its footer.
@@ -312,7 +315,8 @@ fn provenance(sources: &Sources) -> Vec<(String, Vec<(String, String)>)> {
 ///
 /// # Errors
 /// [`ReportError::Dataset`] when a run's dataset cannot be loaded or has changed (the item
-/// browser shows the items' texts); [`ReportError::Layout`] when there is nothing to report.
+/// browser shows the items' texts); [`ReportError::UnusedData`] for a `--data` no run was made
+/// on; [`ReportError::Layout`] when there is nothing to report.
 pub fn render(sources: &Sources, opts: &ReportOptions) -> Result<String> {
     render_with(sources, opts, &mut Vec::new()).map(Page::concat)
 }
@@ -436,7 +440,7 @@ fn render_with(
         .iter()
         .map(|a| context! { dir => a.dir.display().to_string(), summary => a.summary.clone(), html => Value::from_safe_string(markdown::to_safe_html_anchored(&nested(&a.report))) })
         .collect();
-    let payload = payload::build_with(&sources.runs, opts.data.as_deref(), datasets)?;
+    let payload = payload::build_with(&sources.runs, &opts.data, datasets)?;
     let json = payload::payload_script_parts(&payload).map_err(|e| ReportError::Layout {
         path: ".".into(),
         reason: format!("serialising the report data: {e}"),

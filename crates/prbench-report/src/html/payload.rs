@@ -170,42 +170,15 @@ fn metrics_of(o: &[OutcomeRecord]) -> Vec<Metric> {
     m
 }
 
-/// The dataset of a run, loaded as its manifest says (`dataset` spec and `subsets`), or from
-/// `data` when given; its hash must equal the manifest's `dataset_hash`.
-fn load_dataset(run: &RunSource, data: Option<&str>) -> Result<Dataset> {
-    let spec = data.map(str::to_string).unwrap_or_else(|| run.summary.dataset.clone());
-    let subsets: Vec<String> = run
-        .manifest
-        .get("subsets")
-        .and_then(|s| s.as_array())
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
-        .unwrap_or_default();
-    let err = |reason: String| ReportError::Dataset { run: run.dir.clone(), source_spec: spec.clone(), reason };
-    let ds = prbench_data::load(&spec, &subsets).map_err(|e| match data {
-        Some(_) => err(format!(
-            "--data cannot be read as the dataset the run was made on ({}, subsets {}): {e}",
-            run.summary.dataset,
-            if subsets.is_empty() { "all".to_string() } else { subsets.join(", ") }
-        )),
-        None => err(format!("{e}; the item browser needs the dataset the run was made on: pass --data with its current location")),
-    })?;
-    if ds.hash != run.summary.dataset_hash {
-        return Err(err(format!(
-            "its content hash is {} but the run was made on {}: the file changed since; pass --data with the dataset the run used",
-            &ds.hash[..12.min(ds.hash.len())],
-            &run.summary.dataset_hash[..12.min(run.summary.dataset_hash.len())]
-        )));
-    }
-    Ok(ds)
-}
-
-/// Builds the payload. `data` overrides every run's dataset location (all runs must then have
-/// been made on it).
+/// Builds the payload. `data` lists where datasets the runs were made on are now
+/// (`prbench report --data`, one per dataset; empty: where the runs' manifests say), matched to
+/// the runs by content hash.
 ///
 /// # Errors
-/// [`ReportError::Dataset`] when a run's dataset cannot be loaded or has another hash;
+/// [`ReportError::Dataset`] when a run's dataset is found nowhere (each place tried is named,
+/// with its content hash); [`ReportError::UnusedData`] for a `data` entry no run was made on;
 /// [`ReportError::Layout`] when an outcome names an example the dataset lacks.
-pub fn build(runs: &[RunSource], data: Option<&str>) -> Result<Payload> {
+pub fn build(runs: &[RunSource], data: &[String]) -> Result<Payload> {
     build_with(runs, data, &mut Vec::new())
 }
 
@@ -216,7 +189,8 @@ pub fn build(runs: &[RunSource], data: Option<&str>) -> Result<Payload> {
 ///
 /// # Errors
 /// As [`build`].
-pub fn build_with(runs: &[RunSource], data: Option<&str>, cache: &mut Vec<Cow<'_, Dataset>>) -> Result<Payload> {
+pub fn build_with(runs: &[RunSource], data: &[String], cache: &mut Vec<Cow<'_, Dataset>>) -> Result<Payload> {
+    let mut finder = super::datasets::Finder::new(data);
     let mut datasets: Vec<DatasetEntry> = Vec::new();
     // Per entry of `datasets`: its index in `cache`.
     let mut loaded: Vec<usize> = Vec::new();
@@ -226,13 +200,7 @@ pub fn build_with(runs: &[RunSource], data: Option<&str>, cache: &mut Vec<Cow<'_
         let d = match datasets.iter().position(|d| &d.hash == hash) {
             Some(d) => d,
             None => {
-                let c = match cache.iter().position(|ds| &ds.hash == hash) {
-                    Some(c) => c,
-                    None => {
-                        cache.push(Cow::Owned(load_dataset(run, data)?));
-                        cache.len() - 1
-                    }
-                };
+                let c = finder.find(run, cache)?;
                 datasets.push(DatasetEntry { source: run.summary.dataset.clone(), hash: hash.clone(), kind: run.summary.dataset_kind.clone() });
                 loaded.push(c);
                 datasets.len() - 1
@@ -303,6 +271,7 @@ pub fn build_with(runs: &[RunSource], data: Option<&str>, cache: &mut Vec<Cow<'_
             });
         }
     }
+    finder.check_all_used()?;
     let pairs = pairs(runs, &entries);
     Ok(Payload { runs: entries, datasets, items, outcomes, pairs })
 }

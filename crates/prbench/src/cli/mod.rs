@@ -509,10 +509,13 @@ pub struct HtmlReportArgs {
     /// prbench wrote; anything else (a run's summary.json, data, another page) is refused.
     #[arg(long, default_value = "report.html")]
     pub out: PathBuf,
-    /// Where the runs' dataset is now, when it moved since the runs (its content hash must be
-    /// the one the runs recorded). Same specs as `eval --data`.
+    /// Where a dataset the runs were made on is now, when it moved since (or the runs' manifests
+    /// hold a relative path, from before prbench recorded absolute ones). Repeat it for runs on
+    /// several datasets: each run takes the --data whose content hash is the one its manifest
+    /// records; runs no --data matches read the dataset where their manifest says. Same specs
+    /// as `eval --data`.
     #[arg(long)]
-    pub data: Option<String>,
+    pub data: Vec<String>,
     /// Page title.
     #[arg(long)]
     pub title: Option<String>,
