@@ -32,7 +32,8 @@ pub enum ReportError {
         /// What is wrong and what to do.
         reason: String,
     },
-    /// `prbench report --out` names a path the report must not be written to.
+    /// `prbench report --out` or `prbench leaderboard --out` names a path that must not be
+    /// written to.
     #[error("--out `{path}`: {reason}")]
     Out {
         /// The path.

@@ -375,6 +375,42 @@ fn latex_cell(s: &str) -> String {
     o
 }
 
+/// The first bytes each [`Format`] of [`render`] starts with, so that [`check_out`] can tell a
+/// leaderboard this module wrote from any other file.
+const RENDERED_STARTS: [&str; 4] = [
+    "Strict accuracy % (ties, unparsed and errors are not correct)",
+    "model,condition,",
+    "% prbench leaderboard:",
+    "{\n  \"groups\": [",
+];
+
+/// Checks that `prbench leaderboard --out` may write `out`: a new file, or a leaderboard that
+/// [`render`] wrote before (in any format). Anything else (a run's `summary.json`, a matrix, a
+/// data file, the user's own notes) is refused, so a mistyped `--out` destroys nothing.
+///
+/// # Errors
+/// [`ReportError::Out`] naming the path and what to do; [`ReportError::Io`] when an existing
+/// file cannot be read.
+pub fn check_out(out: &std::path::Path) -> Result<(), crate::error::ReportError> {
+    let refuse = |reason: String| Err(crate::error::ReportError::Out { path: out.to_path_buf(), reason });
+    if out.is_dir() {
+        return refuse(format!("is a folder; name the file to write, e.g. {}", out.join("leaderboard.md").display()));
+    }
+    if !out.exists() {
+        return Ok(());
+    }
+    if !out.is_file() {
+        return refuse("exists and is not a regular file; name a new file".into());
+    }
+    use std::io::Read;
+    let mut head = Vec::with_capacity(128);
+    std::fs::File::open(out).and_then(|f| f.take(128).read_to_end(&mut head)).map_err(crate::error::io(out))?;
+    if RENDERED_STARTS.iter().any(|start| head.starts_with(start.as_bytes())) {
+        return Ok(());
+    }
+    refuse("exists and is not a leaderboard prbench wrote, so writing would destroy it; name a new file (e.g. leaderboard.md), or move the file away first".into())
+}
+
 /// Renders the leaderboard.
 ///
 /// # Errors
@@ -470,6 +506,28 @@ mod tests {
         // Manifests written before the field, and models prbench did not train, have none.
         assert_eq!(model_label("bt:runs/m", &serde_json::json!({})), "bt:runs/m");
         assert_eq!(model_label("gguf:j.gguf", &serde_json::json!({ "judge_recipe": { "name": "recipes/mt-bench" } })), "gguf:j.gguf [recipe mt-bench]");
+    }
+
+    #[test]
+    fn leaderboard_out_replaces_only_a_leaderboard_prbench_wrote() {
+        use super::{check_out, render, Format, Leaderboard};
+        let tmp = tempfile::tempdir().unwrap();
+        let lb = Leaderboard { groups: vec![], subsets: vec!["Art".into()], rows: vec![] };
+        for (i, format) in [Format::Markdown, Format::Csv, Format::Json, Format::Latex].into_iter().enumerate() {
+            let path = tmp.path().join(format!("lb{i}"));
+            assert!(check_out(&path).is_ok(), "a new file may be written");
+            std::fs::write(&path, render(&lb, format).unwrap()).unwrap();
+            assert!(check_out(&path).is_ok(), "a leaderboard written before may be replaced: {}", std::fs::read_to_string(&path).unwrap());
+        }
+        // A run's summary, a matrix, a user's notes: refused, and left as they were.
+        for (name, body) in [("summary.json", "{\n  \"model\": \"baseline:longer\"\n}\n"), ("none-matrix.md", "| condition | Art |\n"), ("notes.md", "my notes\n")] {
+            let path = tmp.path().join(name);
+            std::fs::write(&path, body).unwrap();
+            let err = check_out(&path).unwrap_err().to_string();
+            assert!(err.contains("is not a leaderboard prbench wrote"), "{err}");
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), body);
+        }
+        assert!(check_out(tmp.path()).unwrap_err().to_string().contains("is a folder"));
     }
 
     #[test]

@@ -37,6 +37,9 @@ pub fn run(args: HtmlReportArgs) -> Result<()> {
 
 /// Runs `prbench leaderboard`.
 pub fn leaderboard(args: LeaderboardArgs) -> Result<()> {
+    if let Some(out) = &args.out {
+        leaderboard::check_out(out)?;
+    }
     let sources = prbench_report::sources::load(&args.paths)?;
     for note in &sources.skipped {
         eprintln!("prbench: note: {note}");
