@@ -477,26 +477,20 @@ fn manifest_for(
     }
 }
 
-/// Checks that the unfinished run in `cfg.dir` (a manifest without an end time, left by a
-/// killed run) was started with the same model, decoding, prompts, data, condition, condition
-/// inputs, seed, order mode and limit as `cfg`, so resuming it into the same folder gives the
-/// same outcomes. Returns how many outcome lines it had written.
+/// Checks that the run in `cfg.dir` (one [`inspect_run`] found unfinished, or finished with
+/// errored items or a missing file) was started with the same model, decoding, prompts, data,
+/// condition, condition inputs, seed, order mode, limit and bootstrap as `cfg`, so resuming it
+/// into the same folder gives the same outcomes.
 ///
 /// # Errors
 /// [`EvalError::RunDir`] naming the first field that differs (or an unreadable manifest) and
 /// what to do.
-pub fn check_resume(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Result<usize, EvalError> {
-    let old = same_settings(data, backend, cfg)?;
-    if old.finished.is_some() {
-        return Err(EvalError::RunDir { path: cfg.dir.clone(), reason: RUN_EXISTS.into() });
-    }
-    let outcomes = fs::read_to_string(cfg.dir.join("outcomes.jsonl")).unwrap_or_default();
-    Ok(outcomes.lines().filter(|l| !l.trim().is_empty()).count())
+pub fn check_resume(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Result<(), EvalError> {
+    same_settings(data, backend, cfg).map(drop)
 }
 
 /// Checks that the finished run in `cfg.dir` has the settings of `cfg` (as [`check_resume`]
-/// does for unfinished ones): a multi-condition command run again with the same `--run-id`
-/// skips such a condition and reuses its outcomes in the matrix.
+/// does for runs to resume): the same command run again with the same `--run-id` reuses it.
 ///
 /// # Errors
 /// [`EvalError::RunDir`] when the run is unfinished, unreadable, or differs in a setting.
@@ -510,10 +504,191 @@ pub fn check_finished(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> 
 
 /// The manifest in `cfg.dir`.
 fn read_manifest(cfg: &RunConfig) -> Result<Manifest, EvalError> {
-    let path = cfg.dir.join("manifest.json");
-    let refuse = |reason: String| EvalError::RunDir { path: cfg.dir.clone(), reason };
-    let text = fs::read_to_string(&path).map_err(|e| refuse(format!("cannot read its manifest.json: {e}")))?;
-    serde_json::from_str(&text).map_err(|e| refuse(format!("its manifest.json does not parse ({e}); pass another --run-id")))
+    read_manifest_in(&cfg.dir)
+}
+
+/// The manifest in `dir`, or an error saying it cannot be used and what to do.
+pub(crate) fn read_manifest_in(dir: &Path) -> Result<Manifest, EvalError> {
+    let path = dir.join("manifest.json");
+    let text = fs::read_to_string(&path).map_err(|e| damaged(dir, "manifest.json", "cannot be read".into(), MANIFEST_TODO, e))?;
+    serde_json::from_str(&text).map_err(|e| damaged(dir, "manifest.json", describe_unparsed(&text, "a run manifest"), MANIFEST_TODO, e))
+}
+
+/// What to do about a run folder whose manifest cannot be read: without it the settings the
+/// run was made with are unknown, so nothing in the folder can be trusted.
+const MANIFEST_TODO: &str =
+    "without it the run's settings are unknown: remove the folder and rerun this command (the cache answers every call the run completed), or pass another --run-id";
+
+/// What to do about a finished run whose outcomes or summary cannot be used: the manifest still
+/// says how the run was made, so the same command can redo it into the folder once the file is
+/// out of the way (a missing file makes it resume), with every completed call from the cache.
+const FILE_TODO: &str = "move the file out of the folder and rerun this command: the run is redone into the folder, every call it completed answered by the cache (or pass another --run-id)";
+
+/// The error for a run file that cannot be used: names the folder, the file and what is
+/// wrong, says what to do, and keeps the cause.
+fn damaged(dir: &Path, file: &str, what: String, todo: &str, source: impl std::error::Error + Send + Sync + 'static) -> EvalError {
+    EvalError::evaluation_with(format!("run folder `{}`: its {file} {what}, so the run can be neither reused nor resumed; {todo}", dir.display()), source)
+}
+
+/// Like [`damaged`] for a file that reads but disagrees with the rest of the run.
+fn inconsistent(dir: &Path, file: &str, what: String) -> EvalError {
+    EvalError::evaluation(format!("run folder `{}`: its {file} {what}, so the run can be neither reused nor resumed; {FILE_TODO}", dir.display()))
+}
+
+/// Why `text` did not parse as `expected`: an HTML page (what a report written over a run file
+/// leaves) is named as such.
+fn describe_unparsed(text: &str, expected: &str) -> String {
+    let head = text.trim_start().get(..64).unwrap_or(text.trim_start()).to_ascii_lowercase();
+    if head.starts_with("<!doctype html") || head.starts_with("<html") {
+        format!("holds an HTML page, not {expected} (a report written over it?)")
+    } else if text.trim().is_empty() {
+        format!("is empty, not {expected}")
+    } else {
+        format!("does not parse as {expected}")
+    }
+}
+
+/// What an existing run folder holds, as [`inspect_run`] finds it: what rerunning the command
+/// that made it does with it.
+#[derive(Debug)]
+pub(crate) enum Found {
+    /// Killed before its end (no end time in the manifest): resumed; `written` outcome lines
+    /// were kept.
+    Unfinished {
+        /// Outcome lines in `outcomes.jsonl`.
+        written: usize,
+    },
+    /// Finished, but the backend failed on `errors` of its `items`: resumed, which retries
+    /// exactly those (the cache answers the rest).
+    Errored {
+        /// Items whose outcome carries an error.
+        errors: usize,
+        /// Items of the run.
+        items: usize,
+    },
+    /// Finished, but `file` is missing: resumed, which writes every run file again from the
+    /// cache.
+    Missing {
+        /// The missing file's name.
+        file: &'static str,
+    },
+    /// Finished with every item answered and its files consistent: reused as it is.
+    Complete(Box<Summary>),
+}
+
+/// Says what the run folder `dir` (named `run_id`, whose manifest is `manifest`) holds, without
+/// a model: for a finished run, whether its outcomes and summary are there, read, and agree with
+/// the manifest and each other.
+///
+/// # Errors
+/// An `outcomes.jsonl` or `summary.json` that cannot be read or parsed, or that disagree
+/// (another run's summary, a count that does not match): the message names the file and what is
+/// wrong, and says what to do.
+pub(crate) fn inspect_run(dir: &Path, run_id: &str, manifest: &Manifest) -> Result<Found, EvalError> {
+    if manifest.finished.is_none() {
+        // A killed run may have left a half-written last line: resuming rewrites the file, so
+        // its lines are only counted.
+        let written = fs::read_to_string(dir.join("outcomes.jsonl")).map_or(0, |t| t.lines().filter(|l| !l.trim().is_empty()).count());
+        return Ok(Found::Unfinished { written });
+    }
+    let read = |file: &'static str| match fs::read_to_string(dir.join(file)) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(damaged(dir, file, "cannot be read".into(), FILE_TODO, e)),
+    };
+    let Some(text) = read("outcomes.jsonl")? else { return Ok(Found::Missing { file: "outcomes.jsonl" }) };
+    let mut outcomes = Vec::new();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let o: Outcome = serde_json::from_str(line)
+            .map_err(|e| damaged(dir, "outcomes.jsonl", format!("line {}: {}", i + 1, describe_unparsed(line, "an outcome")), FILE_TODO, e))?;
+        if o.condition != manifest.condition {
+            return Err(inconsistent(dir, "outcomes.jsonl", format!("line {} is an outcome under `{}`, not the manifest's `{}`", i + 1, o.condition, manifest.condition)));
+        }
+        outcomes.push(o);
+    }
+    if outcomes.len() != manifest.n_examples {
+        return Err(inconsistent(dir, "outcomes.jsonl", format!("holds {} outcomes where the manifest records {} examples", outcomes.len(), manifest.n_examples)));
+    }
+    let errors = outcomes.iter().filter(|o| o.error.is_some()).count();
+    let Some(text) = read("summary.json")? else { return Ok(Found::Missing { file: "summary.json" }) };
+    let summary: Summary = serde_json::from_str(&text).map_err(|e| damaged(dir, "summary.json", describe_unparsed(&text, "a run summary"), FILE_TODO, e))?;
+    if summary.run_id != run_id {
+        return Err(inconsistent(dir, "summary.json", format!("is the summary of run `{}`", summary.run_id)));
+    }
+    let fields = [
+        ("model", &summary.model, &manifest.model.spec),
+        ("condition", &summary.condition, &manifest.condition),
+        ("dataset_hash", &summary.dataset_hash, &manifest.dataset_hash),
+    ];
+    if let Some((name, theirs, mine)) = fields.into_iter().find(|(_, a, b)| a != b) {
+        return Err(inconsistent(dir, "summary.json", format!("has `{name}` {theirs} where the manifest has {mine}")));
+    }
+    if summary.seed != manifest.seed {
+        return Err(inconsistent(dir, "summary.json", format!("has seed {} where the manifest has {}", summary.seed, manifest.seed)));
+    }
+    match summary.rows.iter().find(|r| r.label == "micro") {
+        Some(micro) if micro.tally.n == outcomes.len() && micro.tally.errors == errors => {}
+        Some(micro) => {
+            return Err(inconsistent(
+                dir,
+                "summary.json",
+                format!("counts {} items ({} errors) where outcomes.jsonl holds {} ({errors} errors)", micro.tally.n, micro.tally.errors, outcomes.len()),
+            ))
+        }
+        None => return Err(inconsistent(dir, "summary.json", "has no `micro` row".into())),
+    }
+    if errors > 0 {
+        return Ok(Found::Errored { errors, items: outcomes.len() });
+    }
+    Ok(Found::Complete(Box::new(summary)))
+}
+
+/// The settings of a run known before its model loads: what [`check_settings_before_load`]
+/// compares with an existing run's manifest.
+pub(crate) struct EarlySettings<'a> {
+    /// The dataset as loaded.
+    pub(crate) data: &'a Dataset,
+    /// The examples the run evaluates.
+    pub(crate) examples: &'a [Example],
+    /// The run's condition.
+    pub(crate) condition: Condition,
+    /// Run seed.
+    pub(crate) seed: u64,
+    /// Both-orders mode.
+    pub(crate) both_orders: bool,
+    /// `--limit`.
+    pub(crate) limit: Option<usize>,
+    /// `--sample` (with `limit`).
+    pub(crate) sample: bool,
+    /// Bootstrap resamples.
+    pub(crate) bootstrap_resamples: usize,
+}
+
+/// Compares the settings that do not need the model (data, condition, seed, order mode, limit,
+/// bootstrap) with the manifest `old` of the run in `dir`, so that a rerun with another one is
+/// refused before any model loads; the model, decoding, prompts and condition inputs are
+/// compared once they are known ([`check_resume`], [`check_finished`]).
+///
+/// # Errors
+/// [`EvalError::RunDir`] naming the first setting that differs.
+pub(crate) fn check_settings_before_load(dir: &Path, old: &Manifest, new: &EarlySettings<'_>) -> Result<(), EvalError> {
+    check_ranges(dir, old)?;
+    let (limit_per_subset, sample_per_subset) = if new.sample { (None, new.limit) } else { (new.limit, None) };
+    let expected = Manifest {
+        dataset_hash: new.data.hash.clone(),
+        condition: new.condition.to_string(),
+        seed: new.seed,
+        both_orders: new.both_orders,
+        limit_per_subset,
+        sample_per_subset,
+        n_examples: new.examples.len(),
+        bootstrap_resamples: new.bootstrap_resamples,
+        ..old.clone()
+    };
+    match first_difference(old, &expected) {
+        Some(difference) => Err(differs(dir, old, difference)),
+        None => Ok(()),
+    }
 }
 
 /// An optional flag's value as the user would type it: `--limit 2`, or `no --limit`.
@@ -521,33 +696,17 @@ fn flag_value(flag: &str, value: Option<impl std::fmt::Display>) -> String {
     value.map_or_else(|| format!("no {flag}"), |v| format!("{flag} {v}"))
 }
 
-/// The manifest in `cfg.dir`, if every setting that decides the outcomes matches `cfg` and
-/// its own values are in the ranges prbench accepts (a manifest written before the ranges were
-/// checked, e.g. with `--bootstrap 4294967295`, would make the resumed run fail the same way).
-fn same_settings(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Result<Manifest, EvalError> {
-    let refuse = |reason: String| EvalError::RunDir { path: cfg.dir.clone(), reason };
-    let old = read_manifest(cfg)?;
-    let max = prbench_stats::bootstrap::MAX_RESAMPLES;
-    if old.bootstrap_resamples > max {
-        return Err(refuse(format!(
-            "its manifest.json holds `bootstrap_resamples` {}, more than the {max} prbench allows (it would not fit in memory); pass another --run-id, or remove the folder",
-            old.bootstrap_resamples
-        )));
-    }
-    let (identity, decoding) = match backend {
-        Backend::Judge(j) => (j.identity(), j.decoding()),
-        Backend::RewardModel(r) => (r.identity(), r.settings()),
-    };
-    let examples = cfg.examples(data);
-    let new = manifest_for(data, &examples, &identity, backend.training_condition().as_deref(), &decoding, cfg, &Prompts::with_recipe(cfg.recipe.clone()));
+/// The first setting that decides a run's outcomes or figures in which `new` differs from
+/// `old`: its manifest name, its value there and here (as the user would type it).
+fn first_difference(old: &Manifest, new: &Manifest) -> Option<(&'static str, String, String)> {
     let both = |on: bool| if on { "--both-orders" } else { "no --both-orders" }.to_string();
     let sample = |n: Option<usize>| n.map_or_else(|| "no --sample".to_string(), |n| format!("--limit {n} --sample"));
-    let fields: [(&str, String, String); 11] = [
+    let fields: [(&str, String, String); 12] = [
         ("model", serde_json::to_string(&old.model).unwrap_or_default(), serde_json::to_string(&new.model).unwrap_or_default()),
         ("decoding", old.decoding.to_string(), new.decoding.to_string()),
-        ("template_hash", old.template_hash.clone(), new.template_hash),
-        ("dataset_hash", old.dataset_hash.clone(), new.dataset_hash),
-        ("condition", old.condition.clone(), new.condition),
+        ("template_hash", old.template_hash.clone(), new.template_hash.clone()),
+        ("dataset_hash", old.dataset_hash.clone(), new.dataset_hash.clone()),
+        ("condition", old.condition.clone(), new.condition.clone()),
         ("condition_inputs", old.condition_inputs.to_string(), new.condition_inputs.to_string()),
         ("seed", format!("--seed {}", old.seed), format!("--seed {}", new.seed)),
         ("both_orders", both(old.both_orders), both(new.both_orders)),
@@ -555,13 +714,51 @@ fn same_settings(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Resul
         ("sample_per_subset", sample(old.sample_per_subset), sample(new.sample_per_subset)),
         ("n_examples", old.n_examples.to_string(), new.n_examples.to_string()),
     ];
-    if let Some((name, was, now)) = fields.into_iter().find(|(_, a, b)| a != b) {
-        let state = if old.finished.is_some() { "a finished" } else { "an unfinished" };
-        return Err(refuse(format!(
-            "it is {state} run with another `{name}` ({was} there, {now} now); rerun the command that started it, or pass another --run-id"
-        )));
+        ("bootstrap_resamples", format!("--bootstrap {}", old.bootstrap_resamples), format!("--bootstrap {}", new.bootstrap_resamples)),
+    fields.into_iter().find(|(_, a, b)| a != b)
+}
+
+/// Checks that the values of the manifest `old` (of the run in `dir`) are in the ranges prbench
+/// accepts: a manifest written before the ranges were checked, e.g. with `--bootstrap
+/// 4294967295`, would make the resumed run fail the same way.
+fn check_ranges(dir: &Path, old: &Manifest) -> Result<(), EvalError> {
+    let max = prbench_stats::bootstrap::MAX_RESAMPLES;
+    if old.bootstrap_resamples > max {
+        return Err(EvalError::RunDir {
+            path: dir.to_path_buf(),
+            reason: format!(
+                "its manifest.json holds `bootstrap_resamples` {}, more than the {max} prbench allows (it would not fit in memory); pass another --run-id, or remove the folder",
+                old.bootstrap_resamples
+            ),
+        });
     }
-    Ok(old)
+    Ok(())
+}
+
+/// The refusal of a run whose `name` setting differs.
+fn differs(dir: &Path, old: &Manifest, (name, was, now): (&str, String, String)) -> EvalError {
+    let state = if old.finished.is_some() { "a finished" } else { "an unfinished" };
+    EvalError::RunDir {
+        path: dir.to_path_buf(),
+        reason: format!("it is {state} run with another `{name}` ({was} there, {now} now); rerun the command that started it, or pass another --run-id"),
+    }
+}
+
+/// The manifest in `cfg.dir`, if every setting that decides the outcomes matches `cfg` and
+/// its own values are in the ranges prbench accepts ([`check_ranges`]).
+fn same_settings(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Result<Manifest, EvalError> {
+    let old = read_manifest(cfg)?;
+    check_ranges(&cfg.dir, &old)?;
+    let (identity, decoding) = match backend {
+        Backend::Judge(j) => (j.identity(), j.decoding()),
+        Backend::RewardModel(r) => (r.identity(), r.settings()),
+    };
+    let examples = cfg.examples(data);
+    let new = manifest_for(data, &examples, &identity, backend.training_condition().as_deref(), &decoding, cfg, &Prompts::with_recipe(cfg.recipe.clone()));
+    match first_difference(&old, &new) {
+        Some(difference) => Err(differs(&cfg.dir, &old, difference)),
+        None => Ok(old),
+    }
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> EvalError {

@@ -261,6 +261,11 @@ pub fn evaluate_into(
             .map(|(ex, b)| match b {
                 Some(reason) => {
                     let mut o = base_outcome(ex, opts, &model, None);
+                    // A judge's item keeps its slot, as one the backend failed on does: the
+                    // slot balance of the evaluated items counts it.
+                    if let Backend::Judge(_) = backend {
+                        o.chosen_slot = slots.get(&ex.id).copied();
+                    }
                     o.result = ItemResult::Error;
                     o.error = Some(format!("no input under `planner`: {reason}"));
                     o

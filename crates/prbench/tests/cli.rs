@@ -130,8 +130,8 @@ fn run_ids_are_checked_and_runs_never_overwritten() {
     assert!(first.status.success(), "{}", text(&first.stderr));
     let before = std::fs::read_to_string(tmp.path().join("runs/same/outcomes.jsonl")).unwrap();
     let again = prbench(&[&args[..], &["same"]].concat(), tmp.path());
-    assert_eq!(again.status.code(), Some(1));
-    assert!(text(&again.stderr).contains("already exists"), "{}", text(&again.stderr));
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    assert!(text(&again.stderr).contains("run `same` finished already with these settings; reusing it"), "{}", text(&again.stderr));
     assert_eq!(std::fs::read_to_string(tmp.path().join("runs/same/outcomes.jsonl")).unwrap(), before);
     for bad in ["..", "a/b", "", ".hidden"] {
         let out = prbench(&[&args[..], &[bad]].concat(), tmp.path());
@@ -156,6 +156,7 @@ fn json_prints_one_summary_line_per_condition() {
     assert_eq!(lines[1]["oracle"], true);
 }
 
+    // The same command again reuses the finished run; it never writes over it.
 #[test]
 fn profile_overlap_as_the_model_reads_the_profile_like_its_baseline_row() {
     let tmp = tempfile::tempdir().unwrap();
@@ -282,7 +283,7 @@ fn a_multi_condition_run_continues_after_a_kill_and_reruns_reuse_finished_condit
     assert!(third.status.success(), "stderr: {}", text(&third.stderr));
     // Another model under the same id is refused: first by the matrix file, and without it by
     // the finished runs' settings.
-    let other = ["eval", "--data", &sample(), "--model", "baseline:longer", "--condition", "none,oracle", "--run-id", "r", "--quiet"];
+    let other = ["eval", "--data", &sample(), "--model", "baseline:longer", "--condition", "none,oracle", "--run-id", "r", "--quiet", "--bootstrap", "100"];
     let out = prbench(&other, tmp.path());
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("holds the matrix of another command (model `baseline:shorter`"), "{}", text(&out.stderr));

@@ -260,10 +260,12 @@ fn a_killed_run_resumes_with_cache_hits_and_no_repeated_call() {
     }
     assert_eq!(resumed.len(), 40);
     assert_eq!(resumed, whole);
-    // A finished run is not resumed: the same command now refuses the taken id.
+    // A finished run with every item answered is reused: the same command makes no request.
+    let before = judge_requests(&server).len();
     let out = prbench(&args, tmp.path());
-    assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("already exists"), "{}", text(&out.stderr));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("run `r` finished already with these settings; reusing it"), "{}", text(&out.stderr));
+    assert_eq!(judge_requests(&server).len(), before);
 }
 
 /// The real llama.cpp server (`scripts/llama-server.sh start`, run by `.ci/run`) against the

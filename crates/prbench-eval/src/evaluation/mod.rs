@@ -4,7 +4,8 @@
 //! conditioning matrix when there are several.
 //!
 //! The steps are separate so that a caller can do its own work between them: [`Evaluation::plan`]
-//! checks the run folders before any model loads (a taken run id fails fast);
+//! checks the run folders before any model loads (a run id taken by other settings or holding
+//! damaged run files fails fast);
 //! [`Evaluation::prepare`] opens the cache and ranks and plans; [`Evaluation::run`] scores.
 //! Engines the evaluation loads on demand (retrievers, the planner's generator, the embedder
 //! that measures the planner) come from an [`Engines`]; progress and notes go to an
@@ -41,21 +42,24 @@ mod matrix_files;
 mod prepare;
 mod run_dirs;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use prbench_data::{Dataset, Example};
 use prbench_models::spec::ModelSpec;
 use prbench_models::{Embedder, Generator};
+use prbench_report::Summary;
 use prbench_stats::bootstrap::BootstrapConfig;
 use prbench_stats::outcome::ItemResult;
 
 use crate::cache::Cache;
 use crate::condition::{Condition, ConditionInputs};
 use crate::controls::cache::RowsSource;
+use crate::outcome::Outcome;
 use crate::planner::Plan;
 use crate::retrieve::Retriever;
-use crate::run::{check_finished, check_resume, create_run_dir, run as run_condition, RunConfig, RunResult};
+use crate::run::{check_finished, check_resume, create_run_dir, run as run_condition, Found, RunConfig, RunResult};
+use crate::slots::Slot;
 use crate::runner::{Backend, ContextSource, EvalOptions, Reporter};
 use crate::EvalError;
 
@@ -86,6 +90,9 @@ pub trait EvaluationReporter: Reporter {
     fn note(&self, message: &str);
     /// A condition's run finished and its files are written.
     fn run_finished(&self, _result: &RunResult) {}
+    /// A condition's run in `dir` had finished before with these settings and every item
+    /// answered: it is reused as it is (no model call), with the summary it wrote.
+    fn run_reused(&self, _dir: &Path, _summary: &Summary) {}
 }
 
 /// The `planner` condition's settings.
@@ -183,6 +190,7 @@ pub struct Evaluation<'d> {
     examples: std::borrow::Cow<'d, [Example]>,
     runs: Vec<PlannedRun>,
     matrix_base: Option<String>,
+    rerun_id: Option<String>,
 }
 
 /// What [`Evaluation::prepare`] made: the run cache and what the conditions show.
@@ -213,17 +221,24 @@ pub struct EvaluationResult {
     /// Runs whose backend failed on more items than `max_error_rate` allows, as
     /// `condition: errors of items (percent)`.
     pub over_limit: Vec<String>,
+    /// Items the backend failed on, over the runs this command ran (a reused run has none):
+    /// running the same command again retries exactly these ([`Evaluation::rerun_id`]).
+    pub errors: usize,
 }
 
 impl<'d> Evaluation<'d> {
-    /// Selects the examples and picks each condition's run folder (see the module docs); checks
-    /// that explicit run ids and matrix names are free or this command's own. Writes nothing
-    /// but the removal of a folder a killed command left empty.
+    /// Selects the examples and picks each condition's run folder: with an explicit run id, a
+    /// folder holding a run of the same settings is reused when it finished with every item
+    /// answered and resumed otherwise (unfinished, errored items, a missing file); checks that
+    /// explicit run ids and matrix names are free or this command's own. Writes nothing but the
+    /// removal of a folder a killed command left empty.
     ///
     /// # Errors
     /// `oracle` over examples that all lack a rubric
     /// ([`crate::condition::check_oracle_material`]); run folders or matrix files taken by other
-    /// runs or commands; an unfinished run to resume without a cache.
+    /// runs or commands, or by a run with other settings (data, condition, seed, order mode,
+    /// limit, bootstrap: the setting is named); run files that cannot be read or disagree; a
+    /// run to resume without a cache.
     pub fn plan(data: &'d Dataset, opts: EvaluationOptions) -> Result<Self, EvalError> {
         let examples = crate::run::selected_examples(&data.examples, opts.limit, opts.sample.then_some(opts.seed));
         crate::condition::check_oracle_material(&opts.conditions, &examples, &data.kind)?;
@@ -236,15 +251,36 @@ impl<'d> Evaluation<'d> {
         let (runs, matrix_base) = if opts.preflight {
             (Vec::new(), None)
         } else {
-            let runs = run_dirs::plan_run_dirs(&opts.out, opts.run_id.as_deref(), opts.cache.is_none(), &opts.model, &opts.conditions, &stamp)?;
+            // The matrix first: a command whose run id names another command's matrix is told
+            // so, rather than which setting of one of its runs differs.
             let base = if opts.conditions.len() > 1 {
                 Some(run_dirs::matrix_base(&opts.out, opts.run_id.as_deref(), &opts.model, &opts.conditions, &stamp)?)
             } else {
                 None
             };
-            (runs, base)
+            (run_dirs::plan_run_dirs(&opts, data, &examples, &stamp)?, base)
         };
-        Ok(Self { data, opts, examples, runs, matrix_base })
+        let rerun_id = match (&opts.run_id, runs.as_slice()) {
+            (Some(id), _) => Some(id.clone()),
+            (None, [single]) => Some(single.id.clone()),
+            (None, []) => None,
+            // Default ids are `<stamp>-<model>-<condition>` and the matrix `<stamp>-<model>-matrix`:
+            // `--run-id <stamp>-<model>` names them all again unless a clash added a suffix.
+            (None, _) => {
+                let stem = format!("{stamp}-{}", run_dirs::slug(&opts.model));
+                let same = opts.conditions.iter().zip(&runs).all(|(c, r)| r.id == format!("{stem}-{}", c.slug()))
+                    && matrix_base.as_deref() == Some(format!("{stem}-matrix").as_str());
+                same.then_some(stem)
+            }
+        };
+        Ok(Self { data, opts, examples, runs, matrix_base, rerun_id })
+    }
+
+    /// The `--run-id` under which running this command again finds these runs (and resumes or
+    /// reuses them): the one given, or the name the default ids share (`None` when a default
+    /// id had to take a `-2` suffix, or under preflight).
+    pub fn rerun_id(&self) -> Option<&str> {
+        self.rerun_id.as_deref()
     }
 
     /// The examples evaluated: all, or `limit` per subset (first or sampled).
@@ -282,9 +318,10 @@ impl<'d> Evaluation<'d> {
         Ok(Prepared { cache, inputs: Arc::new(p.inputs), plans: p.plans })
     }
 
-    /// Runs every condition with `backend` (reusing finished runs and resuming unfinished ones
-    /// after checking their settings), reporting each run as it finishes, then writes the
-    /// matrix when there are several conditions.
+    /// Runs every condition with `backend` (after checking their settings: reusing finished
+    /// runs, resuming unfinished ones and retrying the errored items of finished ones),
+    /// reporting each run as it finishes or is reused, then writes the matrix when there are
+    /// several conditions.
     ///
     /// # Errors
     /// Settings that differ from a run being reused or resumed; run failures; matrix files that
@@ -311,26 +348,46 @@ impl<'d> Evaluation<'d> {
                 bootstrap: opts.bootstrap_config(),
                 code_version: opts.code_version.clone(),
                 cache: prepared.cache.clone(),
-                resume: planned.resume,
+                resume: planned.resumed(),
                 recipe: opts.judge_recipe.clone(),
             };
-            if planned.done {
-                check_finished(self.data, backend, &cfg)?;
-                reporter.note(&format!("condition `{condition}`: run `{}` finished already with these settings; reusing it", cfg.run_id));
-                continue;
+            // Every run's settings are checked before any runs, so a mismatch in a later
+            // condition stops the command before it writes anything.
+            let mut reused = None;
+            match &planned.found {
+                None => {}
+                Some(Found::Complete(summary)) => {
+                    check_finished(self.data, backend, &cfg)?;
+                    reporter.note(&format!("condition `{condition}`: run `{}` finished already with these settings; reusing it (no model call)", cfg.run_id));
+                    reused = Some(summary.as_ref());
+                }
+                Some(found) => {
+                    check_resume(self.data, backend, &cfg)?;
+                    reporter.note(&match found {
+                        Found::Unfinished { written } => format!(
+                            "resuming unfinished run `{}` ({} written before it stopped); calls it completed come from the cache",
+                            cfg.run_id,
+                            if *written == 1 { "1 outcome was".to_string() } else { format!("{written} outcomes were") }
+                        ),
+                        Found::Errored { errors, items } => format!(
+                            "run `{}` finished with the backend failing on {errors} of its {items} items; running it again in its folder retries {}, the other {} come from the cache",
+                            cfg.run_id,
+                            if *errors == 1 { "that item" } else { "those items" },
+                            items - errors
+                        ),
+                        _ => format!("run `{}`: {}; running it again in its folder, every call it completed from the cache", cfg.run_id, run_dirs::describe(found)),
+                    });
+                }
             }
-            if planned.resume {
-                let written = check_resume(self.data, backend, &cfg)?;
-                reporter.note(&format!(
-                    "resuming unfinished run `{}` ({} written before it stopped); calls it completed come from the cache",
-                    cfg.run_id,
-                    if written == 1 { "1 outcome was".to_string() } else { format!("{written} outcomes were") }
-                ));
-            }
-            cfgs.push(cfg);
+            cfgs.push((cfg, reused));
         }
         let mut over_limit = Vec::new();
-        for cfg in cfgs {
+        let mut all_errors = 0;
+        for (cfg, reused) in cfgs {
+            if let Some(summary) = reused {
+                reporter.run_reused(&cfg.dir, summary);
+                continue;
+            }
             let condition = cfg.options.condition;
             if !cfg.resume {
                 create_run_dir(&opts.out, &cfg.run_id)?;
@@ -345,6 +402,7 @@ impl<'d> Evaluation<'d> {
             }
             reporter.run_finished(&result);
             let errors = result.outcomes.iter().filter(|o| o.error.is_some()).count();
+            all_errors += errors;
             let rate = if result.outcomes.is_empty() { 0.0 } else { errors as f64 / result.outcomes.len() as f64 };
             if rate > opts.max_error_rate {
                 over_limit.push(format!("{condition}: {errors} of {} ({:.1}%)", result.outcomes.len(), rate * 100.0));
@@ -359,24 +417,34 @@ impl<'d> Evaluation<'d> {
             None => None,
         };
         let share_a = runs.iter().map(|(c, id)| (c.to_string(), matrix_files::share_a_verdicts(&opts.out.join(id)))).collect();
-        Ok(EvaluationResult { runs, share_a, matrix, over_limit })
+        Ok(EvaluationResult { runs, share_a, matrix, over_limit, errors: all_errors })
     }
 }
 
 /// A warning when the evaluated items hold `chosen` in one slot far more often than in the
-/// other (`--limit` keeps each example's slot from the full run, so the first N of a subset can
-/// all have chosen in B): single-order accuracy then mostly measures the judge's slot lean.
-/// `None` when balanced within one item, or for reward models (no position figures).
-pub fn slot_balance_warning(summary: &prbench_report::Summary) -> Option<String> {
-    let p = summary.position_bias.as_ref()?;
-    let (a, b) = (p.n_chosen_in_a, p.n_chosen_in_b);
+/// other: single-order accuracy then mostly measures the judge's slot lean. It counts every
+/// item the run evaluated, errored ones included, since the lean comes from which items were
+/// selected (`--limit` keeps each example's slot from the full run, so the first N of a subset
+/// can all have chosen in B); the backend's errors have their own warning. `sampled`: the run
+/// evaluated a `--limit N --sample` sample, balanced to within one item per subset, so only
+/// more items per subset can help; `both_orders`: the run has the position-debiased figure.
+/// `None` when balanced within one item, or for reward models (no slots).
+pub fn slot_balance_warning(outcomes: &[Outcome], sampled: bool, both_orders: bool) -> Option<String> {
+    let a = outcomes.iter().filter(|o| o.chosen_slot == Some(Slot::A)).count();
+    let b = outcomes.iter().filter(|o| o.chosen_slot == Some(Slot::B)).count();
     // Slots are balanced within each subset, so a full run can differ by one per subset
     // (1,416 vs 1,414 on 2,830 items): that is no lean. Warn only when one slot holds at least
     // 60% of the items.
-    (slots_unbalanced(a, b)).then(|| {
+    slots_unbalanced(a, b).then(|| {
+        let (why, remedy) = if sampled {
+            ("a --sample balances the slots only to within one item per subset", "or sample more items per subset (a larger --limit)")
+        } else {
+            ("slots are drawn over the whole dataset and --limit keeps them", "or use --limit N --sample for a seeded random sample")
+        };
         format!(
-            "the evaluated items hold `chosen` in slot A {a} times and in slot B {b} times (slots are drawn over the whole dataset and --limit keeps them), so single-order accuracy mostly measures the judge's slot lean; read the position-debiased figure{}, or use --limit N --sample for a seeded random sample",
-            if summary.both_orders.is_some() { "" } else { " (add --both-orders)" }
+            "the {} evaluated items (errored ones included) hold `chosen` in slot A {a} times and in slot B {b} times ({why}), so single-order accuracy mostly measures the judge's slot lean; read the position-debiased figure{}, {remedy}",
+            a + b,
+            if both_orders { "" } else { " (add --both-orders)" }
         )
     })
 }
@@ -394,7 +462,60 @@ pub fn unparsed(result: &RunResult) -> usize {
 
 #[cfg(test)]
 mod slot_balance_tests {
-    use super::slots_unbalanced;
+    use super::{slot_balance_warning, slots_unbalanced};
+    use crate::outcome::Outcome;
+    use crate::slots::Slot;
+    use prbench_stats::outcome::ItemResult;
+
+    /// A judge outcome with chosen in `slot` (the warning reads nothing else), errored or
+    /// correct.
+    fn item(i: usize, slot: Slot, errored: bool) -> Outcome {
+        Outcome {
+            example_id: format!("e{i}"),
+            subset: "Art_and_Entertainment".into(),
+            condition: "none".into(),
+            model: "test".into(),
+            chosen_slot: Some(slot),
+            verdict: None,
+            swapped_verdict: None,
+            score_chosen: None,
+            score_rejected: None,
+            result: if errored { ItemResult::Error } else { ItemResult::Correct },
+            both_orders_result: None,
+            debiased_result: None,
+            input_tokens: 0,
+            output_tokens: 0,
+            truncated_tokens: 0,
+            latency_ms: 0.0,
+            error: errored.then(|| "backend failed".to_string()),
+            posts_shown: None,
+            posts_dropped: 0,
+            post_ids: Vec::new(),
+            planner_failed: false,
+            empty_profile: false,
+            empty_rubric: false,
+            user_id: None,
+        }
+    }
+
+    #[test]
+    fn slot_warning_counts_errored_items_and_never_suggests_sample_to_a_sampled_run() {
+        // A --limit 2 --sample draw: 3 items with chosen in A, 3 in B. The backend failed on two
+        // of the A items, so the scored items alone would be 1 A and 3 B (75%).
+        let mut outcomes: Vec<Outcome> = (0..3).map(|i| item(i, Slot::A, i < 2)).collect();
+        outcomes.extend((3..6).map(|i| item(i, Slot::B, false)));
+        assert_eq!(slot_balance_warning(&outcomes, true, false), None, "3 A and 3 B evaluated: balanced");
+        // A --limit 1 --sample over three subsets: each subset's first key holds chosen in A.
+        let sampled: Vec<Outcome> = (0..3).map(|i| item(i, Slot::A, i == 0)).collect();
+        let w = slot_balance_warning(&sampled, true, false).expect("3 A and 0 B");
+        assert!(w.contains("the 3 evaluated items (errored ones included) hold `chosen` in slot A 3 times and in slot B 0 times"), "{w}");
+        assert!(!w.contains("--sample for"), "a sampled run is not told to sample: {w}");
+        assert!(w.contains("a larger --limit") && w.contains("(add --both-orders)"), "{w}");
+        // The first N of each subset: the --sample suggestion stands; with both orders the
+        // debiased figure is already there.
+        let w = slot_balance_warning(&sampled, false, true).expect("3 A and 0 B");
+        assert!(w.contains("use --limit N --sample") && !w.contains("add --both-orders"), "{w}");
+    }
 
     #[test]
     fn a_full_run_balanced_per_subset_is_not_unbalanced() {

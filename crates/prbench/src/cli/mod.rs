@@ -424,7 +424,9 @@ pub struct EvalArgs {
     /// Folder for run folders.
     #[arg(long, default_value = "runs")]
     pub out: PathBuf,
-    /// Run id (folder name); default: UTC time, model and condition.
+    /// Run id (folder name); default: UTC time, model and condition. Given again with the same
+    /// settings, a finished run is reused (no model call) and a killed one, or one with items
+    /// the backend failed on, is resumed from the cache; other settings are refused.
     #[arg(long)]
     pub run_id: Option<String>,
     /// Scalar reward models: render the first example of each condition, print the text, token

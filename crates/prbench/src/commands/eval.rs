@@ -339,8 +339,17 @@ impl EvaluationReporter for Printer {
                 r.prompt_tokens,
                 r.completion_tokens
             );
+    fn run_reused(&self, dir: &Path, summary: &prbench_report::Summary) {
+        if self.json {
+            println!("{}", serde_json::to_string(summary).expect("summaries serialize"));
+        } else {
+            println!("{}", prbench_report::markdown::render(summary));
         }
-        if let Some(w) = slot_balance_warning(&result.summary) {
+        eprintln!("prbench: run files in {}/ (summary.md, summary.json, outcomes.jsonl, manifest.json)", dir.display());
+    }
+
+        }
+        if let Some(w) = slot_balance_warning(&result.outcomes, result.summary.sample_per_subset.is_some(), result.summary.both_orders.is_some()) {
             eprintln!("prbench: warning: {w}");
         }
         let errors: Vec<&str> = result.outcomes.iter().filter_map(|o| o.error.as_deref()).collect();
@@ -378,7 +387,8 @@ pub fn run(args: EvalArgs) -> Result<()> {
     crate::commands::refuse_file_as_folder("--out", &args.out, "run folders")?;
     let data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
     super::print_data_warnings(&data);
-    // Run ids are checked before the model loads, so a taken --run-id fails fast.
+    // Run folders are checked before the model loads, so an id taken by other settings or by
+    // damaged run files fails fast.
     let eval = Evaluation::plan(&data, options(&args, &spec, &parsed, conditions.clone(), recipe.clone()))?;
     let n_eval = eval.examples().len();
     if n_eval == data.examples.len() {
@@ -422,15 +432,28 @@ pub fn run(args: EvalArgs) -> Result<()> {
     }
     if !result.over_limit.is_empty() {
         bail!(
-            "the backend failed on more items than --max-error-rate {} allows: {} (the errors are listed in outcomes.jsonl). {}",
+            "the backend failed on more items than --max-error-rate {} allows: {} (the errors are listed in outcomes.jsonl). {retry}",
             args.max_error_rate,
             result.over_limit.join("; "),
-            if args.no_cache {
-                "Rerun without --no-cache to keep what succeeds from then on."
-            } else {
-                "Rerun with a new --run-id (or none): the items that succeeded come from the cache and only the failed ones are called again."
-            }
         );
     }
     Ok(())
+}
+    let retry = retry_hint(&args, eval.rerun_id(), result.errors);
+    if result.errors > 0 {
+        eprintln!("prbench: {retry}");
+    }
+
+/// What to run to retry the items the backend failed on: the same command finds its runs again
+/// by their id and calls exactly those items, the cache answering the rest.
+fn retry_hint(args: &EvalArgs, rerun_id: Option<&str>, errors: usize) -> String {
+    let items = count(errors, "failed item", "failed items");
+    if args.no_cache {
+        return format!("Rerun without --no-cache to retry the {items} and keep what succeeds from then on.");
+    }
+    match (&args.run_id, rerun_id) {
+        (Some(_), _) => format!("Rerun the same command to retry exactly the {items} in the same run folder: the items that succeeded come from the cache."),
+        (None, Some(id)) => format!("Rerun the same command with `--run-id {id}` to retry exactly the {items} in the same run folder: the items that succeeded come from the cache."),
+        (None, None) => format!("Rerun the same command to retry the {items} in a new run folder: the items that succeeded come from the cache."),
+    }
 }
