@@ -713,8 +713,8 @@ fn first_difference(old: &Manifest, new: &Manifest) -> Option<(&'static str, Str
         ("limit_per_subset", flag_value("--limit", old.limit_per_subset), flag_value("--limit", new.limit_per_subset)),
         ("sample_per_subset", sample(old.sample_per_subset), sample(new.sample_per_subset)),
         ("n_examples", old.n_examples.to_string(), new.n_examples.to_string()),
-    ];
         ("bootstrap_resamples", format!("--bootstrap {}", old.bootstrap_resamples), format!("--bootstrap {}", new.bootstrap_resamples)),
+    ];
     fields.into_iter().find(|(_, a, b)| a != b)
 }
 

@@ -129,6 +129,7 @@ fn run_ids_are_checked_and_runs_never_overwritten() {
     let first = prbench(&[&args[..], &["same"]].concat(), tmp.path());
     assert!(first.status.success(), "{}", text(&first.stderr));
     let before = std::fs::read_to_string(tmp.path().join("runs/same/outcomes.jsonl")).unwrap();
+    // The same command again reuses the finished run; it never writes over it.
     let again = prbench(&[&args[..], &["same"]].concat(), tmp.path());
     assert!(again.status.success(), "{}", text(&again.stderr));
     assert!(text(&again.stderr).contains("run `same` finished already with these settings; reusing it"), "{}", text(&again.stderr));
@@ -156,7 +157,6 @@ fn json_prints_one_summary_line_per_condition() {
     assert_eq!(lines[1]["oracle"], true);
 }
 
-    // The same command again reuses the finished run; it never writes over it.
 #[test]
 fn profile_overlap_as_the_model_reads_the_profile_like_its_baseline_row() {
     let tmp = tempfile::tempdir().unwrap();

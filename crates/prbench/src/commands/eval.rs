@@ -315,6 +315,15 @@ impl EvaluationReporter for Printer {
         self.bar.note(message);
     }
 
+    fn run_reused(&self, dir: &Path, summary: &prbench_report::Summary) {
+        if self.json {
+            println!("{}", serde_json::to_string(summary).expect("summaries serialize"));
+        } else {
+            println!("{}", prbench_report::markdown::render(summary));
+        }
+        eprintln!("prbench: run files in {}/ (summary.md, summary.json, outcomes.jsonl, manifest.json)", dir.display());
+    }
+
     fn run_finished(&self, result: &RunResult) {
         if self.json {
             println!("{}", serde_json::to_string(&result.summary).expect("summaries serialize"));
@@ -339,15 +348,6 @@ impl EvaluationReporter for Printer {
                 r.prompt_tokens,
                 r.completion_tokens
             );
-    fn run_reused(&self, dir: &Path, summary: &prbench_report::Summary) {
-        if self.json {
-            println!("{}", serde_json::to_string(summary).expect("summaries serialize"));
-        } else {
-            println!("{}", prbench_report::markdown::render(summary));
-        }
-        eprintln!("prbench: run files in {}/ (summary.md, summary.json, outcomes.jsonl, manifest.json)", dir.display());
-    }
-
         }
         if let Some(w) = slot_balance_warning(&result.outcomes, result.summary.sample_per_subset.is_some(), result.summary.both_orders.is_some()) {
             eprintln!("prbench: warning: {w}");
@@ -430,6 +430,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
         let guide = GuideInputs { share_a: result.share_a.clone(), data_arg: args.data.data.clone(), psoups_arg: psoups_arg() };
         println!("{}", prbench_report::guide::render(&m.matrix, &guide));
     }
+    let retry = retry_hint(&args, eval.rerun_id(), result.errors);
     if !result.over_limit.is_empty() {
         bail!(
             "the backend failed on more items than --max-error-rate {} allows: {} (the errors are listed in outcomes.jsonl). {retry}",
@@ -437,12 +438,11 @@ pub fn run(args: EvalArgs) -> Result<()> {
             result.over_limit.join("; "),
         );
     }
-    Ok(())
-}
-    let retry = retry_hint(&args, eval.rerun_id(), result.errors);
     if result.errors > 0 {
         eprintln!("prbench: {retry}");
     }
+    Ok(())
+}
 
 /// What to run to retry the items the backend failed on: the same command finds its runs again
 /// by their id and calls exactly those items, the cache answering the rest.
