@@ -52,19 +52,6 @@ pub fn default_cache(folder: &Path) -> PathBuf {
     }
 }
 
-/// The dataset spec a BoN folder stores: paths made absolute (`psoups:DIR` too), so later
-/// stages find the data from any working folder; `hf:` specs as given.
-fn absolute_dataset_spec(spec: &str) -> Result<String> {
-    let (prefix, path) = match spec.strip_prefix("psoups:") {
-        Some(dir) => ("psoups:", dir),
-        None if spec.starts_with("hf:") => return Ok(spec.to_string()),
-        None => ("", spec),
-    };
-    let abs = std::fs::canonicalize(path).with_context(|| format!("resolving the dataset path `{path}`"))?;
-    let abs = abs.to_str().with_context(|| format!("the dataset path `{}` is not UTF-8; move the data to a UTF-8 path", abs.display()))?;
-    Ok(format!("{prefix}{abs}"))
-}
-
 /// Refuses an `--out` that is, or lies under, a file: a BoN folder must be a folder.
 fn check_out_folder(out: &Path) -> Result<()> {
     if let Some(file) = out.ancestors().filter(|a| !a.as_os_str().is_empty()).find(|a| a.exists()).filter(|a| !a.is_dir()) {
@@ -131,7 +118,8 @@ fn sample(args: SampleArgs) -> Result<()> {
     let manifest = SamplesManifest {
         code_version: crate::code_version().into(),
         created: now(),
-        dataset: absolute_dataset_spec(&args.data.data)?,
+        // Paths absolute, so later stages find the data from any working folder.
+        dataset: prbench_data::spec::absolute(&args.data.data),
         subsets: args.data.subset.clone(),
         dataset_kind: data.kind.clone(),
         dataset_hash: data.hash.clone(),
