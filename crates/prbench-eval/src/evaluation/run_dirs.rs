@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use prbench_data::{Dataset, Example};
+use prbench_models::spec::ModelSpec;
 
 use super::EvaluationOptions;
 use crate::condition::Condition;
@@ -34,11 +35,12 @@ impl PlannedRun {
     }
 }
 
-/// The file-name form of a model spec: its last path or spec segment, `.gguf` dropped.
+/// The file-name form of a model spec: its short name ([`ModelSpec::short_name`], never a piece
+/// of a server URL), characters other than ASCII letters, digits, `-` and `.` as `_`. A spec
+/// that does not parse (the evaluation refuses it later) falls back to its last segment.
 pub(super) fn slug(s: &str) -> String {
-    let tail = s.rsplit(['/', ':']).next().unwrap_or(s);
-    let tail = tail.strip_suffix(".gguf").unwrap_or(tail);
-    tail.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect()
+    let name = ModelSpec::parse(s).map_or_else(|_| s.rsplit(['/', ':']).next().unwrap_or(s).to_string(), |m| m.short_name());
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect()
 }
 
 /// A folder a killed multi-condition command left before its run started: no manifest, at
@@ -169,5 +171,25 @@ pub(super) fn matrix_base(out: &Path, run_id: Option<&str>, spec: &str, conditio
                 .find(|b| !out.join(format!("{b}.md")).exists() && !out.join(format!("{b}.json")).exists())
                 .ok_or_else(|| EvalError::evaluation(format!("too many matrices named `{base}-*` in `{}`", out.display())))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_run_ids_name_the_served_model_not_the_urls_last_segment() {
+        let out = tempfile::tempdir().unwrap();
+        let data = Dataset { examples: Vec::new(), source: String::new(), kind: "prb".into(), hash: String::new(), profile_ranking: None };
+        let id = |spec: &str| plan_run_dirs(&EvaluationOptions::new(spec, vec![Condition::None], out.path(), "test"), &data, &[], "20260101-000000").unwrap()[0].id.clone();
+        assert_eq!(id("openai:smollm2@http://127.0.0.1:8080/v1"), "20260101-000000-smollm2-none");
+        assert_eq!(id("vllm-classify:Skywork/Skywork-Reward-V2@http://h:8000"), "20260101-000000-Skywork-Reward-V2-none");
+        assert_eq!(id("openai:llama3:8b@http://h:11434/v1"), "20260101-000000-llama3_8b-none");
+        assert_eq!(id("gguf:/m/SmolLM2-135M-Instruct.Q4_1.gguf"), "20260101-000000-SmolLM2-135M-Instruct.Q4_1-none");
+        assert_eq!(
+            matrix_base(out.path(), None, "openai:smollm2@http://127.0.0.1:8080/v1", &[Condition::None, Condition::Oracle], "20260101-000000").unwrap(),
+            "20260101-000000-smollm2-matrix"
+        );
     }
 }
