@@ -345,8 +345,9 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
                     requests: after.requests - before.requests,
                     retries: after.retries - before.retries,
                     failures: after.failures - before.failures,
-                    prompt_tokens: after.prompt_tokens - before.prompt_tokens,
-                    completion_tokens: after.completion_tokens - before.completion_tokens,
+                    // A reply without a count makes the run's total unknown, never a short sum.
+                    prompt_tokens: (after.unreported_prompt_tokens == before.unreported_prompt_tokens).then(|| after.prompt_tokens - before.prompt_tokens),
+                    completion_tokens: (after.unreported_completion_tokens == before.unreported_completion_tokens).then(|| after.completion_tokens - before.completion_tokens),
                 }
             });
             let cache = match (&cached, cfg.cache.as_deref()) {

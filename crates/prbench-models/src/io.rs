@@ -190,8 +190,17 @@ pub struct CallStats {
     pub retries: u64,
     /// Items that still failed after the last retry (each became an error outcome).
     pub failures: u64,
-    /// Prompt tokens the server reported (`usage.prompt_tokens`), summed.
+    /// Prompt tokens the server reported (`usage.prompt_tokens`), summed over the replies that
+    /// reported them.
     pub prompt_tokens: u64,
-    /// Completion tokens the server reported (`usage.completion_tokens`), summed.
+    /// Completion tokens the server reported (`usage.completion_tokens`), summed likewise.
     pub completion_tokens: u64,
+    /// Successful replies that gave no prompt-token count (TEI, OpenRLHF and reward servers never
+    /// do): while it is above 0, `prompt_tokens` is not the total and the total is unknown.
+    #[serde(default)]
+    pub unreported_prompt_tokens: u64,
+    /// Successful replies that gave no completion-token count (a chat server without `usage`);
+    /// likewise for `completion_tokens`. Reward models generate nothing and report 0.
+    #[serde(default)]
+    pub unreported_completion_tokens: u64,
 }

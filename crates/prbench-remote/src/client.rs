@@ -133,8 +133,9 @@ impl RemoteClient {
         self.counters.latency_summary()
     }
 
-    /// Adds server-reported tokens of one successful reply to the counters.
-    pub(crate) fn add_usage(&self, prompt_tokens: u64, completion_tokens: u64) {
+    /// Adds server-reported tokens of one successful reply to the counters (`None`: the reply
+    /// gave no count).
+    pub(crate) fn add_usage(&self, prompt_tokens: Option<u64>, completion_tokens: Option<u64>) {
         self.counters.usage(prompt_tokens, completion_tokens);
     }
 

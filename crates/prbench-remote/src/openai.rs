@@ -238,12 +238,13 @@ impl OpenAiChat {
         let reply: Completion = self.client.post_json("/chat/completions", &body).await?;
         let usage = reply.usage.unwrap_or_default();
         let (p, c) = (usage.prompt_tokens.unwrap_or(0), usage.completion_tokens.unwrap_or(0));
+        let counted = (usage.prompt_tokens, usage.completion_tokens);
         let choice = reply
             .choices
             .into_iter()
             .next()
             .ok_or_else(|| ModelError::Engine("POST …/chat/completions: the reply has an empty `choices` list".into()))?;
-        self.client.add_usage(p, c);
+        self.client.add_usage(counted.0, counted.1);
         Ok(ChatReply {
             // A server that echoes the API key into a reply must not get it into outcomes or the cache.
             text: self.client.redact(&choice.message.and_then(|m| m.content).unwrap_or_default()),
@@ -268,7 +269,7 @@ impl OpenAiChat {
         match outcome {
             Ok(reply) => {
                 let u = reply.usage.unwrap_or_default();
-                self.client.add_usage(u.prompt_tokens.unwrap_or(0), u.completion_tokens.unwrap_or(0));
+                self.client.add_usage(u.prompt_tokens, u.completion_tokens);
                 Ok(reply
                     .choices
                     .first()

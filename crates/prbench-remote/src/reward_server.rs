@@ -89,7 +89,10 @@ impl RewardServer {
 
     async fn score_one(&self, item: &RmRequest) -> Result<Score, ModelError> {
         let reply: ScoreReply = self.client.post_json(SCORE_PATH, &Self::body(item)).await?;
-        Self::read(reply, item)
+        let score = Self::read(reply, item)?;
+        // The protocol's reply carries no token count.
+        self.client.add_usage(None, Some(0));
+        Ok(score)
     }
 }
 

@@ -13,6 +13,8 @@ pub struct Counters {
     failures: AtomicU64,
     prompt_tokens: AtomicU64,
     completion_tokens: AtomicU64,
+    unreported_prompt_tokens: AtomicU64,
+    unreported_completion_tokens: AtomicU64,
     latency: LatencyHistogram,
 }
 
@@ -102,10 +104,18 @@ impl Counters {
         self.failures.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Tokens a server reported for one successful reply.
-    pub fn usage(&self, prompt_tokens: u64, completion_tokens: u64) {
-        self.prompt_tokens.fetch_add(prompt_tokens, Ordering::Relaxed);
-        self.completion_tokens.fetch_add(completion_tokens, Ordering::Relaxed);
+    /// Tokens a server reported for one successful reply; `None` where it gave no count (counted
+    /// apart, so a total that misses them is never shown as the total).
+    pub fn usage(&self, prompt_tokens: Option<u64>, completion_tokens: Option<u64>) {
+        for (n, sum, unreported) in [
+            (prompt_tokens, &self.prompt_tokens, &self.unreported_prompt_tokens),
+            (completion_tokens, &self.completion_tokens, &self.unreported_completion_tokens),
+        ] {
+            match n {
+                Some(n) => sum.fetch_add(n, Ordering::Relaxed),
+                None => unreported.fetch_add(1, Ordering::Relaxed),
+            };
+        }
     }
 
     /// One item finished (success or failure) after `d`.
@@ -126,6 +136,8 @@ impl Counters {
             failures: self.failures.load(Ordering::Relaxed),
             prompt_tokens: self.prompt_tokens.load(Ordering::Relaxed),
             completion_tokens: self.completion_tokens.load(Ordering::Relaxed),
+            unreported_prompt_tokens: self.unreported_prompt_tokens.load(Ordering::Relaxed),
+            unreported_completion_tokens: self.unreported_completion_tokens.load(Ordering::Relaxed),
         }
     }
 }

@@ -282,9 +282,8 @@ impl<E: TextEndpoint> TemplatedRewardModel<E> {
                 raw
             )));
         }
-        let prompt_tokens = reply.prompt_tokens.unwrap_or(0);
-        self.client.add_usage(prompt_tokens, 0);
-        Ok(Score { value, tokens: TokenStats { input_tokens: prompt_tokens as usize, truncated_tokens: 0, output_tokens: 0 } })
+        self.client.add_usage(reply.prompt_tokens, Some(0));
+        Ok(Score { value, tokens: TokenStats { input_tokens: reply.prompt_tokens.unwrap_or(0) as usize, truncated_tokens: 0, output_tokens: 0 } })
     }
 }
 

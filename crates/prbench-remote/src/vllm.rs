@@ -153,8 +153,8 @@ impl VllmClassify {
         Ok(Value::Object(body))
     }
 
-    /// The score and prompt tokens of a reply.
-    fn read(&self, reply: ClassifyReply, item: &RmRequest) -> Result<(f32, u64), ModelError> {
+    /// The score and prompt tokens (when the reply counts them) of a reply.
+    fn read(&self, reply: ClassifyReply, item: &RmRequest) -> Result<(f32, Option<u64>), ModelError> {
         let what = format!("POST …{CLASSIFY_PATH} (example `{}`)", item.input.example_id);
         let [data] = <[ClassifyData; 1]>::try_from(reply.data)
             .map_err(|d| ModelError::Engine(format!("{what}: expected one result in `data`, got {}", d.len())))?;
@@ -163,14 +163,14 @@ impl VllmClassify {
             .map(|v| v as f32)
             .filter(|v| v.is_finite())
             .ok_or_else(|| ModelError::Engine(format!("{what}: output {index} is not a finite number")))?;
-        Ok((value, reply.usage.and_then(|u| u.prompt_tokens).unwrap_or(0)))
+        Ok((value, reply.usage.and_then(|u| u.prompt_tokens)))
     }
 
     async fn score_one(&self, item: &RmRequest) -> Result<Score, ModelError> {
         let reply: ClassifyReply = self.client.post_json(CLASSIFY_PATH, &self.body(item)?).await?;
         let (value, prompt_tokens) = self.read(reply, item)?;
-        self.client.add_usage(prompt_tokens, 0);
-        Ok(Score { value, tokens: TokenStats { input_tokens: prompt_tokens as usize, truncated_tokens: 0, output_tokens: 0 } })
+        self.client.add_usage(prompt_tokens, Some(0));
+        Ok(Score { value, tokens: TokenStats { input_tokens: prompt_tokens.unwrap_or(0) as usize, truncated_tokens: 0, output_tokens: 0 } })
     }
 }
 

@@ -80,13 +80,17 @@ pub fn render(sum: &Summary) -> String {
     }
     let _ = writeln!(s, "- dataset: `{}` ({}), sha256 `{}`", sum.dataset, sum.dataset_kind, short_hash(&sum.dataset_hash));
     let generated = if sum.output_tokens > 0 { format!(", {} generated", sum.output_tokens) } else { String::new() };
+    // A server that counts no tokens leaves every item's count at 0: say unknown, not 0.
+    let tokens = if sum.remote.is_some_and(|r| r.prompt_tokens.is_none()) {
+        "input tokens unknown (the server does not count them)".to_string()
+    } else {
+        format!("{}, {} of them cut by truncation", count(sum.input_tokens, "input token", "input tokens"), sum.truncated_tokens)
+    };
     let _ = writeln!(
         s,
-        "- seed {}, bootstrap {}; {}, {} of them cut by truncation{generated}; model wall time {:.1} s",
+        "- seed {}, bootstrap {}; {tokens}{generated}; model wall time {:.1} s",
         sum.seed,
         count(sum.bootstrap_resamples, "resample", "resamples"),
-        count(sum.input_tokens, "input token", "input tokens"),
-        sum.truncated_tokens,
         sum.wall_seconds
     );
     if let Some(c) = &sum.cache {
@@ -96,12 +100,11 @@ pub fn render(sum: &Summary) -> String {
     if let Some(r) = &sum.remote {
         let _ = writeln!(
             s,
-            "- remote: {} requests ({} retries), {}; server-reported usage {} prompt + {} completion tokens",
+            "- remote: {} requests ({} retries), {}; server-reported usage {}",
             r.requests,
             r.retries,
             count(r.failures, "call failed", "calls failed"),
-            r.prompt_tokens,
-            r.completion_tokens
+            r.usage_text()
         );
     }
     if let Some(p) = &sum.profile {
@@ -273,6 +276,25 @@ mod tests {
         assert!(flagged.contains("Data converted from `psoups`"));
         assert!(flagged.contains("| 4 | 100.0 | 4 | 25.0 | 87.5 |"), "{flagged}");
         assert!(flagged.contains("| `baseline:shorter` | answer only | 37.5 | 37.5 | [25.0, 87.5] | 0 |"), "{flagged}");
+    }
+
+    #[test]
+    fn token_counts_a_server_did_not_report_read_unknown_never_0() {
+        let with = |prompt_tokens: Option<u64>, completion_tokens: Option<u64>| {
+            let remote = crate::summary::RemoteCalls { requests: 26, retries: 2, failures: 0, prompt_tokens, completion_tokens };
+            render(&Summary { remote: Some(remote), input_tokens: 0, ..summary(false, "prb") })
+        };
+        // An OpenRLHF-style server: no prompt counts, and a reward model generates nothing.
+        let md = with(None, Some(0));
+        assert!(md.contains("- remote: 26 requests (2 retries), 0 calls failed; server-reported usage unknown prompt + 0 completion tokens\n"), "{md}");
+        assert!(md.contains("; input tokens unknown (the server does not count them); model wall time"), "{md}");
+        assert!(!md.contains("0 input tokens"), "{md}");
+        let md = with(Some(1234), Some(56));
+        assert!(md.contains("server-reported usage 1234 prompt + 56 completion tokens\n"), "{md}");
+        assert!(md.contains("; 0 input tokens, 0 of them cut by truncation; model wall time"), "{md}");
+        // Summaries written before the counts could be unknown still read.
+        let old: crate::summary::RemoteCalls = serde_json::from_str(r#"{"requests":1,"retries":0,"failures":0,"prompt_tokens":7,"completion_tokens":0}"#).unwrap();
+        assert_eq!((old.prompt_tokens, old.completion_tokens), (Some(7), Some(0)));
     }
 
     #[test]

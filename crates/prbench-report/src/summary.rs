@@ -257,8 +257,17 @@ pub struct RemoteCalls {
     pub retries: u64,
     /// Items that still failed after the last retry (error outcomes).
     pub failures: u64,
-    /// Prompt tokens the server reported.
-    pub prompt_tokens: u64,
-    /// Completion tokens the server reported.
-    pub completion_tokens: u64,
+    /// Prompt tokens the server reported; `None` (JSON `null`) when a reply of the run gave no
+    /// count (TEI, OpenRLHF and reward servers never do), so the total is unknown, never 0.
+    pub prompt_tokens: Option<u64>,
+    /// Completion tokens the server reported; `None` likewise (a chat server without `usage`).
+    pub completion_tokens: Option<u64>,
+}
+
+impl RemoteCalls {
+    /// `"N prompt + M completion tokens"`, each total `unknown` when the server did not report it.
+    pub fn usage_text(&self) -> String {
+        let n = |t: Option<u64>| t.map_or_else(|| "unknown".to_string(), |t| t.to_string());
+        format!("{} prompt + {} completion tokens", n(self.prompt_tokens), n(self.completion_tokens))
+    }
 }

@@ -212,3 +212,39 @@ fn an_unreachable_hub_is_named_as_such_not_as_an_invalid_spec() {
     assert!(!err.contains("invalid model spec"), "{err}");
     assert!(err.contains("could not be fetched from `hf:m`") && err.contains("hub could not be reached") && err.contains("--chat-template dir:PATH"), "{err}");
 }
+
+#[test]
+fn an_openrlhf_run_reports_its_prompt_tokens_as_unknown_not_0() {
+    let tmp = tempfile::tempdir().unwrap();
+    let template = model_dir(tmp.path());
+    let server = FaultServer::start(ServerConfig::default()).unwrap();
+    // OpenRLHF's reply has no token count; no --run-id, so the default id is used too.
+    let out = prbench(&["eval", "--data", &sample(), "--model", &format!("openrlhf:test/rm@{}", server.base_url()), "--chat-template", &template, "--quiet", "--bootstrap", "200"], tmp.path());
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let runs: Vec<String> = std::fs::read_dir(tmp.path().join("runs")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| !n.contains(".sqlite")).collect();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert!(runs[0].ends_with("-rm-none"), "the default run id names the model `test/rm`, not the URL: {}", runs[0]);
+    let run = tmp.path().join("runs").join(&runs[0]);
+    let summary = read_json(&run.join("summary.json"));
+    assert_eq!(summary["remote"]["requests"], 24, "{}", summary["remote"]);
+    assert!(summary["remote"]["prompt_tokens"].is_null(), "unknown, not 0: {}", summary["remote"]);
+    assert_eq!(summary["remote"]["completion_tokens"], 0, "a reward model generates nothing");
+    assert!(err.contains("24 requests, 0 retries, 0 calls failed; unknown prompt + 0 completion tokens"), "{err}");
+    let md = std::fs::read_to_string(run.join("summary.md")).unwrap();
+    assert!(md.contains("server-reported usage unknown prompt + 0 completion tokens") && md.contains("input tokens unknown (the server does not count them)"), "{md}");
+    assert!(!md.contains("0 input tokens"), "{md}");
+
+    // SGLang counts them (the fault server: one per whitespace-separated word of the text).
+    server.clear_log();
+    let out = prbench(&["eval", "--data", &sample(), "--model", &format!("sglang-classify:test/rm@{}", server.sglang_base()), "--chat-template", &template, "--run-id", "sg", "--quiet", "--bootstrap", "200"], tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let words: usize = server
+        .log()
+        .iter()
+        .filter(|r| !r.body.to_string().contains(prbench_remote::probe::PROBE_QUESTION))
+        .map(|r| r.body["text"].as_str().unwrap().split_whitespace().count())
+        .sum();
+    let summary = read_json(&tmp.path().join("runs/sg/summary.json"));
+    assert_eq!(summary["remote"]["prompt_tokens"].as_u64(), Some(words as u64), "{}", summary["remote"]);
+}

@@ -124,6 +124,25 @@ fn sglang_reports_the_servers_prompt_tokens() {
 }
 
 #[test]
+fn token_counts_a_server_does_not_report_are_counted_as_unreported_not_as_0() {
+    let server = FaultServer::start(ServerConfig::default()).unwrap();
+    let items: Vec<_> = (0..3).map(rm_req).collect();
+    // SGLang counts the words of each text (the fault server's rule): all reported.
+    let rm = SglangClassify::new("org/rm", vec![server.sglang_base()], renderer(), fast_opts(2)).unwrap();
+    rm.score(&items).unwrap();
+    let st = rm.call_stats().unwrap();
+    let words: u64 = (0..3).map(|i| expected_text(i, false).split_whitespace().count() as u64).sum();
+    assert_eq!((st.prompt_tokens, st.unreported_prompt_tokens, st.completion_tokens, st.unreported_completion_tokens), (words, 0, 0, 0));
+    // OpenRLHF and TEI give no count: three replies unreported, nothing summed.
+    for kind in ["openrlhf", "tei"] {
+        let rm = build(kind, vec![base(kind, &server)], fast_opts(2));
+        rm.score(&items).unwrap();
+        let st = rm.call_stats().unwrap();
+        assert_eq!((st.prompt_tokens, st.unreported_prompt_tokens, st.completion_tokens, st.unreported_completion_tokens), (0, 3, 0, 0), "{kind}");
+    }
+}
+
+#[test]
 fn every_transient_fault_is_retried_to_the_same_scores() {
     for case in CASES {
         let server = FaultServer::start(

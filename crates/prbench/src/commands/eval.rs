@@ -341,12 +341,11 @@ impl EvaluationReporter for Printer {
         }
         if let Some(r) = &result.summary.remote {
             eprintln!(
-                "prbench: remote: {} requests, {} retries, {}; {} prompt + {} completion tokens",
+                "prbench: remote: {} requests, {} retries, {}; {}",
                 r.requests,
                 r.retries,
                 count(r.failures, "call failed", "calls failed"),
-                r.prompt_tokens,
-                r.completion_tokens
+                r.usage_text()
             );
         }
         if let Some(w) = slot_balance_warning(&result.outcomes, result.summary.sample_per_subset.is_some(), result.summary.both_orders.is_some()) {
