@@ -260,7 +260,9 @@ impl OpenAiChat {
     /// rejects the request with a 4xx (unknown parameter) does not.
     ///
     /// # Errors
-    /// [`ModelError::Engine`] when the server cannot be reached (after the retries).
+    /// [`ModelError::Engine`] when the server cannot be reached (after the retries), saying to
+    /// check that it is up and that the URL is right; when it refuses the request with 401, 403
+    /// or 404.
     pub fn probe_logprobs(&self) -> Result<bool, ModelError> {
         let messages = json!([{ "role": "user", "content": "Reply with the letter A." }]);
         let s = Sampling { temperature: 0.0, top_p: 1.0, max_tokens: 1, seed: 0, top_logprobs: Some(2) };
@@ -284,6 +286,14 @@ impl OpenAiChat {
             ))),
             // Any other 4xx: the server does not take `logprobs` (an unknown parameter).
             Err(CallError { fatal_status: Some(s), .. }) if (400..500).contains(&s) => Ok(false),
+            // Nothing answered (refused, reset, timed out): the same "is the server up" error as
+            // the reward models' load-time checks.
+            Err(CallError { answered: false, message, .. }) => Err(crate::probe::did_not_answer(
+                "OpenAI-compatible server",
+                &self.client.urls().join(","),
+                &message,
+                "the base URL where `/chat/completions` hangs (usually ending in `/v1`, e.g. http://127.0.0.1:8080/v1 for `llama-server --port 8080`)",
+            )),
             Err(e) => Err(e.into()),
         }
     }

@@ -11,6 +11,10 @@
 //! that cannot be used. "Did not answer" is kept for requests that got no HTTP response at all
 //! (connection refused or reset, timeouts).
 //!
+//! The `openai:` judge's own test request ([`crate::OpenAiChat::probe_logprobs`]) words a server
+//! that did not answer with the same [`did_not_answer`], so every engine says "is the server up"
+//! alike; a 404 to a reward model's probe adds what it means ([`not_found_hint`]).
+//!
 //! Probe requests go through a client of that one URL (so the retries cannot move to another
 //! replica and a dead replica is named as such), built for the probe and dropped after it: they
 //! are not counted in the backend's [`prbench_models::RewardModel::call_stats`].
@@ -81,27 +85,42 @@ pub(crate) fn each_url(
 ) -> Result<(), ModelError> {
     for url in client.urls() {
         let one = RemoteClient::new(std::slice::from_ref(&url), client.options().clone())?;
-        let answered = |why: &str| {
-            ModelError::Engine(format!("{server} `{url}` answered a test request, but its answer cannot be used: {}", one.redact(&strip_engine_prefix(why))))
-        };
+        let answered = |why: &str| format!("{server} `{url}` answered a test request, but its answer cannot be used: {}", one.redact(&strip_engine_prefix(why)));
         match check(&one) {
             Ok(()) => {}
-            Err(ProbeFailure::NoAnswer(CallError { message, answered: true, .. })) => return Err(answered(&message)),
-            Err(ProbeFailure::NoAnswer(CallError { message, .. })) => {
-                return Err(ModelError::Engine(format!(
-                    "{server} `{url}` did not answer a test request: {message}. Check that the server is up and reachable at that URL, that the host and port are right, and that the URL is {root_hint}"
-                )))
+            Err(ProbeFailure::NoAnswer(CallError { message, answered: true, fatal_status: Some(404), .. })) => {
+                return Err(ModelError::Engine(format!("{}. {}", answered(&message), not_found_hint(root_hint))))
             }
+            Err(ProbeFailure::NoAnswer(CallError { message, answered: true, .. })) => return Err(ModelError::Engine(answered(&message))),
+            Err(ProbeFailure::NoAnswer(e)) => return Err(did_not_answer(server, &url, &e.message, root_hint)),
             Err(ProbeFailure::Unusable(e)) => {
                 let why = match e {
                     ModelError::Engine(m) => m,
                     other => other.to_string(),
                 };
-                return Err(answered(&why));
+                return Err(ModelError::Engine(answered(&why)));
             }
         }
     }
     Ok(())
+}
+
+/// The error of a load-time test request that got no HTTP answer at all (connection refused or
+/// reset, timeouts: [`CallError::answered`] false): the server and URL, the cause, and what to
+/// check. The one wording of "is the server up" for every engine (the reward models' probes
+/// and the `openai:` judge's), so the hint reads the same whichever engine a user starts with.
+/// `root_hint` says what the URL must point at.
+pub(crate) fn did_not_answer(server: &str, url: &str, cause: &str, root_hint: &str) -> ModelError {
+    ModelError::Engine(format!(
+        "{server} `{url}` did not answer a test request: {cause}. Check that the server is up and reachable at that URL, that the host and port are right, and that the URL is {root_hint}"
+    ))
+}
+
+/// What a 404 to a test request means: the server is up, but has no such path (a URL with an
+/// extra `/v1`, a server of another kind) or no such model (vLLM answers 404 for a model name it
+/// does not serve).
+pub(crate) fn not_found_hint(root_hint: &str) -> String {
+    format!("A 404 means the server is up but has no such path or no such model: check that the URL is {root_hint}, and that the model name is the one the server serves")
 }
 
 /// `text` without the `engine error: ` prefix a nested [`ModelError::Engine`] adds when it is

@@ -483,3 +483,24 @@ fn the_remote_summary_says_failed_without_claiming_retries_that_were_not_made() 
     let md = std::fs::read_to_string(tmp.path().join("runs/s/summary.md")).unwrap();
     assert!(md.contains(&format!("(0 retries), {failures} {calls};")) && !md.contains("after retries"), "{md}");
 }
+
+#[test]
+fn an_openai_judge_whose_server_is_down_says_to_check_that_it_is_up() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = format!("{}/v1", dead_url());
+    let model = format!("openai:m@{base}");
+    let data = sample();
+    // The logprob probe of the default verdict, and the test request a text-only judge now sends.
+    for extra in [&[][..], &["--verdict", "generate"][..]] {
+        let mut args = vec!["eval", "--data", &data, "--model", &model, "--run-id", "down", "--quiet", "--max-retries", "1"];
+        args.extend_from_slice(extra);
+        let out = prbench(&args, tmp.path());
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{extra:?}: {err}");
+        assert!(err.contains(&format!("connecting to `{model}`")), "{extra:?}: {err}");
+        assert!(err.contains(&format!("OpenAI-compatible server `{base}` did not answer a test request")) && err.contains("2 attempts, last: connection failed"), "{extra:?}: {err}");
+        // The reward models' wording, from the one place that words it.
+        assert!(err.contains("Check that the server is up and reachable at that URL, that the host and port are right, and that the URL is the base URL where `/chat/completions` hangs"), "{extra:?}: {err}");
+        assert!(!tmp.path().join("runs/down").exists(), "{extra:?}: no run folder for a server that is down");
+    }
+}

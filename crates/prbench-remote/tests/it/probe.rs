@@ -194,6 +194,22 @@ fn tei_label_index_refuses_a_label_name_several_ids_share() {
     assert_eq!(rm.score(&[rm_req(0)]).unwrap()[0].value, 0.25);
 }
 
+#[test]
+fn a_404_to_a_probe_says_the_path_or_the_model_is_wrong() {
+    let server = serve(|_| Reply::Raw(404, "Not Found".into(), vec![]));
+    let url = server.url.clone();
+    let err = OpenRlhfReward::new("rm", vec![url.clone()], renderer(), fast_opts(1)).unwrap().probe().unwrap_err();
+    assert_answered(&err, "`openrlhf:` server", &url, &["HTTP 404", "Not Found"]);
+    assert!(
+        err.to_string().contains("A 404 means the server is up but has no such path or no such model: check that the URL is the server's root (where `/get_reward` hangs"),
+        "{err}"
+    );
+    // Another refusal is not explained as a 404.
+    let server = serve(|_| Reply::Raw(400, "bad".into(), vec![]));
+    let err = OpenRlhfReward::new("rm", vec![server.url.clone()], renderer(), fast_opts(1)).unwrap().probe().unwrap_err().to_string();
+    assert!(err.contains("HTTP 400") && !err.contains("A 404 means"), "{err}");
+}
+
 /// A probe whose request reached the server says it answered (with the server's status and
 /// message), never "did not answer … check that the server is up", and says "engine error" once.
 fn assert_answered(err: &ModelError, server: &str, url: &str, has: &[&str]) {

@@ -174,6 +174,13 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
                     VerdictMode::Generate => VerdictSource::Text,
                 },
             };
+            // A judge that reads text only, or rates, sends no log-probability probe of its own:
+            // one test request still checks URL, model and key, so a dead or wrong URL stops
+            // here, with the same hint as for the other engines, not after a run of errors.
+            let rating = matches!(args.recipe.as_deref().map(JudgeRecipe::reader), Some(RecipeReader::Rating(_)));
+            if cfg.verdict != VerdictSource::Auto || rating {
+                chat.probe_logprobs().with_context(|| format!("connecting to `{text}`"))?;
+            }
             let reader = match args.recipe.as_deref().map(JudgeRecipe::reader) {
                 Some(RecipeReader::Rating(rating)) => return Ok(Loaded::Judge(Box::new(RatingJudge::new(chat, args.max_new_tokens, *rating)))),
                 Some(RecipeReader::Pairwise(reader)) => reader.clone(),
