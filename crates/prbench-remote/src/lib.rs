@@ -57,7 +57,7 @@ pub use reward_server::RewardServer;
 pub use openrlhf::OpenRlhfReward;
 pub use sglang::SglangClassify;
 pub use tei::TeiPredict;
-pub use templated::{ChatRenderer, TemplatedRewardModel, TextEndpoint};
+pub use templated::{ChatRenderer, RenderedRewardModel, TemplatedRewardModel, TextEndpoint, TextPreflight};
 pub use vllm::VllmClassify;
 
 /// What names a served model in cache keys and manifests: `MODEL @ URL,URL` with the replica

@@ -31,6 +31,7 @@ impl TextEndpoint for OpenRlhfEndpoint {
     const PATH: &'static str = "/get_reward";
     const STRIP_BOS: bool = false;
     const LABEL_INDEX: bool = false;
+    const SERVER_SIDE: &'static str = "OpenRLHF tokenizes it as it is (`add_special_tokens=False`) and silently cuts it to its `--data.max_len` tokens (default 2048); it reports no count";
 
     /// `{"query": [TEXT]}`.
     fn body(text: &str) -> Value {

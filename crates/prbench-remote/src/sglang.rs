@@ -34,6 +34,7 @@ impl TextEndpoint for SglangEndpoint {
     const PATH: &'static str = "/classify";
     const STRIP_BOS: bool = true;
     const LABEL_INDEX: bool = true;
+    const SERVER_SIDE: &'static str = "SGLang tokenizes it adding the tokenizer's special tokens, and reports the count per reply";
 
     /// `{"text": TEXT}`.
     fn body(text: &str) -> Value {

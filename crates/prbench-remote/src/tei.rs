@@ -46,6 +46,7 @@ impl TextEndpoint for TeiEndpoint {
     const STRIP_BOS: bool = true;
     const LABEL_INDEX: bool = true;
     const LABELS_PATH: Option<&'static str> = Some("/info");
+    const SERVER_SIDE: &'static str = "TEI tokenizes it adding the tokenizer's special tokens and refuses a text over the model's limit (`truncate: false`), which fails that item";
 
     /// `{"inputs": TEXT, "raw_scores": true, "truncate": false}`.
     fn body(text: &str) -> Value {

@@ -85,6 +85,9 @@ pub trait TextEndpoint: Debug + Send + Sync + 'static {
     /// For an engine that replies with [`Outputs::ByLabel`]: the `GET` path whose reply maps
     /// label ids to label names ([`TextEndpoint::label_name`]).
     const LABELS_PATH: Option<&'static str> = None;
+    /// What the server does with the text it gets (tokenization, truncation), in words, for the
+    /// preflight ([`TextPreflight`]): the part of the model's view prbench cannot show.
+    const SERVER_SIDE: &'static str = "the server tokenizes the text";
 
     /// The request body scoring one text.
     fn body(text: &str) -> Value;
@@ -107,6 +110,69 @@ pub trait TextEndpoint: Debug + Send + Sync + 'static {
     /// Engine-specific settings recorded next to the common ones (e.g. `raw_scores`).
     fn settings() -> Value {
         json!({})
+    }
+}
+
+/// What `prbench eval --preflight` shows for one input of a reward model whose server takes
+/// rendered text: the exact text sent, where its template came from and what happened to the
+/// template's BOS. The tokens are the server's to count, so none are shown. `Display` gives the
+/// report, text first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextPreflight {
+    /// The text sent to the server, byte for byte.
+    pub text: String,
+    /// Where the chat template came from ([`ChatRenderer::origin`]).
+    pub template_origin: String,
+    /// The template's `bos_token` string (empty when it has none).
+    pub bos_token: String,
+    /// The rendering started with `bos_token` and it was dropped before sending, because the
+    /// server's tokenizer adds its own.
+    pub bos_dropped: bool,
+    /// What the server does with the text ([`TextEndpoint::SERVER_SIDE`]).
+    pub server_side: &'static str,
+}
+
+impl std::fmt::Display for TextPreflight {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let bos = if self.bos_token.is_empty() {
+            "the template has no BOS token".to_string()
+        } else if self.bos_dropped {
+            format!("the template's `{}` dropped before sending (the server adds its own)", self.bos_token)
+        } else if self.text.starts_with(&self.bos_token) {
+            format!("`{}` sent as the template wrote it", self.bos_token)
+        } else {
+            format!("the template wrote no `{}` here", self.bos_token)
+        };
+        writeln!(f, "----- text sent to the server (rendered here with the chat template of {}) -----", self.template_origin)?;
+        writeln!(f, "{}", self.text)?;
+        writeln!(f, "-----")?;
+        write!(f, "characters: {}; BOS: {bos}; tokens: counted by the server, not here: {}", self.text.chars().count(), self.server_side)
+    }
+}
+
+/// A reward model whose conversations prbench renders to text before sending
+/// (`sglang-classify:`, `tei:`, `openrlhf:`), whatever its engine: it scores like any reward
+/// model, and shows the exact text an item sends ([`TextPreflight`]) for `prbench eval
+/// --preflight`.
+pub trait RenderedRewardModel: RewardModel {
+    /// The text `item` would send, and how it was made. Sends nothing.
+    ///
+    /// # Errors
+    /// [`ModelError::Template`] when the template fails to render the item.
+    fn preflight(&self, item: &RmRequest) -> Result<TextPreflight, ModelError>;
+}
+
+impl<E: TextEndpoint> RenderedRewardModel for TemplatedRewardModel<E> {
+    fn preflight(&self, item: &RmRequest) -> Result<TextPreflight, ModelError> {
+        let rendered = self.renderer.render(&item.prompt, false)?;
+        let text = self.text_for(item)?;
+        Ok(TextPreflight {
+            bos_dropped: text.len() < rendered.len(),
+            text,
+            template_origin: self.renderer.origin().to_string(),
+            bos_token: self.renderer.template().bos_token().to_string(),
+            server_side: E::SERVER_SIDE,
+        })
     }
 }
 

@@ -213,6 +213,63 @@ fn an_unreachable_hub_is_named_as_such_not_as_an_invalid_spec() {
     assert!(err.contains("could not be fetched from `hf:m`") && err.contains("hub could not be reached") && err.contains("--chat-template dir:PATH"), "{err}");
 }
 
+/// The text block a rendered-RM preflight printed for its first condition.
+fn preflight_text(stderr: &str) -> String {
+    let (_, rest) = stderr.split_once("-----\n").unwrap_or_else(|| panic!("no preflight text in {stderr}"));
+    let (text, _) = rest.split_once("\n-----\n").unwrap_or_else(|| panic!("unterminated preflight text in {stderr}"));
+    text.to_string()
+}
+
+#[test]
+fn preflight_shows_the_exact_text_each_rendering_engine_sends_without_contacting_the_server() {
+    let tmp = tempfile::tempdir().unwrap();
+    let template = model_dir(tmp.path());
+    let server = FaultServer::start(ServerConfig::default()).unwrap();
+    for (kind, base, keeps_bos) in [("sglang-classify", server.sglang_base(), false), ("tei", server.base_url(), false), ("openrlhf", server.base_url(), true)] {
+        let model = format!("{kind}:test/rm@{base}");
+        // --preflight: the view, then a stop, with nothing sent and no run folder.
+        server.clear_log();
+        let runs = tmp.path().join(format!("preflight-{kind}"));
+        let runs_arg = runs.display().to_string();
+        let out = prbench(&["eval", "--data", &sample(), "--model", &model, "--chat-template", &template, "--condition", "none,oracle", "--preflight", "--quiet", "--out", &runs_arg], tmp.path());
+        let err = text(&out.stderr);
+        assert!(out.status.success(), "{model}: {err}");
+        assert!(server.log().is_empty(), "{model}: --preflight sends nothing: {:?}", server.log());
+        assert!(!runs.exists(), "{model}: --preflight writes no run folder");
+        assert!(err.contains("prbench: --preflight: stopping before scoring (the server was not contacted)"), "{model}: {err}");
+        for condition in ["none", "oracle"] {
+            assert!(err.contains(&format!("prbench preflight: condition `{condition}`, example `sample-art-01` (chosen answer)")), "{model}: {err}");
+        }
+        assert!(err.contains("(rendered here with the chat template of dir:"), "{model}: {err}");
+        let shown = preflight_text(&err);
+        assert!(err.contains(&format!("characters: {};", shown.chars().count())), "{model}: {err}");
+        if keeps_bos {
+            assert!(shown.starts_with("<s><|user|>\n") && err.contains("BOS: `<s>` sent as the template wrote it"), "{model}: {err}");
+        } else {
+            assert!(shown.starts_with("<|user|>\n") && err.contains("BOS: the template's `<s>` dropped before sending (the server adds its own)"), "{model}: {err}");
+        }
+
+        // A real run prints the same view first, and the server then receives exactly that text
+        // for the first example's chosen answer under `none`.
+        let id = format!("pf-{kind}");
+        let out = prbench(&["eval", "--data", &sample(), "--model", &model, "--chat-template", &template, "--run-id", &id, "--quiet", "--bootstrap", "200", "--limit", "1"], tmp.path());
+        let err = text(&out.stderr);
+        assert!(out.status.success(), "{model}: {err}");
+        assert_eq!(preflight_text(&err), shown, "{model}: the run's preflight is --preflight's");
+        let sent: Vec<String> = server
+            .log()
+            .iter()
+            .filter_map(|r| match kind {
+                "sglang-classify" => r.body["text"].as_str(),
+                "tei" => r.body["inputs"].as_str(),
+                _ => r.body["query"][0].as_str(),
+            })
+            .map(str::to_string)
+            .collect();
+        assert!(sent.contains(&shown), "{model}: the preflight text is what the server got; sent: {sent:#?}");
+    }
+}
+
 #[test]
 fn an_openrlhf_run_reports_its_prompt_tokens_as_unknown_not_0() {
     let tmp = tempfile::tempdir().unwrap();

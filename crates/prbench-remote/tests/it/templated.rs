@@ -7,7 +7,7 @@ use std::time::Duration;
 use prbench_fault_server::{Fault, FaultRule, FaultServer, ServerConfig};
 use prbench_models::chat_template::ChatTemplate;
 use prbench_models::RewardModel;
-use prbench_remote::{ChatRenderer, OpenRlhfReward, RemoteOptions, SglangClassify, TeiPredict, TemplatedRewardModel, TextEndpoint};
+use prbench_remote::{ChatRenderer, OpenRlhfReward, RemoteOptions, RenderedRewardModel, SglangClassify, TeiPredict, TemplatedRewardModel, TextEndpoint};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -63,7 +63,7 @@ fn base(kind: &str, server: &FaultServer) -> String {
     }
 }
 
-fn build(kind: &str, urls: Vec<String>, opts: RemoteOptions) -> Box<dyn RewardModel> {
+fn build(kind: &str, urls: Vec<String>, opts: RemoteOptions) -> Box<dyn RenderedRewardModel> {
     match kind {
         "sglang-classify" => Box::new(SglangClassify::new("org/rm", urls, renderer(), opts).unwrap()),
         "tei" => Box::new(TeiPredict::new("org/rm", urls, renderer(), opts).unwrap()),
@@ -139,6 +139,27 @@ fn token_counts_a_server_does_not_report_are_counted_as_unreported_not_as_0() {
         rm.score(&items).unwrap();
         let st = rm.call_stats().unwrap();
         assert_eq!((st.prompt_tokens, st.unreported_prompt_tokens, st.completion_tokens, st.unreported_completion_tokens), (0, 3, 0, 0), "{kind}");
+    }
+}
+
+#[test]
+fn the_preflight_view_is_the_text_sent_and_says_what_became_of_the_bos() {
+    let server = FaultServer::start(ServerConfig::default()).unwrap();
+    for case in CASES {
+        let rm = build(case.kind, vec![base(case.kind, &server)], fast_opts(1));
+        let view = rm.preflight(&rm_req(2)).unwrap();
+        assert!(server.log().is_empty(), "{}: the preflight sends nothing", case.kind);
+        assert_eq!(view.text, expected_text(2, case.with_bos), "{}", case.kind);
+        assert_eq!((view.bos_token.as_str(), view.bos_dropped, view.template_origin.as_str()), ("<s>", !case.with_bos, "dir:/test/rm"), "{}", case.kind);
+        let shown = view.to_string();
+        assert!(shown.starts_with("----- text sent to the server (rendered here with the chat template of dir:/test/rm) -----\n"), "{shown}");
+        assert!(shown.contains(&format!("\n{}\n-----\ncharacters: {};", view.text, expected_text(2, case.with_bos).chars().count())), "{shown}");
+        let bos = if case.with_bos { "BOS: `<s>` sent as the template wrote it" } else { "BOS: the template's `<s>` dropped before sending (the server adds its own)" };
+        assert!(shown.contains(bos), "{}: {shown}", case.kind);
+        // The view is what an item sends.
+        rm.score(&[rm_req(2)]).unwrap();
+        assert_eq!(sent_text(case.kind, &server.log()[0].body), view.text, "{}", case.kind);
+        server.clear_log();
     }
 }
 

@@ -429,9 +429,11 @@ pub struct EvalArgs {
     /// the backend failed on, is resumed from the cache; other settings are refused.
     #[arg(long)]
     pub run_id: Option<String>,
-    /// Scalar reward models: render the first example of each condition, print the text, token
-    /// count, BOS count and where truncation would cut, and stop before scoring. (A shorter
-    /// preflight is printed at the start of every scalar-RM run.)
+    /// Scalar reward models: render the first example of each condition, print the model's view
+    /// of it and stop before scoring. `hf:`/`dir:`: the text decoded from the token ids, token
+    /// count, BOS count and where truncation would cut; `sglang-classify:`/`tei:`/`openrlhf:`: the
+    /// exact text sent and what became of the template's BOS, without contacting the server. (The
+    /// same preflight is printed at the start of every such run.)
     #[arg(long)]
     pub preflight: bool,
     /// Scalar reward model flags.

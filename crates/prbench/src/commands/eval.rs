@@ -8,7 +8,6 @@ use std::sync::Arc;
 use prbench_candle::bt::pair_sha256;
 use prbench_candle::pal::pipeline::prepare_eval_users;
 use prbench_candle::pal::PalRewardModel;
-use prbench_candle::reward::SeqClsRewardModel;
 use prbench_data::load::load;
 use prbench_data::Dataset;
 use prbench_eval::condition::{Condition, ConditionInputs};
@@ -79,11 +78,20 @@ pub(crate) fn prepare_pal(rm: &mut PalRewardModel, data: &str, subset: &[String]
     Ok(())
 }
 
-/// Renders and tokenizes the first example under each condition, so a template or tokenizer
-/// problem stops the run before any scoring, and prints the model's exact view of it to
-/// stderr (PROTOCOL.md §3), `--quiet` or not: it is what makes a scalar-RM run trustworthy.
+/// Whether `model` has a preflight view: a local sequence-classification RM, or a served one
+/// whose conversations prbench renders.
+fn has_preflight(model: &Loaded) -> bool {
+    matches!(model, Loaded::SeqCls(_) | Loaded::Rendered(_))
+}
+
+/// Renders (and for a local model tokenizes) the first example under each condition, so a
+/// template or tokenizer problem stops the run before any scoring, and prints the model's exact
+/// view of it to stderr (PROTOCOL.md §3), `--quiet` or not: it is what makes a scalar-RM run
+/// trustworthy. A local sequence-classification RM shows the decoded token ids and their
+/// counts; a served RM whose server takes rendered text shows the exact text sent. Other models
+/// have no such view and print nothing.
 fn preflight(
-    rm: &SeqClsRewardModel,
+    model: &Loaded,
     examples: &[prbench_data::Example],
     conditions: &[Condition],
     inputs: &Arc<ConditionInputs>,
@@ -101,6 +109,16 @@ fn preflight(
             inputs: inputs.clone(),
         };
         let req = rm_request(ex, &ex.chosen, &opts, &prompts, None)?;
+        let rm = match model {
+            Loaded::SeqCls(rm) => rm,
+            Loaded::Rendered(rm) => {
+                let view = rm.preflight(&req).with_context(|| format!("preflight of example `{}` under `{condition}`", ex.id))?;
+                eprintln!("prbench preflight: condition `{condition}`, example `{}` (chosen answer)", ex.id);
+                eprintln!("{view}");
+                continue;
+            }
+            _ => return Ok(()),
+        };
         let p = match rm.preflight(&req) {
             Ok(p) => p,
             // An input that cannot fit is that item's error in a run (counted, never scored);
@@ -151,8 +169,14 @@ fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition], reci
     if args.scalar.label_index.is_some() && !(is_seqcls || takes_label) {
         bail!("--label-index applies to sequence-classification reward models (`hf:`, `dir:`, `vllm-classify:`, `sglang-classify:`, `tei:`), not `{}`", args.model.as_deref().unwrap_or("the default judge"));
     }
+    if args.preflight && !is_seqcls && !matches!(spec, ModelSpec::Templated { .. }) {
+        bail!(
+            "--preflight applies to sequence-classification reward models (`hf:`, `dir:`) and to served ones whose conversations prbench renders (`sglang-classify:`, `tei:`, `openrlhf:`), not `{}`",
+            args.model.as_deref().unwrap_or("the default judge")
+        );
+    }
     if !is_seqcls {
-        for (flag, given) in [("--preflight", args.preflight), ("--max-length", args.scalar.max_length.is_some()), ("--rm-batch", args.scalar.rm_batch.is_some())] {
+        for (flag, given) in [("--max-length", args.scalar.max_length.is_some()), ("--rm-batch", args.scalar.rm_batch.is_some())] {
             if given {
                 bail!("{flag} applies to sequence-classification reward models (`hf:` or `dir:`), not `{}`", args.model.as_deref().unwrap_or("the default judge"));
             }
@@ -413,10 +437,11 @@ pub fn run(args: EvalArgs) -> Result<()> {
     }
     let printer = Printer { bar: Bar::new(args.quiet), json: args.json };
     let prepared = eval.prepare(&CliEngines { remote: &args.remote }, &printer)?;
-    if let Loaded::SeqCls(rm) = &model {
-        preflight(rm, eval.examples(), &conditions, prepared.inputs(), &args)?;
+    if has_preflight(&model) {
+        preflight(&model, eval.examples(), &conditions, prepared.inputs(), &args)?;
         if args.preflight {
-            eprintln!("prbench: --preflight: stopping before scoring");
+            let untouched = if matches!(model, Loaded::Rendered(_)) { " (the server was not contacted)" } else { "" };
+            eprintln!("prbench: --preflight: stopping before scoring{untouched}");
             return Ok(());
         }
     }

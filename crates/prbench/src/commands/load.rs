@@ -22,7 +22,7 @@ use prbench_models::judge::{GenerateJudge, LogprobJudge, RatingJudge};
 use prbench_models::verdict_reader::VerdictReader;
 use prbench_models::spec::{ModelSpec, TextEngine};
 use prbench_models::{Judge, RewardModel};
-use prbench_remote::{ChatRenderer, JudgeConfig, OpenAiChat, OpenAiJudge, OpenRlhfReward, RemoteOptions, RewardServer, SglangClassify, TeiPredict, TemplatedRewardModel, TextEndpoint, VerdictSource, VllmClassify};
+use prbench_remote::{ChatRenderer, JudgeConfig, OpenAiChat, OpenAiJudge, OpenRlhfReward, RemoteOptions, RenderedRewardModel, RewardServer, SglangClassify, TeiPredict, TemplatedRewardModel, TextEndpoint, VerdictSource, VllmClassify};
 
 use crate::cli::{EvalArgs, RemoteArgs, ScalarRmArgs, VerdictMode};
 
@@ -43,6 +43,9 @@ pub(crate) struct LoadSettings<'a> {
     /// The judge recipe of a `gguf:` or `openai:` judge (`None`: prbench's own prompt and
     /// `Result:` reader).
     pub recipe: Option<Arc<JudgeRecipe>>,
+    /// `eval --preflight`: the run stops before scoring, so a served RM whose conversations
+    /// prbench renders is not probed (its preflight is local: the text it would send).
+    pub preflight: bool,
 }
 
 impl<'a> LoadSettings<'a> {
@@ -56,6 +59,7 @@ impl<'a> LoadSettings<'a> {
             remote: &args.remote,
             scalar: args.scalar.clone(),
             recipe: None,
+            preflight: args.preflight,
         }
     }
 
@@ -63,7 +67,7 @@ impl<'a> LoadSettings<'a> {
     /// `serve-reward`, `bench serve`): judge flags do not apply, so the verdict mode and the
     /// new-token budget are left at inert values.
     pub(crate) fn for_reward_model(seed: u64, conditions: Vec<Condition>, remote: &'a RemoteArgs, scalar: &ScalarRmArgs) -> Self {
-        LoadSettings { verdict: VerdictMode::Logprob, max_new_tokens: 0, seed, conditions, remote, scalar: scalar.clone(), recipe: None }
+        LoadSettings { verdict: VerdictMode::Logprob, max_new_tokens: 0, seed, conditions, remote, scalar: scalar.clone(), recipe: None, preflight: false }
     }
 }
 
@@ -78,6 +82,9 @@ pub(crate) enum Loaded {
     /// A PAL model: scored like any RM, plus the leak check and few-shot adaptation of the
     /// evaluated users it was not trained on.
     Pal(Box<PalRewardModel>),
+    /// A served RM whose conversations prbench renders (`sglang-classify:`, `tei:`,
+    /// `openrlhf:`): scored like any RM, plus a preflight view of the text it sends.
+    Rendered(Box<dyn RenderedRewardModel>),
 }
 
 impl Loaded {
@@ -89,6 +96,7 @@ impl Loaded {
             Loaded::SeqCls(r) => Backend::RewardModel(r.as_ref()),
             Loaded::Bt(r) => Backend::RewardModel(r.as_ref()),
             Loaded::Pal(r) => Backend::RewardModel(r.as_ref()),
+            Loaded::Rendered(r) => Backend::RewardModel(r.as_ref()),
         }
     }
 
@@ -100,6 +108,7 @@ impl Loaded {
             Loaded::SeqCls(r) => Ok(r),
             Loaded::Bt(r) => Ok(r),
             Loaded::Pal(r) => Ok(r),
+            Loaded::Rendered(r) => Ok(r),
             Loaded::Judge(j) => Err(not_pointwise(&j.identity().spec)),
         }
     }
@@ -205,12 +214,12 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
         ModelSpec::Templated { engine, model, base_urls } => {
             let renderer = chat_renderer(text, &model, args.remote.chat_template.as_deref())?;
             let opts = remote_options(args.remote)?;
-            let rm: Box<dyn RewardModel> = match engine {
+            let rm: Box<dyn RenderedRewardModel> = match engine {
                 TextEngine::Sglang => Box::new(templated(SglangClassify::new(&model, base_urls, renderer, opts)?.with_spec(text), text, args)?),
                 TextEngine::Tei => Box::new(templated(TeiPredict::new(&model, base_urls, renderer, opts)?.with_spec(text), text, args)?),
                 TextEngine::OpenRlhf => Box::new(templated(OpenRlhfReward::new(&model, base_urls, renderer, opts)?.with_spec(text), text, args)?),
             };
-            Ok(Loaded::RewardModel(rm))
+            Ok(Loaded::Rendered(rm))
         }
         ModelSpec::RewardServer(urls) => {
             let rm = RewardServer::new(urls, remote_options(args.remote)?)?.with_spec(text);
@@ -222,12 +231,15 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
 }
 
 /// A `sglang-classify:`/`tei:`/`openrlhf:` model with `--label-index` applied, probed: a dead or
-/// wrong URL stops the load (and TEI's label names are read).
+/// wrong URL stops the load (and TEI's label names are read). Under `--preflight` nothing is
+/// sent: the preflight shows the rendered text, which needs no server.
 fn templated<E: TextEndpoint>(mut rm: TemplatedRewardModel<E>, text: &str, args: &LoadSettings<'_>) -> Result<TemplatedRewardModel<E>> {
     if let Some(i) = args.scalar.label_index {
         rm = rm.with_label_index(i)?;
     }
-    rm.probe().with_context(|| format!("connecting to `{text}`"))?;
+    if !args.preflight {
+        rm.probe().with_context(|| format!("connecting to `{text}`"))?;
+    }
     Ok(rm)
 }
 
