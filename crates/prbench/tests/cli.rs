@@ -82,7 +82,34 @@ fn unknown_condition_and_model_are_clear_errors() {
     assert!(text(&out.stderr).contains("`planner`"), "the message lists the valid names: {}", text(&out.stderr));
     let out = prbench(&["eval", "--data", &sample(), "--model", "gguf:/nonexistent.gguf"], tmp.path());
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("scripts/fetch-models.sh"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("scripts/setup.sh"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_path_spec_starting_with_tilde_is_read_from_home_and_a_missing_gguf_names_setup() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let eval = |model: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_prbench"))
+            .args(["eval", "--data", &sample(), "--model", model, "--quiet"])
+            .env("HOME", &home)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap()
+    };
+    let out = eval("gguf:~/models/absent.gguf");
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("model file `{}` not found; run `scripts/setup.sh`", home.join("models/absent.gguf").display())), "{err}");
+    assert!(!err.contains("fetch-models"), "{err}");
+    // `dir:`, `bt:` and `pal:` read from $HOME the same way: the folder named is the expanded one.
+    for (kind, named) in [("dir", "is not a directory"), ("bt", ""), ("pal", "")] {
+        let out = eval(&format!("{kind}:~/nothing-here"));
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{kind}: {err}");
+        assert!(err.contains(&home.join("nothing-here").display().to_string()) && err.contains(named), "{kind}: {err}");
+    }
 }
 
 #[test]

@@ -139,7 +139,7 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
             }
             if !path.is_file() {
                 bail!(
-                    "model file `{}` not found; run `scripts/fetch-models.sh` to fetch the default model, or pass --model gguf:PATH",
+                    "model file `{}` not found; run `scripts/setup.sh` to fetch the default models, or pass --model gguf:PATH",
                     path.display()
                 );
             }
@@ -251,7 +251,7 @@ fn chat_renderer(text: &str, model: &str, flag: Option<&str>) -> Result<ChatRend
     let source = flag.map_or_else(|| format!("hf:{model}"), str::to_string);
     let hint = "give the template with `--chat-template dir:PATH` (a directory holding chat_template.jinja or a tokenizer_config.json with `chat_template`) or `--chat-template hf:ORG/NAME[@REV]`";
     let (dir, origin) = if let Some(path) = source.strip_prefix("dir:").filter(|p| !p.is_empty()) {
-        let dir = std::path::PathBuf::from(path);
+        let dir = prbench_models::spec::expand_home(path).map_err(|e| anyhow::anyhow!("--chat-template `{source}`: {e}"))?;
         if !dir.exists() {
             bail!("--chat-template `{source}`: folder `{path}` does not exist; {hint}");
         }
