@@ -485,6 +485,23 @@ fn the_remote_summary_says_failed_without_claiming_retries_that_were_not_made() 
 }
 
 #[test]
+fn a_reward_server_root_given_with_v1_is_refused_before_any_request_with_the_spec_to_type() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = FaultServer::start(ServerConfig::default()).unwrap();
+    let root = server.base_url();
+    for kind in ["vllm-classify", "sglang-classify", "tei", "openrlhf"] {
+        let model = format!("{kind}:org/rm@{root}/v1");
+        let out = prbench(&["eval", "--data", &sample(), "--model", &model, "--quiet"], tmp.path());
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{model}: {err}");
+        assert!(err.contains(&format!("`{root}/v1` ends in `/v1`, but `{kind}:` takes the server's root")), "{model}: {err}");
+        assert!(err.contains(&format!("use `{kind}:org/rm@{root}`")), "{model}: {err}");
+    }
+    assert_eq!(server.requests(), 0, "refused before any request");
+    assert!(!tmp.path().join("runs").exists());
+}
+
+#[test]
 fn an_openai_judge_whose_server_is_down_says_to_check_that_it_is_up() {
     let tmp = tempfile::tempdir().unwrap();
     let base = format!("{}/v1", dead_url());
