@@ -17,12 +17,14 @@ pub enum BuildError {
     /// The input cannot be built from (no rows, an example without ranked posts, …).
     #[error("{0}")]
     Input(String),
-    /// A file of the build folder could not be written or read.
-    #[error("`{path}`: {cause}")]
+    /// A file of the build folder could not be written or read. The message names the file;
+    /// the I/O error is the cause (printed once, as the cause).
+    #[error("cannot read or write `{path}`")]
     Io {
         /// The file.
         path: String,
         /// What went wrong.
+        #[source]
         cause: std::io::Error,
     },
     /// A backend returned the wrong number of results for a batch.

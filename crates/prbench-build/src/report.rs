@@ -169,7 +169,7 @@ pub fn render(m: &BuildManifest, input: &ReportInput<'_>) -> String {
     out.push_str(&format!("- generator: `{}` ({})\n", m.generator.spec, m.generator.engine));
     match &m.judge {
         Some(j) => out.push_str(&format!("- audit judge: `{}` ({})\n", j.spec, j.engine)),
-        None => out.push_str("- audit: skipped (`--skip-audit`): the pairs are exported unfiltered\n"),
+        None => out.push_str(&format!("- audit: skipped (`--skip-audit`): {}\n", crate::settings::SKIP_AUDIT_RULE)),
     }
     out.push_str(&format!("- profile ranking: {}; top {} posts shown\n", m.retriever, m.settings.k_posts));
     out.push_str(&format!(

@@ -2,6 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
+/// What skipping the audit (`--skip-audit`) keeps, in the words the command's help, the
+/// dataset card, the build report and the README all use (the filter's `pre_audit` is the
+/// code it describes).
+pub const SKIP_AUDIT_RULE: &str = "only pairs with a failed, empty or truncated answer, or with two identical answers, are dropped; the word limit (--max-words), the length ratio (--max-length-ratio) and the audit's checks are not applied";
+
 /// Everything that decides what a build generates and keeps. Recorded in `build.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BuildSettings {
@@ -31,8 +36,7 @@ pub struct BuildSettings {
     /// Keep a pair only if the longer answer has at most this many times the words of the
     /// shorter. Default 1.5.
     pub max_length_ratio: f64,
-    /// Skip the audit: export every pair whose two answers are usable (not failed, empty or
-    /// truncated), without the audit's or the length filters; the card says so.
+    /// Skip the audit: [`SKIP_AUDIT_RULE`]; the card says so.
     pub skip_audit: bool,
     /// Requests per backend call (progress is reported after each call). Default 8.
     pub batch: usize,

@@ -292,7 +292,24 @@ fn skip_audit_exports_usable_pairs_unfiltered_and_says_so() {
     let kept: Vec<&str> = outcome.decisions.iter().filter(|d| d.kept).map(|d| d.example_id.as_str()).collect();
     assert_eq!(kept, ["a1", "a2", "s1", "s2"], "empty and truncated answers are never exported");
     let card = std::fs::read_to_string(tmp.path().join(CARD_FILE)).unwrap();
-    assert!(card.contains("**Not audited and not filtered**"), "{card}");
+    assert!(card.contains("**Not audited**"), "{card}");
+}
+
+#[test]
+fn skip_audit_card_and_report_state_the_rule_the_help_and_readme_state() {
+    let data = dataset();
+    let ranked = ranked(&data);
+    let (gen, judge) = (Fake::new("gen"), Fake::new("judge"));
+    let tmp = tempfile::tempdir().unwrap();
+    let outcome = run(&build(&data, &ranked, &gen, &judge, tmp.path(), None, BuildSettings { skip_audit: true, ..settings() }), &Silent).unwrap();
+    let card = std::fs::read_to_string(tmp.path().join(CARD_FILE)).unwrap();
+    let rule = prbench_build::settings::SKIP_AUDIT_RULE;
+    assert!(card.contains(rule), "{card}");
+    assert!(outcome.report.contains(&format!("- audit: skipped (`--skip-audit`): {rule}")), "{}", outcome.report);
+    // "not filtered" or "unfiltered" would contradict the rule: identical answers are dropped.
+    for text in [&card, &outcome.report] {
+        assert!(!text.contains("unfiltered") && !text.contains("not filtered"), "{text}");
+    }
 }
 
 #[test]

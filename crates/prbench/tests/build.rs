@@ -163,3 +163,102 @@ fn bad_input_is_refused_naming_file_row_and_field_and_a_previous_build_is_kept()
     assert_eq!(server.requests(), requests, "refused before any call");
     assert_eq!(std::fs::read(&parquet).unwrap(), before, "the previous build is untouched");
 }
+
+#[test]
+fn a_bad_generator_judge_or_retriever_is_refused_before_any_folder_is_made_or_model_loads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = server(0);
+    let model = format!("openai:fault-model@{}", server.openai_base());
+    let data = sample();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--generator", "foo"], "--generator `foo` names no generator"),
+        (vec!["--generator", "gguf:/no/such/model.gguf"], "generator model file `/no/such/model.gguf` not found"),
+        (vec!["--generator", "baseline:longer"], "--generator `baseline:longer` is not a generator"),
+        // The judge and the retriever are checked before the generator loads: the fault server
+        // (the generator) sees no request, not even its start-up probe.
+        (vec!["--generator", &model, "--judge", "gguf:/no/such/judge.gguf"], "audit judge model file `/no/such/judge.gguf` not found"),
+        (vec!["--generator", &model, "--judge", "bogus"], "--judge `bogus` names no generator"),
+        (vec!["--generator", &model, "--retriever", "bogus"], "unknown retriever `bogus`"),
+        (vec!["--generator", &model, "--retriever", "dense:/no/such/embedder"], "--retriever dense:/no/such/embedder"),
+    ];
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for (flags, says) in &cases {
+        for out in ["fresh", "empty"] {
+            let mut args = vec!["build", "--data", &data, "--out", out, "--quiet"];
+            args.extend_from_slice(flags);
+            let o = prbench(&args, tmp.path());
+            let e = text(&o.stderr);
+            assert!(!o.status.success(), "{args:?} succeeded");
+            assert!(e.contains(says), "{flags:?}: {e}");
+            assert!(!e.contains("loading generator"), "{flags:?}: the generator was loaded first: {e}");
+        }
+        assert!(!tmp.path().join("fresh").exists(), "{flags:?} made the --out folder");
+        assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0, "{flags:?} wrote into the empty --out folder");
+    }
+    assert_eq!(server.requests(), 0, "no model was loaded or probed");
+}
+
+#[test]
+fn data_validate_for_build_checks_question_rows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut rows: Vec<serde_json::Value> = std::fs::read_to_string(Path::new(&sample()).join("Art_and_Entertainment.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for r in &mut rows {
+        let o = r.as_object_mut().unwrap();
+        o.remove("chosen");
+        o.remove("rejected");
+    }
+    let write = |name: &str, rows: &[serde_json::Value]| {
+        std::fs::write(tmp.path().join(name), rows.iter().map(|r| r.to_string() + "\n").collect::<String>()).unwrap();
+    };
+    write("Art.jsonl", &rows);
+    // As benchmark pairs (the default) the rows fail on `chosen`, and the message says how to
+    // check them as build input.
+    let o = prbench(&["data", "validate", "--data", "Art.jsonl"], tmp.path());
+    let e = text(&o.stderr);
+    assert!(!o.status.success());
+    assert!(e.contains("Art.jsonl") && e.contains("row 1") && e.contains("`chosen`") && e.contains("--for build"), "{e}");
+    // As build input they are fine: 4 questions, the count of the sample's Art file.
+    let o = prbench(&["data", "validate", "--for", "build", "--data", "Art.jsonl"], tmp.path());
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).starts_with("ok: 4 questions (Art_and_Entertainment: 4); sha256 "), "{}", text(&o.stdout));
+    // What build refuses, validate --for build refuses, naming file, row and field.
+    rows[2]["rubric_aspects"] = serde_json::json!([]);
+    write("Art.jsonl", &rows);
+    let o = prbench(&["data", "validate", "--for", "build", "--data", "Art.jsonl"], tmp.path());
+    let e = text(&o.stderr);
+    assert!(!o.status.success());
+    assert!(e.contains("Art.jsonl") && e.contains("row 3") && e.contains("rubric_aspects"), "{e}");
+}
+
+#[test]
+fn skip_audit_is_described_in_the_help_as_in_the_readme() {
+    let tmp = tempfile::tempdir().unwrap();
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let rule = prbench_build::settings::SKIP_AUDIT_RULE;
+    let o = prbench(&["build", "--help"], tmp.path());
+    assert!(words(&text(&o.stdout)).contains(rule), "{}", text(&o.stdout));
+    let readme = std::fs::read_to_string(common::repo().join("README.md")).unwrap();
+    assert!(words(&readme).contains(&format!("`--skip-audit`: {rule}")), "the README's build section does not say `--skip-audit`: {rule}");
+}
+
+#[test]
+fn a_build_into_a_folder_another_build_holds_is_refused_before_any_model_loads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = server(0);
+    let model = format!("openai:fault-model@{}", server.openai_base());
+    let out = tmp.path().join("built");
+    let held = prbench_build::stages::export::prepare_folder(&out, &["Art_and_Entertainment"]).unwrap();
+    let o = prbench(&["build", "--data", &sample(), "--generator", &model, "--out", "built", "--quiet"], tmp.path());
+    let e = text(&o.stderr);
+    assert!(!o.status.success());
+    assert!(e.contains("another `prbench build` is writing"), "{e}");
+    assert!(!e.contains("loading generator"), "{e}");
+    assert_eq!(server.requests(), 0, "the generator was probed before the lock was checked");
+    assert!(!out.join("build/cache.sqlite").exists(), "a cache was made in a folder another build holds");
+    drop(held);
+}

@@ -80,20 +80,40 @@ fn previous_files(out: &Path) -> Result<Vec<ExportedConfig>, BuildError> {
 /// be mixed with, or is being built by another process; I/O errors.
 pub fn prepare_folder(out: &Path, subsets: &[&str]) -> Result<FolderLock, BuildError> {
     check_folder(out, subsets)?;
+    create_folder(out)?;
     let lock_path = out.join(LOCK_FILE);
     let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(|e| BuildError::io(&lock_path, e))?;
     match file.try_lock() {
         Ok(()) => Ok(FolderLock { _file: file }),
-        Err(std::fs::TryLockError::WouldBlock) => Err(BuildError::Input(format!(
-            "another `prbench build` is writing `{}` right now; wait for it, or pass another --out",
-            out.display()
-        ))),
+        Err(std::fs::TryLockError::WouldBlock) => Err(busy(out)),
         Err(std::fs::TryLockError::Error(e)) => Err(BuildError::io(&lock_path, e)),
     }
 }
 
-/// The checks of [`prepare_folder`], and `build/` created, without the lock: for a caller
-/// that must refuse a bad folder before it loads models or opens the cache in `build/`.
+fn busy(out: &Path) -> BuildError {
+    BuildError::Input(format!("another `prbench build` is writing `{}` right now; wait for it, or pass another --out", out.display()))
+}
+
+/// Refuses `out` when another build holds its lock now, creating nothing: a lock file that is
+/// not there is held by nobody (a running build made it). The lock itself is taken later by
+/// [`prepare_folder`]; this only lets a caller fail before it loads models.
+fn check_not_locked(out: &Path) -> Result<(), BuildError> {
+    let lock_path = out.join(LOCK_FILE);
+    let file = match std::fs::File::open(&lock_path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(BuildError::io(&lock_path, e)),
+    };
+    match file.try_lock_shared() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(busy(out)),
+        Err(std::fs::TryLockError::Error(e)) => Err(BuildError::io(&lock_path, e)),
+    }
+}
+
+/// The checks of [`prepare_folder`], creating nothing: for a caller that must refuse a bad
+/// folder before it checks its other arguments, loads models or opens the cache in `build/`
+/// (then [`create_folder`]), so a refused build leaves no folder behind.
 ///
 /// # Errors
 /// As [`prepare_folder`], except the lock.
@@ -110,10 +130,19 @@ pub fn check_folder(out: &Path, subsets: &[&str]) -> Result<(), BuildError> {
             )));
         }
     }
+    check_not_locked(out)?;
     let mut replaceable: Vec<&str> = subsets.to_vec();
     let previous = previous_files(out)?;
     replaceable.extend(previous.iter().map(|f| f.subset.as_str()));
     prbench_data::export::check_target(out, &replaceable)?;
+    Ok(())
+}
+
+/// Creates `out` and its `build/` folder (after [`check_folder`] accepted it).
+///
+/// # Errors
+/// I/O errors.
+pub fn create_folder(out: &Path) -> Result<(), BuildError> {
     let dir = out.join(BUILD_DIR);
     std::fs::create_dir_all(&dir).map_err(|e| BuildError::io(&dir, e))
 }
@@ -194,10 +223,11 @@ pub fn card(m: &BuildManifest) -> String {
         m.input.source, m.input.kind, m.input.hash, m.code_version
     ));
     if m.settings.skip_audit {
-        out.push_str(
-            "**Not audited and not filtered**: built with `--skip-audit`. Only pairs with an empty, truncated or failed answer were \
-             removed; nothing checks that chosen fits the user better or that both are of equal quality.\n\n",
-        );
+        out.push_str(&format!(
+            "**Not audited**: built with `--skip-audit`: {}. Nothing checks that chosen fits the user better or that both are of \
+             equal quality.\n\n",
+            crate::settings::SKIP_AUDIT_RULE
+        ));
     } else if let Some(j) = &m.judge {
         out.push_str(&format!(
             "Audited by `{}`; kept only pairs with a rubric-fit gap of at least {}, general-quality gaps of at most {}, a length \

@@ -22,9 +22,9 @@ pub struct BuildArgs {
     /// The audit judge, any generator spec; default: the generator.
     #[arg(long)]
     pub judge: Option<String>,
-    /// Skip the audit and export the pairs unfiltered (only empty, truncated or failed
-    /// answers are removed); the dataset card says so.
-    #[arg(long)]
+    /// Skip the audit (help: `prbench_build::settings::SKIP_AUDIT_RULE`, the card's and the
+    /// report's words).
+    #[arg(long, help = format!("Skip the audit: {}; the dataset card says so", prbench_build::settings::SKIP_AUDIT_RULE))]
     pub skip_audit: bool,
     /// The output folder (new, empty, or a previous build's, which is then resumed/rebuilt).
     #[arg(long)]

@@ -296,7 +296,7 @@ impl RemoteArgs {
 #[derive(Subcommand, Debug)]
 pub enum DataCommand {
     /// Load and validate a dataset; print counts or the first error.
-    Validate(DataArgs),
+    Validate(ValidateArgs),
     /// Per-subset counts and lengths (tokens with --tokenizer, else words).
     Stats(StatsArgs),
 }
@@ -316,6 +316,28 @@ pub struct DataArgs {
     /// Subsets to load (long or short names, comma-separated); all when omitted.
     #[arg(long, value_delimiter = ',')]
     pub subset: Vec<String>,
+}
+
+/// `data validate` arguments.
+#[derive(Args, Debug)]
+pub struct ValidateArgs {
+    /// Data selection.
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// The command the rows are meant for: `eval` (benchmark pairs: `chosen` and `rejected`
+    /// required, non-empty and different) or `build` (questions: `chosen`/`rejected` optional,
+    /// at least one rubric aspect per row; also takes `lampqa:DIR[#SPLIT]`).
+    #[arg(long = "for", value_enum, default_value_t = ValidateFor::Eval)]
+    pub purpose: ValidateFor,
+}
+
+/// What `data validate --for` checks the rows for.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValidateFor {
+    /// `prbench eval` (and every other command that reads pairs).
+    Eval,
+    /// `prbench build`.
+    Build,
 }
 
 /// `data stats` arguments.

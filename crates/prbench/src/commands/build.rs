@@ -12,7 +12,8 @@ use prbench_models::gguf::{default_judge_path, default_model_path};
 use prbench_models::Generator;
 
 use crate::cli::BuildArgs;
-use crate::commands::engines::{load_generator, CliEngines};
+use crate::commands::engines::{check_generator_spec, load_generator, CliEngines};
+use crate::commands::retrieve::check_retriever_spec;
 use crate::progress::Bar;
 
 /// The default generator's spec, or an error that says how to get it or what to pass.
@@ -44,6 +45,21 @@ pub fn run(args: BuildArgs) -> Result<()> {
     let selected: Vec<&Example> = prbench_build::select(&data.examples, args.limit);
     let mut subsets: Vec<&str> = selected.iter().map(|e| e.subset.as_str()).collect();
     subsets.dedup();
+    // Every model spec and the folder are checked before anything is created or loaded, so a
+    // mistyped flag leaves no folder, cache or lock behind and costs no model load.
+    let gen_spec = match &args.generator {
+        Some(s) => s.clone(),
+        None => default_generator()?,
+    };
+    check_generator_spec(&gen_spec, "generator", "--generator")?;
+    super::load::remote_options(&args.remote)?;
+    let judge_spec = args.judge.clone().unwrap_or_else(|| gen_spec.clone());
+    if !args.skip_audit && judge_spec != gen_spec {
+        check_generator_spec(&judge_spec, "audit judge", "--judge")?;
+    }
+    if let Some(r) = &args.retriever {
+        check_retriever_spec(r)?;
+    }
     check_folder(&args.out, &subsets)?;
     let cache = if args.no_cache {
         None
@@ -56,17 +72,12 @@ pub fn run(args: BuildArgs) -> Result<()> {
     let (ranked, retriever) =
         rank_profiles(args.retriever.as_deref(), &data, &owned, cache.as_ref(), &CliEngines { remote: &args.remote }, &bar)?;
 
-    let gen_spec = match &args.generator {
-        Some(s) => s.clone(),
-        None => default_generator()?,
-    };
     eprintln!(
         "prbench: building {} from `{}`; loading generator `{gen_spec}`",
         prbench_report::plural::count(selected.len(), "pair", "pairs"),
         data.source
     );
     let generator = load_generator(&gen_spec, &args.remote, "generator", "--generator")?;
-    let judge_spec = args.judge.clone().unwrap_or_else(|| gen_spec.clone());
     let separate_judge: Option<Box<dyn Generator>> = if args.skip_audit || judge_spec == gen_spec {
         None
     } else {

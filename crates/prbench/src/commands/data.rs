@@ -5,12 +5,13 @@ use std::cell::RefCell;
 use anyhow::{Context, Result};
 use prbench_candle::token_count::TokenCounter;
 use prbench_data::hub::HubOptions;
-use prbench_data::load::load;
+use prbench_data::load::{load, load_questions};
+use prbench_data::DataError;
 use prbench_data::stats::dataset_stats;
 use prbench_models::gguf::{GgufEngine, GgufOptions};
 use prbench_models::spec::ModelSpec;
 
-use crate::cli::DataCommand;
+use crate::cli::{DataCommand, ValidateFor};
 
 /// The tokenizer of `data stats --tokenizer`: a GGUF model's, or a Hugging Face model's
 /// `tokenizer.json` (`dir:PATH`, `hf:ORG/NAME[@REV]`).
@@ -41,7 +42,20 @@ impl Counter {
 pub fn run(cmd: DataCommand) -> Result<()> {
     match cmd {
         DataCommand::Validate(args) => {
-            let data = load(&args.data, &args.subset).with_context(|| format!("validating `{}`", args.data))?;
+            let (spec, subsets) = (&args.data.data, &args.data.subset);
+            let (loaded, what, unit) = match args.purpose {
+                ValidateFor::Eval => (load(spec, subsets), "as benchmark pairs (`--for eval`)", ("example", "examples")),
+                ValidateFor::Build => (load_questions(spec, subsets), "as `prbench build` input (`--for build`)", ("question", "questions")),
+            };
+            let data = loaded.map_err(|e| {
+                let answer_missing = matches!(&e, DataError::MissingField { field, .. } if field == "chosen" || field == "rejected");
+                let hint = if args.purpose == ValidateFor::Eval && answer_missing {
+                    "; rows without chosen/rejected are `prbench build` input: check them with `--for build`"
+                } else {
+                    ""
+                };
+                anyhow::Error::new(e).context(format!("validating `{spec}` {what}{hint}"))
+            })?;
             super::print_data_warnings(&data);
             let mut per: Vec<(String, usize)> = Vec::new();
             for ex in &data.examples {
@@ -51,7 +65,7 @@ pub fn run(cmd: DataCommand) -> Result<()> {
                 }
             }
             let parts: Vec<String> = per.iter().map(|(s, n)| format!("{s}: {n}")).collect();
-            println!("ok: {} ({}); sha256 {}", prbench_report::plural::count(data.examples.len(), "example", "examples"), parts.join(", "), data.hash);
+            println!("ok: {} ({}); sha256 {}", prbench_report::plural::count(data.examples.len(), unit.0, unit.1), parts.join(", "), data.hash);
             Ok(())
         }
         DataCommand::Stats(args) => {

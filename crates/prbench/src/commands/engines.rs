@@ -20,15 +20,27 @@ use prbench_remote::OpenAiChat;
 use crate::cli::RemoteArgs;
 use crate::commands::retrieve::retriever_from_spec;
 
+/// Checks a generator spec without loading anything: it parses, names a generator
+/// (`gguf:PATH` or `openai:MODEL[@URL…]`), and a GGUF file is there. For commands that take
+/// several models and must refuse a bad one before any of them loads; [`load_generator`] runs
+/// the same checks.
+pub(crate) fn check_generator_spec(spec: &str, role: &str, flag: &str) -> Result<ModelSpec> {
+    let parsed = ModelSpec::parse(spec).with_context(|| format!("{flag} `{spec}` names no generator; use gguf:PATH or openai:MODEL[@BASE_URL]"))?;
+    match &parsed {
+        ModelSpec::Gguf(path) if !path.is_file() => {
+            bail!("{role} model file `{}` not found; run scripts/setup.sh, or pass {flag} gguf:PATH or {flag} openai:MODEL@URL", path.display())
+        }
+        ModelSpec::Gguf(_) | ModelSpec::OpenAi { .. } => Ok(parsed),
+        _ => bail!("{flag} `{spec}` is not a generator; use gguf:PATH or openai:MODEL[@BASE_URL]"),
+    }
+}
+
 /// Loads a generator (the planner, the BoN policy, a rubric judge): `gguf:PATH` or
 /// `openai:MODEL[@URL…]` with the given remote settings; `role` names it in messages (e.g.
 /// `planner`, `--planner`).
 pub(crate) fn load_generator(spec: &str, remote: &RemoteArgs, role: &str, flag: &str) -> Result<Box<dyn Generator>> {
-    match ModelSpec::parse(spec)? {
+    match check_generator_spec(spec, role, flag)? {
         ModelSpec::Gguf(path) => {
-            if !path.is_file() {
-                bail!("{role} model file `{}` not found; run scripts/fetch-models.sh, or pass {flag} gguf:PATH or {flag} openai:MODEL@URL", path.display());
-            }
             Ok(Box::new(GgufEngine::load(&path, GgufOptions::default()).with_context(|| format!("loading {role} `{spec}`"))?))
         }
         ModelSpec::OpenAi { model, base_urls } => {
@@ -38,7 +50,7 @@ pub(crate) fn load_generator(spec: &str, remote: &RemoteArgs, role: &str, flag: 
             chat.probe_logprobs().with_context(|| format!("connecting to {role} `{spec}`"))?;
             Ok(Box::new(chat))
         }
-        _ => bail!("{flag} `{spec}` is not a generator; use gguf:PATH or openai:MODEL[@BASE_URL]"),
+        _ => unreachable!("check_generator_spec lets only generators through"),
     }
 }
 

@@ -56,26 +56,49 @@ const CHUNK: usize = 8;
 /// repo and what to do).
 pub fn retriever_from_spec<'a>(spec: &str, cache: Option<&'a Cache>) -> Result<Box<dyn Retriever + 'a>> {
     let spec = spec.trim();
-    if spec == "bm25" {
+    let Some(model) = dense_model(spec)? else {
         return Ok(Box::new(Bm25Retriever::default()));
-    }
-    let model = match spec.strip_prefix("dense") {
-        Some("") => default_embedder_dir().display().to_string(),
-        Some(rest) if rest.starts_with(':') && rest.len() > 1 => rest[1..].to_string(),
-        _ => bail!("unknown retriever `{spec}`; use {RETRIEVER_FORMS}"),
     };
-    let embedder = load_embedder(&model, &EmbedderOptions::default(), &HubOptions::from_env()).with_context(|| {
-        if spec == "dense" {
-            format!("loading the default dense embedder `{model}` (run scripts/fetch-models.sh, or pass --retriever dense:DIR)")
-        } else {
-            format!("loading the embedder of `--retriever {spec}`")
-        }
-    })?;
+    let embedder = load_embedder(&model, &EmbedderOptions::default(), &HubOptions::from_env()).with_context(|| loading_embedder(spec, &model))?;
     let embedder: Arc<dyn Embedder + 'a> = Arc::new(embedder);
     Ok(Box::new(match cache {
         Some(c) => DenseRetriever::with_cache(embedder, c),
         None => DenseRetriever::new(embedder),
     }))
+}
+
+/// The embedder a `--retriever` value names: `None` for `bm25`.
+fn dense_model(spec: &str) -> Result<Option<String>> {
+    if spec == "bm25" {
+        return Ok(None);
+    }
+    match spec.strip_prefix("dense") {
+        Some("") => Ok(Some(default_embedder_dir().display().to_string())),
+        Some(rest) if rest.starts_with(':') && rest.len() > 1 => Ok(Some(rest[1..].to_string())),
+        _ => bail!("unknown retriever `{spec}`; use {RETRIEVER_FORMS}"),
+    }
+}
+
+fn loading_embedder(spec: &str, model: &str) -> String {
+    if spec == "dense" {
+        format!("loading the default dense embedder `{model}` (run scripts/fetch-models.sh, or pass --retriever dense:DIR)")
+    } else {
+        format!("loading the embedder of `--retriever {spec}`")
+    }
+}
+
+/// Checks a `--retriever` value without loading anything: a known form and, for a local
+/// embedder, a folder that is there (a hub one is looked up when it loads). For commands that
+/// must refuse a bad value before they create files or load other models.
+pub(crate) fn check_retriever_spec(spec: &str) -> Result<()> {
+    let spec = spec.trim();
+    match dense_model(spec)? {
+        Some(model) if !model.starts_with("hf:") => {
+            prbench_candle::embedder::resolve_embedder_dir(&model, &HubOptions::from_env()).with_context(|| loading_embedder(spec, &model))?;
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 fn is_dense(spec: &str) -> bool {
