@@ -113,7 +113,8 @@
     let data = null;
     try { data = await res.json(); } catch (_) { data = null; }
     if (res.status === 401) {
-      fail("This link has no valid token. Open the link that `prbench annotate serve` printed for you.");
+      // The same sentence as the server's 401 page (UNAUTHORIZED_MESSAGE).
+      fail("This link has no valid token. Open the link that `prbench annotate serve` printed for you; if the server was restarted with --new-tokens, ask for your new link.");
       throw new Error("unauthorized");
     }
     if (!res.ok) throw new Error((data && data.error) || ("HTTP " + res.status));

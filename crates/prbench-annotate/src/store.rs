@@ -173,22 +173,72 @@ pub struct Store {
 /// (`annotate.sqlite`, its `-wal`/`-shm`, the lock) or any existing SQLite database.
 ///
 /// # Errors
-/// [`AnnotateError::Io`] naming the path and what to pass instead.
+/// [`AnnotateError::Refused`] naming the path and what to pass instead.
 pub fn refuse_store_path(path: &Path) -> Result<(), AnnotateError> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let ours = [STORE_FILE, LOCK_FILE].iter().any(|f| name == *f) || [STORE_FILE].iter().any(|f| name == format!("{f}-wal") || name == format!("{f}-shm"));
+    let ours = [STORE_FILE, LOCK_FILE].contains(&name) || [STORE_FILE].iter().any(|f| name == format!("{f}-wal") || name == format!("{f}-shm"));
     let mut head = [0u8; 16];
     let sqlite = std::fs::File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head)).is_ok() && &head == b"SQLite format 3\0";
     if ours || sqlite {
-        return Err(AnnotateError::Io {
+        return Err(AnnotateError::Refused {
             path: path.to_path_buf(),
-            source: std::io::Error::new(
-                std::io::ErrorKind::AlreadyExists,
-                "this is an annotation store (or another SQLite database): writing here would destroy ratings; pass another output file",
-            ),
+            reason: "this is an annotation store (or another SQLite database): writing here would destroy ratings; pass another output file".into(),
         });
     }
     Ok(())
+}
+
+/// Whether `name` is a file an annotation folder holds before its store exists: the lock, or
+/// the side file a new store is built in (and its `-wal`/`-shm`), left by a start that was
+/// killed or refused mid-way.
+fn made_before_the_store(name: &str) -> bool {
+    let side = format!("{STORE_FILE}.new");
+    name == LOCK_FILE || name == side || name == format!("{side}-wal") || name == format!("{side}-shm")
+}
+
+/// Checks that `dir` can be an annotation folder without creating or changing anything: it
+/// does not exist yet, is empty, holds a store (`annotate.sqlite`, resumed), or holds only what
+/// a start that stopped before its store was made leaves behind (the lock, the side file).
+///
+/// # Errors
+/// [`AnnotateError::Refused`] when `dir` is a file, or a folder holding other files (ratings
+/// are never mixed into someone else's folder); [`AnnotateError::Io`] when it cannot be read.
+pub fn check_folder(dir: &Path) -> Result<(), AnnotateError> {
+    let meta = match std::fs::metadata(dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => return Err(AnnotateError::Io { path: dir.to_path_buf(), source }),
+    };
+    if !meta.is_dir() {
+        return Err(AnnotateError::Refused {
+            path: dir.to_path_buf(),
+            reason: "this is a file; --out names the annotation folder: pass a new folder path".into(),
+        });
+    }
+    if dir.join(STORE_FILE).is_file() {
+        return Ok(());
+    }
+    let io = |source| AnnotateError::Io { path: dir.to_path_buf(), source };
+    let mut others: Vec<String> = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(io)? {
+        let name = e.map_err(io)?.file_name().to_string_lossy().into_owned();
+        if !made_before_the_store(&name) {
+            others.push(name);
+        }
+    }
+    if others.is_empty() {
+        return Ok(());
+    }
+    others.sort();
+    let shown: Vec<String> = others.iter().take(3).map(|n| format!("`{n}`")).collect();
+    let more = if others.len() > 3 { format!(" and {} more", others.len() - 3) } else { String::new() };
+    Err(AnnotateError::Refused {
+        path: dir.to_path_buf(),
+        reason: format!(
+            "this folder holds {}{more} but no `{STORE_FILE}`, so `prbench annotate serve` did not make it; pass a new or empty folder as --out",
+            shown.join(", ")
+        ),
+    })
 }
 
 /// The lock file of an annotation folder: `annotate serve` holds it (an advisory lock, released
@@ -209,12 +259,9 @@ fn lock(dir: &Path) -> Result<std::fs::File, AnnotateError> {
         .map_err(io)?;
     match file.try_lock() {
         Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => Err(AnnotateError::Io {
-            path: path.clone(),
-            source: std::io::Error::new(
-                std::io::ErrorKind::WouldBlock,
-                "another `prbench annotate serve` is serving this folder: stop it first (two servers on one folder would hand out different links)",
-            ),
+        Err(std::fs::TryLockError::WouldBlock) => Err(AnnotateError::Refused {
+            path: dir.to_path_buf(),
+            reason: "another `prbench annotate serve` is serving this folder: stop it first (two servers on one folder would hand out different links)".into(),
         }),
         Err(std::fs::TryLockError::Error(e)) => Err(io(e)),
     }
@@ -283,17 +330,19 @@ impl Store {
     /// annotator ([`Opened::Created`]). An existing one must have been made from the same
     /// dataset hash, annotators (same order), `per_item` and seed, and is resumed.
     ///
+    /// Everything is checked before anything is created: the folder ([`check_folder`]), and for
+    /// a new store the annotators, `per_item` and the items ([`assign`]), so a refused start
+    /// leaves no folder, lock or file behind.
+    ///
     /// # Errors
-    /// [`AnnotateError::Mismatch`] naming what differs; the errors of [`assign`];
+    /// [`AnnotateError::Mismatch`] naming what differs; the errors of [`assign`] and
+    /// [`check_folder`]; [`AnnotateError::Refused`] when another server holds the folder;
     /// [`AnnotateError::Io`]/[`AnnotateError::Store`] when the folder or file cannot be used.
     pub fn open_or_create(dir: &Path, spec: &StoreSpec) -> Result<(Store, Opened), AnnotateError> {
-        std::fs::create_dir_all(dir).map_err(|source| AnnotateError::Io {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-        let held = lock(dir)?;
+        check_folder(dir)?;
         let path = dir.join(STORE_FILE);
         if path.is_file() {
+            let held = lock(dir)?;
             let mut store = Store::open(dir)?;
             store.check_same(spec)?;
             store._lock = Some(held);
@@ -301,6 +350,19 @@ impl Store {
         }
         let ids: Vec<&str> = spec.examples.iter().map(|e| e.id.as_str()).collect();
         let assignment = assign(&ids, spec.annotators, spec.per_item, spec.seed)?;
+        std::fs::create_dir_all(dir).map_err(|source| AnnotateError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let held = lock(dir)?;
+        // A second start may have made the store between the look above and the lock: look
+        // again now that the lock is held.
+        if path.is_file() {
+            let mut store = Store::open(dir)?;
+            store.check_same(spec)?;
+            store._lock = Some(held);
+            return Ok((store, Opened::Resumed));
+        }
         // Build in a side file and rename, so a kill mid-creation leaves no half store.
         let tmp = dir.join(format!("{STORE_FILE}.new"));
         for suffix in ["", "-wal", "-shm"] {
@@ -382,17 +444,14 @@ impl Store {
     /// Opens the existing store of annotation folder `dir`.
     ///
     /// # Errors
-    /// [`AnnotateError::Io`] when `dir` holds no store (with what to run), the SQLite errors,
+    /// [`AnnotateError::Refused`] when `dir` holds no store (with what to run), the SQLite errors,
     /// and [`AnnotateError::Corrupt`] for a store of another schema version.
     pub fn open(dir: &Path) -> Result<Store, AnnotateError> {
         let path = dir.join(STORE_FILE);
         if !path.is_file() {
-            return Err(AnnotateError::Io {
+            return Err(AnnotateError::Refused {
                 path: path.clone(),
-                source: std::io::Error::new(
-                    std::io::ErrorKind::NotFound,
-                    "no annotation store here: start one with `prbench annotate serve --data D --out DIR --annotators NAME,...`",
-                ),
+                reason: "no annotation store here: start one with `prbench annotate serve --data D --out DIR --annotators NAME,...`".into(),
             });
         }
         let conn = Store::connect(&path)?;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use common::{examples, hostile_example, http, new_store, rating, spawn_server, XSS};
 use prbench_annotate::assign::assign;
+use prbench_annotate::server::UNAUTHORIZED_MESSAGE;
 
 #[test]
 fn no_token_or_a_wrong_token_gets_401_and_no_item_text() {
@@ -30,6 +31,13 @@ fn no_token_or_a_wrong_token_gets_401_and_no_item_text() {
                 "{path} leaked {needle}: {}",
                 r.body
             );
+        }
+        // The API answers JSON; a page a browser opens answers the same sentence as HTML.
+        if path.contains("/api/") {
+            assert_eq!(r.json()["error"], UNAUTHORIZED_MESSAGE, "{path}");
+        } else {
+            assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"), "{path}");
+            assert!(r.body.contains(UNAUTHORIZED_MESSAGE) && !r.body.contains("{\"error\""), "{path}: {}", r.body);
         }
     }
     let r = http(
@@ -287,4 +295,25 @@ fn every_answer_carries_the_security_headers_and_the_page_holds_no_data() {
     .unwrap()
     .json();
     assert_eq!(v["question"], format!("Q {XSS}"));
+}
+
+#[test]
+fn the_page_links_its_script_and_style_relatively_so_a_path_prefix_keeps_working() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, tokens) = new_store(dir.path(), &examples(2), &["ann"], 1);
+    let (addr, _stop) = spawn_server(Arc::new(store));
+    let token = &tokens[0].1;
+    let page = http(addr, "GET", &format!("/r/{token}"), None).unwrap();
+    assert_eq!(page.status, 200);
+    // Behind `https://host/prefix/` the page is `/prefix/r/TOKEN`, and `../assets/…` is
+    // `/prefix/assets/…`; an absolute `/assets/…` would leave the prefix.
+    for asset in ["rate.js", "rate.css"] {
+        assert!(page.body.contains(&format!("\"../assets/{asset}\"")), "{}", page.body);
+        assert!(!page.body.contains(&format!("\"/assets/{asset}\"")), "{}", page.body);
+        assert_eq!(http(addr, "GET", &format!("/assets/{asset}"), None).unwrap().status, 200);
+    }
+    // With a trailing slash `../assets` would miss: the slash form redirects, relatively.
+    let slash = http(addr, "GET", &format!("/r/{token}/"), None).unwrap();
+    assert_eq!(slash.status, 308);
+    assert_eq!(slash.header("location"), Some(format!("../{token}").as_str()));
 }

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use common::{examples, hostile_example, new_store, spawn_server, XSS};
 use prbench_annotate::dims::Dimension;
+use prbench_annotate::server::UNAUTHORIZED_MESSAGE;
 use prbench_annotate::Store;
 use prbench_browser::{chromium_or_skip, Page};
 use serde_json::Value;
@@ -264,7 +265,7 @@ fn a_bad_token_sees_nothing_and_another_annotators_link_shows_only_its_own_list(
     ] {
         let page = browser.open(&url).unwrap();
         let t = inner_text(&page);
-        assert!(t.contains("unknown or missing token"), "{url}: {t}");
+        assert!(t.contains(UNAUTHORIZED_MESSAGE), "{url}: {t}");
         for e in &ex {
             assert!(
                 !t.contains(&e.question) && !t.contains(&e.chosen),
@@ -312,6 +313,40 @@ fn a_bad_token_sees_nothing_and_another_annotators_link_shows_only_its_own_list(
         );
         assert!(!inner_text(&page).contains("ANN-ONLY"));
     }
+}
+
+#[test]
+fn a_wrong_or_voided_link_shows_the_pages_own_message_not_raw_json() {
+    let Some(browser) = chromium_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let ex = examples(2);
+    let (mut store, old) = new_store(dir.path(), &ex, &["ann"], 1);
+    // --new-tokens on a restart: the first link is void, the new one works.
+    let new = store.reissue_tokens().unwrap();
+    assert_ne!(old[0].1, new[0].1);
+    let (addr, _stop) = spawn_server(Arc::new(store));
+    let wrong = format!("{}{}", &new[0].1[..31], if new[0].1.ends_with('0') { '1' } else { '0' });
+    for (what, token) in [("a wrong token", wrong.as_str()), ("a voided token", old[0].1.as_str())] {
+        for url in [prbench_annotate::server::page_url(addr, token), format!("{}/", prbench_annotate::server::page_url(addr, token))] {
+            let page = browser.open(&url).unwrap();
+            let t = inner_text(&page);
+            assert!(t.contains(UNAUTHORIZED_MESSAGE), "{what}, {url}: {t}");
+            assert!(!t.contains("{\"error\"") && !t.contains('{'), "{what}, {url} shows raw JSON: {t}");
+            for e in &ex {
+                assert!(!t.contains(&e.question) && !t.contains(&e.chosen), "{what} shows item text");
+            }
+        }
+    }
+    // The new link works, also with a trailing slash (redirected to the page's own address,
+    // from which its script and style load).
+    let page = browser
+        .open(&format!("{}/", prbench_annotate::server::page_url(addr, &new[0].1)))
+        .unwrap();
+    wait_item(&page, 1, 2);
+    assert_eq!(text(&page, "who"), "Rating as ann");
+    assert!(page.console_errors().is_empty(), "{:?}", page.console_errors());
 }
 
 #[test]

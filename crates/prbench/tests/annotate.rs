@@ -411,3 +411,107 @@ fn outputs_never_overwrite_the_store_and_a_taken_port_fails_before_any_link_is_m
     assert!(!o.status.success() && text(&o.stderr).contains("listening on 127.0.0.1:"), "{}", text(&o.stderr));
     assert!(!fresh.join("annotate.sqlite").exists(), "a folder was made whose links were never printed");
 }
+
+/// Runs `annotate serve` on the sample with `extra` flags and `--out out` in `cwd`, expecting
+/// it to fail; returns stderr.
+fn refused_serve(cwd: &std::path::Path, out: &std::path::Path, extra: &[&str]) -> String {
+    let mut args = vec!["annotate", "serve", "--data", "SAMPLE", "--port", "0", "--out", out.to_str().unwrap()];
+    let sample = sample();
+    args[3] = &sample;
+    args.extend_from_slice(extra);
+    let o = prbench(&args, cwd);
+    assert!(!o.status.success(), "{args:?} started");
+    text(&o.stderr)
+}
+
+#[test]
+fn a_refused_serve_leaves_no_folder_lock_or_store_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fresh = tmp.path().join("fresh");
+    for (flags, says) in [
+        (vec!["--annotators", "ann,ann"], "annotator `ann` is named twice"),
+        (vec!["--annotators", "ann,bob", "--per-item", "3"], "--per-item 3 cannot be met"),
+        (vec!["--annotators", "ann,a b"], "annotator name `a b` is not allowed"),
+    ] {
+        let e = refused_serve(tmp.path(), &fresh, &flags);
+        assert!(e.contains(says), "{flags:?}: {e}");
+        assert!(!fresh.exists(), "{flags:?} made `{}`", fresh.display());
+        // An existing empty folder stays empty.
+        std::fs::create_dir(&fresh).unwrap();
+        refused_serve(tmp.path(), &fresh, &flags);
+        assert_eq!(std::fs::read_dir(&fresh).unwrap().count(), 0, "{flags:?} left a file in an empty folder");
+        std::fs::remove_dir(&fresh).unwrap();
+    }
+
+    // A folder of someone else's files is not an annotation folder: refused, untouched.
+    let theirs = tmp.path().join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    std::fs::write(theirs.join("notes.txt"), "mine").unwrap();
+    let e = refused_serve(tmp.path(), &theirs, &["--annotators", "ann"]);
+    assert!(e.contains("`notes.txt`") && e.contains("no `annotate.sqlite`") && e.contains("pass a new or empty folder"), "{e}");
+    let names: Vec<String> = std::fs::read_dir(&theirs).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(names, ["notes.txt"]);
+    // A file is not a folder.
+    let e = refused_serve(tmp.path(), &theirs.join("notes.txt"), &["--annotators", "ann"]);
+    assert!(e.contains("this is a file"), "{e}");
+    assert_eq!(std::fs::read_to_string(theirs.join("notes.txt")).unwrap(), "mine");
+}
+
+#[test]
+fn lock_and_store_errors_say_their_cause_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    // No store in the folder.
+    let o = prbench(&["annotate", "export", "--out", "nothing-here"], tmp.path());
+    let e = text(&o.stderr);
+    assert!(!o.status.success());
+    assert_eq!(e.matches("no annotation store here").count(), 1, "{e}");
+    assert!(!e.contains("caused by"), "no cause to add: {e}");
+
+    // A second server on a folder being served.
+    let dir = tmp.path().join("served");
+    let (mut first, _links) = start(&dir, free_port(), 2);
+    let e = refused_serve(tmp.path(), &dir, &["--annotators", "ann,bob"]);
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert_eq!(e.matches("another `prbench annotate serve` is serving this folder").count(), 1, "{e}");
+    assert!(!e.contains("caused by"), "{e}");
+
+    // A real I/O failure keeps its cause, said once, under a line naming the file.
+    let ratings = tmp.path().join("ratings.csv");
+    std::fs::create_dir(&ratings).unwrap();
+    let o = prbench(&["annotate", "agreement", "--ratings", ratings.to_str().unwrap()], tmp.path());
+    let e = text(&o.stderr);
+    assert!(!o.status.success());
+    let first_line = e.lines().find(|l| l.starts_with("error: ")).unwrap_or_default().to_string();
+    let cause = e.lines().find_map(|l| l.trim().strip_prefix("caused by: ")).unwrap_or_default().to_string();
+    assert!(first_line.contains("ratings.csv") && !cause.is_empty(), "{e}");
+    assert!(!first_line.contains(&cause), "the cause is printed twice: {e}");
+}
+
+#[test]
+fn a_public_url_with_a_trailing_slash_gives_links_with_one_slash_and_a_restart_is_not_a_move() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ratings");
+    let serve = |public: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_prbench"))
+            .args(["annotate", "serve", "--data", &sample(), "--annotators", "ann", "--port", "0", "--public-url", public, "--out"])
+            .arg(&dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let line = BufReader::new(child.stdout.take().unwrap()).lines().next().expect("a link line").unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        line
+    };
+    let first = serve("https://rate.example.org/prefix/");
+    let token = first.strip_prefix("ann https://rate.example.org/prefix/r/").unwrap_or_else(|| panic!("{first}"));
+    assert!(token.len() == 32 && token.bytes().all(|b| b.is_ascii_hexdigit()), "{first}");
+    // The same address without the slash is the same address: the old links still work.
+    let again = serve("https://rate.example.org/prefix");
+    assert_eq!(again, "ann (the link printed at its first start still works; --new-tokens issues new ones)");
+    // A moved server says where to put the old token, with one slash.
+    let moved = serve("https://other.example.org/");
+    assert!(moved.starts_with("ann https://other.example.org/r/<the token of the link printed at the first start> (the server moved from https://rate.example.org/prefix;"), "{moved}");
+}

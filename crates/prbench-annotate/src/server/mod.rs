@@ -9,8 +9,13 @@
 //! | `GET /assets/rate.js`, `/assets/rate.css` | the page's script and style (no data) |
 //!
 //! The annotator is the token's owner, so one annotator can neither read nor write another's
-//! list. A path under `/r/` with an unknown token gets 401 and no item text; `/` gets 401 and
-//! a line saying to open the printed link. Errors are `{"error": "…"}`: 400 for a body over
+//! list. A path under `/r/` with an unknown token (a wrong link, or one voided by
+//! `--new-tokens`) gets 401 and no item text: a page a browser shows as the sentence
+//! [`UNAUTHORIZED_MESSAGE`] (the page's script says the same when the API answers 401), or,
+//! under `/r/{token}/api/`, that sentence as `{"error": "…"}`; `/` gets the 401 page too.
+//! `/r/{token}/` redirects to `/r/{token}`, so the page's relative links to its script and
+//! style work under a path prefix (`--public-url https://host/prefix`). Other errors are
+//! `{"error": "…"}`: 400 for a body over
 //! [`MAX_BODY_BYTES`], malformed JSON, an unknown or missing field or an out-of-range score or
 //! comment; 404 for a position not on the list. Every answer carries a Content-Security-Policy
 //! that allows only this server's own script and style, `Referrer-Policy: no-referrer` and
@@ -30,6 +35,7 @@ use axum::routing::get;
 use axum::{middleware, Json, Router};
 use serde_json::json;
 
+use crate::error::AnnotateError;
 use crate::store::Store;
 use crate::submission::Submission;
 
@@ -44,18 +50,34 @@ fn error(status: StatusCode, message: impl Into<String>) -> Response {
     (status, Json(json!({ "error": message.into() }))).into_response()
 }
 
+/// What a link without a valid token shows: the 401 page, the API's 401 `error`, and the
+/// rating page's script when the API answers 401 (`assets/rate.js` holds the same sentence).
+pub const UNAUTHORIZED_MESSAGE: &str = "This link has no valid token. Open the link that `prbench annotate serve` printed for you; if the server was restarted with --new-tokens, ask for your new link.";
+
+/// The API's 401: JSON, for the page's script and other clients.
 fn unauthorized() -> Response {
-    error(
-        StatusCode::UNAUTHORIZED,
-        "unknown or missing token: open the link `prbench annotate serve` printed for you",
-    )
+    error(StatusCode::UNAUTHORIZED, UNAUTHORIZED_MESSAGE)
 }
 
-fn internal(e: impl std::fmt::Display) -> Response {
-    error(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        format!("the store failed: {e}"),
+/// The 401 a browser gets for a page: the same sentence as HTML, not raw JSON.
+fn unauthorized_page() -> Response {
+    (
+        StatusCode::UNAUTHORIZED,
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        assets::UNAUTHORIZED_HTML,
     )
+        .into_response()
+}
+
+/// A 500 naming the store's failure and each of its causes.
+fn internal(e: impl std::error::Error) -> Response {
+    let mut text = format!("the store failed: {e}");
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(&format!(": {c}"));
+        cause = c.source();
+    }
+    error(StatusCode::INTERNAL_SERVER_ERROR, text)
 }
 
 type AppState = Arc<Store>;
@@ -95,13 +117,25 @@ async fn blocking<T: Send + 'static>(
 }
 
 async fn page(State(store): State<AppState>, Path(token): Path<String>) -> Response {
-    match who(&store, &token) {
-        Ok(_) => (
+    match store.annotator_for_token(&token) {
+        Some(_) => (
             [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
             assets::PAGE_HTML,
         )
             .into_response(),
-        Err(r) => r,
+        None => unauthorized_page(),
+    }
+}
+
+/// `/r/{token}/` → `/r/{token}`, by a relative `Location` so a path prefix in front of this
+/// server is kept; the page's links to its script and style are relative to `/r/{token}`.
+async fn page_slash(State(store): State<AppState>, Path(token): Path<String>) -> Response {
+    if store.annotator_for_token(&token).is_none() {
+        return unauthorized_page();
+    }
+    match HeaderValue::from_str(&format!("../{token}")) {
+        Ok(to) => (StatusCode::PERMANENT_REDIRECT, [(header::LOCATION, to)]).into_response(),
+        Err(_) => unauthorized_page(),
     }
 }
 
@@ -186,7 +220,7 @@ async fn submit(
 }
 
 async fn root() -> Response {
-    unauthorized()
+    unauthorized_page()
 }
 
 async fn fallback(State(store): State<AppState>, uri: axum::http::Uri) -> Response {
@@ -196,7 +230,12 @@ async fn fallback(State(store): State<AppState>, uri: axum::http::Uri) -> Respon
             .annotator_for_token(parts.next().unwrap_or(""))
             .is_none()
     {
-        return unauthorized();
+        // The API answers JSON; anything else is a page a browser shows.
+        return if parts.next() == Some("api") {
+            unauthorized()
+        } else {
+            unauthorized_page()
+        };
     }
     error(
         StatusCode::NOT_FOUND,
@@ -246,7 +285,7 @@ pub fn router(store: Arc<Store>) -> Router {
             }),
         )
         .route("/r/{token}", get(page))
-        .route("/r/{token}/", get(page))
+        .route("/r/{token}/", get(page_slash))
         .route("/r/{token}/api/progress", get(progress))
         .route("/r/{token}/api/items/{position}", get(item).put(submit))
         .fallback(fallback)
@@ -270,6 +309,28 @@ pub fn page_url(addr: SocketAddr, token: &str) -> String {
 /// front of this server); a trailing `/` of `base` is dropped.
 pub fn page_url_at(base: &str, token: &str) -> String {
     format!("{}/r/{token}", base.trim_end_matches('/'))
+}
+
+/// The public address `--public-url` gives, checked and without trailing `/`s (so
+/// `https://host/prefix/` and `https://host/prefix` print the same links and count as the
+/// same address on a restart): links are this followed by `/r/TOKEN`.
+///
+/// # Errors
+/// [`AnnotateError::PublicUrl`] for anything but an `http://` or `https://` address with a
+/// host, no whitespace, and no `?` query or `#` fragment (a link must end in its token).
+pub fn public_base(url: &str) -> Result<String, AnnotateError> {
+    let refuse = |why: &str| AnnotateError::PublicUrl { url: url.to_string(), reason: why.to_string() };
+    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://")).ok_or_else(|| refuse("is not an http:// or https:// address"))?;
+    if url.contains(char::is_whitespace) {
+        return Err(refuse("holds whitespace"));
+    }
+    if url.contains(['?', '#']) {
+        return Err(refuse("holds a `?` query or `#` fragment, after which `/r/TOKEN` would not be part of the path"));
+    }
+    if rest.trim_start_matches('/').is_empty() || rest.starts_with('/') {
+        return Err(refuse("has no host"));
+    }
+    Ok(url.trim_end_matches('/').to_string())
 }
 
 /// Serves [`router`] on `listener` until `shutdown` completes.
@@ -308,4 +369,28 @@ where
         let listener = tokio::net::TcpListener::from_std(listener)?;
         serve(listener, store, shutdown()).await
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_401_page_and_the_rating_script_say_the_same_sentence() {
+        assert!(assets::UNAUTHORIZED_HTML.contains(UNAUTHORIZED_MESSAGE));
+        assert!(assets::PAGE_JS.contains(&format!("fail(\"{UNAUTHORIZED_MESSAGE}\")")));
+        assert!(!assets::UNAUTHORIZED_HTML.contains("<script"), "the 401 page needs no script");
+    }
+
+    #[test]
+    fn public_base_drops_trailing_slashes_and_refuses_what_cannot_end_in_a_token() {
+        assert_eq!(public_base("https://host/prefix/").unwrap(), "https://host/prefix");
+        assert_eq!(public_base("https://host/prefix//").unwrap(), "https://host/prefix");
+        assert_eq!(public_base("http://host:8080").unwrap(), "http://host:8080");
+        assert_eq!(page_url_at(&public_base("https://host/prefix/").unwrap(), "t0"), "https://host/prefix/r/t0");
+        for bad in ["host/prefix", "ftp://host", "https://", "https:///path", "https://host/a b", "https://host/?x=1", "https://host/#top"] {
+            let e = public_base(bad).unwrap_err().to_string();
+            assert!(e.contains("--public-url"), "{bad}: {e}");
+        }
+    }
 }

@@ -32,7 +32,8 @@ pub struct AnnotateServeArgs {
     /// The pairs to rate (any `--data` spec of eval).
     #[command(flatten)]
     pub data: DataArgs,
-    /// The annotation folder (new, or one this command made before, which is resumed).
+    /// The annotation folder: new or empty, or one this command made before (it holds
+    /// `annotate.sqlite`), which is resumed; a folder of other files is refused.
     #[arg(long)]
     pub out: PathBuf,
     /// Annotator names, comma-separated (A-Z, a-z, 0-9, `_`, `.`, `-`).
@@ -53,8 +54,9 @@ pub struct AnnotateServeArgs {
     #[arg(long, default_value = "127.0.0.1", value_parser = host)]
     pub host: IpAddr,
     /// The address annotators reach this server at, when it differs from --host:--port (a
-    /// proxy, TLS in front, another machine's name): printed links start with it, e.g.
-    /// `https://rate.example.org`.
+    /// proxy, TLS in front, another machine's name): printed links are it followed by
+    /// `/r/TOKEN`, e.g. `https://rate.example.org` or `https://host/prefix/` (a trailing `/`
+    /// is dropped).
     #[arg(long)]
     pub public_url: Option<String>,
     /// Port (0: any free port; the printed links say which).

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use prbench_annotate::export::{self, Format};
-use prbench_annotate::server::{page_url_at, run_blocking};
+use prbench_annotate::server::{page_url_at, public_base, run_blocking};
 use prbench_annotate::{agreement, report, Opened, Store, StoreSpec};
 use prbench_data::load;
 
@@ -43,13 +43,8 @@ fn selection(args: &AnnotateServeArgs) -> String {
 }
 
 fn serve(args: AnnotateServeArgs) -> Result<()> {
-    if let Some(u) = &args.public_url {
-        if !(u.starts_with("http://") || u.starts_with("https://"))
-            || u.contains(char::is_whitespace)
-        {
-            anyhow::bail!("--public-url `{u}` is not an http:// or https:// address");
-        }
-    }
+    let public = args.public_url.as_deref().map(public_base).transpose()?;
+    prbench_annotate::store::check_folder(&args.out)?;
     // Bind first: a taken port must fail before a new folder hands out links nobody sees.
     let addr = SocketAddr::new(args.host, args.port);
     let listener = std::net::TcpListener::bind(addr).with_context(|| {
@@ -75,10 +70,7 @@ fn serve(args: AnnotateServeArgs) -> Result<()> {
         selection: &selection,
     };
     let (mut store, opened) = Store::open_or_create(&args.out, &spec)?;
-    let base = args
-        .public_url
-        .clone()
-        .unwrap_or_else(|| format!("http://{bound}"));
+    let base = public.unwrap_or_else(|| format!("http://{bound}"));
     let previous_base = store.meta_opt("base_url")?;
     let tokens = match opened {
         Opened::Created(t) => {
@@ -123,10 +115,10 @@ fn serve(args: AnnotateServeArgs) -> Result<()> {
                 }
             }
             None => {
-                let moved = previous_base.as_deref().is_some_and(|p| p != base);
+                let moved = previous_base.as_deref().is_some_and(|p| p.trim_end_matches('/') != base);
                 for name in &names {
                     if moved {
-                        writeln!(out, "{name} {base}/r/<the token of the link printed at the first start> (the server moved from {}; --new-tokens issues new links)", previous_base.as_deref().unwrap_or("?"))?;
+                        writeln!(out, "{name} {} (the server moved from {}; --new-tokens issues new links)", page_url_at(&base, "<the token of the link printed at the first start>"), previous_base.as_deref().unwrap_or("?"))?;
                     } else {
                         writeln!(out, "{name} (the link printed at its first start still works; --new-tokens issues new ones)")?;
                     }

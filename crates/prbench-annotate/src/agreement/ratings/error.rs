@@ -4,8 +4,8 @@
 /// where there is one, the 1-based line as a text editor shows it.
 #[derive(Debug, thiserror::Error)]
 pub enum RatingsError {
-    /// The file cannot be opened or read.
-    #[error("cannot read `{file}`: {source}")]
+    /// The file cannot be opened or read (the I/O error is the cause, printed once).
+    #[error("cannot read `{file}`")]
     Io {
         /// The file.
         file: String,
