@@ -83,11 +83,13 @@ fn pooling_configs(modules: &Path) -> Result<Vec<String>, ModelError> {
         .collect())
 }
 
-/// Where an embedder spec points: the local directory and the spec to record.
+/// Where an embedder spec points: the local directory and the spec to record. A local path
+/// starting with `~/` is read from `$HOME`, as in model specs
+/// ([`prbench_models::spec::expand_home`]).
 ///
 /// # Errors
-/// [`ModelError::Spec`] for an empty spec or a failed hub fetch; [`ModelError::File`] when a
-/// local directory does not exist.
+/// [`ModelError::Spec`] for an empty spec, a failed hub fetch or a `~/` path without `$HOME`;
+/// [`ModelError::File`] when a local directory does not exist.
 pub fn resolve_embedder_dir(spec: &str, opts: &HubOptions) -> Result<(PathBuf, String), ModelError> {
     if let Some(repo) = spec.strip_prefix("hf:") {
         let model = fetch_embedder(repo, opts)?;
@@ -98,7 +100,7 @@ pub fn resolve_embedder_dir(spec: &str, opts: &HubOptions) -> Result<(PathBuf, S
     if path.is_empty() {
         return Err(spec_err(spec, "empty path; give a model directory, dir:PATH or hf:ORG/NAME[@REV]".into()));
     }
-    let dir = PathBuf::from(path);
+    let dir = prbench_models::spec::expand_home(path).map_err(|e| spec_err(spec, e))?;
     if !dir.is_dir() {
         let exists = dir.exists();
         return Err(ModelError::File {
@@ -110,7 +112,8 @@ pub fn resolve_embedder_dir(spec: &str, opts: &HubOptions) -> Result<(PathBuf, S
             ),
         });
     }
-    Ok((dir, format!("dir:{path}")))
+    let label = format!("dir:{}", dir.display());
+    Ok((dir, label))
 }
 
 /// Loads the embedder `spec` names (see the module docs) with `opts`.
@@ -120,4 +123,27 @@ pub fn resolve_embedder_dir(spec: &str, opts: &HubOptions) -> Result<(PathBuf, S
 pub fn load_embedder(spec: &str, opts: &EmbedderOptions, hub: &HubOptions) -> Result<MiniLmEmbedder, ModelError> {
     let (dir, label) = resolve_embedder_dir(spec, hub)?;
     Ok(MiniLmEmbedder::load_with(&dir, opts)?.with_spec(label))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_embedder_path_starting_with_tilde_is_read_from_home() {
+        let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
+            let err = resolve_embedder_dir("~/prbench-absent-embedder", &HubOptions::default()).unwrap_err().to_string();
+            assert!(err.contains("$HOME is not set"), "{err}");
+            return;
+        };
+        for spec in ["~/prbench-absent-embedder", "dir:~/prbench-absent-embedder"] {
+            match resolve_embedder_dir(spec, &HubOptions::default()) {
+                Err(ModelError::File { path, reason }) => {
+                    assert_eq!(path, PathBuf::from(&home).join("prbench-absent-embedder"), "{spec}");
+                    assert!(reason.starts_with("no such directory"), "{reason}");
+                }
+                other => panic!("{spec}: {other:?}"),
+            }
+        }
+    }
 }

@@ -305,3 +305,27 @@ fn an_openrlhf_run_reports_its_prompt_tokens_as_unknown_not_0() {
     let summary = read_json(&tmp.path().join("runs/sg/summary.json"));
     assert_eq!(summary["remote"]["prompt_tokens"].as_u64(), Some(words as u64), "{}", summary["remote"]);
 }
+
+#[test]
+fn a_chat_template_folder_starting_with_tilde_is_read_from_home() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    model_dir(&home);
+    let eval = |flag: &str| {
+        Command::new(env!("CARGO_BIN_EXE_prbench"))
+            .args(["eval", "--data", &sample(), "--model", "tei:test/rm@http://127.0.0.1:9", "--chat-template", flag, "--preflight", "--limit", "1", "--quiet"])
+            .env("HOME", &home)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap()
+    };
+    // The template of $HOME/rm-template renders the preflight (no server is needed for it).
+    let out = eval("dir:~/rm-template");
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(preflight_text(&err).starts_with("<|user|>\n"), "{err}");
+    let out = eval("dir:~/absent");
+    let err = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains(&format!("folder `{}` does not exist", home.join("absent").display())), "{err}");
+}

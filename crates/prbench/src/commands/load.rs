@@ -253,10 +253,10 @@ fn chat_renderer(text: &str, model: &str, flag: Option<&str>) -> Result<ChatRend
     let (dir, origin) = if let Some(path) = source.strip_prefix("dir:").filter(|p| !p.is_empty()) {
         let dir = prbench_models::spec::expand_home(path).map_err(|e| anyhow::anyhow!("--chat-template `{source}`: {e}"))?;
         if !dir.exists() {
-            bail!("--chat-template `{source}`: folder `{path}` does not exist; {hint}");
+            bail!("--chat-template `{source}`: folder `{}` does not exist; {hint}", dir.display());
         }
         if !dir.is_dir() {
-            bail!("--chat-template `{source}`: `{path}` is a file; `dir:PATH` must be a folder (the model's folder, holding chat_template.jinja or tokenizer_config.json), not the file itself");
+            bail!("--chat-template `{source}`: `{}` is a file; `dir:PATH` must be a folder (the model's folder, holding chat_template.jinja or tokenizer_config.json), not the file itself", dir.display());
         }
         (dir, source.clone())
     } else if let Some(repo) = source.strip_prefix("hf:").filter(|r| !r.is_empty()) {
