@@ -146,7 +146,7 @@ impl GgufEngine {
         if !path.is_file() {
             return Err(ModelError::File {
                 path: path.to_owned(),
-                reason: "no such file (run scripts/fetch-models.sh for the default models)".into(),
+                reason: "no such file (run scripts/setup.sh for the default models)".into(),
             });
         }
         let backend = backend()?;
