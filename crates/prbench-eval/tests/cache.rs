@@ -254,6 +254,26 @@ fn a_file_that_is_not_a_cache_is_refused_with_its_path() {
 }
 
 #[test]
+fn a_short_file_that_is_not_a_cache_is_refused_and_left_byte_for_byte() {
+    // SQLite opens a file shorter than its header as a new database and writes over it; a
+    // mistyped `--cache` must not cost the user the file.
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body) in [("one-byte.jsonl", &b"x"[..]), ("rows.jsonl", &b"{\"id\": 1}\n"[..])] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, body).unwrap();
+        let e = Cache::open(&path).unwrap_err().to_string();
+        assert!(e.contains(name) && e.contains("is not a SQLite file"), "{e}");
+        assert_eq!(std::fs::read(&path).unwrap(), body);
+        assert!(!dir.path().join(format!("{name}-wal")).exists() && !dir.path().join(format!("{name}-shm")).exists());
+    }
+    // An empty file holds nothing to lose, and a new path is created as before.
+    std::fs::write(dir.path().join("empty.sqlite"), b"").unwrap();
+    assert!(Cache::open(&dir.path().join("empty.sqlite")).is_ok());
+    assert!(Cache::open(&dir.path().join("new.sqlite")).is_ok());
+    assert!(Cache::open(&dir.path().join("new.sqlite")).is_ok(), "our own cache reopens");
+}
+
+#[test]
 fn another_programs_database_is_refused_and_left_alone() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("other.sqlite");
