@@ -287,7 +287,12 @@ fn openai_judge_on_a_real_llama_server_matches_the_in_process_engine() {
     // llama-cpp-python applies a repeat penalty of 1.1 unless told otherwise; the in-process
     // engine applies none.
     let common_args = ["--data", &sample(), "--verdict", "generate", "--max-new-tokens", "96", "--quiet", "--bootstrap", "200", "--no-cache"];
-    let mut a = vec!["eval", "--model", &remote, "--run-id", "remote", "--request-extra", r#"{"repeat_penalty":1.0}"#, "--concurrency", "1"];
+    // `cache_prompt: false`: llama.cpp's server otherwise reuses the cached prefix of the previous
+    // request and evaluates only the rest, in batches of another size, so the same prompt can
+    // give another greedy reply depending on what was asked before (a prompt asked right after
+    // itself re-evaluates one token alone). Evaluating every prompt whole makes each reply a
+    // function of its prompt, so the re-asks below reproduce the run's replies.
+    let mut a = vec!["eval", "--model", &remote, "--run-id", "remote", "--request-extra", r#"{"repeat_penalty":1.0,"cache_prompt":false}"#, "--concurrency", "1"];
     a.extend(common_args);
     let out = prbench(&a, tmp.path());
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -309,6 +314,7 @@ fn openai_judge_on_a_real_llama_server_matches_the_in_process_engine() {
     let prompts = prbench_eval::prompt::Prompts::new();
     let mut extra = serde_json::Map::new();
     extra.insert("repeat_penalty".into(), 1.0.into());
+    extra.insert("cache_prompt".into(), false.into());
     let chat = prbench_remote::OpenAiChat::new("smollm2", vec![url.clone()], prbench_remote::RemoteOptions::default())
         .unwrap()
         .with_extra(extra)
