@@ -196,7 +196,7 @@ fn decoder(args: &RmOptions) -> Result<Vec<(Side, Side)>> {
 
 fn minilm(args: &RmOptions) -> Result<Vec<(Side, Side)>> {
     let dir = args.embedder.clone().unwrap_or_else(default_embedder_dir);
-    let mut embedder = MiniLmEmbedder::load(&dir).with_context(|| format!("loading the embedder `{}` (run scripts/fetch-models.sh)", dir.display()))?;
+    let mut embedder = MiniLmEmbedder::load(&dir).with_context(|| format!("loading the embedder `{}` (run scripts/setup.sh)", dir.display()))?;
     embedder.set_batch_size(args.batch);
     // Ids 1000..20000 are ordinary word pieces in the MiniLM vocabulary; [CLS]/[SEP] added by
     // neither side, so both see exactly these ids.

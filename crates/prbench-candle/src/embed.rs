@@ -249,7 +249,7 @@ impl MiniLmEmbedder {
                 return Err(file_err(
                     p,
                     "not found (an embedder directory holds config.json, model.safetensors and \
-                     tokenizer.json; scripts/fetch-models.sh puts all-MiniLM-L6-v2 in \
+                     tokenizer.json; scripts/setup.sh puts all-MiniLM-L6-v2 in \
                      ~/.cache/prbench/models/all-MiniLM-L6-v2)",
                 ));
             }

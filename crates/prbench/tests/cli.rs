@@ -128,7 +128,7 @@ fn smollm2_judge_runs_on_the_sample_in_both_orders() {
         .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/prbench/models"))
         .join("SmolLM2-135M-Instruct.Q4_1.gguf");
     if !model.is_file() {
-        eprintln!("skipped: {} absent; run scripts/fetch-models.sh", model.display());
+        prbench_testkit::unavailable(format!("{} absent; run scripts/setup.sh --tests", model.display()));
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

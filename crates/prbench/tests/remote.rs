@@ -273,19 +273,19 @@ fn a_killed_run_resumes_with_cache_hits_and_no_repeated_call() {
 #[test]
 fn openai_judge_on_a_real_llama_server_matches_the_in_process_engine() {
     let Some(url) = std::env::var("PRBENCH_LLAMA_SERVER_URL").ok().filter(|u| !u.is_empty()) else {
-        eprintln!("skipped: PRBENCH_LLAMA_SERVER_URL is not set (scripts/llama-server.sh start prints it; .ci/run sets it)");
+        prbench_testkit::unavailable("PRBENCH_LLAMA_SERVER_URL is not set (scripts/llama-server.sh start prints it; .ci/run sets it)");
         return;
     };
     let gguf = prbench_models::gguf::default_model_path();
     if !gguf.is_file() {
-        eprintln!("skipped: {} absent (run scripts/fetch-models.sh)", gguf.display());
+        prbench_testkit::unavailable(format!("{} absent (run scripts/setup.sh --tests)", gguf.display()));
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
     let remote = format!("openai:smollm2@{url}");
     let local = format!("gguf:{}", gguf.display());
-    // llama-cpp-python applies a repeat penalty of 1.1 unless told otherwise; the in-process
-    // engine applies none.
+    // Some llama.cpp front-ends (llama-cpp-python) apply a repeat penalty of 1.1 unless told
+    // otherwise; the in-process engine applies none, so the request says 1.0 explicitly.
     let common_args = ["--data", &sample(), "--verdict", "generate", "--max-new-tokens", "96", "--quiet", "--bootstrap", "200", "--no-cache"];
     // `cache_prompt: false`: llama.cpp's server otherwise reuses the cached prefix of the previous
     // request and evaluates only the rest, in batches of another size, so the same prompt can

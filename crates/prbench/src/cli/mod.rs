@@ -569,7 +569,8 @@ pub struct LeaderboardArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = LeaderboardFormat::Md)]
     pub format: LeaderboardFormat,
-    /// Write to this file instead of stdout.
+    /// Write to this file instead of stdout: a new file, or a leaderboard prbench wrote before
+    /// (any other file is refused, so a mistyped path destroys nothing).
     #[arg(long)]
     pub out: Option<PathBuf>,
 }

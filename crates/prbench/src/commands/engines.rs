@@ -73,7 +73,7 @@ impl Engines for CliEngines<'_> {
     fn quality_embedder(&self) -> Result<Arc<dyn Embedder>, EngineError> {
         let dir = default_embedder_dir();
         if !dir.join("model.safetensors").is_file() {
-            return Err(format!("the MiniLM embedder is not at `{}` (run scripts/fetch-models.sh)", dir.display()).into());
+            return Err(format!("the MiniLM embedder is not at `{}` (run scripts/setup.sh)", dir.display()).into());
         }
         Ok(Arc::new(load_embedder(&dir.display().to_string(), &EmbedderOptions::default(), &HubOptions::from_env())?))
     }

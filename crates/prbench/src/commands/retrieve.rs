@@ -81,7 +81,7 @@ fn dense_model(spec: &str) -> Result<Option<String>> {
 
 fn loading_embedder(spec: &str, model: &str) -> String {
     if spec == "dense" {
-        format!("loading the default dense embedder `{model}` (run scripts/fetch-models.sh, or pass --retriever dense:DIR)")
+        format!("loading the default dense embedder `{model}` (run scripts/setup.sh, or pass --retriever dense:DIR)")
     } else {
         format!("loading the embedder of `--retriever {spec}`")
     }
