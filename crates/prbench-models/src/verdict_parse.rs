@@ -37,9 +37,10 @@ use crate::verdict::Choice;
 ///    - a standalone `A`/`a` → [`Choice::A`], except where it is the English article and
 ///      skipped: a lowercase `a` followed by a space and another word (`it's a close call,
 ///      but B` → B), or an `A`/`a` followed by the word `tie` (`A tie` → Tie);
-///    - a letter echoing the instruction, i.e. followed by `or`, `/` or `|` and the other
-///      letter (`A or B`, `A/B`), → [`Choice::Unparsed`] (the first-letter rule would read
-///      it as a choice of A).
+///    - a letter echoing the instruction, i.e. followed by the other letter with only joining
+///      text between (`A or B`, `A/B`, `A, B`, `A and B`, `A vs B`, `A (or B)`, `A B`; see
+///      `echoes_instruction`), → [`Choice::Unparsed`] (the first-letter rule would read it
+///      as a choice of A).
 ///
 ///    A segment with no verdict word (`Neither`, `Both`, empty) → [`Choice::Unparsed`].
 /// 6. **The format line echoed is no verdict.** When the label before the last one holds only
@@ -225,7 +226,7 @@ pub(crate) fn read_segment(segment: &str) -> Choice {
                 }
             }
         }
-        if echoes_instruction(letter, with_gap(k + 1), with_gap(k + 2)) {
+        if echoes_instruction(letter, segment, &words, k) {
             return Choice::Unparsed;
         }
         return letter;
@@ -233,27 +234,34 @@ pub(crate) fn read_segment(segment: &str) -> Choice {
     Choice::Unparsed
 }
 
-/// Whether a letter is followed by `or`, `/` or `|` and the other letter (`A or B`, `B/A`).
-/// `next` and `after_next` are the two following words, each with the text before it.
-fn echoes_instruction(
-    letter: Choice,
-    next: Option<(&str, &str)>,
-    after_next: Option<(&str, &str)>,
-) -> bool {
+/// Whether a letter is followed by the other letter with nothing but joining text between:
+/// spaces, the marks `, ; / | \\ ( ) [ ] < > -` and the words `or`, `and`, `vs`, `versus`, `v`
+/// (`A or B`, `A/B`, `A, B`, `A and B`, `A (or B)`, `A vs B`, `A B`): the instruction echoed,
+/// not a choice. A full stop, `!`, `?` or `:` between them ends the echo (`A. B's answer …` is
+/// a choice of A). `words` are the segment's word ranges and `k` the letter's index.
+fn echoes_instruction(letter: Choice, segment: &str, words: &[(usize, usize)], k: usize) -> bool {
     let other = |w: &str| match letter {
         Choice::A => w.eq_ignore_ascii_case("b"),
         _ => w.eq_ignore_ascii_case("a"),
     };
-    let Some((gap, nw)) = next else {
-        return false;
-    };
-    let gap = gap.trim();
-    if (gap == "/" || gap == "|") && other(nw) {
-        return true;
-    }
-    if gap.is_empty() && nw.eq_ignore_ascii_case("or") {
-        if let Some((gap2, nw2)) = after_next {
-            return gap2.trim().is_empty() && other(nw2);
+    let joining_gap = |gap: &str| gap.chars().all(|c| c.is_whitespace() || ",;/|\\()[]<>-".contains(c));
+    let connective = |w: &str| ["or", "and", "vs", "versus", "v"].iter().any(|c| w.eq_ignore_ascii_case(c));
+    for j in k + 1..words.len() {
+        if !joining_gap(&segment[words[j - 1].1..words[j].0]) {
+            return false;
+        }
+        let w = &segment[words[j].0..words[j].1];
+        if other(w) {
+            // A lowercase `a` followed by a word is the article (`B (a tie would be unfair)`).
+            let article = w == "a"
+                && words.get(j + 1).is_some_and(|&(s2, _)| {
+                    let gap = &segment[words[j].1..s2];
+                    !gap.is_empty() && gap.chars().all(char::is_whitespace)
+                });
+            return !article;
+        }
+        if !connective(w) {
+            return false;
         }
     }
     false
@@ -454,6 +462,21 @@ mod tests {
         // A change of mind is not an echo, nor the same letter twice.
         check("Result: A\nOn reflection the second fits better.\nResult: B", B);
         check("Result: B or Result: B", B);
+    }
+
+    #[test]
+    fn both_letters_joined_in_one_result_line_are_unparsed() {
+        for reply in [
+            "Result: A, B", "Result: A,B", "Result: A and B", "Result: A (or B)", "Result: A vs B",
+            "Result: A; B", "Result: A B", "Result: A, or B", "Result: A-or-B", "Result: A\\|B",
+            "Result: A, B, or tie", "Result: B versus A", "Result: [A] or [B]",
+        ] {
+            check(reply, Unparsed);
+        }
+        // A sentence after the verdict that names the other answer is a choice.
+        check("Result: A. B misses the user's wish for brevity.", A);
+        check("Result: B! A was close.", B);
+        check("Result: A, since B ignores the profile", A);
     }
 
     #[test]

@@ -163,7 +163,7 @@ fn bracket_tokens(text: &str) -> Vec<(usize, usize, Choice)> {
 /// Whether the text between two verdicts of different letters makes them an echo of the
 /// format (`[[A]] or [[B]]`, `\boxed{A} vs \boxed{B}`) rather than a change of mind.
 fn is_echo_gap(gap: &str) -> bool {
-    matches!(gap, "or" | "/" | "|" | "," | ", or" | "and" | "vs" | "vs." | "versus" | "v." | "-" | "–" | "$ or $" | "$ or" | "or $")
+    matches!(gap, "" | ";" | "or" | "/" | "|" | "," | ", or" | "and" | "vs" | "vs." | "versus" | "v." | "-" | "–" | "$ or $" | "$ or" | "or $")
 }
 
 /// The module's fixed patterns, each compiled once on first use (a reader runs once per reply).
@@ -477,6 +477,10 @@ mod tests {
             check(reader, &format!("{echo}\nAfter comparing them: {verdict}"), want);
         }
         check(&VerdictReader::Brackets, "[[A]], [[B]] or [[C]]", Unparsed);
+        // Two different verdicts side by side, with nothing or only a line break between.
+        check(&VerdictReader::Brackets, "[[A]] [[B]]", Unparsed);
+        check(&VerdictReader::Brackets, "[[A]]\n[[B]]", Unparsed);
+        check(&VerdictReader::Boxed, "\\boxed{A}\\boxed{B}", Unparsed);
         // A line with all three options is the format; a tie alone on its line is a verdict.
         check(&VerdictReader::Brackets, "Format: [[A]] wins, [[B]] wins, [[C]] tie.\n[[C]]", Tie);
         // The rating prompts' own format lines hold no number, so they are no rating.
