@@ -72,6 +72,56 @@ pub enum Format {
     Jsonl,
 }
 
+/// A file that `prbench annotate export` or `annotate report` may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// The ratings export in this format.
+    Export(Format),
+    /// The human-evaluation report (Markdown).
+    Report,
+}
+
+/// The first line of the human-evaluation report ([`crate::report::markdown`]).
+pub const REPORT_FIRST_LINE: &str = "# Human evaluation\n";
+
+/// Checks that `path` may be written as `what`: a new or empty file, or one this command wrote
+/// before in that form (a re-export replaces the last export). A rating store or other SQLite
+/// database, a run's files, data and the user's notes are refused, so a mistyped `--to`
+/// destroys nothing.
+///
+/// # Errors
+/// [`AnnotateError::Refused`] naming the path and what to do; [`AnnotateError::Io`] when an
+/// existing file cannot be read.
+pub fn check_output(path: &Path, what: Output) -> Result<(), AnnotateError> {
+    crate::store::refuse_store_path(path)?;
+    let refuse = |reason: &str| Err(AnnotateError::Refused { path: path.to_path_buf(), reason: reason.into() });
+    if path.is_dir() {
+        return refuse("is a folder; name the file to write");
+    }
+    let Ok(meta) = std::fs::metadata(path) else { return Ok(()) };
+    if meta.len() == 0 {
+        return Ok(());
+    }
+    let start = match what {
+        // The header without its line end (the CSV writer's terminator is its own choice).
+        Output::Export(Format::Csv) => COLUMNS.join(","),
+        Output::Export(Format::Jsonl) => format!("{{\"{}\":", COLUMNS[0]),
+        Output::Report => REPORT_FIRST_LINE.to_string(),
+    };
+    let mut head = Vec::with_capacity(start.len());
+    std::fs::File::open(path)
+        .and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, start.len() as u64), &mut head))
+        .map_err(|source| AnnotateError::Io { path: path.to_path_buf(), source })?;
+    if head == start.as_bytes() {
+        return Ok(());
+    }
+    let what = match what {
+        Output::Export(_) => "a ratings export in this format",
+        Output::Report => "a human-evaluation report",
+    };
+    refuse(&format!("exists and is not {what} that prbench wrote, so writing would destroy it; pass a new file with --to, or move the file away first"))
+}
+
 /// The rows of `ratings` (module docs for order and columns).
 pub fn rows(ratings: &[RatedItem]) -> Vec<ExportRow> {
     let mut out = Vec::with_capacity(ratings.len() * 8);
@@ -142,4 +192,48 @@ pub fn write(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{check_output, write, Format, Output, REPORT_FIRST_LINE};
+
+    #[test]
+    fn annotate_outputs_replace_only_what_this_command_wrote() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        // New and empty files may be written.
+        assert!(check_output(&dir.join("new.csv"), Output::Export(Format::Csv)).is_ok());
+        std::fs::write(dir.join("empty.md"), b"").unwrap();
+        assert!(check_output(&dir.join("empty.md"), Output::Report).is_ok());
+        // A previous export (even with no row) and a previous report may be replaced.
+        let csv = dir.join("ratings.csv");
+        write(&[], Format::Csv, std::fs::File::create(&csv).unwrap(), &csv).unwrap();
+        assert!(check_output(&csv, Output::Export(Format::Csv)).is_ok());
+        let report = dir.join("annotate-report.md");
+        std::fs::write(&report, format!("{REPORT_FIRST_LINE}\nDataset `d` …\n")).unwrap();
+        assert!(check_output(&report, Output::Report).is_ok());
+        // Anything else is refused and left as it was: a run's summary, the user's notes, a
+        // report where an export goes, a JSONL export written as if it were CSV.
+        let jsonl = dir.join("ratings.jsonl");
+        std::fs::write(&jsonl, "{\"annotator\":\"ann\"}\n").unwrap();
+        assert!(check_output(&jsonl, Output::Export(Format::Jsonl)).is_ok());
+        let summary = dir.join("summary.json");
+        std::fs::write(&summary, "{\"model\": \"baseline:longer\"}\n").unwrap();
+        let notes = dir.join("notes.md");
+        std::fs::write(&notes, "my notes\n").unwrap();
+        for (path, what) in [
+            (&summary, Output::Export(Format::Csv)),
+            (&summary, Output::Report),
+            (&notes, Output::Report),
+            (&report, Output::Export(Format::Csv)),
+            (&jsonl, Output::Export(Format::Csv)),
+        ] {
+            let before = std::fs::read(path).unwrap();
+            let err = check_output(path, what).unwrap_err().to_string();
+            assert!(err.contains("that prbench wrote, so writing would destroy it"), "{err}");
+            assert_eq!(std::fs::read(path).unwrap(), before);
+        }
+        assert!(check_output(dir, Output::Report).is_err());
+    }
 }

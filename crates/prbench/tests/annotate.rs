@@ -412,6 +412,41 @@ fn outputs_never_overwrite_the_store_and_a_taken_port_fails_before_any_link_is_m
     assert!(!fresh.join("annotate.sqlite").exists(), "a folder was made whose links were never printed");
 }
 
+#[test]
+fn annotate_export_and_report_to_refuse_a_runs_summary_and_the_users_notes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ratings");
+    let ex = prbench_data::load(&sample(), &[]).unwrap().examples;
+    let names: Vec<String> = vec!["ann".into()];
+    let spec = prbench_annotate::StoreSpec { examples: &ex, source: "s", dataset_hash: "h", annotators: &names, per_item: 1, seed: 1, selection: "all" };
+    drop(prbench_annotate::Store::open_or_create(&dir, &spec).unwrap());
+    let d = dir.to_str().unwrap();
+    let summary = tmp.path().join("summary.json");
+    std::fs::write(&summary, "{\"model\": \"baseline:longer\"}\n").unwrap();
+    let notes = tmp.path().join("notes.md");
+    std::fs::write(&notes, "my precious notes\n").unwrap();
+    for target in [&summary, &notes] {
+        let before = std::fs::read(target).unwrap();
+        for args in [
+            vec!["annotate", "export", "--out", d, "--format", "csv", "--to", target.to_str().unwrap()],
+            vec!["annotate", "report", "--out", d, "--to", target.to_str().unwrap()],
+        ] {
+            let o = prbench(&args, tmp.path());
+            assert!(!o.status.success(), "{args:?} succeeded");
+            assert!(text(&o.stderr).contains("so writing would destroy it"), "{args:?}: {}", text(&o.stderr));
+        }
+        assert_eq!(std::fs::read(target).unwrap(), before, "{} changed", target.display());
+    }
+    // The default targets are written, and written again by a rerun.
+    for _ in 0..2 {
+        for args in [vec!["annotate", "export", "--out", d], vec!["annotate", "report", "--out", d]] {
+            let o = prbench(&args, tmp.path());
+            assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
+        }
+    }
+    assert!(dir.join("ratings.csv").is_file() && dir.join("annotate-report.md").is_file());
+}
+
 /// Runs `annotate serve` on the sample with `extra` flags and `--out out` in `cwd`, expecting
 /// it to fail; returns stderr.
 fn refused_serve(cwd: &std::path::Path, out: &std::path::Path, extra: &[&str]) -> String {

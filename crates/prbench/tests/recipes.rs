@@ -220,11 +220,12 @@ fn a_pointwise_recipe_rates_each_answer_and_counts_unreadable_ratings() {
     let overall = summary["rows"].as_array().unwrap().iter().find(|r| r["n"] == 12).expect("a row over all 12 pairs");
     assert_eq!(overall["unparsed"], unparsed, "{overall}");
     // Two requests per pair (one answer each), plus one retried 500 for each request rating a
-    // high-rated answer (the fault rule fails every such request body once).
+    // high-rated answer (the fault rule fails every such request body once), plus the one-token
+    // check at load that the server answers (before any item is sent).
     let high = pairs.values().flat_map(|(c, r)| [c, r]).filter(|t| rating(t) == Some(8.0)).count();
     assert!(high > 0);
     let calls = server.log().into_iter().filter(|r| r.path.ends_with("/chat/completions")).count();
-    assert_eq!(calls, 24 + high);
+    assert_eq!(calls, 1 + 24 + high);
     let m = read_json(&tmp.path().join("runs/rate/manifest.json"));
     assert_eq!((m["judge_recipe"]["kind"].as_str(), m["decoding"]["verdict"].as_str()), (Some("pointwise"), Some("rating")));
     // The order of the answers cannot matter to a pointwise judge.

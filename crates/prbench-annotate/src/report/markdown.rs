@@ -83,7 +83,8 @@ fn pct(m: &Option<MeanCi>) -> String {
 /// The report as Markdown (see the [module docs](super)).
 pub fn markdown(r: &AnnotationReport) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "# Human evaluation\n");
+    o.push_str(crate::export::REPORT_FIRST_LINE);
+    o.push('\n');
     let _ = writeln!(
         o,
         "Dataset `{}` (sha256 `{}`), {} items, {} annotator(s) per item, assignment seed {}. Bootstrap: {} resamples over items, seed {}.\n",

@@ -138,9 +138,9 @@ fn serve(args: AnnotateServeArgs) -> Result<()> {
 }
 
 /// Opens `to` (or stdout for `-`) and calls `f` with it.
-fn write_to(to: &Path, f: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+fn write_to(to: &Path, what: prbench_annotate::export::Output, f: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
     if to != Path::new("-") {
-        prbench_annotate::store::refuse_store_path(to)?;
+        prbench_annotate::export::check_output(to, what)?;
     }
     if to == Path::new("-") {
         let mut out = std::io::stdout().lock();
@@ -166,7 +166,7 @@ fn export_cmd(args: AnnotateExportArgs) -> Result<()> {
         .unwrap_or_else(|| args.out.join(format!("ratings.{ext}")));
     let ratings = store.ratings()?;
     let rows = export::rows(&ratings);
-    write_to(&to, |w| Ok(export::write(&rows, format, w, &to)?))?;
+    write_to(&to, export::Output::Export(format), |w| Ok(export::write(&rows, format, w, &to)?))?;
     if to != Path::new("-") {
         eprintln!(
             "prbench: wrote {} rows ({} ratings of {} assigned) to `{}`",
@@ -211,7 +211,7 @@ fn report_cmd(args: AnnotateReportArgs) -> Result<()> {
         .to
         .clone()
         .unwrap_or_else(|| args.out.join("annotate-report.md"));
-    write_to(&to, |w| Ok(w.write_all(md.as_bytes())?))?;
+    write_to(&to, export::Output::Report, |w| Ok(w.write_all(md.as_bytes())?))?;
     if to != Path::new("-") {
         eprintln!("prbench: wrote `{}`", to.display());
     }
