@@ -310,4 +310,10 @@ fn check_out_lets_a_report_replace_only_a_report_prbench_wrote() {
     assert!(err.contains("is a folder"), "{err}");
     let err = check_out(&dir.path().join("absent/r.html")).unwrap_err().to_string();
     assert!(err.contains("does not exist"), "{err}");
+    // A new file is named as a page: a report never lands in a data folder as a subset file.
+    for name in ["Art.jsonl", "extra.json", "report"] {
+        let err = check_out(&dir.path().join(name)).unwrap_err().to_string();
+        assert!(err.contains("is not named .html"), "{name}: {err}");
+    }
+    check_out(&dir.path().join("Report.HTM")).unwrap();
 }

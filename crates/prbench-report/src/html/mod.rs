@@ -81,6 +81,12 @@ pub fn check_out(out: &std::path::Path) -> Result<()> {
         return refuse(format!("folder `{}` does not exist; create it or name a file in an existing folder", parent.display()));
     }
     if !out.exists() {
+        // A new file must be named as a page, so a report never lands in a data folder as
+        // `Art.jsonl` (which the folder's loader would then read as a subset).
+        let html = out.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
+        if !html {
+            return refuse("is not named .html; the report is one HTML page: name a file ending in .html (e.g. report.html)".into());
+        }
         return Ok(());
     }
     if !out.is_file() {
