@@ -627,14 +627,23 @@ pub(crate) fn inspect_run(dir: &Path, run_id: &str, manifest: &Manifest) -> Resu
     if summary.seed != manifest.seed {
         return Err(inconsistent(dir, "summary.json", format!("has seed {} where the manifest has {}", summary.seed, manifest.seed)));
     }
+    // The micro row is recounted from the outcomes: a summary whose figures were edited, or
+    // that belongs to other outcomes, is not shown as this run's result.
+    let recount = prbench_stats::Tally::from_results(&outcomes.iter().map(|o| o.result).collect::<Vec<_>>());
     match summary.rows.iter().find(|r| r.label == "micro") {
-        Some(micro) if micro.tally.n == outcomes.len() && micro.tally.errors == errors => {}
+        Some(micro) if micro.tally != recount => {
+            let t = |t: &prbench_stats::Tally| format!("{} items: {} correct, {} wrong, {} ties, {} unparsed, {} errors", t.n, t.correct, t.wrong, t.ties, t.unparsed, t.errors);
+            return Err(inconsistent(dir, "summary.json", format!("counts {} where outcomes.jsonl holds {}", t(&micro.tally), t(&recount))));
+        }
         Some(micro) => {
-            return Err(inconsistent(
-                dir,
-                "summary.json",
-                format!("counts {} items ({} errors) where outcomes.jsonl holds {} ({errors} errors)", micro.tally.n, micro.tally.errors, outcomes.len()),
-            ))
+            let strict = (recount.n > 0).then(|| recount.correct as f64 / recount.n as f64);
+            let agrees = match (micro.strict, strict) {
+                (Some(a), Some(b)) => (a - b).abs() <= 1e-9,
+                (a, b) => a.is_none() && b.is_none(),
+            };
+            if !agrees {
+                return Err(inconsistent(dir, "summary.json", format!("gives micro accuracy {:?} where its own counts give {strict:?}", micro.strict)));
+            }
         }
         None => return Err(inconsistent(dir, "summary.json", "has no `micro` row".into())),
     }

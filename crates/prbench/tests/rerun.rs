@@ -76,7 +76,7 @@ fn rerunning_a_finished_run_reuses_it_and_prints_its_table_with_one_condition_as
     let again = eval(tmp.path(), "baseline:longer", &["--run-id", "one"]);
     ok(&again);
     let err = text(&again.stderr);
-    assert!(err.contains("condition `none`: run `one` finished already with these settings; reusing it (no model call)"), "{err}");
+    assert!(err.contains("condition `none`: run `one` finished already with these settings; reusing it (no item scored again)"), "{err}");
     assert!(text(&again.stdout).contains("| micro |"), "{}", text(&again.stdout));
     assert_eq!(text(&again.stdout), text(&first.stdout), "the reused run prints the table it printed when it ran");
     assert_eq!(std::fs::read_to_string(tmp.path().join("runs/one/manifest.json")).unwrap(), manifest, "a reused run is not written to");
@@ -168,7 +168,7 @@ fn a_run_cut_short_by_a_dead_server_is_finished_by_rerunning_the_same_command() 
     // calls nothing.
     let out = prbench(&args, tmp.path());
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("run `big` finished already with these settings; reusing it (no model call)"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("run `big` finished already with these settings; reusing it (no item scored again)"), "{}", text(&out.stderr));
     assert_eq!(judge_requests(&server), failed, "no request");
     let summary: prbench_report::Summary = serde_json::from_value(read_json(&dir.join("summary.json"))).unwrap();
     assert_eq!(text(&out.stdout), format!("{}\n", prbench_report::markdown::render(&summary)));
@@ -276,4 +276,40 @@ fn slot_warning_counts_the_items_the_backend_failed_on() {
     assert_eq!((position["n_chosen_in_a"].as_u64(), position["n_chosen_in_b"].as_u64()), (Some(1), Some(3)), "the scored items lean");
     assert!(!err.contains("hold `chosen` in slot A"), "the six evaluated items are balanced: {err}");
     assert!(err.contains("Rerun the same command to retry exactly the 2 failed items in the same run folder"), "{err}");
+}
+
+#[test]
+fn a_summary_whose_figures_were_edited_is_refused_not_shown_as_the_runs_result() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = || eval(tmp.path(), "baseline:longer", &["--run-id", "e"]);
+    ok(&run());
+    let path = tmp.path().join("runs/e/summary.json");
+    let original = std::fs::read_to_string(&path).unwrap();
+    let mut summary: serde_json::Value = serde_json::from_str(&original).unwrap();
+    let micro = summary["rows"].as_array_mut().unwrap().iter_mut().find(|r| r["label"] == "micro").unwrap();
+    let n = micro["n"].as_u64().unwrap();
+    let correct = micro["correct"].as_u64().unwrap();
+    // The counts edited (one wrong item made correct, or one correct made wrong): they no longer
+    // match outcomes.jsonl.
+    let wrong = micro["wrong"].as_u64().unwrap();
+    let (edited_correct, edited_wrong) = if wrong > 0 { (correct + 1, wrong - 1) } else { (correct - 1, wrong + 1) };
+    micro["correct"] = edited_correct.into();
+    micro["wrong"] = edited_wrong.into();
+    std::fs::write(&path, serde_json::to_string_pretty(&summary).unwrap()).unwrap();
+    let out = run();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("summary.json") && err.contains(&format!("{n} items: {edited_correct} correct")) && err.contains(&format!("{n} items: {correct} correct")), "{err}");
+    assert!(!err.contains("reusing"), "{err}");
+    // Only the accuracy edited, the counts left as they were.
+    let mut summary: serde_json::Value = serde_json::from_str(&original).unwrap();
+    let micro = summary["rows"].as_array_mut().unwrap().iter_mut().find(|r| r["label"] == "micro").unwrap();
+    micro["strict"] = 0.99.into();
+    std::fs::write(&path, serde_json::to_string_pretty(&summary).unwrap()).unwrap();
+    let err = text(&run().stderr);
+    assert!(err.contains("gives micro accuracy Some(0.99)") && !err.contains("reusing"), "{err}");
+    // The untouched summary is reused again.
+    std::fs::write(&path, &original).unwrap();
+    let out = run();
+    assert!(out.status.success() && text(&out.stderr).contains("reusing it"), "{}", text(&out.stderr));
 }

@@ -91,7 +91,7 @@ pub trait EvaluationReporter: Reporter {
     /// A condition's run finished and its files are written.
     fn run_finished(&self, _result: &RunResult) {}
     /// A condition's run in `dir` had finished before with these settings and every item
-    /// answered: it is reused as it is (no model call), with the summary it wrote.
+    /// answered: it is reused as it is (no item scored again), with the summary it wrote.
     fn run_reused(&self, _dir: &Path, _summary: &Summary) {}
 }
 
@@ -358,7 +358,7 @@ impl<'d> Evaluation<'d> {
                 None => {}
                 Some(Found::Complete(summary)) => {
                     check_finished(self.data, backend, &cfg)?;
-                    reporter.note(&format!("condition `{condition}`: run `{}` finished already with these settings; reusing it (no model call)", cfg.run_id));
+                    reporter.note(&format!("condition `{condition}`: run `{}` finished already with these settings; reusing it (no item scored again)", cfg.run_id));
                     reused = Some(summary.as_ref());
                 }
                 Some(found) => {

@@ -447,7 +447,7 @@ pub struct EvalArgs {
     #[arg(long, default_value = "runs")]
     pub out: PathBuf,
     /// Run id (folder name); default: UTC time, model and condition. Given again with the same
-    /// settings, a finished run is reused (no model call) and a killed one, or one with items
+    /// settings, a finished run is reused (no item scored again) and a killed one, or one with items
     /// the backend failed on, is resumed from the cache; other settings are refused.
     #[arg(long)]
     pub run_id: Option<String>,
