@@ -114,8 +114,10 @@ fn root_endpoint(kind: &str) -> Option<&'static str> {
 /// would only get a 404. The message spells out the spec to type instead.
 fn check_roots(spec: &str, kind: &str, model: &str, urls: &[String]) -> Result<(), ModelError> {
     let Some(endpoint) = root_endpoint(kind) else { return Ok(()) };
-    let Some(bad) = urls.iter().find(|u| u.ends_with("/v1")) else { return Ok(()) };
-    let fixed: Vec<&str> = urls.iter().map(|u| u.strip_suffix("/v1").unwrap_or(u)).collect();
+    // Paths are case-sensitive on most servers, but `/V1` is the same mistake.
+    let v1 = |u: &str| u.to_ascii_lowercase().ends_with("/v1");
+    let Some(bad) = urls.iter().find(|u| v1(u)) else { return Ok(()) };
+    let fixed: Vec<&str> = urls.iter().map(|u| if v1(u) { &u[..u.len() - 3] } else { u.as_str() }).collect();
     Err(ModelError::Spec {
         spec: spec.into(),
         reason: format!(
@@ -159,16 +161,23 @@ fn parse_urls(list: &str) -> Vec<String> {
 }
 
 /// Refuses text that is not an `http(s)://` URL (the message's example is of `kind`'s own form,
-/// [`example_url`]) and a URL given twice.
+/// [`example_url`]), a URL with a query or fragment, and a URL given twice.
 fn check_urls(spec: &str, kind: &str, urls: &[String]) -> Result<(), ModelError> {
     let what = if kind == "reward-server" { "the text after `reward-server:` names the server" } else { "the text after the last `@` names the server" };
-    match urls.iter().find(|u| !(u.starts_with("http://") || u.starts_with("https://"))) {
-        Some(bad) => Err(ModelError::Spec {
+    if let Some(bad) = urls.iter().find(|u| !(u.starts_with("http://") || u.starts_with("https://"))) {
+        return Err(ModelError::Spec {
             spec: spec.into(),
             reason: format!("`{bad}` is not an http:// or https:// URL ({what}, e.g. `{}`)", example_url(kind)),
-        }),
-        None => check_distinct(spec, urls),
+        });
     }
+    // Endpoint paths are appended to the URL, so a query or fragment would end up before them.
+    if let Some(bad) = urls.iter().find(|u| u.contains(['?', '#'])) {
+        return Err(ModelError::Spec {
+            spec: spec.into(),
+            reason: format!("`{bad}` has a query or fragment (`?`, `#`); give the server's URL alone ({what}, e.g. `{}`); request options go in --request-extra", example_url(kind)),
+        });
+    }
+    check_distinct(spec, urls)
 }
 
 /// Refuses a URL given twice: replicas are distinct servers, and a repeated one would also change
@@ -377,6 +386,14 @@ mod tests {
             assert!(err.contains(&format!("use `{kind}:org/rm@http://127.0.0.1:8000,http://127.0.0.1:8001`")), "{err}");
             // A root with a path of its own is still a root (a server behind a proxy prefix).
             assert!(ModelSpec::parse(&format!("{kind}:org/rm@http://127.0.0.1:8000/rm")).is_ok());
+        }
+        for spec in ["vllm-classify:m@http://127.0.0.1:8000/V1", "tei:m@http://127.0.0.1:8080/v1/"] {
+            let err = ModelSpec::parse(spec).unwrap_err().to_string();
+            assert!(err.contains("ends in `/v1`") && err.contains("@http://127.0.0.1:80"), "{spec}: {err}");
+        }
+        for spec in ["vllm-classify:m@http://127.0.0.1:8000/v1?x", "openai:m@http://127.0.0.1:8080/v1?key=1", "openai:m@http://h/v1#frag"] {
+            let err = ModelSpec::parse(spec).unwrap_err().to_string();
+            assert!(err.contains("has a query or fragment"), "{spec}: {err}");
         }
         // `/v1` is where an OpenAI-compatible API hangs, and a reward server's URL is the user's.
         assert!(ModelSpec::parse("openai:m@http://127.0.0.1:8080/v1").is_ok());
