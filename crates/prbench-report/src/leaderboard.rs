@@ -173,7 +173,8 @@ pub fn build(runs: &[RunSource]) -> Leaderboard {
             condition: s.condition.clone(),
             sees: if run.is_baseline() { s.baselines.iter().find(|b| b.name == s.model).map(|b| b.sees.clone()) } else { None },
             kind: if run.is_baseline() { RowKind::Baseline } else { RowKind::Model },
-            upper_bound: s.oracle,
+            // A control baseline reads no rubric, so under `oracle` it is no upper bound.
+            upper_bound: s.oracle && !run.is_baseline(),
             run_id: run_id.clone(),
             dataset: s.dataset.clone(),
             dataset_kind: s.dataset_kind.clone(),

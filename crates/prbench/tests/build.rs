@@ -200,6 +200,17 @@ fn a_bad_generator_judge_or_retriever_is_refused_before_any_folder_is_made_or_mo
 }
 
 #[test]
+fn a_generator_whose_server_does_not_answer_leaves_no_build_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A port nothing listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let model = format!("openai:m@http://127.0.0.1:{port}/v1");
+    let o = prbench(&["build", "--data", &sample(), "--generator", &model, "--out", "b5", "--quiet"], tmp.path());
+    assert!(!o.status.success(), "{}", text(&o.stderr));
+    assert!(!tmp.path().join("b5").exists(), "the failed load left {:?}", std::fs::read_dir(tmp.path().join("b5")).map(|d| d.count()));
+}
+
+#[test]
 fn data_validate_for_build_checks_question_rows() {
     let tmp = tempfile::tempdir().unwrap();
     let mut rows: Vec<serde_json::Value> = std::fs::read_to_string(Path::new(&sample()).join("Art_and_Entertainment.jsonl"))

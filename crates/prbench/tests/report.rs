@@ -46,6 +46,21 @@ fn eval_writes_reports_and_report_and_leaderboard_read_them() {
     }
 }
 
+#[test]
+fn a_control_baseline_run_under_oracle_is_no_upper_bound_on_the_leaderboard() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = prbench(&["eval", "--data", &sample(), "--model", "baseline:longer", "--condition", "oracle", "--run-id", "lo", "--quiet", "--bootstrap", "100"], tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = prbench(&["leaderboard", "runs", "--format", "json"], tmp.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lb: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = lb["rows"].as_array().unwrap().iter().find(|r| r["run_id"] == "lo" && r["model"] == "baseline:longer").expect("the run's row");
+    // The rule compares lengths; it never reads the rubric the oracle condition shows a model.
+    assert_eq!(row["upper_bound"], false, "{row}");
+    let md = text(&prbench(&["leaderboard", "runs"], tmp.path()).stdout);
+    assert!(!md.contains("(upper bound)"), "{md}");
+}
+
 /// Copies the folder `from` to `to` (files and sub-folders).
 fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).unwrap();

@@ -166,7 +166,7 @@ impl Finder {
             let reason = if self.wanted.is_empty() {
                 "--data names the dataset of runs, and no run is given; drop it".to_string()
             } else if tried.is_empty() {
-                "every run's dataset was found before this --data was needed (in an earlier --data); drop it".to_string()
+                "no run needs this dataset: every run was matched to an earlier --data, so this one is unused; drop it".to_string()
             } else {
                 let seen: Vec<String> = tried
                     .iter()

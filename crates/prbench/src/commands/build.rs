@@ -61,17 +61,8 @@ pub fn run(args: BuildArgs) -> Result<()> {
         check_retriever_spec(r)?;
     }
     check_folder(&args.out, &subsets)?;
-    let cache = if args.no_cache {
-        None
-    } else {
-        let path = args.cache.clone().unwrap_or_else(|| args.out.join("build/cache.sqlite"));
-        Some(Arc::new(Cache::open(&path)?))
-    };
-    let bar = Bar::new(args.quiet);
-    let owned: Vec<Example> = selected.iter().map(|e| (*e).clone()).collect();
-    let (ranked, retriever) =
-        rank_profiles(args.retriever.as_deref(), &data, &owned, cache.as_ref(), &CliEngines { remote: &args.remote }, &bar)?;
-
+    // The models load before the folder's cache is made: a generator whose server does not
+    // answer, or a file that does not load, leaves no folder behind.
     eprintln!(
         "prbench: building {} from `{}`; loading generator `{gen_spec}`",
         prbench_report::plural::count(selected.len(), "pair", "pairs"),
@@ -84,6 +75,17 @@ pub fn run(args: BuildArgs) -> Result<()> {
         eprintln!("prbench: loading audit judge `{judge_spec}`");
         Some(load_generator(&judge_spec, &args.remote, "audit judge", "--judge")?)
     };
+    let cache = if args.no_cache {
+        None
+    } else {
+        let path = args.cache.clone().unwrap_or_else(|| args.out.join("build/cache.sqlite"));
+        Some(Arc::new(Cache::open(&path)?))
+    };
+    let bar = Bar::new(args.quiet);
+    let owned: Vec<Example> = selected.iter().map(|e| (*e).clone()).collect();
+    let (ranked, retriever) =
+        rank_profiles(args.retriever.as_deref(), &data, &owned, cache.as_ref(), &CliEngines { remote: &args.remote }, &bar)?;
+
     let judge: Option<&dyn Generator> = if args.skip_audit { None } else { Some(separate_judge.as_deref().unwrap_or(generator.as_ref())) };
 
     let settings = BuildSettings {
