@@ -7,23 +7,11 @@ use std::path::{Path, PathBuf};
 use prbench_report::html::{render, ReportOptions};
 use prbench_report::leaderboard::{self, Format};
 use prbench_report::sources::load;
+use prbench_testkit::copy_dir;
 use serde_json::Value;
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-report")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            copy_dir(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).unwrap();
-        }
-    }
 }
 
 fn opts() -> ReportOptions {

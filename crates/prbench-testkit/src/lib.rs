@@ -16,7 +16,7 @@
 
 use std::fmt::Display;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Whether this is a CI run: the environment variable `CI` is set and not empty.
 pub fn in_ci() -> bool {
@@ -109,6 +109,24 @@ pub fn psoups() -> Option<PathBuf> {
         _ => repo().join("../shared/data/alignx-psoups"),
     };
     require_path(dir, "the P-Soups data (CI and the developers' machines have it beside the repository)")
+}
+
+/// Copies the folder `from` to `to` (files and sub-folders, recursively), for tests that work
+/// on a copy of a committed fixture.
+///
+/// # Panics
+/// When a file or folder cannot be read or written.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("creating {}: {e}", to.display()));
+    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("reading {}: {e}", from.display())) {
+        let p = entry.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap_or_else(|e| panic!("copying {} to {}: {e}", p.display(), dest.display()));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -382,14 +382,21 @@ fn bad_input_is_refused_with_what_to_do() {
     );
 }
 
-#[test]
-fn outputs_never_overwrite_the_store_and_a_taken_port_fails_before_any_link_is_made() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("ratings");
+/// An annotation folder `ratings` in `parent` with a store over the sample (one annotator, no
+/// ratings yet); returns the folder.
+fn sample_store(parent: &std::path::Path) -> std::path::PathBuf {
+    let dir = parent.join("ratings");
     let ex = prbench_data::load(&sample(), &[]).unwrap().examples;
     let names: Vec<String> = vec!["ann".into()];
     let spec = prbench_annotate::StoreSpec { examples: &ex, source: "s", dataset_hash: "h", annotators: &names, per_item: 1, seed: 1, selection: "all" };
     drop(prbench_annotate::Store::open_or_create(&dir, &spec).unwrap());
+    dir
+}
+
+#[test]
+fn outputs_never_overwrite_the_store_and_a_taken_port_fails_before_any_link_is_made() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = sample_store(tmp.path());
     let store = dir.join("annotate.sqlite");
     let before = std::fs::read(&store).unwrap();
     let d = dir.to_str().unwrap();
@@ -415,11 +422,7 @@ fn outputs_never_overwrite_the_store_and_a_taken_port_fails_before_any_link_is_m
 #[test]
 fn annotate_export_and_report_to_refuse_a_runs_summary_and_the_users_notes() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("ratings");
-    let ex = prbench_data::load(&sample(), &[]).unwrap().examples;
-    let names: Vec<String> = vec!["ann".into()];
-    let spec = prbench_annotate::StoreSpec { examples: &ex, source: "s", dataset_hash: "h", annotators: &names, per_item: 1, seed: 1, selection: "all" };
-    drop(prbench_annotate::Store::open_or_create(&dir, &spec).unwrap());
+    let dir = sample_store(tmp.path());
     let d = dir.to_str().unwrap();
     let summary = tmp.path().join("summary.json");
     std::fs::write(&summary, "{\"model\": \"baseline:longer\"}\n").unwrap();

@@ -186,26 +186,6 @@ fn served_reward_models_score_every_pair_through_retries() {
     }
 }
 
-/// Writes a JSONL dataset of `n` examples (copies of the sample's rows with new ids and
-/// questions) so that a run lasts long enough to be killed halfway.
-fn write_dataset(dir: &Path, n: usize) -> String {
-    let rows: Vec<serde_json::Value> = std::fs::read_to_string(repo().join("data/sample/Art_and_Entertainment.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let mut text = String::new();
-    for i in 0..n {
-        let mut r = rows[i % rows.len()].clone();
-        r["id"] = format!("gen-{i:03}").into();
-        r["question"] = format!("Question {i}: {}", r["question"].as_str().unwrap()).into();
-        text += &(r.to_string() + "\n");
-    }
-    let path = dir.join("Art_and_Entertainment.jsonl");
-    std::fs::write(&path, text).unwrap();
-    path.display().to_string()
-}
-
 #[test]
 fn a_killed_run_resumes_with_cache_hits_and_no_repeated_call() {
     let tmp = tempfile::tempdir().unwrap();

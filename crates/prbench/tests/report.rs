@@ -4,6 +4,7 @@
 mod common;
 
 use common::{prbench, sample, text};
+use prbench_testkit::copy_dir;
 
 #[test]
 fn eval_writes_reports_and_report_and_leaderboard_read_them() {
@@ -59,20 +60,6 @@ fn a_control_baseline_run_under_oracle_is_no_upper_bound_on_the_leaderboard() {
     assert_eq!(row["upper_bound"], false, "{row}");
     let md = text(&prbench(&["leaderboard", "runs"], tmp.path()).stdout);
     assert!(!md.contains("(upper bound)"), "{md}");
-}
-
-/// Copies the folder `from` to `to` (files and sub-folders).
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            copy_dir(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).unwrap();
-        }
-    }
 }
 
 /// A control-baseline eval of `data` in `dir` under the run id `id`, plus `extra` flags.

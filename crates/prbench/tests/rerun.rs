@@ -47,26 +47,6 @@ fn ok(out: &Output) {
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
-/// Writes a JSONL dataset of `n` examples (the sample's art rows with new ids and questions), so
-/// that a run against a slow server lasts long enough to lose its server halfway.
-fn write_dataset(dir: &Path, n: usize) -> String {
-    let rows: Vec<serde_json::Value> = std::fs::read_to_string(repo().join("data/sample/Art_and_Entertainment.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let mut body = String::new();
-    for i in 0..n {
-        let mut r = rows[i % rows.len()].clone();
-        r["id"] = format!("gen-{i:03}").into();
-        r["question"] = format!("Question {i}: {}", r["question"].as_str().unwrap()).into();
-        body += &(r.to_string() + "\n");
-    }
-    let path = dir.join("Art_and_Entertainment.jsonl");
-    std::fs::write(&path, body).unwrap();
-    path.display().to_string()
-}
-
 #[test]
 fn rerunning_a_finished_run_reuses_it_and_prints_its_table_with_one_condition_as_with_several() {
     let tmp = tempfile::tempdir().unwrap();

@@ -64,3 +64,24 @@ pub fn kill_once_cached(args: &[&str], cwd: &Path, cache: &Path, entries: usize)
     child.wait().unwrap();
     stored()
 }
+
+/// Writes `Art_and_Entertainment.jsonl` in `dir` with `n` examples (the sample's art rows
+/// repeated with new ids and questions), so that a run lasts long enough to be killed, or to
+/// lose its server, halfway; returns the file's path.
+pub fn write_dataset(dir: &Path, n: usize) -> String {
+    let rows: Vec<serde_json::Value> = std::fs::read_to_string(repo().join("data/sample/Art_and_Entertainment.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut body = String::new();
+    for i in 0..n {
+        let mut r = rows[i % rows.len()].clone();
+        r["id"] = format!("gen-{i:03}").into();
+        r["question"] = format!("Question {i}: {}", r["question"].as_str().unwrap()).into();
+        body += &(r.to_string() + "\n");
+    }
+    let path = dir.join("Art_and_Entertainment.jsonl");
+    std::fs::write(&path, body).unwrap();
+    path.display().to_string()
+}
