@@ -55,9 +55,7 @@ fn digest(parts: &[&[u8]]) -> [u8; 32] {
 pub fn check_name(name: &str) -> Result<(), AnnotateError> {
     let ok = !name.is_empty()
         && name.len() <= 64
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
     if ok {
         Ok(())
     } else {
@@ -99,9 +97,7 @@ pub fn assign(
         )));
     }
     if item_ids.is_empty() {
-        return Err(AnnotateError::Items(
-            "the dataset has no item to rate".into(),
-        ));
+        return Err(AnnotateError::Items("the dataset has no item to rate".into()));
     }
     if item_ids.len() * per_item < annotators.len() {
         return Err(AnnotateError::Annotators(format!(
@@ -169,12 +165,7 @@ pub fn assign(
                 .enumerate()
                 .map(|(rank, (item, _))| (*item, 1 + (rank % 2) as u8))
                 .collect();
-            list.into_iter()
-                .map(|(item, _)| Slot {
-                    item,
-                    chosen_shown_as: side[&item],
-                })
-                .collect()
+            list.into_iter().map(|(item, _)| Slot { item, chosen_shown_as: side[&item] }).collect()
         })
         .collect())
 }

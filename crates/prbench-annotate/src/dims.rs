@@ -19,12 +19,8 @@ pub enum Dimension {
 
 impl Dimension {
     /// All four, in the order the page asks for them and tables show them.
-    pub const ALL: [Dimension; 4] = [
-        Dimension::Factuality,
-        Dimension::Relevance,
-        Dimension::Helpfulness,
-        Dimension::RubricFit,
-    ];
+    pub const ALL: [Dimension; 4] =
+        [Dimension::Factuality, Dimension::Relevance, Dimension::Helpfulness, Dimension::RubricFit];
 
     /// The name in files and JSON (`factuality`, `relevance`, `helpfulness`, `rubric_fit`).
     pub fn name(self) -> &'static str {

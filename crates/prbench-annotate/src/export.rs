@@ -94,7 +94,9 @@ pub const REPORT_FIRST_LINE: &str = "# Human evaluation\n";
 /// existing file cannot be read.
 pub fn check_output(path: &Path, what: Output) -> Result<(), AnnotateError> {
     crate::store::refuse_store_path(path)?;
-    let refuse = |reason: &str| Err(AnnotateError::Refused { path: path.to_path_buf(), reason: reason.into() });
+    let refuse = |reason: &str| {
+        Err(AnnotateError::Refused { path: path.to_path_buf(), reason: reason.into() })
+    };
     if path.is_dir() {
         return refuse("is a folder; name the file to write");
     }
@@ -110,7 +112,9 @@ pub fn check_output(path: &Path, what: Output) -> Result<(), AnnotateError> {
     };
     let mut head = Vec::with_capacity(start.len());
     std::fs::File::open(path)
-        .and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, start.len() as u64), &mut head))
+        .and_then(|f| {
+            std::io::Read::read_to_end(&mut std::io::Read::take(f, start.len() as u64), &mut head)
+        })
         .map_err(|source| AnnotateError::Io { path: path.to_path_buf(), source })?;
     if head == start.as_bytes() {
         return Ok(());
@@ -128,11 +132,7 @@ pub fn rows(ratings: &[RatedItem]) -> Vec<ExportRow> {
     for r in ratings {
         for chosen in [true, false] {
             let label = if chosen { "chosen" } else { "rejected" };
-            let shown_as = if chosen {
-                r.chosen_shown_as
-            } else {
-                3 - r.chosen_shown_as
-            };
+            let shown_as = if chosen { r.chosen_shown_as } else { 3 - r.chosen_shown_as };
             let answer = r.answer(chosen);
             for d in Dimension::ALL {
                 out.push(ExportRow {
@@ -165,18 +165,12 @@ pub fn write(
     out: impl Write,
     name: &Path,
 ) -> Result<(), AnnotateError> {
-    let io = |source: std::io::Error| AnnotateError::Io {
-        path: name.to_path_buf(),
-        source,
-    };
+    let io = |source: std::io::Error| AnnotateError::Io { path: name.to_path_buf(), source };
     match format {
         Format::Csv => {
             // The header is written even with no row, so an empty export still reads as CSV.
-            let mut w = csv::WriterBuilder::new()
-                .has_headers(false)
-                .from_writer(out);
-            w.write_record(COLUMNS)
-                .map_err(|e| io(std::io::Error::other(e)))?;
+            let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(out);
+            w.write_record(COLUMNS).map_err(|e| io(std::io::Error::other(e)))?;
             for r in rows {
                 w.serialize(r).map_err(|e| io(std::io::Error::other(e)))?;
             }

@@ -50,12 +50,7 @@ pub struct LoadOptions {
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        LoadOptions {
-            annotators: 50,
-            seconds: 60.0,
-            items: 500,
-            reference_seconds: 10.0,
-        }
+        LoadOptions { annotators: 50, seconds: 60.0, items: 500, reference_seconds: 10.0 }
     }
 }
 
@@ -111,11 +106,7 @@ pub struct LoadReport {
 
 fn latency(mut ms: Vec<f64>) -> Latency {
     if ms.is_empty() {
-        return Latency {
-            p50_ms: 0.0,
-            p99_ms: 0.0,
-            max_ms: 0.0,
-        };
+        return Latency { p50_ms: 0.0, p99_ms: 0.0, max_ms: 0.0 };
     }
     ms.sort_by(f64::total_cmp);
     Latency {
@@ -130,10 +121,7 @@ fn words(seed: usize, n: usize) -> String {
         "garden", "light", "practice", "budget", "weekly", "simple", "careful", "plan", "music",
         "travel", "notes", "start",
     ];
-    (0..n)
-        .map(|i| W[(seed * 7 + i * 3) % W.len()])
-        .collect::<Vec<_>>()
-        .join(" ")
+    (0..n).map(|i| W[(seed * 7 + i * 3) % W.len()]).collect::<Vec<_>>().join(" ")
 }
 
 fn items(n: usize) -> Vec<Example> {
@@ -165,13 +153,7 @@ fn items(n: usize) -> Vec<Example> {
 
 fn submission(comment: String, k: usize) -> Submission {
     let s = (k % 5) as u8 + 1;
-    let a = AnswerRating {
-        factuality: s,
-        relevance: 4,
-        helpfulness: 4,
-        rubric_fit: s,
-        comment,
-    };
+    let a = AnswerRating { factuality: s, relevance: 4, helpfulness: 4, rubric_fit: s, comment };
     let b = AnswerRating {
         factuality: 4,
         relevance: 4,
@@ -179,10 +161,7 @@ fn submission(comment: String, k: usize) -> Submission {
         rubric_fit: 6 - s,
         comment: String::new(),
     };
-    Submission {
-        answers: [a, b],
-        better: 1 + (k % 2) as u8,
-    }
+    Submission { answers: [a, b], better: 1 + (k % 2) as u8 }
 }
 
 fn make_store(
@@ -201,9 +180,9 @@ fn make_store(
     };
     match Store::open_or_create(dir, &spec)? {
         (s, crate::store::Opened::Created(t)) => Ok((s, t)),
-        (_, crate::store::Opened::Resumed) => Err(AnnotateError::Items(
-            "the load test's folder was not new".into(),
-        )),
+        (_, crate::store::Opened::Resumed) => {
+            Err(AnnotateError::Items("the load test's folder was not new".into()))
+        }
     }
 }
 
@@ -274,36 +253,22 @@ pub fn load_test(opts: &LoadOptions) -> Result<LoadReport, AnnotateError> {
             "the load test needs at least 1 annotator, 1 item and a positive duration".into(),
         ));
     }
-    let io = |source: std::io::Error| AnnotateError::Io {
-        path: std::env::temp_dir(),
-        source,
-    };
+    let io = |source: std::io::Error| AnnotateError::Io { path: std::env::temp_dir(), source };
     let tmp = tempfile::tempdir().map_err(io)?;
     let examples = items(opts.items);
     let names: Vec<String> = (0..opts.annotators).map(|i| format!("sim{i:03}")).collect();
     let (store, tokens) = make_store(&tmp.path().join("http"), &examples, &names)?;
-    let totals: Vec<usize> = names
-        .iter()
-        .map(|n| store.progress(n).map(|p| p.total))
-        .collect::<Result<_, _>>()?;
+    let totals: Vec<usize> =
+        names.iter().map(|n| store.progress(n).map(|p| p.total)).collect::<Result<_, _>>()?;
     let store = Arc::new(store);
 
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(io)?;
-    let listener = rt
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .map_err(io)?;
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(io)?;
+    let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).map_err(io)?;
     let addr = listener.local_addr().map_err(io)?;
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = rt.spawn(crate::server::serve(
-        listener,
-        Arc::clone(&store),
-        async move {
-            let _ = stop_rx.await;
-        },
-    ));
+    let server = rt.spawn(crate::server::serve(listener, Arc::clone(&store), async move {
+        let _ = stop_rx.await;
+    }));
     let start = Instant::now();
     let deadline = start + Duration::from_secs_f64(opts.seconds);
     let results = rt.block_on(async {
@@ -367,13 +332,7 @@ pub fn load_test(opts: &LoadOptions) -> Result<LoadReport, AnnotateError> {
         load_latency: latency(loads),
     };
     let reference = if opts.reference_seconds > 0.0 {
-        Some(reference(
-            tmp.path(),
-            &examples,
-            &names,
-            &totals,
-            opts.reference_seconds,
-        )?)
+        Some(reference(tmp.path(), &examples, &names, &totals, opts.reference_seconds)?)
     } else {
         None
     };
@@ -462,8 +421,7 @@ pub fn table(r: &LoadReport) -> String {
     );
     let refs = r.reference.as_ref();
     let ratio = |a: f64, b: Option<f64>| {
-        b.filter(|b| *b > 0.0)
-            .map_or("–".to_string(), |b| format!("{:.2}", a / b))
+        b.filter(|b| *b > 0.0).map_or("–".to_string(), |b| format!("{:.2}", a / b))
     };
     let cell = |v: Option<String>| v.unwrap_or_else(|| "–".into());
     let _ = writeln!(
@@ -473,12 +431,7 @@ pub fn table(r: &LoadReport) -> String {
         cell(refs.map(|x| x.saves.to_string()))
     );
     let rows: [(&str, f64, Option<f64>, usize); 4] = [
-        (
-            "saves / s",
-            r.http.saves_per_second,
-            refs.map(|x| x.saves_per_second),
-            1,
-        ),
+        ("saves / s", r.http.saves_per_second, refs.map(|x| x.saves_per_second), 1),
         (
             "save latency p50 (ms)",
             r.http.save_latency.p50_ms,

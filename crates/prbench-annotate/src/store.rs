@@ -137,11 +137,7 @@ pub struct RatedItem {
 impl RatedItem {
     /// The rating of the chosen (`true`) or rejected answer.
     pub fn answer(&self, chosen: bool) -> &AnswerRating {
-        let shown = if chosen {
-            self.chosen_shown_as
-        } else {
-            3 - self.chosen_shown_as
-        };
+        let shown = if chosen { self.chosen_shown_as } else { 3 - self.chosen_shown_as };
         &self.submission.answers[usize::from(shown - 1)]
     }
 
@@ -176,9 +172,13 @@ pub struct Store {
 /// [`AnnotateError::Refused`] naming the path and what to pass instead.
 pub fn refuse_store_path(path: &Path) -> Result<(), AnnotateError> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let ours = [STORE_FILE, LOCK_FILE].contains(&name) || [STORE_FILE].iter().any(|f| name == format!("{f}-wal") || name == format!("{f}-shm"));
+    let ours = [STORE_FILE, LOCK_FILE].contains(&name)
+        || [STORE_FILE].iter().any(|f| name == format!("{f}-wal") || name == format!("{f}-shm"));
     let mut head = [0u8; 16];
-    let sqlite = std::fs::File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head)).is_ok() && &head == b"SQLite format 3\0";
+    let sqlite = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok()
+        && &head == b"SQLite format 3\0";
     if ours || sqlite {
         return Err(AnnotateError::Refused {
             path: path.to_path_buf(),
@@ -193,7 +193,10 @@ pub fn refuse_store_path(path: &Path) -> Result<(), AnnotateError> {
 /// killed or refused mid-way.
 fn made_before_the_store(name: &str) -> bool {
     let side = format!("{STORE_FILE}.new");
-    name == LOCK_FILE || name == side || name == format!("{side}-wal") || name == format!("{side}-shm")
+    name == LOCK_FILE
+        || name == side
+        || name == format!("{side}-wal")
+        || name == format!("{side}-shm")
 }
 
 /// Checks that `dir` can be an annotation folder without creating or changing anything: it
@@ -212,7 +215,8 @@ pub fn check_folder(dir: &Path) -> Result<(), AnnotateError> {
     if !meta.is_dir() {
         return Err(AnnotateError::Refused {
             path: dir.to_path_buf(),
-            reason: "this is a file; --out names the annotation folder: pass a new folder path".into(),
+            reason: "this is a file; --out names the annotation folder: pass a new folder path"
+                .into(),
         });
     }
     if dir.join(STORE_FILE).is_file() {
@@ -231,7 +235,8 @@ pub fn check_folder(dir: &Path) -> Result<(), AnnotateError> {
     }
     others.sort();
     let shown: Vec<String> = others.iter().take(3).map(|n| format!("`{n}`")).collect();
-    let more = if others.len() > 3 { format!(" and {} more", others.len() - 3) } else { String::new() };
+    let more =
+        if others.len() > 3 { format!(" and {} more", others.len() - 3) } else { String::new() };
     Err(AnnotateError::Refused {
         path: dir.to_path_buf(),
         reason: format!(
@@ -247,10 +252,7 @@ pub const LOCK_FILE: &str = "annotate.lock";
 
 fn lock(dir: &Path) -> Result<std::fs::File, AnnotateError> {
     let path = dir.join(LOCK_FILE);
-    let io = |source| AnnotateError::Io {
-        path: path.clone(),
-        source,
-    };
+    let io = |source| AnnotateError::Io { path: path.clone(), source };
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -301,26 +303,16 @@ CREATE TABLE ratings (
 
 impl Store {
     fn sql(&self, source: rusqlite::Error) -> AnnotateError {
-        AnnotateError::Store {
-            path: self.path.clone(),
-            source,
-        }
+        AnnotateError::Store { path: self.path.clone(), source }
     }
 
     fn connect(path: &Path) -> Result<Connection, AnnotateError> {
-        let err = |source| AnnotateError::Store {
-            path: path.to_path_buf(),
-            source,
-        };
+        let err = |source| AnnotateError::Store { path: path.to_path_buf(), source };
         let conn = Connection::open(path).map_err(err)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(err)?;
-        conn.pragma_update(None, "synchronous", "FULL")
-            .map_err(err)?;
-        conn.pragma_update(None, "foreign_keys", "ON")
-            .map_err(err)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))
-            .map_err(err)?;
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(err)?;
+        conn.pragma_update(None, "synchronous", "FULL").map_err(err)?;
+        conn.pragma_update(None, "foreign_keys", "ON").map_err(err)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(err)?;
         Ok(conn)
     }
 
@@ -350,10 +342,8 @@ impl Store {
         }
         let ids: Vec<&str> = spec.examples.iter().map(|e| e.id.as_str()).collect();
         let assignment = assign(&ids, spec.annotators, spec.per_item, spec.seed)?;
-        std::fs::create_dir_all(dir).map_err(|source| AnnotateError::Io {
-            path: dir.to_path_buf(),
-            source,
-        })?;
+        std::fs::create_dir_all(dir)
+            .map_err(|source| AnnotateError::Io { path: dir.to_path_buf(), source })?;
         let held = lock(dir)?;
         // A second start may have made the store between the look above and the lock: look
         // again now that the lock is held.
@@ -369,15 +359,9 @@ impl Store {
             let _ = std::fs::remove_file(format!("{}{suffix}", tmp.display()));
         }
         let mut conn = Store::connect(&tmp)?;
-        let err = |source| AnnotateError::Store {
-            path: tmp.clone(),
-            source,
-        };
-        let tokens: Vec<(String, String)> = spec
-            .annotators
-            .iter()
-            .map(|a| (a.clone(), new_token()))
-            .collect();
+        let err = |source| AnnotateError::Store { path: tmp.clone(), source };
+        let tokens: Vec<(String, String)> =
+            spec.annotators.iter().map(|a| (a.clone(), new_token())).collect();
         {
             let tx = conn.transaction().map_err(err)?;
             tx.execute_batch(SCHEMA).map_err(err)?;
@@ -391,11 +375,8 @@ impl Store {
                 ("selection", spec.selection.to_string()),
                 ("created_at", created),
             ] {
-                tx.execute(
-                    "INSERT INTO meta (key, value) VALUES (?1, ?2)",
-                    params![k, v],
-                )
-                .map_err(err)?;
+                tx.execute("INSERT INTO meta (key, value) VALUES (?1, ?2)", params![k, v])
+                    .map_err(err)?;
             }
             for (i, e) in spec.examples.iter().enumerate() {
                 let json = serde_json::to_string(e).expect("an Example serializes");
@@ -426,13 +407,10 @@ impl Store {
             }
             tx.commit().map_err(err)?;
         }
-        conn.pragma_update(None, "wal_checkpoint", "TRUNCATE")
-            .map_err(err)?;
+        conn.pragma_update(None, "wal_checkpoint", "TRUNCATE").map_err(err)?;
         drop(conn);
-        std::fs::rename(&tmp, &path).map_err(|source| AnnotateError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        std::fs::rename(&tmp, &path)
+            .map_err(|source| AnnotateError::Io { path: path.clone(), source })?;
         for suffix in ["-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", tmp.display()));
         }
@@ -455,12 +433,7 @@ impl Store {
             });
         }
         let conn = Store::connect(&path)?;
-        let mut store = Store {
-            path,
-            conn: Mutex::new(conn),
-            tokens: HashMap::new(),
-            _lock: None,
-        };
+        let mut store = Store { path, conn: Mutex::new(conn), tokens: HashMap::new(), _lock: None };
         let version = store.meta("schema_version")?;
         if version != SCHEMA_VERSION {
             return Err(AnnotateError::Corrupt {
@@ -474,9 +447,8 @@ impl Store {
 
     fn load_tokens(&mut self) -> Result<(), AnnotateError> {
         let conn = self.conn.lock().expect("store mutex");
-        let mut stmt = conn
-            .prepare("SELECT token_sha256, name FROM annotators")
-            .map_err(|e| self.sql(e))?;
+        let mut stmt =
+            conn.prepare("SELECT token_sha256, name FROM annotators").map_err(|e| self.sql(e))?;
         let rows = stmt
             .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
             .and_then(|r| r.collect::<Result<HashMap<_, _>, _>>())
@@ -517,10 +489,8 @@ impl Store {
         let mut stmt = conn
             .prepare("SELECT name FROM annotators ORDER BY list_index")
             .map_err(|e| self.sql(e))?;
-        let names = stmt
-            .query_map([], |r| r.get(0))
-            .and_then(|r| r.collect())
-            .map_err(|e| self.sql(e));
+        let names =
+            stmt.query_map([], |r| r.get(0)).and_then(|r| r.collect()).map_err(|e| self.sql(e));
         names
     }
 
@@ -552,16 +522,11 @@ impl Store {
                 spec.annotators.join(",")
             )));
         }
-        for (key, now) in [
-            ("per_item", spec.per_item.to_string()),
-            ("seed", spec.seed.to_string()),
-        ] {
+        for (key, now) in [("per_item", spec.per_item.to_string()), ("seed", spec.seed.to_string())]
+        {
             let then = self.meta(key)?;
             if then != now {
-                return Err(mismatch(format!(
-                    "--{} {then}, not {now}",
-                    key.replace('_', "-")
-                )));
+                return Err(mismatch(format!("--{} {then}, not {now}", key.replace('_', "-"))));
             }
         }
         Ok(())
@@ -687,11 +652,8 @@ impl Store {
             Some(s) => Some(self.decode(&s, &format!("{annotator}'s rating of item `{item_id}`"))?),
             None => None,
         };
-        let answers = if chosen_shown_as == 1 {
-            [e.chosen, e.rejected]
-        } else {
-            [e.rejected, e.chosen]
-        };
+        let answers =
+            if chosen_shown_as == 1 { [e.chosen, e.rejected] } else { [e.rejected, e.chosen] };
         Ok(Some(ItemView {
             position,
             total,
@@ -701,19 +663,12 @@ impl Store {
             posts: e
                 .profile
                 .into_iter()
-                .map(|p| PostView {
-                    id: p.id,
-                    category: p.category,
-                    text: p.text,
-                })
+                .map(|p| PostView { id: p.id, category: p.category, text: p.text })
                 .collect(),
             rubric_aspects: e
                 .rubric_aspects
                 .into_iter()
-                .map(|a| AspectView {
-                    aspect: a.aspect,
-                    reason: a.reason,
-                })
+                .map(|a| AspectView { aspect: a.aspect, reason: a.reason })
                 .collect(),
             answers,
             saved,
@@ -777,9 +732,7 @@ impl Store {
                 .map_err(|e| self.sql(e))?;
             rows
         };
-        rows.iter()
-            .map(|(id, json)| self.decode(json, &format!("item `{id}`")))
-            .collect()
+        rows.iter().map(|(id, json)| self.decode(json, &format!("item `{id}`"))).collect()
     }
 
     /// Every saved rating, by annotator (in `--annotators` order) then list position.
@@ -852,11 +805,9 @@ impl Store {
     /// SQLite errors.
     pub fn assignment_count(&self) -> Result<usize, AnnotateError> {
         let conn = self.conn.lock().expect("store mutex");
-        conn.query_row("SELECT COUNT(*) FROM assignments", [], |r| {
-            r.get::<_, i64>(0)
-        })
-        .map(|n| n as usize)
-        .map_err(|e| self.sql(e))
+        conn.query_row("SELECT COUNT(*) FROM assignments", [], |r| r.get::<_, i64>(0))
+            .map(|n| n as usize)
+            .map_err(|e| self.sql(e))
     }
 }
 

@@ -31,10 +31,7 @@ fn rows() -> Vec<String> {
 }
 
 fn ratings(rows: &[String]) -> Ratings {
-    let text = format!(
-        "annotator,unit,dimension,score,batch\n{}\n",
-        rows.join("\n")
-    );
+    let text = format!("annotator,unit,dimension,score,batch\n{}\n", rows.join("\n"));
     Ratings::from_csv_reader("ratings.csv", text.as_bytes()).unwrap()
 }
 
@@ -75,19 +72,14 @@ fn json_maps_each_dimension_to_its_figures() {
     assert_eq!(constant["n_units"], 21);
     for name in ["interval", "ordinal", "nominal"] {
         assert!(constant[format!("alpha_{name}")].is_null());
-        let why = constant[format!("alpha_{name}_undefined")]
-            .as_str()
-            .unwrap();
+        let why = constant[format!("alpha_{name}_undefined")].as_str().unwrap();
         assert!(why.contains("are 4"), "{why}");
         assert!(constant[format!("ci_{name}")].is_null());
         assert!(constant[format!("ci_{name}_undefined")].is_string());
     }
     // Every unit rated once.
     let lonely = &dims["lonely"];
-    assert_eq!(
-        (lonely["n_units"].as_u64(), lonely["n_single"].as_u64()),
-        (Some(0), Some(24))
-    );
+    assert_eq!((lonely["n_units"].as_u64(), lonely["n_single"].as_u64()), (Some(0), Some(24)));
     let why = lonely["alpha_ordinal_undefined"].as_str().unwrap();
     assert!(why.contains("no unit has two or more ratings"), "{why}");
 
@@ -121,10 +113,7 @@ fn the_seed_and_resamples_are_used() {
     let (fa, fb) = (&a.dimensions["fit"], &b.dimensions["fit"]);
     assert_eq!(fa.ordinal.alpha, fb.ordinal.alpha);
     assert_ne!(fa.ordinal.bootstrap.interval, fb.ordinal.bootstrap.interval);
-    assert_eq!(
-        fb.ordinal.bootstrap.kept + fb.ordinal.bootstrap.dropped,
-        200
-    );
+    assert_eq!(fb.ordinal.bootstrap.kept + fb.ordinal.bootstrap.dropped, 200);
     assert_eq!(fa.interval.bootstrap.kept, 1000);
 }
 
@@ -139,22 +128,9 @@ fn markdown_table_rows_and_notes() {
         "{md}"
     );
     assert!(md.contains("| dimension | units (≥2 ratings) | single-rated | ratings | annotators | α interval [95% CI] | α ordinal [95% CI] | α nominal [95% CI] |"), "{md}");
-    let fit = report.dimensions["fit"]
-        .interval
-        .alpha
-        .as_ref()
-        .unwrap()
-        .alpha;
-    let ci = report.dimensions["fit"]
-        .interval
-        .bootstrap
-        .interval
-        .clone()
-        .unwrap();
-    let row = format!(
-        "| fit | 21 | 3 | 66 | 3 | {fit:.3} [{:.3}, {:.3}] |",
-        ci.lo, ci.hi
-    );
+    let fit = report.dimensions["fit"].interval.alpha.as_ref().unwrap().alpha;
+    let ci = report.dimensions["fit"].interval.bootstrap.interval.clone().unwrap();
+    let row = format!("| fit | 21 | 3 | 66 | 3 | {fit:.3} [{:.3}, {:.3}] |", ci.lo, ci.hi);
     assert!(md.contains(&row), "{row}\n{md}");
     assert!(
         md.contains("| constant | 21 | 3 | 66 | 3 | undefined | undefined | undefined |"),
@@ -164,22 +140,12 @@ fn markdown_table_rows_and_notes() {
         md.contains("- `lonely`, every level: alpha undefined: no unit has two or more ratings"),
         "{md}"
     );
-    assert!(
-        md.contains("- `constant`, every level: alpha undefined: all 63 ratings"),
-        "{md}"
-    );
-    assert_eq!(
-        md.lines().filter(|l| l.starts_with("- ")).count(),
-        2,
-        "{md}"
-    );
+    assert!(md.contains("- `constant`, every level: alpha undefined: all 63 ratings"), "{md}");
+    assert_eq!(md.lines().filter(|l| l.starts_with("- ")).count(), 2, "{md}");
     assert!(md.trim_end().ends_with("Ignored columns: `batch`."), "{md}");
     // Four dimensions, four table rows.
     assert_eq!(
-        lines
-            .iter()
-            .filter(|l| l.starts_with("| ") && !l.starts_with("| dimension"))
-            .count(),
+        lines.iter().filter(|l| l.starts_with("| ") && !l.starts_with("| dimension")).count(),
         4
     );
 }
@@ -195,19 +161,10 @@ fn markdown_notes_dropped_resamples() {
     let d = &report.dimensions["x|y"];
     let dropped = d.nominal.bootstrap.dropped;
     assert!((400..600).contains(&dropped), "{dropped}");
-    assert_eq!(
-        (d.ordinal.bootstrap.dropped, d.interval.bootstrap.dropped),
-        (dropped, dropped)
-    );
+    assert_eq!((d.ordinal.bootstrap.dropped, d.interval.bootstrap.dropped), (dropped, dropped));
     let md = markdown_table(&report);
-    assert!(
-        md.contains("| x\\|y | 2 | 0 | 4 | 2 | 1.000 [1.000, 1.000] |"),
-        "{md}"
-    );
+    assert!(md.contains("| x\\|y | 2 | 0 | 4 | 2 | 1.000 [1.000, 1.000] |"), "{md}");
     let note = format!("- `x|y`, every level: {dropped} of 1000 resamples dropped");
     assert!(md.contains(&note), "{note}\n{md}");
-    assert_eq!(
-        json(&report.dimensions)["x|y"]["ci_ordinal_dropped"],
-        dropped
-    );
+    assert_eq!(json(&report.dimensions)["x|y"]["ci_ordinal_dropped"], dropped);
 }

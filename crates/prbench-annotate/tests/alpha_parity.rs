@@ -11,10 +11,8 @@ const PAIRABLE_ERROR: &str =
     "There has to be at least one unit with values assigned by at least two coders.";
 
 fn fixture() -> Value {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/alpha/krippendorff_reference.json"
-    );
+    let path =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/alpha/krippendorff_reference.json");
     let text = std::fs::read_to_string(path).expect("read krippendorff_reference.json");
     serde_json::from_str(&text).expect("parse krippendorff_reference.json")
 }
@@ -24,13 +22,7 @@ fn matrix(case: &Value) -> Vec<Vec<Option<f64>>> {
         .as_array()
         .expect("data")
         .iter()
-        .map(|row| {
-            row.as_array()
-                .expect("row")
-                .iter()
-                .map(Value::as_f64)
-                .collect()
-        })
+        .map(|row| row.as_array().expect("row").iter().map(Value::as_f64).collect())
         .collect()
 }
 
@@ -48,11 +40,7 @@ fn cases() -> Vec<Value> {
 }
 
 fn label(case: &Value) -> String {
-    format!(
-        "case {} ({})",
-        case["index"],
-        case["label"].as_str().unwrap()
-    )
+    format!("case {} ({})", case["index"], case["label"].as_str().unwrap())
 }
 
 /// Every case at every level: a value within TOL, or undefined in ours exactly where the package
@@ -68,9 +56,8 @@ fn alpha_matches_the_package() {
             match want["result"].as_str().unwrap() {
                 "value" => {
                     let w = want["value"].as_f64().unwrap();
-                    let g = got
-                        .unwrap_or_else(|e| panic!("{at}: undefined ({e}), package {w}"))
-                        .alpha;
+                    let g =
+                        got.unwrap_or_else(|e| panic!("{at}: undefined ({e}), package {w}")).alpha;
                     assert!(
                         (g - w).abs() <= TOL,
                         "{at}: ours {g}, package {w}, |Δ| = {}",
@@ -120,47 +107,31 @@ fn fixture_covers_the_required_cases() {
         cases
             .iter()
             .filter(|c| {
-                ["nominal", "ordinal", "interval"]
-                    .iter()
-                    .all(|l| c["alpha"][l]["result"] == r)
+                ["nominal", "ordinal", "interval"].iter().all(|l| c["alpha"][l]["result"] == r)
             })
             .count()
     };
     assert!(results("value") >= 40, "defined cases");
     assert!(results("nan") >= 2, "nan cases");
     assert!(results("error") >= 4, "error cases");
-    let data: Vec<ReliabilityData> = cases
-        .iter()
-        .map(|c| ReliabilityData::from_matrix(&matrix(c)).unwrap())
-        .collect();
-    let missing = cases
-        .iter()
-        .filter(|c| matrix(c).iter().flatten().any(Option::is_none))
-        .count();
+    let data: Vec<ReliabilityData> =
+        cases.iter().map(|c| ReliabilityData::from_matrix(&matrix(c)).unwrap()).collect();
+    let missing = cases.iter().filter(|c| matrix(c).iter().flatten().any(Option::is_none)).count();
     assert!(missing >= 30, "{missing} cases with missing values");
     let single = data
         .iter()
         .zip(&cases)
         .filter(|(d, c)| d.n_single_units() > 0 && c["alpha"]["ordinal"]["result"] == "value");
-    assert!(
-        single.count() >= 4,
-        "defined cases with a single-rated unit"
-    );
+    assert!(single.count() >= 4, "defined cases with a single-rated unit");
     let all_equal = data.iter().filter(|d| {
-        let mut v = d
-            .units()
-            .iter()
-            .flat_map(|u| u.ratings().iter().map(|r| r.value));
+        let mut v = d.units().iter().flat_map(|u| u.ratings().iter().map(|r| r.value));
         let first = v.next();
         d.n_pairable_units() > 0 && v.all(|x| Some(x) == first)
     });
     assert!(all_equal.count() >= 3, "all-equal cases");
     let two_values = data.iter().filter(|d| {
-        let mut v: Vec<f64> = d
-            .units()
-            .iter()
-            .flat_map(|u| u.ratings().iter().map(|r| r.value))
-            .collect();
+        let mut v: Vec<f64> =
+            d.units().iter().flat_map(|u| u.ratings().iter().map(|r| r.value)).collect();
         v.sort_by(f64::total_cmp);
         v.dedup();
         v.len() == 2
@@ -173,10 +144,7 @@ fn fixture_covers_the_required_cases() {
             .any(|r| r.value.fract() != 0.0 && (r.value * 2.0).fract() != 0.0)
     });
     assert!(floats.count() >= 8, "float-valued cases");
-    assert!(
-        cases.iter().any(|c| c["value_domain"].is_array()),
-        "an explicit value_domain"
-    );
+    assert!(cases.iter().any(|c| c["value_domain"].is_array()), "an explicit value_domain");
 }
 
 /// Krippendorff (2011, section C) reports alpha 0.743 (nominal), 0.815 (ordinal) and 0.849
@@ -184,23 +152,11 @@ fn fixture_covers_the_required_cases() {
 #[test]
 fn paper_example() {
     let case = &cases()[0];
-    assert!(case["label"]
-        .as_str()
-        .unwrap()
-        .starts_with("Krippendorff 2011"));
+    assert!(case["label"].as_str().unwrap().starts_with("Krippendorff 2011"));
     let data = ReliabilityData::from_matrix(&matrix(case)).unwrap();
-    for (l, want) in [
-        (Level::Nominal, 0.743),
-        (Level::Ordinal, 0.815),
-        (Level::Interval, 0.849),
-    ] {
+    for (l, want) in [(Level::Nominal, 0.743), (Level::Ordinal, 0.815), (Level::Interval, 0.849)] {
         let a = alpha(&data, l).unwrap();
-        assert_eq!(
-            (a.alpha * 1000.0).round() / 1000.0,
-            want,
-            "{l:?}: {}",
-            a.alpha
-        );
+        assert_eq!((a.alpha * 1000.0).round() / 1000.0, want, "{l:?}: {}", a.alpha);
         assert_eq!((a.n_units, a.n_values, a.n_single), (11, 40, 1));
     }
 }

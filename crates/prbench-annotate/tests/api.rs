@@ -26,18 +26,18 @@ fn no_token_or_a_wrong_token_gets_401_and_no_item_text() {
         let r = http(addr, "GET", &path, None).unwrap();
         assert_eq!(r.status, 401, "{path}: {}", r.body);
         for needle in ["QUESTION", "CHOSEN", "REJECTED", "POST", "ASPECT"] {
-            assert!(
-                !r.body.contains(needle),
-                "{path} leaked {needle}: {}",
-                r.body
-            );
+            assert!(!r.body.contains(needle), "{path} leaked {needle}: {}", r.body);
         }
         // The API answers JSON; a page a browser opens answers the same sentence as HTML.
         if path.contains("/api/") {
             assert_eq!(r.json()["error"], UNAUTHORIZED_MESSAGE, "{path}");
         } else {
             assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"), "{path}");
-            assert!(r.body.contains(UNAUTHORIZED_MESSAGE) && !r.body.contains("{\"error\""), "{path}: {}", r.body);
+            assert!(
+                r.body.contains(UNAUTHORIZED_MESSAGE) && !r.body.contains("{\"error\""),
+                "{path}: {}",
+                r.body
+            );
         }
     }
     let r = http(
@@ -58,9 +58,7 @@ fn each_token_sees_only_its_own_list_and_never_a_label() {
     let (addr, _stop) = spawn_server(Arc::new(store));
     let mut seen = std::collections::BTreeMap::<String, usize>::new();
     for (name, token) in &tokens {
-        let p = http(addr, "GET", &format!("/r/{token}/api/progress"), None)
-            .unwrap()
-            .json();
+        let p = http(addr, "GET", &format!("/r/{token}/api/progress"), None).unwrap().json();
         assert_eq!(p["annotator"], name.as_str());
         let total = p["total"].as_u64().unwrap() as usize;
         assert_eq!(total, 4, "6 items × 2 raters over 3 annotators");
@@ -86,10 +84,7 @@ fn each_token_sees_only_its_own_list_and_never_a_label() {
             assert_eq!(v["answers"], serde_json::json!(want));
             assert_eq!(v["question"], e.question.as_str());
             assert_eq!(v["posts"][1]["text"], e.profile[1].text.as_str());
-            assert_eq!(
-                v["rubric_aspects"][0]["aspect"],
-                e.rubric_aspects[0].aspect.as_str()
-            );
+            assert_eq!(v["rubric_aspects"][0]["aspect"], e.rubric_aspects[0].aspect.as_str());
             // No label, no narrative, no evidence anywhere in the item.
             for bad in [
                 "chosen",
@@ -102,20 +97,10 @@ fn each_token_sees_only_its_own_list_and_never_a_label() {
                 "shown_as",
             ] {
                 let keys_and_values = r.body.replace(&e.chosen, "").replace(&e.rejected, "");
-                assert!(
-                    !keys_and_values.contains(bad),
-                    "item view holds `{bad}`: {}",
-                    r.body
-                );
+                assert!(!keys_and_values.contains(bad), "item view holds `{bad}`: {}", r.body);
             }
         }
-        let r = http(
-            addr,
-            "GET",
-            &format!("/r/{token}/api/items/{}", total + 1),
-            None,
-        )
-        .unwrap();
+        let r = http(addr, "GET", &format!("/r/{token}/api/items/{}", total + 1), None).unwrap();
         assert_eq!(r.status, 404);
         let r = http(
             addr,
@@ -141,22 +126,13 @@ fn bad_bodies_get_400_and_save_nothing() {
     let mut cases: Vec<(String, Vec<u8>)> = Vec::new();
     let mut unknown = rating(4, 2, 1);
     unknown["label"] = "chosen".into();
-    cases.push((
-        "unknown top-level field".into(),
-        unknown.to_string().into_bytes(),
-    ));
+    cases.push(("unknown top-level field".into(), unknown.to_string().into_bytes()));
     let mut unknown_inner = rating(4, 2, 1);
     unknown_inner["answers"][0]["extra"] = 1.into();
-    cases.push((
-        "unknown answer field".into(),
-        unknown_inner.to_string().into_bytes(),
-    ));
-    for (field, value) in [
-        ("factuality", 6),
-        ("rubric_fit", 0),
-        ("relevance", -1),
-        ("helpfulness", 300),
-    ] {
+    cases.push(("unknown answer field".into(), unknown_inner.to_string().into_bytes()));
+    for (field, value) in
+        [("factuality", 6), ("rubric_fit", 0), ("relevance", -1), ("helpfulness", 300)]
+    {
         let mut r = rating(4, 2, 1);
         r["answers"][1][field] = value.into();
         cases.push((format!("{field} = {value}"), r.to_string().into_bytes()));
@@ -165,20 +141,14 @@ fn bad_bodies_get_400_and_save_nothing() {
     better["better"] = 3.into();
     cases.push(("better = 3".into(), better.to_string().into_bytes()));
     let mut missing = rating(4, 2, 1);
-    missing["answers"][0]
-        .as_object_mut()
-        .unwrap()
-        .remove("helpfulness");
+    missing["answers"][0].as_object_mut().unwrap().remove("helpfulness");
     cases.push(("missing score".into(), missing.to_string().into_bytes()));
     let mut one = rating(4, 2, 1);
     one["answers"].as_array_mut().unwrap().pop();
     cases.push(("one answer".into(), one.to_string().into_bytes()));
     let mut long = rating(4, 2, 1);
     long["answers"][0]["comment"] = "x".repeat(2_001).into();
-    cases.push((
-        "comment of 2,001 characters".into(),
-        long.to_string().into_bytes(),
-    ));
+    cases.push(("comment of 2,001 characters".into(), long.to_string().into_bytes()));
     cases.push(("not JSON".into(), b"{".to_vec()));
     let mut huge = rating(4, 2, 1);
     huge["answers"][0]["comment"] = "y".repeat(40_000).into();
@@ -188,10 +158,7 @@ fn bad_bodies_get_400_and_save_nothing() {
         assert_eq!(r.status, 400, "{what}: {}", r.body);
         assert!(r.json()["error"].is_string(), "{what}");
     }
-    assert!(
-        store.ratings().unwrap().is_empty(),
-        "a refused body saved something"
-    );
+    assert!(store.ratings().unwrap().is_empty(), "a refused body saved something");
     let r = http(
         addr,
         "PUT",
@@ -225,11 +192,7 @@ fn a_save_is_committed_before_the_answer_and_a_change_is_a_new_revision() {
     let saved = other.ratings().unwrap();
     assert_eq!(saved.len(), 1);
     assert_eq!(
-        (
-            saved[0].position,
-            saved[0].revision,
-            saved[0].submission.answers[0].comment.as_str()
-        ),
+        (saved[0].position, saved[0].revision, saved[0].submission.answers[0].comment.as_str()),
         (2, 1, "first")
     );
     let r = http(
@@ -242,17 +205,11 @@ fn a_save_is_committed_before_the_answer_and_a_change_is_a_new_revision() {
     assert_eq!(r.status, 200);
     let saved = other.ratings().unwrap();
     assert_eq!(
-        (
-            saved[0].revision,
-            saved[0].submission.better,
-            saved[0].submission.answers[0].factuality
-        ),
+        (saved[0].revision, saved[0].submission.better, saved[0].submission.answers[0].factuality),
         (2, 2, 1)
     );
     // The item view now carries the saved rating.
-    let v = http(addr, "GET", &format!("/r/{t}/api/items/2"), None)
-        .unwrap()
-        .json();
+    let v = http(addr, "GET", &format!("/r/{t}/api/items/2"), None).unwrap().json();
     assert_eq!(v["saved"]["better"], 2);
 }
 
@@ -271,10 +228,7 @@ fn every_answer_carries_the_security_headers_and_the_page_holds_no_data() {
         "the page shell carries no data"
     );
     let csp = page.header("content-security-policy").unwrap();
-    assert!(
-        csp.contains("default-src 'none'") && csp.contains("script-src 'self'"),
-        "{csp}"
-    );
+    assert!(csp.contains("default-src 'none'") && csp.contains("script-src 'self'"), "{csp}");
     assert_eq!(page.header("referrer-policy"), Some("no-referrer"));
     for asset in ["/assets/rate.js", "/assets/rate.css"] {
         let r = http(addr, "GET", asset, None).unwrap();
@@ -286,14 +240,7 @@ fn every_answer_carries_the_security_headers_and_the_page_holds_no_data() {
         );
     }
     // The API returns data texts verbatim, as JSON strings (the page renders them as text).
-    let v = http(
-        addr,
-        "GET",
-        &format!("/r/{}/api/items/1", tokens[0].1),
-        None,
-    )
-    .unwrap()
-    .json();
+    let v = http(addr, "GET", &format!("/r/{}/api/items/1", tokens[0].1), None).unwrap().json();
     assert_eq!(v["question"], format!("Q {XSS}"));
 }
 

@@ -53,11 +53,7 @@ fn text(page: &Page, id: &str) -> String {
 }
 
 fn inner_text(page: &Page) -> String {
-    page.eval("document.body.innerText")
-        .unwrap()
-        .as_str()
-        .unwrap()
-        .to_string()
+    page.eval("document.body.innerText").unwrap().as_str().unwrap().to_string()
 }
 
 fn shot(page: &Page, selector: &str, name: &str) {
@@ -68,10 +64,8 @@ fn shot(page: &Page, selector: &str, name: &str) {
             "document.querySelector('header').style.position = 'static'; window.scrollTo(0, 0)",
         )
         .unwrap();
-        page.screenshot_element(selector, Path::new(&dir).join(name))
-            .unwrap();
-        page.eval("document.querySelector('header').style.position = ''")
-            .unwrap();
+        page.screenshot_element(selector, Path::new(&dir).join(name)).unwrap();
+        page.eval("document.querySelector('header').style.position = ''").unwrap();
     }
 }
 
@@ -89,11 +83,7 @@ fn check_saved(store: &Store, who: &str, pos: usize, want: ([u8; 4], [u8; 4], u8
         .find(|r| r.annotator == who && r.position == pos)
         .expect("saved");
     assert_eq!(
-        (
-            r.submission.answers[0].scores(),
-            r.submission.answers[1].scores(),
-            r.submission.better
-        ),
+        (r.submission.answers[0].scores(), r.submission.answers[1].scores(), r.submission.better),
         want,
         "{who} item {pos}"
     );
@@ -118,16 +108,11 @@ fn two_annotators_rate_one_by_keyboard_one_by_mouse_and_a_rating_can_be_changed(
     let page = browser.open(&url(0)).unwrap();
     for pos in 1..=4 {
         wait_item(&page, pos, 4);
-        assert_eq!(
-            text(&page, "progress-text"),
-            format!("{} of 4 rated", pos - 1)
-        );
+        assert_eq!(text(&page, "progress-text"), format!("{} of 4 rated", pos - 1));
         if pos == 1 {
-            page.eval("document.getElementById('posts').open = true")
-                .unwrap();
+            page.eval("document.getElementById('posts').open = true").unwrap();
             shot(&page, "body", "rating-page.png");
-            page.eval("document.getElementById('posts').open = false")
-                .unwrap();
+            page.eval("document.getElementById('posts').open = false").unwrap();
         }
         let (a1, a2, better) = keyboard_scores(pos);
         for s in a1.iter().chain(&a2) {
@@ -154,19 +139,10 @@ fn two_annotators_rate_one_by_keyboard_one_by_mouse_and_a_rating_can_be_changed(
         .iter()
         .zip(a1)
         .map(|(d, s)| format!("a1-{}={s}", d.name()))
-        .chain(
-            Dimension::ALL
-                .iter()
-                .zip(a2)
-                .map(|(d, s)| format!("a2-{}={s}", d.name())),
-        )
+        .chain(Dimension::ALL.iter().zip(a2).map(|(d, s)| format!("a2-{}={s}", d.name())))
         .chain([format!("better={better}")])
         .collect();
-    assert_eq!(
-        checked.as_str().unwrap(),
-        want.join(" "),
-        "the saved rating is shown"
-    );
+    assert_eq!(checked.as_str().unwrap(), want.join(" "), "the saved rating is shown");
     // All fields are filled, so the cursor starts on the first; 7 × ↓ is answer 2's rubric fit.
     for _ in 0..7 {
         page.press("ArrowDown").unwrap();
@@ -197,11 +173,7 @@ fn two_annotators_rate_one_by_keyboard_one_by_mouse_and_a_rating_can_be_changed(
         if pos == 1 {
             page.click("#save").unwrap();
             wait_js(&page, "document.getElementById('status').textContent.startsWith('Not saved: rate 9 more fields')");
-            assert_eq!(
-                page.eval("document.querySelectorAll('.field.missing').length")
-                    .unwrap(),
-                9
-            );
+            assert_eq!(page.eval("document.querySelectorAll('.field.missing').length").unwrap(), 9);
         }
         let a1 = [4, 4, 4, (pos % 5) as u8 + 1];
         let a2 = [3, 3, 3, 2];
@@ -214,11 +186,9 @@ fn two_annotators_rate_one_by_keyboard_one_by_mouse_and_a_rating_can_be_changed(
                 .unwrap();
             }
         }
-        page.click("fieldset[data-field='better'] input[value='2']")
-            .unwrap();
+        page.click("fieldset[data-field='better'] input[value='2']").unwrap();
         page.click("#comment-1").unwrap();
-        page.type_text("#comment-1", &format!("bob on {pos}"))
-            .unwrap();
+        page.type_text("#comment-1", &format!("bob on {pos}")).unwrap();
         page.click("#save").unwrap();
         if pos < 4 {
             wait_item(&page, pos + 1, 4);
@@ -235,16 +205,9 @@ fn two_annotators_rate_one_by_keyboard_one_by_mouse_and_a_rating_can_be_changed(
         .map(|r| r.submission.answers[0].comment.clone())
         .collect();
     assert_eq!(comments, ["bob on 1", "bob on 2", "bob on 3", "bob on 4"]);
-    assert!(
-        page.console_errors().is_empty(),
-        "{:?}",
-        page.console_errors()
-    );
+    assert!(page.console_errors().is_empty(), "{:?}", page.console_errors());
     for r in page.requests() {
-        assert!(
-            r.starts_with(&format!("http://{addr}/")),
-            "a request left the server: {r}"
-        );
+        assert!(r.starts_with(&format!("http://{addr}/")), "a request left the server: {r}");
     }
 }
 
@@ -267,10 +230,7 @@ fn a_bad_token_sees_nothing_and_another_annotators_link_shows_only_its_own_list(
         let t = inner_text(&page);
         assert!(t.contains(UNAUTHORIZED_MESSAGE), "{url}: {t}");
         for e in &ex {
-            assert!(
-                !t.contains(&e.question) && !t.contains(&e.chosen),
-                "{url} shows item text"
-            );
+            assert!(!t.contains(&e.question) && !t.contains(&e.chosen), "{url} shows item text");
         }
     }
     // ann saves a rating with a comment; bob's page never shows it.
@@ -283,30 +243,17 @@ fn a_bad_token_sees_nothing_and_another_annotators_link_shows_only_its_own_list(
         comment: "ANN-ONLY".into(),
     };
     store
-        .submit(
-            "ann",
-            1,
-            &prbench_annotate::Submission {
-                answers: [a.clone(), a],
-                better: 1,
-            },
-        )
+        .submit("ann", 1, &prbench_annotate::Submission { answers: [a.clone(), a], better: 1 })
         .unwrap();
-    let page = browser
-        .open(&prbench_annotate::server::page_url(addr, &tokens[1].1))
-        .unwrap();
+    let page = browser.open(&prbench_annotate::server::page_url(addr, &tokens[1].1)).unwrap();
     for pos in 1..=3 {
-        page.eval(&format!("location.hash = '#p={pos}'; location.reload();"))
-            .unwrap();
+        page.eval(&format!("location.hash = '#p={pos}'; location.reload();")).unwrap();
         wait_item(&page, pos, 3);
         assert_eq!(text(&page, "who"), "Rating as bob");
-        let comment = page
-            .eval("document.getElementById('comment-1').value")
-            .unwrap();
+        let comment = page.eval("document.getElementById('comment-1').value").unwrap();
         assert_eq!(comment, "", "bob sees a comment on item {pos}");
         assert_eq!(
-            page.eval("document.querySelectorAll('input:checked').length")
-                .unwrap(),
+            page.eval("document.querySelectorAll('input:checked').length").unwrap(),
             0,
             "bob sees ann's scores on {}",
             v.item_id
@@ -328,22 +275,31 @@ fn a_wrong_or_voided_link_shows_the_pages_own_message_not_raw_json() {
     assert_ne!(old[0].1, new[0].1);
     let (addr, _stop) = spawn_server(Arc::new(store));
     let wrong = format!("{}{}", &new[0].1[..31], if new[0].1.ends_with('0') { '1' } else { '0' });
-    for (what, token) in [("a wrong token", wrong.as_str()), ("a voided token", old[0].1.as_str())] {
-        for url in [prbench_annotate::server::page_url(addr, token), format!("{}/", prbench_annotate::server::page_url(addr, token))] {
+    for (what, token) in [("a wrong token", wrong.as_str()), ("a voided token", old[0].1.as_str())]
+    {
+        for url in [
+            prbench_annotate::server::page_url(addr, token),
+            format!("{}/", prbench_annotate::server::page_url(addr, token)),
+        ] {
             let page = browser.open(&url).unwrap();
             let t = inner_text(&page);
             assert!(t.contains(UNAUTHORIZED_MESSAGE), "{what}, {url}: {t}");
-            assert!(!t.contains("{\"error\"") && !t.contains('{'), "{what}, {url} shows raw JSON: {t}");
+            assert!(
+                !t.contains("{\"error\"") && !t.contains('{'),
+                "{what}, {url} shows raw JSON: {t}"
+            );
             for e in &ex {
-                assert!(!t.contains(&e.question) && !t.contains(&e.chosen), "{what} shows item text");
+                assert!(
+                    !t.contains(&e.question) && !t.contains(&e.chosen),
+                    "{what} shows item text"
+                );
             }
         }
     }
     // The new link works, also with a trailing slash (redirected to the page's own address,
     // from which its script and style load).
-    let page = browser
-        .open(&format!("{}/", prbench_annotate::server::page_url(addr, &new[0].1)))
-        .unwrap();
+    let page =
+        browser.open(&format!("{}/", prbench_annotate::server::page_url(addr, &new[0].1))).unwrap();
     wait_item(&page, 1, 2);
     assert_eq!(text(&page, "who"), "Rating as ann");
     assert!(page.console_errors().is_empty(), "{:?}", page.console_errors());
@@ -357,43 +313,17 @@ fn hostile_text_renders_as_text() {
     let dir = tempfile::tempdir().unwrap();
     let (store, tokens) = new_store(dir.path(), &[hostile_example()], &["ann"], 1);
     let (addr, _stop) = spawn_server(Arc::new(store));
-    let page = browser
-        .open(&prbench_annotate::server::page_url(addr, &tokens[0].1))
-        .unwrap();
+    let page = browser.open(&prbench_annotate::server::page_url(addr, &tokens[0].1)).unwrap();
     wait_item(&page, 1, 1);
-    page.eval("document.getElementById('posts').open = true")
-        .unwrap();
+    page.eval("document.getElementById('posts').open = true").unwrap();
     let t = inner_text(&page);
-    for field in [
-        "Q ",
-        "post ",
-        "cat ",
-        "aspect ",
-        "reason ",
-        "chosen ",
-        "rejected ",
-    ] {
-        assert!(
-            t.contains(&format!("{field}{XSS}")),
-            "`{field}` is not shown as text: {t}"
-        );
+    for field in ["Q ", "post ", "cat ", "aspect ", "reason ", "chosen ", "rejected "] {
+        assert!(t.contains(&format!("{field}{XSS}")), "`{field}` is not shown as text: {t}");
     }
-    assert_eq!(
-        page.eval("document.scripts.length").unwrap(),
-        1,
-        "only rate.js"
-    );
+    assert_eq!(page.eval("document.scripts.length").unwrap(), 1, "only rate.js");
     assert_eq!(page.eval("document.images.length").unwrap(), 0);
-    assert_eq!(
-        page.eval("document.querySelectorAll('svg').length")
-            .unwrap(),
-        0
-    );
+    assert_eq!(page.eval("document.querySelectorAll('svg').length").unwrap(), 0);
     std::thread::sleep(Duration::from_millis(300));
-    assert!(
-        page.dialogs().is_empty(),
-        "a dialog opened: {:?}",
-        page.dialogs()
-    );
+    assert!(page.dialogs().is_empty(), "a dialog opened: {:?}", page.dialogs());
     shot(&page, "body", "rating-page-hostile.png");
 }

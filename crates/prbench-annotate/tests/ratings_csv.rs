@@ -35,17 +35,11 @@ fn columns_in_any_order_with_extra_columns() {
     assert_eq!(dims, ["fit", "style"]);
     let fit = &r.dimensions()["fit"];
     assert_eq!((fit.n_ratings(), fit.n_annotators()), (3, 2));
-    assert_eq!(
-        (fit.data().n_pairable_units(), fit.data().n_single_units()),
-        (1, 1)
-    );
+    assert_eq!((fit.data().n_pairable_units(), fit.data().n_single_units()), (1, 1));
     let q1 = &fit.data().units()[0];
     assert_eq!(q1.id(), "q1");
-    let values: Vec<(&str, f64)> = q1
-        .ratings()
-        .iter()
-        .map(|x| (x.annotator.as_str(), x.value))
-        .collect();
+    let values: Vec<(&str, f64)> =
+        q1.ratings().iter().map(|x| (x.annotator.as_str(), x.value)).collect();
     assert_eq!(values, [("ann", 4.0), ("bob", 5.0)]);
     assert_eq!(r.dimensions()["style"].n_annotators(), 1);
 }
@@ -67,14 +61,7 @@ fn from_path_reads_the_file_and_names_it_in_errors() {
     let path = dir.path().join("export.csv");
     std::fs::write(&path, "annotator,unit,dimension,score\na,u,d,1\nb,u,d,x\n").unwrap();
     let e = Ratings::from_csv_path(&path).unwrap_err().to_string();
-    assert_names(
-        &e,
-        &[
-            &format!("`{}` line 3", path.display()),
-            "field `score`",
-            "`x`",
-        ],
-    );
+    assert_names(&e, &[&format!("`{}` line 3", path.display()), "field `score`", "`x`"]);
     let missing = dir.path().join("nope.csv");
     let e = Ratings::from_csv_path(&missing).unwrap_err();
     assert!(matches!(e, RatingsError::Io { .. }), "{e:?}");
@@ -84,17 +71,7 @@ fn from_path_reads_the_file_and_names_it_in_errors() {
 #[test]
 fn missing_and_repeated_columns() {
     let (e, msg) = err("annotator,unit,score,comment\na,u,3,x\n");
-    assert!(
-        matches!(
-            e,
-            RatingsError::MissingColumn {
-                column: "dimension",
-                line: 1,
-                ..
-            }
-        ),
-        "{e:?}"
-    );
+    assert!(matches!(e, RatingsError::MissingColumn { column: "dimension", line: 1, .. }), "{e:?}");
     assert_names(
         &msg,
         &[
@@ -104,10 +81,7 @@ fn missing_and_repeated_columns() {
         ],
     );
     let (e, msg) = err("annotator,unit,dimension,score,unit\na,u,d,3,v\n");
-    assert!(
-        matches!(e, RatingsError::DuplicateColumn { column: "unit", .. }),
-        "{e:?}"
-    );
+    assert!(matches!(e, RatingsError::DuplicateColumn { column: "unit", .. }), "{e:?}");
     assert_names(&msg, &["`ratings.csv` line 1", "`unit` appears twice"]);
 }
 
@@ -115,13 +89,7 @@ fn missing_and_repeated_columns() {
 fn empty_file_and_header_only() {
     let (e, msg) = err("");
     assert!(matches!(e, RatingsError::Empty { .. }), "{e:?}");
-    assert_names(
-        &msg,
-        &[
-            "`ratings.csv` is empty",
-            "annotator, unit, dimension and score",
-        ],
-    );
+    assert_names(&msg, &["`ratings.csv` is empty", "annotator, unit, dimension and score"]);
     let (e, msg) = err("annotator,unit,dimension,score\n");
     assert!(matches!(e, RatingsError::NoRatings { .. }), "{e:?}");
     assert_names(&msg, &["`ratings.csv`", "no ratings"]);
@@ -132,10 +100,7 @@ fn empty_file_and_header_only() {
 /// faulty row is on line 5.
 #[test]
 fn empty_fields_name_line_and_field() {
-    for (i, field) in ["annotator", "unit", "dimension", "score"]
-        .iter()
-        .enumerate()
-    {
+    for (i, field) in ["annotator", "unit", "dimension", "score"].iter().enumerate() {
         let mut row = ["a", "u", "d", "3"];
         row[i] = " ";
         let text = format!(
@@ -143,14 +108,8 @@ fn empty_fields_name_line_and_field() {
             row.join(",")
         );
         let (e, msg) = err(&text);
-        assert!(
-            matches!(e, RatingsError::EmptyField { line: 5, .. }),
-            "{field}: {e:?}"
-        );
-        assert_names(
-            &msg,
-            &["`ratings.csv` line 5", &format!("field `{field}` is empty")],
-        );
+        assert!(matches!(e, RatingsError::EmptyField { line: 5, .. }), "{field}: {e:?}");
+        assert_names(&msg, &["`ratings.csv` line 5", &format!("field `{field}` is empty")]);
     }
 }
 
@@ -159,25 +118,15 @@ fn scores_must_be_finite_numbers() {
     for bad in ["abc", "NaN", "inf", "-infinity", "4/5", "3,5"] {
         let text = format!("annotator,unit,dimension,score\na,u,d,4\nb,u,d,\"{bad}\"\n");
         let (e, msg) = err(&text);
-        assert!(
-            matches!(e, RatingsError::BadScore { line: 3, .. }),
-            "{bad}: {e:?}"
-        );
+        assert!(matches!(e, RatingsError::BadScore { line: 3, .. }), "{bad}: {e:?}");
         assert_names(
             &msg,
-            &[
-                "`ratings.csv` line 3",
-                "field `score`",
-                &format!("`{bad}` is not a finite number"),
-            ],
+            &["`ratings.csv` line 3", "field `score`", &format!("`{bad}` is not a finite number")],
         );
     }
     let ok = read("annotator,unit,dimension,score\na,u,d,-1.5e0\nb,u,d,+2\n").unwrap();
-    let values: Vec<f64> = ok.dimensions()["d"].data().units()[0]
-        .ratings()
-        .iter()
-        .map(|r| r.value)
-        .collect();
+    let values: Vec<f64> =
+        ok.dimensions()["d"].data().units()[0].ratings().iter().map(|r| r.value).collect();
     assert_eq!(values, [-1.5, 2.0]);
 }
 
@@ -187,67 +136,24 @@ fn scores_must_be_finite_numbers() {
 fn duplicate_ratings_name_both_lines() {
     let text = "annotator,unit,dimension,score\na,u,fit,4\na,u,style,4\nb,u,fit,2\na,u,fit,4\n";
     let (e, msg) = err(text);
-    assert!(
-        matches!(
-            e,
-            RatingsError::DuplicateRating {
-                line: 5,
-                first_line: 2,
-                ..
-            }
-        ),
-        "{e:?}"
-    );
+    assert!(matches!(e, RatingsError::DuplicateRating { line: 5, first_line: 2, .. }), "{e:?}");
     assert_names(
         &msg,
-        &[
-            "`ratings.csv` line 5",
-            "annotator `a`",
-            "unit `u`",
-            "dimension `fit`",
-            "at line 2",
-        ],
+        &["`ratings.csv` line 5", "annotator `a`", "unit `u`", "dimension `fit`", "at line 2"],
     );
 }
 
 #[test]
 fn malformed_rows() {
     let (e, msg) = err("annotator,unit,dimension,score\na,u,d,4\nb,u,d,3,extra\n");
-    assert!(
-        matches!(
-            e,
-            RatingsError::FieldCount {
-                line: 3,
-                expected: 4,
-                got: 5,
-                ..
-            }
-        ),
-        "{e:?}"
-    );
-    assert_names(
-        &msg,
-        &["`ratings.csv` line 3", "5 fields, the header has 4"],
-    );
+    assert!(matches!(e, RatingsError::FieldCount { line: 3, expected: 4, got: 5, .. }), "{e:?}");
+    assert_names(&msg, &["`ratings.csv` line 3", "5 fields, the header has 4"]);
     let mut bytes = b"annotator,unit,dimension,score\na,u,d,4\nb,".to_vec();
     bytes.extend_from_slice(&[0xff, 0xfe]);
     bytes.extend_from_slice(b",d,3\n");
     let e = Ratings::from_csv_reader(FILE, bytes.as_slice()).unwrap_err();
-    assert!(
-        matches!(
-            e,
-            RatingsError::NotUtf8 {
-                line: 3,
-                field: 2,
-                ..
-            }
-        ),
-        "{e:?}"
-    );
-    assert_names(
-        &e.to_string(),
-        &["`ratings.csv` line 3", "field 2", "UTF-8"],
-    );
+    assert!(matches!(e, RatingsError::NotUtf8 { line: 3, field: 2, .. }), "{e:?}");
+    assert_names(&e.to_string(), &["`ratings.csv` line 3", "field 2", "UTF-8"]);
 }
 
 /// CRLF line ends and blank lines, before the header and between rows, are counted as an editor
@@ -257,20 +163,7 @@ fn line_numbers_with_crlf_and_blank_lines() {
     let (e, _) = err("\r\nannotator,unit,dimension,score\r\na,u,d,4\r\n\r\n\r\nb,u,d,x\r\n");
     assert!(matches!(e, RatingsError::BadScore { line: 6, .. }), "{e:?}");
     let (e, _) = err("\n\nannotator,unit,score\n");
-    assert!(
-        matches!(e, RatingsError::MissingColumn { line: 3, .. }),
-        "{e:?}"
-    );
+    assert!(matches!(e, RatingsError::MissingColumn { line: 3, .. }), "{e:?}");
     let (e, _) = err("annotator,unit,dimension,score\n\na,u,d,4\n\n\na,u,d,5\n");
-    assert!(
-        matches!(
-            e,
-            RatingsError::DuplicateRating {
-                line: 6,
-                first_line: 3,
-                ..
-            }
-        ),
-        "{e:?}"
-    );
+    assert!(matches!(e, RatingsError::DuplicateRating { line: 6, first_line: 3, .. }), "{e:?}");
 }

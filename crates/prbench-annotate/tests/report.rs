@@ -27,16 +27,9 @@ fn rate(store: &Store, who: &str, item: &str, c: u8, r: u8, picks_chosen: bool) 
         .unwrap();
     let chosen_is_1 =
         view.answers[0].starts_with("CHOSEN") || view.answers[0].starts_with("chosen");
-    let answers = if chosen_is_1 {
-        [all(c), all(r)]
-    } else {
-        [all(r), all(c)]
-    };
+    let answers = if chosen_is_1 { [all(c), all(r)] } else { [all(r), all(c)] };
     let better = if picks_chosen == chosen_is_1 { 1 } else { 2 };
-    store
-        .submit(who, view.position, &Submission { answers, better })
-        .unwrap()
-        .unwrap();
+    store.submit(who, view.position, &Submission { answers, better }).unwrap().unwrap();
 }
 
 #[test]
@@ -50,24 +43,10 @@ fn means_label_agreement_disagreements_and_alpha_match_a_hand_calculation() {
     rate(&store, "bob", "q0", 5, 1, true);
     rate(&store, "bob", "q1", 2, 4, false);
     rate(&store, "bob", "q2", 4, 4, false);
-    let r = build(
-        &store,
-        &ReportConfig {
-            resamples: 500,
-            seed: 3,
-        },
-    )
-    .unwrap();
+    let r = build(&store, &ReportConfig { resamples: 500, seed: 3 }).unwrap();
 
     let subsets: Vec<&str> = r.human_eval.iter().map(|h| h.subset.as_str()).collect();
-    assert_eq!(
-        subsets,
-        [
-            "Art_and_Entertainment",
-            "Lifestyle_and_Personal_Development",
-            "all"
-        ]
-    );
+    assert_eq!(subsets, ["Art_and_Entertainment", "Lifestyle_and_Personal_Development", "all"]);
     let expect = [(4.25, 2.75, 4), (3.0, 3.5, 2), (23.0 / 6.0, 3.0, 6)];
     for (row, (c, rj, n)) in r.human_eval.iter().zip(expect) {
         for (_, mc, mr) in &row.dims {
@@ -98,22 +77,13 @@ fn means_label_agreement_disagreements_and_alpha_match_a_hand_calculation() {
             )
         })
         .collect();
-    assert_eq!(
-        label,
-        [(0.5, 2, 1, 1, 0), (0.5, 1, 0, 0, 1), (0.5, 3, 1, 1, 1)]
-    );
+    assert_eq!(label, [(0.5, 2, 1, 1, 0), (0.5, 1, 0, 0, 1), (0.5, 3, 1, 1, 1)]);
 
     let dis: Vec<(&str, usize, usize, f64, f64)> = r
         .disagreements
         .iter()
         .map(|d| {
-            (
-                d.item_id.as_str(),
-                d.votes_chosen,
-                d.votes_rejected,
-                d.fit_chosen,
-                d.fit_rejected,
-            )
+            (d.item_id.as_str(), d.votes_chosen, d.votes_rejected, d.fit_chosen, d.fit_rejected)
         })
         .collect();
     assert_eq!(dis, [("q1", 1, 1, 3.0, 3.5), ("q2", 0, 2, 3.5, 4.0)]);
@@ -135,9 +105,7 @@ fn means_label_agreement_disagreements_and_alpha_match_a_hand_calculation() {
         ("bob", "q2", 4, 4),
     ] {
         for d in ["factuality", "relevance", "helpfulness", "rubric_fit"] {
-            csv.push_str(&format!(
-                "{who},{item}/chosen,{d},{c}\n{who},{item}/rejected,{d},{rj}\n"
-            ));
+            csv.push_str(&format!("{who},{item}/chosen,{d},{c}\n{who},{item}/rejected,{d},{rj}\n"));
         }
     }
     let hand = agreement(
@@ -151,10 +119,7 @@ fn means_label_agreement_disagreements_and_alpha_match_a_hand_calculation() {
     let _ = AgreementConfig::default();
 
     let md = markdown(&r);
-    assert!(
-        md.contains("| Art\\_and\\_Entertainment | 2 | chosen | 4.25 ["),
-        "{md}"
-    );
+    assert!(md.contains("| Art\\_and\\_Entertainment | 2 | chosen | 4.25 ["), "{md}");
     assert!(
         {
             use sha2::Digest;
@@ -175,14 +140,7 @@ fn hostile_text_in_the_report_is_escaped_or_fenced() {
     let mut answers = [all(4), all(4)];
     answers[0].comment = XSS.into();
     store
-        .submit(
-            "ann",
-            1,
-            &Submission {
-                answers,
-                better: if chosen_is_1 { 2 } else { 1 },
-            },
-        )
+        .submit("ann", 1, &Submission { answers, better: if chosen_is_1 { 2 } else { 1 } })
         .unwrap();
     let md = markdown(&build(&store, &ReportConfig::default()).unwrap());
     // Outside fenced blocks, no raw tag survives.
@@ -197,10 +155,7 @@ fn hostile_text_in_the_report_is_escaped_or_fenced() {
                 !line.contains('<') || line.contains("&lt;"),
                 "raw `<` outside a fence: {line}"
             );
-            assert!(
-                !line.contains("<script") && !line.contains("<img"),
-                "{line}"
-            );
+            assert!(!line.contains("<script") && !line.contains("<img"), "{line}");
         }
     }
     assert!(md.contains("&lt;script&gt;"), "{md}");
@@ -215,6 +170,15 @@ fn a_folder_without_ratings_still_reports_and_exports_a_header() {
     let md = markdown(&r);
     assert!(md.contains("No ratings yet.") && md.contains("| ann | 0 | 2 |"), "{md}");
     let mut csv = Vec::new();
-    prbench_annotate::export::write(&[], prbench_annotate::export::Format::Csv, &mut csv, std::path::Path::new("x.csv")).unwrap();
-    assert_eq!(String::from_utf8(csv).unwrap(), format!("{}\n", prbench_annotate::export::COLUMNS.join(",")));
+    prbench_annotate::export::write(
+        &[],
+        prbench_annotate::export::Format::Csv,
+        &mut csv,
+        std::path::Path::new("x.csv"),
+    )
+    .unwrap();
+    assert_eq!(
+        String::from_utf8(csv).unwrap(),
+        format!("{}\n", prbench_annotate::export::COLUMNS.join(","))
+    );
 }

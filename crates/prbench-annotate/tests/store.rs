@@ -22,10 +22,7 @@ fn a_reopened_folder_resumes_and_other_settings_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let ex = examples(4);
     let (store, _) = new_store(dir.path(), &ex, &["ann", "bob"], 2);
-    let sub = Submission {
-        answers: [answer(5, "a"), answer(2, "b")],
-        better: 1,
-    };
+    let sub = Submission { answers: [answer(5, "a"), answer(2, "b")], better: 1 };
     store.submit("ann", 1, &sub).unwrap().unwrap();
     drop(store);
 
@@ -47,48 +44,20 @@ fn a_reopened_folder_resumes_and_other_settings_are_refused() {
 
     let other_names: Vec<String> = vec!["ann".into(), "cat".into()];
     let cases: Vec<(StoreSpec, &str)> = vec![
+        (StoreSpec { dataset_hash: "hash-2", ..same.clone() }, "sha256 hash-1"),
         (
-            StoreSpec {
-                dataset_hash: "hash-2",
-                ..same.clone()
-            },
-            "sha256 hash-1",
-        ),
-        (
-            StoreSpec {
-                annotators: &other_names,
-                ..same.clone()
-            },
+            StoreSpec { annotators: &other_names, ..same.clone() },
             "--annotators ann,bob, not ann,cat",
         ),
-        (
-            StoreSpec {
-                per_item: 1,
-                ..same.clone()
-            },
-            "--per-item 2, not 1",
-        ),
-        (
-            StoreSpec {
-                seed: 8,
-                ..same.clone()
-            },
-            "--seed 7, not 8",
-        ),
-        (
-            StoreSpec {
-                selection: "--limit 1",
-                ..same.clone()
-            },
-            "all items, not --limit 1",
-        ),
+        (StoreSpec { per_item: 1, ..same.clone() }, "--per-item 2, not 1"),
+        (StoreSpec { seed: 8, ..same.clone() }, "--seed 7, not 8"),
+        (StoreSpec { selection: "--limit 1", ..same.clone() }, "all items, not --limit 1"),
     ];
     // While a server holds the folder, a second one is refused.
     let (held, _) = Store::open_or_create(dir.path(), &same).unwrap();
     let e = Store::open_or_create(dir.path(), &same).unwrap_err();
     assert!(
-        e.to_string()
-            .contains("another `prbench annotate serve` is serving this folder"),
+        e.to_string().contains("another `prbench annotate serve` is serving this folder"),
         "{e}"
     );
     drop(held);
@@ -123,11 +92,7 @@ fn tokens_are_128_bit_and_only_their_hashes_are_stored() {
         assert!(!text.contains(t.as_str()), "a token is stored in clear");
     }
     let new = store.reissue_tokens().unwrap();
-    assert_eq!(
-        store.annotator_for_token(&tokens[0].1),
-        None,
-        "an old link stops working"
-    );
+    assert_eq!(store.annotator_for_token(&tokens[0].1), None, "an old link stops working");
     assert_eq!(store.annotator_for_token(&new[0].1), Some("ann"));
 }
 
@@ -142,10 +107,7 @@ fn export_has_one_row_per_annotator_item_answer_dimension_with_the_true_label() 
         .submit(
             "ann",
             1,
-            &Submission {
-                answers: [answer(5, "one, \"quoted\""), answer(2, "")],
-                better: 2,
-            },
+            &Submission { answers: [answer(5, "one, \"quoted\""), answer(2, "")], better: 2 },
         )
         .unwrap();
     let ratings = store.ratings().unwrap();
@@ -170,26 +132,14 @@ fn export_has_one_row_per_annotator_item_answer_dimension_with_the_true_label() 
     );
     let first = lines.next().unwrap();
     // Rows come chosen first: this is the chosen answer's factuality.
-    assert!(
-        first.starts_with(&format!("ann,{}/chosen,factuality,", v.item_id)),
-        "{first}"
-    );
+    assert!(first.starts_with(&format!("ann,{}/chosen,factuality,", v.item_id)), "{first}");
     if chosen_first {
-        assert!(
-            first.contains(",5,") && first.contains("\"one, \"\"quoted\"\"\""),
-            "{first}"
-        );
+        assert!(first.contains(",5,") && first.contains("\"one, \"\"quoted\"\"\""), "{first}");
     } else {
         assert!(first.contains(",2,") && first.contains(",1,"), "{first}");
     }
     let mut jsonl = Vec::new();
-    export::write(
-        &rows,
-        Format::Jsonl,
-        &mut jsonl,
-        std::path::Path::new("x.jsonl"),
-    )
-    .unwrap();
+    export::write(&rows, Format::Jsonl, &mut jsonl, std::path::Path::new("x.jsonl")).unwrap();
     let parsed: Vec<serde_json::Value> = String::from_utf8(jsonl)
         .unwrap()
         .lines()

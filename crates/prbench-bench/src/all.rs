@@ -56,7 +56,11 @@ pub struct Row {
 
 /// The input sets of the prefix benches: the sample only under `--short`.
 fn sets(short: bool) -> Vec<String> {
-    if short { vec!["sample".into()] } else { vec!["sample".into(), "psoups".into(), "prb-synthetic".into()] }
+    if short {
+        vec!["sample".into()]
+    } else {
+        vec!["sample".into(), "psoups".into(), "prb-synthetic".into()]
+    }
 }
 
 fn orders_args(args: &AllOptions) -> OrdersOptions {
@@ -92,7 +96,11 @@ fn prefix_args(args: &AllOptions) -> PrefixOptions {
 }
 
 fn met(ok: bool) -> &'static str {
-    if ok { "met" } else { "NOT met" }
+    if ok {
+        "met"
+    } else {
+        "NOT met"
+    }
 }
 
 fn judge_args(args: &AllOptions, log: &dyn Fn(&str)) -> JudgeOptions {
@@ -127,7 +135,12 @@ fn rm_args(args: &AllOptions) -> RmOptions {
 }
 
 fn harness_args(args: &AllOptions) -> HarnessOptions {
-    HarnessOptions { scale: if args.short { 0.002 } else { 1.0 }, rounds: if args.short { 1 } else { args.rounds }, seed: 42, work: args.reference.work.clone() }
+    HarnessOptions {
+        scale: if args.short { 0.002 } else { 1.0 },
+        rounds: if args.short { 1 } else { args.rounds },
+        seed: 42,
+        work: args.reference.work.clone(),
+    }
 }
 
 fn f(v: &serde_json::Value) -> f64 {
@@ -162,9 +175,17 @@ fn judge_rows(report: &serde_json::Value, short: bool) -> Vec<Row> {
             failure: None,
         });
         rows.push(Row {
-            workload: format!("judge generate verdict, {name}: {} prompts, ≤ {} new tokens (prefill included)", m["gen_prompts"], m["max_new_tokens"].as_u64().map_or("?".into(), |v| v.to_string())),
+            workload: format!(
+                "judge generate verdict, {name}: {} prompts, ≤ {} new tokens (prefill included)",
+                m["gen_prompts"],
+                m["max_new_tokens"].as_u64().map_or("?".into(), |v| v.to_string())
+            ),
             prbench: format!("{:.1} tok/s", f(&m["gen_tok_s"][0])),
-            reference: format!("{:.1} tok/s (llama.cpp; decode alone {:.1})", f(&m["gen_tok_s"][1]), f(&m["ref_decode_only_tok_s"])),
+            reference: format!(
+                "{:.1} tok/s (llama.cpp; decode alone {:.1})",
+                f(&m["gen_tok_s"][1]),
+                f(&m["ref_decode_only_tok_s"])
+            ),
             ratio: format!("{:.2}×", f(&m["gen_ratio"])),
             check: format!("tokens generated {} / {}", m["gen_tokens"][0], m["gen_tokens"][1]),
             rss: "same processes".into(),
@@ -182,7 +203,10 @@ fn rm_rows(args: &RmOptions, short: bool, log: &dyn Fn(&str)) -> Vec<Row> {
         Ok(rs) => rs
             .into_iter()
             .map(|r| Row {
-                workload: format!("embedder, {} ({} × {} random word pieces)", r.model, args.batch, args.seq_len),
+                workload: format!(
+                    "embedder, {} ({} × {} random word pieces)",
+                    r.model, args.batch, args.seq_len
+                ),
                 prbench: format!("{:.0} tok/s", r.ours),
                 reference: format!("{:.0} tok/s (transformers)", r.theirs),
                 ratio: format!("{:.2}× ({:.2}–{:.2})", r.ratio, r.range.0, r.range.1),
@@ -218,9 +242,15 @@ fn harness_rows(report: &serde_json::Value, short: bool) -> Vec<Row> {
             let name = w["workload"].as_str().unwrap_or("");
             // Issue 22: `eval profile:10` under 3 s; everything else under 2 s.
             let limit = if name.contains("profile:") { 3.0 } else { 2.0 };
-            let polled = w["rss_source"].as_array().is_some_and(|a| a.iter().any(|s| s.as_str() == Some("polled VmHWM")));
+            let polled = w["rss_source"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|s| s.as_str() == Some("polled VmHWM")));
             Row {
-                workload: format!("harness, {} rows, {:.1} MiB of profile text: {name}", report["rows"], f(&report["profile_text_mib"])),
+                workload: format!(
+                    "harness, {} rows, {:.1} MiB of profile text: {name}",
+                    report["rows"],
+                    f(&report["profile_text_mib"])
+                ),
                 prbench: format!("{wall:.2} s"),
                 reference: "(none: baseline:slot-a costs nothing)".into(),
                 ratio: "—".into(),
@@ -228,9 +258,20 @@ fn harness_rows(report: &serde_json::Value, short: bool) -> Vec<Row> {
                 rss: format!(
                     "{:.0} ({beyond:.0} beyond the profile text){}",
                     f(&w["peak_rss_mib"]),
-                    if polled { "; polled every 5 ms, a lower bound for so short a process" } else { "" }
+                    if polled {
+                        "; polled every 5 ms, a lower bound for so short a process"
+                    } else {
+                        ""
+                    }
                 ),
-                target: target(short, format!("< {limit:.0} s: {}; < 1 GB beyond data: {}", met(wall < limit), met(beyond < 1024.0))),
+                target: target(
+                    short,
+                    format!(
+                        "< {limit:.0} s: {}; < 1 GB beyond data: {}",
+                        met(wall < limit),
+                        met(beyond < 1024.0)
+                    ),
+                ),
                 command: cmd.clone(),
                 failure: None,
             }
@@ -336,10 +377,16 @@ pub fn failed_checks(rows: &[Row]) -> Vec<String> {
 /// The `bench all` table: the machine line (naming `invocation`, the command as typed), then
 /// one row per workload.
 pub fn table(rows: &[Row], code_version: &str, invocation: &str) -> String {
-    let mut s = format!("Machine: {}. Code version {code_version}. Command: `{invocation}`.\n\n", machine());
+    let mut s = format!(
+        "Machine: {}. Code version {code_version}. Command: `{invocation}`.\n\n",
+        machine()
+    );
     s += "| workload | prbench | reference | ratio | agreement check | peak RSS MiB (prbench / reference) | target | command |\n|---|---|---|---|---|---|---|---|\n";
     for r in rows {
-        s += &format!("| {} | {} | {} | {} | {} | {} | {} | `{}` |\n", r.workload, r.prbench, r.reference, r.ratio, r.check, r.rss, r.target, r.command);
+        s += &format!(
+            "| {} | {} | {} | {} | {} | {} | {} | `{}` |\n",
+            r.workload, r.prbench, r.reference, r.ratio, r.check, r.rss, r.target, r.command
+        );
     }
     s
 }

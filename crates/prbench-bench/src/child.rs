@@ -73,8 +73,10 @@ pub fn self_hwm_mib() -> f64 {
 pub fn run_measured(cmd: &mut Command, log: &Path) -> Result<ChildRun> {
     let out_path = log.with_extension("out");
     let err_path = log.with_extension("err");
-    let out = File::create(&out_path).with_context(|| format!("creating `{}`", out_path.display()))?;
-    let err = File::create(&err_path).with_context(|| format!("creating `{}`", err_path.display()))?;
+    let out =
+        File::create(&out_path).with_context(|| format!("creating `{}`", out_path.display()))?;
+    let err =
+        File::create(&err_path).with_context(|| format!("creating `{}`", err_path.display()))?;
     let parent_hwm_mib = self_hwm_mib();
     let start = Instant::now();
     // The child dies with this process: a bench killed by pid (a scheduler, `kill PID`) must
@@ -88,7 +90,9 @@ pub fn run_measured(cmd: &mut Command, log: &Path) -> Result<ChildRun> {
             }
             // The parent may have died between fork and prctl.
             if libc::getppid() == 1 {
-                return Err(std::io::Error::other("the bench process exited before its child started"));
+                return Err(std::io::Error::other(
+                    "the bench process exited before its child started",
+                ));
             }
             Ok(())
         });
@@ -137,9 +141,11 @@ pub fn run_measured(cmd: &mut Command, log: &Path) -> Result<ChildRun> {
             tail.into_iter().rev().collect::<Vec<_>>().join("\n")
         );
     }
-    let stdout = std::fs::read_to_string(&out_path).with_context(|| format!("reading `{}`", out_path.display()))?;
+    let stdout = std::fs::read_to_string(&out_path)
+        .with_context(|| format!("reading `{}`", out_path.display()))?;
     let maxrss = usage.ru_maxrss as f64 / 1024.0;
-    let (peak_rss_mib, rss_source) = if maxrss > parent_hwm_mib { (maxrss, "ru_maxrss") } else { (polled, "polled VmHWM") };
+    let (peak_rss_mib, rss_source) =
+        if maxrss > parent_hwm_mib { (maxrss, "ru_maxrss") } else { (polled, "polled VmHWM") };
     Ok(ChildRun { wall_s, peak_rss_mib, rss_source, stdout })
 }
 
@@ -159,7 +165,11 @@ pub fn machine() -> String {
     let nproc = std::thread::available_parallelism().map_or(0, |n| n.get());
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
         .unwrap_or_else(|| "unknown CPU".into());
     format!("nproc {nproc}, CPU \"{cpu}\"")
 }

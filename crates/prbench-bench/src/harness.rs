@@ -46,7 +46,11 @@ pub struct HarnessOptions {
 /// The synthetic data folder for a spec, written when absent (a hidden `.synthetic.json` summary marks
 /// a complete write). Returns the folder and the profile text bytes. `bench report` reads the
 /// same folder.
-pub(crate) fn synthetic_data(work: &Path, spec: &SyntheticSpec, log: &dyn Fn(&str)) -> Result<(PathBuf, usize, usize)> {
+pub(crate) fn synthetic_data(
+    work: &Path,
+    spec: &SyntheticSpec,
+    log: &dyn Fn(&str),
+) -> Result<(PathBuf, usize, usize)> {
     let dir = work.join(format!(
         "synthetic-{}rows-{}B-seed{}-v{}",
         spec.total_rows(),
@@ -56,7 +60,8 @@ pub(crate) fn synthetic_data(work: &Path, spec: &SyntheticSpec, log: &dyn Fn(&st
     ));
     let marker = dir.join(".synthetic.json");
     if let Ok(text) = std::fs::read_to_string(&marker) {
-        let v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("reading `{}`", marker.display()))?;
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .with_context(|| format!("reading `{}`", marker.display()))?;
         let profile = v["profile_bytes"].as_u64().context("profile_bytes")? as usize;
         let text_bytes = v["text_bytes"].as_u64().context("text_bytes")? as usize;
         return Ok((dir, profile, text_bytes));
@@ -97,25 +102,58 @@ struct Workload {
 fn workloads(data: &Path, runs: &Path, cache: &Path, seed: u64) -> Vec<Workload> {
     let data = data.display().to_string();
     let eval = |condition: &str| {
-        let mut a: Vec<String> = ["eval", "--data", &data, "--model", "baseline:slot-a", "--condition", condition, "--both-orders", "--quiet"]
-            .map(String::from)
-            .to_vec();
+        let mut a: Vec<String> = [
+            "eval",
+            "--data",
+            &data,
+            "--model",
+            "baseline:slot-a",
+            "--condition",
+            condition,
+            "--both-orders",
+            "--quiet",
+        ]
+        .map(String::from)
+        .to_vec();
         a.extend(["--cache".into(), cache.display().to_string()]);
         a.extend(["--seed".into(), seed.to_string(), "--out".into(), runs.display().to_string()]);
         a
     };
     vec![
-        Workload { name: "load + validate (`data validate`)", args: vec!["data".into(), "validate".into(), "--data".into(), data.clone()], cache: None },
-        Workload { name: "eval, `none`, both orders, cold cache", args: eval("none"), cache: Some(CacheState::Cold) },
-        Workload { name: "eval, `none`, both orders, warm cache", args: eval("none"), cache: Some(CacheState::Warm) },
-        Workload { name: "eval, `profile:10` (BM25), both orders, cold cache", args: eval("profile:10"), cache: Some(CacheState::Cold) },
-        Workload { name: "eval, `profile:10` (BM25), both orders, warm cache", args: eval("profile:10"), cache: Some(CacheState::Warm) },
+        Workload {
+            name: "load + validate (`data validate`)",
+            args: vec!["data".into(), "validate".into(), "--data".into(), data.clone()],
+            cache: None,
+        },
+        Workload {
+            name: "eval, `none`, both orders, cold cache",
+            args: eval("none"),
+            cache: Some(CacheState::Cold),
+        },
+        Workload {
+            name: "eval, `none`, both orders, warm cache",
+            args: eval("none"),
+            cache: Some(CacheState::Warm),
+        },
+        Workload {
+            name: "eval, `profile:10` (BM25), both orders, cold cache",
+            args: eval("profile:10"),
+            cache: Some(CacheState::Cold),
+        },
+        Workload {
+            name: "eval, `profile:10` (BM25), both orders, warm cache",
+            args: eval("profile:10"),
+            cache: Some(CacheState::Warm),
+        },
     ]
 }
 
 /// The command line equivalent to `args`, for tables.
 pub fn command_line(args: &HarnessOptions) -> String {
-    format!("prbench bench harness --scale {} --rounds {} --seed {}", args.scale, args.rounds, args.seed)
+    format!(
+        "prbench bench harness --scale {} --rounds {} --seed {}",
+        args.scale, args.rounds, args.seed
+    )
 }
 
 /// Writes the synthetic data when absent, measures the three workloads and returns
@@ -124,8 +162,13 @@ pub fn command_line(args: &HarnessOptions) -> String {
 /// # Errors
 /// Writing the data, a child that fails.
 pub fn measure(args: &HarnessOptions, log: &dyn Fn(&str)) -> Result<serde_json::Value> {
-    std::fs::create_dir_all(&args.work).with_context(|| format!("creating `{}`", args.work.display()))?;
-    let spec = if args.scale == 1.0 { SyntheticSpec::full_scale(args.seed) } else { SyntheticSpec::scaled(args.seed, args.scale) };
+    std::fs::create_dir_all(&args.work)
+        .with_context(|| format!("creating `{}`", args.work.display()))?;
+    let spec = if args.scale == 1.0 {
+        SyntheticSpec::full_scale(args.seed)
+    } else {
+        SyntheticSpec::scaled(args.seed, args.scale)
+    };
     let (data, profile_bytes, text_bytes) = synthetic_data(&args.work, &spec, log)?;
     let exe = crate::prbench_exe()?;
     let runs = args.work.join("harness-runs");
@@ -147,7 +190,14 @@ pub fn measure(args: &HarnessOptions, log: &dyn Fn(&str)) -> Result<serde_json::
                 cmd.args(["--run-id", &format!("harness-{i}-r{round}")]);
             }
             let r = run_measured(&mut cmd, &logs.join(format!("w{i}-r{round}")))?;
-            log(&format!("  round {}: {}: {:.2} s, peak RSS {:.0} MiB ({})", round + 1, w.name, r.wall_s, r.peak_rss_mib, r.rss_source));
+            log(&format!(
+                "  round {}: {}: {:.2} s, peak RSS {:.0} MiB ({})",
+                round + 1,
+                w.name,
+                r.wall_s,
+                r.peak_rss_mib,
+                r.rss_source
+            ));
             results[i].push(r);
         }
     }
@@ -201,7 +251,14 @@ pub fn table(report: &serde_json::Value) -> String {
             "| {} | {:.2} | {} | {:.0} | {:.0} |\n",
             r["workload"].as_str().unwrap_or(""),
             r["wall_s_median"].as_f64().unwrap_or(f64::NAN),
-            r["wall_s"].as_array().map(|a| a.iter().map(|v| format!("{:.2}", v.as_f64().unwrap_or(f64::NAN))).collect::<Vec<_>>().join(", ")).unwrap_or_default(),
+            r["wall_s"]
+                .as_array()
+                .map(|a| a
+                    .iter()
+                    .map(|v| format!("{:.2}", v.as_f64().unwrap_or(f64::NAN)))
+                    .collect::<Vec<_>>()
+                    .join(", "))
+                .unwrap_or_default(),
             r["peak_rss_mib"].as_f64().unwrap_or(f64::NAN),
             r["peak_rss_beyond_profile_mib"].as_f64().unwrap_or(f64::NAN),
         );

@@ -21,7 +21,9 @@ use prbench_data::synthetic::SyntheticSpec;
 use prbench_data::Example;
 use prbench_eval::cache::Cache;
 use prbench_eval::condition::Condition;
-use prbench_eval::evaluation::{prepare_inputs, EngineError, Engines, EvaluationReporter, PlannerOptions};
+use prbench_eval::evaluation::{
+    prepare_inputs, EngineError, Engines, EvaluationReporter, PlannerOptions,
+};
 use prbench_eval::prompt::Prompts;
 use prbench_eval::retrieve::bm25::Bm25Retriever;
 use prbench_eval::retrieve::Retriever;
@@ -63,7 +65,11 @@ pub fn input_sets(names: &[String], work: &Path, log: &dyn Fn(&str)) -> Result<V
                 format!("psoups:{PSOUPS_DIR}")
             }
             "prb-synthetic" => {
-                let (dir, _, _) = crate::harness::synthetic_data(work, &SyntheticSpec::scaled(42, SYNTHETIC_SCALE), log)?;
+                let (dir, _, _) = crate::harness::synthetic_data(
+                    work,
+                    &SyntheticSpec::scaled(42, SYNTHETIC_SCALE),
+                    log,
+                )?;
                 dir.display().to_string()
             }
             other => bail!("unknown input set `{other}`; known: sample, psoups, prb-synthetic"),
@@ -78,7 +84,11 @@ pub fn input_sets(names: &[String], work: &Path, log: &dyn Fn(&str)) -> Result<V
 struct Bm25Only;
 
 impl Engines for Bm25Only {
-    fn retriever<'c>(&self, spec: &str, _cache: Option<&'c Cache>) -> Result<Box<dyn Retriever + 'c>, EngineError> {
+    fn retriever<'c>(
+        &self,
+        spec: &str,
+        _cache: Option<&'c Cache>,
+    ) -> Result<Box<dyn Retriever + 'c>, EngineError> {
         match spec {
             "bm25" => Ok(Box::new(Bm25Retriever::default())),
             other => Err(format!("the benches rank profiles with bm25 only, not `{other}`").into()),
@@ -120,7 +130,12 @@ pub struct Rendered {
 /// # Errors
 /// Data loading, an unsupported condition, retrieval failures.
 pub fn prepare(set: &InputSet, condition: &str, n: usize) -> Result<Rendered> {
-    let data = prbench_data::load(&set.spec, &[]).with_context(|| format!("loading `{}` (paths are relative to the current folder: run from the repository root)", set.spec))?;
+    let data = prbench_data::load(&set.spec, &[]).with_context(|| {
+        format!(
+            "loading `{}` (paths are relative to the current folder: run from the repository root)",
+            set.spec
+        )
+    })?;
     let cond = Condition::parse(condition)?;
     if !(cond == Condition::None || cond.profile_k().is_some()) {
         bail!("the prefix benches render `none` or `profile:k`; got `{condition}`");
@@ -130,7 +145,8 @@ pub fn prepare(set: &InputSet, condition: &str, n: usize) -> Result<Rendered> {
         bail!("`{}` has no examples", set.spec);
     }
     let planner = PlannerOptions { model: String::new(), k: 0, max_new_tokens: 0 };
-    let inputs = prepare_inputs(None, &planner, 42, &data, &examples, &[cond], None, &Bm25Only, &Quiet)?;
+    let inputs =
+        prepare_inputs(None, &planner, 42, &data, &examples, &[cond], None, &Bm25Only, &Quiet)?;
     let opts = EvalOptions { inputs: Arc::new(inputs), ..EvalOptions::new(cond) };
     Ok(Rendered { examples, opts, prompts: Prompts::new() })
 }
@@ -162,8 +178,17 @@ impl Rendered {
     ///
     /// # Errors
     /// Rendering or the leakage guard ([`rm_request`]).
-    pub fn rm_requests(&self, ex: &Example, answers: &[&str], overflow: &dyn Fn(&RmRequest) -> Result<Option<usize>, ModelError>) -> Result<Vec<RmRequest>> {
-        self.fitted(ex, |n| answers.iter().map(|a| rm_request(ex, a, &self.opts, &self.prompts, n)).collect(), overflow)
+    pub fn rm_requests(
+        &self,
+        ex: &Example,
+        answers: &[&str],
+        overflow: &dyn Fn(&RmRequest) -> Result<Option<usize>, ModelError>,
+    ) -> Result<Vec<RmRequest>> {
+        self.fitted(
+            ex,
+            |n| answers.iter().map(|a| rm_request(ex, a, &self.opts, &self.prompts, n)).collect(),
+            overflow,
+        )
     }
 
     /// The judge requests of `ex` in both orders (chosen in slot A, then in slot B) as eval's
@@ -173,13 +198,23 @@ impl Rendered {
     ///
     /// # Errors
     /// Rendering or the leakage guard.
-    pub fn judge_requests(&self, ex: &Example, overflow: &dyn Fn(&JudgeRequest) -> Result<Option<usize>, ModelError>) -> Result<Vec<JudgeRequest>> {
+    pub fn judge_requests(
+        &self,
+        ex: &Example,
+        overflow: &dyn Fn(&JudgeRequest) -> Result<Option<usize>, ModelError>,
+    ) -> Result<Vec<JudgeRequest>> {
         let build = |n: Option<usize>| -> Result<Vec<JudgeRequest>, EvalError> {
             let context = rm_request(ex, &ex.chosen, &self.opts, &self.prompts, n)?.input.context;
             [(&ex.chosen, &ex.rejected), (&ex.rejected, &ex.chosen)]
                 .into_iter()
                 .map(|(a, b)| {
-                    let pair = PairInput { example_id: ex.id.clone(), question: ex.question.clone(), context: context.clone(), a: a.clone(), b: b.clone() };
+                    let pair = PairInput {
+                        example_id: ex.id.clone(),
+                        question: ex.question.clone(),
+                        context: context.clone(),
+                        a: a.clone(),
+                        b: b.clone(),
+                    };
                     let prompt = self.prompts.judge(&pair)?;
                     Ok(JudgeRequest { pair, prompt, prompt_b: None })
                 })

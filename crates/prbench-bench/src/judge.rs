@@ -100,7 +100,13 @@ fn requests_from(spec: &str, condition: &str, n: usize) -> Result<Vec<JudgeReque
             None => None,
         };
         for (a, b) in [(&ex.chosen, &ex.rejected), (&ex.rejected, &ex.chosen)] {
-            let pair = PairInput { example_id: ex.id.clone(), question: ex.question.clone(), context: context.clone(), a: a.clone(), b: b.clone() };
+            let pair = PairInput {
+                example_id: ex.id.clone(),
+                question: ex.question.clone(),
+                context: context.clone(),
+                a: a.clone(),
+                b: b.clone(),
+            };
             let prompt = prompts.judge(&pair)?;
             out.push(JudgeRequest { pair, prompt, prompt_b: None });
         }
@@ -147,10 +153,14 @@ pub(crate) fn models_or_default(models: &[PathBuf], log: &dyn Fn(&str)) -> Vec<P
 pub(crate) fn load_engine(model: &Path) -> Result<(GgufEngine, Option<String>)> {
     let engine = match GgufEngine::load(model, GgufOptions::default()) {
         Ok(e) => e,
-        Err(prbench_models::ModelError::Metadata { .. }) => GgufEngine::load(model, GgufOptions { chat_template: Some(GEMMA_TURN_TEMPLATE.into()), ..Default::default() })?,
+        Err(prbench_models::ModelError::Metadata { .. }) => GgufEngine::load(
+            model,
+            GgufOptions { chat_template: Some(GEMMA_TURN_TEMPLATE.into()), ..Default::default() },
+        )?,
         Err(e) => return Err(e).with_context(|| format!("loading `{}`", model.display())),
     };
-    let chat_template = engine.meta("tokenizer.chat_template").is_none().then(|| GEMMA_TURN_TEMPLATE.to_string());
+    let chat_template =
+        engine.meta("tokenizer.chat_template").is_none().then(|| GEMMA_TURN_TEMPLATE.to_string());
     Ok((engine, chat_template))
 }
 
@@ -189,11 +199,25 @@ pub(crate) fn slot_ids(engine: &GgufEngine, name: &str) -> Result<[i32; 2]> {
 ///
 /// # Errors
 /// The worker failing or printing no JSON line.
-pub(crate) fn run_worker(exe: &Path, side: &str, model: &Path, input: &Path, log: &Path) -> Result<(WorkerOutput, ChildRun)> {
+pub(crate) fn run_worker(
+    exe: &Path,
+    side: &str,
+    model: &Path,
+    input: &Path,
+    log: &Path,
+) -> Result<(WorkerOutput, ChildRun)> {
     let mut cmd = Command::new(exe);
-    cmd.args(["bench", "judge-worker", "--side", side, "--model"]).arg(model).arg("--input").arg(input);
+    cmd.args(["bench", "judge-worker", "--side", side, "--model"])
+        .arg(model)
+        .arg("--input")
+        .arg(input);
     let child = run_measured(&mut cmd, log)?;
-    let line = child.stdout.lines().rev().find(|l| l.starts_with('{')).context("the worker printed no JSON line")?;
+    let line = child
+        .stdout
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .context("the worker printed no JSON line")?;
     Ok((serde_json::from_str(line)?, child))
 }
 
@@ -210,7 +234,10 @@ pub fn command_line(args: &JudgeOptions, log: &dyn Fn(&str)) -> String {
         args.threads
     );
     if !args.models.is_empty() {
-        c.push_str(&format!(" --models {}", args.models.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(",")));
+        c.push_str(&format!(
+            " --models {}",
+            args.models.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(",")
+        ));
     }
     if let Some(n) = args.ref_ctx {
         c.push_str(&format!(" --ref-ctx {n}"));
@@ -225,7 +252,8 @@ pub fn command_line(args: &JudgeOptions, log: &dyn Fn(&str)) -> String {
 /// # Errors
 /// Data or model loading failures, a worker that fails, sides that disagree on the tokens.
 pub fn measure(args: &JudgeOptions, log: &dyn Fn(&str)) -> Result<serde_json::Value> {
-    std::fs::create_dir_all(&args.work).with_context(|| format!("creating `{}`", args.work.display()))?;
+    std::fs::create_dir_all(&args.work)
+        .with_context(|| format!("creating `{}`", args.work.display()))?;
     let models = models_or_default(&args.models, log);
     let data = if args.data.is_empty() { default_data(log) } else { args.data.clone() };
     let mut requests = Vec::new();
@@ -233,7 +261,11 @@ pub fn measure(args: &JudgeOptions, log: &dyn Fn(&str)) -> Result<serde_json::Va
         let got = requests_from(spec, &args.condition, args.prompts)
             .with_context(|| format!("reading judge prompts from `{spec}` (paths are relative to the current folder: run from the repository root or pass --data)"))?;
         if got.len() < args.prompts {
-            log(&format!("bench judge: `{spec}` gives {} prompts, not --prompts {}: it has too few examples", got.len(), args.prompts));
+            log(&format!(
+                "bench judge: `{spec}` gives {} prompts, not --prompts {}: it has too few examples",
+                got.len(),
+                args.prompts
+            ));
         }
         requests.extend(got);
     }
@@ -252,10 +284,15 @@ pub fn measure(args: &JudgeOptions, log: &dyn Fn(&str)) -> Result<serde_json::Va
     std::fs::create_dir_all(&logs)?;
     let mut table = Vec::new();
     for model in &models {
-        let name = model.file_name().map_or_else(|| model.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let name = model
+            .file_name()
+            .map_or_else(|| model.display().to_string(), |n| n.to_string_lossy().into_owned());
         let (engine, chat_template) = load_engine(model)?;
         let prefill_ids = prefill_ids(&engine, &requests)?;
-        let gen_ids = requests[..gen_prompts].iter().map(|r| engine.tokenize(&r.prompt)).collect::<Result<Vec<_>, _>>()?;
+        let gen_ids = requests[..gen_prompts]
+            .iter()
+            .map(|r| engine.tokenize(&r.prompt))
+            .collect::<Result<Vec<_>, _>>()?;
         let longest = prefill_ids.iter().chain(&gen_ids).map(Vec::len).max().unwrap_or(0);
         let needed = longest + args.max_new_tokens + 1;
         if let Some(n) = args.ref_ctx.filter(|&n| (n as usize) < needed) {
@@ -281,9 +318,16 @@ pub fn measure(args: &JudgeOptions, log: &dyn Fn(&str)) -> Result<serde_json::Va
         let mut ours = Side { runs: Vec::new() };
         let mut theirs = Side { runs: Vec::new() };
         for round in 0..args.rounds {
-            let order: [&str; 2] = if round % 2 == 0 { ["prbench", "llama.cpp"] } else { ["llama.cpp", "prbench"] };
+            let order: [&str; 2] =
+                if round % 2 == 0 { ["prbench", "llama.cpp"] } else { ["llama.cpp", "prbench"] };
             for side in order {
-                let (out, child) = run_worker(&exe, side, model, &input_path, &logs.join(format!("{name}-{side}-r{round}")))?;
+                let (out, child) = run_worker(
+                    &exe,
+                    side,
+                    model,
+                    &input_path,
+                    &logs.join(format!("{name}-{side}-r{round}")),
+                )?;
                 log(&format!(
                     "  {name} round {}: {side}: prefill {:.0} tok/s, generate {:.1} tok/s ({} tokens), peak RSS {:.0} MiB",
                     round + 1,
@@ -292,15 +336,26 @@ pub fn measure(args: &JudgeOptions, log: &dyn Fn(&str)) -> Result<serde_json::Va
                     out.gen_tokens,
                     out.vm_hwm_mib
                 ));
-                if side == "prbench" { ours.runs.push((out, child)) } else { theirs.runs.push((out, child)) }
+                if side == "prbench" {
+                    ours.runs.push((out, child))
+                } else {
+                    theirs.runs.push((out, child))
+                }
             }
         }
         let (o, t) = (&ours.runs[0].0, &theirs.runs[0].0);
         if o.prefill_tokens != t.prefill_tokens {
-            bail!("{name}: prbench prefilled {} tokens, the reference {}", o.prefill_tokens, t.prefill_tokens);
+            bail!(
+                "{name}: prbench prefilled {} tokens, the reference {}",
+                o.prefill_tokens,
+                t.prefill_tokens
+            );
         }
-        let max_dm = o.margins.iter().zip(&t.margins).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
-        let per_round = |f: &dyn Fn(&WorkerOutput) -> f64| median(ours.runs.iter().zip(&theirs.runs).map(|((a, _), (b, _))| f(a) / f(b)).collect());
+        let max_dm =
+            o.margins.iter().zip(&t.margins).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        let per_round = |f: &dyn Fn(&WorkerOutput) -> f64| {
+            median(ours.runs.iter().zip(&theirs.runs).map(|((a, _), (b, _))| f(a) / f(b)).collect())
+        };
         let prefill = |w: &WorkerOutput| w.prefill_tokens as f64 / w.prefill_s;
         let generate = |w: &WorkerOutput| w.gen_tokens as f64 / w.gen_s;
         table.push(serde_json::json!({
@@ -323,14 +378,22 @@ pub fn measure(args: &JudgeOptions, log: &dyn Fn(&str)) -> Result<serde_json::Va
             "max_new_tokens": args.max_new_tokens,
         }));
     }
-    Ok(serde_json::json!({ "machine": machine(), "command": command_line(args, log), "models": table }))
+    Ok(
+        serde_json::json!({ "machine": machine(), "command": command_line(args, log), "models": table }),
+    )
 }
 
 /// The `bench judge` table of a [`measure`] report made with `args`.
 pub fn table(args: &JudgeOptions, report: &serde_json::Value, log: &dyn Fn(&str)) -> String {
     let mut s = String::new();
     let table = report["models"].as_array().cloned().unwrap_or_default();
-    s += &format!("Judge bench: {}; {} rounds, sides alternating; {} threads; `{}`\n", machine(), args.rounds, args.threads, command_line(args, log));
+    s += &format!(
+        "Judge bench: {}; {} rounds, sides alternating; {} threads; `{}`\n",
+        machine(),
+        args.rounds,
+        args.threads,
+        command_line(args, log)
+    );
     s += "| model | workload | prbench tok/s | llama.cpp tok/s | ratio (median of rounds) | peak RSS MiB prbench / llama.cpp (ratio) | check |\n|---|---|---|---|---|---|---|\n";
     for r in &table {
         let f = |k: &str, i: usize| r[k][i].as_f64().unwrap_or(f64::NAN);

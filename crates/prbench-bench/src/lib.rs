@@ -73,7 +73,10 @@ pub fn use_threads(threads: usize) -> anyhow::Result<()> {
     std::env::set_var("RAYON_NUM_THREADS", threads.to_string());
     if let Err(e) = rayon::ThreadPoolBuilder::new().num_threads(threads).build_global() {
         let running = rayon::current_num_threads();
-        anyhow::ensure!(running == threads, "the compute thread pool already runs {running} threads, not --threads {threads}: {e}");
+        anyhow::ensure!(
+            running == threads,
+            "the compute thread pool already runs {running} threads, not --threads {threads}: {e}"
+        );
     }
     Ok(())
 }
@@ -85,7 +88,12 @@ pub fn use_threads(threads: usize) -> anyhow::Result<()> {
 /// # Errors
 /// Any failed check.
 pub fn agreement_passed(failed: &[String]) -> anyhow::Result<()> {
-    anyhow::ensure!(failed.is_empty(), "{} agreement check(s) failed: a fast path disagrees with its exact one:\n  {}", failed.len(), failed.join("\n  "));
+    anyhow::ensure!(
+        failed.is_empty(),
+        "{} agreement check(s) failed: a fast path disagrees with its exact one:\n  {}",
+        failed.len(),
+        failed.join("\n  ")
+    );
     Ok(())
 }
 
@@ -94,7 +102,9 @@ mod tests {
     #[test]
     fn agreement_passed_names_every_failed_check() {
         assert!(super::agreement_passed(&[]).is_ok());
-        let err = super::agreement_passed(&["a: Δ 0.2".into(), "b: 1 verdict differing".into()]).unwrap_err().to_string();
+        let err = super::agreement_passed(&["a: Δ 0.2".into(), "b: 1 verdict differing".into()])
+            .unwrap_err()
+            .to_string();
         assert_eq!(err, "2 agreement check(s) failed: a fast path disagrees with its exact one:\n  a: Δ 0.2\n  b: 1 verdict differing");
     }
 }

@@ -70,13 +70,17 @@ pub fn measure(args: &RemoteLoadOptions) -> Result<RemoteLoadReport> {
     if args.requests == 0 {
         bail!("--requests must be at least 1");
     }
-    let data = prbench_data::load::load(&args.data, &[]).with_context(|| format!("loading `{}`", args.data))?;
+    let data = prbench_data::load::load(&args.data, &[])
+        .with_context(|| format!("loading `{}`", args.data))?;
     if data.examples.is_empty() {
         bail!("`{}` holds no examples", args.data);
     }
     let server = match &args.url {
         Some(_) => None,
-        None => Some(FaultServer::start(ServerConfig::default().with_record(false)).context("starting the loopback fault server")?),
+        None => Some(
+            FaultServer::start(ServerConfig::default().with_record(false))
+                .context("starting the loopback fault server")?,
+        ),
     };
     let base = args.url.clone().unwrap_or_else(|| server.as_ref().expect("started").openai_base());
     let prompts = Prompts::new();
@@ -93,9 +97,16 @@ pub fn measure(args: &RemoteLoadOptions) -> Result<RemoteLoadReport> {
             Ok(JudgeRequest { prompt: prompts.judge(&pair)?, pair, prompt_b: None })
         })
         .collect::<Result<_, prbench_eval::EvalError>>()?;
-    let opts = RemoteOptions { concurrency: args.concurrency, timeout: Duration::from_secs(30), ..RemoteOptions::default() };
+    let opts = RemoteOptions {
+        concurrency: args.concurrency,
+        timeout: Duration::from_secs(30),
+        ..RemoteOptions::default()
+    };
     let chat = OpenAiChat::new(&args.model, vec![base.clone()], opts)?;
-    let judge = OpenAiJudge::new(chat, JudgeConfig { verdict: VerdictSource::Auto, ..JudgeConfig::default() })?;
+    let judge = OpenAiJudge::new(
+        chat,
+        JudgeConfig { verdict: VerdictSource::Auto, ..JudgeConfig::default() },
+    )?;
 
     let rss_start = proc_kib("VmRSS:");
     let done = AtomicUsize::new(0);
@@ -110,7 +121,8 @@ pub fn measure(args: &RemoteLoadOptions) -> Result<RemoteLoadReport> {
     });
     let wall = clock.elapsed().as_secs_f64();
     let errors = results.iter().filter(|r| r.is_err()).count();
-    let unparsed = results.iter().filter(|r| matches!(r, Ok(v) if v.choice == Choice::Unparsed)).count();
+    let unparsed =
+        results.iter().filter(|r| matches!(r, Ok(v) if v.choice == Choice::Unparsed)).count();
     let with_p_a = results.iter().filter(|r| matches!(r, Ok(v) if v.p_a.is_some())).count();
     let latency = judge.chat().latency();
     let calls = judge.call_stats().unwrap_or_default();
@@ -168,8 +180,13 @@ impl RemoteLoadReport {
             self.errors,
             mib(self.peak)
         );
-        let by_done: Vec<String> = self.marks.iter().map(|(n, k)| format!("{n}: {}", mib(*k))).collect();
-        s += &format!("\nRSS MiB at start: {}; after N requests done: {}\n", mib(self.rss_start), by_done.join(", "));
+        let by_done: Vec<String> =
+            self.marks.iter().map(|(n, k)| format!("{n}: {}", mib(*k))).collect();
+        s += &format!(
+            "\nRSS MiB at start: {}; after N requests done: {}\n",
+            mib(self.rss_start),
+            by_done.join(", ")
+        );
         s += &format!(
             "verdicts: {} with p_A from log-probabilities, {} unparsed, {} errors; {} HTTP requests, {} retries\n",
             self.with_p_a, self.unparsed, self.errors, self.http_requests, self.retries

@@ -49,7 +49,23 @@ fn eval_runs(exe: &Path, data: &Path, runs: &Path, seed: u64, log: &dyn Fn(&str)
         }
         log(&format!("bench report: eval {m} under {CONDITIONS}"));
         let mut cmd = Command::new(exe);
-        cmd.args(["eval", "--data"]).arg(data).args(["--model", m, "--condition", CONDITIONS, "--no-cache", "--quiet", "--no-report", "--seed", &seed.to_string(), "--run-id", &id, "--out"]).arg(runs);
+        cmd.args(["eval", "--data"])
+            .arg(data)
+            .args([
+                "--model",
+                m,
+                "--condition",
+                CONDITIONS,
+                "--no-cache",
+                "--quiet",
+                "--no-report",
+                "--seed",
+                &seed.to_string(),
+                "--run-id",
+                &id,
+                "--out",
+            ])
+            .arg(runs);
         // The judge is judged in both orders (two verdicts per item); the pointwise baselines
         // score each answer once.
         if *m == "baseline:slot-a" {
@@ -73,15 +89,29 @@ fn eval_runs(exe: &Path, data: &Path, runs: &Path, seed: u64, log: &dyn Fn(&str)
 /// # Errors
 /// Writing the data, an eval child that fails, rendering, or Chromium missing or failing.
 pub fn measure(opts: &ReportBenchOptions, log: &dyn Fn(&str)) -> Result<serde_json::Value> {
-    std::fs::create_dir_all(&opts.work).with_context(|| format!("creating `{}`", opts.work.display()))?;
-    let spec = if opts.scale == 1.0 { SyntheticSpec::full_scale(opts.seed) } else { SyntheticSpec::scaled(opts.seed, opts.scale) };
+    std::fs::create_dir_all(&opts.work)
+        .with_context(|| format!("creating `{}`", opts.work.display()))?;
+    let spec = if opts.scale == 1.0 {
+        SyntheticSpec::full_scale(opts.seed)
+    } else {
+        SyntheticSpec::scaled(opts.seed, opts.scale)
+    };
     let (data, _, _) = crate::harness::synthetic_data(&opts.work, &spec, log)?;
-    let runs = opts.work.join(format!("report-runs-{}rows-{}B-seed{}", spec.total_rows(), spec.profile_bytes, spec.seed));
+    let runs = opts.work.join(format!(
+        "report-runs-{}rows-{}B-seed{}",
+        spec.total_rows(),
+        spec.profile_bytes,
+        spec.seed
+    ));
     eval_runs(&opts.exe, &data, &runs, opts.seed, log)?;
     let start = Instant::now();
     let sources = prbench_report::sources::load(std::slice::from_ref(&runs))?;
     let read_s = start.elapsed().as_secs_f64();
-    let ropts = prbench_report::html::ReportOptions { data: Vec::new(), title: Some("bench report".into()), generator: opts.generator.clone() };
+    let ropts = prbench_report::html::ReportOptions {
+        data: Vec::new(),
+        title: Some("bench report".into()),
+        generator: opts.generator.clone(),
+    };
     let start = Instant::now();
     let html = prbench_report::html::render(&sources, &ropts)?;
     let render_s = start.elapsed().as_secs_f64();
@@ -128,9 +158,18 @@ pub fn table(r: &serde_json::Value) -> String {
     s.push_str(&format!("| read run folders | {:.2} s |\n", f("read_s")));
     s.push_str(&format!("| render HTML | {:.2} s |\n", f("render_s")));
     s.push_str(&format!("| open: load event (median) | {:.0} ms |\n", f("load_ms_median")));
-    s.push_str(&format!("| open: item browser ready (median) | {:.0} ms |\n", f("ready_ms_median")));
-    s.push_str(&format!("| filter result = wrong over all outcomes (median) | {:.0} ms |\n", f("filter_ms_median")));
-    s.push_str(&format!("| network requests besides the file itself | {} |\n", r["requests"].as_u64().unwrap_or(0).saturating_sub(1)));
+    s.push_str(&format!(
+        "| open: item browser ready (median) | {:.0} ms |\n",
+        f("ready_ms_median")
+    ));
+    s.push_str(&format!(
+        "| filter result = wrong over all outcomes (median) | {:.0} ms |\n",
+        f("filter_ms_median")
+    ));
+    s.push_str(&format!(
+        "| network requests besides the file itself | {} |\n",
+        r["requests"].as_u64().unwrap_or(0).saturating_sub(1)
+    ));
     s.push_str(&format!("Report: {}\n", r["file"].as_str().unwrap_or("")));
     s
 }

@@ -80,11 +80,19 @@ impl Side {
 fn token_batches(args: &RmOptions, lo: u32, hi: u32) -> Vec<Vec<Vec<u32>>> {
     let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
     (0..args.batches)
-        .map(|_| (0..args.batch).map(|_| (0..args.seq_len).map(|_| rng.random_range(lo..hi)).collect()).collect())
+        .map(|_| {
+            (0..args.batch)
+                .map(|_| (0..args.seq_len).map(|_| rng.random_range(lo..hi)).collect())
+                .collect()
+        })
         .collect()
 }
 
-fn time_passes(args: &RmOptions, batches: &[Vec<Vec<u32>>], pass: &mut impl FnMut(&[Vec<u32>]) -> Result<Vec<f64>>) -> Result<(f64, Vec<f64>)> {
+fn time_passes(
+    args: &RmOptions,
+    batches: &[Vec<Vec<u32>>],
+    pass: &mut impl FnMut(&[Vec<u32>]) -> Result<Vec<f64>>,
+) -> Result<(f64, Vec<f64>)> {
     let mut outputs = Vec::new();
     for b in batches {
         outputs.extend(pass(b)?);
@@ -115,7 +123,10 @@ pub(crate) fn python(reference: &Reference, script_args: &[String]) -> Result<se
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             bail!("the Python interpreter `{}` was not found (--python): give one that has torch and transformers", args.python)
         }
-        Err(e) => return Err(e).with_context(|| format!("running `{} {}`", args.python, script.display())),
+        Err(e) => {
+            return Err(e)
+                .with_context(|| format!("running `{} {}`", args.python, script.display()))
+        }
     };
     if !out.status.success() {
         bail!(
@@ -127,15 +138,22 @@ pub(crate) fn python(reference: &Reference, script_args: &[String]) -> Result<se
         );
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout
-        .lines()
-        .rev()
-        .find(|l| l.starts_with('{'))
-        .with_context(|| format!("`{} {}` printed no JSON line: is --python a Python 3 interpreter?", args.python, script.display()))?;
+    let line = stdout.lines().rev().find(|l| l.starts_with('{')).with_context(|| {
+        format!(
+            "`{} {}` printed no JSON line: is --python a Python 3 interpreter?",
+            args.python,
+            script.display()
+        )
+    })?;
     Ok(serde_json::from_str(line)?)
 }
 
-fn reference(args: &RmOptions, kind: &str, model_dir: &Path, batches: &[Vec<Vec<u32>>]) -> Result<Side> {
+fn reference(
+    args: &RmOptions,
+    kind: &str,
+    model_dir: &Path,
+    batches: &[Vec<Vec<u32>>],
+) -> Result<Side> {
     let inputs = args.reference.work.join(format!("{kind}-ids.json"));
     std::fs::write(&inputs, serde_json::to_string(&serde_json::json!({ "batches": batches }))?)?;
     let v = python(
@@ -158,7 +176,12 @@ fn reference(args: &RmOptions, kind: &str, model_dir: &Path, batches: &[Vec<Vec<
         engine: v["engine"].as_str().unwrap_or("transformers").to_string(),
         tokens: v["tokens"].as_u64().context("tokens")? as usize,
         seconds: v["seconds"].as_f64().context("seconds")?,
-        outputs: v["outputs"].as_array().context("outputs")?.iter().filter_map(serde_json::Value::as_f64).collect(),
+        outputs: v["outputs"]
+            .as_array()
+            .context("outputs")?
+            .iter()
+            .filter_map(serde_json::Value::as_f64)
+            .collect(),
     })
 }
 
@@ -176,7 +199,12 @@ fn rounds(
     (0..args.rounds)
         .map(|_| {
             let (seconds, outputs) = time_passes(args, batches, &mut pass)?;
-            let ours = Side { engine: format!("prbench {} ({engine})", args.code_version), tokens, seconds, outputs };
+            let ours = Side {
+                engine: format!("prbench {} ({engine})", args.code_version),
+                tokens,
+                seconds,
+                outputs,
+            };
             Ok((ours, reference(args, kind, model_dir, batches)?))
         })
         .collect()
@@ -196,7 +224,9 @@ fn decoder(args: &RmOptions) -> Result<Vec<(Side, Side)>> {
 
 fn minilm(args: &RmOptions) -> Result<Vec<(Side, Side)>> {
     let dir = args.embedder.clone().unwrap_or_else(default_embedder_dir);
-    let mut embedder = MiniLmEmbedder::load(&dir).with_context(|| format!("loading the embedder `{}` (run scripts/setup.sh)", dir.display()))?;
+    let mut embedder = MiniLmEmbedder::load(&dir).with_context(|| {
+        format!("loading the embedder `{}` (run scripts/setup.sh)", dir.display())
+    })?;
     embedder.set_batch_size(args.batch);
     // Ids 1000..20000 are ordinary word pieces in the MiniLM vocabulary; [CLS]/[SEP] added by
     // neither side, so both see exactly these ids.
@@ -205,7 +235,6 @@ fn minilm(args: &RmOptions) -> Result<Vec<(Side, Side)>> {
         Ok(embedder.embed_ids(b)?.into_iter().map(|v| f64::from(v[0])).collect())
     })
 }
-
 
 /// The command line equivalent to `args`, for tables.
 pub fn command_line(args: &RmOptions) -> String {
@@ -243,7 +272,8 @@ pub struct RmRow {
 /// # Errors
 /// The reference script failing (no torch), model loading, outputs of unequal length.
 pub fn measure(args: &RmOptions, log: &dyn Fn(&str)) -> Result<Vec<RmRow>> {
-    std::fs::create_dir_all(&args.reference.work).with_context(|| format!("creating `{}`", args.reference.work.display()))?;
+    std::fs::create_dir_all(&args.reference.work)
+        .with_context(|| format!("creating `{}`", args.reference.work.display()))?;
     let mut rows = Vec::new();
     for name in &args.models {
         let rounds = match name.as_str() {
@@ -253,18 +283,47 @@ pub fn measure(args: &RmOptions, log: &dyn Fn(&str)) -> Result<Vec<RmRow>> {
         };
         let (ours, theirs) = &rounds[0];
         if ours.outputs.len() != theirs.outputs.len() {
-            bail!("{name}: prbench gave {} outputs, transformers {}", ours.outputs.len(), theirs.outputs.len());
+            bail!(
+                "{name}: prbench gave {} outputs, transformers {}",
+                ours.outputs.len(),
+                theirs.outputs.len()
+            );
         }
-        let max_diff = ours.outputs.iter().zip(&theirs.outputs).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
-        log(&format!("bench rm {name}: {} vs {}; max |Δ output| = {max_diff:.2e}", ours.engine, theirs.engine));
+        let max_diff = ours
+            .outputs
+            .iter()
+            .zip(&theirs.outputs)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        log(&format!(
+            "bench rm {name}: {} vs {}; max |Δ output| = {max_diff:.2e}",
+            ours.engine, theirs.engine
+        ));
         for (i, (o, t)) in rounds.iter().enumerate() {
-            log(&format!("  round {}: prbench {:.0} tok/s, transformers {:.0} tok/s, ratio {:.2}", i + 1, o.tokens_per_s(), t.tokens_per_s(), o.tokens_per_s() / t.tokens_per_s()));
+            log(&format!(
+                "  round {}: prbench {:.0} tok/s, transformers {:.0} tok/s, ratio {:.2}",
+                i + 1,
+                o.tokens_per_s(),
+                t.tokens_per_s(),
+                o.tokens_per_s() / t.tokens_per_s()
+            ));
         }
         let ours_med = median(rounds.iter().map(|(o, _)| o.tokens_per_s()).collect());
         let theirs_med = median(rounds.iter().map(|(_, t)| t.tokens_per_s()).collect());
-        let ratio_med = median(rounds.iter().map(|(o, t)| o.tokens_per_s() / t.tokens_per_s()).collect());
-        let (lo, hi) = rounds.iter().map(|(o, t)| o.tokens_per_s() / t.tokens_per_s()).fold((f64::MAX, f64::MIN), |(l, h), r| (l.min(r), h.max(r)));
-        rows.push(RmRow { model: name.clone(), ours: ours_med, theirs: theirs_med, ratio: ratio_med, range: (lo, hi), max_diff });
+        let ratio_med =
+            median(rounds.iter().map(|(o, t)| o.tokens_per_s() / t.tokens_per_s()).collect());
+        let (lo, hi) = rounds
+            .iter()
+            .map(|(o, t)| o.tokens_per_s() / t.tokens_per_s())
+            .fold((f64::MAX, f64::MIN), |(l, h), r| (l.min(r), h.max(r)));
+        rows.push(RmRow {
+            model: name.clone(),
+            ours: ours_med,
+            theirs: theirs_med,
+            ratio: ratio_med,
+            range: (lo, hi),
+            max_diff,
+        });
     }
     Ok(rows)
 }
@@ -277,7 +336,18 @@ pub fn table(args: &RmOptions, rows: &[RmRow]) -> String {
     for r in rows {
         s += &format!(
             "| {} | {} × {} | {} × {} × {} | {:.0} | {:.0} | {:.2}× | {:.2}–{:.2} | {:.1e} |\n",
-            r.model, args.batch, args.seq_len, args.batches, args.repeats, args.rounds, r.ours, r.theirs, r.ratio, r.range.0, r.range.1, r.max_diff
+            r.model,
+            args.batch,
+            args.seq_len,
+            args.batches,
+            args.repeats,
+            args.rounds,
+            r.ours,
+            r.theirs,
+            r.ratio,
+            r.range.0,
+            r.range.1,
+            r.max_diff
         );
     }
     s

@@ -135,8 +135,12 @@ impl PrefixRow {
     /// Why this row's agreement check failed (shared-prefix scores more than 1e-5 from the
     /// unshared path's), or `None` when it passed.
     pub fn failed_check(&self) -> Option<String> {
-        (!self.agreement_met)
-            .then(|| format!("scalar RM {}, {}, `{}`: shared vs unshared max |Δ score| {:.1e} > 1e-5", self.kind, self.set, self.condition, self.max_diff_shared_unshared))
+        (!self.agreement_met).then(|| {
+            format!(
+                "scalar RM {}, {}, `{}`: shared vs unshared max |Δ score| {:.1e} > 1e-5",
+                self.kind, self.set, self.condition, self.max_diff_shared_unshared
+            )
+        })
     }
 }
 
@@ -208,7 +212,12 @@ fn model_dir(args: &PrefixOptions, log: &dyn Fn(&str)) -> Result<PathBuf> {
     }
     let made = python(
         &args.reference,
-        &["make-decoder".into(), dir.display().to_string(), "--tokenizer-dir".into(), default_embedder_dir().display().to_string()],
+        &[
+            "make-decoder".into(),
+            dir.display().to_string(),
+            "--tokenizer-dir".into(),
+            default_embedder_dir().display().to_string(),
+        ],
     );
     match made {
         Ok(_) => Ok(dir),
@@ -233,16 +242,31 @@ fn first_line(s: &str) -> String {
 
 /// The reward model as eval loads it, with shared-prefix scoring on or off.
 fn load(dir: &Path, args: &PrefixOptions, shared_prefix: bool) -> Result<SeqClsRewardModel> {
-    let opts = SeqClsOptions { max_batch: args.max_batch, shared_prefix, ..SeqClsOptions::default() };
-    SeqClsRewardModel::load(dir, &dir.display().to_string(), None, &opts).with_context(|| format!("loading `{}`", dir.display()))
+    let opts =
+        SeqClsOptions { max_batch: args.max_batch, shared_prefix, ..SeqClsOptions::default() };
+    SeqClsRewardModel::load(dir, &dir.display().to_string(), None, &opts)
+        .with_context(|| format!("loading `{}`", dir.display()))
 }
 
 fn token_ids(rm: &SeqClsRewardModel, req: &RmRequest) -> Result<Vec<u32>> {
-    Ok(rm.tokenizer().tokenize_rm(&req.prompt, req.input.context.as_deref(), rm.max_length(), rm.model().bos_token_id())?.ids)
+    Ok(rm
+        .tokenizer()
+        .tokenize_rm(
+            &req.prompt,
+            req.input.context.as_deref(),
+            rm.max_length(),
+            rm.model().bos_token_id(),
+        )?
+        .ids)
 }
 
 /// Builds every workload's requests (eval's rendering, posts fitted to `rm`'s window) and ids.
-fn workloads(args: &PrefixOptions, sets: &[InputSet], rm: &SeqClsRewardModel, log: &dyn Fn(&str)) -> Result<Vec<Workload>> {
+fn workloads(
+    args: &PrefixOptions,
+    sets: &[InputSet],
+    rm: &SeqClsRewardModel,
+    log: &dyn Fn(&str),
+) -> Result<Vec<Workload>> {
     let overflow = |r: &RmRequest| rm.input_overflow(r);
     let mut out = Vec::new();
     for set in sets {
@@ -252,16 +276,23 @@ fn workloads(args: &PrefixOptions, sets: &[InputSet], rm: &SeqClsRewardModel, lo
                 if kind == "pairs" {
                     let r = inputs::prepare(set, condition, args.pairs)?;
                     for ex in &r.examples {
-                        groups_reqs.push(r.rm_requests(ex, &[&ex.chosen, &ex.rejected], &overflow)?);
+                        groups_reqs.push(r.rm_requests(
+                            ex,
+                            &[&ex.chosen, &ex.rejected],
+                            &overflow,
+                        )?);
                     }
                 } else {
                     if args.bon_prompts == 0 || args.bon_n == 0 {
                         continue;
                     }
-                    let r = inputs::prepare(set, condition, args.bon_prompts + args.bon_n.div_ceil(2))?;
+                    let r =
+                        inputs::prepare(set, condition, args.bon_prompts + args.bon_n.div_ceil(2))?;
                     for (i, ex) in r.examples.iter().take(args.bon_prompts).enumerate() {
                         let mut answers: Vec<&str> = Vec::new();
-                        for other in r.examples.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, e)| e) {
+                        for other in
+                            r.examples.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, e)| e)
+                        {
                             for a in [other.chosen.as_str(), other.rejected.as_str()] {
                                 if answers.len() < args.bon_n && !answers.contains(&a) {
                                     answers.push(a);
@@ -281,7 +312,11 @@ fn workloads(args: &PrefixOptions, sets: &[InputSet], rm: &SeqClsRewardModel, lo
                 }
                 let per_call = if kind == "pairs" { args.per_call.max(1) } else { 1 };
                 let mut w = Workload {
-                    kind: if kind == "pairs" { "pairs".into() } else { format!("bon{}", args.bon_n) },
+                    kind: if kind == "pairs" {
+                        "pairs".into()
+                    } else {
+                        format!("bon{}", args.bon_n)
+                    },
                     set: set.name.clone(),
                     condition: condition.clone(),
                     calls: Vec::new(),
@@ -292,7 +327,8 @@ fn workloads(args: &PrefixOptions, sets: &[InputSet], rm: &SeqClsRewardModel, lo
                     let mut call = Vec::new();
                     let mut ids = Vec::new();
                     for g in chunk {
-                        let g_ids = g.iter().map(|r| token_ids(rm, r)).collect::<Result<Vec<_>>>()?;
+                        let g_ids =
+                            g.iter().map(|r| token_ids(rm, r)).collect::<Result<Vec<_>>>()?;
                         w.groups.push((g.len(), common_prefix(&g_ids)));
                         call.extend(g.iter().cloned());
                         ids.extend(g_ids);
@@ -319,7 +355,11 @@ fn workloads(args: &PrefixOptions, sets: &[InputSet], rm: &SeqClsRewardModel, lo
 /// One timed side of one round: seconds of `repeats` passes, the first pass's scores in item
 /// order, and the tokens the model did not recompute in that pass (its shared-prefix
 /// counters).
-fn time_prbench(rm: &SeqClsRewardModel, w: &Workload, repeats: usize) -> Result<(f64, Vec<f64>, u64)> {
+fn time_prbench(
+    rm: &SeqClsRewardModel,
+    w: &Workload,
+    repeats: usize,
+) -> Result<(f64, Vec<f64>, u64)> {
     // Warm-up: the first two items (allocations, thread pool), not timed.
     rm.score(&w.calls[0][..w.calls[0].len().min(2)])?;
     let mut outputs = Vec::with_capacity(w.items());
@@ -370,7 +410,13 @@ fn reference_batches(w: &Workload, max_batch: usize) -> Result<(Batches, Vec<usi
 
 /// transformers over every workload once (one process): per workload, seconds and scores in
 /// item order.
-fn time_reference(args: &PrefixOptions, dir: &Path, pad_id: u32, ws: &[Workload], round: usize) -> Result<(String, Vec<RefTiming>)> {
+fn time_reference(
+    args: &PrefixOptions,
+    dir: &Path,
+    pad_id: u32,
+    ws: &[Workload],
+    round: usize,
+) -> Result<(String, Vec<RefTiming>)> {
     let mut spec = Vec::new();
     let mut orders = Vec::new();
     for w in ws {
@@ -379,7 +425,10 @@ fn time_reference(args: &PrefixOptions, dir: &Path, pad_id: u32, ws: &[Workload]
         orders.push(order);
     }
     let path = args.reference.work.join(format!("rm-prefix-ids-r{round}.json"));
-    std::fs::write(&path, serde_json::to_string(&serde_json::json!({ "pad_id": pad_id, "workloads": spec }))?)?;
+    std::fs::write(
+        &path,
+        serde_json::to_string(&serde_json::json!({ "pad_id": pad_id, "workloads": spec }))?,
+    )?;
     let v = python(
         &args.reference,
         &[
@@ -401,7 +450,12 @@ fn time_reference(args: &PrefixOptions, dir: &Path, pad_id: u32, ws: &[Workload]
     }
     let mut out = Vec::new();
     for ((g, order), w) in got.iter().zip(&orders).zip(ws) {
-        let scores: Vec<f64> = g["outputs"].as_array().context("outputs")?.iter().filter_map(serde_json::Value::as_f64).collect();
+        let scores: Vec<f64> = g["outputs"]
+            .as_array()
+            .context("outputs")?
+            .iter()
+            .filter_map(serde_json::Value::as_f64)
+            .collect();
         if scores.len() != order.len() {
             bail!("run-batches gave {} scores for {} items", scores.len(), order.len());
         }
@@ -409,7 +463,11 @@ fn time_reference(args: &PrefixOptions, dir: &Path, pad_id: u32, ws: &[Workload]
         for (&i, s) in order.iter().zip(scores) {
             by_item[i] = s;
         }
-        out.push((g["seconds"].as_f64().context("seconds")?, g["tokens"].as_u64().context("tokens")? as usize, by_item));
+        out.push((
+            g["seconds"].as_f64().context("seconds")?,
+            g["tokens"].as_u64().context("tokens")? as usize,
+            by_item,
+        ));
     }
     Ok((engine, out))
 }
@@ -425,7 +483,8 @@ fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
 /// Input rendering, model loading or scoring failures; a reference that returns malformed
 /// output.
 pub fn measure(args: &PrefixOptions, log: &dyn Fn(&str)) -> Result<PrefixReport> {
-    std::fs::create_dir_all(&args.reference.work).with_context(|| format!("creating `{}`", args.reference.work.display()))?;
+    std::fs::create_dir_all(&args.reference.work)
+        .with_context(|| format!("creating `{}`", args.reference.work.display()))?;
     let dir = model_dir(args, log)?;
     let shared = load(&dir, args, true)?;
     let unshared = load(&dir, args, false)?;
@@ -453,7 +512,11 @@ pub fn measure(args: &PrefixOptions, log: &dyn Fn(&str)) -> Result<PrefixReport>
             ref_result = Some(time_reference(args, &dir, pad_id, &ws, round));
         }
         for (i, w) in ws.iter().enumerate() {
-            let order: [(usize, &SeqClsRewardModel); 2] = if round % 2 == 0 { [(0, &shared), (1, &unshared)] } else { [(1, &unshared), (0, &shared)] };
+            let order: [(usize, &SeqClsRewardModel); 2] = if round % 2 == 0 {
+                [(0, &shared), (1, &unshared)]
+            } else {
+                [(1, &unshared), (0, &shared)]
+            };
             for (k, rm) in order {
                 let (s, out, r) = time_prbench(rm, w, args.repeats)?;
                 secs[i][round][k] = Some(s);
@@ -473,7 +536,10 @@ pub fn measure(args: &PrefixOptions, log: &dyn Fn(&str)) -> Result<PrefixReport>
                 reference = Some(engine);
                 for (i, (s, tokens, out)) in per.into_iter().enumerate() {
                     if tokens != args.repeats * ws[i].tokens() {
-                        bail!("transformers scored {tokens} tokens, prbench {}", args.repeats * ws[i].tokens());
+                        bail!(
+                            "transformers scored {tokens} tokens, prbench {}",
+                            args.repeats * ws[i].tokens()
+                        );
                     }
                     secs[i][round][2] = Some(s);
                     if round == 0 {
@@ -482,7 +548,10 @@ pub fn measure(args: &PrefixOptions, log: &dyn Fn(&str)) -> Result<PrefixReport>
                 }
             }
             Some(Err(e)) => {
-                log(&format!("bench rm-prefix: transformers skipped: {}", first_line(&format!("{e:#}"))));
+                log(&format!(
+                    "bench rm-prefix: transformers skipped: {}",
+                    first_line(&format!("{e:#}"))
+                ));
                 reference_error = Some(e);
             }
             None => {}
@@ -525,7 +594,13 @@ pub fn measure(args: &PrefixOptions, log: &dyn Fn(&str)) -> Result<PrefixReport>
         (_, Some(e)) => crate::child::skipped_because(&e),
         (None, None) => "skipped: no rounds".into(),
     };
-    Ok(PrefixReport { model: dir.display().to_string(), reference_ran: !reference.starts_with("skipped"), reference, rows, command: command_line(args) })
+    Ok(PrefixReport {
+        model: dir.display().to_string(),
+        reference_ran: !reference.starts_with("skipped"),
+        reference,
+        rows,
+        command: command_line(args),
+    })
 }
 
 /// The target a row is graded against: pairs under `profile:k` ≥ 1.7× transformers,
@@ -546,7 +621,10 @@ fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
 
 /// The `bench rm-prefix` table.
 pub fn table(report: &PrefixReport) -> String {
-    let mut s = format!("Model {}; reference: {}; `{}`\n\n", report.model, report.reference, report.command);
+    let mut s = format!(
+        "Model {}; reference: {}; `{}`\n\n",
+        report.model, report.reference, report.command
+    );
     s += "| workload | set | condition | items (groups) | tokens/item | common prefix / reused | shared tok/s | unshared tok/s | transformers tok/s | shared / transformers | shared / unshared | max Δ shared−unshared | max Δ vs transformers |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     for r in &report.rows {
         s += &format!(

@@ -44,7 +44,8 @@ fn mib(v: Option<f64>) -> String {
 /// # Errors
 /// Data that cannot be loaded or holds no examples.
 pub fn requests(args: &ServeLoadOptions) -> Result<Vec<ScoreItem>> {
-    let data = prbench_data::load::load(&args.data, &[]).with_context(|| format!("loading `{}`", args.data))?;
+    let data = prbench_data::load::load(&args.data, &[])
+        .with_context(|| format!("loading `{}`", args.data))?;
     if data.examples.is_empty() {
         bail!("`{}` holds no examples", args.data);
     }
@@ -67,7 +68,12 @@ pub fn requests(args: &ServeLoadOptions) -> Result<Vec<ScoreItem>> {
 ///
 /// # Errors
 /// A server that cannot start.
-pub fn measure(model: Arc<dyn RewardModel>, serve: ServeOptions, items: &[ScoreItem], args: &ServeLoadOptions) -> Result<LoadReport> {
+pub fn measure(
+    model: Arc<dyn RewardModel>,
+    serve: ServeOptions,
+    items: &[ScoreItem],
+    args: &ServeLoadOptions,
+) -> Result<LoadReport> {
     let opts = LoadOptions {
         requests: args.requests,
         concurrency: args.concurrency,

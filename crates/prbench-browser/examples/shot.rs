@@ -20,11 +20,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(s) => page.screenshot_element(s, out)?,
         None => page.screenshot(out)?,
     }
-    eprintln!(
-        "{} loaded {url} in {:.0} ms; wrote {out}",
-        browser.version(),
-        page.load_ms()
-    );
+    eprintln!("{} loaded {url} in {:.0} ms; wrote {out}", browser.version(), page.load_ms());
     for r in page.requests() {
         println!("request\t{r}");
     }

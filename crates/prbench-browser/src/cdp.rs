@@ -111,14 +111,8 @@ impl Conn {
         loop {
             if let Some(mut reply) = st.replies.remove(&id) {
                 if let Some(err) = reply.get("error") {
-                    let message = err["message"]
-                        .as_str()
-                        .unwrap_or("unknown error")
-                        .to_owned();
-                    return Err(BrowserError::Protocol {
-                        method: method.to_owned(),
-                        message,
-                    });
+                    let message = err["message"].as_str().unwrap_or("unknown error").to_owned();
+                    return Err(BrowserError::Protocol { method: method.to_owned(), message });
                 }
                 return Ok(reply["result"].take());
             }
@@ -133,11 +127,7 @@ impl Conn {
                     after: timeout,
                 });
             }
-            st = self
-                .changed
-                .wait_timeout(st, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            st = self.changed.wait_timeout(st, deadline - now).unwrap_or_else(|e| e.into_inner()).0;
         }
     }
 
@@ -181,16 +171,9 @@ impl Conn {
             }
             let now = Instant::now();
             if now >= deadline {
-                return Err(BrowserError::Timeout {
-                    what: what(),
-                    after: timeout,
-                });
+                return Err(BrowserError::Timeout { what: what(), after: timeout });
             }
-            st = self
-                .changed
-                .wait_timeout(st, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            st = self.changed.wait_timeout(st, deadline - now).unwrap_or_else(|e| e.into_inner()).0;
         }
     }
 
@@ -224,11 +207,7 @@ impl Conn {
     }
 
     fn on_event(&self, mut msg: Value) {
-        let Some(session) = msg
-            .get("sessionId")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-        else {
+        let Some(session) = msg.get("sessionId").and_then(Value::as_str).map(str::to_owned) else {
             return; // browser-level events: nothing we record
         };
         let method = msg["method"].as_str().unwrap_or_default().to_owned();
@@ -262,8 +241,7 @@ impl Conn {
                 }
             }
             "Page.javascriptDialogOpening" => {
-                log.dialogs
-                    .push(p["message"].as_str().unwrap_or_default().to_owned());
+                log.dialogs.push(p["message"].as_str().unwrap_or_default().to_owned());
                 drop(st);
                 self.send(
                     Some(&session),
@@ -283,11 +261,8 @@ impl Conn {
             }
             "Runtime.exceptionThrown" => {
                 let d = &p["exceptionDetails"];
-                let text = d["exception"]["description"]
-                    .as_str()
-                    .or(d["text"].as_str());
-                log.console_errors
-                    .push(text.unwrap_or("uncaught exception").to_owned());
+                let text = d["exception"]["description"].as_str().or(d["text"].as_str());
+                log.console_errors.push(text.unwrap_or("uncaught exception").to_owned());
             }
             "Log.entryAdded" if p["entry"]["level"] == "error" => {
                 let e = &p["entry"];

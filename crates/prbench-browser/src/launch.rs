@@ -56,14 +56,10 @@ pub(crate) fn find_chromium() -> Result<PathBuf, BrowserError> {
             })
         };
     }
-    let mut found = Path::new(DEBIAN_WRAPPER)
-        .is_file()
-        .then(|| PathBuf::from(DEBIAN_WRAPPER));
+    let mut found = Path::new(DEBIAN_WRAPPER).is_file().then(|| PathBuf::from(DEBIAN_WRAPPER));
     if found.is_none() {
         found = std::env::var_os("PATH").and_then(|path| {
-            std::env::split_paths(&path)
-                .map(|d| d.join("chromium"))
-                .find(|p| p.is_file())
+            std::env::split_paths(&path).map(|d| d.join("chromium")).find(|p| p.is_file())
         });
     }
     match found {
@@ -85,22 +81,14 @@ const F_DUPFD_CLOEXEC: c_int = 1030;
 
 /// Starts `binary` headless with a new profile and the DevTools pipe on its fds 3 and 4.
 pub(crate) fn spawn(binary: &Path) -> Result<(Child, Arc<Conn>, tempfile::TempDir), BrowserError> {
-    let launch_err = |message: String| BrowserError::Launch {
-        binary: binary.to_owned(),
-        message,
-    };
+    let launch_err = |message: String| BrowserError::Launch { binary: binary.to_owned(), message };
     let profile = tempfile::Builder::new()
         .prefix("prbench-chromium-")
         .tempdir()
-        .map_err(|source| BrowserError::Io {
-            path: std::env::temp_dir(),
-            source,
-        })?;
+        .map_err(|source| BrowserError::Io { path: std::env::temp_dir(), source })?;
     let stderr_path = profile.path().join("stderr.log");
-    let stderr = std::fs::File::create(&stderr_path).map_err(|source| BrowserError::Io {
-        path: stderr_path.clone(),
-        source,
-    })?;
+    let stderr = std::fs::File::create(&stderr_path)
+        .map_err(|source| BrowserError::Io { path: stderr_path.clone(), source })?;
     let user_data = profile.path().join("profile");
 
     // Chromium reads commands from fd 3 and writes to fd 4.
@@ -131,9 +119,7 @@ pub(crate) fn spawn(binary: &Path) -> Result<(Child, Arc<Conn>, tempfile::TempDi
             Ok(())
         });
     }
-    let child = cmd
-        .spawn()
-        .map_err(|e| launch_err(format!("cannot run it: {e}")))?;
+    let child = cmd.spawn().map_err(|e| launch_err(format!("cannot run it: {e}")))?;
     // Our copies of Chromium's ends: closed, so that its exit shows as end of file.
     drop(to_chrome_r);
     drop(from_chrome_w);

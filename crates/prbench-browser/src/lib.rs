@@ -71,10 +71,7 @@ impl Browser {
             version: String::new(),
             _profile: profile,
         };
-        match browser
-            .conn
-            .call(None, "Browser.getVersion", json!({}), TIMEOUT)
-        {
+        match browser.conn.call(None, "Browser.getVersion", json!({}), TIMEOUT) {
             Ok(v) => browser.version = v["product"].as_str().unwrap_or_default().to_owned(),
             Err(e) => {
                 let _ = browser.child.kill();

@@ -24,12 +24,7 @@ pub struct Page {
 
 impl Page {
     pub(crate) fn open(conn: Arc<Conn>, url: &str) -> Result<Page, BrowserError> {
-        let t = conn.call(
-            None,
-            "Target.createTarget",
-            json!({ "url": "about:blank" }),
-            TIMEOUT,
-        )?;
+        let t = conn.call(None, "Target.createTarget", json!({ "url": "about:blank" }), TIMEOUT)?;
         let target = t["targetId"].as_str().unwrap_or_default().to_owned();
         let a = conn.call(
             None,
@@ -46,18 +41,8 @@ impl Page {
         };
         conn.add_page(&session);
         // From here on `Drop` closes the target.
-        let page = Page {
-            conn,
-            target,
-            session,
-            load_ms: Mutex::new(0.0),
-        };
-        for method in [
-            "Page.enable",
-            "Network.enable",
-            "Runtime.enable",
-            "Log.enable",
-        ] {
+        let page = Page { conn, target, session, load_ms: Mutex::new(0.0) };
+        for method in ["Page.enable", "Network.enable", "Runtime.enable", "Log.enable"] {
             page.call(method, json!({}))?;
         }
         page.call("Page.setLifecycleEventsEnabled", json!({ "enabled": true }))?;
@@ -77,10 +62,7 @@ impl Page {
         let start = Instant::now();
         let r = self.call("Page.navigate", json!({ "url": url }))?;
         if let Some(err) = r["errorText"].as_str().filter(|e| !e.is_empty()) {
-            return Err(BrowserError::Navigation {
-                url: url.to_owned(),
-                message: err.to_owned(),
-            });
+            return Err(BrowserError::Navigation { url: url.to_owned(), message: err.to_owned() });
         }
         // Without a loader id the navigation stayed in the same document: no load event comes.
         if let Some(loader) = r["loaderId"].as_str() {
@@ -115,9 +97,7 @@ impl Page {
                 .as_str()
                 .or(d["text"].as_str())
                 .unwrap_or("exception");
-            return Err(BrowserError::Js {
-                message: message.to_owned(),
-            });
+            return Err(BrowserError::Js { message: message.to_owned() });
         }
         let mut r = r;
         Ok(r["result"]["value"].take())
@@ -130,9 +110,7 @@ impl Page {
         let js = format!("(() => {{ const e = document.querySelector({sel}); if (!e) return {{ none: true }}; {body} }})()");
         let v = self.eval(&js)?;
         if v.get("none").is_some() {
-            return Err(BrowserError::NoElement {
-                selector: selector.to_owned(),
-            });
+            return Err(BrowserError::NoElement { selector: selector.to_owned() });
         }
         Ok(v)
     }
@@ -145,12 +123,7 @@ impl Page {
             "e.scrollIntoView({ block: 'center', inline: 'center' }); const r = e.getBoundingClientRect(); \
              return [r.left, r.top, r.width, r.height, window.scrollX, window.scrollY];",
         )?;
-        let n: Vec<f64> = v
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_f64)
-            .collect();
+        let n: Vec<f64> = v.as_array().into_iter().flatten().filter_map(Value::as_f64).collect();
         if n.len() != 6 || n[2] <= 0.0 || n[3] <= 0.0 {
             return Err(BrowserError::Js {
                 message: format!("`{selector}` has no box on screen (hidden?)"),
@@ -164,10 +137,7 @@ impl Page {
     pub fn click(&self, selector: &str) -> Result<(), BrowserError> {
         let [x, y, w, h] = self.element_box(selector)?;
         let scroll = self.eval("[window.scrollX, window.scrollY]")?;
-        let (sx, sy) = (
-            scroll[0].as_f64().unwrap_or(0.0),
-            scroll[1].as_f64().unwrap_or(0.0),
-        );
+        let (sx, sy) = (scroll[0].as_f64().unwrap_or(0.0), scroll[1].as_f64().unwrap_or(0.0));
         let (cx, cy) = (x - sx + w / 2.0, y - sy + h / 2.0);
         for (kind, buttons) in [("mouseMoved", 0), ("mousePressed", 1), ("mouseReleased", 0)] {
             let mut p = json!({ "type": kind, "x": cx, "y": cy, "buttons": buttons });
@@ -209,9 +179,7 @@ impl Page {
                 (code, c.to_ascii_uppercase() as u32, Some(k.to_string()))
             }
             other => {
-                return Err(BrowserError::Js {
-                    message: format!("press: unknown key `{other}`"),
-                });
+                return Err(BrowserError::Js { message: format!("press: unknown key `{other}`") });
             }
         };
         let mut down = json!({ "type": if text.is_some() { "keyDown" } else { "rawKeyDown" }, "key": key, "code": code, "windowsVirtualKeyCode": vk });
@@ -263,10 +231,8 @@ impl Page {
     pub fn screenshot(&self, path: impl AsRef<Path>) -> Result<(), BrowserError> {
         let m = self.call("Page.getLayoutMetrics", json!({}))?;
         let size = &m["cssContentSize"];
-        let (w, h) = (
-            size["width"].as_f64().unwrap_or(0.0),
-            size["height"].as_f64().unwrap_or(0.0),
-        );
+        let (w, h) =
+            (size["width"].as_f64().unwrap_or(0.0), size["height"].as_f64().unwrap_or(0.0));
         self.capture([0.0, 0.0, w.ceil(), h.ceil()], path.as_ref())
     }
 
@@ -295,10 +261,8 @@ impl Page {
                 method: "Page.captureScreenshot".into(),
                 message: e.to_string(),
             })?;
-        std::fs::write(path, png).map_err(|source| BrowserError::Io {
-            path: path.to_owned(),
-            source,
-        })
+        std::fs::write(path, png)
+            .map_err(|source| BrowserError::Io { path: path.to_owned(), source })
     }
 
     /// The URL of every request the page has made since it was opened, in order: the main
@@ -306,8 +270,7 @@ impl Page {
     /// workers. Nothing is filtered out; Chromium's own background requests are not in it
     /// because they belong to no page.
     pub fn requests(&self) -> Vec<String> {
-        self.conn
-            .with_log(&self.session, |log| log.requests.clone())
+        self.conn.with_log(&self.session, |log| log.requests.clone())
     }
 
     /// The message of every `alert`, `confirm`, `prompt` or `beforeunload` dialog the page
@@ -319,18 +282,13 @@ impl Page {
     /// `console.error` calls, uncaught exceptions and Chromium's error log entries (such as a
     /// failed resource load) of the page, in order.
     pub fn console_errors(&self) -> Vec<String> {
-        self.conn
-            .with_log(&self.session, |log| log.console_errors.clone())
+        self.conn.with_log(&self.session, |log| log.console_errors.clone())
     }
 }
 
 impl Drop for Page {
     fn drop(&mut self) {
-        self.conn.send(
-            None,
-            "Target.closeTarget",
-            json!({ "targetId": self.target }),
-        );
+        self.conn.send(None, "Target.closeTarget", json!({ "targetId": self.target }));
         self.conn.remove_page(&self.session);
     }
 }

@@ -25,10 +25,7 @@ fn img_to_an_outside_address_is_in_requests() {
     let page = browser.open(&url).unwrap();
     let requests = page.requests();
     assert_eq!(requests.first(), Some(&url), "{requests:?}");
-    assert!(
-        requests.iter().any(|r| r == "http://127.0.0.1:9/x.png"),
-        "{requests:?}"
-    );
+    assert!(requests.iter().any(|r| r == "http://127.0.0.1:9/x.png"), "{requests:?}");
 }
 
 #[test]
@@ -44,10 +41,7 @@ fn fetch_after_load_is_in_requests() {
     let page = browser.open(&url).unwrap();
     page.eval("new Promise(r => setTimeout(r, 300))").unwrap();
     let requests = page.requests();
-    assert!(
-        requests.iter().any(|r| r == "http://127.0.0.1:9/"),
-        "{requests:?}"
-    );
+    assert!(requests.iter().any(|r| r == "http://127.0.0.1:9/"), "{requests:?}");
 }
 
 #[test]
@@ -75,11 +69,7 @@ fn alert_is_recorded_and_dismissed() {
     let page = browser.open(&url).unwrap();
     assert_eq!(page.dialogs(), ["x"]);
     // Dismissed: the page went on, and confirm() saw Cancel.
-    assert_eq!(
-        page.eval("document.getElementById('after').textContent")
-            .unwrap(),
-        "after"
-    );
+    assert_eq!(page.eval("document.getElementById('after').textContent").unwrap(), "after");
     assert_eq!(page.eval("confirm('sure?')").unwrap(), false);
     assert_eq!(page.dialogs(), ["x", "sure?"]);
 }
@@ -91,20 +81,13 @@ fn eval_reads_text_content_and_reports_throws() {
     };
     let (_dir, url) = page_file("<!doctype html><h1 id=t>Per-user <b>accuracy</b></h1>");
     let page = browser.open(&url).unwrap();
-    assert_eq!(
-        page.eval("document.querySelector('#t').textContent")
-            .unwrap(),
-        "Per-user accuracy"
-    );
+    assert_eq!(page.eval("document.querySelector('#t').textContent").unwrap(), "Per-user accuracy");
     assert_eq!(
         page.eval("Promise.resolve({a: [1, 2]})").unwrap(),
         serde_json::json!({"a": [1, 2]})
     );
     let err = page.eval("nope()").unwrap_err();
-    assert!(
-        matches!(err, BrowserError::Js { ref message } if message.contains("nope")),
-        "{err}"
-    );
+    assert!(matches!(err, BrowserError::Js { ref message } if message.contains("nope")), "{err}");
 }
 
 #[test]
@@ -122,10 +105,7 @@ fn click_and_type_change_the_dom() {
     page.click("#b").unwrap(); // below the fold: scrolled into view first
     assert_eq!(page.eval("document.body.dataset.clicked").unwrap(), "héllo");
     page.wait_for("#late", Duration::from_secs(5)).unwrap();
-    assert!(matches!(
-        page.click("#missing"),
-        Err(BrowserError::NoElement { .. })
-    ));
+    assert!(matches!(page.click("#missing"), Err(BrowserError::NoElement { .. })));
     assert!(matches!(
         page.wait_for("#never", Duration::from_millis(100)),
         Err(BrowserError::Timeout { .. })
@@ -140,15 +120,8 @@ fn goto_a_hash_is_a_deep_link_in_the_same_page() {
     let (_dir, url) = page_file("<!doctype html><script>window.marker = 1</script><p id=x>x</p>");
     let page = browser.open(&url).unwrap();
     page.goto(&format!("{url}#x")).unwrap();
-    assert_eq!(
-        page.eval("[location.hash, window.marker]").unwrap(),
-        serde_json::json!(["#x", 1])
-    );
-    assert_eq!(
-        page.requests(),
-        vec![url.clone()],
-        "a hash change fetches nothing"
-    );
+    assert_eq!(page.eval("[location.hash, window.marker]").unwrap(), serde_json::json!(["#x", 1]));
+    assert_eq!(page.requests(), vec![url.clone()], "a hash change fetches nothing");
     page.goto(&url).unwrap(); // a real navigation: a new document
     assert_eq!(page.eval("window.marker").unwrap(), 1);
     assert_eq!(page.requests(), vec![url.clone(), url]);
@@ -189,14 +162,7 @@ fn missing_file_is_a_navigation_error() {
     let Some(browser) = chromium_or_skip() else {
         return;
     };
-    assert!(
-        browser.version().contains("Chrome"),
-        "{}",
-        browser.version()
-    );
-    let err = browser
-        .open("file:///nonexistent/prbench.html")
-        .err()
-        .unwrap();
+    assert!(browser.version().contains("Chrome"), "{}", browser.version());
+    let err = browser.open("file:///nonexistent/prbench.html").err().unwrap();
     assert!(matches!(err, BrowserError::Navigation { .. }), "{err}");
 }

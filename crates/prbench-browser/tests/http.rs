@@ -43,17 +43,12 @@ fn answer(mut stream: std::net::TcpStream, port: u16) {
                 ),
             ),
             "/app.js" => ("200 OK", "document.title = 'rate';".to_owned()),
-            "/frame" => (
-                "200 OK",
-                "<!doctype html><script>fetch('/from-frame')</script>".to_owned(),
-            ),
+            "/frame" => {
+                ("200 OK", "<!doctype html><script>fetch('/from-frame')</script>".to_owned())
+            }
             _ => ("404 Not Found", String::new()),
         };
-        let ctype = if path.ends_with(".js") {
-            "text/javascript"
-        } else {
-            "text/html"
-        };
+        let ctype = if path.ends_with(".js") { "text/javascript" } else { "text/html" };
         let _ = write!(
                 stream,
                 "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -77,13 +72,7 @@ fn served_page_logs_its_scripts_and_its_cross_site_iframe() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let requests = page.requests();
-    assert!(
-        requests.starts_with(&[format!("{base}/"), format!("{base}/app.js")]),
-        "{requests:?}"
-    );
-    assert!(
-        requests.contains(&format!("http://localhost:{port}/frame")),
-        "{requests:?}"
-    );
+    assert!(requests.starts_with(&[format!("{base}/"), format!("{base}/app.js")]), "{requests:?}");
+    assert!(requests.contains(&format!("http://localhost:{port}/frame")), "{requests:?}");
     assert!(requests.contains(&from_frame), "{requests:?}");
 }

@@ -107,9 +107,16 @@ pub fn select(examples: &[Example], per_subset: Option<usize>) -> Vec<&Example> 
 }
 
 /// Wraps `inner` in the cache with the stage's template hash, or passes it through.
-fn cached<'a>(inner: &'a dyn Generator, cache: Option<&'a Cache>, counters: &'a CacheCounters, template_hash: String) -> Box<dyn Generator + 'a> {
+fn cached<'a>(
+    inner: &'a dyn Generator,
+    cache: Option<&'a Cache>,
+    counters: &'a CacheCounters,
+    template_hash: String,
+) -> Box<dyn Generator + 'a> {
     match cache {
-        Some(c) => Box::new(CachedGenerator::new(inner, c, counters).with_template_hash(template_hash)),
+        Some(c) => {
+            Box::new(CachedGenerator::new(inner, c, counters).with_template_hash(template_hash))
+        }
         None => Box::new(inner),
     }
 }
@@ -127,27 +134,47 @@ pub fn run(build: &BuildRun<'_>, reporter: &dyn Reporter) -> Result<BuildOutcome
     let s = &build.settings;
     let examples = &build.input.examples;
     if examples.is_empty() {
-        return Err(BuildError::Input(format!("no examples selected from `{}`", build.input.data.source)));
+        return Err(BuildError::Input(format!(
+            "no examples selected from `{}`",
+            build.input.data.source
+        )));
     }
     let judge = match (build.engines.judge, s.skip_audit) {
         (_, true) => None,
         (Some(j), false) => Some(j),
-        (None, false) => return Err(BuildError::Input("the audit needs a judge; pass one, or skip the audit".into())),
+        (None, false) => {
+            return Err(BuildError::Input(
+                "the audit needs a judge; pass one, or skip the audit".into(),
+            ))
+        }
     };
     let mut subsets: Vec<&str> = examples.iter().map(|e| e.subset.as_str()).collect();
     subsets.dedup();
     let _lock = stages::export::prepare_folder(build.out, &subsets)?;
     let prompts = BuildPrompts::new();
-    let ctx = StageContext { examples, ranked: build.input.ranked, prompts: &prompts, settings: s, reporter };
+    let ctx = StageContext {
+        examples,
+        ranked: build.input.ranked,
+        prompts: &prompts,
+        settings: s,
+        reporter,
+    };
     let counters = CacheCounters::default();
     let mut times = StageTimes::default();
 
     let t = Instant::now();
-    let chosen = stages::chosen::run(&ctx, cached(build.engines.generator, build.cache, &counters, answer_hash(Side::Chosen)).as_ref())?;
+    let chosen = stages::chosen::run(
+        &ctx,
+        cached(build.engines.generator, build.cache, &counters, answer_hash(Side::Chosen)).as_ref(),
+    )?;
     times.chosen = t.elapsed().as_secs_f64();
     stages::export::write_jsonl(&build.out.join(stages::export::CHOSEN_FILE), &chosen)?;
     let t = Instant::now();
-    let rejected = stages::rejected::run(&ctx, cached(build.engines.generator, build.cache, &counters, answer_hash(Side::Rejected)).as_ref())?;
+    let rejected = stages::rejected::run(
+        &ctx,
+        cached(build.engines.generator, build.cache, &counters, answer_hash(Side::Rejected))
+            .as_ref(),
+    )?;
     times.rejected = t.elapsed().as_secs_f64();
     stages::export::write_jsonl(&build.out.join(stages::export::REJECTED_FILE), &rejected)?;
 
@@ -161,7 +188,11 @@ pub fn run(build: &BuildRun<'_>, reporter: &dyn Reporter) -> Result<BuildOutcome
     let audits: Vec<AuditRecord> = match judge {
         Some(j) => {
             let t = Instant::now();
-            let audits = stages::audit::run(&ctx, cached(j, build.cache, &counters, audit_hash()).as_ref(), &to_audit)?;
+            let audits = stages::audit::run(
+                &ctx,
+                cached(j, build.cache, &counters, audit_hash()).as_ref(),
+                &to_audit,
+            )?;
             times.audit = t.elapsed().as_secs_f64();
             audits
         }
@@ -169,16 +200,23 @@ pub fn run(build: &BuildRun<'_>, reporter: &dyn Reporter) -> Result<BuildOutcome
     };
     stages::export::write_jsonl(&build.out.join(stages::export::AUDIT_FILE), &audits)?;
 
-    let by_id: HashMap<&str, &AuditRecord> = audits.iter().map(|a| (a.example_id.as_str(), a)).collect();
-    let decisions: Vec<Decision> =
-        pairs.iter().map(|(ex, c, r)| stages::filter::decide(c, r, by_id.get(ex.id.as_str()).copied(), s)).collect();
+    let by_id: HashMap<&str, &AuditRecord> =
+        audits.iter().map(|a| (a.example_id.as_str(), a)).collect();
+    let decisions: Vec<Decision> = pairs
+        .iter()
+        .map(|(ex, c, r)| stages::filter::decide(c, r, by_id.get(ex.id.as_str()).copied(), s))
+        .collect();
     stages::export::write_jsonl(&build.out.join(stages::export::FILTER_FILE), &decisions)?;
 
     let kept: Vec<Example> = pairs
         .iter()
         .zip(&decisions)
         .filter(|(_, d)| d.kept)
-        .map(|((ex, c, r), _)| Example { chosen: c.text.clone(), rejected: r.text.clone(), ..(*ex).clone() })
+        .map(|((ex, c, r), _)| Example {
+            chosen: c.text.clone(),
+            rejected: r.text.clone(),
+            ..(*ex).clone()
+        })
         .collect();
     let files = stages::export::write_dataset(build.out, &kept)?;
     times.total = start.elapsed().as_secs_f64();
@@ -198,14 +236,28 @@ pub fn run(build: &BuildRun<'_>, reporter: &dyn Reporter) -> Result<BuildOutcome
         retriever: build.input.retriever.clone(),
         generator: build.engines.generator.identity(),
         judge: judge.map(|j| j.identity()),
-        prompts: PromptHashes { chosen: answer_hash(Side::Chosen), rejected: answer_hash(Side::Rejected), audit: audit_hash() },
+        prompts: PromptHashes {
+            chosen: answer_hash(Side::Chosen),
+            rejected: answer_hash(Side::Rejected),
+            audit: audit_hash(),
+        },
         settings: s.clone(),
         counts: report::stage_counts(examples, &chosen, &rejected, &audits, &decisions),
         cache: build.cache.map(|c| counters.report(c)),
         wall_seconds: times,
         files,
     };
-    let report = report::render(&manifest, &report::ReportInput { examples, chosen: &chosen, rejected: &rejected, audits: &audits, decisions: &decisions, kept: &kept });
+    let report = report::render(
+        &manifest,
+        &report::ReportInput {
+            examples,
+            chosen: &chosen,
+            rejected: &rejected,
+            audits: &audits,
+            decisions: &decisions,
+            kept: &kept,
+        },
+    );
     stages::export::write_metadata(build.out, &manifest, &report)?;
     Ok(BuildOutcome { manifest, decisions, report })
 }

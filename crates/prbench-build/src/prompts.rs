@@ -54,7 +54,10 @@ impl Default for BuildPrompts {
 }
 
 fn aspect_values(aspects: &[RubricAspect]) -> Vec<minijinja::Value> {
-    aspects.iter().map(|a| context! { aspect => a.aspect.trim(), reason => a.reason.trim() }).collect()
+    aspects
+        .iter()
+        .map(|a| context! { aspect => a.aspect.trim(), reason => a.reason.trim() })
+        .collect()
 }
 
 impl BuildPrompts {
@@ -100,7 +103,13 @@ impl BuildPrompts {
     ///
     /// # Errors
     /// [`EvalError::Template`] if rendering fails.
-    pub fn audit(&self, question: &str, aspects: &[RubricAspect], answer_1: &str, answer_2: &str) -> Result<ChatPrompt, EvalError> {
+    pub fn audit(
+        &self,
+        question: &str,
+        aspects: &[RubricAspect],
+        answer_1: &str,
+        answer_2: &str,
+    ) -> Result<ChatPrompt, EvalError> {
         let user = self.templates.render(
             "build-audit-user",
             context! { question => question.trim(), aspects => aspect_values(aspects), answer_1 => answer_1.trim(), answer_2 => answer_2.trim() },
@@ -120,7 +129,11 @@ mod tests {
     #[test]
     fn chosen_and_rejected_differ_only_in_how_the_aspects_are_presented() {
         let p = BuildPrompts::new();
-        let posts = [ProfilePost { id: "7".into(), category: "music".into(), text: " I play jazz. ".into() }];
+        let posts = [ProfilePost {
+            id: "7".into(),
+            category: "music".into(),
+            text: " I play jazz. ".into(),
+        }];
         let refs: Vec<&ProfilePost> = posts.iter().collect();
         let aspects = [aspect("Names a budget guitar", "is a student"), aspect("Short", "")];
         let chosen = p.answer(Side::Chosen, " Which guitar? ", &refs, &aspects, 100).unwrap();
@@ -143,10 +156,17 @@ mod tests {
              posts show it. Answer in one paragraph of plain prose of at most 100 words, with no lists and no headings."
         );
         for prompt in [&chosen, &rejected] {
-            assert!(!prompt.all_text().contains("EVIDENCE"), "evidence never reaches the generator");
+            assert!(
+                !prompt.all_text().contains("EVIDENCE"),
+                "evidence never reaches the generator"
+            );
         }
         let bare = p.answer(Side::Chosen, "Q?", &[], &aspects[..1], 50).unwrap();
-        assert!(bare.messages[1].content.starts_with("The user's question:\nQ?\n"), "{}", bare.messages[1].content);
+        assert!(
+            bare.messages[1].content.starts_with("The user's question:\nQ?\n"),
+            "{}",
+            bare.messages[1].content
+        );
         assert!(!bare.messages[1].content.contains("style"), "no style sentence without posts");
     }
 
@@ -155,8 +175,14 @@ mod tests {
         let p = BuildPrompts::new();
         let prompt = p.audit("Q?", &[aspect("Friendly", "")], " first ", "second").unwrap();
         let user = &prompt.messages[1].content;
-        assert!(user.contains("\n1. Friendly\n\nAnswer 1:\nfirst\n\nAnswer 2:\nsecond\n\n"), "{user}");
-        assert!(user.ends_with("Answer 2 rubric fit: <1-5> - <reason>\nBetter fit: <1 or 2>"), "{user}");
+        assert!(
+            user.contains("\n1. Friendly\n\nAnswer 1:\nfirst\n\nAnswer 2:\nsecond\n\n"),
+            "{user}"
+        );
+        assert!(
+            user.ends_with("Answer 2 rubric fit: <1-5> - <reason>\nBetter fit: <1 or 2>"),
+            "{user}"
+        );
         assert!(!prompt.all_text().contains("EVIDENCE"));
     }
 

@@ -71,7 +71,11 @@ pub fn stage_counts(
                     AnswerStatus::Failed => c.failed += 1,
                 }
             }
-            let ok = |v: &[AnswerRecord]| v.iter().filter(|a| in_subset(&subset, &a.subset) && a.status == AnswerStatus::Ok).count();
+            let ok = |v: &[AnswerRecord]| {
+                v.iter()
+                    .filter(|a| in_subset(&subset, &a.subset) && a.status == AnswerStatus::Ok)
+                    .count()
+            };
             c.chosen_ok = ok(chosen);
             c.rejected_ok = ok(rejected);
             for a in audits.iter().filter(|a| in_subset(&subset, &a.subset)) {
@@ -80,7 +84,8 @@ pub fn stage_counts(
                 for call in &a.calls {
                     c.audit_failed_calls += usize::from(call.error.is_some());
                     c.audit_unparsed_replies += usize::from(call.parse_error.is_some());
-                    c.audit_missing_reasons += call.reply.as_ref().map_or(0, |r| r.missing_reasons());
+                    c.audit_missing_reasons +=
+                        call.reply.as_ref().map_or(0, |r| r.missing_reasons());
                 }
             }
             for d in decisions.iter().filter(|d| in_subset(&subset, &d.subset)) {
@@ -135,7 +140,9 @@ fn control(baseline: &Baseline, kept: &[Example]) -> (String, usize) {
     let mut items = Vec::with_capacity(kept.len());
     let mut ties = 0;
     for ex in kept {
-        let scores = baseline.score(&[request(ex, &ex.chosen), request(ex, &ex.rejected)]).expect("baselines do not fail");
+        let scores = baseline
+            .score(&[request(ex, &ex.chosen), request(ex, &ex.rejected)])
+            .expect("baselines do not fail");
         let (c, r) = (scores[0].value, scores[1].value);
         ties += usize::from(c == r);
         items.push(Ratio::from_value(if c > r { 1.0 } else { 0.0 }));
@@ -165,13 +172,22 @@ pub fn render(m: &BuildManifest, input: &ReportInput<'_>) -> String {
     let mut out = String::new();
     let all = m.counts.iter().find(|c| c.subset == "all").cloned().unwrap_or_default();
     out.push_str("# Build report\n\n");
-    out.push_str(&format!("- input: `{}` (kind `{}`, {} rows, {} built)\n", m.input.source, m.input.kind, m.input.rows, m.input.built));
+    out.push_str(&format!(
+        "- input: `{}` (kind `{}`, {} rows, {} built)\n",
+        m.input.source, m.input.kind, m.input.rows, m.input.built
+    ));
     out.push_str(&format!("- generator: `{}` ({})\n", m.generator.spec, m.generator.engine));
     match &m.judge {
         Some(j) => out.push_str(&format!("- audit judge: `{}` ({})\n", j.spec, j.engine)),
-        None => out.push_str(&format!("- audit: skipped (`--skip-audit`): {}\n", crate::settings::SKIP_AUDIT_RULE)),
+        None => out.push_str(&format!(
+            "- audit: skipped (`--skip-audit`): {}\n",
+            crate::settings::SKIP_AUDIT_RULE
+        )),
     }
-    out.push_str(&format!("- profile ranking: {}; top {} posts shown\n", m.retriever, m.settings.k_posts));
+    out.push_str(&format!(
+        "- profile ranking: {}; top {} posts shown\n",
+        m.retriever, m.settings.k_posts
+    ));
     out.push_str(&format!(
         "- seed {}; answers at temperature {}, top-p {}, ≤ {} new tokens; audit greedy, ≤ {} new tokens\n",
         m.settings.seed, m.settings.temperature, m.settings.top_p, m.settings.max_new_tokens, m.settings.audit_max_new_tokens
@@ -184,7 +200,12 @@ pub fn render(m: &BuildManifest, input: &ReportInput<'_>) -> String {
     if let Some(c) = &m.cache {
         out.push_str(&format!("- cache `{}`: {} hits, {} calls\n", c.path, c.hits, c.calls));
     }
-    out.push_str(&format!("- **kept {} of {} pairs ({})**\n\n", all.kept, all.examples, pct(all.kept, all.examples)));
+    out.push_str(&format!(
+        "- **kept {} of {} pairs ({})**\n\n",
+        all.kept,
+        all.examples,
+        pct(all.kept, all.examples)
+    ));
 
     out.push_str("## Stages\n\n| subset | built | chosen ok | rejected ok | empty | truncated | failed | audited | audit read | kept |\n");
     out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -213,7 +234,8 @@ pub fn render(m: &BuildManifest, input: &ReportInput<'_>) -> String {
         all.audit_missing_reasons
     ));
 
-    let mut codes: Vec<&String> = m.counts.iter().flat_map(|c| c.dropped_by_reason.keys()).collect();
+    let mut codes: Vec<&String> =
+        m.counts.iter().flat_map(|c| c.dropped_by_reason.keys()).collect();
     codes.sort();
     codes.dedup();
     if !codes.is_empty() {
@@ -227,7 +249,10 @@ pub fn render(m: &BuildManifest, input: &ReportInput<'_>) -> String {
         for code in codes {
             out.push_str(&format!("| {code} |"));
             for c in &m.counts {
-                out.push_str(&format!(" {} |", c.dropped_by_reason.get(code).copied().unwrap_or(0)));
+                out.push_str(&format!(
+                    " {} |",
+                    c.dropped_by_reason.get(code).copied().unwrap_or(0)
+                ));
             }
             out.push('\n');
         }
@@ -250,8 +275,14 @@ fn audit_tables(out: &mut String, m: &BuildManifest, input: &ReportInput<'_>) {
         return;
     }
     let kept: std::collections::HashSet<&str> = input.kept.iter().map(|e| e.id.as_str()).collect();
-    for (title, filter) in [("audited pairs with both replies read", false), ("exported pairs", true)] {
-        let read: Vec<&AuditRecord> = input.audits.iter().filter(|a| a.parsed() && (!filter || kept.contains(a.example_id.as_str()))).collect();
+    for (title, filter) in
+        [("audited pairs with both replies read", false), ("exported pairs", true)]
+    {
+        let read: Vec<&AuditRecord> = input
+            .audits
+            .iter()
+            .filter(|a| a.parsed() && (!filter || kept.contains(a.example_id.as_str())))
+            .collect();
         out.push_str(&format!("## Audit: {title} ({})\n\n", read.len()));
         if read.is_empty() {
             out.push_str("None.\n\n");
@@ -264,9 +295,12 @@ fn audit_tables(out: &mut String, m: &BuildManifest, input: &ReportInput<'_>) {
             names.remove(0); // one subset: its row equals `all`
         }
         for subset in &names {
-            let rows: Vec<&&AuditRecord> = read.iter().filter(|a| in_subset(subset, &a.subset)).collect();
+            let rows: Vec<&&AuditRecord> =
+                read.iter().filter(|a| in_subset(subset, &a.subset)).collect();
             for (d, label) in dimension_labels().iter().enumerate() {
-                let side = |pick: fn(&AuditRecord) -> Option<[f64; 4]>| -> Vec<f64> { rows.iter().filter_map(|a| pick(a)).map(|s| s[d]).collect() };
+                let side = |pick: fn(&AuditRecord) -> Option<[f64; 4]>| -> Vec<f64> {
+                    rows.iter().filter_map(|a| pick(a)).map(|s| s[d]).collect()
+                };
                 out.push_str(&format!(
                     "| {} | {label} | {} | {} |\n",
                     short_subset(subset),
@@ -299,8 +333,12 @@ fn controls(out: &mut String, kept: &[Example]) {
 
 fn lengths(out: &mut String, input: &ReportInput<'_>) {
     out.push_str("## Answer lengths (words)\n\n| answers | n | min | p10 | median | p90 | max | mean |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
-    let ok = |v: &[AnswerRecord]| -> Vec<usize> { v.iter().filter(|a| a.status == AnswerStatus::Ok).map(|a| a.words).collect() };
-    let words = |f: fn(&Example) -> &str| -> Vec<usize> { input.kept.iter().map(|e| crate::settings::word_count(f(e))).collect() };
+    let ok = |v: &[AnswerRecord]| -> Vec<usize> {
+        v.iter().filter(|a| a.status == AnswerStatus::Ok).map(|a| a.words).collect()
+    };
+    let words = |f: fn(&Example) -> &str| -> Vec<usize> {
+        input.kept.iter().map(|e| crate::settings::word_count(f(e))).collect()
+    };
     for (label, v) in [
         ("chosen, generated", ok(input.chosen)),
         ("rejected, generated", ok(input.rejected)),
@@ -318,8 +356,16 @@ fn lengths(out: &mut String, input: &ReportInput<'_>) {
     if !bins.is_empty() {
         out.push_str("\n| words | chosen | rejected |\n|---|---|---|\n");
         for (bin, [c, r]) in bins {
-            let range = if bin == 7 { "140+".to_string() } else { format!("{}–{}", bin * 20, bin * 20 + 19) };
-            out.push_str(&format!("| {range} | {} {c} | {} {r} |\n", "█".repeat(c.min(40)), "█".repeat(r.min(40))));
+            let range = if bin == 7 {
+                "140+".to_string()
+            } else {
+                format!("{}–{}", bin * 20, bin * 20 + 19)
+            };
+            out.push_str(&format!(
+                "| {range} | {} {c} | {} {r} |\n",
+                "█".repeat(c.min(40)),
+                "█".repeat(r.min(40))
+            ));
         }
     }
     out.push('\n');

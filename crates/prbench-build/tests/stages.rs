@@ -7,7 +7,9 @@ use std::sync::Mutex;
 
 use prbench_build::stages::export::{AUDIT_FILE, CARD_FILE, FILTER_FILE, MANIFEST_FILE};
 use prbench_build::stages::Side;
-use prbench_build::{run, select, BuildEngines, BuildInput, BuildManifest, BuildRun, BuildSettings};
+use prbench_build::{
+    run, select, BuildEngines, BuildInput, BuildManifest, BuildRun, BuildSettings,
+};
 use prbench_data::{Dataset, Example, ProfilePost, RubricAspect};
 use prbench_eval::cache::Cache;
 use prbench_eval::runner::Silent;
@@ -30,7 +32,11 @@ impl Fake {
 
 /// The question line of a rendered user turn.
 fn question_of(user: &str) -> &str {
-    let after = user.split_once("The user's question:\n").or_else(|| user.split_once("A user asked:\n")).expect("a question").1;
+    let after = user
+        .split_once("The user's question:\n")
+        .or_else(|| user.split_once("A user asked:\n"))
+        .expect("a question")
+        .1;
     after.lines().next().unwrap()
 }
 
@@ -76,13 +82,22 @@ impl Generator for Fake {
                 } else {
                     format!("REJECTED answer to {q} here")
                 };
-                ChatResponse { text, tokens: TokenStats { input_tokens: 10, truncated_tokens: 0, output_tokens: 5 }, finish_reason: finish }
+                ChatResponse {
+                    text,
+                    tokens: TokenStats { input_tokens: 10, truncated_tokens: 0, output_tokens: 5 },
+                    finish_reason: finish,
+                }
             })
             .collect())
     }
 
     fn identity(&self) -> ModelIdentity {
-        ModelIdentity { spec: format!("fake:{}", self.name), engine: "fake".into(), file_hash: self.name.into(), ..Default::default() }
+        ModelIdentity {
+            spec: format!("fake:{}", self.name),
+            engine: "fake".into(),
+            file_hash: self.name.into(),
+            ..Default::default()
+        }
     }
 }
 
@@ -95,10 +110,22 @@ fn example(id: &str, subset: &str, question: &str) -> Example {
         id: id.into(),
         subset: subset.into(),
         question: question.into(),
-        profile: vec![post("p1", "I restore old bikes."), post("p2", "Budget matters to me."), post("p3", "I live in Oslo.")],
+        profile: vec![
+            post("p1", "I restore old bikes."),
+            post("p2", "Budget matters to me."),
+            post("p3", "I live in Oslo."),
+        ],
         rubric_aspects: vec![
-            RubricAspect { aspect: "Mentions cheap parts".into(), evidence: "SECRET-EVIDENCE about budgets".into(), reason: "tight budget".into() },
-            RubricAspect { aspect: "Suggests doing it yourself".into(), evidence: "SECRET-EVIDENCE restores bikes".into(), reason: "".into() },
+            RubricAspect {
+                aspect: "Mentions cheap parts".into(),
+                evidence: "SECRET-EVIDENCE about budgets".into(),
+                reason: "tight budget".into(),
+            },
+            RubricAspect {
+                aspect: "Suggests doing it yourself".into(),
+                evidence: "SECRET-EVIDENCE restores bikes".into(),
+                reason: "".into(),
+            },
         ],
         narrative: "SECRET-NARRATIVE: a thrifty tinkerer who wants to do the work alone.".into(),
         category: "Lifestyle".into(),
@@ -127,7 +154,10 @@ fn dataset() -> Dataset {
 
 /// Ranked posts: the profile reversed, so "best first" is visible in the prompt.
 fn ranked(data: &Dataset) -> HashMap<String, Vec<ProfilePost>> {
-    data.examples.iter().map(|e| (e.id.clone(), e.profile.iter().rev().cloned().collect())).collect()
+    data.examples
+        .iter()
+        .map(|e| (e.id.clone(), e.profile.iter().rev().cloned().collect()))
+        .collect()
 }
 
 fn build<'a>(
@@ -140,7 +170,13 @@ fn build<'a>(
     settings: BuildSettings,
 ) -> BuildRun<'a> {
     BuildRun {
-        input: BuildInput { data, examples: select(&data.examples, None), limit: None, ranked, retriever: "test order".into() },
+        input: BuildInput {
+            data,
+            examples: select(&data.examples, None),
+            limit: None,
+            ranked,
+            retriever: "test order".into(),
+        },
         engines: BuildEngines { generator, judge: Some(judge) },
         cache,
         settings,
@@ -181,13 +217,19 @@ fn each_stage_sends_the_exact_prompts() {
          good general answer instead. Keep it factually correct, on the question, and helpful. Write in this user's own style, \
          as their posts show it. Answer in one paragraph of plain prose of at most 100 words, with no lists and no headings."
     );
-    assert_eq!(chosen.prompt.messages[0], rejected.prompt.messages[0], "one system message for both sides");
+    assert_eq!(
+        chosen.prompt.messages[0], rejected.prompt.messages[0],
+        "one system message for both sides"
+    );
     assert_eq!((chosen.temperature, chosen.top_p, chosen.max_new_tokens), (0.7, 0.95, 256));
     assert_eq!(chosen.seed, prbench_build::seeds::answer_seed(7, "a1", Side::Chosen));
     assert_eq!(rejected.seed, prbench_build::seeds::answer_seed(7, "a1", Side::Rejected));
     for c in calls.iter().chain(&judge.calls()) {
         let text = c.prompt.all_text();
-        assert!(!text.contains("SECRET-NARRATIVE") && !text.contains("SECRET-EVIDENCE"), "hidden text leaked: {text}");
+        assert!(
+            !text.contains("SECRET-NARRATIVE") && !text.contains("SECRET-EVIDENCE"),
+            "hidden text leaked: {text}"
+        );
     }
     // The audit: only pairs with two usable answers (a3's rejected is empty, s3's truncated),
     // chosen first then rejected first, greedy.
@@ -195,12 +237,18 @@ fn each_stage_sends_the_exact_prompts() {
     assert_eq!(audits.len(), 2 * 4);
     let first = &audits[0].prompt.messages[1].content;
     assert!(first.starts_with("A user asked:\nHow do I fix a bike bell?\n\nWhat this user expects from an answer:\n1. Mentions cheap parts (tight budget)\n2. Suggests doing it yourself\n\nAnswer 1:\nCHOSEN answer to How do I fix a bike bell? with five words\n\nAnswer 2:\nREJECTED answer to How do I fix a bike bell? here\n\n"), "{first}");
-    assert!(audits[1].prompt.messages[1].content.contains("Answer 1:\nREJECTED answer to How do I fix a bike bell? here\n\nAnswer 2:\nCHOSEN"));
+    assert!(audits[1].prompt.messages[1].content.contains(
+        "Answer 1:\nREJECTED answer to How do I fix a bike bell? here\n\nAnswer 2:\nCHOSEN"
+    ));
     assert_eq!((audits[0].temperature, audits[0].max_new_tokens), (0.0, 400));
 }
 
 fn jsonl(path: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 #[test]
@@ -210,10 +258,21 @@ fn the_filter_lists_every_dropped_pair_and_the_export_loads_unchanged() {
     let (gen, judge) = (Fake::new("gen"), Fake::new("judge"));
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("built");
-    let outcome = run(&build(&data, &ranked, &gen, &judge, &out, None, settings()), &Silent).unwrap();
+    let outcome =
+        run(&build(&data, &ranked, &gen, &judge, &out, None, settings()), &Silent).unwrap();
     let reasons: HashMap<String, Vec<String>> = jsonl(&out.join(FILTER_FILE))
         .into_iter()
-        .map(|d| (d["example_id"].as_str().unwrap().to_string(), d["reasons"].as_array().unwrap().iter().map(|r| r["reason"].as_str().unwrap().to_string()).collect()))
+        .map(|d| {
+            (
+                d["example_id"].as_str().unwrap().to_string(),
+                d["reasons"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|r| r["reason"].as_str().unwrap().to_string())
+                    .collect(),
+            )
+        })
         .collect();
     assert_eq!(reasons["a1"], Vec::<String>::new());
     assert_eq!(reasons["s1"], Vec::<String>::new());
@@ -225,7 +284,10 @@ fn the_filter_lists_every_dropped_pair_and_the_export_loads_unchanged() {
     let audits = jsonl(&out.join(AUDIT_FILE));
     let s2 = audits.iter().find(|a| a["example_id"] == "s2").unwrap();
     assert_eq!(s2["calls"][0]["raw"], "Both answers are fine.");
-    assert!(s2["calls"][0]["parse_error"].as_str().unwrap().starts_with("missing answer 1 factuality"), "{s2}");
+    assert!(
+        s2["calls"][0]["parse_error"].as_str().unwrap().starts_with("missing answer 1 factuality"),
+        "{s2}"
+    );
     assert!(s2["chosen"].is_null());
 
     // The export loads with the eval loader: exactly the kept pairs, every other field kept.
@@ -235,12 +297,28 @@ fn the_filter_lists_every_dropped_pair_and_the_export_loads_unchanged() {
     let a1 = &loaded.examples[0];
     assert_eq!(a1.chosen, "CHOSEN answer to How do I fix a bike bell? with five words");
     assert_eq!(a1.rejected, "REJECTED answer to How do I fix a bike bell? here");
-    assert_eq!(Example { chosen: String::new(), rejected: String::new(), ..a1.clone() }, data.examples[0]);
+    assert_eq!(
+        Example { chosen: String::new(), rejected: String::new(), ..a1.clone() },
+        data.examples[0]
+    );
 
-    let m: BuildManifest = serde_json::from_str(&std::fs::read_to_string(out.join(MANIFEST_FILE)).unwrap()).unwrap();
+    let m: BuildManifest =
+        serde_json::from_str(&std::fs::read_to_string(out.join(MANIFEST_FILE)).unwrap()).unwrap();
     assert_eq!(m, outcome.manifest);
     let all = m.counts.iter().find(|c| c.subset == "all").unwrap();
-    assert_eq!((all.examples, all.chosen_ok, all.rejected_ok, all.empty, all.truncated, all.audited, all.audit_parsed, all.kept), (6, 6, 4, 1, 1, 4, 3, 2));
+    assert_eq!(
+        (
+            all.examples,
+            all.chosen_ok,
+            all.rejected_ok,
+            all.empty,
+            all.truncated,
+            all.audited,
+            all.audit_parsed,
+            all.kept
+        ),
+        (6, 6, 4, 1, 1, 4, 3, 2)
+    );
     assert_eq!(all.audit_unparsed_replies, 2);
     assert_eq!(m.judge.as_ref().unwrap().spec, "fake:judge");
     assert_eq!(m.prompts.audit, prbench_build::prompts::audit_hash());
@@ -264,11 +342,14 @@ fn a_rerun_on_the_cache_calls_nothing_and_writes_the_same_pairs() {
     let cache = Cache::open(&tmp.path().join("cache.sqlite")).unwrap();
     let (gen, judge) = (Fake::new("gen"), Fake::new("judge"));
     let out = tmp.path().join("b");
-    let first = run(&build(&data, &ranked, &gen, &judge, &out, Some(&cache), settings()), &Silent).unwrap();
+    let first =
+        run(&build(&data, &ranked, &gen, &judge, &out, Some(&cache), settings()), &Silent).unwrap();
     assert_eq!(first.manifest.cache.as_ref().unwrap().calls, 20);
     let filter = std::fs::read_to_string(out.join(FILTER_FILE)).unwrap();
     let (gen2, judge2) = (Fake::new("gen"), Fake::new("judge"));
-    let second = run(&build(&data, &ranked, &gen2, &judge2, &out, Some(&cache), settings()), &Silent).unwrap();
+    let second =
+        run(&build(&data, &ranked, &gen2, &judge2, &out, Some(&cache), settings()), &Silent)
+            .unwrap();
     assert!(gen2.calls().is_empty() && judge2.calls().is_empty());
     let c = second.manifest.cache.as_ref().unwrap();
     assert_eq!((c.hits, c.calls), (20, 0));
@@ -276,7 +357,19 @@ fn a_rerun_on_the_cache_calls_nothing_and_writes_the_same_pairs() {
     assert_eq!(second.manifest.files, first.manifest.files, "same parquet bytes");
     // Another seed is another key: the answers are generated again.
     let (gen3, judge3) = (Fake::new("gen"), Fake::new("judge"));
-    run(&build(&data, &ranked, &gen3, &judge3, &tmp.path().join("c"), Some(&cache), BuildSettings { seed: 8, ..settings() }), &Silent).unwrap();
+    run(
+        &build(
+            &data,
+            &ranked,
+            &gen3,
+            &judge3,
+            &tmp.path().join("c"),
+            Some(&cache),
+            BuildSettings { seed: 8, ..settings() },
+        ),
+        &Silent,
+    )
+    .unwrap();
     assert_eq!(gen3.calls().len(), 12);
 }
 
@@ -286,10 +379,23 @@ fn skip_audit_exports_usable_pairs_unfiltered_and_says_so() {
     let ranked = ranked(&data);
     let (gen, judge) = (Fake::new("gen"), Fake::new("judge"));
     let tmp = tempfile::tempdir().unwrap();
-    let outcome = run(&build(&data, &ranked, &gen, &judge, tmp.path(), None, BuildSettings { skip_audit: true, ..settings() }), &Silent).unwrap();
+    let outcome = run(
+        &build(
+            &data,
+            &ranked,
+            &gen,
+            &judge,
+            tmp.path(),
+            None,
+            BuildSettings { skip_audit: true, ..settings() },
+        ),
+        &Silent,
+    )
+    .unwrap();
     assert!(judge.calls().is_empty());
     assert!(outcome.manifest.judge.is_none());
-    let kept: Vec<&str> = outcome.decisions.iter().filter(|d| d.kept).map(|d| d.example_id.as_str()).collect();
+    let kept: Vec<&str> =
+        outcome.decisions.iter().filter(|d| d.kept).map(|d| d.example_id.as_str()).collect();
     assert_eq!(kept, ["a1", "a2", "s1", "s2"], "empty and truncated answers are never exported");
     let card = std::fs::read_to_string(tmp.path().join(CARD_FILE)).unwrap();
     assert!(card.contains("**Not audited**"), "{card}");
@@ -301,11 +407,27 @@ fn skip_audit_card_and_report_state_the_rule_the_help_and_readme_state() {
     let ranked = ranked(&data);
     let (gen, judge) = (Fake::new("gen"), Fake::new("judge"));
     let tmp = tempfile::tempdir().unwrap();
-    let outcome = run(&build(&data, &ranked, &gen, &judge, tmp.path(), None, BuildSettings { skip_audit: true, ..settings() }), &Silent).unwrap();
+    let outcome = run(
+        &build(
+            &data,
+            &ranked,
+            &gen,
+            &judge,
+            tmp.path(),
+            None,
+            BuildSettings { skip_audit: true, ..settings() },
+        ),
+        &Silent,
+    )
+    .unwrap();
     let card = std::fs::read_to_string(tmp.path().join(CARD_FILE)).unwrap();
     let rule = prbench_build::settings::SKIP_AUDIT_RULE;
     assert!(card.contains(rule), "{card}");
-    assert!(outcome.report.contains(&format!("- audit: skipped (`--skip-audit`): {rule}")), "{}", outcome.report);
+    assert!(
+        outcome.report.contains(&format!("- audit: skipped (`--skip-audit`): {rule}")),
+        "{}",
+        outcome.report
+    );
     // "not filtered" or "unfiltered" would contradict the rule: identical answers are dropped.
     for text in [&card, &outcome.report] {
         assert!(!text.contains("unfiltered") && !text.contains("not filtered"), "{text}");
@@ -319,7 +441,9 @@ fn a_folder_that_is_not_a_build_is_refused() {
     let (gen, judge) = (Fake::new("gen"), Fake::new("judge"));
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("notes.txt"), "mine").unwrap();
-    let err = run(&build(&data, &ranked, &gen, &judge, tmp.path(), None, settings()), &Silent).err().unwrap();
+    let err = run(&build(&data, &ranked, &gen, &judge, tmp.path(), None, settings()), &Silent)
+        .err()
+        .unwrap();
     assert!(err.to_string().contains("holds files but no `build/` folder"), "{err}");
     assert!(gen.calls().is_empty());
 }
@@ -339,17 +463,32 @@ fn pyarrow_reads_a_build_and_its_card() {
     run(&build(&data, &ranked, &gen, &judge, tmp.path(), None, settings()), &Silent).unwrap();
     let seen = pyref::read_export(&python, tmp.path());
     let configs = seen["configs"].as_object().unwrap();
-    assert_eq!(configs.keys().collect::<Vec<_>>(), ["Art_and_Entertainment", "Society_and_Culture"]);
+    assert_eq!(
+        configs.keys().collect::<Vec<_>>(),
+        ["Art_and_Entertainment", "Society_and_Culture"]
+    );
     for (name, id) in [("Art_and_Entertainment", "a1"), ("Society_and_Culture", "s1")] {
         assert_eq!(configs[name]["schema"], pyref::PRB_PYARROW_SCHEMA, "{name}");
         let rows = configs[name]["rows"].as_array().unwrap();
         assert_eq!(rows.len(), 1, "{name}");
         assert_eq!(rows[0]["id"], id);
-        assert!(rows[0]["chosen"].as_str().unwrap().starts_with("CHOSEN answer to "), "{}", rows[0]);
-        assert_eq!(rows[0]["rubric_aspects"][0]["evidence"], "SECRET-EVIDENCE about budgets", "the hidden fields are kept for eval");
+        assert!(
+            rows[0]["chosen"].as_str().unwrap().starts_with("CHOSEN answer to "),
+            "{}",
+            rows[0]
+        );
+        assert_eq!(
+            rows[0]["rubric_aspects"][0]["evidence"], "SECRET-EVIDENCE about budgets",
+            "the hidden fields are kept for eval"
+        );
     }
     let card = &seen["card"];
-    let names: Vec<&str> = card["configs"].as_array().unwrap().iter().map(|c| c["config_name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = card["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["config_name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["Art_and_Entertainment", "Society_and_Culture"]);
     assert_eq!(card["configs"][0]["data_files"][0]["path"], "Art_and_Entertainment/test-*");
     let splits = &card["dataset_info"][1]["splits"][0];
@@ -369,8 +508,13 @@ fn a_rebuild_into_a_folder_with_stray_data_is_refused_before_any_call_and_keeps_
     std::fs::create_dir_all(tmp.path().join("Other")).unwrap();
     std::fs::copy(&art, tmp.path().join("Other/test-00000-of-00001.parquet")).unwrap();
     let (gen2, judge2) = (Fake::new("gen"), Fake::new("judge"));
-    let err = run(&build(&data, &ranked, &gen2, &judge2, tmp.path(), None, settings()), &Silent).err().unwrap();
-    assert!(err.to_string().contains("`Other/test-00000-of-00001.parquet` is already there"), "{err}");
+    let err = run(&build(&data, &ranked, &gen2, &judge2, tmp.path(), None, settings()), &Silent)
+        .err()
+        .unwrap();
+    assert!(
+        err.to_string().contains("`Other/test-00000-of-00001.parquet` is already there"),
+        "{err}"
+    );
     assert!(gen2.calls().is_empty(), "refused before any call");
     assert_eq!(std::fs::read(&art).unwrap(), before, "the previous export is untouched");
     // Without the stray file, a rebuild with fewer subsets replaces the export and leaves no
@@ -379,7 +523,8 @@ fn a_rebuild_into_a_folder_with_stray_data_is_refused_before_any_call_and_keeps_
     let art_only = Dataset { examples: data.examples[..3].to_vec(), ..dataset() };
     let ranked_art = self::ranked(&art_only);
     let (gen3, judge3) = (Fake::new("gen"), Fake::new("judge"));
-    run(&build(&art_only, &ranked_art, &gen3, &judge3, tmp.path(), None, settings()), &Silent).unwrap();
+    run(&build(&art_only, &ranked_art, &gen3, &judge3, tmp.path(), None, settings()), &Silent)
+        .unwrap();
     assert!(!tmp.path().join("Society_and_Culture").exists(), "the stale config folder is gone");
     let loaded = prbench_data::load(tmp.path().to_str().unwrap(), &[]).unwrap();
     assert_eq!(loaded.examples.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), ["a1"]);
@@ -388,11 +533,15 @@ fn a_rebuild_into_a_folder_with_stray_data_is_refused_before_any_call_and_keeps_
 #[test]
 fn two_builds_cannot_write_one_folder_at_once() {
     let tmp = tempfile::tempdir().unwrap();
-    let held = prbench_build::stages::export::prepare_folder(tmp.path(), &["Art_and_Entertainment"]).unwrap();
+    let held =
+        prbench_build::stages::export::prepare_folder(tmp.path(), &["Art_and_Entertainment"])
+            .unwrap();
     let data = dataset();
     let ranked = ranked(&data);
     let (gen, judge) = (Fake::new("gen"), Fake::new("judge"));
-    let err = run(&build(&data, &ranked, &gen, &judge, tmp.path(), None, settings()), &Silent).err().unwrap();
+    let err = run(&build(&data, &ranked, &gen, &judge, tmp.path(), None, settings()), &Silent)
+        .err()
+        .unwrap();
     assert!(err.to_string().contains("another `prbench build` is writing"), "{err}");
     assert!(gen.calls().is_empty());
     drop(held);

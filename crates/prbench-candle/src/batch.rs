@@ -23,7 +23,11 @@ pub fn by_length<T>(
     for chunk in order.chunks(max_batch.max(1)) {
         let got = run(chunk)?;
         if got.len() != chunk.len() {
-            return Err(ModelError::Engine(format!("a batch of {} gave {} outputs", chunk.len(), got.len())));
+            return Err(ModelError::Engine(format!(
+                "a batch of {} gave {} outputs",
+                chunk.len(),
+                got.len()
+            )));
         }
         for (&i, v) in chunk.iter().zip(got) {
             out[i] = Some(v);
@@ -60,7 +64,11 @@ pub fn common_prefix(a: &[u32], b: &[u32]) -> usize {
 ///
 /// # Panics
 /// If `limit.len() != seqs.len()`.
-pub fn prefix_groups(seqs: &[&[u32]], limit: &[usize], min_prefix: usize) -> (Vec<PrefixGroup>, Vec<usize>) {
+pub fn prefix_groups(
+    seqs: &[&[u32]],
+    limit: &[usize],
+    min_prefix: usize,
+) -> (Vec<PrefixGroup>, Vec<usize>) {
     assert_eq!(seqs.len(), limit.len());
     let n = seqs.len();
     let mut order: Vec<usize> = (0..n).collect();

@@ -156,13 +156,17 @@ fn read_json(path: &Path) -> Result<serde_json::Value, ModelError> {
 /// [`ModelError::File`] for an unreadable or malformed file; [`ModelError::Metadata`] naming the
 /// file and key when `modules.json` lists a module prbench does not run (e.g. `Dense`), a
 /// Pooling module's config is missing, or its mode is not mean pooling.
-pub fn read_sentence_transformers_config(dir: &Path) -> Result<SentenceTransformersConfig, ModelError> {
+pub fn read_sentence_transformers_config(
+    dir: &Path,
+) -> Result<SentenceTransformersConfig, ModelError> {
     let mut out = SentenceTransformersConfig::default();
     let modules_path = dir.join("modules.json");
     if modules_path.is_file() {
         out.has_modules = true;
         let v = read_json(&modules_path)?;
-        let list = v.as_array().ok_or_else(|| file_err(&modules_path, "must be a JSON list of modules"))?;
+        let list = v
+            .as_array()
+            .ok_or_else(|| file_err(&modules_path, "must be a JSON list of modules"))?;
         for (i, m) in list.iter().enumerate() {
             let ty = m.get("type").and_then(serde_json::Value::as_str).unwrap_or("");
             let path = m.get("path").and_then(serde_json::Value::as_str).unwrap_or("");
@@ -212,8 +216,10 @@ pub fn read_sentence_transformers_config(dir: &Path) -> Result<SentenceTransform
     let sbert_path = dir.join("sentence_bert_config.json");
     if sbert_path.is_file() {
         let v = read_json(&sbert_path)?;
-        out.max_seq_length = v.get("max_seq_length").and_then(serde_json::Value::as_u64).map(|n| n as usize);
-        out.do_lower_case = v.get("do_lower_case").and_then(serde_json::Value::as_bool).unwrap_or(false);
+        out.max_seq_length =
+            v.get("max_seq_length").and_then(serde_json::Value::as_u64).map(|n| n as usize);
+        out.do_lower_case =
+            v.get("do_lower_case").and_then(serde_json::Value::as_bool).unwrap_or(false);
     }
     Ok(out)
 }
@@ -268,11 +274,15 @@ impl MiniLmEmbedder {
         }
         let batch_size = opts.batch_size.unwrap_or(16);
         if batch_size == 0 {
-            return Err(ModelError::Spec { spec: "batch_size=0".into(), reason: "must be at least 1".into() });
+            return Err(ModelError::Spec {
+                spec: "batch_size=0".into(),
+                reason: "must be at least 1".into(),
+            });
         }
         let weights_sha256 = model.weights_sha256().to_string();
         let hidden = model.config().hidden_size;
-        let mut tokenizer = Tokenizer::from_file(&tokenizer_path).map_err(|e| file_err(&tokenizer_path, e))?;
+        let mut tokenizer =
+            Tokenizer::from_file(&tokenizer_path).map_err(|e| file_err(&tokenizer_path, e))?;
         // The file ships fixed padding and right truncation at 128 tokens: we pad and cut ourselves.
         tokenizer.with_padding(None);
         tokenizer.with_truncation(None).map_err(|e| file_err(&tokenizer_path, e))?;
@@ -290,7 +300,9 @@ impl MiniLmEmbedder {
         if text_max_length <= n_special_single {
             return Err(ModelError::Spec {
                 spec: format!("max_seq_length={text_max_length}"),
-                reason: format!("leaves no room for text after the {n_special_single} special tokens"),
+                reason: format!(
+                    "leaves no room for text after the {n_special_single} special tokens"
+                ),
             });
         }
         Ok(Self {
@@ -354,7 +366,11 @@ impl MiniLmEmbedder {
         Ok(Prepared {
             ids: enc.get_ids().to_vec(),
             type_ids: enc.get_type_ids().to_vec(),
-            stats: TokenStats { input_tokens: enc.len(), truncated_tokens: truncated, output_tokens: 0 },
+            stats: TokenStats {
+                input_tokens: enc.len(),
+                truncated_tokens: truncated,
+                output_tokens: 0,
+            },
         })
     }
 
@@ -394,7 +410,9 @@ impl MiniLmEmbedder {
     }
 
     fn encode_plain(&self, text: &str) -> Result<Encoding, ModelError> {
-        self.tokenizer.encode(text, false).map_err(|e| ModelError::Engine(format!("tokenizer: {e}")))
+        self.tokenizer
+            .encode(text, false)
+            .map_err(|e| ModelError::Engine(format!("tokenizer: {e}")))
     }
 
     fn prepare(&self, index: usize, input: &EmbedInput) -> Result<Prepared, ModelError> {
@@ -448,7 +466,11 @@ impl MiniLmEmbedder {
         Ok(Prepared {
             ids: enc.get_ids().to_vec(),
             type_ids: enc.get_type_ids().to_vec(),
-            stats: TokenStats { input_tokens: enc.len(), truncated_tokens: truncated, output_tokens: 0 },
+            stats: TokenStats {
+                input_tokens: enc.len(),
+                truncated_tokens: truncated,
+                output_tokens: 0,
+            },
         })
     }
 
@@ -467,7 +489,10 @@ impl MiniLmEmbedder {
     /// # Errors
     /// [`ModelError::ContextOverflow`] naming the input index and lengths when a single text, or
     /// the text of a pair, does not fit in the maximum length; engine failures.
-    pub fn embed(&self, inputs: &[EmbedInput]) -> Result<(Vec<Vec<f32>>, Vec<TokenStats>), ModelError> {
+    pub fn embed(
+        &self,
+        inputs: &[EmbedInput],
+    ) -> Result<(Vec<Vec<f32>>, Vec<TokenStats>), ModelError> {
         let prepared: Vec<Prepared> =
             inputs.iter().enumerate().map(|(i, x)| self.prepare(i, x)).collect::<Result<_, _>>()?;
         let lens: Vec<usize> = prepared.iter().map(|p| p.ids.len()).collect();
@@ -500,7 +525,11 @@ impl MiniLmEmbedder {
                 Ok(Prepared {
                     ids: s.clone(),
                     type_ids: vec![0; s.len()],
-                    stats: TokenStats { input_tokens: s.len(), truncated_tokens: 0, output_tokens: 0 },
+                    stats: TokenStats {
+                        input_tokens: s.len(),
+                        truncated_tokens: 0,
+                        output_tokens: 0,
+                    },
                 })
             })
             .collect::<Result<_, _>>()?;
@@ -531,7 +560,8 @@ impl Embedder for MiniLmEmbedder {
     /// Tokenizer or forward-pass failures as [`ModelError::Engine`]. Over-long texts are not an
     /// error: they are cut at the end and the cut is counted.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Embedding>, ModelError> {
-        let prepared: Vec<Prepared> = texts.iter().map(|t| self.prepare_text(t)).collect::<Result<_, _>>()?;
+        let prepared: Vec<Prepared> =
+            texts.iter().map(|t| self.prepare_text(t)).collect::<Result<_, _>>()?;
         let lens: Vec<usize> = prepared.iter().map(|p| p.ids.len()).collect();
         let vectors = by_length(&lens, self.batch_size, |idx| {
             let batch: Vec<&Prepared> = idx.iter().map(|&i| &prepared[i]).collect();

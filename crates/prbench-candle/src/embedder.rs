@@ -52,7 +52,8 @@ pub fn fetch_embedder(repo_spec: &str, opts: &HubOptions) -> Result<HubModel, Mo
     })?;
     let (repo, _) = parse_repo(repo_spec, &spec).map_err(|e| spec_err(&spec, e.to_string()))?;
     // Pinned to the snapshot fetch_model resolved, so every file comes from one commit.
-    let hub = HubRepo::open(RepoKind::Model, &repo, Some(&model.commit), opts).map_err(|e| spec_err(&spec, e.to_string()))?;
+    let hub = HubRepo::open(RepoKind::Model, &repo, Some(&model.commit), opts)
+        .map_err(|e| spec_err(&spec, e.to_string()))?;
     for f in ST_FILES {
         hub.get_optional(f).map_err(|e| spec_err(&spec, e.to_string()))?;
     }
@@ -71,11 +72,15 @@ fn pooling_configs(modules: &Path) -> Result<Vec<String>, ModelError> {
     }
     let err = |reason: String| ModelError::File { path: modules.to_path_buf(), reason };
     let text = std::fs::read_to_string(modules).map_err(|e| err(e.to_string()))?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| err(format!("not valid JSON: {e}")))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| err(format!("not valid JSON: {e}")))?;
     Ok(v.as_array()
         .into_iter()
         .flatten()
-        .filter(|m| m.get("type").and_then(serde_json::Value::as_str) == Some("sentence_transformers.models.Pooling"))
+        .filter(|m| {
+            m.get("type").and_then(serde_json::Value::as_str)
+                == Some("sentence_transformers.models.Pooling")
+        })
         .map(|m| match m.get("path").and_then(serde_json::Value::as_str) {
             Some(p) if !p.is_empty() => format!("{p}/config.json"),
             _ => "config.json".to_string(),
@@ -90,7 +95,10 @@ fn pooling_configs(modules: &Path) -> Result<Vec<String>, ModelError> {
 /// # Errors
 /// [`ModelError::Spec`] for an empty spec, a failed hub fetch or a `~/` path without `$HOME`;
 /// [`ModelError::File`] when a local directory does not exist.
-pub fn resolve_embedder_dir(spec: &str, opts: &HubOptions) -> Result<(PathBuf, String), ModelError> {
+pub fn resolve_embedder_dir(
+    spec: &str,
+    opts: &HubOptions,
+) -> Result<(PathBuf, String), ModelError> {
     if let Some(repo) = spec.strip_prefix("hf:") {
         let model = fetch_embedder(repo, opts)?;
         let (name, _) = parse_repo(repo, spec).map_err(|e| spec_err(spec, e.to_string()))?;
@@ -98,7 +106,10 @@ pub fn resolve_embedder_dir(spec: &str, opts: &HubOptions) -> Result<(PathBuf, S
     }
     let path = spec.strip_prefix("dir:").unwrap_or(spec);
     if path.is_empty() {
-        return Err(spec_err(spec, "empty path; give a model directory, dir:PATH or hf:ORG/NAME[@REV]".into()));
+        return Err(spec_err(
+            spec,
+            "empty path; give a model directory, dir:PATH or hf:ORG/NAME[@REV]".into(),
+        ));
     }
     let dir = prbench_models::spec::expand_home(path).map_err(|e| spec_err(spec, e))?;
     if !dir.is_dir() {
@@ -120,7 +131,11 @@ pub fn resolve_embedder_dir(spec: &str, opts: &HubOptions) -> Result<(PathBuf, S
 ///
 /// # Errors
 /// As [`resolve_embedder_dir`] and [`MiniLmEmbedder::load_with`].
-pub fn load_embedder(spec: &str, opts: &EmbedderOptions, hub: &HubOptions) -> Result<MiniLmEmbedder, ModelError> {
+pub fn load_embedder(
+    spec: &str,
+    opts: &EmbedderOptions,
+    hub: &HubOptions,
+) -> Result<MiniLmEmbedder, ModelError> {
     let (dir, label) = resolve_embedder_dir(spec, hub)?;
     Ok(MiniLmEmbedder::load_with(&dir, opts)?.with_spec(label))
 }
@@ -132,14 +147,20 @@ mod tests {
     #[test]
     fn an_embedder_path_starting_with_tilde_is_read_from_home() {
         let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
-            let err = resolve_embedder_dir("~/prbench-absent-embedder", &HubOptions::default()).unwrap_err().to_string();
+            let err = resolve_embedder_dir("~/prbench-absent-embedder", &HubOptions::default())
+                .unwrap_err()
+                .to_string();
             assert!(err.contains("$HOME is not set"), "{err}");
             return;
         };
         for spec in ["~/prbench-absent-embedder", "dir:~/prbench-absent-embedder"] {
             match resolve_embedder_dir(spec, &HubOptions::default()) {
                 Err(ModelError::File { path, reason }) => {
-                    assert_eq!(path, PathBuf::from(&home).join("prbench-absent-embedder"), "{spec}");
+                    assert_eq!(
+                        path,
+                        PathBuf::from(&home).join("prbench-absent-embedder"),
+                        "{spec}"
+                    );
                     assert!(reason.starts_with("no such directory"), "{reason}");
                 }
                 other => panic!("{spec}: {other:?}"),

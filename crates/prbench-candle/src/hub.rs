@@ -49,7 +49,8 @@ pub fn shard_names(index: &Path) -> Result<Vec<String>, ModelError> {
         .get("weight_map")
         .and_then(Value::as_object)
         .ok_or_else(|| err("no `weight_map` object".into()))?;
-    let mut names: Vec<String> = map.values().filter_map(Value::as_str).map(str::to_string).collect();
+    let mut names: Vec<String> =
+        map.values().filter_map(Value::as_str).map(str::to_string).collect();
     names.sort();
     names.dedup();
     Ok(names)
@@ -65,7 +66,8 @@ pub fn shard_names(index: &Path) -> Result<Vec<String>, ModelError> {
 pub fn fetch_model(repo_spec: &str, opts: &HubOptions) -> Result<HubModel, ModelError> {
     let spec = format!("hf:{repo_spec}");
     let (repo, revision) = parse_repo(repo_spec, &spec).map_err(|e| hub_err(&spec, e))?;
-    let hub = HubRepo::open(RepoKind::Model, &repo, revision.as_deref(), opts).map_err(|e| hub_err(&spec, e))?;
+    let hub = HubRepo::open(RepoKind::Model, &repo, revision.as_deref(), opts)
+        .map_err(|e| hub_err(&spec, e))?;
     let config = hub.get(REQUIRED_FILES[0]).map_err(|e| hub_err(&spec, e))?;
     for f in &REQUIRED_FILES[1..] {
         hub.get(f).map_err(|e| hub_err(&spec, e))?;
@@ -100,7 +102,8 @@ pub fn fetch_model(repo_spec: &str, opts: &HubOptions) -> Result<HubModel, Model
 pub fn fetch_chat_template(repo_spec: &str, opts: &HubOptions) -> Result<HubModel, ModelError> {
     let spec = format!("hf:{repo_spec}");
     let (repo, revision) = parse_repo(repo_spec, &spec).map_err(|e| hub_err(&spec, e))?;
-    let hub = HubRepo::open(RepoKind::Model, &repo, revision.as_deref(), opts).map_err(|e| hub_err(&spec, e))?;
+    let hub = HubRepo::open(RepoKind::Model, &repo, revision.as_deref(), opts)
+        .map_err(|e| hub_err(&spec, e))?;
     let mut found = None;
     for f in OPTIONAL_FILES {
         if let Some(p) = hub.get_optional(f).map_err(|e| hub_err(&spec, e))? {
@@ -111,7 +114,10 @@ pub fn fetch_chat_template(repo_spec: &str, opts: &HubOptions) -> Result<HubMode
         let reason = if opts.offline {
             format!("neither {} nor {} is in the local hub cache, and HF_HUB_OFFLINE is set so nothing was downloaded", OPTIONAL_FILES[0], OPTIONAL_FILES[1])
         } else {
-            format!("the repo has no chat template: neither {} nor {}", OPTIONAL_FILES[0], OPTIONAL_FILES[1])
+            format!(
+                "the repo has no chat template: neither {} nor {}",
+                OPTIONAL_FILES[0], OPTIONAL_FILES[1]
+            )
         };
         return Err(ModelError::Spec { spec, reason });
     };

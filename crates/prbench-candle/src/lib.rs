@@ -4,14 +4,14 @@
 #![warn(missing_docs)]
 
 pub mod batch;
+pub mod bt;
+pub mod decoder;
+pub mod embed;
+pub mod embedder;
+pub mod encoder;
 pub mod hub;
+pub mod pal;
 pub mod reward;
+pub mod seqcls;
 pub mod token_count;
 pub mod tokenize;
-pub mod embed;
-pub mod encoder;
-pub mod embedder;
-pub mod bt;
-pub mod pal;
-pub mod decoder;
-pub mod seqcls;

@@ -82,7 +82,8 @@ pub struct SeqClsRewardModel {
 }
 
 /// The small files besides the weights that change scores, hashed into the manifest.
-pub const HASHED_FILES: [&str; 4] = ["config.json", "tokenizer.json", "tokenizer_config.json", "chat_template.jinja"];
+pub const HASHED_FILES: [&str; 4] =
+    ["config.json", "tokenizer.json", "tokenizer_config.json", "chat_template.jinja"];
 
 /// sha256 over [`HASHED_FILES`] in `dir`, each fed as name, NUL, 8-byte little-endian length
 /// (u64::MAX for an absent file), then the bytes.
@@ -143,7 +144,12 @@ impl SeqClsRewardModel {
     /// Loader errors ([`ModelError::File`], [`ModelError::Metadata`], [`ModelError::Template`]);
     /// [`ModelError::Spec`] for a multi-label head without `label_index`, a label index out of
     /// range, a zero `max_batch`, or a `max_length` above the model's.
-    pub fn load(dir: &Path, spec: &str, revision: Option<String>, opts: &SeqClsOptions) -> Result<Self, ModelError> {
+    pub fn load(
+        dir: &Path,
+        spec: &str,
+        revision: Option<String>,
+        opts: &SeqClsOptions,
+    ) -> Result<Self, ModelError> {
         let model = SeqClsModel::load(dir)?;
         let tokenizer = HfTokenizer::load(dir)?;
         let bad = |reason: String| ModelError::Spec { spec: spec.into(), reason };
@@ -169,7 +175,9 @@ impl SeqClsRewardModel {
         };
         let max_length = match opts.max_length {
             Some(m) if m == 0 || m > model_max => {
-                return Err(bad(format!("--max-length {m}: must be between 1 and the model's limit of {model_max} tokens")))
+                return Err(bad(format!(
+                "--max-length {m}: must be between 1 and the model's limit of {model_max} tokens"
+            )))
             }
             Some(m) => m,
             None => model_max,
@@ -205,7 +213,12 @@ impl SeqClsRewardModel {
     }
 
     fn tokenize(&self, req: &RmRequest) -> Result<Tokenized, ModelError> {
-        self.tokenizer.tokenize_rm(&req.prompt, req.input.context.as_deref(), self.max_length, self.model.bos_token_id())
+        self.tokenizer.tokenize_rm(
+            &req.prompt,
+            req.input.context.as_deref(),
+            self.max_length,
+            self.model.bos_token_id(),
+        )
     }
 
     /// The model's exact view of one input, without running the network.
@@ -214,7 +227,8 @@ impl SeqClsRewardModel {
     /// As [`RewardModel::score`] for tokenization.
     pub fn preflight(&self, req: &RmRequest) -> Result<Preflight, ModelError> {
         let t = self.tokenize(req)?;
-        let bos_count = self.model.bos_token_id().map_or(0, |b| t.ids.iter().filter(|&&x| x == b).count());
+        let bos_count =
+            self.model.bos_token_id().map_or(0, |b| t.ids.iter().filter(|&&x| x == b).count());
         let cut_preview = match t.cut_at {
             Some(at) if t.truncated_tokens > 0 => {
                 let end = (at + 12).min(t.ids.len());
@@ -256,7 +270,8 @@ impl SeqClsRewardModel {
     /// Forward-pass failures as [`ModelError::Engine`].
     pub fn logits_shared(&self, seqs: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, ModelError> {
         let pad = self.model.pad_token_id();
-        let limit: Vec<usize> = seqs.iter().map(|s| pooled_index(s, &vec![1; s.len()], pad)).collect();
+        let limit: Vec<usize> =
+            seqs.iter().map(|s| pooled_index(s, &vec![1; s.len()], pad)).collect();
         let refs: Vec<&[u32]> = seqs.iter().map(Vec::as_slice).collect();
         let (groups, alone) = prefix_groups(&refs, &limit, MIN_SHARED_PREFIX);
         let mut out: Vec<Vec<f32>> = vec![Vec::new(); seqs.len()];
@@ -301,13 +316,18 @@ impl RewardModel for SeqClsRewardModel {
     fn score(&self, items: &[RmRequest]) -> Result<Vec<Score>, ModelError> {
         let tokenized = items.iter().map(|r| self.tokenize(r)).collect::<Result<Vec<_>, _>>()?;
         let seqs: Vec<Vec<u32>> = tokenized.iter().map(|t| t.ids.clone()).collect();
-        let logits = if self.shared_prefix { self.logits_shared(&seqs)? } else { self.logits(&seqs)? };
+        let logits =
+            if self.shared_prefix { self.logits_shared(&seqs)? } else { self.logits(&seqs)? };
         Ok(tokenized
             .iter()
             .zip(logits)
             .map(|(t, l)| Score {
                 value: l[self.label],
-                tokens: TokenStats { input_tokens: t.ids.len(), truncated_tokens: t.truncated_tokens, output_tokens: 0 },
+                tokens: TokenStats {
+                    input_tokens: t.ids.len(),
+                    truncated_tokens: t.truncated_tokens,
+                    output_tokens: 0,
+                },
             })
             .collect())
     }
@@ -328,7 +348,11 @@ impl RewardModel for SeqClsRewardModel {
     }
 
     fn identity(&self) -> ModelIdentity {
-        let mut file_hash = format!("weights {}; config+tokenizer {}", self.model.weights_sha256(), self.files_sha256);
+        let mut file_hash = format!(
+            "weights {}; config+tokenizer {}",
+            self.model.weights_sha256(),
+            self.files_sha256
+        );
         if let Some(rev) = &self.revision {
             file_hash = format!("{file_hash}; hub commit {rev}");
         }

@@ -178,7 +178,11 @@ impl SeqClsModel {
     ///
     /// # Errors
     /// As [`SeqClsModel::logits`]; mismatched or non-2-D shapes as [`ModelError::Engine`].
-    pub fn forward(&self, input_ids: &Tensor, attention_mask: &Tensor) -> Result<Tensor, ModelError> {
+    pub fn forward(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: &Tensor,
+    ) -> Result<Tensor, ModelError> {
         self.forward_with(input_ids, attention_mask, Positions::FromMask)
     }
 
@@ -186,7 +190,12 @@ impl SeqClsModel {
     ///
     /// # Errors
     /// As [`SeqClsModel::forward`].
-    pub fn forward_with(&self, input_ids: &Tensor, attention_mask: &Tensor, positions: Positions) -> Result<Tensor, ModelError> {
+    pub fn forward_with(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: &Tensor,
+        positions: Positions,
+    ) -> Result<Tensor, ModelError> {
         let (b, t) = input_ids.dims2().map_err(engine)?;
         if attention_mask.dims() != [b, t] {
             return Err(ModelError::Engine(format!(
@@ -195,17 +204,24 @@ impl SeqClsModel {
             )));
         }
         let flat = |x: &Tensor| -> Result<Vec<i64>, ModelError> {
-            x.to_dtype(DType::I64).and_then(|x| x.flatten_all()).and_then(|x| x.to_vec1::<i64>()).map_err(engine)
+            x.to_dtype(DType::I64)
+                .and_then(|x| x.flatten_all())
+                .and_then(|x| x.to_vec1::<i64>())
+                .map_err(engine)
         };
         let to_u32 = |v: Vec<i64>, what: &str| -> Result<Vec<u32>, ModelError> {
             v.into_iter()
-                .map(|x| u32::try_from(x).map_err(|_| ModelError::Engine(format!("{what} holds {x}, not a u32"))))
+                .map(|x| {
+                    u32::try_from(x)
+                        .map_err(|_| ModelError::Engine(format!("{what} holds {x}, not a u32")))
+                })
                 .collect()
         };
         let ids = to_u32(flat(input_ids)?, "input_ids")?;
         let mask = to_u32(flat(attention_mask)?, "attention_mask")?;
         let logits = self.logits(&ids, &mask, b, positions)?;
-        Tensor::from_vec(logits.concat(), (b, self.num_labels()), &candle_core::Device::Cpu).map_err(engine)
+        Tensor::from_vec(logits.concat(), (b, self.num_labels()), &candle_core::Device::Cpu)
+            .map_err(engine)
     }
 
     /// Logits of a padded batch: `input_ids` and `attention_mask` are `[batch * seq_len]`
@@ -218,9 +234,18 @@ impl SeqClsModel {
     /// [`ModelError::Engine`] for an empty batch, lengths that are not `batch * seq_len`, a
     /// mask value other than 0/1, a token id outside the vocabulary, or a candle failure;
     /// [`ModelError::ContextOverflow`] when a position reaches `max_position_embeddings`.
-    pub fn logits(&self, input_ids: &[u32], attention_mask: &[u32], batch: usize, positions: Positions) -> Result<Vec<Vec<f32>>, ModelError> {
+    pub fn logits(
+        &self,
+        input_ids: &[u32],
+        attention_mask: &[u32],
+        batch: usize,
+        positions: Positions,
+    ) -> Result<Vec<Vec<f32>>, ModelError> {
         if batch == 0 || input_ids.is_empty() || input_ids.len() % batch != 0 {
-            return Err(ModelError::Engine(format!("{} token ids do not form {batch} non-empty rows", input_ids.len())));
+            return Err(ModelError::Engine(format!(
+                "{} token ids do not form {batch} non-empty rows",
+                input_ids.len()
+            )));
         }
         if attention_mask.len() != input_ids.len() {
             return Err(ModelError::Engine(format!(
@@ -231,7 +256,9 @@ impl SeqClsModel {
         }
         let seq_len = input_ids.len() / batch;
         if let Some(m) = attention_mask.iter().find(|&&m| m > 1) {
-            return Err(ModelError::Engine(format!("attention_mask holds {m}; only 0 and 1 are allowed")));
+            return Err(ModelError::Engine(format!(
+                "attention_mask holds {m}; only 0 and 1 are allowed"
+            )));
         }
         let vocab = self.vocab_size();
         if let Some((i, id)) = input_ids.iter().enumerate().find(|(_, &id)| id as usize >= vocab) {
@@ -248,19 +275,34 @@ impl SeqClsModel {
             let pad = self.cfg.pad_token_id.unwrap_or(0);
             let mut ids = Vec::with_capacity(batch * MIN_KEYS);
             let mut mask = Vec::with_capacity(batch * MIN_KEYS);
-            for (row_ids, row_mask) in input_ids.chunks_exact(seq_len).zip(attention_mask.chunks_exact(seq_len)) {
-                ids.extend(row_ids.iter().copied().chain(std::iter::repeat_n(pad, MIN_KEYS - seq_len)));
-                mask.extend(row_mask.iter().copied().chain(std::iter::repeat_n(0, MIN_KEYS - seq_len)));
+            for (row_ids, row_mask) in
+                input_ids.chunks_exact(seq_len).zip(attention_mask.chunks_exact(seq_len))
+            {
+                ids.extend(
+                    row_ids.iter().copied().chain(std::iter::repeat_n(pad, MIN_KEYS - seq_len)),
+                );
+                mask.extend(
+                    row_mask.iter().copied().chain(std::iter::repeat_n(0, MIN_KEYS - seq_len)),
+                );
             }
             return self.logits(&ids, &mask, batch, positions);
         }
-        let layout = BatchLayout::new(input_ids, attention_mask, batch, seq_len, self.cfg.pad_token_id, positions);
+        let layout = BatchLayout::new(
+            input_ids,
+            attention_mask,
+            batch,
+            seq_len,
+            self.cfg.pad_token_id,
+            positions,
+        );
         let max_pos = layout.positions.iter().copied().max().unwrap_or(0) as usize;
         if max_pos >= self.cfg.max_position_embeddings {
             return Err(ModelError::ContextOverflow {
                 tokens: max_pos + 1,
                 n_ctx: self.cfg.max_position_embeddings,
-                reason: "the sequence is longer than max_position_embeddings; cut it before scoring".into(),
+                reason:
+                    "the sequence is longer than max_position_embeddings; cut it before scoring"
+                        .into(),
             });
         }
         let hidden = self.decoder.forward_pooled(input_ids, &layout).map_err(engine)?;
@@ -285,14 +327,19 @@ impl SeqClsModel {
     ///
     /// # Errors
     /// As [`SeqClsModel::score_batch`].
-    pub fn score_batch_padded(&self, seqs: &[Vec<u32>], side: PaddingSide) -> Result<Vec<Vec<f32>>, ModelError> {
+    pub fn score_batch_padded(
+        &self,
+        seqs: &[Vec<u32>],
+        side: PaddingSide,
+    ) -> Result<Vec<Vec<f32>>, ModelError> {
         if seqs.is_empty() {
             return Ok(Vec::new());
         }
         if let Some(i) = seqs.iter().position(Vec::is_empty) {
             return Err(ModelError::Engine(format!("sequence {i} is empty")));
         }
-        let (ids, mask, _) = pad_rows(seqs.iter().map(Vec::as_slice), side, self.cfg.pad_token_id.unwrap_or(0));
+        let (ids, mask, _) =
+            pad_rows(seqs.iter().map(Vec::as_slice), side, self.cfg.pad_token_id.unwrap_or(0));
         self.logits(&ids, &mask, seqs.len(), Positions::FromMask)
     }
 
@@ -305,7 +352,11 @@ impl SeqClsModel {
     ///
     /// # Errors
     /// As [`SeqClsModel::prefix_cache`] and [`SeqClsModel::score_suffixes`].
-    pub fn score_shared_prefix(&self, prefix: &[u32], suffixes: &[Vec<u32>]) -> Result<Vec<Vec<f32>>, ModelError> {
+    pub fn score_shared_prefix(
+        &self,
+        prefix: &[u32],
+        suffixes: &[Vec<u32>],
+    ) -> Result<Vec<Vec<f32>>, ModelError> {
         if suffixes.is_empty() {
             return Ok(Vec::new());
         }
@@ -340,7 +391,12 @@ impl SeqClsModel {
     /// [`ModelError::Engine`] for an empty suffix, a token id outside the vocabulary or a
     /// candle failure; [`ModelError::ContextOverflow`] when a full row reaches
     /// `max_position_embeddings`.
-    pub fn score_suffixes(&self, cache: &PrefixCache, suffixes: &[Vec<u32>], side: PaddingSide) -> Result<Vec<Vec<f32>>, ModelError> {
+    pub fn score_suffixes(
+        &self,
+        cache: &PrefixCache,
+        suffixes: &[Vec<u32>],
+        side: PaddingSide,
+    ) -> Result<Vec<Vec<f32>>, ModelError> {
         if suffixes.is_empty() {
             return Ok(Vec::new());
         }
@@ -352,7 +408,8 @@ impl SeqClsModel {
         }
         self.check_length(cache.ids.len() + suffixes.iter().map(Vec::len).max().unwrap_or(0))?;
         let layout = SharedLayout::new(&cache.ids, suffixes, side, self.cfg.pad_token_id);
-        let (shared, unshared): (Vec<usize>, Vec<usize>) = (0..suffixes.len()).partition(|&r| layout.pooled[r].is_some());
+        let (shared, unshared): (Vec<usize>, Vec<usize>) =
+            (0..suffixes.len()).partition(|&r| layout.pooled[r].is_some());
         let mut out: Vec<Vec<f32>> = vec![Vec::new(); suffixes.len()];
         if !shared.is_empty() {
             let layout = if unshared.is_empty() {
@@ -362,13 +419,19 @@ impl SeqClsModel {
                 SharedLayout::new(&cache.ids, &rows, side, self.cfg.pad_token_id)
             };
             let hidden = self.decoder.forward_pooled_shared(&cache.kv, &layout).map_err(engine)?;
-            let logits = self.score.forward_dot(&hidden).map_err(engine)?.to_vec2::<f32>().map_err(engine)?;
+            let logits = self
+                .score
+                .forward_dot(&hidden)
+                .map_err(engine)?
+                .to_vec2::<f32>()
+                .map_err(engine)?;
             for (&r, l) in shared.iter().zip(logits) {
                 out[r] = l;
             }
         }
         if !unshared.is_empty() {
-            let full: Vec<Vec<u32>> = unshared.iter().map(|&r| [cache.ids.as_slice(), &suffixes[r]].concat()).collect();
+            let full: Vec<Vec<u32>> =
+                unshared.iter().map(|&r| [cache.ids.as_slice(), &suffixes[r]].concat()).collect();
             for (&r, l) in unshared.iter().zip(self.score_batch_padded(&full, side)?) {
                 out[r] = l;
             }
@@ -379,7 +442,9 @@ impl SeqClsModel {
     fn check_ids(&self, ids: &[u32], what: &str) -> Result<(), ModelError> {
         let vocab = self.vocab_size();
         match ids.iter().enumerate().find(|(_, &id)| id as usize >= vocab) {
-            Some((i, id)) => Err(ModelError::Engine(format!("token id {id} ({what}, position {i}) is outside the vocabulary of {vocab}"))),
+            Some((i, id)) => Err(ModelError::Engine(format!(
+                "token id {id} ({what}, position {i}) is outside the vocabulary of {vocab}"
+            ))),
             None => Ok(()),
         }
     }
@@ -390,7 +455,9 @@ impl SeqClsModel {
             return Err(ModelError::ContextOverflow {
                 tokens,
                 n_ctx: self.cfg.max_position_embeddings,
-                reason: "the sequence is longer than max_position_embeddings; cut it before scoring".into(),
+                reason:
+                    "the sequence is longer than max_position_embeddings; cut it before scoring"
+                        .into(),
             });
         }
         Ok(())

@@ -27,7 +27,8 @@ impl TokenCounter {
         if !path.is_file() {
             return Err(err("missing: `dir:PATH` takes a model directory in the Hugging Face layout, with tokenizer.json".into()));
         }
-        let mut tokenizer = Tokenizer::from_file(&path).map_err(|e| err(format!("not a tokenizer: {e}")))?;
+        let mut tokenizer =
+            Tokenizer::from_file(&path).map_err(|e| err(format!("not a tokenizer: {e}")))?;
         tokenizer.set_encode_special_tokens(true);
         tokenizer.with_truncation(None).map_err(|e| err(e.to_string()))?;
         tokenizer.with_padding(None);
@@ -42,9 +43,13 @@ impl TokenCounter {
     /// [`TokenCounter::load`].
     pub fn from_hub(repo_spec: &str, opts: &HubOptions) -> Result<Self, ModelError> {
         let spec = format!("hf:{repo_spec}");
-        let hub_err = |e: prbench_data::DataError| ModelError::Spec { spec: spec.clone(), reason: e.to_string() };
+        let hub_err = |e: prbench_data::DataError| ModelError::Spec {
+            spec: spec.clone(),
+            reason: e.to_string(),
+        };
         let (repo, revision) = parse_repo(repo_spec, &spec).map_err(hub_err)?;
-        let hub = HubRepo::open(RepoKind::Model, &repo, revision.as_deref(), opts).map_err(hub_err)?;
+        let hub =
+            HubRepo::open(RepoKind::Model, &repo, revision.as_deref(), opts).map_err(hub_err)?;
         let file = hub.get("tokenizer.json").map_err(hub_err)?;
         Self::load(file.parent().unwrap_or(Path::new(".")))
     }

@@ -78,9 +78,13 @@ impl HfTokenizer {
     pub fn load(dir: &Path) -> Result<Self, ModelError> {
         let tok_path = dir.join("tokenizer.json");
         if !tok_path.is_file() {
-            return Err(file_err(&tok_path, "missing: a Hugging Face model directory needs tokenizer.json"));
+            return Err(file_err(
+                &tok_path,
+                "missing: a Hugging Face model directory needs tokenizer.json",
+            ));
         }
-        let special = Tokenizer::from_file(&tok_path).map_err(|e| file_err(&tok_path, e.to_string()))?;
+        let special =
+            Tokenizer::from_file(&tok_path).map_err(|e| file_err(&tok_path, e.to_string()))?;
         let mut plain = special.clone();
         plain.set_encode_special_tokens(true);
 
@@ -92,7 +96,12 @@ impl HfTokenizer {
             .filter(|v| *v >= 1.0 && *v < 1e9)
             .map(|v| v as usize);
         let (template, template_source) = prbench_models::template_files::load_dir_template(dir)?;
-        let special_ids = special.get_added_tokens_decoder().into_iter().filter(|(_, t)| t.special).map(|(id, _)| id).collect();
+        let special_ids = special
+            .get_added_tokens_decoder()
+            .into_iter()
+            .filter(|(_, t)| t.special)
+            .map(|(id, _)| id)
+            .collect();
         Ok(Self { special, plain, template, template_source, model_max_length, special_ids })
     }
 
@@ -127,7 +136,8 @@ impl HfTokenizer {
     /// Ids and byte offsets (into `text`) of one encoding.
     fn encode(&self, text: &str, content: bool) -> Result<Encoded, ModelError> {
         let tok = if content { &self.plain } else { &self.special };
-        let enc = tok.encode(text, false).map_err(|e| ModelError::Engine(format!("tokenize: {e}")))?;
+        let enc =
+            tok.encode(text, false).map_err(|e| ModelError::Engine(format!("tokenize: {e}")))?;
         Ok((enc.get_ids().to_vec(), enc.get_offsets().to_vec()))
     }
 
@@ -210,7 +220,11 @@ impl HfTokenizer {
         if ids.len() <= max_len {
             return Ok(done(ids, 0, None));
         }
-        let overflow = |tokens: usize, reason: &str| ModelError::ContextOverflow { tokens, n_ctx: max_len, reason: reason.into() };
+        let overflow = |tokens: usize, reason: &str| ModelError::ContextOverflow {
+            tokens,
+            n_ctx: max_len,
+            reason: reason.into(),
+        };
         let context = match context {
             Some(c) if !c.is_empty() => c,
             _ => return Err(overflow(ids.len(), "the conversation has no context to cut and the question and answer are never truncated")),
@@ -229,7 +243,12 @@ impl HfTokenizer {
         let Some((cs, ce)) = range else {
             return Err(overflow(ids.len(), "the context text was not found in the rendered conversation, so it cannot be cut safely"));
         };
-        let inside: Vec<usize> = offsets.iter().enumerate().filter(|(_, &(s, e))| s >= cs && e <= ce).map(|(i, _)| i).collect();
+        let inside: Vec<usize> = offsets
+            .iter()
+            .enumerate()
+            .filter(|(_, &(s, e))| s >= cs && e <= ce)
+            .map(|(i, _)| i)
+            .collect();
         let need = ids.len() - max_len;
         if need > inside.len() {
             return Err(overflow(

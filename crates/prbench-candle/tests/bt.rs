@@ -7,10 +7,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use candle_core::{DType, Device, Tensor};
-use prbench_candle::bt::config::{BtConfig, DataRecord, EmbedRecord, EmbedderRecord, TrainingRecord};
+use prbench_candle::bt::config::{
+    BtConfig, DataRecord, EmbedRecord, EmbedderRecord, TrainingRecord,
+};
 use prbench_candle::bt::{
-    compose, composition_sha256, held_out_mask, save, train_head, train_head_from, BtHead, BtRewardModel, TrainOptions,
-    TrainStart, COMPOSITION,
+    compose, composition_sha256, held_out_mask, save, train_head, train_head_from, BtHead,
+    BtRewardModel, TrainOptions, TrainStart, COMPOSITION,
 };
 use prbench_candle::embed::{default_embedder_dir, MiniLmEmbedder};
 use prbench_models::{ChatPrompt, RewardModel, RmInput, RmRequest};
@@ -107,7 +109,13 @@ const TOL_F32: f64 = 1e-5;
 
 /// Largest absolute difference; panics naming the first value over `tol`.
 fn close(what: &str, got: &[f64], want: &[f64], tol: f64) -> f64 {
-    assert_eq!(got.len(), want.len(), "{what}: {} values, the reference has {}", got.len(), want.len());
+    assert_eq!(
+        got.len(),
+        want.len(),
+        "{what}: {} values, the reference has {}",
+        got.len(),
+        want.len()
+    );
     let mut worst = 0.0f64;
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         let d = (g - w).abs();
@@ -134,7 +142,11 @@ fn scores(head: &BtHead, rows: &[Vec<f64>]) -> Vec<f64> {
 fn replay(fx: &Fixture, run: &FxRun, dtype: DType, tol: f64) -> [f64; 3] {
     let tag = format!("{} {dtype:?}", run.name);
     let (chosen, rejected) = (rows_f32(&fx.data.chosen), rows_f32(&fx.data.rejected));
-    assert_eq!(held_out_mask(&fx.data.ids, run.seed, run.held_out), run.held_out_mask, "{tag}: held-out split");
+    assert_eq!(
+        held_out_mask(&fx.data.ids, run.seed, run.held_out),
+        run.held_out_mask,
+        "{tag}: held-out split"
+    );
     let opts = TrainOptions {
         seed: run.seed,
         hidden: run.hidden,
@@ -155,16 +167,24 @@ fn replay(fx: &Fixture, run: &FxRun, dtype: DType, tol: f64) -> [f64; 3] {
         })
         .collect();
     let start = TrainStart { weights, batches: run.schedule.clone() };
-    let t = train_head_from(&chosen, &rejected, &fx.data.ids, &opts, &start, &mut |_, _| {}).unwrap();
+    let t =
+        train_head_from(&chosen, &rejected, &fx.data.ids, &opts, &start, &mut |_, _| {}).unwrap();
     assert_eq!(t.head.dtype(), dtype);
 
     // The curves, epoch by epoch (0 = before training), and where early stopping ended.
-    assert_eq!((t.epochs_run, t.best_epoch), (run.epochs_run, run.best_epoch), "{tag}: epochs run, best epoch");
+    assert_eq!(
+        (t.epochs_run, t.best_epoch),
+        (run.epochs_run, run.best_epoch),
+        "{tag}: epochs run, best epoch"
+    );
     assert_eq!(t.history.len(), run.history.len());
     let pick = |f: &dyn Fn(&FxStats) -> f64| run.history.iter().map(f).collect::<Vec<f64>>();
-    let got = |f: &dyn Fn(&prbench_candle::bt::EpochStats) -> f64| t.history.iter().map(f).collect::<Vec<f64>>();
+    let got = |f: &dyn Fn(&prbench_candle::bt::EpochStats) -> f64| {
+        t.history.iter().map(f).collect::<Vec<f64>>()
+    };
     assert!(t.history.iter().zip(&run.history).all(|(g, w)| g.epoch == w.epoch));
-    let mut worst_loss = close(&format!("{tag} train loss"), &got(&|s| s.train_loss), &pick(&|s| s.train_loss), tol);
+    let mut worst_loss =
+        close(&format!("{tag} train loss"), &got(&|s| s.train_loss), &pick(&|s| s.train_loss), tol);
     worst_loss = worst_loss.max(close(
         &format!("{tag} held-out loss"),
         &got(&|s| s.held_out_loss.unwrap()),
@@ -184,7 +204,12 @@ fn replay(fx: &Fixture, run: &FxRun, dtype: DType, tol: f64) -> [f64; 3] {
     let mut worst_weight = 0.0f64;
     for (name, want) in &run.best {
         assert_eq!(tensors[name].dims(), want.shape.as_slice(), "{tag} {name}");
-        worst_weight = worst_weight.max(close(&format!("{tag} kept {name}"), &flat(&tensors[name]), &want.data, tol));
+        worst_weight = worst_weight.max(close(
+            &format!("{tag} kept {name}"),
+            &flat(&tensors[name]),
+            &want.data,
+            tol,
+        ));
     }
 
     // Rewards of the kept head on unseen inputs and on the training pairs.
@@ -205,8 +230,13 @@ fn replay(fx: &Fixture, run: &FxRun, dtype: DType, tol: f64) -> [f64; 3] {
         tol,
     ));
     // `score_rows` (what the reward model calls) agrees with `forward` to f32 rounding.
-    let via_rows: Vec<f64> =
-        t.head.score_rows(&rows_f32(&fx.data.test_inputs)).unwrap().iter().map(|&x| x as f64).collect();
+    let via_rows: Vec<f64> = t
+        .head
+        .score_rows(&rows_f32(&fx.data.test_inputs))
+        .unwrap()
+        .iter()
+        .map(|&x| x as f64)
+        .collect();
     close(&format!("{tag} score_rows"), &via_rows, &run.test_rewards, tol.max(1e-6));
     [worst_loss, worst_weight, worst_reward]
 }
@@ -247,7 +277,10 @@ fn replaying_the_seeded_start_is_train_head() {
     let a = train_head(&c, &r, &ids, &opts, &mut |_, _| {}).unwrap();
     let (init, _) = BtHead::init(DIM, 8, opts.seed).unwrap();
     let n_train = a.n_train;
-    let start = TrainStart { weights: init.tensors(), batches: vec![vec![(0..n_train).collect()]; opts.epochs] };
+    let start = TrainStart {
+        weights: init.tensors(),
+        batches: vec![vec![(0..n_train).collect()]; opts.epochs],
+    };
     let b = train_head_from(&c, &r, &ids, &opts, &start, &mut |_, _| {}).unwrap();
     assert_eq!(a.history, b.history);
     assert_eq!(a.best_epoch, b.best_epoch);
@@ -268,23 +301,39 @@ fn replaying_the_seeded_start_is_train_head() {
 /// bit for bit, in f32 and f64: heads score as before.
 #[test]
 fn head_gelu_is_candles_gelu_erf() {
-    let xs: Vec<f64> =
-        (-4000..=4000).map(|i| i as f64 * 1.37e-3).chain([0.0, -0.0, 1e-30, -1e-30, 9.0, -9.0]).collect();
+    let xs: Vec<f64> = (-4000..=4000)
+        .map(|i| i as f64 * 1.37e-3)
+        .chain([0.0, -0.0, 1e-30, -1e-30, 9.0, -9.0])
+        .collect();
     for dtype in [DType::F32, DType::F64] {
         let one = |v: f64| Tensor::new(&[[v]], &Device::Cpu).unwrap().to_dtype(dtype).unwrap();
         let tensors: HashMap<String, Tensor> = [
             ("hidden.weight".to_string(), one(1.0)),
-            ("hidden.bias".to_string(), Tensor::new(&[0.0f64], &Device::Cpu).unwrap().to_dtype(dtype).unwrap()),
+            (
+                "hidden.bias".to_string(),
+                Tensor::new(&[0.0f64], &Device::Cpu).unwrap().to_dtype(dtype).unwrap(),
+            ),
             ("out.weight".to_string(), one(1.0)),
         ]
         .into();
         // The head as training from this start gives it, in its dtype: one epoch with no steps.
         let opts = TrainOptions { hidden: 1, epochs: 1, held_out: 0.0, ..TrainOptions::default() };
         let start = TrainStart { weights: tensors, batches: vec![vec![]] };
-        let head =
-            train_head_from(&[vec![0.0]], &[vec![0.0]], &["a".into()], &opts, &start, &mut |_, _| {}).unwrap().head;
+        let head = train_head_from(
+            &[vec![0.0]],
+            &[vec![0.0]],
+            &["a".into()],
+            &opts,
+            &start,
+            &mut |_, _| {},
+        )
+        .unwrap()
+        .head;
         assert_eq!(head.dtype(), dtype);
-        let x = Tensor::from_vec(xs.clone(), (xs.len(), 1), &Device::Cpu).unwrap().to_dtype(dtype).unwrap();
+        let x = Tensor::from_vec(xs.clone(), (xs.len(), 1), &Device::Cpu)
+            .unwrap()
+            .to_dtype(dtype)
+            .unwrap();
         let got = flat(&head.forward(&x).unwrap());
         let want = flat(&x.gelu_erf().unwrap().squeeze(1).unwrap());
         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
@@ -325,7 +374,15 @@ fn accuracy(head: &BtHead, c: &[Vec<f32>], r: &[Vec<f32>]) -> f64 {
 }
 
 fn opts(hidden: usize) -> TrainOptions {
-    TrainOptions { seed: 3, hidden, epochs: 200, patience: 20, lr: 1e-2, batch_size: 32, ..TrainOptions::default() }
+    TrainOptions {
+        seed: 3,
+        hidden,
+        epochs: 200,
+        patience: 20,
+        lr: 1e-2,
+        batch_size: 32,
+        ..TrainOptions::default()
+    }
 }
 
 #[test]
@@ -337,9 +394,17 @@ fn learns_a_separable_problem() {
         assert_eq!(t.n_train + t.n_held_out, 300);
         assert_eq!(t.n_held_out, 60);
         let first = t.history[0];
-        assert!((first.train_loss - std::f64::consts::LN_2).abs() < 1e-6, "zero-initialised output layer: loss ln 2");
+        assert!(
+            (first.train_loss - std::f64::consts::LN_2).abs() < 1e-6,
+            "zero-initialised output layer: loss ln 2"
+        );
         let best = t.best();
-        assert!(best.train_loss < 0.5 * first.train_loss, "loss fell from {} to {}", first.train_loss, best.train_loss);
+        assert!(
+            best.train_loss < 0.5 * first.train_loss,
+            "loss fell from {} to {}",
+            first.train_loss,
+            best.train_loss
+        );
         assert!(best.held_out_loss.unwrap() < 0.5 * first.held_out_loss.unwrap());
         let acc = accuracy(&t.head, &tc, &tr);
         eprintln!(
@@ -360,7 +425,9 @@ fn learns_a_separable_problem() {
 fn same_seed_same_bytes_and_round_trip() {
     let (c, r, ids) = synthetic(120, 5);
     let dir = tempfile::tempdir().unwrap();
-    let train = |seed: u64| train_head(&c, &r, &ids, &TrainOptions { seed, ..opts(8) }, &mut |_, _| {}).unwrap();
+    let train = |seed: u64| {
+        train_head(&c, &r, &ids, &TrainOptions { seed, ..opts(8) }, &mut |_, _| {}).unwrap()
+    };
     let (a, b, other) = (train(3), train(3), train(4));
     let (pa, pb, po) = (dir.path().join("a"), dir.path().join("b"), dir.path().join("o"));
     a.head.save(&pa).unwrap();
@@ -387,7 +454,8 @@ fn held_out_split_ignores_order_and_follows_the_seed() {
     rev.reverse();
     let mr = held_out_mask(&rev, 42, 0.2);
     let held = |ids: &[String], m: &[bool]| {
-        let mut v: Vec<String> = ids.iter().zip(m).filter(|(_, &x)| x).map(|(i, _)| i.clone()).collect();
+        let mut v: Vec<String> =
+            ids.iter().zip(m).filter(|(_, &x)| x).map(|(i, _)| i.clone()).collect();
         v.sort();
         v
     };
@@ -449,7 +517,10 @@ fn refuses_another_embedder() {
     std::fs::create_dir_all(&fake).unwrap();
     std::fs::write(fake.join("model.safetensors"), b"not the weights").unwrap();
     let err = BtRewardModel::load(&model, &fake).unwrap_err().to_string();
-    assert!(err.contains("embedder.model_safetensors_sha256") && err.contains(&"0".repeat(64)), "{err}");
+    assert!(
+        err.contains("embedder.model_safetensors_sha256") && err.contains(&"0".repeat(64)),
+        "{err}"
+    );
     // A config that does not match the head is not written.
     assert!(save(&tmp.path().join("x"), &head, &config("a", 384, 8)).is_err());
 }
@@ -464,7 +535,8 @@ fn saved_head_is_readable_by_everyone() {
     let (head, _) = BtHead::init(384, 0, 1).unwrap();
     let model = tmp.path().join("bt");
     save(&model, &head, &config(&"0".repeat(64), 384, 0)).unwrap();
-    let mode = std::fs::metadata(model.join("head.safetensors")).unwrap().permissions().mode() & 0o777;
+    let mode =
+        std::fs::metadata(model.join("head.safetensors")).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o644, "head.safetensors has mode {mode:o}");
 }
 
@@ -484,7 +556,10 @@ fn request(id: &str, context: Option<&str>, q: &str, a: &str) -> RmRequest {
 fn reward_model_scores_like_embedder_plus_head() {
     let dir = default_embedder_dir();
     if !dir.join("model.safetensors").is_file() {
-        prbench_testkit::unavailable(format!("MiniLM not found at {} (run scripts/setup.sh --tests)", dir.display()));
+        prbench_testkit::unavailable(format!(
+            "MiniLM not found at {} (run scripts/setup.sh --tests)",
+            dir.display()
+        ));
         return;
     }
     let emb = MiniLmEmbedder::load(&dir).unwrap();
@@ -513,7 +588,12 @@ fn reward_model_scores_like_embedder_plus_head() {
     save(tmp.path(), &t.head, &cfg).unwrap();
     let model = BtRewardModel::load(tmp.path(), &dir).unwrap();
     let reqs = [
-        request("x", Some("likes jokes"), "Name a fruit.", "A banana, obviously the funniest fruit!"),
+        request(
+            "x",
+            Some("likes jokes"),
+            "Name a fruit.",
+            "A banana, obviously the funniest fruit!",
+        ),
         request("x", Some("likes jokes"), "Name a fruit.", "Malus domestica."),
         request("y", None, "Name a colour.", "Blue."),
         request("y", Some(""), "Name a colour.", "The colour of a clear midday sky over the sea."),
@@ -529,6 +609,9 @@ fn reward_model_scores_like_embedder_plus_head() {
     assert_eq!(id.engine, "candle bt-head on all-MiniLM-L6-v2");
     assert_eq!(id.chat_template_hash, composition_sha256());
     assert_eq!(id.dtype, "f32");
-    assert_eq!(id.file_hash, prbench_models::file_hash::sha256_file(&tmp.path().join("head.safetensors")).unwrap());
+    assert_eq!(
+        id.file_hash,
+        prbench_models::file_hash::sha256_file(&tmp.path().join("head.safetensors")).unwrap()
+    );
     assert_eq!(id.spec, format!("bt:{}", tmp.path().display()));
 }

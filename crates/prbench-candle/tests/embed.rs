@@ -15,7 +15,10 @@ fn model_dir() -> Option<PathBuf> {
     if dir.join("model.safetensors").is_file() && dir.join("tokenizer.json").is_file() {
         Some(dir)
     } else {
-        prbench_testkit::unavailable(format!("MiniLM not found at {} (run scripts/setup.sh --tests)", dir.display()));
+        prbench_testkit::unavailable(format!(
+            "MiniLM not found at {} (run scripts/setup.sh --tests)",
+            dir.display()
+        ));
         None
     }
 }
@@ -40,8 +43,12 @@ fn matches_transformers_mean_pooling() {
     let emb = MiniLmEmbedder::load(&dir).unwrap();
     assert_eq!(emb.weights_sha256(), fx["model_safetensors_sha256"].as_str().unwrap());
     assert_eq!((emb.dim(), emb.max_length()), (384, 512));
-    let texts: Vec<EmbedInput> =
-        fx["texts"].as_array().unwrap().iter().map(|t| EmbedInput::Text(t.as_str().unwrap().into())).collect();
+    let texts: Vec<EmbedInput> = fx["texts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| EmbedInput::Text(t.as_str().unwrap().into()))
+        .collect();
     let (vecs, stats) = emb.embed(&texts).unwrap();
     let mut worst = 0f32;
     for (i, v) in vecs.iter().enumerate() {
@@ -58,7 +65,10 @@ fn matches_transformers_mean_pooling() {
             let want = fx["cosine"][i][j].as_f64().unwrap() as f32;
             let got = cos(v, &vecs[j]);
             worst = worst.max((got - want).abs());
-            assert!((got - want).abs() <= 1e-4, "cosine({i},{j}): candle {got} vs transformers {want}");
+            assert!(
+                (got - want).abs() <= 1e-4,
+                "cosine({i},{j}): candle {got} vs transformers {want}"
+            );
         }
     }
 
@@ -66,7 +76,11 @@ fn matches_transformers_mean_pooling() {
     // truncation="only_first", truncation_side="left".
     let pair = &fx["pair"];
     let max = pair["max_length"].as_u64().unwrap() as usize;
-    let short = MiniLmEmbedder::load_with(&dir, &EmbedderOptions { max_length: Some(max), batch_size: None }).unwrap();
+    let short = MiniLmEmbedder::load_with(
+        &dir,
+        &EmbedderOptions { max_length: Some(max), batch_size: None },
+    )
+    .unwrap();
     let input = EmbedInput::Pair {
         context: pair["context"].as_str().unwrap().into(),
         text: pair["text"].as_str().unwrap().into(),
@@ -88,14 +102,21 @@ fn batch_size_does_not_change_embeddings() {
     for i in 0..11 {
         let words = "lorem ipsum dolor sit amet ".repeat(1 + 3 * i);
         if i % 2 == 0 {
-            inputs.push(EmbedInput::Text(format!("text {i}: {}", "lorem ipsum ".repeat(1 + 2 * i))));
+            inputs
+                .push(EmbedInput::Text(format!("text {i}: {}", "lorem ipsum ".repeat(1 + 2 * i))));
         } else {
-            inputs.push(EmbedInput::Pair { context: format!("context {i} {words}"), text: format!("answer {i}") });
+            inputs.push(EmbedInput::Pair {
+                context: format!("context {i} {words}"),
+                text: format!("answer {i}"),
+            });
         }
     }
     let run = |batch: usize| {
-        let e = MiniLmEmbedder::load_with(&dir, &EmbedderOptions { max_length: Some(128), batch_size: Some(batch) })
-            .unwrap();
+        let e = MiniLmEmbedder::load_with(
+            &dir,
+            &EmbedderOptions { max_length: Some(128), batch_size: Some(batch) },
+        )
+        .unwrap();
         e.embed(&inputs).unwrap()
     };
     let (one, s1) = run(1);
@@ -113,7 +134,11 @@ fn batch_size_does_not_change_embeddings() {
 #[test]
 fn the_answer_is_never_cut() {
     let Some(dir) = model_dir() else { return };
-    let e = MiniLmEmbedder::load_with(&dir, &EmbedderOptions { max_length: Some(16), batch_size: None }).unwrap();
+    let e = MiniLmEmbedder::load_with(
+        &dir,
+        &EmbedderOptions { max_length: Some(16), batch_size: None },
+    )
+    .unwrap();
     // Fits once the context is gone: all context tokens cut, counted.
     let (_, s) = e
         .embed(&[EmbedInput::Pair {
@@ -181,10 +206,16 @@ fn encoder_matches_transformers_on_every_dimension() {
     let fx = ids_fixture();
     let enc = BertEncoder::load(&dir).unwrap();
     assert_eq!(enc.weights_sha256(), fx["model_safetensors_sha256"].as_str().unwrap());
-    let seqs: Vec<(Vec<u32>, Vec<u32>)> =
-        fx["sequences"].as_array().unwrap().iter().map(|s| (u32s(&s["ids"]), u32s(&s["type_ids"]))).collect();
-    let want_mean: Vec<Vec<f32>> = fx["sequences"].as_array().unwrap().iter().map(|s| f32s(&s["mean"])).collect();
-    let want_unit: Vec<Vec<f32>> = fx["sequences"].as_array().unwrap().iter().map(|s| f32s(&s["normalized"])).collect();
+    let seqs: Vec<(Vec<u32>, Vec<u32>)> = fx["sequences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (u32s(&s["ids"]), u32s(&s["type_ids"])))
+        .collect();
+    let want_mean: Vec<Vec<f32>> =
+        fx["sequences"].as_array().unwrap().iter().map(|s| f32s(&s["mean"])).collect();
+    let want_unit: Vec<Vec<f32>> =
+        fx["sequences"].as_array().unwrap().iter().map(|s| f32s(&s["normalized"])).collect();
     assert!(seqs.iter().any(|(_, t)| t.contains(&1)) && seqs.iter().any(|(i, _)| i.len() == 1));
     let run = |batch: usize, normalize: bool| -> Vec<Vec<f32>> {
         let mut out = Vec::new();
@@ -206,7 +237,11 @@ fn encoder_matches_transformers_on_every_dimension() {
                 assert_eq!(g.len(), 384);
                 let d = max_abs(g, w);
                 worst = worst.max(d);
-                assert!(d <= 1e-5, "batch {batch}, normalize {normalize}, sequence {i} ({} tokens): max |Δ| {d:e}", seqs[i].0.len());
+                assert!(
+                    d <= 1e-5,
+                    "batch {batch}, normalize {normalize}, sequence {i} ({} tokens): max |Δ| {d:e}",
+                    seqs[i].0.len()
+                );
             }
             if !normalize {
                 for (i, (g, s)) in got.iter().zip(&single).enumerate() {
@@ -219,7 +254,9 @@ fn encoder_matches_transformers_on_every_dimension() {
     eprintln!("largest |prbench - transformers| over every dimension: {worst:.2e}");
 
     // The embedder's id path (token type 0) agrees with the encoder on the type-0 sequences.
-    let e = MiniLmEmbedder::load_with(&dir, &EmbedderOptions { max_length: None, batch_size: Some(2) }).unwrap();
+    let e =
+        MiniLmEmbedder::load_with(&dir, &EmbedderOptions { max_length: None, batch_size: Some(2) })
+            .unwrap();
     let plain: Vec<usize> = (0..seqs.len()).filter(|&i| !seqs[i].1.contains(&1)).collect();
     let got = e.embed_ids(&plain.iter().map(|&i| seqs[i].0.clone()).collect::<Vec<_>>()).unwrap();
     for (g, &i) in got.iter().zip(&plain) {
@@ -240,7 +277,10 @@ fn encoder_refuses_ids_outside_its_tables() {
     assert!(enc.forward(&p).unwrap_err().to_string().contains("token type 2"));
     let mut p = Packed::new();
     p.push(&vec![1000; 513], &vec![0; 513]).unwrap();
-    assert!(matches!(enc.forward(&p), Err(ModelError::ContextOverflow { tokens: 513, n_ctx: 512, .. })));
+    assert!(matches!(
+        enc.forward(&p),
+        Err(ModelError::ContextOverflow { tokens: 513, n_ctx: 512, .. })
+    ));
     assert!(Packed::new().push(&[], &[]).is_err());
     assert!(Packed::new().push(&[1, 2], &[0]).is_err());
 }

@@ -16,7 +16,10 @@ fn model_dir() -> Option<PathBuf> {
     if dir.join("model.safetensors").is_file() && dir.join("modules.json").is_file() {
         Some(dir)
     } else {
-        prbench_testkit::unavailable(format!("MiniLM (with modules.json) not found at {} (run scripts/setup.sh --tests)", dir.display()));
+        prbench_testkit::unavailable(format!(
+            "MiniLM (with modules.json) not found at {} (run scripts/setup.sh --tests)",
+            dir.display()
+        ));
         None
     }
 }
@@ -49,14 +52,19 @@ fn trait_path_matches_transformers_and_reads_normalize_from_modules_json() {
     assert!(emb.normalizes());
     // sentence_bert_config.json says max_seq_length 256 (the inherent path keeps 512).
     assert_eq!((emb.text_max_length(), emb.max_length()), (256, 512));
-    let texts: Vec<&str> = fx["texts"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    let texts: Vec<&str> =
+        fx["texts"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
     let out = Embedder::embed(&emb, &texts).unwrap();
     for (i, e) in out.iter().enumerate() {
         assert_eq!(e.truncated_tokens, 0);
         assert!((norm(&e.vector) - 1.0).abs() < 1e-5);
         for (d, want) in fx["first8"][i].as_array().unwrap().iter().enumerate() {
             let want = want.as_f64().unwrap() as f32;
-            assert!((e.vector[d] - want).abs() <= 1e-4, "text {i} dim {d}: {} vs transformers {want}", e.vector[d]);
+            assert!(
+                (e.vector[d] - want).abs() <= 1e-4,
+                "text {i} dim {d}: {} vs transformers {want}",
+                e.vector[d]
+            );
         }
     }
     let id = emb.identity();
@@ -95,7 +103,8 @@ fn long_texts_are_cut_at_the_end_and_counted() {
     // Right truncation keeps the first 254 words: the same vector as embedding them alone.
     let kept = vec!["hello"; 254].join(" ");
     let head = ["world"; 254].join(" ") + " " + &["hello"; 46].join(" ");
-    let out = Embedder::embed(&emb, &[long.as_str(), kept.as_str(), head.as_str(), "short"]).unwrap();
+    let out =
+        Embedder::embed(&emb, &[long.as_str(), kept.as_str(), head.as_str(), "short"]).unwrap();
     assert_eq!(out.iter().map(|e| e.truncated_tokens).collect::<Vec<_>>(), [46, 0, 46, 0]);
     for (a, b) in out[0].vector.iter().zip(&out[1].vector) {
         assert!((a - b).abs() < 1e-5, "{a} vs {b}");
@@ -106,7 +115,11 @@ fn long_texts_are_cut_at_the_end_and_counted() {
         assert!((a - b).abs() < 1e-5);
     }
     // An explicit max_length wins over sentence_bert_config.json.
-    let short = MiniLmEmbedder::load_with(&dir, &EmbedderOptions { max_length: Some(32), batch_size: Some(2) }).unwrap();
+    let short = MiniLmEmbedder::load_with(
+        &dir,
+        &EmbedderOptions { max_length: Some(32), batch_size: Some(2) },
+    )
+    .unwrap();
     assert_eq!(short.text_max_length(), 32);
     assert_eq!(Embedder::embed(&short, &[long.as_str()]).unwrap()[0].truncated_tokens, 302 - 32);
     // The inherent API still refuses an over-long single text.
@@ -120,7 +133,11 @@ fn refuses_pooling_it_does_not_run() {
     let d = tmp.path().join("cls");
     link_dir(&d, &dir, &["modules.json"]);
     std::fs::create_dir_all(d.join("1_Pooling")).unwrap();
-    std::fs::write(d.join("1_Pooling/config.json"), r#"{"pooling_mode_cls_token": true, "pooling_mode_mean_tokens": false}"#).unwrap();
+    std::fs::write(
+        d.join("1_Pooling/config.json"),
+        r#"{"pooling_mode_cls_token": true, "pooling_mode_mean_tokens": false}"#,
+    )
+    .unwrap();
     let e = MiniLmEmbedder::load(&d).unwrap_err().to_string();
     assert!(e.contains("mean pooling only") && e.contains("1_Pooling"), "{e}");
     let d2 = tmp.path().join("dense-layer");
@@ -160,7 +177,8 @@ fn hf_spec_resolves_through_the_hub_cache_with_sentence_transformers_files() {
     hub_cache(tmp.path(), "test-org/plain-bert", commit, &dir, &[]);
     let opts = HubOptions { cache_dir: Some(tmp.path().to_path_buf()), offline: true };
 
-    let (snap, label) = resolve_embedder_dir("hf:sentence-transformers/all-MiniLM-L6-v2", &opts).unwrap();
+    let (snap, label) =
+        resolve_embedder_dir("hf:sentence-transformers/all-MiniLM-L6-v2", &opts).unwrap();
     assert!(snap.ends_with(format!("snapshots/{commit}")), "{}", snap.display());
     assert_eq!(label, format!("hf:sentence-transformers/all-MiniLM-L6-v2@{commit}"));
     let emb = MiniLmEmbedder::load(&snap).unwrap().with_spec(label.clone());
@@ -173,10 +191,21 @@ fn hf_spec_resolves_through_the_hub_cache_with_sentence_transformers_files() {
 
     // Not cached (the hub is unreachable here): the error names the repo, the file and what a
     // dense embedder repo must hold.
-    let e = load_embedder("hf:facebook/contriever-msmarco", &EmbedderOptions::default(), &opts).unwrap_err().to_string();
-    assert!(e.contains("facebook/contriever-msmarco") && e.contains("config.json") && e.contains("model.safetensors"), "{e}");
+    let e = load_embedder("hf:facebook/contriever-msmarco", &EmbedderOptions::default(), &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("facebook/contriever-msmarco")
+            && e.contains("config.json")
+            && e.contains("model.safetensors"),
+        "{e}"
+    );
     let e = resolve_embedder_dir("/no/such/dir", &opts).unwrap_err().to_string();
-    assert!(e.contains("/no/such/dir: no such directory") || e.contains("`/no/such/dir`: no such directory"), "{e}");
+    assert!(
+        e.contains("/no/such/dir: no such directory")
+            || e.contains("`/no/such/dir`: no such directory"),
+        "{e}"
+    );
     let file = snap.join("config.json");
     let e = resolve_embedder_dir(file.to_str().unwrap(), &opts).unwrap_err().to_string();
     assert!(e.contains("not a directory"), "{e}");

@@ -97,12 +97,7 @@ fn tensor(n: &Named, dtype: DType) -> Tensor {
 }
 
 fn flat(t: &Tensor) -> Vec<f64> {
-    t.to_dtype(DType::F64)
-        .unwrap()
-        .flatten_all()
-        .unwrap()
-        .to_vec1::<f64>()
-        .unwrap()
+    t.to_dtype(DType::F64).unwrap().flatten_all().unwrap().to_vec1::<f64>().unwrap()
 }
 
 /// Tolerances of one precision: `rel` for the loss curves (relative), `abs` for parameters and
@@ -115,16 +110,10 @@ struct Tol {
 }
 
 /// f64 runs the reference's arithmetic: only summation order differs (seen: at most 5e-15).
-const TOL_F64: Tol = Tol {
-    rel: 1e-12,
-    abs: 1e-12,
-};
+const TOL_F64: Tol = Tol { rel: 1e-12, abs: 1e-12 };
 /// f32 (prbench's models) against the f64 reference over 36 steps and 6 adaptation steps
 /// (seen: at most 6.4e-7 relative on losses, 5.3e-7 on parameters and rewards).
-const TOL_F32: Tol = Tol {
-    rel: 1e-5,
-    abs: 5e-6,
-};
+const TOL_F32: Tol = Tol { rel: 1e-5, abs: 5e-6 };
 
 /// Largest scaled difference; panics naming the first value over `tol`.
 fn close(what: &str, got: &[f64], want: &[f64], tol: f64, relative: bool) -> f64 {
@@ -137,16 +126,9 @@ fn close(what: &str, got: &[f64], want: &[f64], tol: f64, relative: bool) -> f64
     );
     let mut worst = 0.0f64;
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        let scale = if relative {
-            w.abs().max(1e-12)
-        } else {
-            w.abs().max(1.0)
-        };
+        let scale = if relative { w.abs().max(1e-12) } else { w.abs().max(1.0) };
         let d = (g - w).abs() / scale;
-        assert!(
-            d <= tol,
-            "{what}[{i}]: {g} vs the reference's {w} (difference {d:.3e} > {tol:e})"
-        );
+        assert!(d <= tol, "{what}[{i}]: {g} vs the reference's {w} (difference {d:.3e} > {tol:e})");
         worst = worst.max(d);
     }
     worst
@@ -154,19 +136,13 @@ fn close(what: &str, got: &[f64], want: &[f64], tol: f64, relative: bool) -> f64
 
 fn data(fx: &FxData, dtype: DType) -> PalData {
     let rows = |v: &[Vec<f64>]| -> Vec<Vec<f32>> {
-        v.iter()
-            .map(|r| r.iter().map(|&x| x as f32).collect())
-            .collect()
+        v.iter().map(|r| r.iter().map(|&x| x as f32).collect()).collect()
     };
     let pairs = fx
         .pairs
         .iter()
         .map(|p| PalPair {
-            user: if p.user >= 0 {
-                p.user as usize
-            } else {
-                usize::MAX
-            },
+            user: if p.user >= 0 { p.user as usize } else { usize::MAX },
             prompt: p.prompt,
             chosen: p.chosen,
             rejected: p.rejected,
@@ -203,28 +179,14 @@ fn run_variant(fx: &Fixture, v: &FxVariant, dtype: DType, tol: Tol) -> [f64; 4] 
     let tag = format!("PAL-{} {dtype:?}", v.variant.to_uppercase());
 
     // The loss curve, step by step.
-    let losses: Vec<f64> = v
-        .schedule
-        .iter()
-        .map(|b| trainer.step(&data, b).unwrap())
-        .collect();
-    let worst_loss = close(
-        &format!("{tag} loss per step"),
-        &losses,
-        &v.loss,
-        tol.rel,
-        true,
-    );
+    let losses: Vec<f64> = v.schedule.iter().map(|b| trainer.step(&data, b).unwrap()).collect();
+    let worst_loss = close(&format!("{tag} loss per step"), &losses, &v.loss, tol.rel, true);
 
     // Final parameters.
     let mut worst_param = 0.0f64;
     let tensors = trainer.net().tensors();
     for (name, want) in &v.final_ {
-        let got = if name == "W" {
-            trainer.w().unwrap()
-        } else {
-            tensors[name].clone()
-        };
+        let got = if name == "W" { trainer.w().unwrap() } else { tensors[name].clone() };
         assert_eq!(got.dims(), want.shape.as_slice(), "{tag} {name}");
         worst_param = worst_param.max(close(
             &format!("{tag} final {name}"),
@@ -234,48 +196,26 @@ fn run_variant(fx: &Fixture, v: &FxVariant, dtype: DType, tol: Tol) -> [f64; 4] 
             false,
         ));
     }
-    assert_eq!(
-        v.final_.len(),
-        tensors.len() + 1,
-        "{tag}: the reference has every tensor and W"
-    );
+    assert_eq!(v.final_.len(), tensors.len() + 1, "{tag}: the reference has every tensor and W");
 
     // Rewards after training, each pair for its user.
-    let users: Vec<u32> = v
-        .eval_pairs
-        .iter()
-        .map(|&i| fx.data.pairs[i].user as u32)
-        .collect();
+    let users: Vec<u32> = v.eval_pairs.iter().map(|&i| fx.data.pairs[i].user as u32).collect();
     let rows = trainer
         .w()
         .unwrap()
         .index_select(&Tensor::new(users.as_slice(), &Device::Cpu).unwrap(), 0)
         .unwrap();
     let (rc, rr) = pair_rewards(trainer.net(), &data, &rows, &v.eval_pairs).unwrap();
-    let worst_reward = close(
-        &format!("{tag} eval chosen"),
-        &rc,
-        &v.eval_chosen,
-        tol.abs,
-        false,
-    )
-    .max(close(
-        &format!("{tag} eval rejected"),
-        &rr,
-        &v.eval_rejected,
-        tol.abs,
-        false,
-    ));
+    let worst_reward = close(&format!("{tag} eval chosen"), &rc, &v.eval_chosen, tol.abs, false)
+        .max(close(&format!("{tag} eval rejected"), &rr, &v.eval_rejected, tol.abs, false));
 
     // Few-shot adaptation of each unseen user, everything else frozen.
     let net = trainer.net().snapshot(dtype).unwrap();
     let mut worst_adapt = 0.0f64;
     for (a, u) in v.adapt.iter().zip(&fx.data.unseen) {
         assert!(a.batches.iter().all(|b| *b == u.history) && a.test == u.test);
-        let w0 = Tensor::from_vec(a.w_init.clone(), v.k, &Device::Cpu)
-            .unwrap()
-            .to_dtype(dtype)
-            .unwrap();
+        let w0 =
+            Tensor::from_vec(a.w_init.clone(), v.k, &Device::Cpu).unwrap().to_dtype(dtype).unwrap();
         let adapted = adapt_user(&net, &data, &w0, &a.batches, &Hyper::default()).unwrap();
         worst_adapt = worst_adapt.max(close(
             &format!("{tag} adaptation loss"),
@@ -322,17 +262,8 @@ fn run_variant(fx: &Fixture, v: &FxVariant, dtype: DType, tol: Tol) -> [f64; 4] 
 fn matches_the_pytorch_reference() {
     let fx = fixture();
     assert_eq!(fx.dtype, "float64");
-    assert_eq!(
-        fx.variants
-            .iter()
-            .map(|v| v.variant.as_str())
-            .collect::<Vec<_>>(),
-        ["a", "b"]
-    );
-    println!(
-        "reference: tools/pal_reference.py, torch {}, float64",
-        fx.torch
-    );
+    assert_eq!(fx.variants.iter().map(|v| v.variant.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+    println!("reference: tools/pal_reference.py, torch {}, float64", fx.torch);
     for v in &fx.variants {
         for (dtype, tol) in [(DType::F64, TOL_F64), (DType::F32, TOL_F32)] {
             let [l, p, r, a] = run_variant(&fx, v, dtype, tol);
@@ -355,10 +286,7 @@ fn logit_scale_clamp() {
     let v = &fx.variants[1];
     assert_eq!(v.variant, "b");
     let s = v.final_["logit_scale"].data[0];
-    assert!(
-        s.exp() < 100.0,
-        "the fixture now reaches the clamp; this test can use it directly"
-    );
+    assert!(s.exp() < 100.0, "the fixture now reaches the clamp; this test can use it directly");
     let data = data(&fx.data, DType::F64);
     let mut tensors: HashMap<String, Tensor> = v
         .final_
@@ -366,19 +294,10 @@ fn logit_scale_clamp() {
         .filter(|(n, _)| *n != "W")
         .map(|(n, t)| (n.clone(), tensor(t, DType::F64)))
         .collect();
-    tensors.insert(
-        "logit_scale".into(),
-        Tensor::new(&[5.0f64], &Device::Cpu).unwrap(),
-    );
+    tensors.insert("logit_scale".into(), Tensor::new(&[5.0f64], &Device::Cpu).unwrap());
     let w = tensor(&v.final_["W"], DType::F64);
-    let users: Vec<u32> = v
-        .eval_pairs
-        .iter()
-        .map(|&i| fx.data.pairs[i].user as u32)
-        .collect();
-    let rows = w
-        .index_select(&Tensor::new(users.as_slice(), &Device::Cpu).unwrap(), 0)
-        .unwrap();
+    let users: Vec<u32> = v.eval_pairs.iter().map(|&i| fx.data.pairs[i].user as u32).collect();
+    let rows = w.index_select(&Tensor::new(users.as_slice(), &Device::Cpu).unwrap(), 0).unwrap();
     let net = PalNet::from_tensors(Variant::B, v.k, v.dim, &tensors).unwrap();
     let (rc, _) = pair_rewards(&net, &data, &rows, &v.eval_pairs).unwrap();
     let want: Vec<f64> = v.eval_chosen.iter().map(|r| r * 100.0 / s.exp()).collect();
@@ -388,10 +307,7 @@ fn logit_scale_clamp() {
         Trainer::new(Variant::B, v.k, v.dim, &tensors, &w, &Hyper::default()).unwrap();
     trainer.step(&data, &v.schedule[0]).unwrap();
     assert_eq!(flat(&trainer.net().tensors()["logit_scale"]), [5.0]);
-    assert_ne!(
-        flat(&trainer.net().tensors()["f.0.bias"]),
-        flat(&tensors["f.0.bias"])
-    );
+    assert_ne!(flat(&trainer.net().tensors()["f.0.bias"]), flat(&tensors["f.0.bias"]));
 }
 
 /// A user absent from a batch takes no optimizer step (its Adam state waits), as a torch
@@ -411,14 +327,9 @@ fn users_outside_the_batch_do_not_step() {
     let mut trainer = Trainer::new(Variant::A, v.k, v.dim, &init, &w0, &Hyper::default()).unwrap();
     let batch = &v.schedule[0];
     trainer.step(&data, batch).unwrap();
-    let in_batch: Vec<usize> = batch
-        .iter()
-        .map(|&i| fx.data.pairs[i].user as usize)
-        .collect();
-    let (before, after) = (
-        w0.to_vec2::<f64>().unwrap(),
-        trainer.w().unwrap().to_vec2::<f64>().unwrap(),
-    );
+    let in_batch: Vec<usize> = batch.iter().map(|&i| fx.data.pairs[i].user as usize).collect();
+    let (before, after) =
+        (w0.to_vec2::<f64>().unwrap(), trainer.w().unwrap().to_vec2::<f64>().unwrap());
     for u in 0..fx.data.n_train_users {
         let stepped = in_batch.contains(&u);
         assert_eq!(trainer.user_steps(u), u64::from(stepped), "user {u}");
@@ -429,10 +340,7 @@ fn users_outside_the_batch_do_not_step() {
             before[u] != after[u]
         );
     }
-    assert!(
-        in_batch.len() < fx.data.n_train_users,
-        "the first batch leaves some user out"
-    );
+    assert!(in_batch.len() < fx.data.n_train_users, "the first batch leaves some user out");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -460,11 +368,7 @@ impl Population {
         for _ in 0..n {
             let (a, b) = (unit(rng), unit(rng));
             let dot = |x: &[f32]| x.iter().zip(v).map(|(p, q)| p * q).sum::<f32>();
-            let (sa, sb) = if group == 0 {
-                (dot(&a), dot(&b))
-            } else {
-                (-dot(&a), -dot(&b))
-            };
+            let (sa, sb) = if group == 0 { (dot(&a), dot(&b)) } else { (-dot(&a), -dot(&b)) };
             let (c, r) = if sa > sb { (a, b) } else { (b, a) };
             self.prompts.push(unit(rng));
             self.items.push(c);
@@ -507,11 +411,7 @@ fn population(
 ) -> Split {
     let mut rng = ChaCha8Rng::seed_from_u64(20260512);
     let v = unit(&mut rng);
-    let mut pop = Population {
-        items: Vec::new(),
-        prompts: Vec::new(),
-        pairs: Vec::new(),
-    };
+    let mut pop = Population { items: Vec::new(), prompts: Vec::new(), pairs: Vec::new() };
     for u in 0..n_train {
         pop.add_user(&mut rng, &v, u, u % 2, per_train);
     }
@@ -526,11 +426,7 @@ fn population(
             (start + history..start + history + test).collect(),
         ));
     }
-    Split {
-        pop,
-        train,
-        held_out,
-    }
+    Split { pop, train, held_out }
 }
 
 fn accuracy(c: &[f64], r: &[f64]) -> f64 {
@@ -554,9 +450,7 @@ fn pal_beats_bt_and_no_adaptation_on_held_out_users() {
 
     // BT on the same embeddings: one head for everyone (it cannot tell the groups apart).
     let rows = |idx: &[usize], f: fn(&PalPair) -> usize| -> Vec<Vec<f32>> {
-        idx.iter()
-            .map(|&i| pop.items[f(&pop.pairs[i].2)].clone())
-            .collect()
+        idx.iter().map(|&i| pop.items[f(&pop.pairs[i].2)].clone()).collect()
     };
     let bt_opts = TrainOptions {
         seed: 3,
@@ -645,10 +539,7 @@ fn pal_beats_bt_and_no_adaptation_on_held_out_users() {
         // opposite, so a model that ignores the user is near 0.5; adapted PAL reached about 0.9
         // (printed above), so these bounds leave more than 3 standard errors each.
         assert!(a >= 0.75, "PAL-{variant} adapted accuracy {a}");
-        assert!(
-            a >= bt_acc + 0.25,
-            "PAL-{variant} adapted {a} vs BT {bt_acc}"
-        );
+        assert!(a >= bt_acc + 0.25, "PAL-{variant} adapted {a} vs BT {bt_acc}");
         assert!(
             a >= u + 0.25 && a >= r + 0.25,
             "PAL-{variant} adapted {a} vs uniform {u} / random row {r}"
@@ -705,19 +596,11 @@ fn train_pal_holds_out_users_and_adapts_them() {
     let idx: Vec<usize> = (0..data.pairs.len())
         .filter(|&i| !t.held_out_users.contains(&keys[data.pairs[i].user]))
         .collect();
-    let row_of: HashMap<&str, usize> = t
-        .users
-        .iter()
-        .enumerate()
-        .map(|(r, u)| (u.as_str(), r))
-        .collect();
-    let rows: Vec<u32> = idx
-        .iter()
-        .map(|&i| row_of[keys[data.pairs[i].user].as_str()] as u32)
-        .collect();
-    let w =
-        t.w.index_select(&Tensor::new(rows.as_slice(), &Device::Cpu).unwrap(), 0)
-            .unwrap();
+    let row_of: HashMap<&str, usize> =
+        t.users.iter().enumerate().map(|(r, u)| (u.as_str(), r)).collect();
+    let rows: Vec<u32> =
+        idx.iter().map(|&i| row_of[keys[data.pairs[i].user].as_str()] as u32).collect();
+    let w = t.w.index_select(&Tensor::new(rows.as_slice(), &Device::Cpu).unwrap(), 0).unwrap();
     let (c, r) = pair_rewards(&t.net, &data, &w, &idx).unwrap();
     let (loss, acc) = loss_and_accuracy(Variant::A, &c, &r);
     let last = t.history.last().unwrap();
@@ -750,41 +633,28 @@ fn training_is_deterministic() {
         };
         train_pal(data, &keys, ids, &opts, &mut |_| {}).unwrap()
     };
-    let (a, b, c) = (
-        run(5, &data, &ids),
-        run(5, &data, &ids),
-        run(6, &data, &ids),
-    );
+    let (a, b, c) = (run(5, &data, &ids), run(5, &data, &ids), run(6, &data, &ids));
     assert_eq!(flat(&a.w), flat(&b.w));
     assert_eq!(a.history, b.history);
     assert_eq!(a.held_out, b.held_out);
     for (n, t) in a.net.tensors() {
         assert_eq!(flat(&t), flat(&b.net.tensors()[&n]), "{n}");
     }
-    assert_ne!(
-        flat(&a.net.tensors()["f.0.weight"]),
-        flat(&c.net.tensors()["f.0.weight"])
-    );
+    assert_ne!(flat(&a.net.tensors()["f.0.weight"]), flat(&c.net.tensors()["f.0.weight"]));
     // Reversed pair order: the same pairs in the same batches, so the same model.
     let mut rev = data.clone();
     rev.pairs.reverse();
     let rev_ids: Vec<String> = ids.iter().rev().cloned().collect();
     let r = run(5, &rev, &rev_ids);
     let row = |t: &prbench_candle::pal::TrainedPal, u: &str| {
-        flat(
-            &t.w.get(t.users.iter().position(|x| x == u).unwrap())
-                .unwrap(),
-        )
+        flat(&t.w.get(t.users.iter().position(|x| x == u).unwrap()).unwrap())
     };
     for u in &a.users {
         assert_eq!(row(&a, u), row(&r, u), "user {u}");
     }
     // Only the after-epoch mean over all pairs sums in another order.
     for (x, y) in a.history.iter().zip(&r.history) {
-        assert_eq!(
-            (x.mean_step_loss, x.train_accuracy),
-            (y.mean_step_loss, y.train_accuracy)
-        );
+        assert_eq!((x.mean_step_loss, x.train_accuracy), (y.mean_step_loss, y.train_accuracy));
         assert!((x.train_loss - y.train_loss).abs() < 1e-12);
     }
 }
@@ -850,11 +720,7 @@ mod saved {
             },
             embedding: EmbedRecord::default(),
             data: DataRecord::default(),
-            users: users
-                .iter()
-                .enumerate()
-                .map(|(i, u)| (u.to_string(), i))
-                .collect(),
+            users: users.iter().enumerate().map(|(i, u)| (u.to_string(), i)).collect(),
             deviations: vec![],
             weights_sha256: String::new(),
             code_version: "test".into(),
@@ -888,16 +754,8 @@ mod saved {
         }
         let emb = MiniLmEmbedder::load(&dir).unwrap();
         let qa = [
-            (
-                "Name a fruit.",
-                "A banana, obviously the funniest fruit!",
-                "Malus domestica.",
-            ),
-            (
-                "Name a colour.",
-                "Blue!",
-                "The colour of a clear midday sky over the sea.",
-            ),
+            ("Name a fruit.", "A banana, obviously the funniest fruit!", "Malus domestica."),
+            ("Name a colour.", "Blue!", "The colour of a clear midday sky over the sea."),
             (
                 "Describe rain.",
                 "Nature's free shower, no soap included!",
@@ -908,42 +766,23 @@ mod saved {
             // Items and prompts as the pipeline embeds them.
             let mut inputs = Vec::new();
             for (q, c, r) in qa {
-                inputs.extend([
-                    compose(None, q, c),
-                    compose(None, q, r),
-                    prompt_input(None, q),
-                ]);
+                inputs.extend([compose(None, q, c), compose(None, q, r), prompt_input(None, q)]);
             }
             let (v, _) = emb.embed(&inputs).unwrap();
-            let items: Vec<Vec<f32>> = (0..3)
-                .flat_map(|i| [v[3 * i].clone(), v[3 * i + 1].clone()])
-                .collect();
+            let items: Vec<Vec<f32>> =
+                (0..3).flat_map(|i| [v[3 * i].clone(), v[3 * i + 1].clone()]).collect();
             let prompts: Vec<Vec<f32>> = (0..3).map(|i| v[3 * i + 2].clone()).collect();
             // User 0 prefers the playful answers, user 1 the plain ones.
             let mut pairs = Vec::new();
             for i in 0..3 {
-                pairs.push(PalPair {
-                    user: 0,
-                    prompt: i,
-                    chosen: 2 * i,
-                    rejected: 2 * i + 1,
-                });
-                pairs.push(PalPair {
-                    user: 1,
-                    prompt: i,
-                    chosen: 2 * i + 1,
-                    rejected: 2 * i,
-                });
+                pairs.push(PalPair { user: 0, prompt: i, chosen: 2 * i, rejected: 2 * i + 1 });
+                pairs.push(PalPair { user: 1, prompt: i, chosen: 2 * i + 1, rejected: 2 * i });
             }
             let data = PalData::from_rows(&items, Some(&prompts), pairs, DType::F32).unwrap();
             let keys = vec!["fun".to_string(), "plain".to_string()];
             let ids: Vec<String> = (0..6).map(|i| format!("p{i}")).collect();
-            let opts = PalTrainOptions {
-                variant,
-                seed: 9,
-                epochs: 3,
-                ..PalTrainOptions::default()
-            };
+            let opts =
+                PalTrainOptions { variant, seed: 9, epochs: 3, ..PalTrainOptions::default() };
             let t = train_pal(&data, &keys, &ids, &opts, &mut |_| {}).unwrap();
             assert_eq!(t.users, keys);
 
@@ -962,21 +801,14 @@ mod saved {
             let reqs: Vec<RmRequest> = ["fun", "plain"]
                 .iter()
                 .flat_map(|u| {
-                    qa.iter()
-                        .flat_map(move |(q, c, r)| [request(u, q, c), request(u, q, r)])
+                    qa.iter().flat_map(move |(q, c, r)| [request(u, q, c), request(u, q, r)])
                 })
                 .collect();
-            let got: Vec<f32> = model
-                .score(&reqs)
-                .unwrap()
-                .iter()
-                .map(|s| s.value)
-                .collect();
+            let got: Vec<f32> = model.score(&reqs).unwrap().iter().map(|s| s.value).collect();
             let mut want = Vec::new();
             for u in 0..2 {
-                let idx: Vec<usize> = (0..3)
-                    .map(|i| if u == 0 { 2 * i } else { 2 * i + 1 })
-                    .collect();
+                let idx: Vec<usize> =
+                    (0..3).map(|i| if u == 0 { 2 * i } else { 2 * i + 1 }).collect();
                 let rows =
                     t.w.get(u)
                         .unwrap()
@@ -994,10 +826,7 @@ mod saved {
                 }
             }
             for (g, w) in got.iter().zip(&want) {
-                assert!(
-                    (g - w).abs() < 1e-5,
-                    "PAL-{variant}: loaded {g} vs trained {w}"
-                );
+                assert!((g - w).abs() < 1e-5, "PAL-{variant}: loaded {g} vs trained {w}");
             }
             // The two users are told apart on at least one question.
             assert_ne!(&got[..6], &got[6..]);
@@ -1024,12 +853,7 @@ mod saved {
             let report = model.adapt_users(&history, &mut |_| {}).unwrap();
             assert_eq!((report.adapted, report.pairs, report.known), (1, 3, 0));
             let hist_pairs: Vec<PalPair> = (0..3)
-                .map(|i| PalPair {
-                    user: 0,
-                    prompt: i,
-                    chosen: 2 * i + 1,
-                    rejected: 2 * i,
-                })
+                .map(|i| PalPair { user: 0, prompt: i, chosen: 2 * i + 1, rejected: 2 * i })
                 .collect();
             let hdata = PalData::from_rows(&items, Some(&prompts), hist_pairs, DType::F32).unwrap();
             let hid: Vec<&str> = vec!["h0", "h1", "h2"];
@@ -1037,18 +861,10 @@ mod saved {
             let row0 = Tensor::from_vec(init_user_row(9, "new", 2), 2, &Device::Cpu).unwrap();
             let a = adapt_user(&t.net, &hdata, &row0, &schedule, &Hyper::default()).unwrap();
             let rows =
-                a.w.unsqueeze(0)
-                    .unwrap()
-                    .broadcast_as((3, 2))
-                    .unwrap()
-                    .contiguous()
-                    .unwrap();
+                a.w.unsqueeze(0).unwrap().broadcast_as((3, 2)).unwrap().contiguous().unwrap();
             let (c, r) = pair_rewards(&t.net, &hdata, &rows, &[0, 1, 2]).unwrap();
             let got = model
-                .score(&[
-                    request("new", qa[1].0, qa[1].2),
-                    request("new", qa[1].0, qa[1].1),
-                ])
+                .score(&[request("new", qa[1].0, qa[1].2), request("new", qa[1].0, qa[1].1)])
                 .unwrap();
             assert!(
                 (got[0].value as f64 - c[1]).abs() < 1e-5
@@ -1083,27 +899,10 @@ mod saved {
         let net = PalNet::from_tensors(Variant::A, 2, 384, &init).unwrap();
         let w = Tensor::zeros((2, 2), DType::F32, &Device::Cpu).unwrap();
         let tmp = tempfile::tempdir().unwrap();
-        assert!(save(
-            &tmp.path().join("a"),
-            &net,
-            &w,
-            &config(Variant::B, "x", &["u", "v"], 1)
-        )
-        .is_err());
-        assert!(save(
-            &tmp.path().join("b"),
-            &net,
-            &w,
-            &config(Variant::A, "x", &["u"], 1)
-        )
-        .is_err());
-        save(
-            &tmp.path().join("c"),
-            &net,
-            &w,
-            &config(Variant::A, "x", &["u", "v"], 1),
-        )
-        .unwrap();
+        assert!(save(&tmp.path().join("a"), &net, &w, &config(Variant::B, "x", &["u", "v"], 1))
+            .is_err());
+        assert!(save(&tmp.path().join("b"), &net, &w, &config(Variant::A, "x", &["u"], 1)).is_err());
+        save(&tmp.path().join("c"), &net, &w, &config(Variant::A, "x", &["u", "v"], 1)).unwrap();
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;

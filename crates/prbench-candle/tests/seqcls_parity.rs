@@ -24,7 +24,8 @@ fn fixtures() -> PathBuf {
 
 fn expected() -> Value {
     let path = fixtures().join("expected.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (run tools/make_seqcls_fixtures.py)", path.display()));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run tools/make_seqcls_fixtures.py)", path.display()));
     serde_json::from_str(&text).unwrap()
 }
 
@@ -84,7 +85,11 @@ fn check_model(entry: &Value) -> Deltas {
 
     // Metadata.
     assert_eq!(model.architecture(), entry["architecture"].as_str().unwrap(), "{name}");
-    assert_eq!(model.weights_dtype(), dtype_label(entry["weights_dtype"].as_str().unwrap()), "{name}");
+    assert_eq!(
+        model.weights_dtype(),
+        dtype_label(entry["weights_dtype"].as_str().unwrap()),
+        "{name}"
+    );
     assert_eq!(model.num_labels(), entry["num_labels"].as_u64().unwrap() as usize, "{name}");
     assert_eq!(model.pad_token_id(), entry["pad_token_id"].as_u64().map(|x| x as u32), "{name}");
     assert_eq!(model.bos_token_id(), entry["bos_token_id"].as_u64().map(|x| x as u32), "{name}");
@@ -101,9 +106,11 @@ fn check_model(entry: &Value) -> Deltas {
     let mut d = Deltas::default();
 
     // Singles.
-    let singles: Vec<Vec<u32>> = entry["single"].as_array().unwrap().iter().map(|s| ids_of(&s["input_ids"])).collect();
+    let singles: Vec<Vec<u32>> =
+        entry["single"].as_array().unwrap().iter().map(|s| ids_of(&s["input_ids"])).collect();
     let ours: Vec<Vec<f32>> = singles.iter().map(|ids| single(&model, ids)).collect();
-    let want: Vec<Vec<f32>> = entry["single"].as_array().unwrap().iter().map(|s| floats(&s["logits"])).collect();
+    let want: Vec<Vec<f32>> =
+        entry["single"].as_array().unwrap().iter().map(|s| floats(&s["logits"])).collect();
     for (s, ids) in entry["single"].as_array().unwrap().iter().zip(&singles) {
         let p = pooled_index(ids, &vec![1; ids.len()], model.pad_token_id());
         assert_eq!(p as u64, s["pooled_index"].as_u64().unwrap(), "{name}: pooled index");
@@ -114,15 +121,25 @@ fn check_model(entry: &Value) -> Deltas {
     let mut batch_logits = Vec::new();
     for b in entry["batches"].as_array().unwrap() {
         let ids: Vec<Vec<u32>> = b["input_ids"].as_array().unwrap().iter().map(ids_of).collect();
-        let mask: Vec<Vec<u32>> = b["attention_mask"].as_array().unwrap().iter().map(ids_of).collect();
+        let mask: Vec<Vec<u32>> =
+            b["attention_mask"].as_array().unwrap().iter().map(ids_of).collect();
         let (n, t) = (ids.len(), ids[0].len());
         let ids_t = Tensor::from_vec(ids.concat(), (n, t), &Device::Cpu).unwrap();
         let mask_t = Tensor::from_vec(mask.concat(), (n, t), &Device::Cpu).unwrap();
         let got = model.forward(&ids_t, &mask_t).unwrap().to_vec2::<f32>().unwrap();
-        let arange = model.forward_with(&ids_t, &mask_t, Positions::Arange).unwrap().to_vec2::<f32>().unwrap();
+        let arange = model
+            .forward_with(&ids_t, &mask_t, Positions::Arange)
+            .unwrap()
+            .to_vec2::<f32>()
+            .unwrap();
         let want = rows(&b["logits"]);
         let delta = max_abs(&got, &want);
-        let conv: Vec<usize> = b["conversations"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as usize).collect();
+        let conv: Vec<usize> = b["conversations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap() as usize)
+            .collect();
         let alone: Vec<Vec<f32>> = conv.iter().map(|&i| ours[i].clone()).collect();
         d.batch_vs_single = d.batch_vs_single.max(max_abs(&got, &alone));
         match b["padding_side"].as_str().unwrap() {
@@ -139,7 +156,12 @@ fn check_model(entry: &Value) -> Deltas {
         }
         batch_logits.push(got);
     }
-    for (what, v) in [("single", d.single), ("left", d.left), ("right", d.right), ("left, arange positions", d.left_arange)] {
+    for (what, v) in [
+        ("single", d.single),
+        ("left", d.left),
+        ("right", d.right),
+        ("left, arange positions", d.left_arange),
+    ] {
         assert!(v <= tol, "{name}: {what} max |Δ| {v} > tolerance {tol}");
     }
 
@@ -157,8 +179,16 @@ fn check_model(entry: &Value) -> Deltas {
     // score_batch (right-padded internally) == each sequence alone.
     let batched = model.score_batch(&singles).unwrap();
     d.score_batch_vs_single = max_abs(&batched, &ours);
-    assert!(d.score_batch_vs_single <= 1e-5, "{name}: score_batch vs single {}", d.score_batch_vs_single);
-    assert!(d.batch_vs_single <= 1e-5, "{name}: fixture batches vs our singles {}", d.batch_vs_single);
+    assert!(
+        d.score_batch_vs_single <= 1e-5,
+        "{name}: score_batch vs single {}",
+        d.score_batch_vs_single
+    );
+    assert!(
+        d.batch_vs_single <= 1e-5,
+        "{name}: fixture batches vs our singles {}",
+        d.batch_vs_single
+    );
     d
 }
 
@@ -169,7 +199,15 @@ fn parity_with_transformers_on_every_fixture_model() {
     assert!(models.len() >= 13, "expected.json lists {} models", models.len());
     println!(
         "{:<15} {:>6} {:>10} {:>10} {:>10} {:>12} {:>10} {:>12} {:>12}",
-        "model", "tol", "single", "left", "right", "left-arange", "upcast32", "batch=single", "score_batch"
+        "model",
+        "tol",
+        "single",
+        "left",
+        "right",
+        "left-arange",
+        "upcast32",
+        "batch=single",
+        "score_batch"
     );
     for m in models {
         let d = check_model(m);
@@ -195,7 +233,11 @@ fn two_label_head_returns_two_logits_and_row_zero_is_qwen2s() {
     assert_eq!(two.num_labels(), 2);
     assert_eq!(two.label_names(), ["LABEL_0", "LABEL_1"]);
     let e = expected();
-    for s in e["models"].as_array().unwrap().iter().find(|m| m["dir"] == "qwen2-2labels").unwrap()["single"].as_array().unwrap() {
+    for s in e["models"].as_array().unwrap().iter().find(|m| m["dir"] == "qwen2-2labels").unwrap()
+        ["single"]
+        .as_array()
+        .unwrap()
+    {
         let ids = ids_of(&s["input_ids"]);
         let l2 = single(&two, &ids);
         assert_eq!(l2.len(), 2);
@@ -258,10 +300,21 @@ fn unsupported_architecture_error_lists_supported_ones() {
 #[test]
 fn bad_inputs_are_errors_not_panics() {
     let m = SeqClsModel::load(&fixtures().join("qwen2-f32")).unwrap();
-    assert!(m.score_batch(&[vec![1, 2], vec![]]).unwrap_err().to_string().contains("sequence 1 is empty"));
-    assert!(m.score_batch(&[vec![1, 100_000]]).unwrap_err().to_string().contains("outside the vocabulary"));
+    assert!(m
+        .score_batch(&[vec![1, 2], vec![]])
+        .unwrap_err()
+        .to_string()
+        .contains("sequence 1 is empty"));
+    assert!(m
+        .score_batch(&[vec![1, 100_000]])
+        .unwrap_err()
+        .to_string()
+        .contains("outside the vocabulary"));
     let long: Vec<u32> = (0..513).map(|i| i % 500).collect();
-    assert!(matches!(m.score_batch(&[long]), Err(prbench_models::ModelError::ContextOverflow { .. })));
+    assert!(matches!(
+        m.score_batch(&[long]),
+        Err(prbench_models::ModelError::ContextOverflow { .. })
+    ));
     assert!(m.score_batch(&[]).unwrap().is_empty());
 }
 
@@ -292,12 +345,14 @@ fn write_random_qwen2(dir: &Path, s: &Shape, dtype: DType, seed: u64) {
         "use_sliding_window": false, "sliding_window": null,
         "id2label": {"0": "LABEL_0"}, "pad_token_id": 0, "eos_token_id": 1, "bos_token_id": null,
     });
-    std::fs::write(dir.join("config.json"), serde_json::to_string_pretty(&config).unwrap()).unwrap();
+    std::fs::write(dir.join("config.json"), serde_json::to_string_pretty(&config).unwrap())
+        .unwrap();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut tensors: HashMap<String, Tensor> = HashMap::new();
     let mut add = |name: String, shape: &[usize], centre: f32, scale: f32| {
         let n: usize = shape.iter().product();
-        let v: Vec<f32> = (0..n).map(|_| centre + scale * (rng.random::<f32>() * 2.0 - 1.0)).collect();
+        let v: Vec<f32> =
+            (0..n).map(|_| centre + scale * (rng.random::<f32>() * 2.0 - 1.0)).collect();
         let t = Tensor::from_vec(v, shape, &Device::Cpu).unwrap().to_dtype(dtype).unwrap();
         tensors.insert(name, t);
     };
@@ -349,7 +404,10 @@ fn random_qwen2_batch_equals_single_and_left_padding_equals_right() {
         mask.extend(std::iter::repeat_n(0u32, t - s.len()).chain(std::iter::repeat_n(1, s.len())));
     }
     let left = m
-        .forward(&Tensor::from_vec(ids.clone(), (8, t), &Device::Cpu).unwrap(), &Tensor::from_vec(mask.clone(), (8, t), &Device::Cpu).unwrap())
+        .forward(
+            &Tensor::from_vec(ids.clone(), (8, t), &Device::Cpu).unwrap(),
+            &Tensor::from_vec(mask.clone(), (8, t), &Device::Cpu).unwrap(),
+        )
         .unwrap()
         .to_vec2::<f32>()
         .unwrap();
@@ -368,7 +426,8 @@ fn attention_blocks_and_sliding_window_do_not_change_scores() {
     write_random_qwen2(tmp.path(), &shape, DType::F32, 21);
     // Sliding window on layers 1 and 2 (Qwen2: use_sliding_window, max_window_layers).
     let cfg_path = tmp.path().join("config.json");
-    let mut cfg: Value = serde_json::from_str(&std::fs::read_to_string(&cfg_path).unwrap()).unwrap();
+    let mut cfg: Value =
+        serde_json::from_str(&std::fs::read_to_string(&cfg_path).unwrap()).unwrap();
     cfg["use_sliding_window"] = json!(true);
     cfg["sliding_window"] = json!(70);
     cfg["max_window_layers"] = json!(1);
@@ -417,9 +476,23 @@ fn throughput_f32_forward() {
     let tmp = tempfile::tempdir().unwrap();
     let tiny = Shape { vocab: 512, hidden: 32, layers: 2, heads: 4, kv_heads: 2, inter: 64 };
     write_random_qwen2(tmp.path(), &tiny, DType::F32, 2);
-    bench("tiny qwen2 (hidden 32, 2 layers, the fixtures' shape)", tmp.path(), tiny.vocab, 8, 256, 20);
+    bench(
+        "tiny qwen2 (hidden 32, 2 layers, the fixtures' shape)",
+        tmp.path(),
+        tiny.vocab,
+        8,
+        256,
+        20,
+    );
     let tmp = tempfile::tempdir().unwrap();
     let shape = Shape { vocab: 8192, hidden: 384, layers: 6, heads: 6, kv_heads: 2, inter: 1536 };
     write_random_qwen2(tmp.path(), &shape, DType::F32, 3);
-    bench("random qwen2 (hidden 384, 6 layers, 6/2 heads, inter 1536)", tmp.path(), shape.vocab, 8, 256, 10);
+    bench(
+        "random qwen2 (hidden 384, 6 layers, 6/2 heads, inter 1536)",
+        tmp.path(),
+        shape.vocab,
+        8,
+        256,
+        10,
+    );
 }

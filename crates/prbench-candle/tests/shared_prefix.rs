@@ -25,13 +25,19 @@ fn fixtures() -> PathBuf {
 
 fn expected() -> Value {
     let path = fixtures().join("expected.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (run tools/make_seqcls_fixtures.py)", path.display()));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run tools/make_seqcls_fixtures.py)", path.display()));
     serde_json::from_str(&text).unwrap()
 }
 
 fn model_dirs() -> Vec<String> {
     let e = expected();
-    let dirs: Vec<String> = e["models"].as_array().unwrap().iter().map(|m| m["dir"].as_str().unwrap().to_string()).collect();
+    let dirs: Vec<String> = e["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["dir"].as_str().unwrap().to_string())
+        .collect();
     assert!(dirs.len() >= 13, "expected.json lists {} models", dirs.len());
     dirs
 }
@@ -79,7 +85,10 @@ fn shared_equals_unshared_on_every_fixture_model_side_and_batch_size() {
             let prefix = random_ids(&mut rng, prefix_len, vocab, pad);
             for side in [PaddingSide::Right, PaddingSide::Left] {
                 for n in [1, 3, 8] {
-                    let mut suffixes: Vec<Vec<u32>> = suffix_lens(n).into_iter().map(|l| random_ids(&mut rng, l, vocab, pad)).collect();
+                    let mut suffixes: Vec<Vec<u32>> = suffix_lens(n)
+                        .into_iter()
+                        .map(|l| random_ids(&mut rng, l, vocab, pad))
+                        .collect();
                     if let (Some(p), true) = (pad, n == 8) {
                         // Pad-token ids inside a suffix: pooling skips trailing ones (the pad
                         // == eos case); a suffix of pad tokens alone pools into the prefix.
@@ -87,13 +96,17 @@ fn shared_equals_unshared_on_every_fixture_model_side_and_batch_size() {
                         suffixes[3][20] = p;
                         suffixes[4] = vec![p, p];
                     }
-                    let full: Vec<Vec<u32>> = suffixes.iter().map(|s| [prefix.as_slice(), s].concat()).collect();
+                    let full: Vec<Vec<u32>> =
+                        suffixes.iter().map(|s| [prefix.as_slice(), s].concat()).collect();
                     let want = m.score_batch_padded(&full, side).unwrap();
                     let cache = m.prefix_cache(&prefix).unwrap();
                     let got = m.score_suffixes(&cache, &suffixes, side).unwrap();
                     let d = max_abs(&got, &want);
                     // Each full sequence alone agrees too (the unshared path's own invariant).
-                    let alone: Vec<Vec<f32>> = full.iter().map(|s| m.score_batch(std::slice::from_ref(s)).unwrap().remove(0)).collect();
+                    let alone: Vec<Vec<f32>> = full
+                        .iter()
+                        .map(|s| m.score_batch(std::slice::from_ref(s)).unwrap().remove(0))
+                        .collect();
                     let d_alone = max_abs(&got, &alone);
                     println!("{dir:<15} {prefix_len:>7} {side:>6?} {n:>5} {d:>12.3e} (vs alone {d_alone:.3e})");
                     assert!(d <= 1e-5 && d_alone <= 1e-5, "{dir}: prefix {prefix_len}, {side:?}, batch {n}: max |Δ| {d}, vs alone {d_alone}");
@@ -105,7 +118,8 @@ fn shared_equals_unshared_on_every_fixture_model_side_and_batch_size() {
                 }
             }
             // Query blocks (one query per block, and one block for everything) change nothing.
-            let suffixes: Vec<Vec<u32>> = suffix_lens(3).into_iter().map(|l| random_ids(&mut rng, l, vocab, pad)).collect();
+            let suffixes: Vec<Vec<u32>> =
+                suffix_lens(3).into_iter().map(|l| random_ids(&mut rng, l, vocab, pad)).collect();
             let cache = m.prefix_cache(&prefix).unwrap();
             let reference = m.score_suffixes(&cache, &suffixes, PaddingSide::Left).unwrap();
             for block in [1, 1 << 20] {
@@ -123,9 +137,14 @@ fn shared_equals_unshared_on_every_fixture_model_side_and_batch_size() {
 fn bad_shared_inputs_are_errors() {
     let m = SeqClsModel::load(&fixtures().join("qwen2-f32")).unwrap();
     assert!(m.prefix_cache(&[]).unwrap_err().to_string().contains("prefix is empty"));
-    assert!(m.prefix_cache(&[1, 100_000]).unwrap_err().to_string().contains("outside the vocabulary"));
+    assert!(m
+        .prefix_cache(&[1, 100_000])
+        .unwrap_err()
+        .to_string()
+        .contains("outside the vocabulary"));
     let cache = m.prefix_cache(&[5, 6, 7]).unwrap();
-    let e = m.score_suffixes(&cache, &[vec![4], vec![]], PaddingSide::Right).unwrap_err().to_string();
+    let e =
+        m.score_suffixes(&cache, &[vec![4], vec![]], PaddingSide::Right).unwrap_err().to_string();
     assert!(e.contains("suffix 1 is empty"), "{e}");
     let long: Vec<u32> = (0..510).map(|i| 3 + i % 400).collect();
     assert!(matches!(
@@ -138,21 +157,31 @@ fn bad_shared_inputs_are_errors() {
 fn request(context: &str, question: &str, answer: &str) -> RmRequest {
     let user = format!("### About me\n{context}\n\n### My question\n{question}");
     let prompt = ChatPrompt {
-        messages: vec![ChatMessage::new(Role::User, &user), ChatMessage::new(Role::Assistant, answer)],
+        messages: vec![
+            ChatMessage::new(Role::User, &user),
+            ChatMessage::new(Role::Assistant, answer),
+        ],
         assistant_prefix: String::new(),
     };
     RmRequest {
-        input: RmInput { example_id: "shared".into(), question: user, context: Some(context.into()), answer: answer.into() },
+        input: RmInput {
+            example_id: "shared".into(),
+            question: user,
+            context: Some(context.into()),
+            answer: answer.into(),
+        },
         prompt,
     }
 }
 
 #[test]
 fn reward_model_groups_items_and_scores_as_unshared() {
-    let context = "I keep bees on a rooftop in a windy city, I work nights, and I only have an hour on \
+    let context =
+        "I keep bees on a rooftop in a windy city, I work nights, and I only have an hour on \
                    Sundays for the hives. My neighbours are nervous about stings.";
     let question = "How should I plan my hive inspections this spring?";
-    let other = "Which sourdough starter feeds are best for a cold kitchen in winter? I bake twice a week.";
+    let other =
+        "Which sourdough starter feeds are best for a cold kitchen in winter? I bake twice a week.";
     let mut reqs = vec![
         request(context, question, "Inspect on Sunday mornings when the bees are calm."),
         request(context, question, "Skip inspections; bees manage themselves."),
@@ -162,8 +191,14 @@ fn reward_model_groups_items_and_scores_as_unshared() {
     reqs.push(request(other, "What flour?", "Whole wheat."));
     for dir in model_dirs() {
         let load = |shared_prefix: bool, max_batch: usize| {
-            let opts = SeqClsOptions { label_index: Some(0), max_batch, shared_prefix, ..SeqClsOptions::default() };
-            SeqClsRewardModel::load(&fixtures().join(&dir), &format!("dir:{dir}"), None, &opts).unwrap()
+            let opts = SeqClsOptions {
+                label_index: Some(0),
+                max_batch,
+                shared_prefix,
+                ..SeqClsOptions::default()
+            };
+            SeqClsRewardModel::load(&fixtures().join(&dir), &format!("dir:{dir}"), None, &opts)
+                .unwrap()
         };
         let plain = load(false, 8);
         let want: Vec<f32> = plain.score(&reqs).unwrap().iter().map(|s| s.value).collect();
@@ -189,14 +224,17 @@ fn reward_model_groups_items_and_scores_as_unshared() {
 #[test]
 #[ignore = "timing, not a check: set PRBENCH_SHARED_BENCH_DIR and run with --ignored --nocapture"]
 fn timing_two_answers_after_a_long_prefix() {
-    let dir = std::env::var("PRBENCH_SHARED_BENCH_DIR").expect("PRBENCH_SHARED_BENCH_DIR = a seqcls model directory");
+    let dir = std::env::var("PRBENCH_SHARED_BENCH_DIR")
+        .expect("PRBENCH_SHARED_BENCH_DIR = a seqcls model directory");
     let m = SeqClsModel::load(Path::new(&dir)).unwrap();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
     let vocab = m.vocab_size();
     let prefix = random_ids(&mut rng, 1500, vocab, m.pad_token_id());
     for n in [2usize, 16] {
-        let suffixes: Vec<Vec<u32>> = (0..n).map(|i| random_ids(&mut rng, 60 + 13 * i, vocab, m.pad_token_id())).collect();
-        let full: Vec<Vec<u32>> = suffixes.iter().map(|s| [prefix.as_slice(), s].concat()).collect();
+        let suffixes: Vec<Vec<u32>> =
+            (0..n).map(|i| random_ids(&mut rng, 60 + 13 * i, vocab, m.pad_token_id())).collect();
+        let full: Vec<Vec<u32>> =
+            suffixes.iter().map(|s| [prefix.as_slice(), s].concat()).collect();
         let time = |f: &dyn Fn() -> Vec<Vec<f32>>| {
             f();
             let mut best = f64::MAX;
@@ -208,7 +246,9 @@ fn timing_two_answers_after_a_long_prefix() {
             }
             (best, out)
         };
-        let batches = |xs: &[Vec<u32>], f: &dyn Fn(&[Vec<u32>]) -> Vec<Vec<f32>>| xs.chunks(8).flat_map(f).collect::<Vec<_>>();
+        let batches = |xs: &[Vec<u32>], f: &dyn Fn(&[Vec<u32>]) -> Vec<Vec<f32>>| {
+            xs.chunks(8).flat_map(f).collect::<Vec<_>>()
+        };
         let (unshared, a) = time(&|| batches(&full, &|c| m.score_batch(c).unwrap()));
         let (shared, b) = time(&|| {
             let cache = m.prefix_cache(&prefix).unwrap();

@@ -95,10 +95,7 @@ mod tests {
     #[test]
     fn earlier_turns_come_first_under_their_labels() {
         let q = render_question(
-            &[
-                (Speaker::User, "Plan a trip."),
-                (Speaker::Assistant, "Where to?"),
-            ],
+            &[(Speaker::User, "Plan a trip."), (Speaker::Assistant, "Where to?")],
             "Lisbon, please.",
         );
         assert_eq!(q, "Conversation so far:\nUser: Plan a trip.\nAssistant: Where to?\n\nLatest user message:\nLisbon, please.");

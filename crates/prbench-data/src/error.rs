@@ -42,7 +42,9 @@ pub enum DataError {
     },
 
     /// A file or directory could not be written (the synthetic-benchmark generator).
-    #[error("cannot write {file}: {detail}; check that the folder is writable and the disk has room")]
+    #[error(
+        "cannot write {file}: {detail}; check that the folder is writable and the disk has room"
+    )]
     Write {
         /// The path that failed.
         file: String,

@@ -36,8 +36,8 @@ use sha2::{Digest, Sha256};
 
 use crate::error::DataError;
 use crate::load::Format;
-use crate::rows::{subset_rank, validate_examples};
 use crate::load::RowShape;
+use crate::rows::{subset_rank, validate_examples};
 use crate::schema::{canonical_subset, Example, USER_ID_FIELD};
 
 /// File name of a config's one parquet file (split `test`, one shard).
@@ -101,7 +101,9 @@ fn schema(with_user_id: bool) -> Schema {
         .iter()
         .map(|c| match c {
             Column::Str(name) => Field::new(*name, DataType::Utf8, true),
-            Column::List(name, fields) => Field::new(*name, DataType::List(Arc::new(item_field(fields))), true),
+            Column::List(name, fields) => {
+                Field::new(*name, DataType::List(Arc::new(item_field(fields))), true)
+            }
         })
         .collect();
     if with_user_id {
@@ -180,11 +182,17 @@ fn arrow_bytes(rows: &[&Example], with_user_id: bool) -> u64 {
     let prb: u64 = rows
         .iter()
         .map(|e| {
-            [&e.id, &e.question, &e.narrative, &e.category, &e.chosen, &e.rejected].iter().map(|v| s(v)).sum::<u64>()
+            [&e.id, &e.question, &e.narrative, &e.category, &e.chosen, &e.rejected]
+                .iter()
+                .map(|v| s(v))
+                .sum::<u64>()
                 + 4
                 + e.profile.iter().map(|p| s(&p.category) + s(&p.id) + s(&p.text)).sum::<u64>()
                 + 4
-                + e.rubric_aspects.iter().map(|a| s(&a.aspect) + s(&a.evidence) + s(&a.reason)).sum::<u64>()
+                + e.rubric_aspects
+                    .iter()
+                    .map(|a| s(&a.aspect) + s(&a.evidence) + s(&a.reason))
+                    .sum::<u64>()
         })
         .sum();
     prb + user_ids
@@ -319,8 +327,8 @@ fn write_config(dir: &Path, subset: &str, rows: &[&Example]) -> Result<ExportedC
         let sink = HashingWriter { inner: BufWriter::new(file), hash: Sha256::new(), bytes: 0 };
         let schema = Arc::new(schema(with_user_id));
         let props = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
-        let mut writer =
-            ArrowWriter::try_new(sink, schema.clone(), Some(props)).map_err(|e| write_err(&path, e))?;
+        let mut writer = ArrowWriter::try_new(sink, schema.clone(), Some(props))
+            .map_err(|e| write_err(&path, e))?;
         for chunk in rows.chunks(BATCH_ROWS) {
             let b = batch(&schema, chunk).map_err(|e| write_err(&path, e))?;
             writer.write(&b).map_err(|e| write_err(&path, e))?;
@@ -378,7 +386,10 @@ fn write_config(dir: &Path, subset: &str, rows: &[&Example]) -> Result<ExportedC
 /// - [`DataError::Write`] naming the file when a folder or file cannot be written.
 pub fn write_hf_layout(dir: &Path, examples: &[Example]) -> Result<Vec<ExportedConfig>, DataError> {
     if examples.is_empty() {
-        return Err(refuse(dir, "no examples to export; the loader refuses an empty dataset".into()));
+        return Err(refuse(
+            dir,
+            "no examples to export; the loader refuses an empty dataset".into(),
+        ));
     }
     let mut subsets: Vec<&str> = Vec::new();
     for ex in examples {
@@ -405,16 +416,20 @@ pub fn write_hf_layout(dir: &Path, examples: &[Example]) -> Result<Vec<ExportedC
         .collect();
     let labels: Vec<String> =
         subsets.iter().map(|s| dir.join(s).join(FILE_NAME).display().to_string()).collect();
-    validate_examples(groups.iter().zip(&labels).flat_map(|((_, rows), label)| {
-        rows.iter().enumerate().map(move |(i, ex)| (*ex, label.as_str(), i + 1))
-    }), RowShape::Pairs)?;
+    validate_examples(
+        groups.iter().zip(&labels).flat_map(|((_, rows), label)| {
+            rows.iter().enumerate().map(move |(i, ex)| (*ex, label.as_str(), i + 1))
+        }),
+        RowShape::Pairs,
+    )?;
     check_target(dir, &subsets)?;
     std::fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
     groups.iter().map(|(subset, rows)| write_config(dir, subset, rows)).collect()
 }
 
 /// Words a YAML 1.1 parser (PyYAML) reads as something other than a string when unquoted.
-const YAML_RESERVED: [&str; 11] = ["y", "n", "yes", "no", "true", "false", "on", "off", "null", "nan", "inf"];
+const YAML_RESERVED: [&str; 11] =
+    ["y", "n", "yes", "no", "true", "false", "on", "off", "null", "nan", "inf"];
 
 /// `s` as a YAML scalar: plain when that reads back as the same string, else double-quoted
 /// (a JSON string, which YAML reads as a double-quoted scalar).

@@ -52,10 +52,7 @@ impl HubOptions {
 }
 
 fn is_truthy(v: &str) -> bool {
-    matches!(
-        v.trim().to_ascii_lowercase().as_str(),
-        "1" | "true" | "yes" | "on"
-    )
+    matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on")
 }
 
 /// Splits `ORG/NAME[@REV]` (the part after `hf:`) into repo id and optional revision; `spec`
@@ -75,9 +72,7 @@ pub fn parse_repo(s: &str, spec: &str) -> Result<(String, Option<String>), DataE
     let parts: Vec<&str> = repo.split('/').collect();
     if repo.trim().is_empty()
         || parts.len() > 2
-        || parts
-            .iter()
-            .any(|p| p.trim().is_empty() || p.contains(char::is_whitespace))
+        || parts.iter().any(|p| p.trim().is_empty() || p.contains(char::is_whitespace))
     {
         return Err(bad(&format!("`{repo}` is not a repo id")));
     }
@@ -130,7 +125,12 @@ impl HubRepo {
     ///
     /// # Errors
     /// [`DataError::Hub`] when the hf-hub client cannot be built.
-    pub fn open(kind: RepoKind, repo: &str, revision: Option<&str>, opts: &HubOptions) -> Result<Self, DataError> {
+    pub fn open(
+        kind: RepoKind,
+        repo: &str,
+        revision: Option<&str>,
+        opts: &HubOptions,
+    ) -> Result<Self, DataError> {
         let revision = revision.unwrap_or(DEFAULT_REVISION).to_string();
         let mut builder = HFClient::builder();
         if let Some(dir) = &opts.cache_dir {
@@ -146,8 +146,16 @@ impl HubRepo {
         };
         let client = builder.build().map_err(|e| hub_error(fallback_dir.clone(), e.to_string()))?;
         let cache_dir = client.cache_dir().to_path_buf();
-        let client = HFClientSync::from_inner(client).map_err(|e| hub_error(cache_dir.clone(), e.to_string()))?;
-        Ok(Self { client, kind, repo: repo.to_string(), revision, cache_dir, offline: opts.offline })
+        let client = HFClientSync::from_inner(client)
+            .map_err(|e| hub_error(cache_dir.clone(), e.to_string()))?;
+        Ok(Self {
+            client,
+            kind,
+            repo: repo.to_string(),
+            revision,
+            cache_dir,
+            offline: opts.offline,
+        })
     }
 
     /// The revision asked for (`main` when the spec named none).
@@ -188,7 +196,9 @@ impl HubRepo {
                 file: file.to_string(),
                 cache_dir: self.cache_dir.clone(),
             }),
-            Err(HFError::EntryNotFound { .. }) => Err(self.error(file, "the repo has no such file at this revision".into())),
+            Err(HFError::EntryNotFound { .. }) => {
+                Err(self.error(file, "the repo has no such file at this revision".into()))
+            }
             Err(e) => Err(self.error(file, e.to_string())),
         }
     }
@@ -256,10 +266,7 @@ pub(crate) fn load_hub_as(
     shape: RowShape,
 ) -> Result<Dataset, DataError> {
     let mut configs: Vec<String> = if subsets.is_empty() {
-        PRB_SUBSETS
-            .iter()
-            .map(|(long, _)| long.to_string())
-            .collect()
+        PRB_SUBSETS.iter().map(|(long, _)| long.to_string()).collect()
     } else {
         subsets.iter().map(|s| canonical_subset(s.trim())).collect()
     };
@@ -271,7 +278,12 @@ pub(crate) fn load_hub_as(
         .iter()
         .zip(&names)
         .zip(&paths)
-        .map(|((config, name), path)| DataFile { path, name, format: Format::Parquet, subset: config })
+        .map(|((config, name), path)| DataFile {
+            path,
+            name,
+            format: Format::Parquet,
+            subset: config,
+        })
         .collect();
     let (hash, rows) = read_files(&files, shape)?;
     finish(rows, source, KIND_PRB, hash, shape)

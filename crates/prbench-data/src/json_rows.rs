@@ -20,7 +20,9 @@ use serde_json::{Map, Value};
 use crate::error::DataError;
 use crate::load::RowShape;
 use crate::rows::{ContentHash, RawRow, RowExtra};
-use crate::schema::{Example, ProfilePost, RubricAspect, DATASET_KIND_FIELD, PROFILE_RANKING_FIELD, USER_ID_FIELD};
+use crate::schema::{
+    Example, ProfilePost, RubricAspect, DATASET_KIND_FIELD, PROFILE_RANKING_FIELD, USER_ID_FIELD,
+};
 
 /// Where a row is, for error messages.
 #[derive(Clone, Copy)]
@@ -72,8 +74,7 @@ impl<'a> RowCtx<'a> {
         v: &'v Value,
         path: &str,
     ) -> Result<&'v Map<String, Value>, DataError> {
-        v.as_object()
-            .ok_or_else(|| self.wrong(path, "an object", v))
+        v.as_object().ok_or_else(|| self.wrong(path, "an object", v))
     }
 
     /// Required string field `key` of `obj`; `path` is its full name for messages.
@@ -117,16 +118,30 @@ impl<'a> RowCtx<'a> {
     /// A [`DataError::InvalidField`] for `field` of this row; `detail` starts with a verb
     /// phrase and says what to do.
     pub fn invalid(&self, field: &str, detail: impl Into<String>) -> DataError {
-        DataError::InvalidField { file: self.file.to_string(), row: self.row, field: field.to_string(), detail: detail.into() }
+        DataError::InvalidField {
+            file: self.file.to_string(),
+            row: self.row,
+            field: field.to_string(),
+            detail: detail.into(),
+        }
     }
 
     /// A [`DataError::EmptyField`] for `field` of this row.
     pub fn empty(&self, field: &str) -> DataError {
-        DataError::EmptyField { file: self.file.to_string(), row: self.row, field: field.to_string() }
+        DataError::EmptyField {
+            file: self.file.to_string(),
+            row: self.row,
+            field: field.to_string(),
+        }
     }
 
     /// Required string field that must hold more than whitespace.
-    pub fn text(&self, obj: &Map<String, Value>, key: &str, path: &str) -> Result<String, DataError> {
+    pub fn text(
+        &self,
+        obj: &Map<String, Value>,
+        key: &str,
+        path: &str,
+    ) -> Result<String, DataError> {
         let s = self.string(obj, key, path)?;
         if s.trim().is_empty() {
             return Err(self.empty(path));
@@ -135,7 +150,12 @@ impl<'a> RowCtx<'a> {
     }
 
     /// Required boolean field.
-    pub fn boolean(&self, obj: &Map<String, Value>, key: &str, path: &str) -> Result<bool, DataError> {
+    pub fn boolean(
+        &self,
+        obj: &Map<String, Value>,
+        key: &str,
+        path: &str,
+    ) -> Result<bool, DataError> {
         match obj.get(key) {
             None => Err(self.missing(path)),
             Some(Value::Bool(b)) => Ok(*b),
@@ -144,7 +164,12 @@ impl<'a> RowCtx<'a> {
     }
 
     /// Optional field that must be a boolean when present (null counts as absent).
-    pub fn opt_boolean(&self, obj: &Map<String, Value>, key: &str, path: &str) -> Result<Option<bool>, DataError> {
+    pub fn opt_boolean(
+        &self,
+        obj: &Map<String, Value>,
+        key: &str,
+        path: &str,
+    ) -> Result<Option<bool>, DataError> {
         match obj.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
@@ -153,7 +178,12 @@ impl<'a> RowCtx<'a> {
     }
 
     /// Required integer field (a JSON number with no fractional part).
-    pub fn integer(&self, obj: &Map<String, Value>, key: &str, path: &str) -> Result<i64, DataError> {
+    pub fn integer(
+        &self,
+        obj: &Map<String, Value>,
+        key: &str,
+        path: &str,
+    ) -> Result<i64, DataError> {
         match obj.get(key) {
             None => Err(self.missing(path)),
             Some(v) => v.as_i64().ok_or_else(|| self.wrong(path, "an integer", v)),
@@ -161,7 +191,12 @@ impl<'a> RowCtx<'a> {
     }
 
     /// Optional field that must be an integer when present (null counts as absent).
-    pub fn opt_integer(&self, obj: &Map<String, Value>, key: &str, path: &str) -> Result<Option<i64>, DataError> {
+    pub fn opt_integer(
+        &self,
+        obj: &Map<String, Value>,
+        key: &str,
+        path: &str,
+    ) -> Result<Option<i64>, DataError> {
         match obj.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(v) => v.as_i64().map(Some).ok_or_else(|| self.wrong(path, "an integer", v)),
@@ -210,13 +245,12 @@ pub(crate) fn profile_posts(
 }
 
 /// The row's `rubric_aspects` list: objects with string `aspect`, `evidence` and `reason`.
-pub(crate) fn rubric(ctx: RowCtx, obj: &Map<String, Value>) -> Result<Vec<RubricAspect>, DataError> {
+pub(crate) fn rubric(
+    ctx: RowCtx,
+    obj: &Map<String, Value>,
+) -> Result<Vec<RubricAspect>, DataError> {
     let mut rubric_aspects = Vec::new();
-    for (i, a) in ctx
-        .list(obj, "rubric_aspects", "rubric_aspects")?
-        .iter()
-        .enumerate()
-    {
+    for (i, a) in ctx.list(obj, "rubric_aspects", "rubric_aspects")?.iter().enumerate() {
         let path = format!("rubric_aspects[{i}]");
         let o = ctx.object(a, &path)?;
         rubric_aspects.push(RubricAspect {
@@ -230,7 +264,12 @@ pub(crate) fn rubric(ctx: RowCtx, obj: &Map<String, Value>) -> Result<Vec<Rubric
 
 /// `chosen` or `rejected`: required for [`RowShape::Pairs`]; for [`RowShape::Questions`] absent
 /// or null gives an empty string. Either way a present value must be a string.
-fn answer(ctx: RowCtx, obj: &Map<String, Value>, key: &str, shape: RowShape) -> Result<String, DataError> {
+fn answer(
+    ctx: RowCtx,
+    obj: &Map<String, Value>,
+    key: &str,
+    shape: RowShape,
+) -> Result<String, DataError> {
     match shape {
         RowShape::Pairs => ctx.string(obj, key, key),
         RowShape::Questions => Ok(ctx.opt_string(obj, key)?.unwrap_or_default()),
@@ -267,7 +306,11 @@ pub(crate) fn example_from_value(
 pub(crate) fn user_id(ctx: RowCtx, obj: &Map<String, Value>) -> Result<Option<String>, DataError> {
     let id = ctx.opt_string(obj, USER_ID_FIELD)?;
     if id.as_deref().is_some_and(|s| s.trim().is_empty()) {
-        return Err(DataError::EmptyField { file: ctx.file.to_string(), row: ctx.row, field: USER_ID_FIELD.into() });
+        return Err(DataError::EmptyField {
+            file: ctx.file.to_string(),
+            row: ctx.row,
+            field: USER_ID_FIELD.into(),
+        });
     }
     Ok(id)
 }
@@ -279,29 +322,15 @@ pub(crate) fn read_text(
     hash: &mut ContentHash,
 ) -> Result<String, DataError> {
     let file = path.display().to_string();
-    let mut bytes = std::fs::read(path).map_err(|source| DataError::Io {
-        file: file.clone(),
-        source,
-    })?;
+    let mut bytes =
+        std::fs::read(path).map_err(|source| DataError::Io { file: file.clone(), source })?;
     hash.add_bytes(name, &bytes);
-    let bom = if bytes.starts_with(b"\xEF\xBB\xBF") {
-        3
-    } else {
-        0
-    };
+    let bom = if bytes.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
     bytes.drain(..bom);
     String::from_utf8(bytes).map_err(|e| {
         let offset = e.utf8_error().valid_up_to();
-        let line = e.as_bytes()[..offset]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1;
-        DataError::NotUtf8 {
-            file,
-            line,
-            offset: offset + bom,
-        }
+        let line = e.as_bytes()[..offset].iter().filter(|&&b| b == b'\n').count() + 1;
+        DataError::NotUtf8 { file, line, offset: offset + bom }
     })
 }
 
@@ -337,19 +366,33 @@ pub(crate) fn parse_array(text: &str, file: &str) -> Result<Vec<Value>, DataErro
 /// `dataset_kind`.
 fn row_extra(v: &Value, example: &Example, ctx: RowCtx) -> Result<RowExtra, DataError> {
     let obj = ctx.object(v, "(row)")?;
-    let mut extra = RowExtra { dataset_kind: ctx.opt_string(obj, DATASET_KIND_FIELD)?, ..RowExtra::default() };
+    let mut extra =
+        RowExtra { dataset_kind: ctx.opt_string(obj, DATASET_KIND_FIELD)?, ..RowExtra::default() };
     if extra.dataset_kind.as_deref().is_some_and(|k| k.trim().is_empty()) {
-        return Err(DataError::EmptyField { file: ctx.file.to_string(), row: ctx.row, field: DATASET_KIND_FIELD.into() });
+        return Err(DataError::EmptyField {
+            file: ctx.file.to_string(),
+            row: ctx.row,
+            field: DATASET_KIND_FIELD.into(),
+        });
     }
     let Some(ranking) = obj.get(PROFILE_RANKING_FIELD).filter(|r| !r.is_null()) else {
         return Ok(extra);
     };
     let f = |k: &str| format!("{PROFILE_RANKING_FIELD}.{k}");
-    let bad = |field: String, detail: String| DataError::Ranking { file: ctx.file.to_string(), row: ctx.row, field, detail };
+    let bad = |field: String, detail: String| DataError::Ranking {
+        file: ctx.file.to_string(),
+        row: ctx.row,
+        field,
+        detail,
+    };
     let r = ctx.object(ranking, PROFILE_RANKING_FIELD)?;
     let retriever = ctx.string(r, "retriever", &f("retriever"))?;
     if retriever.trim().is_empty() {
-        return Err(DataError::EmptyField { file: ctx.file.to_string(), row: ctx.row, field: f("retriever") });
+        return Err(DataError::EmptyField {
+            file: ctx.file.to_string(),
+            row: ctx.row,
+            field: f("retriever"),
+        });
     }
     let mut ids = Vec::new();
     for (i, id) in ctx.list(r, "post_ids", &f("post_ids"))?.iter().enumerate() {
@@ -360,7 +403,11 @@ fn row_extra(v: &Value, example: &Example, ctx: RowCtx) -> Result<RowExtra, Data
     }
     let profile_ids: Vec<&str> = example.profile.iter().map(|p| p.id.as_str()).collect();
     if ids != profile_ids {
-        let at = ids.iter().zip(&profile_ids).position(|(a, b)| a != b).unwrap_or(ids.len().min(profile_ids.len()));
+        let at = ids
+            .iter()
+            .zip(&profile_ids)
+            .position(|(a, b)| a != b)
+            .unwrap_or(ids.len().min(profile_ids.len()));
         return Err(bad(
             f("post_ids"),
             format!(
@@ -380,7 +427,14 @@ fn row_extra(v: &Value, example: &Example, ctx: RowCtx) -> Result<RowExtra, Data
         }
     }
     if scores.len() != ids.len() {
-        return Err(bad(f("scores"), format!("has {} scores for {} post ids; give one score per post", scores.len(), ids.len())));
+        return Err(bad(
+            f("scores"),
+            format!(
+                "has {} scores for {} post ids; give one score per post",
+                scores.len(),
+                ids.len()
+            ),
+        ));
     }
     if let Some(i) = scores.windows(2).position(|w| w[1] > w[0]) {
         return Err(bad(
@@ -412,7 +466,9 @@ fn looks_like_jsonl(text: &str) -> bool {
     let t = text.trim_start();
     t.starts_with('{')
         && serde_json::from_str::<Value>(t).is_err()
-        && t.lines().next().is_some_and(|l| serde_json::from_str::<Value>(l).is_ok_and(|v| v.is_object()))
+        && t.lines()
+            .next()
+            .is_some_and(|l| serde_json::from_str::<Value>(l).is_ok_and(|v| v.is_object()))
 }
 
 /// Reads a JSON file holding an array of row objects and hands each to `f` with its 1-based row

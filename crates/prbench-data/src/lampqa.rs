@@ -63,10 +63,7 @@ pub const DEFAULT_SPLIT: &str = "test";
 /// [`DataError::BadSpec`] for an empty directory or a split that is not one of
 /// [`LAMPQA_SPLITS`].
 pub fn parse_spec(rest: &str, spec: &str) -> Result<(PathBuf, String), DataError> {
-    let bad = |detail: String| DataError::BadSpec {
-        spec: spec.to_string(),
-        detail,
-    };
+    let bad = |detail: String| DataError::BadSpec { spec: spec.to_string(), detail };
     let (dir, split) = match rest.rsplit_once('#') {
         Some((dir, split)) => (dir, split.trim().to_ascii_lowercase()),
         None => (rest, DEFAULT_SPLIT.to_string()),
@@ -94,7 +91,11 @@ struct Config {
 }
 
 /// The parquet files of `split` in config folder `dir` (named `name` in `DIR`).
-fn parquet_files(dir: &Path, name: &str, split: &str) -> Result<Vec<(PathBuf, String, Format)>, DataError> {
+fn parquet_files(
+    dir: &Path,
+    name: &str,
+    split: &str,
+) -> Result<Vec<(PathBuf, String, Format)>, DataError> {
     let is_parquet = |p: &Path| p.is_file() && Format::from_path(p) == Some(Format::Parquet);
     let prefix = format!("{split}-");
     let mut files: Vec<_> = sorted_entries(dir)?
@@ -130,11 +131,16 @@ fn discover(dir: &Path, split: &str, source: &str) -> Result<Vec<Config>, DataEr
                 Some(f @ (Format::Json | Format::Jsonl)) => f,
                 _ => continue,
             };
-            let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let stem =
+                path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
             let Some(config) = stem.strip_suffix(&suffix).filter(|c| !c.is_empty()) else {
                 continue;
             };
-            Config { subset: canonical_subset(config), entry: name.clone(), files: vec![(path, name, format)] }
+            Config {
+                subset: canonical_subset(config),
+                entry: name.clone(),
+                files: vec![(path, name, format)],
+            }
         };
         if let Some(prev) = configs.iter().find(|c| c.subset == config.subset) {
             return Err(DataError::DuplicateSubset {
@@ -210,7 +216,13 @@ pub fn load_lampqa(rest: &str, subsets: &[String], source: &str) -> Result<Datas
             let file = path.display().to_string();
             let mut push = |row: usize, v: Value| -> Result<(), DataError> {
                 let example = example(&v, RowCtx { file: &file, row }, &config.subset)?;
-                rows.push(RawRow { example, subset_field: None, file: file.clone(), row, extra: Default::default() });
+                rows.push(RawRow {
+                    example,
+                    subset_field: None,
+                    file: file.clone(),
+                    row,
+                    extra: Default::default(),
+                });
                 Ok(())
             };
             match format {
@@ -230,12 +242,18 @@ mod tests {
     #[test]
     fn spec_split_defaults_to_test_and_is_checked() {
         assert_eq!(parse_spec("d/x", "lampqa:d/x").unwrap(), (PathBuf::from("d/x"), "test".into()));
-        assert_eq!(parse_spec("d#Validation", "s").unwrap(), (PathBuf::from("d"), "validation".into()));
+        assert_eq!(
+            parse_spec("d#Validation", "s").unwrap(),
+            (PathBuf::from("d"), "validation".into())
+        );
         let err = parse_spec("d#dev", "lampqa:d#dev").unwrap_err().to_string();
         assert_eq!(
             err,
             "spec `lampqa:d#dev`: unknown LaMP-QA split `dev`; write lampqa:DIR#SPLIT with SPLIT one of train, validation, test (default test)"
         );
-        assert!(parse_spec("#test", "lampqa:#test").unwrap_err().to_string().contains("no directory given"));
+        assert!(parse_spec("#test", "lampqa:#test")
+            .unwrap_err()
+            .to_string()
+            .contains("no directory given"));
     }
 }

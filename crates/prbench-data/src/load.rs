@@ -204,12 +204,7 @@ pub fn select_subsets(
     for r in requested {
         keep[subset_index(source, r, available)?] = true;
     }
-    Ok(available
-        .iter()
-        .zip(keep)
-        .filter(|(_, k)| *k)
-        .map(|(a, _)| a.clone())
-        .collect())
+    Ok(available.iter().zip(keep).filter(|(_, k)| *k).map(|(a, _)| a.clone()).collect())
 }
 
 /// The index in `available` of the one subset `requested` names (see [`select_subsets`]).
@@ -278,7 +273,10 @@ pub(crate) struct DataFile<'a> {
 ///
 /// A JSON file's rows are read with a scratch hash: its bytes are hashed again from the file
 /// ([`ContentHash::add_file`] equals `add_bytes` of the same bytes), as parquet files always were.
-pub(crate) fn read_files(files: &[DataFile<'_>], shape: RowShape) -> Result<(ContentHash, Vec<RawRow>), DataError> {
+pub(crate) fn read_files(
+    files: &[DataFile<'_>],
+    shape: RowShape,
+) -> Result<(ContentHash, Vec<RawRow>), DataError> {
     use rayon::prelude::*;
     let (hashed, read) = rayon::join(
         || {
@@ -291,7 +289,9 @@ pub(crate) fn read_files(files: &[DataFile<'_>], shape: RowShape) -> Result<(Con
         || {
             // Largest first, so the last file a core takes is a small one.
             let mut order: Vec<usize> = (0..files.len()).collect();
-            order.sort_by_key(|&i| std::cmp::Reverse(std::fs::metadata(files[i].path).map_or(0, |m| m.len())));
+            order.sort_by_key(|&i| {
+                std::cmp::Reverse(std::fs::metadata(files[i].path).map_or(0, |m| m.len()))
+            });
             let mut read: Vec<(usize, Result<Vec<RawRow>, DataError>)> = order
                 .into_par_iter()
                 .with_max_len(1)
@@ -332,10 +332,7 @@ struct Config {
 }
 
 pub(crate) fn sorted_entries(dir: &Path) -> Result<Vec<(String, PathBuf)>, DataError> {
-    let io = |source| DataError::Io {
-        file: dir.display().to_string(),
-        source,
-    };
+    let io = |source| DataError::Io { file: dir.display().to_string(), source };
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).map_err(io)? {
         let e = e.map_err(io)?;
@@ -367,20 +364,17 @@ fn discover(dir: &Path, source: &str) -> Result<Vec<Config>, DataError> {
                     ),
                 });
             }
-            let files: Vec<_> = parquet.into_iter().map(|(f, p)| (p, format!("{name}/{f}"), Format::Parquet)).collect();
+            let files: Vec<_> = parquet
+                .into_iter()
+                .map(|(f, p)| (p, format!("{name}/{f}"), Format::Parquet))
+                .collect();
             if files.is_empty() {
                 continue;
             }
-            Config {
-                subset: canonical_subset(&name),
-                entry: format!("{name}/"),
-                files,
-            }
+            Config { subset: canonical_subset(&name), entry: format!("{name}/"), files }
         } else if let Some(format) = Format::from_path(&path) {
-            let stem = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
+            let stem =
+                path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
             Config {
                 subset: canonical_subset(&stem),
                 entry: name.clone(),
@@ -406,11 +400,9 @@ fn discover(dir: &Path, source: &str) -> Result<Vec<Config>, DataError> {
 fn check_subset_field(r: &RawRow) -> Result<Option<String>, DataError> {
     match &r.subset_field {
         None => Ok(None),
-        Some(s) if s.trim().is_empty() => Err(DataError::EmptyField {
-            file: r.file.clone(),
-            row: r.row,
-            field: "subset".into(),
-        }),
+        Some(s) if s.trim().is_empty() => {
+            Err(DataError::EmptyField { file: r.file.clone(), row: r.row, field: "subset".into() })
+        }
         Some(s) => Ok(Some(canonical_subset(s.trim()))),
     }
 }
@@ -440,7 +432,12 @@ pub fn load_dir(dir: &Path, subsets: &[String], source: &str) -> Result<Dataset,
     load_dir_as(dir, subsets, source, RowShape::Pairs)
 }
 
-fn load_dir_as(dir: &Path, subsets: &[String], source: &str, shape: RowShape) -> Result<Dataset, DataError> {
+fn load_dir_as(
+    dir: &Path,
+    subsets: &[String],
+    source: &str,
+    shape: RowShape,
+) -> Result<Dataset, DataError> {
     let configs = discover(dir, source)?;
     if configs.is_empty() {
         return Err(DataError::NoData {
@@ -456,7 +453,14 @@ fn load_dir_as(dir: &Path, subsets: &[String], source: &str, shape: RowShape) ->
     let files: Vec<DataFile<'_>> = configs
         .iter()
         .filter(|c| selected.contains(&c.subset))
-        .flat_map(|c| c.files.iter().map(|(path, name, format)| DataFile { path, name, format: *format, subset: &c.subset }))
+        .flat_map(|c| {
+            c.files.iter().map(|(path, name, format)| DataFile {
+                path,
+                name,
+                format: *format,
+                subset: &c.subset,
+            })
+        })
         .collect();
     let (hash, rows) = read_files(&files, shape)?;
     finish(rows, source, KIND_PRB, hash, shape)
@@ -469,20 +473,19 @@ pub fn load_file(path: &Path, subsets: &[String], source: &str) -> Result<Datase
     load_file_as(path, subsets, source, RowShape::Pairs)
 }
 
-fn load_file_as(path: &Path, subsets: &[String], source: &str, shape: RowShape) -> Result<Dataset, DataError> {
+fn load_file_as(
+    path: &Path,
+    subsets: &[String],
+    source: &str,
+    shape: RowShape,
+) -> Result<Dataset, DataError> {
     let format = Format::from_path(path).ok_or_else(|| DataError::BadSpec {
         spec: source.to_string(),
         detail: "unsupported file type; expected a .parquet, .json or .jsonl file, or a directory"
             .into(),
     })?;
-    let name = path
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let default_subset = canonical_subset(&stem);
     let mut hash = ContentHash::new();
     let mut rows = read_rows(path, &name, format, &mut hash, shape)?;
@@ -525,18 +528,14 @@ mod tests {
         let err = select_subsets("s", &v(&["Lifestyle"]), &avail).unwrap_err();
         assert!(matches!(err, DataError::SubsetNotFound { .. }), "{err}");
         assert!(
-            err.to_string()
-                .contains("Art_and_Entertainment, Society_and_Culture, zeta"),
+            err.to_string().contains("Art_and_Entertainment, Society_and_Culture, zeta"),
             "{err}"
         );
     }
 
     #[test]
     fn format_from_extension() {
-        assert_eq!(
-            Format::from_path(Path::new("a/B.PARQUET")),
-            Some(Format::Parquet)
-        );
+        assert_eq!(Format::from_path(Path::new("a/B.PARQUET")), Some(Format::Parquet));
         assert_eq!(Format::from_path(Path::new("x.json")), Some(Format::Json));
         assert_eq!(Format::from_path(Path::new("x.jsonl")), Some(Format::Jsonl));
         assert_eq!(Format::from_path(Path::new("x.csv")), None);
@@ -546,19 +545,50 @@ mod tests {
     #[test]
     fn psoups_subsets_take_unambiguous_short_names() {
         let avail = v(&["friendly_unfriendly", "student_phd"]);
-        for (short, long) in [("friendly", "friendly_unfriendly"), ("Unfriendly", "friendly_unfriendly"), ("f", "friendly_unfriendly"), ("student", "student_phd"), ("PHD", "student_phd"), ("stu", "student_phd")] {
-            assert_eq!(select_subsets("psoups:d", &v(&[short]), &avail).unwrap(), v(&[long]), "{short}");
+        for (short, long) in [
+            ("friendly", "friendly_unfriendly"),
+            ("Unfriendly", "friendly_unfriendly"),
+            ("f", "friendly_unfriendly"),
+            ("student", "student_phd"),
+            ("PHD", "student_phd"),
+            ("stu", "student_phd"),
+        ] {
+            assert_eq!(
+                select_subsets("psoups:d", &v(&[short]), &avail).unwrap(),
+                v(&[long]),
+                "{short}"
+            );
         }
-        assert_eq!(select_subsets("psoups:d", &v(&["phd", "friendly"]), &avail).unwrap(), avail, "load order kept");
+        assert_eq!(
+            select_subsets("psoups:d", &v(&["phd", "friendly"]), &avail).unwrap(),
+            avail,
+            "load order kept"
+        );
         // PRB names: a prefix or a word of one config works; a word of several is ambiguous.
-        let prb = v(&["Art_and_Entertainment", "Lifestyle_and_Personal_Development", "Society_and_Culture"]);
-        assert_eq!(select_subsets("s", &v(&["life", "culture"]), &prb).unwrap(), v(&["Lifestyle_and_Personal_Development", "Society_and_Culture"]));
+        let prb = v(&[
+            "Art_and_Entertainment",
+            "Lifestyle_and_Personal_Development",
+            "Society_and_Culture",
+        ]);
+        assert_eq!(
+            select_subsets("s", &v(&["life", "culture"]), &prb).unwrap(),
+            v(&["Lifestyle_and_Personal_Development", "Society_and_Culture"])
+        );
         let err = select_subsets("s", &v(&["and"]), &prb).unwrap_err();
         assert!(matches!(err, DataError::SubsetAmbiguous { .. }), "{err}");
-        assert!(err.to_string().contains("Art_and_Entertainment, Lifestyle_and_Personal_Development, Society_and_Culture"), "{err}");
+        assert!(
+            err.to_string().contains(
+                "Art_and_Entertainment, Lifestyle_and_Personal_Development, Society_and_Culture"
+            ),
+            "{err}"
+        );
         // An unknown name lists the valid ones.
         let err = select_subsets("psoups:d", &v(&["kind"]), &avail).unwrap_err();
-        assert!(err.to_string().contains("\"kind\" is not present (available: friendly_unfriendly, student_phd)"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("\"kind\" is not present (available: friendly_unfriendly, student_phd)"),
+            "{err}"
+        );
         assert!(select_subsets("psoups:d", &v(&[" "]), &avail).is_err());
     }
 }

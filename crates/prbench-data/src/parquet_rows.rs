@@ -80,20 +80,18 @@ struct Columns<'a> {
 
 impl<'a> Columns<'a> {
     fn column(&self, name: &str) -> Result<&'a ArrayRef, DataError> {
-        self.batch
-            .column_by_name(name)
-            .ok_or_else(|| DataError::MissingColumn {
-                file: self.file.to_string(),
-                field: name.to_string(),
-                present: self
-                    .batch
-                    .schema()
-                    .fields()
-                    .iter()
-                    .map(|f| f.name().as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })
+        self.batch.column_by_name(name).ok_or_else(|| DataError::MissingColumn {
+            file: self.file.to_string(),
+            field: name.to_string(),
+            present: self
+                .batch
+                .schema()
+                .fields()
+                .iter()
+                .map(|f| f.name().as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
     }
 
     fn type_error(&self, field: &str, expected: &str, found: &DataType) -> DataError {
@@ -124,11 +122,7 @@ impl<'a> Columns<'a> {
         let c = self.column(name)?;
         let expected = format!(
             "list<struct<{}>> (List or LargeList, string fields)",
-            fields
-                .iter()
-                .map(|f| format!("{f}: string"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            fields.iter().map(|f| format!("{f}: string")).collect::<Vec<_>>().join(", ")
         );
         let item = match c.data_type() {
             DataType::List(f) | DataType::LargeList(f) => f.data_type(),
@@ -168,17 +162,11 @@ impl<'a> Columns<'a> {
 }
 
 fn missing(file: &str, row: usize, field: String) -> DataError {
-    DataError::MissingField {
-        file: file.to_string(),
-        row,
-        field,
-    }
+    DataError::MissingField { file: file.to_string(), row, field }
 }
 
 fn need(col: &StrCol, i: usize, file: &str, row: usize, field: &str) -> Result<String, DataError> {
-    col.get(i)
-        .map(str::to_string)
-        .ok_or_else(|| missing(file, row, field.to_string()))
+    col.get(i).map(str::to_string).ok_or_else(|| missing(file, row, field.to_string()))
 }
 
 /// Reads one list-of-structs cell as rows of `fields.len()` strings each.
@@ -190,19 +178,13 @@ fn structs(
     name: &str,
     fields: &[&str; 3],
 ) -> Result<Vec<[String; 3]>, DataError> {
-    let cell = list
-        .get(i)
-        .ok_or_else(|| missing(file, row, name.to_string()))?;
+    let cell = list.get(i).ok_or_else(|| missing(file, row, name.to_string()))?;
     let s = cell.as_struct();
     let cols: Vec<StrCol> = fields
         .iter()
         .map(|f| {
-            StrCol::new(
-                s.column_by_name(f)
-                    .expect("checked against the schema")
-                    .as_ref(),
-            )
-            .expect("checked")
+            StrCol::new(s.column_by_name(f).expect("checked against the schema").as_ref())
+                .expect("checked")
         })
         .collect();
     let mut out = Vec::with_capacity(s.len());
@@ -221,7 +203,11 @@ fn structs(
 
 /// `chosen` or `rejected` for `shape`: a required column for pairs, an optional one for
 /// questions.
-fn answer_column<'a>(c: &Columns<'a>, name: &str, shape: RowShape) -> Result<Option<StrCol<'a>>, DataError> {
+fn answer_column<'a>(
+    c: &Columns<'a>,
+    name: &str,
+    shape: RowShape,
+) -> Result<Option<StrCol<'a>>, DataError> {
     match shape {
         RowShape::Pairs => c.string(name).map(Some),
         RowShape::Questions => c.opt_string(name),
@@ -230,7 +216,14 @@ fn answer_column<'a>(c: &Columns<'a>, name: &str, shape: RowShape) -> Result<Opt
 
 /// The answer at row `i`: required for pairs (`col` is then always there), empty when absent or
 /// null for questions.
-fn answer(col: &Option<StrCol>, shape: RowShape, i: usize, file: &str, row: usize, field: &str) -> Result<String, DataError> {
+fn answer(
+    col: &Option<StrCol>,
+    shape: RowShape,
+    i: usize,
+    file: &str,
+    row: usize,
+    field: &str,
+) -> Result<String, DataError> {
     match (col, shape) {
         (Some(col), RowShape::Pairs) => need(col, i, file, row, field),
         (col, _) => Ok(col.as_ref().and_then(|c| c.get(i)).unwrap_or_default().to_string()),
@@ -263,11 +256,7 @@ fn batch_rows(
             .collect();
         let rubric = structs(&aspects, i, file, row, "rubric_aspects", &ASPECT_FIELDS)?
             .into_iter()
-            .map(|[aspect, evidence, reason]| RubricAspect {
-                aspect,
-                evidence,
-                reason,
-            })
+            .map(|[aspect, evidence, reason]| RubricAspect { aspect, evidence, reason })
             .collect();
         let example = Example {
             id: need(&id, i, file, row, "id")?,
@@ -282,7 +271,11 @@ fn batch_rows(
             user_id: user_id.as_ref().and_then(|c| c.get(i)).map(str::to_string),
         };
         if example.user_id.as_deref().is_some_and(|u| u.trim().is_empty()) {
-            return Err(DataError::EmptyField { file: file.to_string(), row, field: USER_ID_FIELD.into() });
+            return Err(DataError::EmptyField {
+                file: file.to_string(),
+                row,
+                field: USER_ID_FIELD.into(),
+            });
         }
         let subset_field = subset.as_ref().and_then(|s| s.get(i)).map(str::to_string);
         out.push(RawRow {
@@ -311,30 +304,17 @@ pub(crate) fn read_parquet(
 /// [`read_parquet`] without the hash (the caller hashes the file).
 pub(crate) fn read_parquet_rows(path: &Path, shape: RowShape) -> Result<Vec<RawRow>, DataError> {
     let file = path.display().to_string();
-    let f = std::fs::File::open(path).map_err(|source| DataError::Io {
-        file: file.clone(),
-        source,
-    })?;
-    let reader_error = |row: usize, detail: String| DataError::Parquet {
-        file: file.clone(),
-        row,
-        detail,
-    };
+    let f =
+        std::fs::File::open(path).map_err(|source| DataError::Io { file: file.clone(), source })?;
+    let reader_error =
+        |row: usize, detail: String| DataError::Parquet { file: file.clone(), row, detail };
     let builder =
         ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| reader_error(1, e.to_string()))?;
     let mut rows = Vec::new();
     // Check the schema even when the file has no rows.
-    batch_rows(
-        &RecordBatch::new_empty(builder.schema().clone()),
-        &file,
-        1,
-        shape,
-        &mut rows,
-    )?;
-    let reader = builder
-        .with_batch_size(BATCH_ROWS)
-        .build()
-        .map_err(|e| reader_error(1, e.to_string()))?;
+    batch_rows(&RecordBatch::new_empty(builder.schema().clone()), &file, 1, shape, &mut rows)?;
+    let reader =
+        builder.with_batch_size(BATCH_ROWS).build().map_err(|e| reader_error(1, e.to_string()))?;
     for batch in reader {
         let batch = batch.map_err(|e| reader_error(rows.len() + 1, e.to_string()))?;
         batch_rows(&batch, &file, rows.len() + 1, shape, &mut rows)?;

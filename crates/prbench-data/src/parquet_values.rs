@@ -72,7 +72,9 @@ fn to_value(a: &dyn Array, i: usize) -> Value {
         DataType::UInt16 => int!(UInt16Type),
         DataType::UInt32 => int!(UInt32Type),
         DataType::UInt64 => int!(UInt64Type),
-        DataType::Float32 => number(Number::from_f64(a.as_primitive::<Float32Type>().value(i) as f64)),
+        DataType::Float32 => {
+            number(Number::from_f64(a.as_primitive::<Float32Type>().value(i) as f64))
+        }
         DataType::Float64 => number(Number::from_f64(a.as_primitive::<Float64Type>().value(i))),
         DataType::List(_) => list(a.as_list::<i32>().value(i).as_ref()),
         DataType::LargeList(_) => list(a.as_list::<i64>().value(i).as_ref()),
@@ -102,7 +104,11 @@ fn object<'a>(columns: impl Iterator<Item = (&'a str, &'a dyn Array)>, i: usize)
 fn batch_values(batch: &RecordBatch, i: usize) -> Value {
     let schema = batch.schema();
     object(
-        schema.fields().iter().map(|f| f.name().as_str()).zip(batch.columns().iter().map(|c| c.as_ref())),
+        schema
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .zip(batch.columns().iter().map(|c| c.as_ref())),
         i,
     )
 }
@@ -148,15 +154,10 @@ pub(crate) fn visit_parquet_columns(
 ) -> Result<(), DataError> {
     let file = path.display().to_string();
     hash.add_file(name, path)?;
-    let reader_error = |row: usize, detail: String| DataError::Parquet {
-        file: file.clone(),
-        row,
-        detail,
-    };
-    let handle = std::fs::File::open(path).map_err(|source| DataError::Io {
-        file: file.clone(),
-        source,
-    })?;
+    let reader_error =
+        |row: usize, detail: String| DataError::Parquet { file: file.clone(), row, detail };
+    let handle =
+        std::fs::File::open(path).map_err(|source| DataError::Io { file: file.clone(), source })?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(handle)
         .map_err(|e| reader_error(1, e.to_string()))?;
     let schema = builder.schema().clone();

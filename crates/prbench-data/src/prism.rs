@@ -154,11 +154,7 @@ fn survey_row(v: &Value, ctx: RowCtx) -> Result<(String, Vec<ProfilePost>), Data
             Some(v) => return Err(ctx.wrong(key, "a string or null", v)),
         };
         if let Some(text) = text {
-            profile.push(ProfilePost {
-                id: key.to_string(),
-                category: category.to_string(),
-                text,
-            });
+            profile.push(ProfilePost { id: key.to_string(), category: category.to_string(), text });
         }
     }
     Ok((user_id, profile))
@@ -206,14 +202,10 @@ fn conversation(v: &Value, ctx: RowCtx) -> Result<Conversation, DataError> {
     let obj = ctx.object(v, "(row)")?;
     let conversation_id = ctx.text(obj, "conversation_id", "conversation_id")?;
     let user_id = ctx.text(obj, "user_id", "user_id")?;
-    let category = ctx
-        .opt_string(obj, "conversation_type")?
-        .filter(|t| !t.trim().is_empty());
+    let category = ctx.opt_string(obj, "conversation_type")?.filter(|t| !t.trim().is_empty());
     let mut turns: Vec<Turn> = Vec::new();
-    for (i, entry) in ctx
-        .list(obj, "conversation_history", "conversation_history")?
-        .iter()
-        .enumerate()
+    for (i, entry) in
+        ctx.list(obj, "conversation_history", "conversation_history")?.iter().enumerate()
     {
         let path = format!("conversation_history[{i}]");
         let o = ctx.object(entry, &path)?;
@@ -236,12 +228,7 @@ fn conversation(v: &Value, ctx: RowCtx) -> Result<Conversation, DataError> {
                 if content.trim().is_empty() {
                     return Err(ctx.empty(&format!("{path}.content")));
                 }
-                turns.push(Turn {
-                    number: turn,
-                    index: i,
-                    user: content,
-                    replies: Vec::new(),
-                });
+                turns.push(Turn { number: turn, index: i, user: content, replies: Vec::new() });
             }
             "model" => {
                 let Some(current) = turns.last_mut() else {
@@ -271,24 +258,14 @@ fn conversation(v: &Value, ctx: RowCtx) -> Result<Conversation, DataError> {
                 if content.trim().is_empty() {
                     return Err(ctx.empty(&format!("{path}.content")));
                 }
-                current.replies.push(Reply {
-                    index: i,
-                    within,
-                    content,
-                    chosen,
-                });
+                current.replies.push(Reply { index: i, within, content, chosen });
             }
             _ => {
                 return Err(ctx.wrong(&role_path, "`user` or `model`", &Value::String(role)));
             }
         }
     }
-    Ok(Conversation {
-        conversation_id,
-        user_id,
-        category,
-        turns,
-    })
+    Ok(Conversation { conversation_id, user_id, category, turns })
 }
 
 /// The chosen reply of `turn` (exactly one when it has replies), or `None` for a turn without
@@ -344,10 +321,7 @@ fn conversation_examples(
                     profile: profile.to_vec(),
                     rubric_aspects: Vec::new(),
                     narrative: String::new(),
-                    category: c
-                        .category
-                        .clone()
-                        .unwrap_or_else(|| PRISM_SUBSET.to_string()),
+                    category: c.category.clone().unwrap_or_else(|| PRISM_SUBSET.to_string()),
                     chosen: chosen.content.clone(),
                     rejected: r.content.clone(),
                     user_id: Some(c.user_id.clone()),
@@ -379,7 +353,12 @@ impl PrismFile {
     /// # Errors
     /// [`DataError::MissingFile`] when neither is there; [`DataError::BadSpec`] when both are (which one
     /// is meant cannot be told).
-    fn find(dir: &Path, lines_name: &'static str, array_name: &'static str, source: &str) -> Result<Self, DataError> {
+    fn find(
+        dir: &Path,
+        lines_name: &'static str,
+        array_name: &'static str,
+        source: &str,
+    ) -> Result<Self, DataError> {
         let (lines, array) = (dir.join(lines_name), dir.join(array_name));
         match (lines.is_file(), array.is_file()) {
             (true, false) => Ok(Self { path: lines, name: lines_name, array: false }),
@@ -403,7 +382,11 @@ impl PrismFile {
 
     /// Hands each row to `f` with its 1-based row (line, or array element), as
     /// [`visit_jsonl`] / [`visit_json`] do.
-    fn visit(&self, hash: &mut ContentHash, f: impl FnMut(usize, Value) -> Result<(), DataError>) -> Result<(), DataError> {
+    fn visit(
+        &self,
+        hash: &mut ContentHash,
+        f: impl FnMut(usize, Value) -> Result<(), DataError>,
+    ) -> Result<(), DataError> {
         if self.array {
             visit_json(&self.path, self.name, hash, f)
         } else {

@@ -90,11 +90,7 @@ fn parse_row(
             category: stem.to_string(),
             text: history_text(&prompt, &chosen, &rejected),
         });
-        history.push(HistoryPair {
-            prompt,
-            chosen,
-            rejected,
-        });
+        history.push(HistoryPair { prompt, chosen, rejected });
     }
     let example = Example {
         id: format!("{stem}-{index:04}"),
@@ -167,10 +163,7 @@ pub(crate) fn load_psoups_as(
         }
         let text = read_text(&path, &name, &mut hash)?;
         for (i, v) in parse_array(&text, &file)?.iter().enumerate() {
-            let ctx = RowCtx {
-                file: &file,
-                row: i + 1,
-            };
+            let ctx = RowCtx { file: &file, row: i + 1 };
             let (example, history) = parse_row(v, stem, i, ctx)?;
             histories.insert(example.id.clone(), history);
             rows.push(RawRow {

@@ -99,10 +99,7 @@ impl ContentHash {
 
     /// Adds a file by streaming it from disk.
     pub fn add_file(&mut self, name: &str, path: &Path) -> Result<(), DataError> {
-        let io = |source| DataError::Io {
-            file: path.display().to_string(),
-            source,
-        };
+        let io = |source| DataError::Io { file: path.display().to_string(), source };
         let mut f = std::fs::File::open(path).map_err(io)?;
         let len = f.metadata().map_err(io)?.len();
         self.header(name, len);
@@ -117,9 +114,7 @@ impl ContentHash {
             self.0.update(&buf[..n]);
         }
         if total != len {
-            return Err(io(std::io::Error::other(
-                "file changed while it was being read",
-            )));
+            return Err(io(std::io::Error::other("file changed while it was being read")));
         }
         Ok(())
     }
@@ -156,11 +151,7 @@ pub(crate) fn validate_examples<'a>(
 ) -> Result<(), DataError> {
     let mut seen: HashMap<&str, (&str, usize)> = HashMap::new();
     for (ex, file, row) in rows {
-        let empty = |field: String| DataError::EmptyField {
-            file: file.to_string(),
-            row,
-            field,
-        };
+        let empty = |field: String| DataError::EmptyField { file: file.to_string(), row, field };
         for (field, value) in [("id", &ex.id), ("question", &ex.question)] {
             if value.trim().is_empty() {
                 return Err(empty(field.to_string()));
@@ -174,18 +165,12 @@ pub(crate) fn validate_examples<'a>(
                     }
                 }
                 if ex.chosen.trim() == ex.rejected.trim() {
-                    return Err(DataError::SameAnswers {
-                        file: file.to_string(),
-                        row,
-                    });
+                    return Err(DataError::SameAnswers { file: file.to_string(), row });
                 }
             }
             RowShape::Questions => {
                 if ex.rubric_aspects.is_empty() {
-                    return Err(DataError::NoAspects {
-                        file: file.to_string(),
-                        row,
-                    });
+                    return Err(DataError::NoAspects { file: file.to_string(), row });
                 }
                 if let Some(i) = ex.rubric_aspects.iter().position(|a| a.aspect.trim().is_empty()) {
                     return Err(empty(format!("rubric_aspects[{i}].aspect")));
@@ -234,8 +219,10 @@ pub(crate) fn finish(
         });
     }
     validate(&rows, shape)?;
-    let profile_ranking = one_value(&rows, PROFILE_RANKING_FIELD, |r| r.extra.profile_ranking.as_ref())?;
-    let kind = one_value(&rows, DATASET_KIND_FIELD, |r| r.extra.dataset_kind.as_ref())?.unwrap_or_else(|| kind.to_string());
+    let profile_ranking =
+        one_value(&rows, PROFILE_RANKING_FIELD, |r| r.extra.profile_ranking.as_ref())?;
+    let kind = one_value(&rows, DATASET_KIND_FIELD, |r| r.extra.dataset_kind.as_ref())?
+        .unwrap_or_else(|| kind.to_string());
     rows.sort_by_cached_key(|r| subset_rank(&r.example.subset));
     Ok(Dataset {
         examples: rows.into_iter().map(|r| r.example).collect(),

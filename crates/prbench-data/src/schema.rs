@@ -89,11 +89,7 @@ pub fn canonical_subset(name: &str) -> String {
 
 /// Short report name of a subset (`Art`, `Lifestyle`, `Society`), or the name itself.
 pub fn short_subset(name: &str) -> &str {
-    PRB_SUBSETS
-        .iter()
-        .find(|(long, _)| *long == name)
-        .map(|(_, short)| *short)
-        .unwrap_or(name)
+    PRB_SUBSETS.iter().find(|(long, _)| *long == name).map(|(_, short)| *short).unwrap_or(name)
 }
 
 /// A loaded, validated dataset plus the provenance a run manifest records.

@@ -9,7 +9,8 @@
 use std::path::Path;
 
 /// Prefixes followed by a path, and whether a `#SPLIT` may follow it.
-const PATH_PREFIXES: [(&str, bool); 4] = [("psoups:", false), ("prism:", false), ("synthesizeme:", true), ("lampqa:", true)];
+const PATH_PREFIXES: [(&str, bool); 4] =
+    [("psoups:", false), ("prism:", false), ("synthesizeme:", true), ("lampqa:", true)];
 
 /// `spec` as (prefix, path, tail): `psoups:` + `data/x` + ``, `synthesizeme:` + `d` + `#test`;
 /// `None` for specs without a local path (`hf:`).
@@ -62,10 +63,19 @@ mod tests {
         let rel = pathdiff(&data);
         assert_eq!(absolute(&rel), canon);
         assert_eq!(absolute(&format!("psoups:{rel}")), format!("psoups:{canon}"));
-        assert_eq!(absolute(&format!("synthesizeme:{rel}#train")), format!("synthesizeme:{canon}#train"));
+        assert_eq!(
+            absolute(&format!("synthesizeme:{rel}#train")),
+            format!("synthesizeme:{canon}#train")
+        );
         assert_eq!(absolute("hf:org/name@v1"), "hf:org/name@v1");
-        assert!(is_relative("data/sample") && is_relative("psoups:x") && is_relative("lampqa:x#dev"));
-        assert!(!is_relative(&canon) && !is_relative("hf:org/name") && !is_relative(&format!("prism:{canon}")));
+        assert!(
+            is_relative("data/sample") && is_relative("psoups:x") && is_relative("lampqa:x#dev")
+        );
+        assert!(
+            !is_relative(&canon)
+                && !is_relative("hf:org/name")
+                && !is_relative(&format!("prism:{canon}"))
+        );
     }
 
     /// `path` relative to the current folder, through `..` as needed.

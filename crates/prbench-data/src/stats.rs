@@ -22,11 +22,7 @@ impl Summary {
     /// Summary of `values`.
     pub fn of(values: &[usize]) -> Summary {
         if values.is_empty() {
-            return Summary {
-                mean: 0.0,
-                min: 0,
-                max: 0,
-            };
+            return Summary { mean: 0.0, min: 0, max: 0 };
         }
         Summary {
             mean: values.iter().sum::<usize>() as f64 / values.len() as f64,
@@ -92,10 +88,7 @@ fn subset_stats(name: &str, examples: &[&Example], len: &dyn Fn(&str) -> usize) 
         rejected_length: Summary::of(&collect(&|e| len(&e.rejected))),
         aspects_per_example: Summary::of(&collect(&|e| e.rubric_aspects.len())),
         empty_profiles: examples.iter().filter(|e| e.profile.is_empty()).count(),
-        empty_rubrics: examples
-            .iter()
-            .filter(|e| e.rubric_aspects.is_empty())
-            .count(),
+        empty_rubrics: examples.iter().filter(|e| e.rubric_aspects.is_empty()).count(),
     }
 }
 
@@ -135,10 +128,8 @@ impl DatasetStats {
     /// is `mean (min–max)`.
     pub fn to_markdown(&self) -> String {
         let u = &self.unit;
-        let mut out = format!(
-            "Dataset `{}` (kind: {}); lengths in {u}.\n\n",
-            self.source, self.kind
-        );
+        let mut out =
+            format!("Dataset `{}` (kind: {}); lengths in {u}.\n\n", self.source, self.kind);
         out.push_str(&format!(
             "| subset | examples | posts/profile | profile {u} | question {u} | chosen {u} | \
              rejected {u} | aspects/example | empty profiles | empty rubrics |\n"

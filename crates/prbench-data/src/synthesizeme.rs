@@ -101,14 +101,8 @@ pub const DEFAULT_SPLIT: &str = "test";
 pub const USER_SPLITS: [&str; 3] = ["train", "val", "test"];
 
 /// Columns every file must have.
-const REQUIRED: [&str; 6] = [
-    "conversation_id",
-    "user_id",
-    "context",
-    "chosen",
-    "rejected",
-    "split",
-];
+const REQUIRED: [&str; 6] =
+    ["conversation_id", "user_id", "context", "chosen", "rejected", "split"];
 
 /// Columns read and checked when present.
 const OPTIONAL: [&str; 3] = ["type", "turns", "flip"];
@@ -119,10 +113,7 @@ const OPTIONAL: [&str; 3] = ["type", "turns", "flip"];
 /// # Errors
 /// [`DataError::BadSpec`] for an empty directory or a split not in [`SYNTHESIZEME_SPLITS`].
 pub fn parse_spec(rest: &str, spec: &str) -> Result<(PathBuf, String), DataError> {
-    let bad = |detail: String| DataError::BadSpec {
-        spec: spec.to_string(),
-        detail,
-    };
+    let bad = |detail: String| DataError::BadSpec { spec: spec.to_string(), detail };
     let (dir, split) = match rest.rsplit_once('#') {
         Some((dir, split)) => (dir, split.trim().to_ascii_lowercase()),
         None => (rest, DEFAULT_SPLIT.to_string()),
@@ -136,7 +127,7 @@ pub fn parse_spec(rest: &str, spec: &str) -> Result<(PathBuf, String), DataError
     }
     if dir.trim().is_empty() {
         return Err(bad(
-            "no directory given; write synthesizeme:DIR or synthesizeme:DIR#SPLIT".into(),
+            "no directory given; write synthesizeme:DIR or synthesizeme:DIR#SPLIT".into()
         ));
     }
     Ok((PathBuf::from(dir), split))
@@ -215,11 +206,7 @@ fn discover(dir: &Path, split: &str, source: &str) -> Result<Vec<Source>, DataEr
                     second: format!("{name}/"),
                 });
             }
-            sources.push(Source {
-                subset,
-                entry: format!("{name}/"),
-                files,
-            });
+            sources.push(Source { subset, entry: format!("{name}/"), files });
         }
     }
     sources.sort_by(|a, b| a.subset.cmp(&b.subset));
@@ -275,16 +262,9 @@ fn parse_row(v: &Value, ctx: RowCtx) -> Result<Row, DataError> {
         let role_path = format!("{path}.role");
         let role = ctx.string(o, "role", &role_path)?;
         let speaker = Speaker::from_role(&role).ok_or_else(|| {
-            ctx.wrong(
-                &role_path,
-                &format!("one of {ROLES}"),
-                &Value::String(role.clone()),
-            )
+            ctx.wrong(&role_path, &format!("one of {ROLES}"), &Value::String(role.clone()))
         })?;
-        messages.push((
-            speaker,
-            ctx.string(o, "content", &format!("{path}.content"))?,
-        ));
+        messages.push((speaker, ctx.string(o, "content", &format!("{path}.content"))?));
     }
     let last = context.len() - 1;
     let (speaker, latest) = messages.pop().expect("context is not empty");
@@ -310,9 +290,7 @@ fn parse_row(v: &Value, ctx: RowCtx) -> Result<Row, DataError> {
     })?;
     ctx.opt_boolean(obj, "flip", "flip")?;
     ctx.opt_integer(obj, "turns", "turns")?;
-    let category = ctx
-        .opt_string(obj, "type")?
-        .filter(|t| !t.trim().is_empty());
+    let category = ctx.opt_string(obj, "type")?.filter(|t| !t.trim().is_empty());
     Ok(Row {
         question: render_question(&prior, &latest),
         chosen: answer(ctx, obj, "chosen")?,
@@ -447,18 +425,13 @@ fn examples<'r>(rows: &'r [Row], subset: &str) -> Vec<(Example, &'r Row, Vec<His
     let mut seen: HashMap<(&str, &str), usize> = HashMap::new();
     let mut out = Vec::new();
     for r in rows {
-        let n = seen
-            .entry((r.user_id.as_str(), r.conversation_id.as_str()))
-            .or_insert(0);
+        let n = seen.entry((r.user_id.as_str(), r.conversation_id.as_str())).or_insert(0);
         let id = format!("{}-{}-{n}", r.user_id, r.conversation_id);
         *n += 1;
         if r.split != "test" {
             continue;
         }
-        let past = history
-            .get(r.user_id.as_str())
-            .map(Vec::as_slice)
-            .unwrap_or_default();
+        let past = history.get(r.user_id.as_str()).map(Vec::as_slice).unwrap_or_default();
         let profile = past
             .iter()
             .enumerate()
@@ -491,41 +464,24 @@ mod tests {
 
     #[test]
     fn dataset_names_drop_the_personalized_suffix_only() {
-        assert_eq!(
-            dataset_name("chatbot_arena_personalized_0125"),
-            "chatbot_arena"
-        );
+        assert_eq!(dataset_name("chatbot_arena_personalized_0125"), "chatbot_arena");
         assert_eq!(dataset_name("prism_personalized_0125"), "prism");
         assert_eq!(dataset_name("prism_personalized_1023"), "prism");
         assert_eq!(dataset_name("prism_personalized"), "prism_personalized");
         assert_eq!(dataset_name("_personalized_0125"), "_personalized_0125");
-        assert_eq!(
-            dataset_name("prism_personalized_v2"),
-            "prism_personalized_v2"
-        );
+        assert_eq!(dataset_name("prism_personalized_v2"), "prism_personalized_v2");
         assert_eq!(dataset_name("mine"), "mine");
     }
 
     #[test]
     fn spec_split_defaults_to_test_and_is_checked() {
-        assert_eq!(
-            parse_spec("d", "s").unwrap(),
-            (PathBuf::from("d"), "test".into())
-        );
-        assert_eq!(
-            parse_spec("d#Train", "s").unwrap(),
-            (PathBuf::from("d"), "train".into())
-        );
-        let err = parse_spec("d#val", "synthesizeme:d#val")
-            .unwrap_err()
-            .to_string();
+        assert_eq!(parse_spec("d", "s").unwrap(), (PathBuf::from("d"), "test".into()));
+        assert_eq!(parse_spec("d#Train", "s").unwrap(), (PathBuf::from("d"), "train".into()));
+        let err = parse_spec("d#val", "synthesizeme:d#val").unwrap_err().to_string();
         assert_eq!(
             err,
             "spec `synthesizeme:d#val`: unknown SynthesizeMe split `val`; write synthesizeme:DIR#SPLIT with SPLIT one of train, validation, test (default test)"
         );
-        assert!(parse_spec("#test", "s")
-            .unwrap_err()
-            .to_string()
-            .contains("no directory given"));
+        assert!(parse_spec("#test", "s").unwrap_err().to_string().contains("no directory given"));
     }
 }

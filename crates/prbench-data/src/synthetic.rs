@@ -24,8 +24,11 @@ use sha2::{Digest, Sha256};
 use crate::error::DataError;
 
 /// The real configs and their row counts (PROTOCOL.md §1).
-pub const REAL_CONFIGS: [(&str, usize); 3] =
-    [("Art_and_Entertainment", 767), ("Lifestyle_and_Personal_Development", 989), ("Society_and_Culture", 1074)];
+pub const REAL_CONFIGS: [(&str, usize); 3] = [
+    ("Art_and_Entertainment", 767),
+    ("Lifestyle_and_Personal_Development", 989),
+    ("Society_and_Culture", 1074),
+];
 
 /// Shape of a synthetic benchmark.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,8 +91,8 @@ pub const ANSWER_WORDS: std::ops::Range<usize> = 40..100;
 
 const VOCAB: usize = 20_000;
 const SYLLABLES: [&str; 24] = [
-    "ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "an", "el", "or", "is", "um", "pra", "ste", "gli", "bor", "den",
-    "fal", "hum", "jor", "ply", "que", "wen",
+    "ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "an", "el", "or", "is", "um", "pra", "ste",
+    "gli", "bor", "den", "fal", "hum", "jor", "ply", "que", "wen",
 ];
 
 /// The pseudo-word vocabulary: word `i` spells `i` in base 24 with the syllables above.
@@ -196,7 +199,11 @@ fn prb_schema() -> Schema {
         Field::new("id", DataType::Utf8, false),
         Field::new("question", DataType::Utf8, false),
         Field::new("profile", DataType::List(Arc::new(item(&["category", "id", "text"]))), false),
-        Field::new("rubric_aspects", DataType::List(Arc::new(item(&["aspect", "evidence", "reason"]))), false),
+        Field::new(
+            "rubric_aspects",
+            DataType::List(Arc::new(item(&["aspect", "evidence", "reason"]))),
+            false,
+        ),
         Field::new("narrative", DataType::Utf8, false),
         Field::new("category", DataType::Utf8, false),
         Field::new("chosen", DataType::Utf8, false),
@@ -205,8 +212,11 @@ fn prb_schema() -> Schema {
 }
 
 fn list_of_structs(fields: &[&str]) -> ListBuilder<StructBuilder> {
-    ListBuilder::new(StructBuilder::from_fields(string_fields(fields), 0))
-        .with_field(Field::new("item", DataType::Struct(string_fields(fields)), true))
+    ListBuilder::new(StructBuilder::from_fields(string_fields(fields), 0)).with_field(Field::new(
+        "item",
+        DataType::Struct(string_fields(fields)),
+        true,
+    ))
 }
 
 /// Appends one struct of strings to a list builder's current list.
@@ -236,16 +246,22 @@ pub fn write_synthetic(dir: &Path, spec: &SyntheticSpec) -> Result<SyntheticSumm
     let words = Words::new();
     let mean_profile = spec.profile_bytes as f64 / spec.total_rows().max(1) as f64;
     let schema = Arc::new(prb_schema());
-    let mut summary =
-        SyntheticSummary { files: Vec::new(), rows: 0, posts: 0, profile_bytes: 0, text_bytes: 0, file_bytes: 0 };
+    let mut summary = SyntheticSummary {
+        files: Vec::new(),
+        rows: 0,
+        posts: 0,
+        profile_bytes: 0,
+        text_bytes: 0,
+        file_bytes: 0,
+    };
     for ((config, _), &n_rows) in REAL_CONFIGS.iter().zip(&spec.rows) {
         let sub = dir.join(config);
         std::fs::create_dir_all(&sub).map_err(|e| write_err(&sub, e))?;
         let path = sub.join("test-00000-of-00001.parquet");
         let file = std::fs::File::create(&path).map_err(|e| write_err(&path, e))?;
         let props = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
-        let mut writer =
-            ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| write_err(&path, e))?;
+        let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
+            .map_err(|e| write_err(&path, e))?;
         let batch_rows = 128;
         let mut start = 0;
         while start < n_rows {
@@ -272,13 +288,18 @@ pub fn write_synthetic(dir: &Path, spec: &SyntheticSpec) -> Result<SyntheticSumm
                 }
                 profile.append(true);
                 for _ in 0..rng.random_range(2..=6) {
-                    let a = [words.text(&mut rng, 30), words.text(&mut rng, 80), words.text(&mut rng, 120)];
+                    let a = [
+                        words.text(&mut rng, 30),
+                        words.text(&mut rng, 80),
+                        words.text(&mut rng, 120),
+                    ];
                     summary.text_bytes += a.iter().map(String::len).sum::<usize>();
                     push_struct(&mut rubric, [&a[0], &a[1], &a[2]]);
                 }
                 rubric.append(true);
                 let q_bytes = rng.random_range(40..120) * 7;
-                let (chosen_words, rejected_words) = (rng.random_range(ANSWER_WORDS), rng.random_range(ANSWER_WORDS));
+                let (chosen_words, rejected_words) =
+                    (rng.random_range(ANSWER_WORDS), rng.random_range(ANSWER_WORDS));
                 let values = [
                     id.clone(),
                     format!("{}?", words.text(&mut rng, q_bytes).trim_end_matches('.')),
@@ -296,16 +317,35 @@ pub fn write_synthetic(dir: &Path, spec: &SyntheticSpec) -> Result<SyntheticSumm
             let [id, question, narrative, category, chosen, rejected] =
                 cols.try_into().unwrap_or_else(|_| unreachable!("six builders"));
             let arrays: Vec<ArrayRef> = vec![
-                Arc::new({ let mut b = id; b.finish() }),
-                Arc::new({ let mut b = question; b.finish() }),
+                Arc::new({
+                    let mut b = id;
+                    b.finish()
+                }),
+                Arc::new({
+                    let mut b = question;
+                    b.finish()
+                }),
                 Arc::new(profile.finish()),
                 Arc::new(rubric.finish()),
-                Arc::new({ let mut b = narrative; b.finish() }),
-                Arc::new({ let mut b = category; b.finish() }),
-                Arc::new({ let mut b = chosen; b.finish() }),
-                Arc::new({ let mut b = rejected; b.finish() }),
+                Arc::new({
+                    let mut b = narrative;
+                    b.finish()
+                }),
+                Arc::new({
+                    let mut b = category;
+                    b.finish()
+                }),
+                Arc::new({
+                    let mut b = chosen;
+                    b.finish()
+                }),
+                Arc::new({
+                    let mut b = rejected;
+                    b.finish()
+                }),
             ];
-            let batch = RecordBatch::try_new(schema.clone(), arrays).map_err(|e| write_err(&path, e))?;
+            let batch =
+                RecordBatch::try_new(schema.clone(), arrays).map_err(|e| write_err(&path, e))?;
             writer.write(&batch).map_err(|e| write_err(&path, e))?;
             start = end;
         }

@@ -11,16 +11,31 @@ const IDS_SHOWN: usize = 3;
 /// One line per kind of empty material, e.g. `warning: 3 of 12 examples have an empty profile
 /// (profile:k renders them as none; first: a1, a7, b2)`; empty when there is nothing to say.
 pub fn dataset_warnings(data: &Dataset) -> Vec<String> {
-    let empty_profile: Vec<&str> = data.examples.iter().filter(|e| e.profile.is_empty()).map(|e| e.id.as_str()).collect();
-    let empty_rubric: Vec<&str> = data.examples.iter().filter(|e| e.rubric_aspects.is_empty()).map(|e| e.id.as_str()).collect();
+    let empty_profile: Vec<&str> =
+        data.examples.iter().filter(|e| e.profile.is_empty()).map(|e| e.id.as_str()).collect();
+    let empty_rubric: Vec<&str> = data
+        .examples
+        .iter()
+        .filter(|e| e.rubric_aspects.is_empty())
+        .map(|e| e.id.as_str())
+        .collect();
     [
-        warning(&empty_profile, data.examples.len(), "an empty profile", "profile:k renders them as none"),
+        warning(
+            &empty_profile,
+            data.examples.len(),
+            "an empty profile",
+            "profile:k renders them as none",
+        ),
         warning(
             &empty_rubric,
             data.examples.len(),
             "an empty rubric",
             // With no rubric at all (SynthesizeMe, PRISM), `prbench eval` refuses `oracle`.
-            if empty_rubric.len() == data.examples.len() { "the data has no rubric, so oracle is refused" } else { "oracle renders them as none" },
+            if empty_rubric.len() == data.examples.len() {
+                "the data has no rubric, so oracle is refused"
+            } else {
+                "oracle renders them as none"
+            },
         ),
     ]
     .into_iter()
@@ -37,5 +52,8 @@ fn warning(ids: &[&str], n: usize, what: &str, renders: &str) -> Option<String> 
     let first = ids[..ids.len().min(IDS_SHOWN)].join(", ");
     let noun = if n == 1 { "example" } else { "examples" };
     let verb = if ids.len() == 1 { "has" } else { "have" };
-    Some(format!("warning: {} of {n} {noun} {verb} {what} ({renders}; first: {first}{more})", ids.len()))
+    Some(format!(
+        "warning: {} of {n} {noun} {verb} {what} ({renders}; first: {first}{more})",
+        ids.len()
+    ))
 }

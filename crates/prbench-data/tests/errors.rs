@@ -18,14 +18,8 @@ fn load_err(path: &Path) -> (DataError, String) {
 /// Asserts the message names `file`, `row N` and the field in backticks.
 fn names_all(msg: &str, file: &str, row: usize, field: &str) {
     assert!(msg.contains(file), "file {file} not in: {msg}");
-    assert!(
-        msg.contains(&format!("row {row}:")),
-        "row {row} not in: {msg}"
-    );
-    assert!(
-        msg.contains(&format!("`{field}`")),
-        "field {field} not in: {msg}"
-    );
+    assert!(msg.contains(&format!("row {row}:")), "row {row} not in: {msg}");
+    assert!(msg.contains(&format!("`{field}`")), "field {field} not in: {msg}");
 }
 
 #[test]
@@ -35,10 +29,7 @@ fn missing_field_jsonl() {
     bad.as_object_mut().unwrap().remove("chosen");
     let path = write_jsonl(&tmp.path().join("miss.jsonl"), &[row("a"), bad]);
     let (err, msg) = load_err(&path);
-    assert!(
-        matches!(err, DataError::MissingField { row: 2, .. }),
-        "{msg}"
-    );
+    assert!(matches!(err, DataError::MissingField { row: 2, .. }), "{msg}");
     names_all(&msg, "miss.jsonl", 2, "chosen");
     assert!(msg.contains("add it or remove the row"), "{msg}");
 }
@@ -47,10 +38,7 @@ fn missing_field_jsonl() {
 fn missing_nested_field_json() {
     let tmp = tempfile::tempdir().unwrap();
     let mut bad = row("b");
-    bad["rubric_aspects"][0]
-        .as_object_mut()
-        .unwrap()
-        .remove("reason");
+    bad["rubric_aspects"][0].as_object_mut().unwrap().remove("reason");
     let path = write_json(&tmp.path().join("nested.json"), &[row("a"), row("c"), bad]);
     let (_, msg) = load_err(&path);
     names_all(&msg, "nested.json", 3, "rubric_aspects[0].reason");
@@ -65,10 +53,7 @@ fn profile_as_string_is_a_type_error() {
     let (err, msg) = load_err(&path);
     assert!(matches!(err, DataError::WrongType { row: 2, .. }), "{msg}");
     names_all(&msg, "types.json", 2, "profile");
-    assert!(
-        msg.contains("must be a list") && msg.contains("a string"),
-        "{msg}"
-    );
+    assert!(msg.contains("must be a list") && msg.contains("a string"), "{msg}");
 }
 
 #[test]
@@ -120,10 +105,7 @@ fn chosen_equal_to_rejected() {
     bad["rejected"] = json!(format!("{} ", bad["chosen"].as_str().unwrap()));
     let path = write_jsonl(&tmp.path().join("same.jsonl"), &[bad]);
     let (err, msg) = load_err(&path);
-    assert!(
-        matches!(err, DataError::SameAnswers { row: 1, .. }),
-        "{msg}"
-    );
+    assert!(matches!(err, DataError::SameAnswers { row: 1, .. }), "{msg}");
     names_all(&msg, "same.jsonl", 1, "chosen");
     assert!(msg.contains("`rejected`"), "{msg}");
 }
@@ -131,22 +113,9 @@ fn chosen_equal_to_rejected() {
 #[test]
 fn duplicate_id_within_a_file() {
     let tmp = tempfile::tempdir().unwrap();
-    let path = write_jsonl(
-        &tmp.path().join("dup.jsonl"),
-        &[row("a"), row("b"), row("a")],
-    );
+    let path = write_jsonl(&tmp.path().join("dup.jsonl"), &[row("a"), row("b"), row("a")]);
     let (err, msg) = load_err(&path);
-    assert!(
-        matches!(
-            err,
-            DataError::DuplicateId {
-                row: 3,
-                first_row: 1,
-                ..
-            }
-        ),
-        "{msg}"
-    );
+    assert!(matches!(err, DataError::DuplicateId { row: 3, first_row: 1, .. }), "{msg}");
     names_all(&msg, "dup.jsonl", 3, "id");
     assert!(msg.contains("row 1") && msg.contains("\"a\""), "{msg}");
 }
@@ -155,22 +124,9 @@ fn duplicate_id_within_a_file() {
 fn duplicate_id_across_files_of_a_directory() {
     let tmp = tempfile::tempdir().unwrap();
     write_jsonl(&tmp.path().join("Art.jsonl"), &[row("a"), row("shared")]);
-    write_json(
-        &tmp.path().join("Society.json"),
-        &[row("s"), row("t"), row("shared")],
-    );
+    write_json(&tmp.path().join("Society.json"), &[row("s"), row("t"), row("shared")]);
     let (err, msg) = load_err(tmp.path());
-    assert!(
-        matches!(
-            err,
-            DataError::DuplicateId {
-                row: 3,
-                first_row: 2,
-                ..
-            }
-        ),
-        "{msg}"
-    );
+    assert!(matches!(err, DataError::DuplicateId { row: 3, first_row: 2, .. }), "{msg}");
     names_all(&msg, "Society.json", 3, "id");
     assert!(msg.contains("Art.jsonl row 2"), "{msg}");
 }
@@ -185,10 +141,7 @@ fn non_utf8_file() {
         bytes.push(b'\n');
     }
     // Line 3 holds "cafe" with the `e` as the Latin-1 byte 0xE9 (invalid in UTF-8).
-    let mut line3 = row("c")
-        .to_string()
-        .replace("second post", "cafe")
-        .into_bytes();
+    let mut line3 = row("c").to_string().replace("second post", "cafe").into_bytes();
     let at = line3.windows(4).position(|w| w == b"cafe").unwrap() + 3;
     line3[at] = 0xE9;
     bytes.extend(line3);
@@ -206,21 +159,11 @@ fn non_utf8_file() {
 fn malformed_jsonl_line() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("broken.jsonl");
-    let text = format!(
-        "{}\n{{\"id\": \"b\", \"question\": \n{}\n",
-        row("a"),
-        row("c")
-    );
+    let text = format!("{}\n{{\"id\": \"b\", \"question\": \n{}\n", row("a"), row("c"));
     std::fs::write(&path, text).unwrap();
     let (err, msg) = load_err(&path);
-    assert!(
-        matches!(err, DataError::MalformedJson { line: 2, .. }),
-        "{msg}"
-    );
-    assert!(
-        msg.contains("broken.jsonl") && msg.contains("line 2"),
-        "{msg}"
-    );
+    assert!(matches!(err, DataError::MalformedJson { line: 2, .. }), "{msg}");
+    assert!(msg.contains("broken.jsonl") && msg.contains("line 2"), "{msg}");
 }
 
 #[test]
@@ -229,17 +172,19 @@ fn blank_jsonl_line() {
     let path = tmp.path().join("blank.jsonl");
     std::fs::write(&path, format!("{}\n\n{}\n", row("a"), row("b"))).unwrap();
     let (err, msg) = load_err(&path);
-    assert!(
-        matches!(err, DataError::MalformedJson { line: 2, .. }),
-        "{msg}"
-    );
+    assert!(matches!(err, DataError::MalformedJson { line: 2, .. }), "{msg}");
     assert!(msg.contains("blank line between rows") && msg.contains("only at the end"), "{msg}");
 }
 
 #[test]
 fn trailing_blank_lines_in_jsonl_load_every_row() {
     let tmp = tempfile::tempdir().unwrap();
-    for (name, tail) in [("lf.jsonl", "\n\n\n"), ("crlf.jsonl", "\r\n\r\n"), ("spaces.jsonl", "\n  \n\t\n"), ("none.jsonl", "")] {
+    for (name, tail) in [
+        ("lf.jsonl", "\n\n\n"),
+        ("crlf.jsonl", "\r\n\r\n"),
+        ("spaces.jsonl", "\n  \n\t\n"),
+        ("none.jsonl", ""),
+    ] {
         let path = tmp.path().join(name);
         let sep = if name == "crlf.jsonl" { "\r\n" } else { "\n" };
         std::fs::write(&path, format!("{}{sep}{}{tail}", row("a"), row("b"))).unwrap();
@@ -269,10 +214,7 @@ fn malformed_json_array_and_wrong_top_level() {
     let path = tmp.path().join("obj.json");
     std::fs::write(&path, row("a").to_string()).unwrap();
     let (err, msg) = load_err(&path);
-    assert!(
-        matches!(err, DataError::MalformedJson { line: 1, .. }),
-        "{msg}"
-    );
+    assert!(matches!(err, DataError::MalformedJson { line: 1, .. }), "{msg}");
     assert!(msg.contains("JSON array"), "{msg}");
 }
 
@@ -301,7 +243,8 @@ fn the_first_files_error_wins_when_several_files_are_bad() {
     let tmp = tempfile::tempdir().unwrap();
     let mut bad = row("b");
     bad.as_object_mut().unwrap().remove("chosen");
-    let society: Vec<_> = (0..200).map(|i| if i == 150 { bad.clone() } else { row(&format!("s{i}")) }).collect();
+    let society: Vec<_> =
+        (0..200).map(|i| if i == 150 { bad.clone() } else { row(&format!("s{i}")) }).collect();
     write_jsonl(&tmp.path().join("Society_and_Culture.jsonl"), &society);
     write_jsonl(&tmp.path().join("Art_and_Entertainment.jsonl"), &[row("a"), bad.clone()]);
     for _ in 0..5 {

@@ -79,7 +79,12 @@ fn many_rows_span_several_batches_and_keep_their_order() {
     let examples: Vec<Example> = (0..700)
         .map(|i| Example {
             id: format!("row-{i:04}"),
-            subset: if i % 3 == 0 { "Society_and_Culture" } else { "Lifestyle_and_Personal_Development" }.into(),
+            subset: if i % 3 == 0 {
+                "Society_and_Culture"
+            } else {
+                "Lifestyle_and_Personal_Development"
+            }
+            .into(),
             chosen: format!("chosen {i}"),
             ..base.clone()
         })
@@ -155,8 +160,14 @@ fn refuses_rows_the_loader_would_reject_before_writing() {
 #[test]
 fn refuses_a_directory_holding_other_data_the_loader_would_mix_in() {
     for (stale, what) in [
-        ("Society_and_Culture/test-00000-of-00001.parquet", "`Society_and_Culture/test-00000-of-00001.parquet`"),
-        ("friendly_unfriendly/test-00000-of-00002.parquet", "`friendly_unfriendly/test-00000-of-00002.parquet`"),
+        (
+            "Society_and_Culture/test-00000-of-00001.parquet",
+            "`Society_and_Culture/test-00000-of-00001.parquet`",
+        ),
+        (
+            "friendly_unfriendly/test-00000-of-00002.parquet",
+            "`friendly_unfriendly/test-00000-of-00002.parquet`",
+        ),
         ("extra.jsonl", "`extra.jsonl`"),
     ] {
         let tmp = tempfile::tempdir().unwrap();

@@ -10,12 +10,10 @@
 
 mod common;
 
-
 use common::pyref::{pyref_or_skip, read_export, PRB_PYARROW_SCHEMA};
 use common::tricky_examples;
 use prbench_data::{card_yaml, write_hf_layout, Example};
 use serde_json::{json, Value};
-
 
 /// An example as pyarrow's `to_pylist` gives it (no `subset`: that is the folder).
 fn as_pylist_row(ex: &Example) -> Value {
@@ -37,8 +35,11 @@ fn pyarrow_reads_the_export_and_its_card() {
     let tmp = tempfile::tempdir().unwrap();
     let examples = tricky_examples();
     let configs = write_hf_layout(tmp.path(), &examples).unwrap();
-    std::fs::write(tmp.path().join("README.md"), format!("---\n{}---\n\n# Export\n", card_yaml(&configs)))
-        .unwrap();
+    std::fs::write(
+        tmp.path().join("README.md"),
+        format!("---\n{}---\n\n# Export\n", card_yaml(&configs)),
+    )
+    .unwrap();
 
     let seen: Value = read_export(&python, tmp.path());
 
@@ -49,7 +50,10 @@ fn pyarrow_reads_the_export_and_its_card() {
         let config = &read[name];
         assert_eq!(config["schema"], PRB_PYARROW_SCHEMA, "{name}: schema");
         let exported = configs.iter().find(|c| c.subset == name).unwrap();
-        assert_eq!(config["nbytes"], exported.arrow_bytes, "{name}: arrow_bytes is pyarrow's Table.nbytes");
+        assert_eq!(
+            config["nbytes"], exported.arrow_bytes,
+            "{name}: arrow_bytes is pyarrow's Table.nbytes"
+        );
         let rows = config["rows"].as_array().unwrap();
         let want: Vec<&Example> = examples.iter().filter(|e| e.subset == name).collect();
         assert_eq!(rows.len(), want.len(), "{name}: rows");
@@ -71,23 +75,46 @@ fn pyarrow_reads_the_export_and_its_card() {
     assert_eq!(config_names("configs"), names);
     assert_eq!(config_names("dataset_info"), names);
     for (i, name) in names.iter().enumerate() {
-        assert_eq!(card["configs"][i]["data_files"], json!([{"split": "test", "path": format!("{name}/test-*")}]));
+        assert_eq!(
+            card["configs"][i]["data_files"],
+            json!([{"split": "test", "path": format!("{name}/test-*")}])
+        );
         let info = &card["dataset_info"][i];
         let nbytes = &read[*name]["nbytes"];
-        assert_eq!(info["splits"], json!([{"name": "test", "num_bytes": nbytes, "num_examples": 2}]), "{name}");
+        assert_eq!(
+            info["splits"],
+            json!([{"name": "test", "num_bytes": nbytes, "num_examples": 2}]),
+            "{name}"
+        );
         assert_eq!(info["download_size"], configs[i].bytes, "{name}");
         assert_eq!(&info["dataset_size"], nbytes, "{name}");
-        let features: Vec<&str> =
-            info["features"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
+        let features: Vec<&str> = info["features"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["name"].as_str().unwrap())
+            .collect();
         assert_eq!(
             features,
-            ["id", "question", "profile", "rubric_aspects", "narrative", "category", "chosen", "rejected"]
+            [
+                "id",
+                "question",
+                "profile",
+                "rubric_aspects",
+                "narrative",
+                "category",
+                "chosen",
+                "rejected"
+            ]
         );
         let strings = |names: &[&str]| -> Value {
             names.iter().map(|n| json!({"name": n, "dtype": "string"})).collect()
         };
         assert_eq!(info["features"][0], json!({"name": "id", "dtype": "string"}));
-        assert_eq!(info["features"][2], json!({"name": "profile", "list": strings(&["category", "id", "text"])}));
+        assert_eq!(
+            info["features"][2],
+            json!({"name": "profile", "list": strings(&["category", "id", "text"])})
+        );
         assert_eq!(
             info["features"][3],
             json!({"name": "rubric_aspects", "list": strings(&["aspect", "evidence", "reason"])})
@@ -111,12 +138,19 @@ fn pyarrow_reads_the_user_id_column() {
     assert!(configs.iter().all(|c| c.user_id_column));
     let seen = read_export(&python, tmp.path());
     let schema = format!("{PRB_PYARROW_SCHEMA}\nuser_id: string");
-    for (name, want) in [("Art_and_Entertainment", vec![json!("user584"), json!("user584")]), ("friendly_unfriendly", vec![json!("ü-1"), Value::Null])] {
+    for (name, want) in [
+        ("Art_and_Entertainment", vec![json!("user584"), json!("user584")]),
+        ("friendly_unfriendly", vec![json!("ü-1"), Value::Null]),
+    ] {
         let config = &seen["configs"][name];
         assert_eq!(config["schema"], schema, "{name}: schema");
         let exported = configs.iter().find(|c| c.subset == name).unwrap();
-        assert_eq!(config["nbytes"], exported.arrow_bytes, "{name}: arrow_bytes is pyarrow's Table.nbytes");
-        let got: Vec<&Value> = config["rows"].as_array().unwrap().iter().map(|r| &r["user_id"]).collect();
+        assert_eq!(
+            config["nbytes"], exported.arrow_bytes,
+            "{name}: arrow_bytes is pyarrow's Table.nbytes"
+        );
+        let got: Vec<&Value> =
+            config["rows"].as_array().unwrap().iter().map(|r| &r["user_id"]).collect();
         assert_eq!(got, want.iter().collect::<Vec<_>>(), "{name}: user_id values");
     }
 }

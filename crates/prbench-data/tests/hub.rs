@@ -41,10 +41,7 @@ fn build_cache(root: &Path) {
 }
 
 fn offline(root: &Path) -> HubOptions {
-    HubOptions {
-        cache_dir: Some(root.to_path_buf()),
-        offline: true,
-    }
+    HubOptions { cache_dir: Some(root.to_path_buf()), offline: true }
 }
 
 #[test]
@@ -60,19 +57,13 @@ fn offline_load_from_cache_matches_local_copy() {
         "hf:test-org/PRB-mini",
     )
     .unwrap();
-    assert!(
-        start.elapsed() < Duration::from_secs(5),
-        "offline load must not touch the network"
-    );
+    assert!(start.elapsed() < Duration::from_secs(5), "offline load must not touch the network");
     assert_eq!(ds.source, "hf:test-org/PRB-mini");
     assert_eq!(ds.kind, "prb");
     let ids: Vec<&str> = ds.examples.iter().map(|e| e.id.as_str()).collect();
     assert_eq!(ids, ["art-001", "art-002", "soc-001", "soc-002", "soc-003"]);
     assert_eq!(ds.examples[2].subset, "Society_and_Culture");
-    assert_eq!(
-        ds.examples[0].profile[1].text,
-        "Joe Hisaishi scores make me cry."
-    );
+    assert_eq!(ds.examples[0].profile[1].text, "Joe Hisaishi scores make me cry.");
     // Same files under the same names: same hash as the local HF-layout copy.
     let local = load(fixture("prb_hf").to_str().unwrap(), &[]).unwrap();
     assert_eq!(ds.hash, local.hash);
@@ -83,23 +74,9 @@ fn offline_load_from_cache_matches_local_copy() {
 fn offline_by_commit_hash_and_by_branch() {
     let tmp = tempfile::tempdir().unwrap();
     build_cache(tmp.path());
-    let ds = load_hub(
-        REPO,
-        Some(COMMIT),
-        &names(&["ART"]),
-        &offline(tmp.path()),
-        "x",
-    )
-    .unwrap();
+    let ds = load_hub(REPO, Some(COMMIT), &names(&["ART"]), &offline(tmp.path()), "x").unwrap();
     assert_eq!(ds.examples.len(), 2);
-    let ds = load_hub(
-        REPO,
-        Some("main"),
-        &names(&["society"]),
-        &offline(tmp.path()),
-        "x",
-    )
-    .unwrap();
+    let ds = load_hub(REPO, Some("main"), &names(&["society"]), &offline(tmp.path()), "x").unwrap();
     assert_eq!(ds.examples.len(), 3);
 }
 
@@ -115,10 +92,7 @@ fn offline_missing_file_is_a_clear_error() {
     assert!(matches!(err, DataError::HubNotCached { .. }), "{msg}");
     assert!(msg.contains(REPO), "{msg}");
     assert!(msg.contains("@main"), "{msg}");
-    assert!(
-        msg.contains(&config_file("Lifestyle_and_Personal_Development")),
-        "{msg}"
-    );
+    assert!(msg.contains(&config_file("Lifestyle_and_Personal_Development")), "{msg}");
     assert!(msg.contains(tmp.path().to_str().unwrap()), "{msg}");
     assert!(
         msg.contains("HF_HUB_OFFLINE") && msg.contains("network") && msg.contains("pre-populate"),
@@ -126,46 +100,21 @@ fn offline_missing_file_is_a_clear_error() {
     );
 
     // A revision that is not cached, and a repo that is not cached at all.
-    let err = load_hub(
-        REPO,
-        Some("v2"),
-        &names(&["art"]),
-        &offline(tmp.path()),
-        "x",
-    )
-    .unwrap_err();
-    assert!(
-        matches!(&err, DataError::HubNotCached { revision, .. } if revision == "v2"),
-        "{err}"
-    );
-    let err = load_hub(
-        "other/repo",
-        None,
-        &names(&["art"]),
-        &offline(tmp.path()),
-        "x",
-    )
-    .unwrap_err();
-    assert!(
-        matches!(&err, DataError::HubNotCached { repo, .. } if repo == "other/repo"),
-        "{err}"
-    );
+    let err = load_hub(REPO, Some("v2"), &names(&["art"]), &offline(tmp.path()), "x").unwrap_err();
+    assert!(matches!(&err, DataError::HubNotCached { revision, .. } if revision == "v2"), "{err}");
+    let err =
+        load_hub("other/repo", None, &names(&["art"]), &offline(tmp.path()), "x").unwrap_err();
+    assert!(matches!(&err, DataError::HubNotCached { repo, .. } if repo == "other/repo"), "{err}");
 }
 
 #[test]
 fn repo_spec_parsing() {
-    assert_eq!(
-        parse_repo("a/b", "hf:a/b").unwrap(),
-        ("a/b".to_string(), None)
-    );
+    assert_eq!(parse_repo("a/b", "hf:a/b").unwrap(), ("a/b".to_string(), None));
     assert_eq!(
         parse_repo("a/b@v1.0", "hf:a/b@v1.0").unwrap(),
         ("a/b".to_string(), Some("v1.0".to_string()))
     );
-    assert_eq!(
-        parse_repo("squad", "hf:squad").unwrap(),
-        ("squad".to_string(), None)
-    );
+    assert_eq!(parse_repo("squad", "hf:squad").unwrap(), ("squad".to_string(), None));
     for bad in ["", "a/b/c", "a/", "/b", "a/b@", "a b/c"] {
         let err = parse_repo(bad, &format!("hf:{bad}")).unwrap_err();
         assert!(matches!(err, DataError::BadSpec { .. }), "{bad}: {err}");

@@ -33,9 +33,6 @@ fn load_hf_spec_honours_offline_env() {
     std::env::set_var("HF_HUB_OFFLINE", "TRUE");
     let err = load("hf:env-org/env-data@main", &names(&["Society"])).unwrap_err();
     let msg = err.to_string();
-    assert!(
-        msg.contains("Society_and_Culture/test-00000-of-00001.parquet"),
-        "{msg}"
-    );
+    assert!(msg.contains("Society_and_Culture/test-00000-of-00001.parquet"), "{msg}");
     assert!(msg.contains(tmp.path().to_str().unwrap()), "{msg}");
 }

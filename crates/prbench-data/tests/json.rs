@@ -34,12 +34,7 @@ fn flat_directory_orders_prb_subsets_first() {
     let subsets: Vec<&str> = ds.examples.iter().map(|e| e.subset.as_str()).collect();
     assert_eq!(
         subsets,
-        [
-            "Art_and_Entertainment",
-            "Art_and_Entertainment",
-            "Society_and_Culture",
-            "zeta"
-        ]
+        ["Art_and_Entertainment", "Art_and_Entertainment", "Society_and_Culture", "zeta"]
     );
     let e = &ds.examples[0];
     assert_eq!(e.question, "question of a1?");
@@ -51,10 +46,7 @@ fn flat_directory_orders_prb_subsets_first() {
         ds.hash,
         expected_hash(&[
             ("Art.jsonl", &d.join("Art.jsonl")),
-            (
-                "society_and_culture.json",
-                &d.join("society_and_culture.json")
-            ),
+            ("society_and_culture.json", &d.join("society_and_culture.json")),
             ("zeta.jsonl", &d.join("zeta.jsonl")),
         ])
     );
@@ -65,24 +57,15 @@ fn subset_selection_long_short_any_case() {
     let tmp = flat_dir();
     let spec = tmp.path().to_str().unwrap();
     assert_eq!(ids(&load(spec, &names(&["ART"])).unwrap()), ["a1", "a2"]);
-    assert_eq!(
-        ids(&load(spec, &names(&["art_and_entertainment"])).unwrap()),
-        ["a1", "a2"]
-    );
+    assert_eq!(ids(&load(spec, &names(&["art_and_entertainment"])).unwrap()), ["a1", "a2"]);
     // Result keeps load order, not request order.
-    assert_eq!(
-        ids(&load(spec, &names(&["society", "Art"])).unwrap()),
-        ["a1", "a2", "s1"]
-    );
+    assert_eq!(ids(&load(spec, &names(&["society", "Art"])).unwrap()), ["a1", "a2", "s1"]);
     assert_eq!(ids(&load(spec, &names(&["ZETA"])).unwrap()), ["z1"]);
     let ds = load(spec, &names(&["Society_and_Culture"])).unwrap();
     let d = tmp.path();
     assert_eq!(
         ds.hash,
-        expected_hash(&[(
-            "society_and_culture.json",
-            &d.join("society_and_culture.json")
-        )])
+        expected_hash(&[("society_and_culture.json", &d.join("society_and_culture.json"))])
     );
 }
 
@@ -95,10 +78,7 @@ fn absent_subset_lists_the_available_ones() {
         matches!(&err, DataError::SubsetNotFound { requested, .. } if requested == "lifestyle"),
         "{msg}"
     );
-    assert!(
-        msg.contains("Art_and_Entertainment, Society_and_Culture, zeta"),
-        "{msg}"
-    );
+    assert!(msg.contains("Art_and_Entertainment, Society_and_Culture, zeta"), "{msg}");
 }
 
 #[test]
@@ -113,11 +93,8 @@ fn single_file_rows_may_carry_their_subset() {
     r4["subset"] = json!("ART");
     let path = write_jsonl(&tmp.path().join("mixed.jsonl"), &[r1, r2, r3, r4]);
     let ds = load(path.to_str().unwrap(), &[]).unwrap();
-    let got: Vec<(&str, &str)> = ds
-        .examples
-        .iter()
-        .map(|e| (e.id.as_str(), e.subset.as_str()))
-        .collect();
+    let got: Vec<(&str, &str)> =
+        ds.examples.iter().map(|e| (e.id.as_str(), e.subset.as_str())).collect();
     assert_eq!(
         got,
         [
@@ -132,8 +109,7 @@ fn single_file_rows_may_carry_their_subset() {
     assert_eq!(ids(&only), ["x4", "x3"]);
     let err = load(path.to_str().unwrap(), &names(&["Lifestyle"])).unwrap_err();
     assert!(
-        err.to_string()
-            .contains("Art_and_Entertainment, Society_and_Culture, mixed, zeta"),
+        err.to_string().contains("Art_and_Entertainment, Society_and_Culture, mixed, zeta"),
         "{err}"
     );
 }
@@ -159,10 +135,7 @@ fn directory_row_subset_must_match_its_file() {
     write_jsonl(&tmp.path().join("Art.jsonl"), &[ok, r]);
     let err = load(tmp.path().to_str().unwrap(), &[]).unwrap_err();
     let msg = err.to_string();
-    assert!(
-        matches!(err, DataError::SubsetMismatch { row: 2, .. }),
-        "{msg}"
-    );
+    assert!(matches!(err, DataError::SubsetMismatch { row: 2, .. }), "{msg}");
     assert!(
         msg.contains("Art.jsonl") && msg.contains("row 2") && msg.contains("`subset`"),
         "{msg}"
@@ -174,13 +147,8 @@ fn two_files_for_one_subset_is_an_error() {
     let tmp = tempfile::tempdir().unwrap();
     write_jsonl(&tmp.path().join("Art.jsonl"), &[row("a")]);
     write_json(&tmp.path().join("Art_and_Entertainment.json"), &[row("b")]);
-    let msg = load(tmp.path().to_str().unwrap(), &[])
-        .unwrap_err()
-        .to_string();
-    assert!(
-        msg.contains("Art.jsonl") && msg.contains("Art_and_Entertainment.json"),
-        "{msg}"
-    );
+    let msg = load(tmp.path().to_str().unwrap(), &[]).unwrap_err().to_string();
+    assert!(msg.contains("Art.jsonl") && msg.contains("Art_and_Entertainment.json"), "{msg}");
 }
 
 #[test]

@@ -77,7 +77,11 @@ fn download_script_layout_reads_the_test_split_with_documented_defaults() {
     );
     assert_eq!(
         a1.rubric_aspects[1],
-        RubricAspect { aspect: "Beginner steps".into(), evidence: "I am new".into(), reason: "is new".into() }
+        RubricAspect {
+            aspect: "Beginner steps".into(),
+            evidence: "I am new".into(),
+            reason: "is new".into()
+        }
     );
     assert_eq!((a1.chosen.as_str(), a1.rejected.as_str()), ("", ""));
     let s1 = &ds.examples[2];
@@ -97,7 +101,8 @@ fn download_script_layout_reads_the_test_split_with_documented_defaults() {
 }
 
 const LAMP_STRINGS: &[&str] = &["id", "question", "narrative"];
-const LAMP_LISTS: &[(&str, &[&str])] = &[("profile", &["id", "text"]), ("rubric_aspects", &["aspect", "reason", "evidence"])];
+const LAMP_LISTS: &[(&str, &[&str])] =
+    &[("profile", &["id", "text"]), ("rubric_aspects", &["aspect", "reason", "evidence"])];
 
 #[test]
 fn hugging_face_parquet_layouts_and_split_selection() {
@@ -105,20 +110,53 @@ fn hugging_face_parquet_layouts_and_split_selection() {
     let d = tmp.path();
     let life = d.join(LIFE);
     std::fs::create_dir_all(&life).unwrap();
-    let test_file = write_parquet(&life.join("test-00000-of-00001.parquet"), &[lamp_row("l1"), lamp_row("l2")], LAMP_STRINGS, LAMP_LISTS);
-    write_parquet(&life.join("validation-00000-of-00001.parquet"), &[lamp_row("lv")], LAMP_STRINGS, LAMP_LISTS);
-    write_parquet(&life.join("train-00000-of-00001.parquet"), &[lamp_row("lt")], LAMP_STRINGS, LAMP_LISTS);
+    let test_file = write_parquet(
+        &life.join("test-00000-of-00001.parquet"),
+        &[lamp_row("l1"), lamp_row("l2")],
+        LAMP_STRINGS,
+        LAMP_LISTS,
+    );
+    write_parquet(
+        &life.join("validation-00000-of-00001.parquet"),
+        &[lamp_row("lv")],
+        LAMP_STRINGS,
+        LAMP_LISTS,
+    );
+    write_parquet(
+        &life.join("train-00000-of-00001.parquet"),
+        &[lamp_row("lt")],
+        LAMP_STRINGS,
+        LAMP_LISTS,
+    );
     // The hub's parquet-converter layout: <config>/<split>/*.parquet.
     std::fs::create_dir_all(d.join(ART).join("validation")).unwrap();
-    write_parquet(&d.join(ART).join("validation").join("0000.parquet"), &[lamp_row("av")], LAMP_STRINGS, LAMP_LISTS);
+    write_parquet(
+        &d.join(ART).join("validation").join("0000.parquet"),
+        &[lamp_row("av")],
+        LAMP_STRINGS,
+        LAMP_LISTS,
+    );
 
     let ds = load_questions(&lampqa(d, None), &[]).unwrap();
     assert_eq!(ids(&ds), [("l1", LIFE), ("l2", LIFE)]);
     let l2 = &ds.examples[1];
     assert_eq!(l2.category, LIFE);
-    assert_eq!(l2.profile[1], ProfilePost { id: "l2-2".into(), category: String::new(), text: "second post".into() });
-    assert_eq!(l2.rubric_aspects[0], RubricAspect { aspect: "Budget".into(), evidence: "on a budget".into(), reason: "says money is tight".into() });
-    assert_eq!(ds.hash, expected_hash(&[(&format!("{LIFE}/test-00000-of-00001.parquet"), &test_file)]));
+    assert_eq!(
+        l2.profile[1],
+        ProfilePost { id: "l2-2".into(), category: String::new(), text: "second post".into() }
+    );
+    assert_eq!(
+        l2.rubric_aspects[0],
+        RubricAspect {
+            aspect: "Budget".into(),
+            evidence: "on a budget".into(),
+            reason: "says money is tight".into()
+        }
+    );
+    assert_eq!(
+        ds.hash,
+        expected_hash(&[(&format!("{LIFE}/test-00000-of-00001.parquet"), &test_file)])
+    );
 
     let val = load_questions(&lampqa(d, Some("validation")), &[]).unwrap();
     assert_eq!(ids(&val), [("av", ART), ("lv", LIFE)]);
@@ -138,7 +176,12 @@ fn parquet_and_json_errors_name_the_same_field_paths() {
     );
     std::fs::remove_file(&json_path).unwrap();
     std::fs::create_dir(d.join(ART)).unwrap();
-    let pq = write_parquet(&d.join(ART).join("test-00000-of-00001.parquet"), &[lamp_row("a"), bad], LAMP_STRINGS, LAMP_LISTS);
+    let pq = write_parquet(
+        &d.join(ART).join("test-00000-of-00001.parquet"),
+        &[lamp_row("a"), bad],
+        LAMP_STRINGS,
+        LAMP_LISTS,
+    );
     let err = load_questions(&lampqa(d, None), &[]).unwrap_err().to_string();
     assert_eq!(
         err,
@@ -157,7 +200,10 @@ fn spec_and_layout_errors_say_what_was_expected() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     let err = load_questions(&lampqa(d, Some("dev")), &[]).unwrap_err().to_string();
-    assert!(err.contains("unknown LaMP-QA split `dev`") && err.contains("train, validation, test"), "{err}");
+    assert!(
+        err.contains("unknown LaMP-QA split `dev`") && err.contains("train, validation, test"),
+        "{err}"
+    );
 
     write_json(&d.join(format!("{ART}_train.json")), &[lamp_row("t1")]);
     let err = load_questions(&lampqa(d, None), &[]).unwrap_err();
@@ -175,7 +221,12 @@ fn spec_and_layout_errors_say_what_was_expected() {
     // One config in both layouts.
     write_json(&d.join(format!("{ART}_test.json")), &[lamp_row("a")]);
     std::fs::create_dir(d.join(ART)).unwrap();
-    write_parquet(&d.join(ART).join("test-00000-of-00001.parquet"), &[lamp_row("a")], LAMP_STRINGS, LAMP_LISTS);
+    write_parquet(
+        &d.join(ART).join("test-00000-of-00001.parquet"),
+        &[lamp_row("a")],
+        LAMP_STRINGS,
+        LAMP_LISTS,
+    );
     let err = load_questions(&lampqa(d, None), &[]).unwrap_err();
     assert!(matches!(&err, DataError::DuplicateSubset { subset, .. } if subset == ART), "{err}");
 }

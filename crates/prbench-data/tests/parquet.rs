@@ -53,14 +53,8 @@ fn loads_hf_layout_with_nested_lists_and_both_offset_widths() {
     );
     assert_eq!(a.narrative, "A Ghibli fan who cares about film music.");
     assert_eq!(a.category, "Movies");
-    assert_eq!(
-        a.chosen,
-        "Try Princess Mononoke: Ghibli animation with a Hisaishi score."
-    );
-    assert_eq!(
-        a.rejected,
-        "Watch the latest live-action superhero blockbuster."
-    );
+    assert_eq!(a.chosen, "Try Princess Mononoke: Ghibli animation with a Hisaishi score.");
+    assert_eq!(a.rejected, "Watch the latest live-action superhero blockbuster.");
     // Non-ASCII text survives.
     assert_eq!(
         ds.examples[1].question,
@@ -97,10 +91,7 @@ fn loads_hf_layout_with_nested_lists_and_both_offset_widths() {
 
     assert_eq!(
         ds.hash,
-        expected_hash(&[
-            (ART_FILE, &dir.join(ART_FILE)),
-            (SOC_FILE, &dir.join(SOC_FILE))
-        ])
+        expected_hash(&[(ART_FILE, &dir.join(ART_FILE)), (SOC_FILE, &dir.join(SOC_FILE))])
     );
 }
 
@@ -109,19 +100,13 @@ fn subset_selection_reads_only_selected_files() {
     let dir = fixture("prb_hf");
     let ds = load(dir.to_str().unwrap(), &names(&["SOCIETY"])).unwrap();
     assert_eq!(ds.examples.len(), 3);
-    assert!(ds
-        .examples
-        .iter()
-        .all(|e| e.subset == "Society_and_Culture"));
+    assert!(ds.examples.iter().all(|e| e.subset == "Society_and_Culture"));
     assert_eq!(ds.hash, expected_hash(&[(SOC_FILE, &dir.join(SOC_FILE))]));
 
     let err = load(dir.to_str().unwrap(), &names(&["Lifestyle"])).unwrap_err();
     let msg = err.to_string();
     assert!(matches!(err, DataError::SubsetNotFound { .. }), "{msg}");
-    assert!(
-        msg.contains("Art_and_Entertainment, Society_and_Culture"),
-        "{msg}"
-    );
+    assert!(msg.contains("Art_and_Entertainment, Society_and_Culture"), "{msg}");
 }
 
 #[test]
@@ -130,10 +115,7 @@ fn single_parquet_file_uses_its_stem_as_subset() {
     let ds = load(path.to_str().unwrap(), &[]).unwrap();
     assert_eq!(ds.examples.len(), 2);
     assert_eq!(ds.examples[0].subset, "test-00000-of-00001");
-    assert_eq!(
-        ds.hash,
-        expected_hash(&[("test-00000-of-00001.parquet", &path)])
-    );
+    assert_eq!(ds.hash, expected_hash(&[("test-00000-of-00001.parquet", &path)]));
 }
 
 #[test]
@@ -155,10 +137,7 @@ fn null_value_names_row_and_field() {
     let path = fixture("bad_parquet/null_chosen.parquet");
     let err = load(path.to_str().unwrap(), &[]).unwrap_err();
     let msg = err.to_string();
-    assert!(
-        matches!(err, DataError::MissingField { row: 2, .. }),
-        "{msg}"
-    );
+    assert!(matches!(err, DataError::MissingField { row: 2, .. }), "{msg}");
     assert!(
         msg.contains("null_chosen.parquet") && msg.contains("row 2") && msg.contains("`chosen`"),
         "{msg}"
@@ -199,5 +178,9 @@ fn another_split_beside_the_test_split_is_an_error_not_mixed_in() {
     std::fs::copy(&src, art.join("test-00000-of-00001.parquet")).unwrap();
     std::fs::copy(&src, art.join("train-00000-of-00001.parquet")).unwrap();
     let err = load(tmp.path().to_str().unwrap(), &[]).unwrap_err().to_string();
-    assert!(err.contains("Art_and_Entertainment/train-00000-of-00001.parquet") && err.contains("only a `test` split"), "{err}");
+    assert!(
+        err.contains("Art_and_Entertainment/train-00000-of-00001.parquet")
+            && err.contains("only a `test` split"),
+        "{err}"
+    );
 }

@@ -17,11 +17,7 @@ fn spec(dir: &Path) -> String {
 }
 
 fn post(id: &str, category: &str, text: &str) -> ProfilePost {
-    ProfilePost {
-        id: id.into(),
-        category: category.into(),
-        text: text.into(),
-    }
+    ProfilePost { id: id.into(), category: category.into(), text: text.into() }
 }
 
 fn user0_profile() -> Vec<ProfilePost> {
@@ -39,11 +35,7 @@ fn user0_profile() -> Vec<ProfilePost> {
 
 /// user1: `stated_prefs` is null and `system_string` blank, so only the self-description.
 fn user1_profile() -> Vec<ProfilePost> {
-    vec![post(
-        "self_description",
-        "survey: self-description",
-        "Étudiante à Lyon 🎓",
-    )]
+    vec![post("self_description", "survey: self-description", "Étudiante à Lyon 🎓")]
 }
 
 fn example(
@@ -81,15 +73,7 @@ fn expected() -> Vec<Example> {
     let v = "values guided";
     vec![
         // c0, opening turn: four replies, #2 chosen → three pairs.
-        example(
-            "c0-t0-0",
-            "Is it ever OK to lie?",
-            user0_profile(),
-            v,
-            lie,
-            "Never.",
-            "user0",
-        ),
+        example("c0-t0-0", "Is it ever OK to lie?", user0_profile(), v, lie, "Never.", "user0"),
         example(
             "c0-t0-1",
             "Is it ever OK to lie?",
@@ -110,24 +94,8 @@ fn expected() -> Vec<Example> {
         ),
         // Later turns: two replies → one pair each; the context is the earlier turns with the
         // reply the conversation continued with.
-        example(
-            "c0-t1-0",
-            &t1,
-            user0_profile(),
-            v,
-            white,
-            "White lies are always fine.",
-            "user0",
-        ),
-        example(
-            "c0-t2-1",
-            &t2,
-            user0_profile(),
-            v,
-            "You're welcome.",
-            "OK.",
-            "user0",
-        ),
+        example("c0-t1-0", &t1, user0_profile(), v, white, "White lies are always fine.", "user0"),
+        example("c0-t2-1", &t2, user0_profile(), v, "You're welcome.", "OK.", "user0"),
         // c1: three opening replies → two pairs.
         example(
             "c1-t0-0",
@@ -183,10 +151,7 @@ fn conversations_become_one_pair_per_rejected_reply() {
     let dir = fixture("prism");
     let data = load(&spec(&dir), &[]).unwrap();
     assert_eq!(data.examples, expected());
-    assert_eq!(
-        data.kind, KIND_PRISM,
-        "marked as not Personalized-RewardBench"
-    );
+    assert_eq!(data.kind, KIND_PRISM, "marked as not Personalized-RewardBench");
     assert_eq!(
         data.hash,
         expected_hash(&[
@@ -195,27 +160,14 @@ fn conversations_become_one_pair_per_rejected_reply() {
         ]),
         "the hash covers survey then conversations"
     );
-    assert_eq!(
-        load(&spec(&dir), &names(&["PRISM"]))
-            .unwrap()
-            .examples
-            .len(),
-        10
-    );
-    let err = load(&spec(&dir), &names(&["arena"]))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("subset \"arena\" is not present (available: prism)"),
-        "{err}"
-    );
+    assert_eq!(load(&spec(&dir), &names(&["PRISM"])).unwrap().examples.len(), 10);
+    let err = load(&spec(&dir), &names(&["arena"])).unwrap_err().to_string();
+    assert!(err.contains("subset \"arena\" is not present (available: prism)"), "{err}");
 }
 
 #[test]
 fn build_refuses_prism_data() {
-    let err = load_questions(&spec(&fixture("prism")), &[])
-        .unwrap_err()
-        .to_string();
+    let err = load_questions(&spec(&fixture("prism")), &[]).unwrap_err().to_string();
     assert!(err.contains("PRISM data has no rubric aspects"), "{err}");
 }
 
@@ -323,11 +275,7 @@ fn malformed_conversations_name_file_line_and_field() {
         assert_eq!(err, format!("{file}: row 2: {message}"), "{bad}");
     }
     let tmp = tempfile::tempdir().unwrap();
-    write(
-        tmp.path(),
-        &[survey_user("user0")],
-        &[good(), conv("b", "user9", vec![user(0, "Hi?")])],
-    );
+    write(tmp.path(), &[survey_user("user0")], &[good(), conv("b", "user9", vec![user(0, "Hi?")])]);
     let err = load(&spec(tmp.path()), &[]).unwrap_err().to_string();
     let survey = tmp.path().join("survey.jsonl").display().to_string();
     assert_eq!(
@@ -342,10 +290,7 @@ fn malformed_conversations_name_file_line_and_field() {
 #[test]
 fn malformed_survey_lines_name_file_line_and_field() {
     let mut no_description = survey_user("user1");
-    no_description
-        .as_object_mut()
-        .unwrap()
-        .remove("self_description");
+    no_description.as_object_mut().unwrap().remove("self_description");
     let cases = [
         (survey_user("user0"), "field `user_id` is \"user0\", as in row 1; the survey has one row per user: remove one of the two"),
         (no_description, "required field `self_description` is missing or null; add it or remove the row"),
@@ -368,10 +313,7 @@ fn malformed_survey_lines_name_file_line_and_field() {
         let err = load(&spec(tmp.path()), &[]).unwrap_err().to_string();
         assert_eq!(
             err,
-            format!(
-                "{}: row 2: {message}",
-                tmp.path().join("survey.jsonl").display()
-            ),
+            format!("{}: row 2: {message}", tmp.path().join("survey.jsonl").display()),
             "{bad}"
         );
     }
@@ -406,21 +348,13 @@ fn replies_without_a_pair_and_string_reply_ids() {
         .iter()
         .map(|e| (e.id.as_str(), e.rejected.as_str(), e.profile.len()))
         .collect();
-    assert_eq!(
-        got,
-        [("s-t0-b", "Go away.", 0)],
-        "a survey line of nulls gives an empty profile"
-    );
+    assert_eq!(got, [("s-t0-b", "Go away.", 0)], "a survey line of nulls gives an empty profile");
 }
 
 #[test]
 fn missing_files_and_bad_dirs_are_explained() {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(
-        tmp.path().join("conversations.jsonl"),
-        format!("{}\n", good()),
-    )
-    .unwrap();
+    std::fs::write(tmp.path().join("conversations.jsonl"), format!("{}\n", good())).unwrap();
     let e = load(&spec(tmp.path()), &[]).unwrap_err();
     let err = e.to_string();
     assert!(
@@ -463,12 +397,17 @@ fn json_array_files_stand_in_for_the_jsonl_ones() {
     };
     // First the mistake: arrays under the .jsonl names.
     std::fs::write(tmp.path().join("survey.jsonl"), as_array("survey.jsonl")).unwrap();
-    std::fs::write(tmp.path().join("conversations.jsonl"), as_array("conversations.jsonl")).unwrap();
+    std::fs::write(tmp.path().join("conversations.jsonl"), as_array("conversations.jsonl"))
+        .unwrap();
     let err = load(&spec(tmp.path()), &[]).unwrap_err().to_string();
     assert!(err.contains("survey.jsonl") && err.contains("rename the file to .json"), "{err}");
     // Following the advice, for both files.
     for name in ["survey", "conversations"] {
-        std::fs::rename(tmp.path().join(format!("{name}.jsonl")), tmp.path().join(format!("{name}.json"))).unwrap();
+        std::fs::rename(
+            tmp.path().join(format!("{name}.jsonl")),
+            tmp.path().join(format!("{name}.json")),
+        )
+        .unwrap();
     }
     let data = load(&spec(tmp.path()), &[]).unwrap();
     assert_eq!(data.examples, expected());
@@ -482,7 +421,8 @@ fn json_array_files_stand_in_for_the_jsonl_ones() {
     // Row numbers of an array are its elements, 1-based.
     let mut rows: Vec<Value> = serde_json::from_str(&as_array("conversations.jsonl")).unwrap();
     rows.push(rows[0].clone());
-    std::fs::write(tmp.path().join("conversations.json"), serde_json::to_string(&rows).unwrap()).unwrap();
+    std::fs::write(tmp.path().join("conversations.json"), serde_json::to_string(&rows).unwrap())
+        .unwrap();
     let err = load(&spec(tmp.path()), &[]).unwrap_err().to_string();
     assert_eq!(
         err,
@@ -493,10 +433,17 @@ fn json_array_files_stand_in_for_the_jsonl_ones() {
         )
     );
     // Both forms of one file: which is meant cannot be told.
-    std::fs::write(tmp.path().join("survey.jsonl"), std::fs::read_to_string(src.join("survey.jsonl")).unwrap()).unwrap();
+    std::fs::write(
+        tmp.path().join("survey.jsonl"),
+        std::fs::read_to_string(src.join("survey.jsonl")).unwrap(),
+    )
+    .unwrap();
     let err = load(&spec(tmp.path()), &[]).unwrap_err().to_string();
     assert!(
-        err.contains(&format!("`{}` holds both survey.jsonl and survey.json; prism:DIR reads one of the two", tmp.path().display())),
+        err.contains(&format!(
+            "`{}` holds both survey.jsonl and survey.json; prism:DIR reads one of the two",
+            tmp.path().display()
+        )),
         "{err}"
     );
 }

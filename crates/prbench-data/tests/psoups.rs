@@ -32,16 +32,8 @@ fn real_psoups_counts_and_shape() {
     assert_eq!(ds.kind, "psoups");
     assert_eq!(ds.source, spec);
     assert_eq!(ds.examples.len(), 1200);
-    let fu = ds
-        .examples
-        .iter()
-        .filter(|e| e.subset == "friendly_unfriendly")
-        .count();
-    let sp = ds
-        .examples
-        .iter()
-        .filter(|e| e.subset == "student_phd")
-        .count();
+    let fu = ds.examples.iter().filter(|e| e.subset == "friendly_unfriendly").count();
+    let sp = ds.examples.iter().filter(|e| e.subset == "student_phd").count();
     assert_eq!((fu, sp), (600, 600));
     // friendly_unfriendly first (alphabetical), rows in file order.
     assert_eq!(ds.examples[0].id, "friendly_unfriendly-0000");
@@ -125,17 +117,10 @@ fn psoups_row() -> serde_json::Value {
 #[test]
 fn missing_file_unless_subset_selects_the_other() {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(
-        tmp.path().join("student_phd.json"),
-        json!([psoups_row()]).to_string(),
-    )
-    .unwrap();
+    std::fs::write(tmp.path().join("student_phd.json"), json!([psoups_row()]).to_string()).unwrap();
     let err = load_psoups(tmp.path(), &[], "p").unwrap_err();
     let msg = err.to_string();
-    assert!(
-        msg.contains("friendly_unfriendly.json") && msg.contains("missing"),
-        "{msg}"
-    );
+    assert!(msg.contains("friendly_unfriendly.json") && msg.contains("missing"), "{msg}");
     let ds = load_psoups(tmp.path(), &["student_phd".to_string()], "p").unwrap();
     assert_eq!(ds.examples.len(), 1);
     let e = &ds.examples[0];
@@ -155,14 +140,9 @@ fn missing_and_mistyped_fields() {
     let tmp = tempfile::tempdir().unwrap();
     let mut bad = psoups_row();
     bad.as_object_mut().unwrap().remove("ground_truth_persona");
-    std::fs::write(
-        tmp.path().join("student_phd.json"),
-        json!([psoups_row(), bad]).to_string(),
-    )
-    .unwrap();
-    let msg = load_psoups(tmp.path(), &["student_phd".to_string()], "p")
-        .unwrap_err()
-        .to_string();
+    std::fs::write(tmp.path().join("student_phd.json"), json!([psoups_row(), bad]).to_string())
+        .unwrap();
+    let msg = load_psoups(tmp.path(), &["student_phd".to_string()], "p").unwrap_err().to_string();
     assert!(
         msg.contains("student_phd.json")
             && msg.contains("row 2:")
@@ -172,14 +152,8 @@ fn missing_and_mistyped_fields() {
 
     let mut bad = psoups_row();
     bad["Pair-wise Comparative Feedback"][0]["chosen"] = json!(null);
-    std::fs::write(
-        tmp.path().join("student_phd.json"),
-        json!([bad]).to_string(),
-    )
-    .unwrap();
-    let msg = load_psoups(tmp.path(), &["student_phd".to_string()], "p")
-        .unwrap_err()
-        .to_string();
+    std::fs::write(tmp.path().join("student_phd.json"), json!([bad]).to_string()).unwrap();
+    let msg = load_psoups(tmp.path(), &["student_phd".to_string()], "p").unwrap_err().to_string();
     assert!(
         msg.contains("row 1:")
             && msg.contains("`Pair-wise Comparative Feedback[0].chosen`")
@@ -193,8 +167,12 @@ fn psoups_spec_pointing_at_a_file_says_it_needs_the_folder() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("student_phd.json");
     std::fs::write(&file, "[]").unwrap();
-    let err = prbench_data::load(&format!("psoups:{}", file.display()), &[]).unwrap_err().to_string();
-    assert!(err.contains("is not a directory") && err.contains("friendly_unfriendly.json"), "{err}");
+    let err =
+        prbench_data::load(&format!("psoups:{}", file.display()), &[]).unwrap_err().to_string();
+    assert!(
+        err.contains("is not a directory") && err.contains("friendly_unfriendly.json"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -206,8 +184,10 @@ fn history_pairs_match_examples_and_profile_posts() {
         {"prompt": "q1", "chosen": "c1", "rejected": "r1"},
         {"prompt": "q2", "chosen": "c2", "rejected": "r2"},
     ]);
-    std::fs::write(tmp.path().join("student_phd.json"), json!([psoups_row(), second]).to_string()).unwrap();
-    std::fs::write(tmp.path().join("friendly_unfriendly.json"), json!([psoups_row()]).to_string()).unwrap();
+    std::fs::write(tmp.path().join("student_phd.json"), json!([psoups_row(), second]).to_string())
+        .unwrap();
+    std::fs::write(tmp.path().join("friendly_unfriendly.json"), json!([psoups_row()]).to_string())
+        .unwrap();
     let (ds, hist) = load_psoups_with_history(tmp.path(), &[], "p").unwrap();
     let ids: Vec<&str> = hist.iter().map(|h| h.id.as_str()).collect();
     assert_eq!(ids, ["friendly_unfriendly-0000", "student_phd-0000", "student_phd-0001"]);
@@ -236,5 +216,8 @@ fn real_psoups_history_pairs() {
     // friendly_unfriendly.json row 123, "Pair-wise Comparative Feedback"[2] (see the mapping test).
     let p = &hist[123].pairs[2];
     assert_eq!(p.prompt, "Generate a title for a book about personal growth.");
-    assert_eq!(p.rejected, "\"Thrive: Unlocking Your True Potential and Creating a Purposeful Life\"");
+    assert_eq!(
+        p.rejected,
+        "\"Thrive: Unlocking Your True Potential and Creating a Purposeful Life\""
+    );
 }

@@ -24,15 +24,27 @@ fn flat_jsonl_directory_without_pairs_loads_as_questions_and_is_refused_as_pairs
     write_jsonl(&tmp.path().join("Art.jsonl"), &[question_row("a"), question_row("b")]);
     write_jsonl(&tmp.path().join("Society.jsonl"), &[question_row("c")]);
     let ds = load_questions(spec(tmp.path()), &[]).unwrap();
-    let ids: Vec<(&str, &str)> = ds.examples.iter().map(|e| (e.id.as_str(), e.subset.as_str())).collect();
-    assert_eq!(ids, [("a", "Art_and_Entertainment"), ("b", "Art_and_Entertainment"), ("c", "Society_and_Culture")]);
+    let ids: Vec<(&str, &str)> =
+        ds.examples.iter().map(|e| (e.id.as_str(), e.subset.as_str())).collect();
+    assert_eq!(
+        ids,
+        [
+            ("a", "Art_and_Entertainment"),
+            ("b", "Art_and_Entertainment"),
+            ("c", "Society_and_Culture")
+        ]
+    );
     let e = &ds.examples[0];
     assert_eq!((e.chosen.as_str(), e.rejected.as_str()), ("", ""));
     assert_eq!(e.question, "question of a?");
     assert_eq!(e.profile[0].text, "first post of a");
     assert_eq!(
         e.rubric_aspects,
-        [RubricAspect { aspect: "Brevity".into(), evidence: "post p1".into(), reason: "likes short answers".into() }]
+        [RubricAspect {
+            aspect: "Brevity".into(),
+            evidence: "post p1".into(),
+            reason: "likes short answers".into()
+        }]
     );
     assert_eq!(ds.kind, "prb");
     // Subset selection works as for `load`.
@@ -47,21 +59,34 @@ fn json_file_with_absent_null_and_present_answers() {
     let tmp = tempfile::tempdir().unwrap();
     let mut with_null = question_row("b");
     with_null["chosen"] = json!(null);
-    let path = write_json(&tmp.path().join("Lifestyle.json"), &[question_row("a"), with_null, row("c")]);
+    let path =
+        write_json(&tmp.path().join("Lifestyle.json"), &[question_row("a"), with_null, row("c")]);
     let ds = load_questions(spec(&path), &[]).unwrap();
-    let answers: Vec<(&str, &str)> = ds.examples.iter().map(|e| (e.chosen.as_str(), e.rejected.as_str())).collect();
-    assert_eq!(answers, [("", ""), ("", ""), ("short answer for c", "a very long and winding answer for c")]);
+    let answers: Vec<(&str, &str)> =
+        ds.examples.iter().map(|e| (e.chosen.as_str(), e.rejected.as_str())).collect();
+    assert_eq!(
+        answers,
+        [("", ""), ("", ""), ("short answer for c", "a very long and winding answer for c")]
+    );
     assert!(ds.examples.iter().all(|e| e.subset == "Lifestyle_and_Personal_Development"));
 }
 
 #[test]
 fn parquet_file_without_answer_columns() {
     let tmp = tempfile::tempdir().unwrap();
-    let path = write_parquet(&tmp.path().join("Art.parquet"), &[question_row("a"), question_row("b")], PRB_STRINGS, PRB_LISTS);
+    let path = write_parquet(
+        &tmp.path().join("Art.parquet"),
+        &[question_row("a"), question_row("b")],
+        PRB_STRINGS,
+        PRB_LISTS,
+    );
     let ds = load_questions(spec(&path), &[]).unwrap();
     assert_eq!(ds.examples.len(), 2);
     let e = &ds.examples[1];
-    assert_eq!((e.id.as_str(), e.subset.as_str(), e.chosen.as_str(), e.rejected.as_str()), ("b", "Art_and_Entertainment", "", ""));
+    assert_eq!(
+        (e.id.as_str(), e.subset.as_str(), e.chosen.as_str(), e.rejected.as_str()),
+        ("b", "Art_and_Entertainment", "", "")
+    );
     assert_eq!(e.profile.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(), ["p1", "p2"]);
     assert_eq!(e.rubric_aspects[0].aspect, "Brevity");
     assert_eq!(e.narrative, "likes short answers");
@@ -75,7 +100,10 @@ fn parquet_file_without_answer_columns() {
     let path = write_parquet(&tmp.path().join("Society.parquet"), &rows, &strings, PRB_LISTS);
     let ds = load_questions(spec(&path), &[]).unwrap();
     assert_eq!(ds.examples[0].chosen, "short answer for a");
-    assert_eq!((ds.examples[1].chosen.as_str(), ds.examples[1].rejected.as_str()), ("", "only rejected"));
+    assert_eq!(
+        (ds.examples[1].chosen.as_str(), ds.examples[1].rejected.as_str()),
+        ("", "only rejected")
+    );
 }
 
 #[test]
@@ -99,8 +127,13 @@ fn psoups_loads_as_questions_with_its_pairs() {
     let mut bad = r.clone();
     bad["ground_truth_persona"] = json!(" ");
     std::fs::write(tmp.path().join("student_phd.json"), json!([r, bad]).to_string()).unwrap();
-    let err = load_questions(&format!("psoups:{}", spec(tmp.path())), &names(&["phd"])).unwrap_err().to_string();
-    assert!(err.contains("student_phd.json: row 2: field `rubric_aspects[0].aspect` is empty"), "{err}");
+    let err = load_questions(&format!("psoups:{}", spec(tmp.path())), &names(&["phd"]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("student_phd.json: row 2: field `rubric_aspects[0].aspect` is empty"),
+        "{err}"
+    );
 }
 
 /// Writes `rows` as `bad.jsonl` and returns the `load_questions` error message.
@@ -129,10 +162,16 @@ fn bad_question_rows_name_file_row_and_field() {
 
     let mut empty_id = question_row("a");
     empty_id["id"] = json!("");
-    assert!(question_error(&[empty_id]).ends_with("row 1: field `id` is empty (or whitespace only); fill it in or remove the row"));
+    assert!(question_error(&[empty_id]).ends_with(
+        "row 1: field `id` is empty (or whitespace only); fill it in or remove the row"
+    ));
 
     let msg = question_error(&[question_row("a"), question_row("b"), question_row("a")]);
-    assert!(msg.contains("bad.jsonl: row 3: field `id` value \"a\" duplicates ") && msg.contains("bad.jsonl row 1; ids must be unique across the dataset"), "{msg}");
+    assert!(
+        msg.contains("bad.jsonl: row 3: field `id` value \"a\" duplicates ")
+            && msg.contains("bad.jsonl row 1; ids must be unique across the dataset"),
+        "{msg}"
+    );
 
     let mut second_aspect_empty = question_row("a");
     second_aspect_empty["rubric_aspects"] = json!([
@@ -150,7 +189,12 @@ fn bad_question_rows_name_file_row_and_field() {
     let mut dup_post = question_row("a");
     dup_post["profile"][1]["id"] = json!("p1");
     let msg = question_error(&[dup_post]);
-    assert!(msg.contains("bad.jsonl: row 1: field `profile[1].id` value \"p1\" repeats `profile[0].id`"), "{msg}");
+    assert!(
+        msg.contains(
+            "bad.jsonl: row 1: field `profile[1].id` value \"p1\" repeats `profile[0].id`"
+        ),
+        "{msg}"
+    );
 }
 
 #[test]

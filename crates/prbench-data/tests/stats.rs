@@ -4,19 +4,11 @@ use prbench_data::stats::{dataset_stats, Summary};
 use prbench_data::{Dataset, Example, ProfilePost, RubricAspect};
 
 fn post(text: &str) -> ProfilePost {
-    ProfilePost {
-        id: "p".into(),
-        category: "c".into(),
-        text: text.into(),
-    }
+    ProfilePost { id: "p".into(), category: "c".into(), text: text.into() }
 }
 
 fn aspect() -> RubricAspect {
-    RubricAspect {
-        aspect: "a".into(),
-        evidence: "e".into(),
-        reason: "r".into(),
-    }
+    RubricAspect { aspect: "a".into(), evidence: "e".into(), reason: "r".into() }
 }
 
 fn ex(
@@ -57,15 +49,7 @@ fn dataset() -> Dataset {
                 "Metropolis",
                 "any new blockbuster film",
             ),
-            ex(
-                "e2",
-                "Art_and_Entertainment",
-                "hi",
-                &[],
-                0,
-                "hello there friend",
-                "go away",
-            ),
+            ex("e2", "Art_and_Entertainment", "hi", &[], 0, "hello there friend", "go away"),
             ex(
                 "e3",
                 "Society_and_Culture",
@@ -135,10 +119,7 @@ fn token_counter_is_used() {
 fn markdown_table() {
     let md = dataset_stats(&dataset(), None).to_markdown();
     assert!(md.contains("lengths in words"), "{md}");
-    assert!(
-        md.contains("| subset | examples | posts/profile | profile words |"),
-        "{md}"
-    );
+    assert!(md.contains("| subset | examples | posts/profile | profile words |"), "{md}");
     assert!(md.contains("| Art | 2 | 1.0 (0–2) | 2.5 (0–5) | 2.0 (1–3) | 2.0 (1–3) | 3.0 (2–4) | 1.0 (0–2) | 1 | 1 |"), "{md}");
     assert!(md.contains("| Society | 1 |"), "{md}");
     assert!(md.contains("| all | 3 | 1.7 (0–3) |"), "{md}");

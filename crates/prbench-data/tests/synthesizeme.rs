@@ -20,11 +20,7 @@ fn spec(dir: &Path) -> String {
 }
 
 fn post(id: &str, category: &str, text: &str) -> ProfilePost {
-    ProfilePost {
-        id: id.into(),
-        category: category.into(),
-        text: text.into(),
-    }
+    ProfilePost { id: id.into(), category: category.into(), text: text.into() }
 }
 
 /// An example as the adapter builds it: no rubric, no narrative.
@@ -122,30 +118,21 @@ fn the_test_split_maps_every_field() {
     let dir = fixture("synthesizeme");
     let data = load(&spec(&dir), &[]).unwrap();
     assert_eq!(data.examples, expected_test_split());
-    assert_eq!(
-        data.kind, KIND_SYNTHESIZEME,
-        "marked as not Personalized-RewardBench"
-    );
+    assert_eq!(data.kind, KIND_SYNTHESIZEME, "marked as not Personalized-RewardBench");
     assert_eq!(data.source, spec(&dir));
     assert_eq!(data.profile_ranking, None);
     let files = [
         split_file("chatbot_arena_personalized_0125", "test"),
         split_file("prism_personalized_0125", "test"),
     ];
-    let files: Vec<(&str, &Path)> = files
-        .iter()
-        .map(|(n, p)| (n.as_str(), p.as_path()))
-        .collect();
+    let files: Vec<(&str, &Path)> = files.iter().map(|(n, p)| (n.as_str(), p.as_path())).collect();
     assert_eq!(
         data.hash,
         expected_hash(&files),
         "the hash covers the split's files, named relative to DIR"
     );
     // `#test` is the default.
-    assert_eq!(
-        load(&format!("{}#TEST", spec(&dir)), &[]).unwrap().examples,
-        data.examples
-    );
+    assert_eq!(load(&format!("{}#TEST", spec(&dir)), &[]).unwrap().examples, data.examples);
 }
 
 #[test]
@@ -157,12 +144,7 @@ fn history_pairs_line_up_with_profile_posts() {
     let ids: Vec<&str> = histories.iter().map(|h| h.id.as_str()).collect();
     assert_eq!(
         ids,
-        [
-            "arena-u1-c-104-0",
-            "arena-u1-c-104-1",
-            "arena-u2-c-201-0",
-            "user584-c3157-0"
-        ]
+        ["arena-u1-c-104-0", "arena-u1-c-104-1", "arena-u2-c-201-0", "user584-c3157-0"]
     );
     let sizes: Vec<usize> = histories.iter().map(|h| h.pairs.len()).collect();
     assert_eq!(sizes, [2, 2, 0, 1]);
@@ -173,17 +155,8 @@ fn history_pairs_line_up_with_profile_posts() {
     // Pair k is post k + 1 of the same example.
     for (ex, h) in data.examples.iter().zip(&histories) {
         for (k, p) in h.pairs.iter().enumerate() {
-            let post = ex
-                .profile
-                .iter()
-                .find(|q| q.id == (k + 1).to_string())
-                .unwrap();
-            assert_eq!(
-                post.text,
-                history_text(&p.prompt, &p.chosen, &p.rejected),
-                "{}",
-                ex.id
-            );
+            let post = ex.profile.iter().find(|q| q.id == (k + 1).to_string()).unwrap();
+            assert_eq!(post.text, history_text(&p.prompt, &p.chosen, &p.rejected), "{}", ex.id);
         }
     }
 }
@@ -199,11 +172,7 @@ fn other_splits_hold_other_users() {
                 "arena-u3-c-302-0",
                 "chatbot_arena",
                 "Say bye.",
-                vec![post(
-                    "1",
-                    "chat",
-                    "Q: Say hi.\nPreferred: Hi!\nNot preferred: Go away."
-                )],
+                vec![post("1", "chat", "Q: Say hi.\nPreferred: Hi!\nNot preferred: Go away.")],
                 "chat",
                 "Bye!",
                 "Whatever.",
@@ -239,9 +208,7 @@ fn datasets_are_subsets_selected_by_name_and_a_single_folder_works() {
     );
     let arena = load(&spec(&dir), &names(&["chat"])).unwrap();
     assert_eq!(arena.examples, expected_test_split()[..3].to_vec());
-    let err = load(&spec(&dir), &names(&["lmsys"]))
-        .unwrap_err()
-        .to_string();
+    let err = load(&spec(&dir), &names(&["lmsys"])).unwrap_err().to_string();
     assert!(
         err.contains("subset \"lmsys\" is not present (available: chatbot_arena, prism)"),
         "{err}"
@@ -250,10 +217,7 @@ fn datasets_are_subsets_selected_by_name_and_a_single_folder_works() {
     // One dataset's own folder: the subset is that folder's name.
     let one = load(&spec(&dir.join("prism_personalized_0125")), &[]).unwrap();
     assert_eq!(one.examples, expected_test_split()[3..].to_vec());
-    assert_eq!(
-        one.hash,
-        expected_hash(&[("data/test-00000-of-00001.parquet", path.as_path())])
-    );
+    assert_eq!(one.hash, expected_hash(&[("data/test-00000-of-00001.parquet", path.as_path())]));
 }
 
 #[test]
@@ -272,11 +236,8 @@ fn warnings_count_the_empty_profile_and_the_missing_rubric() {
 fn ignored_columns_of_any_type_do_not_matter() {
     let dir = fixture("synthesizeme_odd_columns");
     let data = load_synthesizeme(&dir.display().to_string(), &[], "s").unwrap();
-    let ids: Vec<(&str, &str)> = data
-        .examples
-        .iter()
-        .map(|e| (e.id.as_str(), e.subset.as_str()))
-        .collect();
+    let ids: Vec<(&str, &str)> =
+        data.examples.iter().map(|e| (e.id.as_str(), e.subset.as_str())).collect();
     assert_eq!(ids, [("u-9-c-9-0", "odd")]);
 }
 
@@ -315,13 +276,9 @@ fn malformed_rows_name_file_row_and_field() {
 #[test]
 fn bad_specs_and_missing_files_are_explained() {
     let dir = fixture("synthesizeme");
-    let err = load(&format!("{}#dev", spec(&dir)), &[])
-        .unwrap_err()
-        .to_string();
+    let err = load(&format!("{}#dev", spec(&dir)), &[]).unwrap_err().to_string();
     assert!(err.contains("unknown SynthesizeMe split `dev`; write synthesizeme:DIR#SPLIT with SPLIT one of train, validation, test"), "{err}");
-    let err = load("synthesizeme:/no/such/dir", &[])
-        .unwrap_err()
-        .to_string();
+    let err = load("synthesizeme:/no/such/dir", &[]).unwrap_err().to_string();
     assert!(
         err.starts_with("spec `synthesizeme:/no/such/dir`: `/no/such/dir` is not a directory;"),
         "{err}"
@@ -344,10 +301,7 @@ fn bad_specs_and_missing_files_are_explained() {
     )
     .unwrap();
     let err = load(&spec(tmp.path()), &[]).unwrap_err().to_string();
-    assert!(
-        err.contains("no SynthesizeMe files of split `test` found"),
-        "{err}"
-    );
+    assert!(err.contains("no SynthesizeMe files of split `test` found"), "{err}");
     // A split whose rows are all train/val rows has nothing to evaluate.
     let dir = fixture("synthesizeme_bad/no_test_rows");
     let err = load(&spec(&dir), &[]).unwrap_err().to_string();
@@ -379,8 +333,6 @@ fn bad_specs_and_missing_files_are_explained() {
 
 #[test]
 fn build_refuses_synthesizeme_data() {
-    let err = load_questions(&spec(&fixture("synthesizeme")), &[])
-        .unwrap_err()
-        .to_string();
+    let err = load_questions(&spec(&fixture("synthesizeme")), &[]).unwrap_err().to_string();
     assert!(err.contains("SynthesizeMe data has no rubric aspects, and `prbench build` writes its answers from them"), "{err}");
 }

@@ -19,7 +19,10 @@ fn synthetic_benchmark_loads_and_has_the_requested_shape() {
     let profile: usize = data.examples.iter().flat_map(|e| &e.profile).map(|p| p.text.len()).sum();
     assert_eq!(profile, s.profile_bytes, "the loader sees every profile byte written");
     let target = spec.profile_bytes as f64;
-    assert!((profile as f64 - target).abs() < 0.25 * target, "profile text {profile} vs target {target}");
+    assert!(
+        (profile as f64 - target).abs() < 0.25 * target,
+        "profile text {profile} vs target {target}"
+    );
     assert!(data.examples.iter().all(|e| !e.rubric_aspects.is_empty() && !e.profile.is_empty()));
     // Answers are under 100 words, as PRB's are (PROTOCOL.md §1), counted here by whitespace.
     for e in &data.examples {
@@ -33,11 +36,19 @@ fn synthetic_benchmark_loads_and_has_the_requested_shape() {
     // other row counts but the same mean (30,000 bytes) is the same row.
     let a = tempfile::tempdir().unwrap();
     let data = {
-        write_synthetic(a.path(), &SyntheticSpec { rows: [8, 10, 12], profile_bytes: 900_000, seed: 7 }).unwrap();
+        write_synthetic(
+            a.path(),
+            &SyntheticSpec { rows: [8, 10, 12], profile_bytes: 900_000, seed: 7 },
+        )
+        .unwrap();
         prbench_data::load(a.path().to_str().unwrap(), &[]).unwrap()
     };
     let dir2 = tempfile::tempdir().unwrap();
-    write_synthetic(dir2.path(), &SyntheticSpec { rows: [2, 2, 2], profile_bytes: 180_000, seed: 7 }).unwrap();
+    write_synthetic(
+        dir2.path(),
+        &SyntheticSpec { rows: [2, 2, 2], profile_bytes: 180_000, seed: 7 },
+    )
+    .unwrap();
     let small = prbench_data::load(dir2.path().to_str().unwrap(), &[]).unwrap();
     let first = &small.examples[0];
     let same = data.examples.iter().find(|e| e.id == first.id).unwrap();

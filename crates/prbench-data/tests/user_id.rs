@@ -8,14 +8,7 @@ use common::{fixture, row, tricky_examples, write_json, write_jsonl, write_parqu
 use prbench_data::{load, write_hf_layout};
 use serde_json::{json, Value};
 
-const STRINGS: [&str; 6] = [
-    "id",
-    "question",
-    "narrative",
-    "category",
-    "chosen",
-    "rejected",
-];
+const STRINGS: [&str; 6] = ["id", "question", "narrative", "category", "chosen", "rejected"];
 const LISTS: [(&str, &[&str]); 2] = [
     ("profile", &["category", "id", "text"]),
     ("rubric_aspects", &["aspect", "evidence", "reason"]),
@@ -37,11 +30,7 @@ fn prb_data_has_no_user_id() {
 #[test]
 fn json_and_jsonl_rows_may_carry_a_user_id() {
     let tmp = tempfile::tempdir().unwrap();
-    let rows = [
-        with_user("a", json!("user7")),
-        row("b"),
-        with_user("c", Value::Null),
-    ];
+    let rows = [with_user("a", json!("user7")), row("b"), with_user("c", Value::Null)];
     for path in [
         write_jsonl(&tmp.path().join("x.jsonl"), &rows),
         write_json(&tmp.path().join("y.json"), &rows),
@@ -55,10 +44,7 @@ fn json_and_jsonl_rows_may_carry_a_user_id() {
 #[test]
 fn a_bad_user_id_is_named_with_file_row_and_field() {
     let tmp = tempfile::tempdir().unwrap();
-    let path = write_jsonl(
-        &tmp.path().join("x.jsonl"),
-        &[row("a"), with_user("b", json!(7))],
-    );
+    let path = write_jsonl(&tmp.path().join("x.jsonl"), &[row("a"), with_user("b", json!(7))]);
     let err = load(path.to_str().unwrap(), &[]).unwrap_err().to_string();
     assert_eq!(
         err,
@@ -100,33 +86,19 @@ fn parquet_reads_an_optional_user_id_column() {
 fn user_ids_survive_the_export_and_prb_exports_have_no_user_id_column() {
     let tmp = tempfile::tempdir().unwrap();
     let configs = write_hf_layout(&tmp.path().join("prb"), &tricky_examples()).unwrap();
-    assert!(
-        configs.iter().all(|c| !c.user_id_column),
-        "PRB data keeps PRB's columns"
-    );
+    assert!(configs.iter().all(|c| !c.user_id_column), "PRB data keeps PRB's columns");
 
     let mut examples = tricky_examples();
     examples[1].user_id = Some("user584".into());
     examples[2].user_id = Some("ü".into());
     let dir = tmp.path().join("with_users");
     let configs = write_hf_layout(&dir, &examples).unwrap();
-    assert!(
-        configs.iter().all(|c| c.user_id_column),
-        "each config has one example with a user id"
-    );
+    assert!(configs.iter().all(|c| c.user_id_column), "each config has one example with a user id");
     let back = load(dir.to_str().unwrap(), &[]).unwrap();
-    let got: Vec<(&str, Option<&str>)> = back
-        .examples
-        .iter()
-        .map(|e| (e.id.as_str(), e.user_id.as_deref()))
-        .collect();
+    let got: Vec<(&str, Option<&str>)> =
+        back.examples.iter().map(|e| (e.id.as_str(), e.user_id.as_deref())).collect();
     assert_eq!(
         got,
-        [
-            ("art-001", Some("user584")),
-            ("art-002", None),
-            ("pf-001", None),
-            ("pf-002", Some("ü"))
-        ]
+        [("art-001", Some("user584")), ("art-002", None), ("pf-001", None), ("pf-002", Some("ü"))]
     );
 }

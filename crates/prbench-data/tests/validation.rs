@@ -27,7 +27,10 @@ fn repeated_post_ids_within_a_profile_are_refused_naming_file_row_field_and_id()
     {
         let err = load(path.to_str().unwrap(), &[]).unwrap_err();
         let msg = err.to_string();
-        assert!(matches!(&err, DataError::DuplicatePostId { row, field, id, .. } if *row == row_no && field == "profile[8].id" && id == "p3"), "{msg}");
+        assert!(
+            matches!(&err, DataError::DuplicatePostId { row, field, id, .. } if *row == row_no && field == "profile[8].id" && id == "p3"),
+            "{msg}"
+        );
         let file = path.file_name().unwrap().to_str().unwrap();
         assert!(msg.contains(file) && msg.contains(&format!("row {row_no}:")), "{msg}");
         assert!(msg.contains("`profile[8].id` value \"p3\" repeats `profile[2].id`"), "{msg}");
@@ -45,10 +48,18 @@ fn a_json_array_in_a_jsonl_file_says_rename_to_json() {
     let err = load(arr.to_str().unwrap(), &[]).unwrap_err();
     let msg = err.to_string();
     assert!(matches!(err, DataError::WrongJsonLayout { .. }), "{msg}");
-    assert!(msg.contains("rows.jsonl") && msg.contains("this looks like a JSON array") && msg.contains("rename the file to .json"), "{msg}");
+    assert!(
+        msg.contains("rows.jsonl")
+            && msg.contains("this looks like a JSON array")
+            && msg.contains("rename the file to .json"),
+        "{msg}"
+    );
     // One-line arrays too.
     std::fs::write(&arr, serde_json::to_string(&vec![row("a")]).unwrap()).unwrap();
-    assert!(load(arr.to_str().unwrap(), &[]).unwrap_err().to_string().contains("looks like a JSON array"));
+    assert!(load(arr.to_str().unwrap(), &[])
+        .unwrap_err()
+        .to_string()
+        .contains("looks like a JSON array"));
 }
 
 #[test]
@@ -58,10 +69,18 @@ fn jsonl_in_a_json_file_says_rename_to_jsonl() {
     let err = load(lines.to_str().unwrap(), &[]).unwrap_err();
     let msg = err.to_string();
     assert!(matches!(err, DataError::WrongJsonLayout { .. }), "{msg}");
-    assert!(msg.contains("rows.json") && msg.contains("this looks like JSONL") && msg.contains("rename the file to .jsonl"), "{msg}");
+    assert!(
+        msg.contains("rows.json")
+            && msg.contains("this looks like JSONL")
+            && msg.contains("rename the file to .jsonl"),
+        "{msg}"
+    );
     // A single object keeps its own message (top level is an object).
     std::fs::write(&lines, row("a").to_string()).unwrap();
-    assert!(matches!(load(lines.to_str().unwrap(), &[]).unwrap_err(), DataError::MalformedJson { .. }));
+    assert!(matches!(
+        load(lines.to_str().unwrap(), &[]).unwrap_err(),
+        DataError::MalformedJson { .. }
+    ));
 }
 
 #[test]

@@ -10,7 +10,9 @@ use std::time::Duration;
 use prbench_downstream::serve::{LogWriter, Normalize, ServeOptions, Server, ServerHandle};
 use prbench_downstream::ServeError;
 use prbench_eval::prompt::Prompts;
-use prbench_models::{ModelError, ModelIdentity, RewardModel, RmInput, RmRequest, Score, TokenStats};
+use prbench_models::{
+    ModelError, ModelIdentity, RewardModel, RmInput, RmRequest, Score, TokenStats,
+};
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
@@ -59,7 +61,12 @@ impl RewardModel for Fake {
     }
 
     fn identity(&self) -> ModelIdentity {
-        ModelIdentity { spec: "fake:length".into(), engine: "fake".into(), dtype: "n/a".into(), ..Default::default() }
+        ModelIdentity {
+            spec: "fake:length".into(),
+            engine: "fake".into(),
+            dtype: "n/a".into(),
+            ..Default::default()
+        }
     }
 }
 
@@ -75,7 +82,11 @@ impl Running {
     async fn start(model: Arc<dyn RewardModel>, tweak: impl FnOnce(&mut ServeOptions)) -> Running {
         let log = Arc::new(Mutex::new(Vec::<u8>::new()));
         let writer: LogWriter = log.clone();
-        let mut opts = ServeOptions { addr: "127.0.0.1:0".parse().unwrap(), log: Some(writer), ..ServeOptions::default() };
+        let mut opts = ServeOptions {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            log: Some(writer),
+            ..ServeOptions::default()
+        };
         tweak(&mut opts);
         let server = Server::bind(model, opts).await.unwrap();
         let base = format!("http://{}", server.local_addr());
@@ -111,7 +122,13 @@ async fn post(c: &reqwest::Client, url: &str, body: &Value) -> (u16, Value) {
 }
 
 async fn post_raw(c: &reqwest::Client, url: &str, body: &str) -> (u16, Value) {
-    let resp = c.post(url).header("content-type", "application/json").body(body.to_string()).send().await.unwrap();
+    let resp = c
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
     let status = resp.status().as_u16();
     (status, resp.json().await.unwrap())
 }
@@ -134,18 +151,29 @@ async fn score_is_the_models_score_and_profile_is_the_context() {
     let c = client();
     let (s, v) = post(&c, &r.url("/score"), &item("Q?", Some("I paint."), "abcd")).await;
     assert_eq!((s, v["score"].as_f64()), (200, Some(1004.0)), "{v}");
-    for no_context in [item("Q?", None, "abcd"), item("Q?", Some(""), "abcd"), json!({"query": "Q?", "profile": null, "response_text": "abcd"})] {
+    for no_context in [
+        item("Q?", None, "abcd"),
+        item("Q?", Some(""), "abcd"),
+        json!({"query": "Q?", "profile": null, "response_text": "abcd"}),
+    ] {
         let (s, v) = post(&c, &r.url("/score"), &no_context).await;
         assert_eq!((s, v["score"].as_f64()), (200, Some(4.0)), "{no_context} -> {v}");
     }
     // The model saw exactly what `prbench eval` renders for the same input.
     let seen = fake.seen.lock().unwrap()[0].clone();
-    let want = RmInput { example_id: seen.input.example_id.clone(), question: "Q?".into(), context: Some("I paint.".into()), answer: "abcd".into() };
+    let want = RmInput {
+        example_id: seen.input.example_id.clone(),
+        question: "Q?".into(),
+        context: Some("I paint.".into()),
+        answer: "abcd".into(),
+    };
     assert_eq!(seen.input, want);
     assert_eq!(seen.prompt, Prompts::new().reward_model(&want).unwrap());
     assert!(seen.input.example_id.starts_with("req-"), "{}", seen.input.example_id);
     // A given id becomes the example id.
-    let (s, _) = post(&c, &r.url("/score"), &json!({"query": "Q", "response_text": "a", "id": "ex-7"})).await;
+    let (s, _) =
+        post(&c, &r.url("/score"), &json!({"query": "Q", "response_text": "a", "id": "ex-7"}))
+            .await;
     assert_eq!(s, 200);
     assert_eq!(fake.seen.lock().unwrap().last().unwrap().input.example_id, "ex-7");
     r.stop().await;
@@ -198,7 +226,9 @@ async fn a_thousand_concurrent_requests_each_get_their_own_score() {
     let url = r.url("/score");
     let answers = futures::future::join_all((0..1000).map(|i| {
         let (c, url) = (c.clone(), url.clone());
-        tokio::spawn(async move { post(&c, &url, &item(&format!("q{i}"), None, &"y".repeat(i + 1))).await })
+        tokio::spawn(async move {
+            post(&c, &url, &item(&format!("q{i}"), None, &"y".repeat(i + 1))).await
+        })
     }))
     .await;
     assert_eq!(answers.len(), 1000);
@@ -225,7 +255,8 @@ async fn a_full_queue_answers_503_and_every_request_is_answered() {
     let answers = futures::future::join_all((0..20).map(|i| {
         let (c, url) = (c.clone(), url.clone());
         tokio::spawn(async move {
-            let resp = c.post(&url).json(&item("q", None, &"z".repeat(i + 1))).send().await.unwrap();
+            let resp =
+                c.post(&url).json(&item("q", None, &"z".repeat(i + 1))).send().await.unwrap();
             let status = resp.status().as_u16();
             let retry = resp.headers().get("retry-after").map(|v| v.to_str().unwrap().to_string());
             let body: Value = resp.json().await.unwrap();
@@ -278,9 +309,14 @@ async fn malformed_unknown_missing_and_mistyped_fields_are_400_with_a_json_error
         let msg = v["error"].as_str().unwrap_or_else(|| panic!("no JSON error for {body}: {v}"));
         assert!(msg.contains(want), "{body} -> {msg}");
     }
-    let (s, v) = post(&c, &r.url("/score/batch"), &json!({"items": [item("q", None, "a"), {"query": "q"}]})).await;
+    let (s, v) =
+        post(&c, &r.url("/score/batch"), &json!({"items": [item("q", None, "a"), {"query": "q"}]}))
+            .await;
     assert_eq!(s, 400);
-    assert!(v["error"].as_str().unwrap().starts_with("items[1]: missing field `response_text`"), "{v}");
+    assert!(
+        v["error"].as_str().unwrap().starts_with("items[1]: missing field `response_text`"),
+        "{v}"
+    );
     let (s, v) = post(&c, &r.url("/score/batch"), &json!({"itemz": []})).await;
     assert_eq!(s, 400);
     assert!(v["error"].as_str().unwrap().contains("unknown field `itemz`"), "{v}");
@@ -290,7 +326,10 @@ async fn malformed_unknown_missing_and_mistyped_fields_are_400_with_a_json_error
     assert!(resp.json::<Value>().await.unwrap()["error"].as_str().unwrap().contains("POST /score"));
     let resp = c.get(r.url("/score")).send().await.unwrap();
     assert_eq!(resp.status().as_u16(), 405);
-    assert!(resp.json::<Value>().await.unwrap()["error"].as_str().unwrap().contains("does not take GET"));
+    assert!(resp.json::<Value>().await.unwrap()["error"]
+        .as_str()
+        .unwrap()
+        .contains("does not take GET"));
     r.stop().await;
 }
 
@@ -347,7 +386,10 @@ async fn normalization_sigmoid_and_affine_by_hand() {
     assert!((v["score"].as_f64().unwrap() - want).abs() < 1e-12, "{v}");
     assert_eq!(health(&c, &r).await["normalize"], "sigmoid");
     r.stop().await;
-    let r = Running::start(Arc::new(Fake::default()), |o| o.normalize = "affine:0.5,1".parse().unwrap()).await;
+    let r = Running::start(Arc::new(Fake::default()), |o| {
+        o.normalize = "affine:0.5,1".parse().unwrap()
+    })
+    .await;
     let (_, v) = post(&c, &r.url("/score"), &item("q", None, "abcd")).await;
     assert_eq!(v["score"].as_f64(), Some(3.0));
     assert_eq!(health(&c, &r).await["normalize"], "affine:0.5,1");
@@ -382,7 +424,10 @@ async fn a_client_that_disconnects_mid_request_is_counted_and_the_server_goes_on
     let (s, v) = post(&c, &r.url("/score"), &item("q", None, "still here")).await;
     assert_eq!((s, v["score"].as_f64()), (200, Some(10.0)));
     let log = r.log_text();
-    assert!(log.lines().any(|l| l.contains("\"status\":499") && l.contains("client_closed")), "{log}");
+    assert!(
+        log.lines().any(|l| l.contains("\"status\":499") && l.contains("client_closed")),
+        "{log}"
+    );
     r.stop().await;
 }
 
@@ -412,8 +457,14 @@ async fn shutdown_answers_requests_in_flight_first() {
 async fn logs_are_json_lines_without_request_text() {
     let r = Running::start(Arc::new(Fake::default()), |_| {}).await;
     let c = client();
-    post(&c, &r.url("/score"), &item("SECRET-QUESTION", Some("SECRET-PROFILE"), "SECRET-ANSWER")).await;
-    post(&c, &r.url("/score/batch"), &json!({"items": [item("SECRET-Q2", Some("SECRET-P2"), "SECRET-A2")]})).await;
+    post(&c, &r.url("/score"), &item("SECRET-QUESTION", Some("SECRET-PROFILE"), "SECRET-ANSWER"))
+        .await;
+    post(
+        &c,
+        &r.url("/score/batch"),
+        &json!({"items": [item("SECRET-Q2", Some("SECRET-P2"), "SECRET-A2")]}),
+    )
+    .await;
     post_raw(&c, &r.url("/score"), r#"{"SECRET-FIELD": "SECRET-VALUE"}"#).await;
     post(&c, &r.url("/score"), &item("SECRET-Q3", None, "FAIL SECRET-A3")).await;
     health(&c, &r).await;
@@ -428,7 +479,10 @@ async fn logs_are_json_lines_without_request_text() {
     }
     assert_eq!(lines[0]["status"], 200);
     assert_eq!(lines[1]["path"], "/score/batch");
-    assert_eq!((lines[2]["status"].clone(), lines[2]["error"].clone()), (json!(400), json!("invalid_request")));
+    assert_eq!(
+        (lines[2]["status"].clone(), lines[2]["error"].clone()),
+        (json!(400), json!("invalid_request"))
+    );
     assert_eq!(lines[3]["error"], "model_error");
     assert_eq!(lines[4]["path"], "/health");
     r.stop().await;
@@ -445,24 +499,38 @@ async fn health_reports_model_settings_and_queue() {
     assert_eq!(h["status"], "ok");
     assert_eq!(h["model"], "fake:length");
     assert_eq!(h["normalize"], "none");
-    assert_eq!((h["queue"].clone(), h["capacity"].clone(), h["max_batch"].clone()), (json!(0), json!(64), json!(4)));
+    assert_eq!(
+        (h["queue"].clone(), h["capacity"].clone(), h["max_batch"].clone()),
+        (json!(0), json!(64), json!(4))
+    );
     r.stop().await;
 }
 
 #[test]
 fn bad_settings_are_refused_before_binding() {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let tweaks: [fn(&mut ServeOptions); 3] = [|o| o.max_batch = 0, |o| o.queue_capacity = 0, |o| o.max_body_bytes = 0];
+    let tweaks: [fn(&mut ServeOptions); 3] =
+        [|o| o.max_batch = 0, |o| o.queue_capacity = 0, |o| o.max_body_bytes = 0];
     for tweak in tweaks {
-        let mut opts = ServeOptions { addr: "127.0.0.1:0".parse().unwrap(), log: None, ..ServeOptions::default() };
+        let mut opts = ServeOptions {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            log: None,
+            ..ServeOptions::default()
+        };
         tweak(&mut opts);
-        let err = rt.block_on(Server::bind(Arc::new(Fake::default()), opts)).err().expect("refused");
+        let err =
+            rt.block_on(Server::bind(Arc::new(Fake::default()), opts)).err().expect("refused");
         assert!(matches!(err, ServeError::Options(_)), "{err}");
     }
 }
 
 fn rm_request(id: &str, question: &str, context: Option<&str>, answer: &str) -> RmRequest {
-    let input = RmInput { example_id: id.into(), question: question.into(), context: context.map(String::from), answer: answer.into() };
+    let input = RmInput {
+        example_id: id.into(),
+        question: question.into(),
+        context: context.map(String::from),
+        answer: answer.into(),
+    };
     RmRequest { prompt: Prompts::new().reward_model(&input).unwrap(), input }
 }
 
@@ -470,9 +538,14 @@ fn rm_request(id: &str, question: &str, context: Option<&str>, answer: &str) -> 
 #[test]
 fn prbench_reward_server_client_is_compatible() {
     let fake = Arc::new(Fake::default());
-    let opts = ServeOptions { addr: "127.0.0.1:0".parse().unwrap(), log: None, ..ServeOptions::default() };
+    let opts =
+        ServeOptions { addr: "127.0.0.1:0".parse().unwrap(), log: None, ..ServeOptions::default() };
     let server = ServerHandle::start(fake.clone(), opts).unwrap();
-    let client = prbench_remote::RewardServer::new(vec![server.base_url()], prbench_remote::RemoteOptions::default()).unwrap();
+    let client = prbench_remote::RewardServer::new(
+        vec![server.base_url()],
+        prbench_remote::RemoteOptions::default(),
+    )
+    .unwrap();
     let items = vec![
         rm_request("a", "What should I read?", Some("Posts: I love sci-fi."), "Try Dune."),
         rm_request("b", "What should I read?", None, "Anything."),
@@ -492,12 +565,25 @@ fn prbench_reward_server_client_is_compatible() {
 /// client of the fault server's reward endpoint, itself served and called through the protocol.
 #[test]
 fn a_remote_engine_can_be_served() {
-    let upstream = prbench_fault_server::FaultServer::start(prbench_fault_server::ServerConfig::default().with_record(false)).unwrap();
-    let model = prbench_remote::RewardServer::new(vec![upstream.base_url()], prbench_remote::RemoteOptions::default()).unwrap();
-    let opts = ServeOptions { addr: "127.0.0.1:0".parse().unwrap(), log: None, ..ServeOptions::default() };
+    let upstream = prbench_fault_server::FaultServer::start(
+        prbench_fault_server::ServerConfig::default().with_record(false),
+    )
+    .unwrap();
+    let model = prbench_remote::RewardServer::new(
+        vec![upstream.base_url()],
+        prbench_remote::RemoteOptions::default(),
+    )
+    .unwrap();
+    let opts =
+        ServeOptions { addr: "127.0.0.1:0".parse().unwrap(), log: None, ..ServeOptions::default() };
     let server = ServerHandle::start(Arc::new(model), opts).unwrap();
-    let client = prbench_remote::RewardServer::new(vec![server.base_url()], prbench_remote::RemoteOptions::default()).unwrap();
-    let items = vec![rm_request("a", "q", Some("ctx"), "twelve chars"), rm_request("b", "q", None, "x")];
+    let client = prbench_remote::RewardServer::new(
+        vec![server.base_url()],
+        prbench_remote::RemoteOptions::default(),
+    )
+    .unwrap();
+    let items =
+        vec![rm_request("a", "q", Some("ctx"), "twelve chars"), rm_request("b", "q", None, "x")];
     let got: Vec<f32> = client.score(&items).unwrap().iter().map(|s| s.value).collect();
     assert_eq!(got, vec![0.12, 0.01]);
     server.shutdown().unwrap();
@@ -506,11 +592,15 @@ fn a_remote_engine_can_be_served() {
 /// The raw socket helper above must not leave a half-read reply that would hide a panic.
 #[test]
 fn raw_http_reply_is_readable() {
-    let opts = ServeOptions { addr: "127.0.0.1:0".parse().unwrap(), log: None, ..ServeOptions::default() };
+    let opts =
+        ServeOptions { addr: "127.0.0.1:0".parse().unwrap(), log: None, ..ServeOptions::default() };
     let server = ServerHandle::start(Arc::new(Fake::default()), opts).unwrap();
     let mut s = TcpStream::connect(server.addr()).unwrap();
     let body = r#"{"query":"q","response_text":"abc"}"#;
-    let req = format!("POST /score HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}", body.len());
+    let req = format!(
+        "POST /score HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
     s.write_all(req.as_bytes()).unwrap();
     let mut reply = String::new();
     s.read_to_string(&mut reply).unwrap();

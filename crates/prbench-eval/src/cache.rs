@@ -21,8 +21,8 @@ use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use prbench_models::{
-    CallStats, ChatPrompt, ItemDone, Judge, JudgeRequest, ModelError, ModelIdentity, RewardModel, RmRequest, Score,
-    Verdict,
+    CallStats, ChatPrompt, ItemDone, Judge, JudgeRequest, ModelError, ModelIdentity, RewardModel,
+    RmRequest, Score, Verdict,
 };
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
@@ -157,7 +157,9 @@ impl Cache {
         let tables: Vec<String> = conn
             .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
             .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
-            .map_err(|e| err(format!("{e} (is this a prbench cache file? pass another --cache PATH)")))?;
+            .map_err(|e| {
+                err(format!("{e} (is this a prbench cache file? pass another --cache PATH)"))
+            })?;
         if !tables.is_empty() && !tables.iter().any(|t| t == "prbench_cache_meta") {
             return Err(err(format!(
                 "this SQLite file is not a prbench cache (it has the tables {tables:?}); pass another --cache PATH"
@@ -179,7 +181,9 @@ impl Cache {
         )
         .map_err(|e| err(format!("{e} (is this a prbench cache file? pass another --cache PATH)")))?;
         let schema: String = conn
-            .query_row("SELECT value FROM prbench_cache_meta WHERE key = 'schema'", [], |r| r.get(0))
+            .query_row("SELECT value FROM prbench_cache_meta WHERE key = 'schema'", [], |r| {
+                r.get(0)
+            })
             .map_err(|e| err(e.to_string()))?;
         if schema != "1" {
             return Err(err(format!("cache schema {schema} is not the one this prbench reads (1); pass another --cache PATH or --no-cache")));
@@ -223,7 +227,13 @@ impl Cache {
     ///
     /// # Errors
     /// [`EvalError::Cache`] on a write failure.
-    pub fn put<T: Serialize>(&self, key: &str, kind: EntryKind, model: &str, value: &T) -> Result<(), EvalError> {
+    pub fn put<T: Serialize>(
+        &self,
+        key: &str,
+        kind: EntryKind,
+        model: &str,
+        value: &T,
+    ) -> Result<(), EvalError> {
         let text = serde_json::to_string(value).map_err(|e| self.err(e))?;
         let now = now_secs();
         self.conn()
@@ -269,16 +279,25 @@ impl Cache {
     /// [`EvalError::Cache`] on a failure.
     pub fn prune(&self, filter: &PruneFilter, dry_run: bool) -> Result<u64, EvalError> {
         let conn = self.conn();
-        let pattern = filter.model_contains.as_deref().map(|m| format!("%{}%", m.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")));
+        let pattern = filter.model_contains.as_deref().map(|m| {
+            format!("%{}%", m.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"))
+        });
         let before = filter.unused_for_secs.map(|s| now_secs() - s);
-        let where_ = "(?1 IS NULL OR model LIKE ?1 ESCAPE '\\') AND (?2 IS NULL OR last_used <= ?2)";
+        let where_ =
+            "(?1 IS NULL OR model LIKE ?1 ESCAPE '\\') AND (?2 IS NULL OR last_used <= ?2)";
         if dry_run {
             let n: i64 = conn
-                .query_row(&format!("SELECT COUNT(*) FROM entries WHERE {where_}"), params![pattern, before], |r| r.get(0))
+                .query_row(
+                    &format!("SELECT COUNT(*) FROM entries WHERE {where_}"),
+                    params![pattern, before],
+                    |r| r.get(0),
+                )
                 .map_err(|e| self.err(e))?;
             return Ok(n as u64);
         }
-        let n = conn.execute(&format!("DELETE FROM entries WHERE {where_}"), params![pattern, before]).map_err(|e| self.err(e))?;
+        let n = conn
+            .execute(&format!("DELETE FROM entries WHERE {where_}"), params![pattern, before])
+            .map_err(|e| self.err(e))?;
         conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM;").map_err(|e| self.err(e))?;
         Ok(n as u64)
     }
@@ -286,7 +305,11 @@ impl Cache {
     /// Size of the cache file and its write-ahead log on disk, bytes.
     pub fn disk_bytes(&self) -> u64 {
         let wal = PathBuf::from(format!("{}-wal", self.path.display()));
-        [self.path.as_path(), wal.as_path()].iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum()
+        [self.path.as_path(), wal.as_path()]
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum()
     }
 }
 
@@ -382,7 +405,11 @@ where
         }
     }
     out.into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(ModelError::Engine("backend returned fewer results than inputs".into()))))
+        .map(|r| {
+            r.unwrap_or_else(|| {
+                Err(ModelError::Engine("backend returned fewer results than inputs".into()))
+            })
+        })
         .collect()
 }
 
@@ -404,8 +431,18 @@ impl<'a> CachedJudge<'a> {
     /// The cache key of one request; a pointwise recipe's second conversation
     /// ([`JudgeRequest::prompt_b`]) is part of it as the `input`.
     pub fn key(&self, item: &JudgeRequest) -> String {
-        let input = item.prompt_b.as_ref().map_or(serde_json::Value::Null, |b| serde_json::json!({ "prompt_b": b }));
-        cache_key(EntryKind::Verdict, &self.identity, &self.decoding, &item.pair.example_id, &item.prompt, &input)
+        let input = item
+            .prompt_b
+            .as_ref()
+            .map_or(serde_json::Value::Null, |b| serde_json::json!({ "prompt_b": b }));
+        cache_key(
+            EntryKind::Verdict,
+            &self.identity,
+            &self.decoding,
+            &item.pair.example_id,
+            &item.prompt,
+            &input,
+        )
     }
 }
 
@@ -414,12 +451,19 @@ impl Judge for CachedJudge<'_> {
         self.judge_each(items, &|_, _| {}).into_iter().collect()
     }
 
-    fn judge_each(&self, items: &[JudgeRequest], done: ItemDone<'_, Verdict>) -> Vec<Result<Verdict, ModelError>> {
+    fn judge_each(
+        &self,
+        items: &[JudgeRequest],
+        done: ItemDone<'_, Verdict>,
+    ) -> Vec<Result<Verdict, ModelError>> {
         let keys: Vec<String> = items.iter().map(|it| self.key(it)).collect();
-        let store = Store { cache: self.cache, counters: self.counters, kind: EntryKind::Verdict, model: &self.identity.spec };
-        cached_each(&store, items, &keys, done, |xs, d| {
-            self.inner.judge_each(xs, d)
-        })
+        let store = Store {
+            cache: self.cache,
+            counters: self.counters,
+            kind: EntryKind::Verdict,
+            model: &self.identity.spec,
+        };
+        cached_each(&store, items, &keys, done, |xs, d| self.inner.judge_each(xs, d))
     }
 
     fn input_overflow(&self, item: &JudgeRequest) -> Result<Option<usize>, ModelError> {
@@ -458,7 +502,14 @@ impl<'a> CachedRewardModel<'a> {
     /// them instead of the rendered conversation).
     pub fn key(&self, item: &RmRequest) -> String {
         let input = serde_json::json!({ "question": item.input.question, "context": item.input.context, "answer": item.input.answer });
-        cache_key(EntryKind::Score, &self.identity, &self.settings, &item.input.example_id, &item.prompt, &input)
+        cache_key(
+            EntryKind::Score,
+            &self.identity,
+            &self.settings,
+            &item.input.example_id,
+            &item.prompt,
+            &input,
+        )
     }
 }
 
@@ -467,12 +518,19 @@ impl RewardModel for CachedRewardModel<'_> {
         self.score_each(items, &|_, _| {}).into_iter().collect()
     }
 
-    fn score_each(&self, items: &[RmRequest], done: ItemDone<'_, Score>) -> Vec<Result<Score, ModelError>> {
+    fn score_each(
+        &self,
+        items: &[RmRequest],
+        done: ItemDone<'_, Score>,
+    ) -> Vec<Result<Score, ModelError>> {
         let keys: Vec<String> = items.iter().map(|it| self.key(it)).collect();
-        let store = Store { cache: self.cache, counters: self.counters, kind: EntryKind::Score, model: &self.identity.spec };
-        cached_each(&store, items, &keys, done, |xs, d| {
-            self.inner.score_each(xs, d)
-        })
+        let store = Store {
+            cache: self.cache,
+            counters: self.counters,
+            kind: EntryKind::Score,
+            model: &self.identity.spec,
+        };
+        cached_each(&store, items, &keys, done, |xs, d| self.inner.score_each(xs, d))
     }
 
     fn input_overflow(&self, item: &RmRequest) -> Result<Option<usize>, ModelError> {

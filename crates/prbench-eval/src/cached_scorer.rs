@@ -31,7 +31,11 @@ pub struct CachedNextTokenScorer<'a> {
 
 impl<'a> CachedNextTokenScorer<'a> {
     /// Wraps `inner`; results go to `cache`, counts to `counters`.
-    pub fn new(inner: &'a dyn NextTokenScorer, cache: &'a Cache, counters: &'a CacheCounters) -> Self {
+    pub fn new(
+        inner: &'a dyn NextTokenScorer,
+        cache: &'a Cache,
+        counters: &'a CacheCounters,
+    ) -> Self {
         Self { identity: inner.identity(), inner, cache, counters }
     }
 
@@ -39,25 +43,54 @@ impl<'a> CachedNextTokenScorer<'a> {
     /// decoding record, the example id slot is empty (the example enters through the prompt).
     pub fn key(&self, prompt: &ChatPrompt, candidates: &[&str]) -> String {
         let decoding = serde_json::json!({ "candidates": candidates });
-        cache_key(EntryKind::NextToken, &self.identity, &decoding, "", prompt, &serde_json::Value::Null)
+        cache_key(
+            EntryKind::NextToken,
+            &self.identity,
+            &decoding,
+            "",
+            prompt,
+            &serde_json::Value::Null,
+        )
     }
 }
 
 impl NextTokenScorer for CachedNextTokenScorer<'_> {
-    fn next_token_logprobs(&self, prompt: &ChatPrompt, candidates: &[&str]) -> Result<(Vec<f32>, TokenStats), ModelError> {
+    fn next_token_logprobs(
+        &self,
+        prompt: &ChatPrompt,
+        candidates: &[&str],
+    ) -> Result<(Vec<f32>, TokenStats), ModelError> {
         let keys = [self.key(prompt, candidates)];
-        let store = Store { cache: self.cache, counters: self.counters, kind: EntryKind::NextToken, model: &self.identity.spec };
-        let mut out = cached_each(&store, std::slice::from_ref(prompt), &keys, &|_, _| {}, |prompts, done| {
-            let r = self.inner.next_token_logprobs(&prompts[0], candidates).map(|(logprobs, tokens)| Stored { logprobs, tokens });
-            if let Ok(v) = &r {
-                done(0, v);
-            }
-            vec![r]
-        });
+        let store = Store {
+            cache: self.cache,
+            counters: self.counters,
+            kind: EntryKind::NextToken,
+            model: &self.identity.spec,
+        };
+        let mut out = cached_each(
+            &store,
+            std::slice::from_ref(prompt),
+            &keys,
+            &|_, _| {},
+            |prompts, done| {
+                let r = self
+                    .inner
+                    .next_token_logprobs(&prompts[0], candidates)
+                    .map(|(logprobs, tokens)| Stored { logprobs, tokens });
+                if let Ok(v) = &r {
+                    done(0, v);
+                }
+                vec![r]
+            },
+        );
         out.pop().expect("one result per prompt").map(|s| (s.logprobs, s.tokens))
     }
 
-    fn prompt_overflow(&self, prompt: &ChatPrompt, reserve: usize) -> Result<Option<usize>, ModelError> {
+    fn prompt_overflow(
+        &self,
+        prompt: &ChatPrompt,
+        reserve: usize,
+    ) -> Result<Option<usize>, ModelError> {
         self.inner.prompt_overflow(prompt, reserve)
     }
 
@@ -76,19 +109,31 @@ mod tests {
     struct Counting(AtomicUsize);
 
     impl NextTokenScorer for Counting {
-        fn next_token_logprobs(&self, prompt: &ChatPrompt, candidates: &[&str]) -> Result<(Vec<f32>, TokenStats), ModelError> {
+        fn next_token_logprobs(
+            &self,
+            prompt: &ChatPrompt,
+            candidates: &[&str],
+        ) -> Result<(Vec<f32>, TokenStats), ModelError> {
             self.0.fetch_add(1, Ordering::Relaxed);
             let n = prompt.all_text().len() as f32;
             let tokens = TokenStats { input_tokens: n as usize, ..TokenStats::default() };
             Ok(((0..candidates.len()).map(|i| -0.1 * n - i as f32 / 3.0).collect(), tokens))
         }
         fn identity(&self) -> ModelIdentity {
-            ModelIdentity { spec: "counting".into(), engine: "test".into(), file_hash: "f".into(), ..ModelIdentity::default() }
+            ModelIdentity {
+                spec: "counting".into(),
+                engine: "test".into(),
+                file_hash: "f".into(),
+                ..ModelIdentity::default()
+            }
         }
     }
 
     fn prompt(user: &str) -> ChatPrompt {
-        ChatPrompt { messages: vec![ChatMessage::new(Role::User, user)], assistant_prefix: "Score: ".into() }
+        ChatPrompt {
+            messages: vec![ChatMessage::new(Role::User, user)],
+            assistant_prefix: "Score: ".into(),
+        }
     }
 
     #[test]

@@ -46,7 +46,8 @@ fn bad(given: &str, reason: impl Into<String>) -> EvalError {
 const EXPECTED: &str = "expected `none`, `profile` (k = 10), `profile:K`, `profile:k=K1,K2,…` (a sweep), `planner` or `oracle`";
 
 /// The forms one condition takes ([`Condition::parse`]): a sweep is a list, so it is not named.
-pub const EXPECTED_ONE: &str = "expected one of `none`, `profile` (k = 10), `profile:K`, `planner` or `oracle`";
+pub const EXPECTED_ONE: &str =
+    "expected one of `none`, `profile` (k = 10), `profile:K`, `planner` or `oracle`";
 
 fn parse_k(given: &str, s: &str, expected: &str) -> Result<usize, EvalError> {
     match s.trim().parse::<usize>() {
@@ -198,7 +199,12 @@ impl Condition {
     /// # Errors
     /// [`EvalError::Condition`] when `inputs` lacks this example's ranked posts (`profile`) or
     /// plan (`planner`): the caller must prepare them first.
-    pub fn context(self, example: &Example, inputs: &ConditionInputs, n_posts: Option<usize>) -> Result<Option<String>, EvalError> {
+    pub fn context(
+        self,
+        example: &Example,
+        inputs: &ConditionInputs,
+        n_posts: Option<usize>,
+    ) -> Result<Option<String>, EvalError> {
         match self {
             Self::None => Ok(None),
             Self::Profile { k } => {
@@ -211,13 +217,24 @@ impl Condition {
             }
             Self::Planner => {
                 let plan = inputs.plans.get(&example.id).ok_or_else(|| {
-                    bad("planner", format!("no planner output for example `{}`; run the planner before rendering", example.id))
+                    bad(
+                        "planner",
+                        format!(
+                            "no planner output for example `{}`; run the planner before rendering",
+                            example.id
+                        ),
+                    )
                 })?;
-                Ok(if plan.aspects.is_empty() { None } else { Some(planner_context(&plan.aspects)) })
+                Ok(if plan.aspects.is_empty() {
+                    None
+                } else {
+                    Some(planner_context(&plan.aspects))
+                })
             }
             Self::Oracle if example.rubric_aspects.is_empty() => Ok(None),
             Self::Oracle => {
-                let aspects: Vec<&str> = example.rubric_aspects.iter().map(|a| a.aspect.as_str()).collect();
+                let aspects: Vec<&str> =
+                    example.rubric_aspects.iter().map(|a| a.aspect.as_str()).collect();
                 Ok(Some(oracle_context(&aspects)))
             }
         }
@@ -227,9 +244,17 @@ impl Condition {
     /// posts) under `profile:k`, an empty rubric under `oracle`; `None` otherwise. Such an
     /// example is rendered as under `none` and counted (`empty_profile` / `empty_rubric` in
     /// outcomes and summaries).
-    pub fn empty_material(self, example: &Example, inputs: &ConditionInputs) -> Option<EmptyMaterial> {
+    pub fn empty_material(
+        self,
+        example: &Example,
+        inputs: &ConditionInputs,
+    ) -> Option<EmptyMaterial> {
         match self {
-            Self::Profile { .. } if inputs.ranked_posts(example).is_ok_and(<[ProfilePost]>::is_empty) => Some(EmptyMaterial::Profile),
+            Self::Profile { .. }
+                if inputs.ranked_posts(example).is_ok_and(<[ProfilePost]>::is_empty) =>
+            {
+                Some(EmptyMaterial::Profile)
+            }
             Self::Oracle if example.rubric_aspects.is_empty() => Some(EmptyMaterial::Rubric),
             _ => None,
         }
@@ -239,7 +264,11 @@ impl Condition {
     /// for `example` (the planner's aspects): the leakage guard treats them as visible.
     pub fn allowed_texts<'a>(self, example: &Example, inputs: &'a ConditionInputs) -> Vec<&'a str> {
         match self {
-            Self::Planner => inputs.plans.get(&example.id).map(|p| p.aspects.iter().map(String::as_str).collect()).unwrap_or_default(),
+            Self::Planner => inputs
+                .plans
+                .get(&example.id)
+                .map(|p| p.aspects.iter().map(String::as_str).collect())
+                .unwrap_or_default(),
             _ => Vec::new(),
         }
     }
@@ -253,8 +282,14 @@ impl Condition {
 ///
 /// # Errors
 /// [`EvalError::Condition`] for `oracle` over examples that all have an empty rubric.
-pub fn check_oracle_material(conditions: &[Condition], examples: &[Example], kind: &str) -> Result<(), EvalError> {
-    if !conditions.contains(&Condition::Oracle) || examples.iter().any(|e| !e.rubric_aspects.is_empty()) {
+pub fn check_oracle_material(
+    conditions: &[Condition],
+    examples: &[Example],
+    kind: &str,
+) -> Result<(), EvalError> {
+    if !conditions.contains(&Condition::Oracle)
+        || examples.iter().any(|e| !e.rubric_aspects.is_empty())
+    {
         return Ok(());
     }
     Err(bad(
@@ -285,7 +320,12 @@ pub fn profile_context(posts: &[ProfilePost]) -> String {
         s.push_str("\n(none fit in the model's context)");
     }
     for (i, p) in posts.iter().enumerate() {
-        s.push_str(&format!("\n\n[Post {} · category: {}]\n{}", i + 1, p.category.trim(), p.text.trim()));
+        s.push_str(&format!(
+            "\n\n[Post {} · category: {}]\n{}",
+            i + 1,
+            p.category.trim(),
+            p.text.trim()
+        ));
     }
     s
 }
@@ -293,7 +333,9 @@ pub fn profile_context(posts: &[ProfilePost]) -> String {
 /// The `planner` context: the planned aspects as a bulleted list under a label that says
 /// where they come from.
 pub fn planner_context(aspects: &[String]) -> String {
-    let mut s = String::from("This user likely expects an answer with these qualities (inferred from their past posts):");
+    let mut s = String::from(
+        "This user likely expects an answer with these qualities (inferred from their past posts):",
+    );
     for a in aspects {
         s.push_str("\n- ");
         s.push_str(a.trim());
@@ -357,10 +399,15 @@ impl ConditionInputs {
     /// # Errors
     /// [`EvalError::Condition`] when they were not prepared.
     pub fn ranked_posts(&self, example: &Example) -> Result<&[ProfilePost], EvalError> {
-        self.ranked
-            .get(&example.id)
-            .map(Vec::as_slice)
-            .ok_or_else(|| bad("profile", format!("no ranked profile for example `{}`; rank the profiles before rendering", example.id)))
+        self.ranked.get(&example.id).map(Vec::as_slice).ok_or_else(|| {
+            bad(
+                "profile",
+                format!(
+                    "no ranked profile for example `{}`; rank the profiles before rendering",
+                    example.id
+                ),
+            )
+        })
     }
 
     /// What a run manifest records about the inputs `condition` uses (`null` for `none` and
@@ -416,7 +463,9 @@ mod tests {
         for bad in ["profile:0", "profile:x", "profiles", "", "profile:k=1,3"] {
             assert!(Condition::parse(bad).is_err(), "{bad}");
         }
-        for c in [Condition::None, Condition::Profile { k: 7 }, Condition::Planner, Condition::Oracle] {
+        for c in
+            [Condition::None, Condition::Profile { k: 7 }, Condition::Planner, Condition::Oracle]
+        {
             assert_eq!(Condition::parse(&c.to_string()).unwrap(), c);
         }
     }
@@ -426,7 +475,10 @@ mod tests {
         let items: Vec<&str> = "none,profile:k=1,3,5,10,planner,oracle".split(',').collect();
         let got = Condition::parse_list(&items).unwrap();
         let k = |k| Condition::Profile { k };
-        assert_eq!(got, vec![Condition::None, k(1), k(3), k(5), k(10), Condition::Planner, Condition::Oracle]);
+        assert_eq!(
+            got,
+            vec![Condition::None, k(1), k(3), k(5), k(10), Condition::Planner, Condition::Oracle]
+        );
         assert!(Condition::parse_list(&["none", "3"]).is_err());
         assert!(Condition::parse_list(&["profile:k=1", "1"]).is_err());
         assert!(Condition::parse_list(&["oracle", "oracle"]).is_err());
@@ -444,7 +496,10 @@ mod tests {
             let e = Condition::parse(bad).unwrap_err().to_string();
             assert!(e.contains(EXPECTED_ONE) && !e.contains("sweep"), "{bad}: {e}");
         }
-        assert!(Condition::parse("none,oracle").unwrap_err().to_string().contains("a list names several conditions"));
+        assert!(Condition::parse("none,oracle")
+            .unwrap_err()
+            .to_string()
+            .contains("a list names several conditions"));
         // A list (eval): the sweep is.
         let e = Condition::parse_list(&["none", "bogus"]).unwrap_err().to_string();
         assert!(e.contains("`profile:k=K1,K2,…` (a sweep)"), "{e}");
@@ -459,7 +514,11 @@ mod tests {
             profile: vec![],
             rubric_aspects: aspects
                 .iter()
-                .map(|a| prbench_data::RubricAspect { aspect: a.to_string(), evidence: String::new(), reason: String::new() })
+                .map(|a| prbench_data::RubricAspect {
+                    aspect: a.to_string(),
+                    evidence: String::new(),
+                    reason: String::new(),
+                })
                 .collect(),
             narrative: String::new(),
             category: "c".into(),
@@ -468,19 +527,35 @@ mod tests {
             user_id: Some("u".into()),
         };
         let bare = [ex("x", &[]), ex("y", &[])];
-        let err = check_oracle_material(&[Condition::None, Condition::Oracle], &bare, "prism").unwrap_err().to_string();
+        let err = check_oracle_material(&[Condition::None, Condition::Oracle], &bare, "prism")
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             err,
             "invalid condition `oracle`: none of the 2 examples has rubric aspects (dataset kind `prism`), so `oracle` would show nothing and score exactly as `none`; drop `oracle` from --condition (data without a rubric has no oracle upper bound)"
         );
         // Without oracle, or with one example that has a rubric, nothing is refused.
-        assert!(check_oracle_material(&[Condition::None, Condition::Profile { k: 3 }], &bare, "prism").is_ok());
-        assert!(check_oracle_material(&[Condition::Oracle], &[ex("x", &[]), ex("y", &["Brevity"])], "prb").is_ok());
+        assert!(check_oracle_material(
+            &[Condition::None, Condition::Profile { k: 3 }],
+            &bare,
+            "prism"
+        )
+        .is_ok());
+        assert!(check_oracle_material(
+            &[Condition::Oracle],
+            &[ex("x", &[]), ex("y", &["Brevity"])],
+            "prb"
+        )
+        .is_ok());
     }
 
     #[test]
     fn profile_context_labels_rank_and_category() {
-        let post = |id: &str, cat: &str, text: &str| ProfilePost { id: id.into(), category: cat.into(), text: text.into() };
+        let post = |id: &str, cat: &str, text: &str| ProfilePost {
+            id: id.into(),
+            category: cat.into(),
+            text: text.into(),
+        };
         let s = profile_context(&[post("9", "Art", "second best"), post("2", "Books", "third")]);
         assert_eq!(
             s,

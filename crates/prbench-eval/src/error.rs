@@ -121,7 +121,10 @@ impl EvalError {
     }
 
     /// An [`EvalError::Evaluation`] caused by `source`.
-    pub(crate) fn evaluation_with(message: impl Into<String>, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+    pub(crate) fn evaluation_with(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
         EvalError::Evaluation { message: message.into(), source: Some(Box::new(source)) }
     }
 }

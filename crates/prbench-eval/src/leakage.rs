@@ -38,7 +38,9 @@ const MEMO_LIMIT: usize = 256;
 impl AutomatonMemo {
     fn get(&mut self, id: &str, needles: &[&str]) -> &AhoCorasick {
         let fresh = match self.entries.get(id) {
-            Some((stored, _)) => stored.len() != needles.len() || stored.iter().zip(needles).any(|(a, b)| a != b),
+            Some((stored, _)) => {
+                stored.len() != needles.len() || stored.iter().zip(needles).any(|(a, b)| a != b)
+            }
             None => true,
         };
         if fresh {
@@ -50,7 +52,10 @@ impl AutomatonMemo {
                 .kind(Some(AhoCorasickKind::ContiguousNFA))
                 .build(needles)
                 .expect("hidden texts are valid patterns");
-            self.entries.insert(id.to_string(), (needles.iter().map(|s| s.to_string()).collect(), automaton));
+            self.entries.insert(
+                id.to_string(),
+                (needles.iter().map(|s| s.to_string()).collect(), automaton),
+            );
         }
         &self.entries[id].1
     }
@@ -73,15 +78,21 @@ pub fn check(example: &Example, condition: Condition, rendered: &str) -> Result<
 ///
 /// # Errors
 /// As [`check`].
-pub fn check_with(example: &Example, condition: Condition, rendered: &str, allowed: &[&str]) -> Result<(), EvalError> {
+pub fn check_with(
+    example: &Example,
+    condition: Condition,
+    rendered: &str,
+    allowed: &[&str],
+) -> Result<(), EvalError> {
     if condition.is_oracle() {
         return Ok(());
     }
-    let visible: Vec<&str> = [example.question.as_str(), example.chosen.as_str(), example.rejected.as_str()]
-        .into_iter()
-        .chain(example.profile.iter().map(|p| p.text.as_str()))
-        .chain(allowed.iter().copied())
-        .collect();
+    let visible: Vec<&str> =
+        [example.question.as_str(), example.chosen.as_str(), example.rejected.as_str()]
+            .into_iter()
+            .chain(example.profile.iter().map(|p| p.text.as_str()))
+            .chain(allowed.iter().copied())
+            .collect();
     let mut hidden: Vec<(&str, &str)> = vec![("narrative", example.narrative.as_str())];
     for a in &example.rubric_aspects {
         hidden.push(("rubric aspect", a.aspect.as_str()));
@@ -135,12 +146,20 @@ pub const STATIC_RUN_CHARS: usize = 32;
 /// # Errors
 /// [`EvalError::Recipe`] naming `recipe`, `file`, the example and the hidden field, with the
 /// start of the run.
-pub fn check_static(recipe: &str, file: &str, text: &str, examples: &[Example], condition: Condition) -> Result<(), EvalError> {
+pub fn check_static(
+    recipe: &str,
+    file: &str,
+    text: &str,
+    examples: &[Example],
+    condition: Condition,
+) -> Result<(), EvalError> {
     if condition.is_oracle() {
         return Ok(());
     }
     let bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).chain([text.len()]).collect();
-    let mut windows: Vec<&str> = (0..bounds.len().saturating_sub(STATIC_RUN_CHARS)).map(|i| &text[bounds[i]..bounds[i + STATIC_RUN_CHARS]]).collect();
+    let mut windows: Vec<&str> = (0..bounds.len().saturating_sub(STATIC_RUN_CHARS))
+        .map(|i| &text[bounds[i]..bounds[i + STATIC_RUN_CHARS]])
+        .collect();
     windows.sort_unstable();
     windows.dedup();
     if windows.is_empty() {
@@ -150,7 +169,11 @@ pub fn check_static(recipe: &str, file: &str, text: &str, examples: &[Example], 
     for ex in examples {
         let mut hidden: Vec<(&str, &str)> = vec![("narrative", ex.narrative.as_str())];
         for a in &ex.rubric_aspects {
-            hidden.extend([("rubric aspect", a.aspect.as_str()), ("rubric evidence", a.evidence.as_str()), ("rubric reason", a.reason.as_str())]);
+            hidden.extend([
+                ("rubric aspect", a.aspect.as_str()),
+                ("rubric evidence", a.evidence.as_str()),
+                ("rubric reason", a.reason.as_str()),
+            ]);
         }
         for (field, h) in hidden {
             for m in automaton.find_overlapping_iter(h) {

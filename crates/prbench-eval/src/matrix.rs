@@ -65,24 +65,40 @@ pub fn build(
 ) -> Matrix {
     let baseline = runs.iter().position(|r| r.condition == Condition::None);
     if baseline.is_none() {
-        notes.push("no `none` run in this command, so no gains are computed (add `none` to --condition)".into());
+        notes.push(
+            "no `none` run in this command, so no gains are computed (add `none` to --condition)"
+                .into(),
+        );
     }
     let mut blocks = Vec::new();
     for metric in &METRICS {
         if !runs.iter().any(|r| r.outcomes.iter().any(|o| (metric.read)(o).is_some())) {
             continue;
         }
-        let results: Vec<Vec<ItemResult>> =
-            runs.iter().map(|r| r.outcomes.iter().map(|o| (metric.read)(o).unwrap_or(ItemResult::Error)).collect()).collect();
+        let results: Vec<Vec<ItemResult>> = runs
+            .iter()
+            .map(|r| {
+                r.outcomes.iter().map(|o| (metric.read)(o).unwrap_or(ItemResult::Error)).collect()
+            })
+            .collect();
         let accuracy = runs
             .iter()
             .zip(&results)
-            .map(|(r, res)| accuracy_rows(&r.outcomes, res, boot).into_iter().filter(|row| row.label != "macro").collect())
+            .map(|(r, res)| {
+                accuracy_rows(&r.outcomes, res, boot)
+                    .into_iter()
+                    .filter(|row| row.label != "macro")
+                    .collect()
+            })
             .collect();
         let mut gains = Vec::new();
         if let Some(b) = baseline {
-            let reference: HashMap<&str, (ItemResult, &str)> =
-                runs[b].outcomes.iter().zip(&results[b]).map(|(o, r)| (o.example_id.as_str(), (*r, o.subset.as_str()))).collect();
+            let reference: HashMap<&str, (ItemResult, &str)> = runs[b]
+                .outcomes
+                .iter()
+                .zip(&results[b])
+                .map(|(o, r)| (o.example_id.as_str(), (*r, o.subset.as_str())))
+                .collect();
             for (i, run) in runs.iter().enumerate().filter(|(i, _)| *i != b) {
                 let mut subsets: Vec<&str> = Vec::new();
                 for o in &run.outcomes {
@@ -104,7 +120,9 @@ pub fn build(
                     }
                     let t = mcnemar(&cond, &none);
                     let n = cond.len();
-                    let right = |v: &[ItemResult]| v.iter().filter(|r| **r == ItemResult::Correct).count() as f64;
+                    let right = |v: &[ItemResult]| {
+                        v.iter().filter(|r| **r == ItemResult::Correct).count() as f64
+                    };
                     gains.push(Gain {
                         condition: run.condition.to_string(),
                         scope: scope.map_or("all".to_string(), |s| short_subset(s).to_string()),
@@ -122,7 +140,12 @@ pub fn build(
                 g.p_holm = p;
             }
         }
-        blocks.push(MatrixBlock { metric: metric.name.into(), meaning: metric.meaning.into(), accuracy, gains });
+        blocks.push(MatrixBlock {
+            metric: metric.name.into(),
+            meaning: metric.meaning.into(),
+            accuracy,
+            gains,
+        });
     }
     Matrix {
         model: model.into(),
@@ -133,7 +156,11 @@ pub fn build(
         bootstrap_resamples: boot.resamples,
         conditions: runs
             .iter()
-            .map(|r| MatrixCondition { condition: r.condition.to_string(), oracle: r.condition.is_oracle(), run_id: r.run_id.clone() })
+            .map(|r| MatrixCondition {
+                condition: r.condition.to_string(),
+                oracle: r.condition.is_oracle(),
+                run_id: r.run_id.clone(),
+            })
             .collect(),
         blocks,
         notes,
@@ -188,11 +215,25 @@ mod tests {
         // order (pairing is by id, not position).
         let none = run(
             Condition::None,
-            &[("x1", "Art", Wrong), ("x2", "Art", Wrong), ("x3", "Art", Correct), ("x4", "Art", Wrong), ("y1", "Society", Correct), ("y2", "Society", Wrong)],
+            &[
+                ("x1", "Art", Wrong),
+                ("x2", "Art", Wrong),
+                ("x3", "Art", Correct),
+                ("x4", "Art", Wrong),
+                ("y1", "Society", Correct),
+                ("y2", "Society", Wrong),
+            ],
         );
         let oracle = run(
             Condition::Oracle,
-            &[("y2", "Society", Correct), ("x4", "Art", Correct), ("x3", "Art", Correct), ("x2", "Art", Correct), ("x1", "Art", Correct), ("y1", "Society", Wrong)],
+            &[
+                ("y2", "Society", Correct),
+                ("x4", "Art", Correct),
+                ("x3", "Art", Correct),
+                ("x2", "Art", Correct),
+                ("x1", "Art", Correct),
+                ("y1", "Society", Wrong),
+            ],
         );
         let boot = BootstrapConfig { resamples: 100, ..BootstrapConfig::default() };
         let m = build(&[none, oracle], "m", "d", "prb", 42, &boot, vec![]);
@@ -216,7 +257,11 @@ mod tests {
         assert_eq!(g("Society").p_holm, 1.0);
         // Accuracy rows: subsets then `all` (micro), no macro.
         let labels: Vec<&str> = b.accuracy[1].iter().map(|r| r.label.as_str()).collect();
-        assert_eq!(labels, ["Society", "Art", "micro"], "subsets in first-appearance order, then all");
+        assert_eq!(
+            labels,
+            ["Society", "Art", "micro"],
+            "subsets in first-appearance order, then all"
+        );
         assert_eq!(b.accuracy[0].last().unwrap().strict, Some(2.0 / 6.0));
         assert_eq!(b.accuracy[1].last().unwrap().strict, Some(5.0 / 6.0));
         assert!(m.conditions[1].oracle);
@@ -229,7 +274,15 @@ mod tests {
     fn no_gains_without_a_none_run() {
         let a = run(Condition::Oracle, &[("x", "Art", Correct)]);
         let b = run(Condition::Planner, &[("x", "Art", Wrong)]);
-        let m = build(&[a, b], "m", "d", "prb", 42, &BootstrapConfig { resamples: 100, ..BootstrapConfig::default() }, vec![]);
+        let m = build(
+            &[a, b],
+            "m",
+            "d",
+            "prb",
+            42,
+            &BootstrapConfig { resamples: 100, ..BootstrapConfig::default() },
+            vec![],
+        );
         assert!(m.blocks[0].gains.is_empty());
     }
 }

@@ -25,7 +25,8 @@ pub const PLANNER_SYSTEM: &str = include_str!("../../../prompts/planner-system.t
 pub const PLANNER_USER: &str = include_str!("../../../prompts/planner-user.jinja");
 
 /// Every template text, in the fixed order [`Prompts::hash`] hashes them.
-pub(crate) const TEMPLATE_TEXTS: &[&str] = &[JUDGE_SYSTEM, JUDGE_USER, RM_USER, PLANNER_SYSTEM, PLANNER_USER];
+pub(crate) const TEMPLATE_TEXTS: &[&str] =
+    &[JUDGE_SYSTEM, JUDGE_USER, RM_USER, PLANNER_SYSTEM, PLANNER_USER];
 
 /// sha256 (hex) over `texts` in order, each prefixed by its byte length (u64 little-endian):
 /// the template hash of a set of prompt files.
@@ -85,7 +86,10 @@ pub fn ranked_posts(posts: &[&prbench_data::ProfilePost]) -> Vec<minijinja::Valu
 /// starts with `assistant_prefix` (empty: the model writes the whole turn).
 pub fn system_and_user(system: &str, user: String, assistant_prefix: &str) -> ChatPrompt {
     ChatPrompt {
-        messages: vec![ChatMessage::new(Role::System, system.trim()), ChatMessage::new(Role::User, user)],
+        messages: vec![
+            ChatMessage::new(Role::System, system.trim()),
+            ChatMessage::new(Role::User, user),
+        ],
         assistant_prefix: assistant_prefix.into(),
     }
 }
@@ -109,7 +113,14 @@ impl Prompts {
     /// # Panics
     /// Never for the shipped templates (a unit test compiles them).
     pub fn new() -> Self {
-        Self { templates: Templates::compile(&[("judge-user", JUDGE_USER), ("rm-user", RM_USER), ("planner-user", PLANNER_USER)]), recipe: None }
+        Self {
+            templates: Templates::compile(&[
+                ("judge-user", JUDGE_USER),
+                ("rm-user", RM_USER),
+                ("planner-user", PLANNER_USER),
+            ]),
+            recipe: None,
+        }
     }
 
     /// The built-in templates, with `recipe` rendering judge prompts ([`Prompts::judge_prompts`]).
@@ -146,7 +157,10 @@ impl Prompts {
     ///
     /// # Errors
     /// [`EvalError::Template`] or [`EvalError::Recipe`] if rendering fails.
-    pub fn judge_prompts(&self, pair: &PairInput) -> Result<(ChatPrompt, Option<ChatPrompt>), EvalError> {
+    pub fn judge_prompts(
+        &self,
+        pair: &PairInput,
+    ) -> Result<(ChatPrompt, Option<ChatPrompt>), EvalError> {
         match &self.recipe {
             Some(r) => r.render_pair(pair),
             None => Ok((self.judge_builtin(pair)?, None)),
@@ -176,9 +190,14 @@ impl Prompts {
     ///
     /// # Errors
     /// [`EvalError::Template`] if rendering fails.
-    pub fn planner(&self, question: &str, posts: &[&prbench_data::ProfilePost]) -> Result<ChatPrompt, EvalError> {
+    pub fn planner(
+        &self,
+        question: &str,
+        posts: &[&prbench_data::ProfilePost],
+    ) -> Result<ChatPrompt, EvalError> {
         let posts = ranked_posts(posts);
-        let user = self.render("planner-user", context! { question => question.trim(), posts => posts })?;
+        let user =
+            self.render("planner-user", context! { question => question.trim(), posts => posts })?;
         Ok(system_and_user(PLANNER_SYSTEM, user, ""))
     }
 
@@ -188,9 +207,15 @@ impl Prompts {
     /// # Errors
     /// [`EvalError::Template`] if rendering fails.
     pub fn reward_model(&self, input: &RmInput) -> Result<ChatPrompt, EvalError> {
-        let user = self.render("rm-user", context! { question => input.question.trim(), context => input.context.as_deref() })?;
+        let user = self.render(
+            "rm-user",
+            context! { question => input.question.trim(), context => input.context.as_deref() },
+        )?;
         Ok(ChatPrompt {
-            messages: vec![ChatMessage::new(Role::User, user), ChatMessage::new(Role::Assistant, input.answer.clone())],
+            messages: vec![
+                ChatMessage::new(Role::User, user),
+                ChatMessage::new(Role::Assistant, input.answer.clone()),
+            ],
             assistant_prefix: String::new(),
         })
     }
@@ -225,7 +250,12 @@ mod tests {
     #[test]
     fn rm_prompt_puts_context_before_question() {
         let p = Prompts::new();
-        let input = RmInput { example_id: "e".into(), question: "Q?".into(), context: Some("CTX".into()), answer: "ans".into() };
+        let input = RmInput {
+            example_id: "e".into(),
+            question: "Q?".into(),
+            context: Some("CTX".into()),
+            answer: "ans".into(),
+        };
         let chat = p.reward_model(&input).unwrap();
         assert_eq!(chat.messages[0].content, "### About me\nCTX\n\n### My question\nQ?");
         assert_eq!(chat.messages[1].content, "ans");

@@ -123,16 +123,26 @@ const POINTWISE_VARS: [&str; 3] = ["question", "context", "response"];
 /// answers it is to judge.
 fn check_variables(env: &Environment<'static>, pointwise: bool) -> Result<(), String> {
     let known: &[&str] = if pointwise { &POINTWISE_VARS } else { &PAIRWISE_VARS };
-    let used = env.get_template("user.jinja").map_err(|e| e.to_string())?.undeclared_variables(false);
-    let mut unknown: Vec<&String> = used.iter().filter(|v| !known.contains(&v.as_str()) && env.globals().all(|(g, _)| g != v.as_str())).collect();
+    let used =
+        env.get_template("user.jinja").map_err(|e| e.to_string())?.undeclared_variables(false);
+    let mut unknown: Vec<&String> = used
+        .iter()
+        .filter(|v| !known.contains(&v.as_str()) && env.globals().all(|(g, _)| g != v.as_str()))
+        .collect();
     unknown.sort();
     let kind = if pointwise { "a pointwise" } else { "a pairwise" };
     if let Some(first) = unknown.first() {
-        return Err(format!("user.jinja uses `{first}`, which {kind} recipe does not have; its variables are {}", known.join(", ")));
+        return Err(format!(
+            "user.jinja uses `{first}`, which {kind} recipe does not have; its variables are {}",
+            known.join(", ")
+        ));
     }
     let answers: &[&str] = if pointwise { &["response"] } else { &["response_a", "response_b"] };
     if let Some(missing) = answers.iter().find(|a| !used.contains(**a)) {
-        return Err(format!("user.jinja never shows `{missing}`: {kind} judge must see the answer{} it judges", if pointwise { "" } else { "s" }));
+        return Err(format!(
+            "user.jinja never shows `{missing}`: {kind} judge must see the answer{} it judges",
+            if pointwise { "" } else { "s" }
+        ));
     }
     Ok(())
 }
@@ -174,10 +184,15 @@ impl JudgeRecipe {
                     let path = dir.join(file);
                     std::fs::read_to_string(&path).map_err(|e| EvalError::Recipe {
                         recipe: other.into(),
-                        reason: format!("cannot read `{}`: {e}; a recipe folder holds {}", path.display(), RECIPE_FILES.join(", ")),
+                        reason: format!(
+                            "cannot read `{}`: {e}; a recipe folder holds {}",
+                            path.display(),
+                            RECIPE_FILES.join(", ")
+                        ),
                     })
                 };
-                let (system, user, toml) = (read("system.txt")?, read("user.jinja")?, read("recipe.toml")?);
+                let (system, user, toml) =
+                    (read("system.txt")?, read("user.jinja")?, read("recipe.toml")?);
                 // The manifest records the folder as an absolute path, wherever the run was started.
                 let folder = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
                 Self::from_texts(other, Some(folder), &system, &user, &toml)
@@ -189,29 +204,48 @@ impl JudgeRecipe {
     ///
     /// # Errors
     /// As [`JudgeRecipe::load`], for the texts.
-    pub fn from_texts(name: &str, folder: Option<PathBuf>, system: &str, user: &str, toml_text: &str) -> Result<Self, EvalError> {
+    pub fn from_texts(
+        name: &str,
+        folder: Option<PathBuf>,
+        system: &str,
+        user: &str,
+        toml_text: &str,
+    ) -> Result<Self, EvalError> {
         let bad = |reason: String| EvalError::Recipe { recipe: name.into(), reason };
         // What an editor may add and no model should see: a byte-order mark, Windows line ends.
         let (system, user) = (&normalized(system), &normalized(user));
-        let spec: RecipeToml = toml::from_str(toml_text).map_err(|e| bad(format!("recipe.toml: {}", e.to_string().trim())))?;
+        let spec: RecipeToml = toml::from_str(toml_text)
+            .map_err(|e| bad(format!("recipe.toml: {}", e.to_string().trim())))?;
         let reader = match spec.kind.as_str() {
             "pairwise" => {
                 if spec.rating.is_some() {
                     return Err(bad("recipe.toml: `[rating]` belongs to pointwise recipes (`kind = \"pointwise\"`, `reader = \"rating\"`)".into()));
                 }
-                RecipeReader::Pairwise(VerdictReader::from_name(&spec.reader, spec.pattern.as_deref()).map_err(|e| bad(format!("recipe.toml: {e}")))?)
+                RecipeReader::Pairwise(
+                    VerdictReader::from_name(&spec.reader, spec.pattern.as_deref())
+                        .map_err(|e| bad(format!("recipe.toml: {e}")))?,
+                )
             }
             "pointwise" => {
                 if spec.reader != "rating" {
                     return Err(bad(format!("recipe.toml: a pointwise recipe reads a rating (`reader = \"rating\"`), not `{}`", spec.reader)));
                 }
                 if spec.logprob.is_some() || spec.pattern.is_some() {
-                    return Err(bad("recipe.toml: `[logprob]` and `pattern` belong to pairwise recipes".into()));
+                    return Err(bad(
+                        "recipe.toml: `[logprob]` and `pattern` belong to pairwise recipes".into(),
+                    ));
                 }
                 let r = spec.rating.ok_or_else(|| bad("recipe.toml: a pointwise recipe needs `[rating]` with `min` and `max`, the scale its prompt asks for".into()))?;
-                RecipeReader::Rating(RatingReader::new(r.min, r.max).map_err(|e| bad(format!("recipe.toml: {e}")))?)
+                RecipeReader::Rating(
+                    RatingReader::new(r.min, r.max)
+                        .map_err(|e| bad(format!("recipe.toml: {e}")))?,
+                )
             }
-            other => return Err(bad(format!("recipe.toml: `kind` is `pairwise` or `pointwise`, not `{other}`"))),
+            other => {
+                return Err(bad(format!(
+                    "recipe.toml: `kind` is `pairwise` or `pointwise`, not `{other}`"
+                )))
+            }
         };
         let logprob = match spec.logprob {
             None => None,
@@ -229,7 +263,8 @@ impl JudgeRecipe {
         // (`truncate`, …), as in Hugging Face chat templates, which prompts are often ported from.
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
         minijinja_contrib::add_to_environment(&mut env);
-        env.add_template_owned("user.jinja", user.to_string()).map_err(|e| bad(format!("user.jinja does not compile: {e}")))?;
+        env.add_template_owned("user.jinja", user.to_string())
+            .map_err(|e| bad(format!("user.jinja does not compile: {e}")))?;
         check_variables(&env, matches!(reader, RecipeReader::Rating(_))).map_err(bad)?;
         let recipe = Self {
             name: name.into(),
@@ -261,7 +296,10 @@ impl JudgeRecipe {
             self.render_pair(&pair).map_err(|e| match e {
                 EvalError::Recipe { recipe, reason } => EvalError::Recipe {
                     recipe,
-                    reason: format!("{reason}; found rendering a test pair {} context", if ctx.is_some() { "with a" } else { "without a" }),
+                    reason: format!(
+                        "{reason}; found rendering a test pair {} context",
+                        if ctx.is_some() { "with a" } else { "without a" }
+                    ),
                 },
                 other => other,
             })?;
@@ -273,7 +311,11 @@ impl JudgeRecipe {
     /// the condition's context never shown (under `profile`, `planner` and `oracle` the judge
     /// would then see no more than under `none`). Empty when it uses them all.
     pub fn notes(&self) -> Vec<String> {
-        let used = self.env.get_template("user.jinja").map(|t| t.undeclared_variables(false)).unwrap_or_default();
+        let used = self
+            .env
+            .get_template("user.jinja")
+            .map(|t| t.undeclared_variables(false))
+            .unwrap_or_default();
         let mut notes = Vec::new();
         if !used.contains("question") {
             notes.push(format!("judge recipe `{}`: user.jinja never shows `question`", self.name));
@@ -301,7 +343,11 @@ impl JudgeRecipe {
     ///
     /// # Errors
     /// [`EvalError::Recipe`] naming the file, the example and the hidden field.
-    pub fn check_hidden_text(&self, examples: &[prbench_data::Example], condition: crate::condition::Condition) -> Result<(), EvalError> {
+    pub fn check_hidden_text(
+        &self,
+        examples: &[prbench_data::Example],
+        condition: crate::condition::Condition,
+    ) -> Result<(), EvalError> {
         crate::leakage::check_static(&self.name, "system.txt", &self.system, examples, condition)?;
         crate::leakage::check_static(&self.name, "user.jinja", &self.user, examples, condition)
     }
@@ -347,7 +393,10 @@ impl JudgeRecipe {
             obj.insert("folder".into(), serde_json::json!(dir.display().to_string()));
         }
         if let Some(lp) = &self.logprob {
-            obj.insert("logprob".into(), serde_json::json!({ "prefix": lp.prefix, "candidates": lp.candidates }));
+            obj.insert(
+                "logprob".into(),
+                serde_json::json!({ "prefix": lp.prefix, "candidates": lp.candidates }),
+            );
         }
         m
     }
@@ -374,7 +423,10 @@ impl JudgeRecipe {
     ///
     /// # Errors
     /// [`EvalError::Recipe`] when the template fails to render (e.g. an unknown variable).
-    pub fn render_pair(&self, pair: &PairInput) -> Result<(ChatPrompt, Option<ChatPrompt>), EvalError> {
+    pub fn render_pair(
+        &self,
+        pair: &PairInput,
+    ) -> Result<(ChatPrompt, Option<ChatPrompt>), EvalError> {
         // No context (`none`) is the empty string, so `{{ context }}` shows nothing (never
         // "None") and `{% if context %}` is false.
         let (question, context) = (pair.question.trim(), pair.context.as_deref().unwrap_or(""));
@@ -399,7 +451,9 @@ impl JudgeRecipe {
             RecipeReader::Rating(_) => {
                 let one = |answer: &str| {
                     let answer = answer.trim();
-                    let user = self.render(context! { question => question, context => context, response => answer })?;
+                    let user = self.render(
+                        context! { question => question, context => context, response => answer },
+                    )?;
                     shows(&user, answer, "response")?;
                     Ok::<_, EvalError>(self.conversation(user))
                 };
@@ -408,7 +462,6 @@ impl JudgeRecipe {
         }
     }
 }
-
 
 /// A recipe file's text as a model should see it: without a leading byte-order mark, with
 /// `\n` line ends.
@@ -422,7 +475,13 @@ mod tests {
     use crate::leakage::STATIC_RUN_CHARS;
 
     fn pair() -> PairInput {
-        PairInput { example_id: "e".into(), question: " Q? ".into(), context: Some("CTX".into()), a: "first".into(), b: "second".into() }
+        PairInput {
+            example_id: "e".into(),
+            question: " Q? ".into(),
+            context: Some("CTX".into()),
+            a: "first".into(),
+            b: "second".into(),
+        }
     }
 
     #[test]
@@ -432,7 +491,10 @@ mod tests {
         let (p, b) = r.render_pair(&pair()).unwrap();
         assert!(b.is_none());
         assert_eq!(p, crate::prompt::Prompts::new().judge(&pair()).unwrap());
-        assert_eq!(r.logprob().unwrap(), &LogprobVerdict { prefix: "Result:".into(), candidates: [" A".into(), " B".into()] });
+        assert_eq!(
+            r.logprob().unwrap(),
+            &LogprobVerdict { prefix: "Result:".into(), candidates: [" A".into(), " B".into()] }
+        );
         assert_eq!(r.manifest_entry()["reader"], "result");
     }
 
@@ -458,24 +520,33 @@ mod tests {
         const T: &str = "{{ question }} {{ response_a }} {{ response_b }}";
         let err = |user: &str, toml: &str| from(user, toml).unwrap_err().to_string();
         assert!(err(T, "reader = \"brackets\"\ntypo = 1").contains("unknown field `typo`"));
-        assert!(err(T, "kind = \"listwise\"\nreader = \"brackets\"").contains("`pairwise` or `pointwise`"));
+        assert!(err(T, "kind = \"listwise\"\nreader = \"brackets\"")
+            .contains("`pairwise` or `pointwise`"));
         assert!(err(T, "kind = \"pointwise\"\nreader = \"brackets\"").contains("reads a rating"));
         assert!(err(T, "kind = \"pointwise\"\nreader = \"rating\"").contains("needs `[rating]`"));
         assert!(err(T, "reader = \"rating\"").contains("pointwise reader"));
-        assert!(err(T, "reader = \"brackets\"\n[rating]\nmin = 1\nmax = 2").contains("belongs to pointwise"));
+        assert!(err(T, "reader = \"brackets\"\n[rating]\nmin = 1\nmax = 2")
+            .contains("belongs to pointwise"));
         assert!(err(T, "reader = \"regex\"").contains("needs a `pattern`"));
         for c in ["[\"A\", \"A\"]", "[\"A\"]", "[\"A\", \"B\", \"C\"]", "[\"A\", \"\"]"] {
-            let e = err(T, &format!("reader = \"brackets\"\n[logprob]\nprefix = \"[[\"\ncandidates = {c}"));
+            let e = err(
+                T,
+                &format!("reader = \"brackets\"\n[logprob]\nprefix = \"[[\"\ncandidates = {c}"),
+            );
             assert!(e.contains("exactly two different"), "{c}: {e}");
         }
         assert!(err("{% if %}", "reader = \"brackets\"").contains("does not compile"));
         // A variable the kind does not have is named when the recipe loads, before any model.
         let e = err("{{ profile }} {{ response_a }} {{ response_b }}", "reader = \"brackets\"");
         assert!(e.contains("uses `profile`") && e.contains("response_a"), "{e}");
-        let e = err("{{ response_a }}", "kind = \"pointwise\"\nreader = \"rating\"\n[rating]\nmin = 1\nmax = 5");
+        let e = err(
+            "{{ response_a }}",
+            "kind = \"pointwise\"\nreader = \"rating\"\n[rating]\nmin = 1\nmax = 5",
+        );
         assert!(e.contains("uses `response_a`") && e.contains("a pointwise recipe"), "{e}");
         // A template that never shows an answer cannot judge it.
-        assert!(err("{{ question }} {{ response_a }}", "reader = \"brackets\"").contains("never shows `response_b`"));
+        assert!(err("{{ question }} {{ response_a }}", "reader = \"brackets\"")
+            .contains("never shows `response_b`"));
         assert!(err("", "reader = \"brackets\"").contains("never shows `response_a`"));
         // Globals (range, namespace) and the template's own variables are not unknown.
         let ok = from("{% set n = namespace(k=0) %}{% for i in range(2) %}{{ i }}{% endfor %}{% set q = question %}{{ q }} {{ response_a }} {{ response_b }}", "reader = \"brackets\"").unwrap();
@@ -486,28 +557,47 @@ mod tests {
     #[test]
     fn hidden_text_in_a_recipe_is_found_in_part_and_allowed_under_oracle() {
         use crate::condition::Condition;
-        let data = prbench_data::load::load(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/sample"), &[]).unwrap();
+        let data = prbench_data::load::load(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/sample"),
+            &[],
+        )
+        .unwrap();
         let ex = &data.examples[0];
         let chars: Vec<char> = ex.narrative.chars().collect();
         let piece = |from: usize, n: usize| chars[from..from + n].iter().collect::<String>();
         const T: &str = "{{ question }} {{ response_a }} {{ response_b }}";
-        let with_system = |system: &str| JudgeRecipe::from_texts("t", None, system, T, "reader = \"brackets\"").unwrap();
+        let with_system = |system: &str| {
+            JudgeRecipe::from_texts("t", None, system, T, "reader = \"brackets\"").unwrap()
+        };
         // A run of 32 characters from the middle of the narrative, inside other text: refused.
-        let r = with_system(&format!("Keep in mind that {} when judging.", piece(20, STATIC_RUN_CHARS)));
+        let r = with_system(&format!(
+            "Keep in mind that {} when judging.",
+            piece(20, STATIC_RUN_CHARS)
+        ));
         let e = r.check_hidden_text(&data.examples, Condition::None).unwrap_err().to_string();
         assert!(e.contains("system.txt") && e.contains(&ex.id) && e.contains("narrative"), "{e}");
         assert!(r.check_hidden_text(&data.examples, Condition::Profile { k: 3 }).is_err());
         assert!(r.check_hidden_text(&data.examples, Condition::Oracle).is_ok());
         // One character shorter is not a run the check looks for.
-        let r = with_system(&format!("Keep in mind that {} when judging.", piece(20, STATIC_RUN_CHARS - 1)));
+        let r = with_system(&format!(
+            "Keep in mind that {} when judging.",
+            piece(20, STATIC_RUN_CHARS - 1)
+        ));
         assert!(r.check_hidden_text(&data.examples, Condition::None).is_ok());
         // In the template too.
         let user = format!("{T} {}", piece(0, 40));
         let r = JudgeRecipe::from_texts("t", None, "", &user, "reader = \"brackets\"").unwrap();
-        assert!(r.check_hidden_text(&data.examples, Condition::None).unwrap_err().to_string().contains("user.jinja"));
+        assert!(r
+            .check_hidden_text(&data.examples, Condition::None)
+            .unwrap_err()
+            .to_string()
+            .contains("user.jinja"));
         // prbench's own recipes hold nothing of the sample's hidden texts.
         for name in BUILTIN {
-            JudgeRecipe::load(name).unwrap().check_hidden_text(&data.examples, Condition::None).unwrap();
+            JudgeRecipe::load(name)
+                .unwrap()
+                .check_hidden_text(&data.examples, Condition::None)
+                .unwrap();
         }
     }
 
@@ -521,9 +611,14 @@ mod tests {
         assert_eq!(p.messages[0].content, "[] Q? first second");
         // Answers shown only with a context are refused at load: under `none` the judge would
         // see neither.
-        let e = load("{{ question }}{% if context %} {{ response_a }} {{ response_b }}{% endif %}").unwrap_err().to_string();
+        let e = load("{{ question }}{% if context %} {{ response_a }} {{ response_b }}{% endif %}")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("without `response_a`") && e.contains("without a context"), "{e}");
-        assert!(load("{% set x = response_a %}{{ question }} {{ response_b }}").unwrap_err().to_string().contains("without `response_a`"));
+        assert!(load("{% set x = response_a %}{{ question }} {{ response_b }}")
+            .unwrap_err()
+            .to_string()
+            .contains("without `response_a`"));
         // An error only a context reaches is found at load.
         let e = load("{% if context %}{{ context.no_such_method() }}{% endif %}{{ response_a }} {{ response_b }}").unwrap_err().to_string();
         assert!(e.contains("with a context"), "{e}");
@@ -532,11 +627,26 @@ mod tests {
         let (p, _) = r.render_pair(&pair()).unwrap();
         assert_eq!(p.messages[0].content, "- CTX\nQ? first second");
         // A byte-order mark and Windows line ends never reach the model.
-        let r = JudgeRecipe::from_texts("t", None, "\u{feff}Judge.\r\nCarefully.", &format!("\u{feff}{T}\r\n"), "reader = \"brackets\"").unwrap();
+        let r = JudgeRecipe::from_texts(
+            "t",
+            None,
+            "\u{feff}Judge.\r\nCarefully.",
+            &format!("\u{feff}{T}\r\n"),
+            "reader = \"brackets\"",
+        )
+        .unwrap();
         let (p, _) = r.render_pair(&pair()).unwrap();
-        assert_eq!((p.messages[0].content.as_str(), p.messages[1].content.as_str()), ("Judge.\nCarefully.", "Q? first second"));
+        assert_eq!(
+            (p.messages[0].content.as_str(), p.messages[1].content.as_str()),
+            ("Judge.\nCarefully.", "Q? first second")
+        );
         // Candidates in the wrong order would invert every verdict.
-        let e = from(T, "reader = \"brackets\"\n[logprob]\nprefix = \"[[\"\ncandidates = [\" B\", \" A\"]").unwrap_err().to_string();
+        let e = from(
+            T,
+            "reader = \"brackets\"\n[logprob]\nprefix = \"[[\"\ncandidates = [\" B\", \" A\"]",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("invert"), "{e}");
     }
 
@@ -545,19 +655,36 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("system.txt"), "").unwrap();
         std::fs::write(dir.path().join("user.jinja"), "Q: {{ question }}\n{% if context %}C: {{ context }}\n{% endif %}1: {{ response_a }}\n2: {{ response_b }}\nAnswer [[A]] or [[B]].").unwrap();
-        std::fs::write(dir.path().join("recipe.toml"), "reader = \"brackets\"\n[logprob]\nprefix = \"[[\"\ncandidates = [\"A\", \"B\"]\n").unwrap();
+        std::fs::write(
+            dir.path().join("recipe.toml"),
+            "reader = \"brackets\"\n[logprob]\nprefix = \"[[\"\ncandidates = [\"A\", \"B\"]\n",
+        )
+        .unwrap();
         let spec = dir.path().to_str().unwrap();
         let r = JudgeRecipe::load(spec).unwrap();
         let (p, _) = r.render_pair(&pair()).unwrap();
         // An empty system.txt sends no system message.
         assert_eq!(p.messages.len(), 1);
-        assert_eq!(p.messages[0].content, "Q: Q?\nC: CTX\n1: first\n2: second\nAnswer [[A]] or [[B]].");
-        let texts = ["", &std::fs::read_to_string(dir.path().join("user.jinja")).unwrap(), &std::fs::read_to_string(dir.path().join("recipe.toml")).unwrap()];
+        assert_eq!(
+            p.messages[0].content,
+            "Q: Q?\nC: CTX\n1: first\n2: second\nAnswer [[A]] or [[B]]."
+        );
+        let texts = [
+            "",
+            &std::fs::read_to_string(dir.path().join("user.jinja")).unwrap(),
+            &std::fs::read_to_string(dir.path().join("recipe.toml")).unwrap(),
+        ];
         assert_eq!(r.hash(), hash_texts(&texts));
-        assert_eq!(r.manifest_entry()["folder"], dir.path().canonicalize().unwrap().display().to_string());
+        assert_eq!(
+            r.manifest_entry()["folder"],
+            dir.path().canonicalize().unwrap().display().to_string()
+        );
         assert_eq!(r.manifest_entry()["reader"], "brackets");
         std::fs::remove_file(dir.path().join("user.jinja")).unwrap();
         assert!(JudgeRecipe::load(spec).unwrap_err().to_string().contains("user.jinja"));
-        assert!(JudgeRecipe::load("no-such-recipe").unwrap_err().to_string().contains("neither a built-in recipe"));
+        assert!(JudgeRecipe::load("no-such-recipe")
+            .unwrap_err()
+            .to_string()
+            .contains("neither a built-in recipe"));
     }
 }

@@ -3,8 +3,8 @@
 //! (DESIGN.md, files a run writes).
 
 use std::borrow::Cow;
-use std::fs;
 use std::collections::{HashMap, HashSet};
+use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -19,7 +19,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::cache::{Cache, CacheCounters, CachedJudge, CachedRewardModel};
 use crate::condition::Condition;
-use crate::controls::cache::{build_fingerprint, rows_key, rows_through_cache, RowsInputs, RowsSource};
+use crate::controls::cache::{
+    build_fingerprint, rows_key, rows_through_cache, RowsInputs, RowsSource,
+};
 use crate::controls::control_rows;
 use crate::error::EvalError;
 use crate::outcome::{write_jsonl, Outcome};
@@ -172,7 +174,8 @@ pub fn validate_run_id(id: &str) -> Result<(), EvalError> {
 }
 
 /// Why a run folder is refused: it exists already.
-const RUN_EXISTS: &str = "a run with this id already exists; pass another --run-id or remove the folder";
+const RUN_EXISTS: &str =
+    "a run with this id already exists; pass another --run-id or remove the folder";
 
 /// Checks, without creating anything, that `run_id` is valid and `out_dir/run_id` does not exist
 /// yet; returns that path. [`create_run_dir`] makes the same check atomically when it creates it.
@@ -232,7 +235,10 @@ pub fn limit_per_subset(examples: &[Example], limit: Option<usize>) -> Vec<Examp
 pub fn sample_per_subset(examples: &[Example], n: usize, seed: u64) -> Vec<Example> {
     let mut by_subset: HashMap<&str, Vec<([u8; 32], &str)>> = HashMap::new();
     for ex in examples {
-        by_subset.entry(ex.subset.as_str()).or_default().push((slot_key(seed, &ex.id), ex.id.as_str()));
+        by_subset
+            .entry(ex.subset.as_str())
+            .or_default()
+            .push((slot_key(seed, &ex.id), ex.id.as_str()));
     }
     let mut keep: HashSet<&str> = HashSet::new();
     for keyed in by_subset.values_mut() {
@@ -245,13 +251,21 @@ pub fn sample_per_subset(examples: &[Example], n: usize, seed: u64) -> Vec<Examp
 /// The examples a run evaluates: all (`limit` `None`), the first `limit` of each subset, or
 /// with `sample_seed` a random sample of `limit` per subset drawn with that seed
 /// ([`sample_per_subset`]).
-pub fn select_examples(examples: &[Example], limit: Option<usize>, sample_seed: Option<u64>) -> Vec<Example> {
+pub fn select_examples(
+    examples: &[Example],
+    limit: Option<usize>,
+    sample_seed: Option<u64>,
+) -> Vec<Example> {
     selected_examples(examples, limit, sample_seed).into_owned()
 }
 
 /// [`select_examples`], borrowing `examples` when all are evaluated (at full scale they hold
 /// ~100 MB of profile text, which a copy would double).
-pub fn selected_examples(examples: &[Example], limit: Option<usize>, sample_seed: Option<u64>) -> Cow<'_, [Example]> {
+pub fn selected_examples(
+    examples: &[Example],
+    limit: Option<usize>,
+    sample_seed: Option<u64>,
+) -> Cow<'_, [Example]> {
     match (limit, sample_seed) {
         (None, _) => Cow::Borrowed(examples),
         (Some(n), Some(seed)) => Cow::Owned(sample_per_subset(examples, n, seed)),
@@ -282,7 +296,12 @@ impl RunConfig {
 ///
 /// # Errors
 /// Evaluation errors (leakage, template) and I/O errors naming the path.
-pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn Reporter) -> Result<RunResult, EvalError> {
+pub fn run(
+    data: &Dataset,
+    backend: Backend<'_>,
+    cfg: &RunConfig,
+    reporter: &dyn Reporter,
+) -> Result<RunResult, EvalError> {
     let prompts = Prompts::with_recipe(cfg.recipe.clone());
     if let Some(recipe) = prompts.recipe() {
         recipe.check_hidden_text(&data.examples, cfg.options.condition)?;
@@ -294,12 +313,22 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
     };
     let slots = assign_slots(&data.examples, cfg.options.seed);
     let training_condition = backend.training_condition();
-    let mut manifest = manifest_for(data, &examples, &identity, training_condition.as_deref(), &decoding, cfg, &prompts);
+    let mut manifest = manifest_for(
+        data,
+        &examples,
+        &identity,
+        training_condition.as_deref(),
+        &decoding,
+        cfg,
+        &prompts,
+    );
     if cfg.resume {
         let old = read_manifest(cfg)?;
         manifest.started = old.started;
         manifest.resumed = old.resumed;
-        manifest.resumed.push(Resumption { at: Utc::now(), code_version: cfg.code_version.clone() });
+        manifest
+            .resumed
+            .push(Resumption { at: Utc::now(), code_version: cfg.code_version.clone() });
     }
     write_json(&cfg.dir.join("manifest.json"), &manifest)?;
 
@@ -308,10 +337,22 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
     // a local judge they take a few seconds of one core).
     let (model_part, baselines) = std::thread::scope(|scope| {
         let baselines = scope.spawn(|| {
-            let inputs = RowsInputs { dataset_hash: &data.hash, examples: &examples, options: &cfg.options, bootstrap: &cfg.bootstrap, code_version: &cfg.code_version };
+            let inputs = RowsInputs {
+                dataset_hash: &data.hash,
+                examples: &examples,
+                options: &cfg.options,
+                bootstrap: &cfg.bootstrap,
+                code_version: &cfg.code_version,
+            };
             // No key without a cache, or when the executable cannot be identified: computed.
-            let key = cfg.cache.as_ref().and_then(|_| build_fingerprint()).map(|build| rows_key(&inputs, &build));
-            rows_through_cache(cfg.cache.as_deref(), key.as_deref(), || control_rows(&examples, &slots, &cfg.options, &cfg.bootstrap))
+            let key = cfg
+                .cache
+                .as_ref()
+                .and_then(|_| build_fingerprint())
+                .map(|build| rows_key(&inputs, &build));
+            rows_through_cache(cfg.cache.as_deref(), key.as_deref(), || {
+                control_rows(&examples, &slots, &cfg.options, &cfg.bootstrap)
+            })
         });
         let model_part = (|| -> Result<_, EvalError> {
             let path = cfg.dir.join("outcomes.jsonl");
@@ -332,11 +373,19 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
             };
             let calls_before = backend.call_stats();
             let clock = Instant::now();
-            evaluate_into(&examples, &slots, cached.unwrap_or(backend), &cfg.options, &prompts, reporter, &mut |batch| {
-                write_jsonl(&mut w, batch).and_then(|()| w.flush()).map_err(io_err(&path))?;
-                outcomes.extend_from_slice(batch);
-                Ok(())
-            })?;
+            evaluate_into(
+                &examples,
+                &slots,
+                cached.unwrap_or(backend),
+                &cfg.options,
+                &prompts,
+                reporter,
+                &mut |batch| {
+                    write_jsonl(&mut w, batch).and_then(|()| w.flush()).map_err(io_err(&path))?;
+                    outcomes.extend_from_slice(batch);
+                    Ok(())
+                },
+            )?;
             let wall_seconds = clock.elapsed().as_secs_f64();
             drop(w);
             let remote = backend.call_stats().map(|after| {
@@ -346,8 +395,12 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
                     retries: after.retries - before.retries,
                     failures: after.failures - before.failures,
                     // A reply without a count makes the run's total unknown, never a short sum.
-                    prompt_tokens: (after.unreported_prompt_tokens == before.unreported_prompt_tokens).then(|| after.prompt_tokens - before.prompt_tokens),
-                    completion_tokens: (after.unreported_completion_tokens == before.unreported_completion_tokens).then(|| after.completion_tokens - before.completion_tokens),
+                    prompt_tokens: (after.unreported_prompt_tokens
+                        == before.unreported_prompt_tokens)
+                        .then(|| after.prompt_tokens - before.prompt_tokens),
+                    completion_tokens: (after.unreported_completion_tokens
+                        == before.unreported_completion_tokens)
+                        .then(|| after.completion_tokens - before.completion_tokens),
                 }
             });
             let cache = match (&cached, cfg.cache.as_deref()) {
@@ -394,7 +447,8 @@ pub fn run(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig, reporter: &dyn
             Condition::Planner => cfg.options.inputs.planner_report.clone(),
             _ => None,
         },
-        empty_rubric: (cfg.options.condition.is_oracle() && cfg.options.context == ContextSource::Condition)
+        empty_rubric: (cfg.options.condition.is_oracle()
+            && cfg.options.context == ContextSource::Condition)
             .then(|| outcomes.iter().filter(|o| o.empty_rubric).count()),
     };
     write_json(&cfg.dir.join("summary.json"), &summary)?;
@@ -413,7 +467,11 @@ fn profile_report(options: &EvalOptions, outcomes: &[Outcome]) -> Option<Profile
         return None;
     }
     let k = options.condition.profile_k()?;
-    Some(profile_figures(k, options.inputs.retriever.clone().unwrap_or_else(|| "unknown".into()), outcomes))
+    Some(profile_figures(
+        k,
+        options.inputs.retriever.clone().unwrap_or_else(|| "unknown".into()),
+        outcomes,
+    ))
 }
 
 /// The profile figures of a `profile:k` run's outcomes: mean posts shown (over outcomes that
@@ -425,7 +483,11 @@ pub fn profile_figures(k: usize, retriever: String, outcomes: &[Outcome]) -> Pro
     ProfileReport {
         k,
         retriever,
-        mean_posts_shown: if shown.is_empty() { 0.0 } else { shown.iter().sum::<usize>() as f64 / shown.len() as f64 },
+        mean_posts_shown: if shown.is_empty() {
+            0.0
+        } else {
+            shown.iter().sum::<usize>() as f64 / shown.len() as f64
+        },
         posts_dropped: outcomes.iter().map(|o| o.posts_dropped).sum(),
         examples_with_drops: outcomes.iter().filter(|o| o.posts_dropped > 0).count(),
         empty_profile: outcomes.iter().filter(|o| o.empty_profile).count(),
@@ -486,7 +548,11 @@ fn manifest_for(
 /// # Errors
 /// [`EvalError::RunDir`] naming the first field that differs (or an unreadable manifest) and
 /// what to do.
-pub fn check_resume(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Result<(), EvalError> {
+pub fn check_resume(
+    data: &Dataset,
+    backend: Backend<'_>,
+    cfg: &RunConfig,
+) -> Result<(), EvalError> {
     same_settings(data, backend, cfg).map(drop)
 }
 
@@ -495,10 +561,17 @@ pub fn check_resume(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Re
 ///
 /// # Errors
 /// [`EvalError::RunDir`] when the run is unfinished, unreadable, or differs in a setting.
-pub fn check_finished(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Result<(), EvalError> {
+pub fn check_finished(
+    data: &Dataset,
+    backend: Backend<'_>,
+    cfg: &RunConfig,
+) -> Result<(), EvalError> {
     let old = same_settings(data, backend, cfg)?;
     if old.finished.is_none() {
-        return Err(EvalError::RunDir { path: cfg.dir.clone(), reason: "it is unfinished; resume it instead".into() });
+        return Err(EvalError::RunDir {
+            path: cfg.dir.clone(),
+            reason: "it is unfinished; resume it instead".into(),
+        });
     }
     Ok(())
 }
@@ -511,8 +584,11 @@ fn read_manifest(cfg: &RunConfig) -> Result<Manifest, EvalError> {
 /// The manifest in `dir`, or an error saying it cannot be used and what to do.
 pub(crate) fn read_manifest_in(dir: &Path) -> Result<Manifest, EvalError> {
     let path = dir.join("manifest.json");
-    let text = fs::read_to_string(&path).map_err(|e| damaged(dir, "manifest.json", "cannot be read".into(), MANIFEST_TODO, e))?;
-    serde_json::from_str(&text).map_err(|e| damaged(dir, "manifest.json", describe_unparsed(&text, "a run manifest"), MANIFEST_TODO, e))
+    let text = fs::read_to_string(&path)
+        .map_err(|e| damaged(dir, "manifest.json", "cannot be read".into(), MANIFEST_TODO, e))?;
+    serde_json::from_str(&text).map_err(|e| {
+        damaged(dir, "manifest.json", describe_unparsed(&text, "a run manifest"), MANIFEST_TODO, e)
+    })
 }
 
 /// What to do about a run folder whose manifest cannot be read: without it the settings the
@@ -527,7 +603,13 @@ const FILE_TODO: &str = "move the file out of the folder and rerun this command:
 
 /// The error for a run file that cannot be used: names the folder, the file and what is
 /// wrong, says what to do, and keeps the cause.
-fn damaged(dir: &Path, file: &str, what: String, todo: &str, source: impl std::error::Error + Send + Sync + 'static) -> EvalError {
+fn damaged(
+    dir: &Path,
+    file: &str,
+    what: String,
+    todo: &str,
+    source: impl std::error::Error + Send + Sync + 'static,
+) -> EvalError {
     EvalError::evaluation_with(format!("run folder `{}`: its {file} {what}, so the run can be neither reused nor resumed; {todo}", dir.display()), source)
 }
 
@@ -585,11 +667,16 @@ pub(crate) enum Found {
 /// An `outcomes.jsonl` or `summary.json` that cannot be read or parsed, or that disagree
 /// (another run's summary, a count that does not match): the message names the file and what is
 /// wrong, and says what to do.
-pub(crate) fn inspect_run(dir: &Path, run_id: &str, manifest: &Manifest) -> Result<Found, EvalError> {
+pub(crate) fn inspect_run(
+    dir: &Path,
+    run_id: &str,
+    manifest: &Manifest,
+) -> Result<Found, EvalError> {
     if manifest.finished.is_none() {
         // A killed run may have left a half-written last line: resuming rewrites the file, so
         // its lines are only counted.
-        let written = fs::read_to_string(dir.join("outcomes.jsonl")).map_or(0, |t| t.lines().filter(|l| !l.trim().is_empty()).count());
+        let written = fs::read_to_string(dir.join("outcomes.jsonl"))
+            .map_or(0, |t| t.lines().filter(|l| !l.trim().is_empty()).count());
         return Ok(Found::Unfinished { written });
     }
     let read = |file: &'static str| match fs::read_to_string(dir.join(file)) {
@@ -597,24 +684,58 @@ pub(crate) fn inspect_run(dir: &Path, run_id: &str, manifest: &Manifest) -> Resu
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(damaged(dir, file, "cannot be read".into(), FILE_TODO, e)),
     };
-    let Some(text) = read("outcomes.jsonl")? else { return Ok(Found::Missing { file: "outcomes.jsonl" }) };
+    let Some(text) = read("outcomes.jsonl")? else {
+        return Ok(Found::Missing { file: "outcomes.jsonl" });
+    };
     let mut outcomes = Vec::new();
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let o: Outcome = serde_json::from_str(line)
-            .map_err(|e| damaged(dir, "outcomes.jsonl", format!("line {}: {}", i + 1, describe_unparsed(line, "an outcome")), FILE_TODO, e))?;
+        let o: Outcome = serde_json::from_str(line).map_err(|e| {
+            damaged(
+                dir,
+                "outcomes.jsonl",
+                format!("line {}: {}", i + 1, describe_unparsed(line, "an outcome")),
+                FILE_TODO,
+                e,
+            )
+        })?;
         if o.condition != manifest.condition {
-            return Err(inconsistent(dir, "outcomes.jsonl", format!("line {} is an outcome under `{}`, not the manifest's `{}`", i + 1, o.condition, manifest.condition)));
+            return Err(inconsistent(
+                dir,
+                "outcomes.jsonl",
+                format!(
+                    "line {} is an outcome under `{}`, not the manifest's `{}`",
+                    i + 1,
+                    o.condition,
+                    manifest.condition
+                ),
+            ));
         }
         outcomes.push(o);
     }
     if outcomes.len() != manifest.n_examples {
-        return Err(inconsistent(dir, "outcomes.jsonl", format!("holds {} outcomes where the manifest records {} examples", outcomes.len(), manifest.n_examples)));
+        return Err(inconsistent(
+            dir,
+            "outcomes.jsonl",
+            format!(
+                "holds {} outcomes where the manifest records {} examples",
+                outcomes.len(),
+                manifest.n_examples
+            ),
+        ));
     }
     let errors = outcomes.iter().filter(|o| o.error.is_some()).count();
-    let Some(text) = read("summary.json")? else { return Ok(Found::Missing { file: "summary.json" }) };
-    let summary: Summary = serde_json::from_str(&text).map_err(|e| damaged(dir, "summary.json", describe_unparsed(&text, "a run summary"), FILE_TODO, e))?;
+    let Some(text) = read("summary.json")? else {
+        return Ok(Found::Missing { file: "summary.json" });
+    };
+    let summary: Summary = serde_json::from_str(&text).map_err(|e| {
+        damaged(dir, "summary.json", describe_unparsed(&text, "a run summary"), FILE_TODO, e)
+    })?;
     if summary.run_id != run_id {
-        return Err(inconsistent(dir, "summary.json", format!("is the summary of run `{}`", summary.run_id)));
+        return Err(inconsistent(
+            dir,
+            "summary.json",
+            format!("is the summary of run `{}`", summary.run_id),
+        ));
     }
     let fields = [
         ("model", &summary.model, &manifest.model.spec),
@@ -622,18 +743,36 @@ pub(crate) fn inspect_run(dir: &Path, run_id: &str, manifest: &Manifest) -> Resu
         ("dataset_hash", &summary.dataset_hash, &manifest.dataset_hash),
     ];
     if let Some((name, theirs, mine)) = fields.into_iter().find(|(_, a, b)| a != b) {
-        return Err(inconsistent(dir, "summary.json", format!("has `{name}` {theirs} where the manifest has {mine}")));
+        return Err(inconsistent(
+            dir,
+            "summary.json",
+            format!("has `{name}` {theirs} where the manifest has {mine}"),
+        ));
     }
     if summary.seed != manifest.seed {
-        return Err(inconsistent(dir, "summary.json", format!("has seed {} where the manifest has {}", summary.seed, manifest.seed)));
+        return Err(inconsistent(
+            dir,
+            "summary.json",
+            format!("has seed {} where the manifest has {}", summary.seed, manifest.seed),
+        ));
     }
     // The micro row is recounted from the outcomes: a summary whose figures were edited, or
     // that belongs to other outcomes, is not shown as this run's result.
-    let recount = prbench_stats::Tally::from_results(&outcomes.iter().map(|o| o.result).collect::<Vec<_>>());
+    let recount =
+        prbench_stats::Tally::from_results(&outcomes.iter().map(|o| o.result).collect::<Vec<_>>());
     match summary.rows.iter().find(|r| r.label == "micro") {
         Some(micro) if micro.tally != recount => {
-            let t = |t: &prbench_stats::Tally| format!("{} items: {} correct, {} wrong, {} ties, {} unparsed, {} errors", t.n, t.correct, t.wrong, t.ties, t.unparsed, t.errors);
-            return Err(inconsistent(dir, "summary.json", format!("counts {} where outcomes.jsonl holds {}", t(&micro.tally), t(&recount))));
+            let t = |t: &prbench_stats::Tally| {
+                format!(
+                    "{} items: {} correct, {} wrong, {} ties, {} unparsed, {} errors",
+                    t.n, t.correct, t.wrong, t.ties, t.unparsed, t.errors
+                )
+            };
+            return Err(inconsistent(
+                dir,
+                "summary.json",
+                format!("counts {} where outcomes.jsonl holds {}", t(&micro.tally), t(&recount)),
+            ));
         }
         Some(micro) => {
             let strict = (recount.n > 0).then(|| recount.correct as f64 / recount.n as f64);
@@ -642,7 +781,14 @@ pub(crate) fn inspect_run(dir: &Path, run_id: &str, manifest: &Manifest) -> Resu
                 (a, b) => a.is_none() && b.is_none(),
             };
             if !agrees {
-                return Err(inconsistent(dir, "summary.json", format!("gives micro accuracy {:?} where its own counts give {strict:?}", micro.strict)));
+                return Err(inconsistent(
+                    dir,
+                    "summary.json",
+                    format!(
+                        "gives micro accuracy {:?} where its own counts give {strict:?}",
+                        micro.strict
+                    ),
+                ));
             }
         }
         None => return Err(inconsistent(dir, "summary.json", "has no `micro` row".into())),
@@ -681,9 +827,14 @@ pub(crate) struct EarlySettings<'a> {
 ///
 /// # Errors
 /// [`EvalError::RunDir`] naming the first setting that differs.
-pub(crate) fn check_settings_before_load(dir: &Path, old: &Manifest, new: &EarlySettings<'_>) -> Result<(), EvalError> {
+pub(crate) fn check_settings_before_load(
+    dir: &Path,
+    old: &Manifest,
+    new: &EarlySettings<'_>,
+) -> Result<(), EvalError> {
     check_ranges(dir, old)?;
-    let (limit_per_subset, sample_per_subset) = if new.sample { (None, new.limit) } else { (new.limit, None) };
+    let (limit_per_subset, sample_per_subset) =
+        if new.sample { (None, new.limit) } else { (new.limit, None) };
     let expected = Manifest {
         dataset_hash: new.data.hash.clone(),
         condition: new.condition.to_string(),
@@ -710,9 +861,15 @@ fn flag_value(flag: &str, value: Option<impl std::fmt::Display>) -> String {
 /// `old`: its manifest name, its value there and here (as the user would type it).
 fn first_difference(old: &Manifest, new: &Manifest) -> Option<(&'static str, String, String)> {
     let both = |on: bool| if on { "--both-orders" } else { "no --both-orders" }.to_string();
-    let sample = |n: Option<usize>| n.map_or_else(|| "no --sample".to_string(), |n| format!("--limit {n} --sample"));
+    let sample = |n: Option<usize>| {
+        n.map_or_else(|| "no --sample".to_string(), |n| format!("--limit {n} --sample"))
+    };
     let fields: [(&str, String, String); 12] = [
-        ("model", serde_json::to_string(&old.model).unwrap_or_default(), serde_json::to_string(&new.model).unwrap_or_default()),
+        (
+            "model",
+            serde_json::to_string(&old.model).unwrap_or_default(),
+            serde_json::to_string(&new.model).unwrap_or_default(),
+        ),
         ("decoding", old.decoding.to_string(), new.decoding.to_string()),
         ("template_hash", old.template_hash.clone(), new.template_hash.clone()),
         ("dataset_hash", old.dataset_hash.clone(), new.dataset_hash.clone()),
@@ -720,10 +877,18 @@ fn first_difference(old: &Manifest, new: &Manifest) -> Option<(&'static str, Str
         ("condition_inputs", old.condition_inputs.to_string(), new.condition_inputs.to_string()),
         ("seed", format!("--seed {}", old.seed), format!("--seed {}", new.seed)),
         ("both_orders", both(old.both_orders), both(new.both_orders)),
-        ("limit_per_subset", flag_value("--limit", old.limit_per_subset), flag_value("--limit", new.limit_per_subset)),
+        (
+            "limit_per_subset",
+            flag_value("--limit", old.limit_per_subset),
+            flag_value("--limit", new.limit_per_subset),
+        ),
         ("sample_per_subset", sample(old.sample_per_subset), sample(new.sample_per_subset)),
         ("n_examples", old.n_examples.to_string(), new.n_examples.to_string()),
-        ("bootstrap_resamples", format!("--bootstrap {}", old.bootstrap_resamples), format!("--bootstrap {}", new.bootstrap_resamples)),
+        (
+            "bootstrap_resamples",
+            format!("--bootstrap {}", old.bootstrap_resamples),
+            format!("--bootstrap {}", new.bootstrap_resamples),
+        ),
     ];
     fields.into_iter().find(|(_, a, b)| a != b)
 }
@@ -756,7 +921,11 @@ fn differs(dir: &Path, old: &Manifest, (name, was, now): (&str, String, String))
 
 /// The manifest in `cfg.dir`, if every setting that decides the outcomes matches `cfg` and
 /// its own values are in the ranges prbench accepts ([`check_ranges`]).
-fn same_settings(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Result<Manifest, EvalError> {
+fn same_settings(
+    data: &Dataset,
+    backend: Backend<'_>,
+    cfg: &RunConfig,
+) -> Result<Manifest, EvalError> {
     let old = read_manifest(cfg)?;
     check_ranges(&cfg.dir, &old)?;
     let (identity, decoding) = match backend {
@@ -764,7 +933,15 @@ fn same_settings(data: &Dataset, backend: Backend<'_>, cfg: &RunConfig) -> Resul
         Backend::RewardModel(r) => (r.identity(), r.settings()),
     };
     let examples = cfg.examples(data);
-    let new = manifest_for(data, &examples, &identity, backend.training_condition().as_deref(), &decoding, cfg, &Prompts::with_recipe(cfg.recipe.clone()));
+    let new = manifest_for(
+        data,
+        &examples,
+        &identity,
+        backend.training_condition().as_deref(),
+        &decoding,
+        cfg,
+        &Prompts::with_recipe(cfg.recipe.clone()),
+    );
     match first_difference(&old, &new) {
         Some(difference) => Err(differs(&cfg.dir, &old, difference)),
         None => Ok(old),

@@ -112,7 +112,11 @@ impl EvalOptions {
     }
 
     /// The context shown for `ex`, with at most `n_posts` profile posts under `profile:k`.
-    pub(crate) fn context_for(&self, ex: &Example, n_posts: Option<usize>) -> Result<Option<String>, EvalError> {
+    pub(crate) fn context_for(
+        &self,
+        ex: &Example,
+        n_posts: Option<usize>,
+    ) -> Result<Option<String>, EvalError> {
         match self.context {
             ContextSource::Condition => self.condition.context(ex, &self.inputs, n_posts),
             ContextSource::FullProfile => Ok(Some(full_profile_text(ex))),
@@ -120,7 +124,12 @@ impl EvalOptions {
     }
 
     fn check_leak(&self, ex: &Example, rendered: &str) -> Result<(), EvalError> {
-        leakage::check_with(ex, self.condition, rendered, &self.condition.allowed_texts(ex, &self.inputs))
+        leakage::check_with(
+            ex,
+            self.condition,
+            rendered,
+            &self.condition.allowed_texts(ex, &self.inputs),
+        )
     }
 }
 
@@ -179,7 +188,10 @@ fn fitted<R>(
 ///
 /// # Errors
 /// Whatever `probe` returns.
-pub fn largest_fitting<R>(max: usize, mut probe: impl FnMut(usize) -> Result<(bool, R), EvalError>) -> Result<(usize, R), EvalError> {
+pub fn largest_fitting<R>(
+    max: usize,
+    mut probe: impl FnMut(usize) -> Result<(bool, R), EvalError>,
+) -> Result<(usize, R), EvalError> {
     let (fits_all, at_max) = probe(max)?;
     if fits_all || max == 0 {
         return Ok((max, at_max));
@@ -251,10 +263,22 @@ pub fn evaluate_into(
     for chunk in examples.chunks(opts.batch_size.max(1)) {
         let blocked: Vec<Option<&str>> = chunk
             .iter()
-            .map(|ex| if opts.context == ContextSource::Condition { opts.inputs.blocked(opts.condition, ex) } else { None })
+            .map(|ex| {
+                if opts.context == ContextSource::Condition {
+                    opts.inputs.blocked(opts.condition, ex)
+                } else {
+                    None
+                }
+            })
             .collect();
-        let runnable: Vec<&Example> = chunk.iter().zip(&blocked).filter(|(_, b)| b.is_none()).map(|(ex, _)| ex).collect();
-        let mut scored = if runnable.is_empty() { Vec::new() } else { score_chunk(&runnable, slots, backend, opts, prompts, &model)? }.into_iter();
+        let runnable: Vec<&Example> =
+            chunk.iter().zip(&blocked).filter(|(_, b)| b.is_none()).map(|(ex, _)| ex).collect();
+        let mut scored = if runnable.is_empty() {
+            Vec::new()
+        } else {
+            score_chunk(&runnable, slots, backend, opts, prompts, &model)?
+        }
+        .into_iter();
         let batch: Vec<Outcome> = chunk
             .iter()
             .zip(&blocked)
@@ -303,10 +327,18 @@ fn score_chunk(
 /// Marks `o` as failed with the backend's error for this item (counted, never scored).
 fn fail(o: &mut Outcome, model: &str, example_id: &str, source: ModelError) {
     o.result = ItemResult::Error;
-    o.error = Some(EvalError::Backend { model: model.into(), example_id: example_id.into(), source }.to_string());
+    o.error = Some(
+        EvalError::Backend { model: model.into(), example_id: example_id.into(), source }
+            .to_string(),
+    );
 }
 
-fn base_outcome(ex: &Example, opts: &EvalOptions, model: &str, posts: Option<PostsShown>) -> Outcome {
+fn base_outcome(
+    ex: &Example,
+    opts: &EvalOptions,
+    model: &str,
+    posts: Option<PostsShown>,
+) -> Outcome {
     let empty = match opts.context {
         ContextSource::Condition => opts.condition.empty_material(ex, &opts.inputs),
         ContextSource::FullProfile => None,
@@ -317,7 +349,12 @@ fn base_outcome(ex: &Example, opts: &EvalOptions, model: &str, posts: Option<Pos
         posts_shown: posts.map(|p| p.shown),
         posts_dropped: posts.map_or(0, |p| p.dropped),
         post_ids: match posts {
-            Some(p) => opts.inputs.ranked_posts(ex).map_or_else(|_| Vec::new(), |ranked| ranked.iter().take(p.shown + p.dropped).map(|post| post.id.clone()).collect()),
+            Some(p) => opts.inputs.ranked_posts(ex).map_or_else(
+                |_| Vec::new(),
+                |ranked| {
+                    ranked.iter().take(p.shown + p.dropped).map(|post| post.id.clone()).collect()
+                },
+            ),
             None => Vec::new(),
         },
         planner_failed: opts.condition == Condition::Planner
@@ -396,7 +433,11 @@ fn judge_chunk(
     }
     let verdicts = judge.judge_each(&requests, &|_, _| {});
     if verdicts.len() != requests.len() {
-        return Err(EvalError::BackendShape { model: model.into(), got: verdicts.len(), expected: requests.len() });
+        return Err(EvalError::BackendShape {
+            model: model.into(),
+            got: verdicts.len(),
+            expected: requests.len(),
+        });
     }
     let mut verdicts = verdicts.into_iter();
     Ok(chunk
@@ -420,7 +461,8 @@ fn judge_chunk(
             o.output_tokens = first.tokens.output_tokens;
             o.truncated_tokens = first.tokens.truncated_tokens;
             if let Some(second) = second {
-                o.both_orders_result = Some(both_orders_result(o.result, judge_result(second.choice, slot.other())));
+                o.both_orders_result =
+                    Some(both_orders_result(o.result, judge_result(second.choice, slot.other())));
                 if let (Some(m1), Some(m2)) = (first.margin, second.margin) {
                     let (in_a, in_b) = if slot == Slot::A { (m1, m2) } else { (m2, m1) };
                     o.debiased_result = Some(debiased_result(in_a, in_b));
@@ -471,14 +513,23 @@ fn rm_chunk(
     let mut requests = Vec::with_capacity(chunk.len() * 2);
     let mut shown = Vec::with_capacity(chunk.len());
     for ex in chunk {
-        let build = |n| Ok(vec![rm_request(ex, &ex.chosen, opts, prompts, n)?, rm_request(ex, &ex.rejected, opts, prompts, n)?]);
+        let build = |n| {
+            Ok(vec![
+                rm_request(ex, &ex.chosen, opts, prompts, n)?,
+                rm_request(ex, &ex.rejected, opts, prompts, n)?,
+            ])
+        };
         let (reqs, posts) = fitted(ex, opts, build, |r| rm.input_overflow(r))?;
         requests.extend(reqs);
         shown.push(posts);
     }
     let scores = rm.score_each(&requests, &|_, _| {});
     if scores.len() != requests.len() {
-        return Err(EvalError::BackendShape { model: model.into(), got: scores.len(), expected: requests.len() });
+        return Err(EvalError::BackendShape {
+            model: model.into(),
+            got: scores.len(),
+            expected: requests.len(),
+        });
     }
     let mut scores = scores.into_iter();
     Ok(chunk
@@ -486,7 +537,8 @@ fn rm_chunk(
         .zip(shown)
         .map(|(ex, posts)| {
             let mut o = base_outcome(ex, opts, model, posts);
-            let (chosen, rejected) = (scores.next().expect("length checked"), scores.next().expect("length checked"));
+            let (chosen, rejected) =
+                (scores.next().expect("length checked"), scores.next().expect("length checked"));
             let (chosen, rejected) = match (chosen, rejected) {
                 (Ok(c), Ok(r)) => (c, r),
                 (Err(e), _) | (_, Err(e)) => {
@@ -535,7 +587,10 @@ mod tests {
                 .unwrap();
                 assert_eq!(n, linear(max, fits), "max {max}, budget {budget}");
                 assert_eq!(built, n * 10, "returns what was built for the chosen n");
-                assert!(probes <= 2 + (usize::BITS - max.leading_zeros()) as usize, "{probes} probes for max {max}");
+                assert!(
+                    probes <= 2 + (usize::BITS - max.leading_zeros()) as usize,
+                    "{probes} probes for max {max}"
+                );
             }
         }
     }

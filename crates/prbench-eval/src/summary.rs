@@ -10,7 +10,9 @@
 use prbench_data::short_subset;
 use prbench_report::{AccuracyRow, BothOrders, PositionBias};
 use prbench_stats::accuracy::TieMode;
-use prbench_stats::bootstrap::{accuracy_with_cis, accuracy_with_cis_by_cluster, BootstrapConfig, Stat};
+use prbench_stats::bootstrap::{
+    accuracy_with_cis, accuracy_with_cis_by_cluster, BootstrapConfig, Stat,
+};
 use prbench_stats::outcome::ItemResult;
 use prbench_stats::position::{position_bias, PositionItem};
 use rayon::prelude::*;
@@ -55,7 +57,8 @@ fn subsets<T: RowItem>(outcomes: &[T]) -> Vec<String> {
 /// The number of distinct user ids among `outcomes`, or `None` when none carries one (the
 /// bootstrap then resamples examples).
 pub fn user_count<T: RowItem>(outcomes: &[T]) -> Option<usize> {
-    let users: std::collections::HashSet<&str> = outcomes.iter().filter_map(|o| o.user_id()).collect();
+    let users: std::collections::HashSet<&str> =
+        outcomes.iter().filter_map(|o| o.user_id()).collect();
     (!users.is_empty()).then_some(users.len())
 }
 
@@ -84,10 +87,17 @@ fn user_clusters<T: RowItem>(outcomes: &[T]) -> Option<Vec<usize>> {
 /// One row per subset, then `micro` (stratified) and `macro` (mean of subset accuracies),
 /// from per-item results `results[i]` belonging to `outcomes[i].subset`. CIs resample users
 /// when the outcomes carry user ids (see the module docs), else examples.
-pub fn accuracy_rows<T: RowItem>(outcomes: &[T], results: &[ItemResult], boot: &BootstrapConfig) -> Vec<AccuracyRow> {
+pub fn accuracy_rows<T: RowItem>(
+    outcomes: &[T],
+    results: &[ItemResult],
+    boot: &BootstrapConfig,
+) -> Vec<AccuracyRow> {
     let clusters = user_clusters(outcomes);
     let names = subsets(outcomes);
-    let strata: Vec<usize> = outcomes.iter().map(|o| names.iter().position(|s| s == o.subset()).expect("listed")).collect();
+    let strata: Vec<usize> = outcomes
+        .iter()
+        .map(|o| names.iter().position(|s| s == o.subset()).expect("listed"))
+        .collect();
     let truncated = |keep: &dyn Fn(usize) -> bool| {
         outcomes.iter().enumerate().filter(|(i, o)| keep(*i) && o.truncated()).count()
     };
@@ -101,7 +111,14 @@ pub fn accuracy_rows<T: RowItem>(outcomes: &[T], results: &[ItemResult], boot: &
         let sub: Vec<ItemResult> = members.iter().map(|&i| results[i]).collect();
         let sub_clusters = clusters.as_ref().map(|c| members.iter().map(|&i| c[i]).collect());
         let zeros = vec![0; sub.len()];
-        specs.push((vec![short_subset(name).to_string()], sub, zeros, sub_clusters, vec![Stat::Micro], truncated(&|i| strata[i] == k)));
+        specs.push((
+            vec![short_subset(name).to_string()],
+            sub,
+            zeros,
+            sub_clusters,
+            vec![Stat::Micro],
+            truncated(&|i| strata[i] == k),
+        ));
     }
     let (labels, stats) = if names.len() > 1 {
         (vec!["micro".to_string(), "macro".to_string()], vec![Stat::Micro, Stat::Macro])
@@ -109,14 +126,26 @@ pub fn accuracy_rows<T: RowItem>(outcomes: &[T], results: &[ItemResult], boot: &
         (vec!["micro".to_string()], vec![Stat::Micro])
     };
     specs.push((labels, results.to_vec(), strata.clone(), clusters, stats, truncated(&|_| true)));
-    let rows: Vec<Vec<AccuracyRow>> =
-        specs.par_iter().map(|(labels, res, st, cl, stats, trunc)| rows_for(labels, res, st, cl.as_deref(), stats, boot, *trunc)).collect();
+    let rows: Vec<Vec<AccuracyRow>> = specs
+        .par_iter()
+        .map(|(labels, res, st, cl, stats, trunc)| {
+            rows_for(labels, res, st, cl.as_deref(), stats, boot, *trunc)
+        })
+        .collect();
     rows.into_iter().flatten().collect()
 }
 
 /// One row per `(labels[i], stats[i])` over the same results and strata; the strict CI
 /// resamples `clusters` (users) when given, else items.
-fn rows_for(labels: &[String], results: &[ItemResult], strata: &[usize], clusters: Option<&[usize]>, stats: &[Stat], boot: &BootstrapConfig, truncated: usize) -> Vec<AccuracyRow> {
+fn rows_for(
+    labels: &[String],
+    results: &[ItemResult],
+    strata: &[usize],
+    clusters: Option<&[usize]>,
+    stats: &[Stat],
+    boot: &BootstrapConfig,
+    truncated: usize,
+) -> Vec<AccuracyRow> {
     let no_ci = BootstrapConfig { resamples: 0, ..*boot };
     let strict = match clusters {
         Some(c) => accuracy_with_cis_by_cluster(results, strata, c, TieMode::Strict, stats, boot),
@@ -178,7 +207,10 @@ pub fn both_orders(outcomes: &[Outcome], boot: &BootstrapConfig) -> Option<BothO
     let mut parsed = 0usize;
     let mut same = 0usize;
     for o in outcomes {
-        let (Some(v1), Some(v2), Some(slot)) = (&o.verdict, &o.swapped_verdict, o.chosen_slot) else { continue };
+        let (Some(v1), Some(v2), Some(slot)) = (&o.verdict, &o.swapped_verdict, o.chosen_slot)
+        else {
+            continue;
+        };
         let decided = |r: ItemResult| matches!(r, ItemResult::Correct | ItemResult::Wrong);
         let (r1, r2) = (judge_result(v1.choice, slot), judge_result(v2.choice, slot.other()));
         if decided(r1) && decided(r2) {
@@ -238,7 +270,12 @@ mod tests {
             (0..60)
                 .map(|i| {
                     let u = i % 20;
-                    outcome(i, "prism", with_users.then(|| format!("user{u}")), if u < 14 { Correct } else { Wrong })
+                    outcome(
+                        i,
+                        "prism",
+                        with_users.then(|| format!("user{u}")),
+                        if u < 14 { Correct } else { Wrong },
+                    )
                 })
                 .collect()
         };

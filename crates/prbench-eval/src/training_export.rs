@@ -53,7 +53,9 @@ use prbench_models::{ChatPrompt, Role};
 
 use crate::cache::Cache;
 use crate::condition::Condition;
-use crate::evaluation::{prepare_inputs, rank_profiles, Engines, EvaluationReporter, PlannerOptions};
+use crate::evaluation::{
+    prepare_inputs, rank_profiles, Engines, EvaluationReporter, PlannerOptions,
+};
 use crate::leakage;
 use crate::planner::parse_plan;
 use crate::prompt::Prompts;
@@ -143,7 +145,11 @@ pub struct Message {
 }
 
 fn messages(prompt: &ChatPrompt) -> Vec<Message> {
-    prompt.messages.iter().map(|m| Message { role: m.role.as_str(), content: m.content.clone() }).collect()
+    prompt
+        .messages
+        .iter()
+        .map(|m| Message { role: m.role.as_str(), content: m.content.clone() })
+        .collect()
 }
 
 fn assistant(content: &str) -> Message {
@@ -246,7 +252,8 @@ pub fn all_strings(value: &serde_json::Value) -> String {
 /// [`EvalError::Evaluation`] naming the example when the titles do not read back as themselves
 /// (a title with a line break, a trailing `:`, markdown marks, a repeated title, …).
 pub fn planner_target(example: &Example) -> Result<Option<String>, EvalError> {
-    let titles: Vec<String> = example.rubric_aspects.iter().map(|a| a.aspect.trim().to_string()).collect();
+    let titles: Vec<String> =
+        example.rubric_aspects.iter().map(|a| a.aspect.trim().to_string()).collect();
     if titles.is_empty() {
         return Ok(None);
     }
@@ -268,15 +275,31 @@ pub fn planner_target(example: &Example) -> Result<Option<String>, EvalError> {
 /// # Errors
 /// `oracle` or `trl-sft-planner` on data without any rubric; retriever, planner or cache
 /// failures; a rubric that does not round-trip ([`planner_target`]); a leak (a bug).
-pub fn render(data: &Dataset, opts: &ExportOptions, engines: &dyn Engines, reporter: &dyn EvaluationReporter) -> Result<Export, EvalError> {
-    let examples = crate::run::select_examples(&data.examples, opts.limit, opts.sample.then_some(opts.seed));
+pub fn render(
+    data: &Dataset,
+    opts: &ExportOptions,
+    engines: &dyn Engines,
+    reporter: &dyn EvaluationReporter,
+) -> Result<Export, EvalError> {
+    let examples =
+        crate::run::select_examples(&data.examples, opts.limit, opts.sample.then_some(opts.seed));
     let cache = opts.cache.as_deref().map(Cache::open).transpose()?.map(Arc::new);
     let prompts = Prompts::new();
     let mut counts = Counts::default();
     let mut lines = Vec::with_capacity(examples.len());
     let (condition_inputs, retriever) = if opts.format.is_reward() {
         crate::condition::check_oracle_material(&[opts.condition], &examples, &data.kind)?;
-        let inputs = prepare_inputs(opts.retriever.as_deref(), &opts.planner, opts.seed, data, &examples, &[opts.condition], cache.as_ref(), engines, reporter)?;
+        let inputs = prepare_inputs(
+            opts.retriever.as_deref(),
+            &opts.planner,
+            opts.seed,
+            data,
+            &examples,
+            &[opts.condition],
+            cache.as_ref(),
+            engines,
+            reporter,
+        )?;
         let entry = inputs.manifest_entry(opts.condition);
         let retriever = inputs.retriever.clone();
         let eval_opts = EvalOptions {
@@ -301,7 +324,14 @@ pub fn render(data: &Dataset, opts: &ExportOptions, engines: &dyn Engines, repor
                 data.kind
             )));
         }
-        let (ranked, by) = rank_profiles(opts.retriever.as_deref(), data, &examples, cache.as_ref(), engines, reporter)?;
+        let (ranked, by) = rank_profiles(
+            opts.retriever.as_deref(),
+            data,
+            &examples,
+            cache.as_ref(),
+            engines,
+            reporter,
+        )?;
         for ex in &examples {
             let posts = ranked.get(&ex.id).map(Vec::as_slice).unwrap_or_default();
             if let Some(line) = planner_row(ex, posts, opts.planner.k, &prompts)? {
@@ -349,7 +379,13 @@ pub fn render(data: &Dataset, opts: &ExportOptions, engines: &dyn Engines, repor
 }
 
 /// One reward row for `ex`, or `None` when the planner's generator failed on it.
-fn reward_row(ex: &Example, format: Format, opts: &EvalOptions, prompts: &Prompts, counts: &mut Counts) -> Result<Option<String>, EvalError> {
+fn reward_row(
+    ex: &Example,
+    format: Format,
+    opts: &EvalOptions,
+    prompts: &Prompts,
+    counts: &mut Counts,
+) -> Result<Option<String>, EvalError> {
     let condition = opts.condition;
     if opts.inputs.blocked(condition, ex).is_some() {
         counts.skipped_planner_error += 1;
@@ -368,13 +404,21 @@ fn reward_row(ex: &Example, format: Format, opts: &EvalOptions, prompts: &Prompt
     let rejected = rm_request(ex, &ex.rejected, opts, prompts, None)?.prompt;
     let user = |p: &ChatPrompt| -> Result<Message, EvalError> {
         match p.messages.as_slice() {
-            [u, _] if u.role == Role::User => Ok(Message { role: u.role.as_str(), content: u.content.clone() }),
-            _ => Err(EvalError::evaluation(format!("example `{}`: the reward-model prompt is not one user turn and one answer", ex.id))),
+            [u, _] if u.role == Role::User => {
+                Ok(Message { role: u.role.as_str(), content: u.content.clone() })
+            }
+            _ => Err(EvalError::evaluation(format!(
+                "example `{}`: the reward-model prompt is not one user turn and one answer",
+                ex.id
+            ))),
         }
     };
     let (uc, ur) = (user(&chosen)?, user(&rejected)?);
     if uc != ur {
-        return Err(EvalError::evaluation(format!("example `{}`: chosen and rejected were rendered with different user turns", ex.id)));
+        return Err(EvalError::evaluation(format!(
+            "example `{}`: chosen and rejected were rendered with different user turns",
+            ex.id
+        )));
     }
     let user_id = ex.user_id.as_deref();
     let (value, line) = match format {
@@ -397,24 +441,43 @@ fn reward_row(ex: &Example, format: Format, opts: &EvalOptions, prompts: &Prompt
         }),
         Format::TrlSftPlanner => unreachable!("planner rows are rendered by planner_row"),
     };
-    leakage::check_with(ex, condition, &all_strings(&value), &condition.allowed_texts(ex, &opts.inputs))?;
+    leakage::check_with(
+        ex,
+        condition,
+        &all_strings(&value),
+        &condition.allowed_texts(ex, &opts.inputs),
+    )?;
     Ok(Some(line))
 }
 
 /// A row as a JSON value (for the leakage scan) and as its JSON line (fields in the struct's
 /// order, so `id` comes first).
 fn serialize<T: Serialize>(row: &T) -> (serde_json::Value, String) {
-    (serde_json::to_value(row).expect("rows serialize"), serde_json::to_string(row).expect("rows serialize"))
+    (
+        serde_json::to_value(row).expect("rows serialize"),
+        serde_json::to_string(row).expect("rows serialize"),
+    )
 }
 
 /// One planner SFT row for `ex` (its top `k` of `ranked` posts in the prompt), or `None` when
 /// it has no rubric aspects.
-fn planner_row(ex: &Example, ranked: &[ProfilePost], k: usize, prompts: &Prompts) -> Result<Option<String>, EvalError> {
+fn planner_row(
+    ex: &Example,
+    ranked: &[ProfilePost],
+    k: usize,
+    prompts: &Prompts,
+) -> Result<Option<String>, EvalError> {
     let Some(target) = planner_target(ex)? else { return Ok(None) };
     let shown: Vec<&ProfilePost> = ranked.iter().take(k).collect();
     // The prompt eval's planner sends (Planner::request), checked as a `none` input.
     let prompt = prompts.planner(&ex.question, &shown)?;
-    let row = PlannerRow { id: &ex.id, user_id: ex.user_id.as_deref(), subset: &ex.subset, prompt: messages(&prompt), completion: vec![assistant(&target)] };
+    let row = PlannerRow {
+        id: &ex.id,
+        user_id: ex.user_id.as_deref(),
+        subset: &ex.subset,
+        prompt: messages(&prompt),
+        completion: vec![assistant(&target)],
+    };
     let mut input = serde_json::to_value(&row).expect("rows serialize");
     if let Some(m) = input.as_object_mut() {
         m.remove("completion");
@@ -442,15 +505,19 @@ pub fn write(out: &Path, export: &Export) -> Result<PathBuf, EvalError> {
     }
     // No folder is created: a missing one is more likely a typo than a wish.
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
-        return Err(EvalError::evaluation(format!("folder `{}` of `{}` does not exist; create it or write to an existing folder", dir.display(), out.display())));
+        return Err(EvalError::evaluation(format!(
+            "folder `{}` of `{}` does not exist; create it or write to an existing folder",
+            dir.display(),
+            out.display()
+        )));
     }
     let put = |path: &Path, text: &str| -> Result<(), EvalError> {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .map_err(|e| EvalError::evaluation_with(format!("creating `{}`", path.display()), e))?;
-        f.write_all(text.as_bytes()).map_err(|e| EvalError::evaluation_with(format!("writing `{}`", path.display()), e))
+        let mut f =
+            OpenOptions::new().write(true).create_new(true).open(path).map_err(|e| {
+                EvalError::evaluation_with(format!("creating `{}`", path.display()), e)
+            })?;
+        f.write_all(text.as_bytes())
+            .map_err(|e| EvalError::evaluation_with(format!("writing `{}`", path.display()), e))
     };
     let mut text = String::new();
     for l in &export.lines {
@@ -458,7 +525,10 @@ pub fn write(out: &Path, export: &Export) -> Result<PathBuf, EvalError> {
         text.push('\n');
     }
     put(out, &text)?;
-    put(&manifest, &(serde_json::to_string_pretty(&export.manifest).expect("manifest serializes") + "\n"))?;
+    put(
+        &manifest,
+        &(serde_json::to_string_pretty(&export.manifest).expect("manifest serializes") + "\n"),
+    )?;
     Ok(manifest)
 }
 
@@ -473,7 +543,14 @@ mod tests {
             subset: "Art_and_Entertainment".into(),
             question: "Q?".into(),
             profile: vec![],
-            rubric_aspects: aspects.iter().map(|a| RubricAspect { aspect: a.to_string(), evidence: String::new(), reason: String::new() }).collect(),
+            rubric_aspects: aspects
+                .iter()
+                .map(|a| RubricAspect {
+                    aspect: a.to_string(),
+                    evidence: String::new(),
+                    reason: String::new(),
+                })
+                .collect(),
             narrative: String::new(),
             category: "c".into(),
             chosen: "a".into(),
@@ -484,7 +561,10 @@ mod tests {
 
     #[test]
     fn planner_target_is_a_dash_list_that_parses_back() {
-        assert_eq!(planner_target(&ex(&[" Budget focus ", "Step-by-step tone"])).unwrap().unwrap(), "- Budget focus\n- Step-by-step tone");
+        assert_eq!(
+            planner_target(&ex(&[" Budget focus ", "Step-by-step tone"])).unwrap().unwrap(),
+            "- Budget focus\n- Step-by-step tone"
+        );
         assert_eq!(planner_target(&ex(&[])).unwrap(), None);
         for bad in [&["Budget:"][..], &["Budget", "budget"], &["**Bold**"]] {
             let e = planner_target(&ex(bad)).unwrap_err().to_string();
@@ -494,13 +574,23 @@ mod tests {
 
     struct NoEngines;
     impl Engines for NoEngines {
-        fn retriever<'c>(&self, _: &str, _: Option<&'c Cache>) -> Result<Box<dyn crate::retrieve::Retriever + 'c>, crate::evaluation::EngineError> {
+        fn retriever<'c>(
+            &self,
+            _: &str,
+            _: Option<&'c Cache>,
+        ) -> Result<Box<dyn crate::retrieve::Retriever + 'c>, crate::evaluation::EngineError>
+        {
             Ok(Box::new(crate::retrieve::bm25::Bm25Retriever::default()))
         }
-        fn generator(&self, spec: &str) -> Result<Box<dyn prbench_models::Generator>, crate::evaluation::EngineError> {
+        fn generator(
+            &self,
+            spec: &str,
+        ) -> Result<Box<dyn prbench_models::Generator>, crate::evaluation::EngineError> {
             Err(format!("no generator `{spec}` here").into())
         }
-        fn quality_embedder(&self) -> Result<Arc<dyn prbench_models::Embedder>, crate::evaluation::EngineError> {
+        fn quality_embedder(
+            &self,
+        ) -> Result<Arc<dyn prbench_models::Embedder>, crate::evaluation::EngineError> {
             Err("no embedder".into())
         }
     }
@@ -533,15 +623,24 @@ mod tests {
         let mut e = ex(&["Budget focus"]);
         e.user_id = Some("u7".into());
         e.narrative = "A frugal user who wants budget advice.".into();
-        let data = Dataset { examples: vec![e, ex(&[])], source: "mem".into(), kind: "prb".into(), hash: "h".into(), profile_ranking: None };
-        let out = render(&data, &options(Format::TrlReward, Condition::None), &NoEngines, &Quiet).unwrap();
+        let data = Dataset {
+            examples: vec![e, ex(&[])],
+            source: "mem".into(),
+            kind: "prb".into(),
+            hash: "h".into(),
+            profile_ranking: None,
+        };
+        let out = render(&data, &options(Format::TrlReward, Condition::None), &NoEngines, &Quiet)
+            .unwrap();
         assert_eq!(out.lines.len(), 2);
         assert_eq!(
             out.lines[0],
             r#"{"id":"e1","user_id":"u7","subset":"Art_and_Entertainment","condition":"none","chosen":[{"role":"user","content":"Q?"},{"role":"assistant","content":"a"}],"rejected":[{"role":"user","content":"Q?"},{"role":"assistant","content":"b"}]}"#
         );
         assert!(!out.lines[1].contains("user_id"));
-        let o = render(&data, &options(Format::OpenrlhfReward, Condition::Oracle), &NoEngines, &Quiet).unwrap();
+        let o =
+            render(&data, &options(Format::OpenrlhfReward, Condition::Oracle), &NoEngines, &Quiet)
+                .unwrap();
         assert_eq!(
             o.lines[0],
             r####"{"id":"e1","user_id":"u7","subset":"Art_and_Entertainment","condition":"oracle","prompt":[{"role":"user","content":"### About me\nThis user expects an answer with these qualities:\n- Budget focus\n\n### My question\nQ?"}],"chosen":[{"role":"assistant","content":"a"}],"rejected":[{"role":"assistant","content":"b"}]}"####
@@ -549,16 +648,31 @@ mod tests {
         assert_eq!((o.counts.rows, o.counts.empty_rubric), (2, 1));
         assert_eq!(o.manifest["oracle"], true);
         // The planner SFT export leaves out the example without a rubric.
-        let p = render(&data, &options(Format::TrlSftPlanner, Condition::None), &NoEngines, &Quiet).unwrap();
+        let p = render(&data, &options(Format::TrlSftPlanner, Condition::None), &NoEngines, &Quiet)
+            .unwrap();
         assert_eq!((p.counts.rows, p.counts.skipped_empty_rubric), (1, 1));
-        assert!(p.lines[0].ends_with(r#""completion":[{"role":"assistant","content":"- Budget focus"}]}"#), "{}", p.lines[0]);
+        assert!(
+            p.lines[0]
+                .ends_with(r#""completion":[{"role":"assistant","content":"- Budget focus"}]}"#),
+            "{}",
+            p.lines[0]
+        );
         // Planner rows carry no `condition` (reward rows do, see above); the manifest's is null.
-        let mut keys: Vec<String> = serde_json::from_str::<serde_json::Value>(&p.lines[0]).unwrap().as_object().unwrap().keys().cloned().collect();
+        let mut keys: Vec<String> = serde_json::from_str::<serde_json::Value>(&p.lines[0])
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
         keys.sort();
         assert_eq!(keys, ["completion", "id", "prompt", "subset", "user_id"]);
         assert!(p.manifest["condition"].is_null());
         // `planner` needs the planner's generator; it is loaded through the engines.
-        let err = render(&data, &options(Format::TrlReward, Condition::Planner), &NoEngines, &Quiet).unwrap_err().to_string();
+        let err =
+            render(&data, &options(Format::TrlReward, Condition::Planner), &NoEngines, &Quiet)
+                .unwrap_err()
+                .to_string();
         assert!(err.contains("no generator"), "{err}");
     }
 
@@ -568,17 +682,31 @@ mod tests {
             assert_eq!(f.name().parse::<Format>().unwrap(), f);
         }
         assert!("trl".parse::<Format>().is_err());
-        assert_eq!(manifest_path(Path::new("out/train.jsonl")), PathBuf::from("out/train.manifest.json"));
+        assert_eq!(
+            manifest_path(Path::new("out/train.jsonl")),
+            PathBuf::from("out/train.manifest.json")
+        );
     }
 
     #[test]
     fn write_creates_no_folder() {
         let tmp = tempfile::tempdir().unwrap();
-        let export = Export { lines: vec!["{}".into()], manifest: serde_json::json!({}), counts: Counts::default() };
+        let export = Export {
+            lines: vec!["{}".into()],
+            manifest: serde_json::json!({}),
+            counts: Counts::default(),
+        };
         let missing = tmp.path().join("typo");
         let err = write(&missing.join("x.jsonl"), &export).unwrap_err().to_string();
-        assert!(err.contains(&format!("folder `{}`", missing.display())) && err.contains("does not exist"), "{err}");
+        assert!(
+            err.contains(&format!("folder `{}`", missing.display()))
+                && err.contains("does not exist"),
+            "{err}"
+        );
         assert!(!missing.exists());
-        assert_eq!(write(&tmp.path().join("x.jsonl"), &export).unwrap(), tmp.path().join("x.manifest.json"));
+        assert_eq!(
+            write(&tmp.path().join("x.jsonl"), &export).unwrap(),
+            tmp.path().join("x.manifest.json")
+        );
     }
 }

@@ -19,18 +19,15 @@ use prbench_models::baselines::Baseline;
 use prbench_stats::bootstrap::BootstrapConfig;
 
 fn fixture(spec: &str, dir: &str) -> Dataset {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../prbench-data/tests/fixtures")
-        .join(dir);
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../prbench-data/tests/fixtures").join(dir);
     prbench_data::load(&format!("{spec}:{}", path.display()), &[]).expect("the fixture loads")
 }
 
 /// Ranked posts = each profile in dataset order (what a retriever run would hand over).
 fn ranked_in_order(data: &Dataset) -> Arc<ConditionInputs> {
-    let mut inputs = ConditionInputs {
-        retriever: Some("dataset order".into()),
-        ..Default::default()
-    };
+    let mut inputs =
+        ConditionInputs { retriever: Some("dataset order".into()), ..Default::default() };
     for ex in &data.examples {
         inputs.ranked.insert(ex.id.clone(), ex.profile.clone());
     }
@@ -42,20 +39,16 @@ fn transcripts_and_survey_profiles_reach_the_model_past_the_leakage_guard() {
     let data = fixture("prism", "prism");
     let inputs = ranked_in_order(&data);
     // c0's third turn: two earlier turns in the question.
-    let ex: Vec<_> = data
-        .examples
-        .iter()
-        .filter(|e| e.id == "c0-t2-1")
-        .cloned()
-        .collect();
+    let ex: Vec<_> = data.examples.iter().filter(|e| e.id == "c0-t2-1").cloned().collect();
     assert_eq!(ex.len(), 1);
     for (kind, texts) in received(&ex, Condition::None, &inputs) {
         assert!(!texts.is_empty(), "{kind}");
         if kind != "profile baseline" {
             assert!(
-                texts.iter().all(|t| t
-                    .contains("Conversation so far:\nUser: Is it ever OK to lie?")
-                    && t.contains("Latest user message:\nThanks!")),
+                texts
+                    .iter()
+                    .all(|t| t.contains("Conversation so far:\nUser: Is it ever OK to lie?")
+                        && t.contains("Latest user message:\nThanks!")),
                 "{kind}"
             );
             assert!(
@@ -71,12 +64,7 @@ fn transcripts_and_survey_profiles_reach_the_model_past_the_leakage_guard() {
     }
     let data = fixture("synthesizeme", "synthesizeme");
     let inputs = ranked_in_order(&data);
-    let ex: Vec<_> = data
-        .examples
-        .iter()
-        .filter(|e| e.id == "arena-u1-c-104-1")
-        .cloned()
-        .collect();
+    let ex: Vec<_> = data.examples.iter().filter(|e| e.id == "arena-u1-c-104-1").cloned().collect();
     for (kind, texts) in received(&ex, Condition::Profile { k: 10 }, &inputs) {
         if kind != "profile baseline" {
             assert!(
@@ -99,10 +87,7 @@ fn oracle_is_refused_for_data_without_a_rubric() {
             out.path(),
             "test",
         );
-        let err = Evaluation::plan(&data, opts)
-            .err()
-            .expect("oracle is refused")
-            .to_string();
+        let err = Evaluation::plan(&data, opts).err().expect("oracle is refused").to_string();
         assert_eq!(
             err,
             format!(
@@ -116,10 +101,7 @@ fn oracle_is_refused_for_data_without_a_rubric() {
             out.path(),
             "test",
         );
-        assert!(
-            Evaluation::plan(&data, opts).is_ok(),
-            "{spec}: other conditions plan"
-        );
+        assert!(Evaluation::plan(&data, opts).is_ok(), "{spec}: other conditions plan");
     }
     assert_eq!(
         std::fs::read_dir(out.path()).unwrap().count(),

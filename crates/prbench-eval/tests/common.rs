@@ -12,7 +12,8 @@ use prbench_eval::condition::{Condition, ConditionInputs};
 use prbench_eval::prompt::Prompts;
 use prbench_eval::runner::{evaluate, Backend, ContextSource, EvalOptions, Silent};
 use prbench_models::{
-    Choice, Judge, JudgeRequest, ModelError, ModelIdentity, RewardModel, RmRequest, Score, TokenStats, Verdict,
+    Choice, Judge, JudgeRequest, ModelError, ModelIdentity, RewardModel, RmRequest, Score,
+    TokenStats, Verdict,
 };
 
 pub fn sample() -> Vec<Example> {
@@ -26,7 +27,11 @@ pub fn psoups() -> Option<Vec<Example>> {
         prbench_testkit::unavailable(format!("the P-Soups part: {} absent", dir.display()));
         return None;
     }
-    Some(prbench_data::load::load(&format!("psoups:{}", dir.display()), &[]).expect("P-Soups loads").examples)
+    Some(
+        prbench_data::load::load(&format!("psoups:{}", dir.display()), &[])
+            .expect("P-Soups loads")
+            .examples,
+    )
 }
 
 /// Records every request text; judges pick A, reward models score by length.
@@ -43,10 +48,23 @@ impl Judge for Spy {
         Ok(items
             .iter()
             .map(|r| {
-                seen.push(format!("{}\n{:?}\n{}\n{}\n{}", r.prompt.all_text(), r.pair.context, r.pair.question, r.pair.a, r.pair.b));
+                seen.push(format!(
+                    "{}\n{:?}\n{}\n{}\n{}",
+                    r.prompt.all_text(),
+                    r.pair.context,
+                    r.pair.question,
+                    r.pair.a,
+                    r.pair.b
+                ));
                 // A deterministic content-based pick so results are testable: the longer answer's slot.
                 let choice = if r.pair.a.len() >= r.pair.b.len() { Choice::A } else { Choice::B };
-                Verdict { choice, p_a: None, margin: None, raw: String::new(), tokens: TokenStats::default() }
+                Verdict {
+                    choice,
+                    p_a: None,
+                    margin: None,
+                    raw: String::new(),
+                    tokens: TokenStats::default(),
+                }
             })
             .collect())
     }
@@ -61,7 +79,13 @@ impl RewardModel for Spy {
         Ok(items
             .iter()
             .map(|r| {
-                seen.push(format!("{}\n{:?}\n{}\n{}", r.prompt.all_text(), r.input.context, r.input.question, r.input.answer));
+                seen.push(format!(
+                    "{}\n{:?}\n{}\n{}",
+                    r.prompt.all_text(),
+                    r.input.context,
+                    r.input.question,
+                    r.input.answer
+                ));
                 Score { value: r.input.answer.len() as f32, tokens: TokenStats::default() }
             })
             .collect())
@@ -75,7 +99,11 @@ impl RewardModel for Spy {
 /// (both orders) and a pointwise reward model (every RM engine — seqcls, BT, remote, baselines —
 /// receives exactly an `RmRequest`, which the spy records in full), plus the profile-overlap
 /// control baseline's input.
-pub fn received(examples: &[Example], condition: Condition, inputs: &Arc<ConditionInputs>) -> Vec<(&'static str, Vec<String>)> {
+pub fn received(
+    examples: &[Example],
+    condition: Condition,
+    inputs: &Arc<ConditionInputs>,
+) -> Vec<(&'static str, Vec<String>)> {
     let prompts = Prompts::new();
     let mut out = Vec::new();
     for (kind, context, both) in [
@@ -84,8 +112,14 @@ pub fn received(examples: &[Example], condition: Condition, inputs: &Arc<Conditi
         ("profile baseline", ContextSource::FullProfile, false),
     ] {
         let spy = Spy::default();
-        let opts = EvalOptions { both_orders: both, context, inputs: inputs.clone(), ..EvalOptions::new(condition) };
-        let backend = if kind == "judge" { Backend::Judge(&spy) } else { Backend::RewardModel(&spy) };
+        let opts = EvalOptions {
+            both_orders: both,
+            context,
+            inputs: inputs.clone(),
+            ..EvalOptions::new(condition)
+        };
+        let backend =
+            if kind == "judge" { Backend::Judge(&spy) } else { Backend::RewardModel(&spy) };
         evaluate(examples, backend, &opts, &prompts, &Silent).expect("no leak");
         out.push((kind, spy.seen.into_inner().unwrap()));
     }

@@ -21,7 +21,8 @@ fn with_empties() -> (Vec<Example>, Arc<ConditionInputs>) {
     let mut examples = sample();
     examples[0].profile.clear();
     examples[1].rubric_aspects.clear();
-    let mut inputs = ConditionInputs { retriever: Some("dataset order".into()), ..Default::default() };
+    let mut inputs =
+        ConditionInputs { retriever: Some("dataset order".into()), ..Default::default() };
     for ex in &examples {
         inputs.ranked.insert(ex.id.clone(), ex.profile.clone());
     }
@@ -33,7 +34,11 @@ fn rendered(ex: &Example, condition: Condition, inputs: &Arc<ConditionInputs>) -
     let mut out = Vec::new();
     for judge in [true, false] {
         let spy = Spy::default();
-        let opts = EvalOptions { both_orders: judge, inputs: inputs.clone(), ..EvalOptions::new(condition) };
+        let opts = EvalOptions {
+            both_orders: judge,
+            inputs: inputs.clone(),
+            ..EvalOptions::new(condition)
+        };
         let backend = if judge { Backend::Judge(&spy) } else { Backend::RewardModel(&spy) };
         evaluate(std::slice::from_ref(ex), backend, &opts, &Prompts::new(), &Silent).unwrap();
         out.extend(spy.seen.into_inner().unwrap());
@@ -48,11 +53,18 @@ fn an_empty_profile_under_profile_k_renders_exactly_as_none() {
     let none = rendered(ex, Condition::None, &inputs);
     let profile = rendered(ex, Condition::Profile { k: 5 }, &inputs);
     assert_eq!(profile, none);
-    assert!(profile.iter().all(|t| !t.contains("Posts this user wrote") && !t.contains("none fit")));
-    assert_eq!(Condition::Profile { k: 5 }.empty_material(ex, &inputs), Some(EmptyMaterial::Profile));
+    assert!(profile
+        .iter()
+        .all(|t| !t.contains("Posts this user wrote") && !t.contains("none fit")));
+    assert_eq!(
+        Condition::Profile { k: 5 }.empty_material(ex, &inputs),
+        Some(EmptyMaterial::Profile)
+    );
     assert_eq!(Condition::Profile { k: 5 }.empty_material(&examples[2], &inputs), None);
     // A non-empty example still shows its posts.
-    assert!(rendered(&examples[2], Condition::Profile { k: 5 }, &inputs).iter().all(|t| t.contains("[Post 1 · category:")));
+    assert!(rendered(&examples[2], Condition::Profile { k: 5 }, &inputs)
+        .iter()
+        .all(|t| t.contains("[Post 1 · category:")));
 }
 
 #[test]
@@ -63,13 +75,21 @@ fn an_empty_rubric_under_oracle_renders_exactly_as_none() {
     assert_eq!(oracle, rendered(ex, Condition::None, &inputs));
     assert!(oracle.iter().all(|t| !t.contains("these qualities")));
     assert_eq!(Condition::Oracle.empty_material(ex, &inputs), Some(EmptyMaterial::Rubric));
-    assert!(rendered(&examples[2], Condition::Oracle, &inputs).iter().all(|t| t.contains("these qualities:\n- ")));
+    assert!(rendered(&examples[2], Condition::Oracle, &inputs)
+        .iter()
+        .all(|t| t.contains("these qualities:\n- ")));
 }
 
 /// Runs `baseline:longer` on the sample with the two emptied examples under `condition`.
 fn run_with_empties(condition: Condition) -> (prbench_eval::run::RunResult, String) {
     let (examples, inputs) = with_empties();
-    let data = Dataset { examples, source: "sample".into(), kind: "prb".into(), hash: "00".repeat(32), profile_ranking: None };
+    let data = Dataset {
+        examples,
+        source: "sample".into(),
+        kind: "prb".into(),
+        hash: "00".repeat(32),
+        profile_ranking: None,
+    };
     let tmp = tempfile::tempdir().unwrap();
     let cfg = RunConfig {
         run_id: "r".into(),
@@ -85,7 +105,9 @@ fn run_with_empties(condition: Condition) -> (prbench_eval::run::RunResult, Stri
     };
     let result = run(&data, Backend::RewardModel(&Baseline::Longer), &cfg, &Silent).unwrap();
     let md = std::fs::read_to_string(tmp.path().join("summary.md")).unwrap();
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(tmp.path().join("summary.json")).unwrap()).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("summary.json")).unwrap())
+            .unwrap();
     assert_eq!(json["empty_rubric"], serde_json::to_value(result.summary.empty_rubric).unwrap());
     (result, md)
 }
@@ -93,17 +115,22 @@ fn run_with_empties(condition: Condition) -> (prbench_eval::run::RunResult, Stri
 #[test]
 fn empty_profiles_are_counted_in_outcomes_and_the_summary() {
     let (result, md) = run_with_empties(Condition::Profile { k: 3 });
-    let flagged: Vec<&str> = result.outcomes.iter().filter(|o| o.empty_profile).map(|o| o.example_id.as_str()).collect();
+    let flagged: Vec<&str> =
+        result.outcomes.iter().filter(|o| o.empty_profile).map(|o| o.example_id.as_str()).collect();
     assert_eq!(flagged, [sample()[0].id.as_str()]);
     assert!(result.outcomes.iter().all(|o| !o.empty_rubric));
     assert_eq!(result.summary.profile.as_ref().unwrap().empty_profile, 1);
-    assert!(md.contains("; 1 example has an empty profile, rendered as under `none` (no context)"), "{md}");
+    assert!(
+        md.contains("; 1 example has an empty profile, rendered as under `none` (no context)"),
+        "{md}"
+    );
 }
 
 #[test]
 fn empty_rubrics_are_counted_in_outcomes_and_the_summary() {
     let (result, md) = run_with_empties(Condition::Oracle);
-    let flagged: Vec<&str> = result.outcomes.iter().filter(|o| o.empty_rubric).map(|o| o.example_id.as_str()).collect();
+    let flagged: Vec<&str> =
+        result.outcomes.iter().filter(|o| o.empty_rubric).map(|o| o.example_id.as_str()).collect();
     assert_eq!(flagged, [sample()[1].id.as_str()]);
     assert_eq!(result.summary.empty_rubric, Some(1));
     assert!(md.contains("- oracle: ground-truth rubric shown; 1 example has an empty rubric, rendered as under `none` (no context)"), "{md}");

@@ -16,11 +16,21 @@ struct FailsOn(&'static str);
 impl Judge for FailsOn {
     fn judge(&self, items: &[JudgeRequest]) -> Result<Vec<Verdict>, ModelError> {
         if items.iter().any(|r| r.pair.example_id == self.0) {
-            return Err(ModelError::ContextOverflow { tokens: 9000, n_ctx: 8192, reason: "too long".into() });
+            return Err(ModelError::ContextOverflow {
+                tokens: 9000,
+                n_ctx: 8192,
+                reason: "too long".into(),
+            });
         }
         Ok(items
             .iter()
-            .map(|_| Verdict { choice: Choice::B, p_a: None, margin: None, raw: String::new(), tokens: TokenStats::default() })
+            .map(|_| Verdict {
+                choice: Choice::B,
+                p_a: None,
+                margin: None,
+                raw: String::new(),
+                tokens: TokenStats::default(),
+            })
             .collect())
     }
     fn identity(&self) -> ModelIdentity {
@@ -32,7 +42,14 @@ impl Judge for FailsOn {
 fn one_failing_item_is_an_error_outcome_and_the_batch_is_kept() {
     let examples = sample();
     let opts = EvalOptions { batch_size: 4, ..EvalOptions::new(Condition::None) };
-    let out = evaluate(&examples, Backend::Judge(&FailsOn("sample-art-02")), &opts, &Prompts::new(), &Silent).unwrap();
+    let out = evaluate(
+        &examples,
+        Backend::Judge(&FailsOn("sample-art-02")),
+        &opts,
+        &Prompts::new(),
+        &Silent,
+    )
+    .unwrap();
     assert_eq!(out.len(), 12);
     for o in &out {
         if o.example_id == "sample-art-02" {
@@ -43,7 +60,11 @@ fn one_failing_item_is_an_error_outcome_and_the_batch_is_kept() {
         } else {
             assert!(o.error.is_none());
             // Always-B: correct exactly when chosen sits in B.
-            let expected = if o.chosen_slot == Some(prbench_stats::Slot::B) { ItemResult::Correct } else { ItemResult::Wrong };
+            let expected = if o.chosen_slot == Some(prbench_stats::Slot::B) {
+                ItemResult::Correct
+            } else {
+                ItemResult::Wrong
+            };
             assert_eq!(o.result, expected, "{}", o.example_id);
         }
     }

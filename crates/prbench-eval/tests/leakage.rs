@@ -16,9 +16,18 @@ fn assert_no_hidden_text(examples: &[Example]) {
             for ex in examples {
                 // The narrative and the aspect titles are never in the visible texts of these
                 // datasets (tools/check_sample.py checks the sample), so any occurrence is a leak.
-                assert!(!text.contains(ex.narrative.trim()), "{kind}: narrative of {} leaked", ex.id);
+                assert!(
+                    !text.contains(ex.narrative.trim()),
+                    "{kind}: narrative of {} leaked",
+                    ex.id
+                );
                 for a in &ex.rubric_aspects {
-                    assert!(!text.contains(a.aspect.trim()), "{kind}: aspect `{}` of {} leaked", a.aspect, ex.id);
+                    assert!(
+                        !text.contains(a.aspect.trim()),
+                        "{kind}: aspect `{}` of {} leaked",
+                        a.aspect,
+                        ex.id
+                    );
                     assert!(!text.contains(a.reason.trim()), "{kind}: reason of {} leaked", ex.id);
                 }
             }
@@ -45,13 +54,22 @@ fn oracle_shows_every_aspect_title_to_judges_and_reward_models() {
             continue;
         }
         for ex in &examples {
-            let mine: Vec<&String> = texts.iter().filter(|t| t.contains(ex.question.trim())).collect();
+            let mine: Vec<&String> =
+                texts.iter().filter(|t| t.contains(ex.question.trim())).collect();
             assert!(!mine.is_empty(), "{kind}: no request for {}", ex.id);
             for t in mine {
                 for a in &ex.rubric_aspects {
-                    assert!(t.contains(a.aspect.trim()), "{kind}: aspect `{}` missing for {}", a.aspect, ex.id);
+                    assert!(
+                        t.contains(a.aspect.trim()),
+                        "{kind}: aspect `{}` missing for {}",
+                        a.aspect,
+                        ex.id
+                    );
                 }
-                assert!(!t.contains(ex.narrative.trim()), "{kind}: the oracle shows aspect titles only");
+                assert!(
+                    !t.contains(ex.narrative.trim()),
+                    "{kind}: the oracle shows aspect titles only"
+                );
             }
         }
     }

@@ -16,7 +16,11 @@ fn sample_dir() -> String {
 }
 
 fn rows(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 fn write_rows(path: &Path, rows: &[Value]) {
@@ -47,16 +51,28 @@ fn round_trip_keeps_examples_and_reorders_profiles() {
     for ((a, b), row) in orig.examples.iter().zip(&back.examples).zip(&raw) {
         // Everything but the profile order is unchanged, subset included.
         let mut b_sorted = b.clone();
-        let pos: HashMap<&str, usize> = a.profile.iter().enumerate().map(|(i, p)| (p.id.as_str(), i)).collect();
+        let pos: HashMap<&str, usize> =
+            a.profile.iter().enumerate().map(|(i, p)| (p.id.as_str(), i)).collect();
         b_sorted.profile.sort_by_key(|p| pos[p.id.as_str()]);
         assert_eq!(&b_sorted, a);
         // The profile is in the file's ranking order, each id on its own text.
-        let ids: Vec<&str> = row["profile_ranking"]["post_ids"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        let ids: Vec<&str> = row["profile_ranking"]["post_ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
         assert_eq!(b.profile.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(), ids);
-        let by_id: HashMap<&str, &str> = a.profile.iter().map(|p| (p.id.as_str(), p.text.as_str())).collect();
+        let by_id: HashMap<&str, &str> =
+            a.profile.iter().map(|p| (p.id.as_str(), p.text.as_str())).collect();
         assert!(b.profile.iter().all(|p| by_id[p.id.as_str()] == p.text));
         // Scores are best first and match BM25 recomputed on the loaded (ranked) profile.
-        let scores: Vec<f64> = row["profile_ranking"]["scores"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        let scores: Vec<f64> = row["profile_ranking"]["scores"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
         assert!(scores.windows(2).all(|w| w[0] >= w[1]));
         let texts: Vec<&str> = b.profile.iter().map(|p| p.text.as_str()).collect();
         let again = Bm25Retriever::default().score_posts(&b.question, &texts);
@@ -84,7 +100,13 @@ fn tampered_post_ids_are_refused() {
     let f = tmp.path().join("swapped.jsonl");
     write_rows(&f, &bad);
     let e = load(f.to_str().unwrap(), &[]).unwrap_err().to_string();
-    assert!(e.contains("swapped.jsonl") && e.contains("row 3") && e.contains("profile_ranking.post_ids") && e.contains("position 0"), "{e}");
+    assert!(
+        e.contains("swapped.jsonl")
+            && e.contains("row 3")
+            && e.contains("profile_ranking.post_ids")
+            && e.contains("position 0"),
+        "{e}"
+    );
 
     // A post dropped from the ranking.
     let mut bad = good.clone();
@@ -98,14 +120,22 @@ fn tampered_post_ids_are_refused() {
     bad[1]["profile_ranking"]["scores"].as_array_mut().unwrap().reverse();
     write_rows(&f, &bad);
     let e = load(f.to_str().unwrap(), &[]).unwrap_err().to_string();
-    assert!(e.contains("row 2") && e.contains("profile_ranking.scores") && e.contains("best first"), "{e}");
+    assert!(
+        e.contains("row 2") && e.contains("profile_ranking.scores") && e.contains("best first"),
+        "{e}"
+    );
 
     // Some rows ranked, others not.
     let mut bad = good.clone();
     bad[4].as_object_mut().unwrap().remove("profile_ranking");
     write_rows(&f, &bad);
     let e = load(f.to_str().unwrap(), &[]).unwrap_err().to_string();
-    assert!(e.contains("row 5") && e.contains("`profile_ranking` is missing") && e.contains("row 1 has it"), "{e}");
+    assert!(
+        e.contains("row 5")
+            && e.contains("`profile_ranking` is missing")
+            && e.contains("row 1 has it"),
+        "{e}"
+    );
 
     // Two retrievers in one file.
     let mut bad = good.clone();

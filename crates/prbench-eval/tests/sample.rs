@@ -43,7 +43,8 @@ fn sample_takes_the_smallest_sha256_keys_per_subset_whatever_the_order() {
         assert_eq!(ids(&got), expected(&examples, n, seed), "n {n}, seed {seed}");
         assert_eq!(got.len(), 3 * n, "n per subset");
         // Input order kept among the chosen.
-        let positions: Vec<usize> = got.iter().map(|g| examples.iter().position(|e| e.id == g.id).unwrap()).collect();
+        let positions: Vec<usize> =
+            got.iter().map(|g| examples.iter().position(|e| e.id == g.id).unwrap()).collect();
         assert!(positions.windows(2).all(|w| w[0] < w[1]));
         // Reversed and rotated input: the same examples.
         let mut reversed = examples.clone();
@@ -56,6 +57,9 @@ fn sample_takes_the_smallest_sha256_keys_per_subset_whatever_the_order() {
     // Another seed draws another sample (the first 2 of 4 per subset would be the same each time).
     assert_ne!(ids(&sample_per_subset(&examples, 2, 1)), ids(&sample_per_subset(&examples, 2, 2)));
     // Without a sample seed, --limit keeps the first N; a limit above the subset size keeps all.
-    assert_eq!(ids(&select_examples(&examples, Some(1), None)), ids(&prbench_eval::run::limit_per_subset(&examples, Some(1))));
+    assert_eq!(
+        ids(&select_examples(&examples, Some(1), None)),
+        ids(&prbench_eval::run::limit_per_subset(&examples, Some(1)))
+    );
     assert_eq!(select_examples(&examples, Some(10), Some(3)).len(), examples.len());
 }

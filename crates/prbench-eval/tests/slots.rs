@@ -14,9 +14,18 @@ fn matches_an_independent_sha256_computation() {
     // Expected values computed with Python's hashlib: for each subset, sort ids by
     // sha256(struct.pack('<Q', 42) + id.encode()), then alternate A, B, A, B.
     let expected = [
-        ("sample-art-02", Slot::A), ("sample-art-01", Slot::B), ("sample-art-04", Slot::A), ("sample-art-03", Slot::B),
-        ("sample-life-03", Slot::A), ("sample-life-01", Slot::B), ("sample-life-04", Slot::A), ("sample-life-02", Slot::B),
-        ("sample-soc-04", Slot::A), ("sample-soc-03", Slot::B), ("sample-soc-02", Slot::A), ("sample-soc-01", Slot::B),
+        ("sample-art-02", Slot::A),
+        ("sample-art-01", Slot::B),
+        ("sample-art-04", Slot::A),
+        ("sample-art-03", Slot::B),
+        ("sample-life-03", Slot::A),
+        ("sample-life-01", Slot::B),
+        ("sample-life-04", Slot::A),
+        ("sample-life-02", Slot::B),
+        ("sample-soc-04", Slot::A),
+        ("sample-soc-03", Slot::B),
+        ("sample-soc-02", Slot::A),
+        ("sample-soc-01", Slot::B),
     ];
     let slots = assign_slots(&sample(), 42);
     for (id, slot) in expected {
@@ -34,7 +43,9 @@ fn unchanged_by_order_and_balanced_per_subset() {
     let mut rotated = examples.clone();
     rotated.rotate_left(5);
     assert_eq!(assign_slots(&rotated, 7), base);
-    for subset in ["Art_and_Entertainment", "Lifestyle_and_Personal_Development", "Society_and_Culture"] {
+    for subset in
+        ["Art_and_Entertainment", "Lifestyle_and_Personal_Development", "Society_and_Culture"]
+    {
         let a = examples.iter().filter(|e| e.subset == subset && base[&e.id] == Slot::A).count();
         assert_eq!(a, 2, "{subset}");
     }

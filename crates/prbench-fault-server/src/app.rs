@@ -130,17 +130,12 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
 }
 
 fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 fn json_bytes(status: StatusCode, bytes: Vec<u8>) -> Response {
     let mut resp = (status, bytes).into_response();
-    resp.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     resp
 }
 
@@ -205,7 +200,9 @@ async fn handle(
     let mut digest = || *cached.get_or_insert_with(|| Sha256::digest(&body).into());
 
     let fault = match endpoint {
-        Some(e) if !matches!(e, Endpoint::Models | Endpoint::TeiInfo) => shared.pick_fault(&body, &mut digest).cloned(),
+        Some(e) if !matches!(e, Endpoint::Models | Endpoint::TeiInfo) => {
+            shared.pick_fault(&body, &mut digest).cloned()
+        }
         _ => None,
     };
 
@@ -247,11 +244,7 @@ async fn handle(
         } else {
             StatusCode::NOT_FOUND
         };
-        return error_body(
-            status,
-            &format!("no route for {method} {}", uri.path()),
-            "not_found",
-        );
+        return error_body(status, &format!("no route for {method} {}", uri.path()), "not_found");
     };
 
     match fault {
@@ -328,12 +321,9 @@ async fn handle(
             });
             let mut resp = Response::new(Body::from_stream(stream));
             *resp.status_mut() = status;
-            resp.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
             resp.headers_mut()
-                .insert(header::CONTENT_LENGTH, HeaderValue::from(full_len));
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            resp.headers_mut().insert(header::CONTENT_LENGTH, HeaderValue::from(full_len));
             resp
         }
     }

@@ -81,13 +81,25 @@ impl ServerConfig {
 
     /// Adds a scripted reply (finish reason `stop`) after the existing ones.
     pub fn with_reply(mut self, marker: impl Into<String>, text: impl Into<String>) -> Self {
-        self.replies.push(ScriptedReply { marker: marker.into(), text: text.into(), finish_reason: "stop".into() });
+        self.replies.push(ScriptedReply {
+            marker: marker.into(),
+            text: text.into(),
+            finish_reason: "stop".into(),
+        });
         self
     }
 
     /// Adds a scripted reply that ends with `finish_reason: length` (cut at the token budget).
-    pub fn with_truncated_reply(mut self, marker: impl Into<String>, text: impl Into<String>) -> Self {
-        self.replies.push(ScriptedReply { marker: marker.into(), text: text.into(), finish_reason: "length".into() });
+    pub fn with_truncated_reply(
+        mut self,
+        marker: impl Into<String>,
+        text: impl Into<String>,
+    ) -> Self {
+        self.replies.push(ScriptedReply {
+            marker: marker.into(),
+            text: text.into(),
+            finish_reason: "length".into(),
+        });
         self
     }
 
@@ -124,11 +136,7 @@ pub struct FaultRule {
 impl FaultRule {
     /// A rule for requests whose body contains `marker`, applied forever (`times: None`).
     pub fn new(marker: impl Into<String>, fault: Fault) -> Self {
-        FaultRule {
-            marker: marker.into(),
-            fault,
-            times: None,
-        }
+        FaultRule { marker: marker.into(), fault, times: None }
     }
 
     /// A rule for every POST request, applied forever.
@@ -240,11 +248,7 @@ impl VerdictRule {
             VerdictRule::Hash => {
                 use sha2::{Digest, Sha256};
                 let digest = Sha256::digest(concatenated_contents.as_bytes());
-                Some(if digest[0] % 2 == 0 {
-                    Letter::A
-                } else {
-                    Letter::B
-                })
+                Some(if digest[0] % 2 == 0 { Letter::A } else { Letter::B })
             }
         }
     }

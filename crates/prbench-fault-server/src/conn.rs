@@ -48,10 +48,7 @@ fn wrap(stream: TcpStream) -> io::Result<KillableStream> {
     let std_stream = stream.into_std()?;
     let dup = std_stream.try_clone()?;
     let stream = TcpStream::from_std(std_stream)?;
-    Ok(KillableStream {
-        stream,
-        handle: ConnHandle { dup: Arc::new(dup) },
-    })
+    Ok(KillableStream { stream, handle: ConnHandle { dup: Arc::new(dup) } })
 }
 
 impl Listener for KillableListener {

@@ -33,7 +33,10 @@ fn object(body: &[u8]) -> Option<Map<String, Value>> {
 /// SGLang's error body for a request it cannot serve (`_create_error_response` /
 /// the `RequestValidationError` handler in `http_server.py`: 400, `ErrorResponse`).
 fn sglang_error(message: &str) -> Refused {
-    refuse(StatusCode::BAD_REQUEST, &json!({"object": "error", "message": message, "type": "Bad Request", "param": null, "code": 400}))
+    refuse(
+        StatusCode::BAD_REQUEST,
+        &json!({"object": "error", "message": message, "type": "Bad Request", "param": null, "code": 400}),
+    )
 }
 
 fn sglang_one(text: &str, seq: u64, index: usize) -> Value {
@@ -56,10 +59,16 @@ pub(crate) fn sglang_classify(body: &[u8], seq: u64) -> Result<Value, Refused> {
         Some(Value::Array(items)) if !items.is_empty() => items
             .iter()
             .enumerate()
-            .map(|(i, v)| v.as_str().map(|s| sglang_one(s, seq, i)).ok_or_else(|| sglang_error("`text` must be a string or a list of strings")))
+            .map(|(i, v)| {
+                v.as_str()
+                    .map(|s| sglang_one(s, seq, i))
+                    .ok_or_else(|| sglang_error("`text` must be a string or a list of strings"))
+            })
             .collect::<Result<Vec<_>, _>>()
             .map(Value::Array),
-        None | Some(Value::Null) => Err(sglang_error("Either text, input_ids or image must be provided")),
+        None | Some(Value::Null) => {
+            Err(sglang_error("Either text, input_ids or image must be provided"))
+        }
         Some(_) => Err(sglang_error("`text` must be a string or a non-empty list of strings")),
     }
 }
@@ -85,7 +94,9 @@ fn tei_predictions(text: &str, raw: bool) -> Value {
 /// empty `inputs` and fields of the wrong type. Sequence pairs are not supported here.
 pub(crate) fn tei_predict(body: &[u8]) -> Result<Value, Refused> {
     let Some(req) = object(body) else {
-        return Err(tei_error("Failed to deserialize the JSON body into the target type: expected a JSON object"));
+        return Err(tei_error(
+            "Failed to deserialize the JSON body into the target type: expected a JSON object",
+        ));
     };
     let raw = match req.get("raw_scores") {
         None => false,
@@ -102,11 +113,15 @@ pub(crate) fn tei_predict(body: &[u8]) -> Result<Value, Refused> {
             .iter()
             .map(|v| match v.as_str() {
                 Some(s) if !s.is_empty() => Ok(tei_predictions(s, raw)),
-                _ => Err(tei_error("this test server takes `inputs` as strings only (no pairs), none empty")),
+                _ => Err(tei_error(
+                    "this test server takes `inputs` as strings only (no pairs), none empty",
+                )),
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Value::Array),
-        None => Err(tei_error("Failed to deserialize the JSON body into the target type: missing field `inputs`")),
+        None => Err(tei_error(
+            "Failed to deserialize the JSON body into the target type: missing field `inputs`",
+        )),
         Some(_) => Err(tei_error("`inputs` cannot be empty")),
     }
 }
@@ -123,7 +138,10 @@ pub(crate) fn openrlhf_reward(body: &[u8]) -> Result<Value, Refused> {
         .filter(|q| !q.is_empty())
         .and_then(|q| q.iter().map(|t| t.as_str().map(length_score)).collect());
     let Some(rewards) = rewards else {
-        return Err(Refused { status: StatusCode::INTERNAL_SERVER_ERROR, body: b"Internal Server Error".to_vec() });
+        return Err(Refused {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            body: b"Internal Server Error".to_vec(),
+        });
     };
     Ok(json!({"rewards": rewards, "scores": rewards, "extra_logs": {"dummy_scores": rewards}}))
 }

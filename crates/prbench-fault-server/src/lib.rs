@@ -55,7 +55,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-pub use config::{Fault, FaultRule, Letter, RequestRecord, ScriptedReply, ServerConfig, VerdictRule};
+pub use config::{
+    Fault, FaultRule, Letter, RequestRecord, ScriptedReply, ServerConfig, VerdictRule,
+};
 pub use openai::{tokenize, verdict_reply, GARBAGE_REPLY};
 pub use reward::length_score;
 
@@ -96,9 +98,7 @@ impl FaultServer {
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel::<io::Result<()>>();
 
-        let workers = std::thread::available_parallelism()
-            .map_or(2, |n| n.get())
-            .clamp(1, 4);
+        let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 4);
         let app_shared = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name(format!("fault-server-{}", addr.port()))
@@ -137,21 +137,16 @@ impl FaultServer {
             })?;
 
         match ready_rx.recv() {
-            Ok(Ok(())) => Ok(FaultServer {
-                addr,
-                shared,
-                stop: Some(stop_tx),
-                thread: Some(thread),
-            }),
+            Ok(Ok(())) => {
+                Ok(FaultServer { addr, shared, stop: Some(stop_tx), thread: Some(thread) })
+            }
             Ok(Err(e)) => {
                 let _ = thread.join();
                 Err(e)
             }
             Err(_) => {
                 let _ = thread.join();
-                Err(io::Error::other(
-                    "fault server thread exited during start-up",
-                ))
+                Err(io::Error::other("fault server thread exited during start-up"))
             }
         }
     }

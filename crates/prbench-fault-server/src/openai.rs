@@ -43,10 +43,9 @@ impl Message {
 fn content_text(content: &Value) -> String {
     match content {
         Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect(),
+        Value::Array(parts) => {
+            parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect()
+        }
         _ => String::new(),
     }
 }
@@ -164,18 +163,12 @@ fn logprob_content(reply: &str, letter: Option<Letter>, k: usize) -> Vec<Value> 
                 (Some(vp), Some(l)) if vp == pos => {
                     let chosen = 0.8f64.ln();
                     let other = format!(" {}", l.other().as_str());
-                    (
-                        chosen,
-                        vec![alt(token, chosen), alt(&other, 0.2f64.ln())],
-                        -20.0,
-                    )
+                    (chosen, vec![alt(token, chosen), alt(&other, 0.2f64.ln())], -20.0)
                 }
                 _ => (-0.01, vec![alt(token, -0.01)], -6.0),
             };
-            let taken: Vec<String> = top
-                .iter()
-                .filter_map(|v| v["token"].as_str().map(str::to_owned))
-                .collect();
+            let taken: Vec<String> =
+                top.iter().filter_map(|v| v["token"].as_str().map(str::to_owned)).collect();
             let mut n = 0.0;
             for filler in FILLERS.iter().filter(|f| !taken.iter().any(|t| t == *f)) {
                 if top.len() >= k {

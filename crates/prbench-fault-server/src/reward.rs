@@ -38,11 +38,7 @@ pub(crate) fn score(body: &[u8]) -> Result<Value, BadRequest> {
 /// `POST /score/batch`: `{"items": [{query, profile, response_text}, …]}` → `{"scores": […]}`.
 pub(crate) fn score_batch(body: &[u8]) -> Result<Value, BadRequest> {
     let batch: ScoreBatch = serde_json::from_slice(body).map_err(BadRequest::json)?;
-    let scores: Vec<f64> = batch
-        .items
-        .iter()
-        .map(|i| length_score(&i.response_text))
-        .collect();
+    let scores: Vec<f64> = batch.items.iter().map(|i| length_score(&i.response_text)).collect();
     Ok(json!({ "scores": scores }))
 }
 
@@ -75,9 +71,7 @@ impl VllmRequest {
                     })
                 })
                 .collect(),
-            (Some(_), _) => Err(BadRequest::new(
-                "'input' must be a string or a list of strings",
-            )),
+            (Some(_), _) => Err(BadRequest::new("'input' must be a string or a list of strings")),
             (None, Some(messages)) => match messages.last() {
                 Some(last) => Ok(vec![last.text()]),
                 None => Err(BadRequest::new("'messages' must not be empty")),

@@ -86,18 +86,10 @@ async fn hash_verdict_is_deterministic_and_uses_both_letters() {
         let prompt = format!("prompt number {i}");
         let (_, a) = post(&server, "/v1/chat/completions", &chat(&prompt)).await;
         let (_, b) = post(&server, "/v1/chat/completions", &chat(&prompt)).await;
-        let content = a["choices"][0]["message"]["content"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+        let content = a["choices"][0]["message"]["content"].as_str().unwrap().to_owned();
         assert_eq!(content, b["choices"][0]["message"]["content"]);
-        let letter = content
-            .strip_prefix("Looks fine.\nResult: ")
-            .unwrap()
-            .to_owned();
-        let expected = VerdictRule::Hash
-            .letter_for(&format!("You are a judge.{prompt}"))
-            .unwrap();
+        let letter = content.strip_prefix("Looks fine.\nResult: ").unwrap().to_owned();
+        let expected = VerdictRule::Hash.letter_for(&format!("You are a judge.{prompt}")).unwrap();
         assert_eq!(letter, expected.as_str());
         letters.insert(letter);
     }
@@ -138,27 +130,10 @@ async fn logprobs_content_is_well_formed() {
         let other = if chosen == "A" { "B" } else { "A" };
         let entries = v["choices"][0]["logprobs"]["content"].as_array().unwrap();
 
-        let joined: String = entries
-            .iter()
-            .map(|e| e["token"].as_str().unwrap())
-            .collect();
+        let joined: String = entries.iter().map(|e| e["token"].as_str().unwrap()).collect();
         assert_eq!(joined, content);
-        let tokens: Vec<&str> = entries
-            .iter()
-            .map(|e| e["token"].as_str().unwrap())
-            .collect();
-        assert_eq!(
-            tokens,
-            vec![
-                "Looks",
-                " fine",
-                ".",
-                "\n",
-                "Result",
-                ":",
-                &format!(" {chosen}")
-            ]
-        );
+        let tokens: Vec<&str> = entries.iter().map(|e| e["token"].as_str().unwrap()).collect();
+        assert_eq!(tokens, vec!["Looks", " fine", ".", "\n", "Result", ":", &format!(" {chosen}")]);
 
         for e in entries {
             assert_eq!(e["bytes"], Value::Null);
@@ -167,10 +142,7 @@ async fn logprobs_content_is_well_formed() {
             assert_eq!(top.len(), 5);
             assert_eq!(top[0]["token"], e["token"]);
             let lps: Vec<f64> = top.iter().map(|t| t["logprob"].as_f64().unwrap()).collect();
-            assert!(
-                lps.windows(2).all(|w| w[0] >= w[1]),
-                "sorted best first: {lps:?}"
-            );
+            assert!(lps.windows(2).all(|w| w[0] >= w[1]), "sorted best first: {lps:?}");
         }
         let verdict = entries.last().unwrap();
         let top = verdict["top_logprobs"].as_array().unwrap();
@@ -270,19 +242,12 @@ async fn vllm_classify_and_pooling_shapes() {
     .await;
     assert_eq!(v["data"][0]["probs"], json!([0.05]));
 
-    let (status, v) = post(
-        &server,
-        "/pooling",
-        &json!({"model": "rm", "input": "x".repeat(42)}),
-    )
-    .await;
+    let (status, v) =
+        post(&server, "/pooling", &json!({"model": "rm", "input": "x".repeat(42)})).await;
     assert_eq!(status, 200);
     assert!(v["id"].as_str().unwrap().starts_with("pool-"));
     assert_eq!(v["object"], "list");
-    assert_eq!(
-        v["data"],
-        json!([{"index": 0, "object": "pooling", "data": [0.42]}])
-    );
+    assert_eq!(v["data"], json!([{"index": 0, "object": "pooling", "data": [0.42]}]));
     assert_eq!(v["usage"]["completion_tokens"], 0);
 
     let (status, _) = post(&server, "/classify", &json!({"model": "rm", "input": ""})).await;
@@ -303,17 +268,9 @@ async fn log_records_bodies_and_authorization() {
         .send()
         .await
         .unwrap();
-    client
-        .get(format!("{}/v1/models", server.base_url()))
-        .send()
-        .await
-        .unwrap();
-    let resp = client
-        .post(format!("{}/nope", server.base_url()))
-        .body("not json")
-        .send()
-        .await
-        .unwrap();
+    client.get(format!("{}/v1/models", server.base_url())).send().await.unwrap();
+    let resp =
+        client.post(format!("{}/nope", server.base_url())).body("not json").send().await.unwrap();
     assert_eq!(resp.status().as_u16(), 404);
 
     assert_eq!(server.requests(), 3);
@@ -348,18 +305,12 @@ async fn delay_applies_to_successful_posts() {
     let server =
         FaultServer::start(ServerConfig::default().with_delay(Duration::from_millis(150))).unwrap();
     let t0 = Instant::now();
-    let (status, _) = post(
-        &server,
-        "/score",
-        &json!({"query": "q", "profile": "p", "response_text": "r"}),
-    )
-    .await;
+    let (status, _) =
+        post(&server, "/score", &json!({"query": "q", "profile": "p", "response_text": "r"})).await;
     assert_eq!(status, 200);
     assert!(t0.elapsed() >= Duration::from_millis(150));
     let t0 = Instant::now();
-    reqwest::get(format!("{}/v1/models", server.base_url()))
-        .await
-        .unwrap();
+    reqwest::get(format!("{}/v1/models", server.base_url())).await.unwrap();
     assert!(t0.elapsed() < Duration::from_millis(150));
 }
 
@@ -371,20 +322,11 @@ fn binary_serves_until_killed() {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line
-        .trim()
-        .strip_prefix("listening ")
-        .expect(&line)
-        .to_owned();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let base = line.trim().strip_prefix("listening ").expect(&line).to_owned();
     assert!(base.starts_with("http://127.0.0.1:"));
 
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let (elapsed, v) = rt.block_on(async {
         let t0 = Instant::now();
         let v: Value = reqwest::Client::new()
@@ -399,10 +341,7 @@ fn binary_serves_until_killed() {
         (t0.elapsed(), v)
     });
     assert!(elapsed >= Duration::from_millis(60));
-    assert_eq!(
-        v["choices"][0]["message"]["content"],
-        "Looks fine.\nResult: A"
-    );
+    assert_eq!(v["choices"][0]["message"]["content"], "Looks fine.\nResult: A");
     child.kill().unwrap();
     child.wait().unwrap();
 
@@ -431,9 +370,17 @@ async fn sglang_classify_takes_text_and_answers_embedding_and_meta_info() {
     let (status, body) = post_raw(&url, &json!({"text": ["ab", "abcd"]})).await;
     assert_eq!(status, 200);
     let v: Value = serde_json::from_str(&body).unwrap();
-    assert_eq!((v[0]["embedding"].clone(), v[1]["embedding"].clone()), (json!([0.02]), json!([0.04])));
+    assert_eq!(
+        (v[0]["embedding"].clone(), v[1]["embedding"].clone()),
+        (json!([0.02]), json!([0.04]))
+    );
     // vLLM's shape is not SGLang's: refused like SGLang refuses it.
-    for bad in [json!({"input": "x"}), json!({"messages": [{"role": "user", "content": "x"}]}), json!({"text": 3}), json!([1])] {
+    for bad in [
+        json!({"input": "x"}),
+        json!({"messages": [{"role": "user", "content": "x"}]}),
+        json!({"text": 3}),
+        json!([1]),
+    ] {
         let (status, body) = post_raw(&url, &bad).await;
         assert_eq!(status, 400, "{bad}");
         let v: Value = serde_json::from_str(&body).unwrap();
@@ -449,22 +396,39 @@ async fn tei_predict_applies_the_sigmoid_unless_raw_scores_and_validates_with_42
     let server = FaultServer::start(ServerConfig::default()).unwrap();
     let url = format!("{}/predict", server.base_url());
     let text = "x".repeat(250);
-    let (status, body) = post_raw(&url, &json!({"inputs": text, "raw_scores": true, "truncate": false})).await;
+    let (status, body) =
+        post_raw(&url, &json!({"inputs": text, "raw_scores": true, "truncate": false})).await;
     assert_eq!(status, 200);
-    assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), json!([{"score": 2.5, "label": "LABEL_0"}]));
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap(),
+        json!([{"score": 2.5, "label": "LABEL_0"}])
+    );
     let (_, body) = post_raw(&url, &json!({"inputs": text})).await;
     let score = serde_json::from_str::<Value>(&body).unwrap()[0]["score"].as_f64().unwrap();
     assert!((score - 1.0 / (1.0 + (-2.5f64).exp())).abs() < 1e-12, "{score}");
     let (_, body) = post_raw(&url, &json!({"inputs": ["ab", "abc"], "raw_scores": true})).await;
-    assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), json!([[{"score": 0.02, "label": "LABEL_0"}], [{"score": 0.03, "label": "LABEL_0"}]]));
-    for bad in [json!({"text": "x"}), json!({"inputs": ""}), json!({"inputs": "x", "raw_scores": "yes"}), json!({"inputs": "x", "truncate": 1})] {
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap(),
+        json!([[{"score": 0.02, "label": "LABEL_0"}], [{"score": 0.03, "label": "LABEL_0"}]])
+    );
+    for bad in [
+        json!({"text": "x"}),
+        json!({"inputs": ""}),
+        json!({"inputs": "x", "raw_scores": "yes"}),
+        json!({"inputs": "x", "truncate": 1}),
+    ] {
         let (status, body) = post_raw(&url, &bad).await;
         assert_eq!(status, 422, "{bad}");
-        assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["error_type"], "Validation", "{bad}");
+        assert_eq!(
+            serde_json::from_str::<Value>(&body).unwrap()["error_type"],
+            "Validation",
+            "{bad}"
+        );
     }
     // GET /info names the one label of the head, as TEI's does (a one-label classifier is a
     // "reranker" there).
-    let info: Value = reqwest::get(format!("{}/info", server.base_url())).await.unwrap().json().await.unwrap();
+    let info: Value =
+        reqwest::get(format!("{}/info", server.base_url())).await.unwrap().json().await.unwrap();
     assert_eq!(info["model_type"]["reranker"]["id2label"], json!({"0": "LABEL_0"}));
 }
 
@@ -474,11 +438,18 @@ async fn openrlhf_get_reward_scores_each_query_and_500s_without_one() {
     let url = format!("{}/get_reward", server.base_url());
     let (status, body) = post_raw(&url, &json!({"query": ["abcd", "ab"]})).await;
     assert_eq!(status, 200);
-    assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), json!({"rewards": [0.04, 0.02], "scores": [0.04, 0.02], "extra_logs": {"dummy_scores": [0.04, 0.02]}}));
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap(),
+        json!({"rewards": [0.04, 0.02], "scores": [0.04, 0.02], "extra_logs": {"dummy_scores": [0.04, 0.02]}})
+    );
     for bad in [json!({"queries": ["x"]}), json!({"query": "x"}), json!({"query": [1]})] {
         let (status, body) = post_raw(&url, &bad).await;
         assert_eq!((status, body.as_str()), (500, "Internal Server Error"), "{bad}");
     }
-    let (status, _) = post_raw(&format!("{}/get_reward", server.base_url()).replace("/get_reward", "/get_rewards"), &json!({})).await;
+    let (status, _) = post_raw(
+        &format!("{}/get_reward", server.base_url()).replace("/get_reward", "/get_rewards"),
+        &json!({}),
+    )
+    .await;
     assert_eq!(status, 404);
 }

@@ -13,10 +13,7 @@ async fn two_thousand_requests_at_concurrency_64() {
     const CONCURRENCY: usize = 64;
     let server = FaultServer::start(ServerConfig::default().with_record(false)).unwrap();
     let url = format!("{}/v1/chat/completions", server.base_url());
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(CONCURRENCY)
-        .build()
-        .unwrap();
+    let client = reqwest::Client::builder().pool_max_idle_per_host(CONCURRENCY).build().unwrap();
 
     let t0 = Instant::now();
     let results: Vec<u16> = futures::stream::iter(0..N)

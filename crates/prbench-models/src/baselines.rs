@@ -66,7 +66,9 @@ impl Baseline {
             Self::Longer => answer.chars().count() as f32,
             Self::Shorter => -(answer.chars().count() as f32),
             Self::Random { seed } => uniform_draw(*seed, &item.input.example_id, answer),
-            Self::ProfileOverlap => profile_overlaps(&[answer], item.input.context.as_deref().unwrap_or(""))[0],
+            Self::ProfileOverlap => {
+                profile_overlaps(&[answer], item.input.context.as_deref().unwrap_or(""))[0]
+            }
         }
     }
 }
@@ -110,7 +112,8 @@ fn content_word_iter(text: &str) -> impl Iterator<Item = String> + '_ {
 /// for all the answers' words, without building its own word set, stopping when every word
 /// is found; the answers of one example share their context, so they share the scan.
 fn profile_overlaps(answers: &[&str], context: &str) -> Vec<f32> {
-    let sets: Vec<FxHashSet<String>> = answers.iter().map(|a| content_word_iter(a).collect()).collect();
+    let sets: Vec<FxHashSet<String>> =
+        answers.iter().map(|a| content_word_iter(a).collect()).collect();
     let wanted: FxHashSet<&str> = sets.iter().flatten().map(String::as_str).collect();
     let mut found: FxHashSet<&str> = FxHashSet::default();
     let mut buf = String::new();
@@ -132,7 +135,13 @@ fn profile_overlaps(answers: &[&str], context: &str) -> Vec<f32> {
         }
     }
     sets.iter()
-        .map(|set| if set.is_empty() { 0.0 } else { set.iter().filter(|w| found.contains(w.as_str())).count() as f32 / set.len() as f32 })
+        .map(|set| {
+            if set.is_empty() {
+                0.0
+            } else {
+                set.iter().filter(|w| found.contains(w.as_str())).count() as f32 / set.len() as f32
+            }
+        })
         .collect()
 }
 
@@ -154,7 +163,8 @@ impl RewardModel for Baseline {
             while end < items.len() && context(&items[end]) == context(&items[start]) {
                 end += 1;
             }
-            let answers: Vec<&str> = items[start..end].iter().map(|i| i.input.answer.as_str()).collect();
+            let answers: Vec<&str> =
+                items[start..end].iter().map(|i| i.input.answer.as_str()).collect();
             out.extend(profile_overlaps(&answers, context(&items[start])).into_iter().map(score));
             start = end;
         }
@@ -183,7 +193,13 @@ impl Judge for SlotA {
     fn judge(&self, items: &[JudgeRequest]) -> Result<Vec<Verdict>, ModelError> {
         Ok(items
             .iter()
-            .map(|_| Verdict { choice: Choice::A, p_a: None, margin: None, raw: "A".into(), tokens: TokenStats::default() })
+            .map(|_| Verdict {
+                choice: Choice::A,
+                p_a: None,
+                margin: None,
+                raw: "A".into(),
+                tokens: TokenStats::default(),
+            })
             .collect())
     }
 
@@ -192,7 +208,12 @@ impl Judge for SlotA {
     }
 
     fn identity(&self) -> ModelIdentity {
-        ModelIdentity { spec: "baseline:slot-a".into(), engine: "baseline".into(), dtype: "n/a".into(), ..Default::default() }
+        ModelIdentity {
+            spec: "baseline:slot-a".into(),
+            engine: "baseline".into(),
+            dtype: "n/a".into(),
+            ..Default::default()
+        }
     }
 }
 
@@ -226,7 +247,11 @@ mod tests {
     fn profile_overlap_is_share_of_answer_content_words_in_profile() {
         // answer content words: {budget, tripod, carbon, fiber} (the, a, is dropped) -> 4;
         // in profile: {budget, tripod} -> 2/4 = 0.5
-        let item = req("x", "The budget tripod is carbon fiber", Some("My budget is tight; I need a tripod."));
+        let item = req(
+            "x",
+            "The budget tripod is carbon fiber",
+            Some("My budget is tight; I need a tripod."),
+        );
         let v = Baseline::ProfileOverlap.score(&[item]).unwrap()[0].value;
         assert_eq!(v, 0.5);
     }
@@ -244,16 +269,26 @@ mod tests {
         ];
         for (answer, context) in cases {
             let words = content_words(answer);
-            let want = if words.is_empty() { 0.0 } else { words.intersection(&content_words(context)).count() as f32 / words.len() as f32 };
+            let want = if words.is_empty() {
+                0.0
+            } else {
+                words.intersection(&content_words(context)).count() as f32 / words.len() as f32
+            };
             assert_eq!(profile_overlaps(&[answer], context), [want], "{answer:?} vs {context:?}");
         }
         // Several answers scanned together score as each alone.
-        let (answers, context): (Vec<&str>, &str) = (cases.iter().map(|c| c.0).collect(), "über école films jazz piano straße");
+        let (answers, context): (Vec<&str>, &str) =
+            (cases.iter().map(|c| c.0).collect(), "über école films jazz piano straße");
         let alone: Vec<f32> = answers.iter().map(|a| profile_overlaps(&[a], context)[0]).collect();
         assert_eq!(profile_overlaps(&answers, context), alone);
         // And through `score`: consecutive items with one context are grouped.
-        let items: Vec<RmRequest> = answers.iter().map(|a| req("e1", a, Some(context))).chain([req("e2", "jazz", Some("rock"))]).collect();
-        let got: Vec<f32> = Baseline::ProfileOverlap.score(&items).unwrap().iter().map(|s| s.value).collect();
+        let items: Vec<RmRequest> = answers
+            .iter()
+            .map(|a| req("e1", a, Some(context)))
+            .chain([req("e2", "jazz", Some("rock"))])
+            .collect();
+        let got: Vec<f32> =
+            Baseline::ProfileOverlap.score(&items).unwrap().iter().map(|s| s.value).collect();
         let want: Vec<f32> = alone.iter().copied().chain([0.0]).collect();
         assert_eq!(got, want);
     }
@@ -265,7 +300,8 @@ mod tests {
         let batch = a.score(&[req("e0", "zzz", None), req("e1", "ans", None)]).unwrap()[1].value;
         assert_eq!(one, batch);
         assert!((0.0..1.0).contains(&one));
-        let other_seed = Baseline::Random { seed: 7 }.score(&[req("e1", "ans", None)]).unwrap()[0].value;
+        let other_seed =
+            Baseline::Random { seed: 7 }.score(&[req("e1", "ans", None)]).unwrap()[0].value;
         assert_ne!(one, other_seed);
     }
 }

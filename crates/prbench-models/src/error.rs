@@ -44,7 +44,9 @@ pub enum ModelError {
         n_tokens: usize,
     },
     /// The input does not fit the context window even after truncation.
-    #[error("input of {tokens} tokens does not fit the context window of {n_ctx} tokens: {reason}")]
+    #[error(
+        "input of {tokens} tokens does not fit the context window of {n_ctx} tokens: {reason}"
+    )]
     ContextOverflow {
         /// Tokens after all allowed truncation.
         tokens: usize,

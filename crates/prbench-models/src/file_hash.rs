@@ -19,7 +19,11 @@ fn file_err(path: &Path, e: std::io::Error) -> ModelError {
 ///
 /// # Errors
 /// [`ModelError::File`] naming the file when it cannot be opened or read.
-pub fn hash_file_into(hasher: &mut Sha256, path: &Path, header: Option<&str>) -> Result<(), ModelError> {
+pub fn hash_file_into(
+    hasher: &mut Sha256,
+    path: &Path,
+    header: Option<&str>,
+) -> Result<(), ModelError> {
     let mut f = File::open(path).map_err(|e| file_err(path, e))?;
     if let Some(name) = header {
         let len = f.metadata().map_err(|e| file_err(path, e))?.len();

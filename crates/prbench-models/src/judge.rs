@@ -4,7 +4,9 @@
 
 use crate::error::ModelError;
 use crate::io::{ChatPrompt, ChatRequest, ChatResponse, JudgeRequest, TokenStats};
-use crate::traits::{each_with_fallback, Generator, ItemDone, Judge, ModelIdentity, NextTokenScorer};
+use crate::traits::{
+    each_with_fallback, Generator, ItemDone, Judge, ModelIdentity, NextTokenScorer,
+};
 use crate::verdict::{Choice, Verdict};
 use crate::verdict_reader::{RatingReader, VerdictReader};
 
@@ -57,7 +59,10 @@ pub fn two_way_p_a(logp_a: f32, logp_b: f32) -> f32 {
 /// The logprob verdict from log p(A) and log p(B) (`logprobs`, natural logs, A's first).
 fn logprob_verdict(logprobs: &[f32], tokens: TokenStats) -> Result<Verdict, ModelError> {
     let &[la, lb] = logprobs else {
-        return Err(ModelError::Engine(format!("the scorer returned {} log-probabilities for 2 candidates", logprobs.len())));
+        return Err(ModelError::Engine(format!(
+            "the scorer returned {} log-probabilities for 2 candidates",
+            logprobs.len()
+        )));
     };
     let margin = la - lb;
     let choice = if margin > 0.0 {
@@ -87,7 +92,11 @@ impl<S: NextTokenScorer> Judge for LogprobJudge<S> {
         let candidates = [self.candidates[0].as_str(), self.candidates[1].as_str()];
         let scored = self.scorer.next_token_logprobs_many(&refs, &candidates)?;
         if scored.len() != items.len() {
-            return Err(ModelError::Engine(format!("the scorer returned {} results for {} prompts", scored.len(), items.len())));
+            return Err(ModelError::Engine(format!(
+                "the scorer returned {} results for {} prompts",
+                scored.len(),
+                items.len()
+            )));
         }
         scored.into_iter().map(|(lp, tokens)| logprob_verdict(&lp, tokens)).collect()
     }
@@ -95,7 +104,11 @@ impl<S: NextTokenScorer> Judge for LogprobJudge<S> {
     /// [`Judge::judge`] on the whole slice (so prefixes are shared across it); verdicts go to
     /// `done` when the slice is scored. If the call fails, each item is judged alone, so a
     /// failure stays that item's ([`each_with_fallback`]).
-    fn judge_each(&self, items: &[JudgeRequest], done: ItemDone<'_, Verdict>) -> Vec<Result<Verdict, ModelError>> {
+    fn judge_each(
+        &self,
+        items: &[JudgeRequest],
+        done: ItemDone<'_, Verdict>,
+    ) -> Vec<Result<Verdict, ModelError>> {
         each_with_fallback(items, done, |xs| self.judge(xs))
     }
 
@@ -150,7 +163,13 @@ impl<G: Generator> Judge for GenerateJudge<G> {
         let replies = self.generator.generate(&requests)?;
         Ok(replies
             .into_iter()
-            .map(|r| Verdict { choice: self.reader.read(&r.text), p_a: None, margin: None, raw: r.text, tokens: r.tokens })
+            .map(|r| Verdict {
+                choice: self.reader.read(&r.text),
+                p_a: None,
+                margin: None,
+                raw: r.text,
+                tokens: r.tokens,
+            })
             .collect())
     }
 
@@ -204,7 +223,13 @@ impl<G: Generator> RatingJudge<G> {
     }
 
     fn request(&self, prompt: &ChatPrompt) -> ChatRequest {
-        ChatRequest { prompt: prompt.clone(), max_new_tokens: self.max_new_tokens, temperature: 0.0, top_p: 1.0, seed: 0 }
+        ChatRequest {
+            prompt: prompt.clone(),
+            max_new_tokens: self.max_new_tokens,
+            temperature: 0.0,
+            top_p: 1.0,
+            seed: 0,
+        }
     }
 
     fn prompt_b(item: &JudgeRequest) -> Result<&ChatPrompt, ModelError> {
@@ -226,7 +251,13 @@ impl<G: Generator> RatingJudge<G> {
             output_tokens: a.tokens.output_tokens + b.tokens.output_tokens,
             truncated_tokens: a.tokens.truncated_tokens + b.tokens.truncated_tokens,
         };
-        Verdict { choice, p_a: None, margin: None, raw: format!("{}{RATING_REPLY_SEPARATOR}{}", a.text, b.text), tokens }
+        Verdict {
+            choice,
+            p_a: None,
+            margin: None,
+            raw: format!("{}{RATING_REPLY_SEPARATOR}{}", a.text, b.text),
+            tokens,
+        }
     }
 }
 
@@ -237,7 +268,11 @@ impl<G: Generator> Judge for RatingJudge<G> {
 
     /// Both answers of every item are generated in one call of the generator's
     /// `generate_each` (concurrent for remote engines); an item fails when either reply fails.
-    fn judge_each(&self, items: &[JudgeRequest], done: ItemDone<'_, Verdict>) -> Vec<Result<Verdict, ModelError>> {
+    fn judge_each(
+        &self,
+        items: &[JudgeRequest],
+        done: ItemDone<'_, Verdict>,
+    ) -> Vec<Result<Verdict, ModelError>> {
         let mut requests = Vec::with_capacity(items.len() * 2);
         let mut missing = Vec::new();
         for item in items {
@@ -258,7 +293,10 @@ impl<G: Generator> Judge for RatingJudge<G> {
                 if let Some(e) = missing {
                     return Err(e);
                 }
-                let (a, b) = (replies.next().expect("two replies per item"), replies.next().expect("two replies per item"));
+                let (a, b) = (
+                    replies.next().expect("two replies per item"),
+                    replies.next().expect("two replies per item"),
+                );
                 let v = self.verdict(a?, b?);
                 done(i, &v);
                 Ok(v)
@@ -282,7 +320,8 @@ impl<G: Generator> Judge for RatingJudge<G> {
 
     fn decoding(&self) -> serde_json::Value {
         let mut d = serde_json::json!({ "verdict": "rating", "temperature": 0.0, "max_new_tokens": self.max_new_tokens });
-        if let (Some(d), serde_json::Value::Object(r)) = (d.as_object_mut(), self.reader.describe()) {
+        if let (Some(d), serde_json::Value::Object(r)) = (d.as_object_mut(), self.reader.describe())
+        {
             d.extend(r);
         }
         d

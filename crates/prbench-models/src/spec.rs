@@ -76,7 +76,9 @@ impl TextEngine {
     }
 
     fn from_kind(kind: &str) -> Option<Self> {
-        [TextEngine::Sglang, TextEngine::Tei, TextEngine::OpenRlhf].into_iter().find(|e| e.kind() == kind)
+        [TextEngine::Sglang, TextEngine::Tei, TextEngine::OpenRlhf]
+            .into_iter()
+            .find(|e| e.kind() == kind)
     }
 }
 
@@ -117,7 +119,8 @@ fn check_roots(spec: &str, kind: &str, model: &str, urls: &[String]) -> Result<(
     // Paths are case-sensitive on most servers, but `/V1` is the same mistake.
     let v1 = |u: &str| u.to_ascii_lowercase().ends_with("/v1");
     let Some(bad) = urls.iter().find(|u| v1(u)) else { return Ok(()) };
-    let fixed: Vec<&str> = urls.iter().map(|u| if v1(u) { &u[..u.len() - 3] } else { u.as_str() }).collect();
+    let fixed: Vec<&str> =
+        urls.iter().map(|u| if v1(u) { &u[..u.len() - 3] } else { u.as_str() }).collect();
     Err(ModelError::Spec {
         spec: spec.into(),
         reason: format!(
@@ -157,17 +160,29 @@ fn split_model_urls(rest: &str) -> (String, Option<Vec<String>>) {
 }
 
 fn parse_urls(list: &str) -> Vec<String> {
-    list.split(',').map(|u| u.trim().trim_end_matches('/').to_string()).filter(|u| !u.is_empty()).collect()
+    list.split(',')
+        .map(|u| u.trim().trim_end_matches('/').to_string())
+        .filter(|u| !u.is_empty())
+        .collect()
 }
 
 /// Refuses text that is not an `http(s)://` URL (the message's example is of `kind`'s own form,
 /// [`example_url`]), a URL with a query or fragment, and a URL given twice.
 fn check_urls(spec: &str, kind: &str, urls: &[String]) -> Result<(), ModelError> {
-    let what = if kind == "reward-server" { "the text after `reward-server:` names the server" } else { "the text after the last `@` names the server" };
-    if let Some(bad) = urls.iter().find(|u| !(u.starts_with("http://") || u.starts_with("https://"))) {
+    let what = if kind == "reward-server" {
+        "the text after `reward-server:` names the server"
+    } else {
+        "the text after the last `@` names the server"
+    };
+    if let Some(bad) =
+        urls.iter().find(|u| !(u.starts_with("http://") || u.starts_with("https://")))
+    {
         return Err(ModelError::Spec {
             spec: spec.into(),
-            reason: format!("`{bad}` is not an http:// or https:// URL ({what}, e.g. `{}`)", example_url(kind)),
+            reason: format!(
+                "`{bad}` is not an http:// or https:// URL ({what}, e.g. `{}`)",
+                example_url(kind)
+            ),
         });
     }
     // Endpoint paths are appended to the URL, so a query or fragment would end up before them.
@@ -210,13 +225,20 @@ impl ModelSpec {
     /// True for specs whose backend is a pairwise judge (`gguf:`, `openai:` and
     /// `baseline:slot-a`).
     pub fn is_judge(&self) -> bool {
-        matches!(self, ModelSpec::Gguf(_) | ModelSpec::OpenAi { .. }) || *self == ModelSpec::Baseline("slot-a".into())
+        matches!(self, ModelSpec::Gguf(_) | ModelSpec::OpenAi { .. })
+            || *self == ModelSpec::Baseline("slot-a".into())
     }
 
     /// True for engines reached over HTTP (`openai:`, `vllm-classify:`, `reward-server:`,
     /// `sglang-classify:`, `tei:`, `openrlhf:`).
     pub fn is_remote(&self) -> bool {
-        matches!(self, ModelSpec::OpenAi { .. } | ModelSpec::VllmClassify { .. } | ModelSpec::RewardServer(_) | ModelSpec::Templated { .. })
+        matches!(
+            self,
+            ModelSpec::OpenAi { .. }
+                | ModelSpec::VllmClassify { .. }
+                | ModelSpec::RewardServer(_)
+                | ModelSpec::Templated { .. }
+        )
     }
 
     /// A short name of the model for default run ids and file names: the file or folder name of
@@ -225,8 +247,18 @@ impl ModelSpec {
     /// the server URL (whose last segment is often just `v1`). A reward server has no model
     /// name: `reward-server`. Not sanitised for file names.
     pub fn short_name(&self) -> String {
-        let last = |s: &str| s.trim_end_matches('/').rsplit('/').next().filter(|t| !t.is_empty()).unwrap_or(s).to_string();
-        let file = |p: &PathBuf| p.file_name().map_or_else(|| last(&p.to_string_lossy()), |n| n.to_string_lossy().into_owned());
+        let last = |s: &str| {
+            s.trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .filter(|t| !t.is_empty())
+                .unwrap_or(s)
+                .to_string()
+        };
+        let file = |p: &PathBuf| {
+            p.file_name()
+                .map_or_else(|| last(&p.to_string_lossy()), |n| n.to_string_lossy().into_owned())
+        };
         match self {
             ModelSpec::Gguf(p) => {
                 let name = file(p);
@@ -235,7 +267,9 @@ impl ModelSpec {
             ModelSpec::Dir(p) | ModelSpec::Bt(p) | ModelSpec::Pal(p) => file(p),
             ModelSpec::Baseline(name) => name.clone(),
             ModelSpec::Hf(repo) => last(repo),
-            ModelSpec::OpenAi { model, .. } | ModelSpec::VllmClassify { model, .. } | ModelSpec::Templated { model, .. } => last(model),
+            ModelSpec::OpenAi { model, .. }
+            | ModelSpec::VllmClassify { model, .. }
+            | ModelSpec::Templated { model, .. } => last(model),
             ModelSpec::RewardServer(_) => "reward-server".into(),
         }
     }
@@ -252,7 +286,8 @@ impl ModelSpec {
             spec: spec.into(),
             reason: "expected KIND:VALUE, e.g. `gguf:PATH` or `baseline:longer`".into(),
         })?;
-        let path = || expand_home(rest).map_err(|reason| ModelError::Spec { spec: spec.into(), reason });
+        let path =
+            || expand_home(rest).map_err(|reason| ModelError::Spec { spec: spec.into(), reason });
         match kind {
             "gguf" if !rest.is_empty() => Ok(Self::Gguf(path()?)),
             "baseline" if !rest.is_empty() => Ok(Self::Baseline(rest.to_string())),
@@ -321,43 +356,84 @@ mod tests {
 
     #[test]
     fn parses_known_kinds_and_names_unknown_ones() {
-        assert_eq!(ModelSpec::parse("gguf:/m/x.gguf").unwrap(), ModelSpec::Gguf("/m/x.gguf".into()));
-        assert_eq!(ModelSpec::parse("baseline:longer").unwrap(), ModelSpec::Baseline("longer".into()));
-        assert_eq!(ModelSpec::parse("hf:org/name@v1").unwrap(), ModelSpec::Hf("org/name@v1".into()));
+        assert_eq!(
+            ModelSpec::parse("gguf:/m/x.gguf").unwrap(),
+            ModelSpec::Gguf("/m/x.gguf".into())
+        );
+        assert_eq!(
+            ModelSpec::parse("baseline:longer").unwrap(),
+            ModelSpec::Baseline("longer".into())
+        );
+        assert_eq!(
+            ModelSpec::parse("hf:org/name@v1").unwrap(),
+            ModelSpec::Hf("org/name@v1".into())
+        );
         assert_eq!(ModelSpec::parse("dir:/m/rm").unwrap(), ModelSpec::Dir("/m/rm".into()));
         assert_eq!(ModelSpec::parse("bt:runs/bt").unwrap(), ModelSpec::Bt("runs/bt".into()));
         assert_eq!(ModelSpec::parse("pal:runs/pal").unwrap(), ModelSpec::Pal("runs/pal".into()));
         assert!(ModelSpec::parse("pal:").is_err());
         assert_eq!(
             ModelSpec::parse("openai:gpt-4o").unwrap(),
-            ModelSpec::OpenAi { model: "gpt-4o".into(), base_urls: vec![OPENAI_DEFAULT_BASE_URL.into()] }
+            ModelSpec::OpenAi {
+                model: "gpt-4o".into(),
+                base_urls: vec![OPENAI_DEFAULT_BASE_URL.into()]
+            }
         );
         assert_eq!(
-            ModelSpec::parse("openai:me@org/m@http://127.0.0.1:8080/v1/,http://127.0.0.1:8081/v1").unwrap(),
+            ModelSpec::parse("openai:me@org/m@http://127.0.0.1:8080/v1/,http://127.0.0.1:8081/v1")
+                .unwrap(),
             ModelSpec::OpenAi {
                 model: "me@org/m".into(),
-                base_urls: vec!["http://127.0.0.1:8080/v1".into(), "http://127.0.0.1:8081/v1".into()]
+                base_urls: vec![
+                    "http://127.0.0.1:8080/v1".into(),
+                    "http://127.0.0.1:8081/v1".into()
+                ]
             }
         );
         assert_eq!(
             ModelSpec::parse("vllm-classify:org/rm@http://h:8000").unwrap(),
-            ModelSpec::VllmClassify { model: "org/rm".into(), base_urls: vec!["http://h:8000".into()] }
+            ModelSpec::VllmClassify {
+                model: "org/rm".into(),
+                base_urls: vec!["http://h:8000".into()]
+            }
         );
         assert!(ModelSpec::parse("vllm-classify:org/rm").is_err());
-        for (kind, engine) in [("sglang-classify", TextEngine::Sglang), ("tei", TextEngine::Tei), ("openrlhf", TextEngine::OpenRlhf)] {
+        for (kind, engine) in [
+            ("sglang-classify", TextEngine::Sglang),
+            ("tei", TextEngine::Tei),
+            ("openrlhf", TextEngine::OpenRlhf),
+        ] {
             let spec = ModelSpec::parse(&format!("{kind}:org/rm@http://h:1/,http://h:2")).unwrap();
-            assert_eq!(spec, ModelSpec::Templated { engine, model: "org/rm".into(), base_urls: vec!["http://h:1".into(), "http://h:2".into()] });
+            assert_eq!(
+                spec,
+                ModelSpec::Templated {
+                    engine,
+                    model: "org/rm".into(),
+                    base_urls: vec!["http://h:1".into(), "http://h:2".into()]
+                }
+            );
             assert!(spec.is_remote() && !spec.is_judge());
-            assert!(ModelSpec::parse(&format!("{kind}:org/rm")).unwrap_err().to_string().contains("MODEL@BASE_URL"));
+            assert!(ModelSpec::parse(&format!("{kind}:org/rm"))
+                .unwrap_err()
+                .to_string()
+                .contains("MODEL@BASE_URL"));
             assert!(ModelSpec::parse(&format!("{kind}:org/rm@h:1")).is_err());
         }
         assert!(ModelSpec::parse("openai:@http://h/v1").is_err());
         // A URL without its scheme is refused, never read as part of the model name.
-        for bad in ["openai:m@127.0.0.1:8080/v1", "openai:m@ftp://h", "openai:m@", "openai:m@http://a,b:9"] {
+        for bad in
+            ["openai:m@127.0.0.1:8080/v1", "openai:m@ftp://h", "openai:m@", "openai:m@http://a,b:9"]
+        {
             assert!(ModelSpec::parse(bad).is_err(), "{bad}");
         }
-        assert_eq!(ModelSpec::parse("reward-server:http://h:9/").unwrap(), ModelSpec::RewardServer(vec!["http://h:9".into()]));
-        assert!(ModelSpec::parse("reward-server:h:9").unwrap_err().to_string().contains("not an http"));
+        assert_eq!(
+            ModelSpec::parse("reward-server:http://h:9/").unwrap(),
+            ModelSpec::RewardServer(vec!["http://h:9".into()])
+        );
+        assert!(ModelSpec::parse("reward-server:h:9")
+            .unwrap_err()
+            .to_string()
+            .contains("not an http"));
         assert!(ModelSpec::parse("hf:").is_err());
         // A replica URL given twice (as parsed: trailing `/`, scheme and host case) is refused.
         for spec in [
@@ -369,29 +445,59 @@ mod tests {
             "reward-server:http://127.0.0.1:18001,http://127.0.0.1:18001",
         ] {
             let err = ModelSpec::parse(spec).unwrap_err().to_string();
-            assert!(err.contains(":18001") && err.contains("is given twice") && err.contains("list each once"), "{spec}: {err}");
+            assert!(
+                err.contains(":18001")
+                    && err.contains("is given twice")
+                    && err.contains("list each once"),
+                "{spec}: {err}"
+            );
         }
-        assert!(ModelSpec::parse("tei:m@http://127.0.0.1:18001,http://127.0.0.1:18001/other").is_ok());
+        assert!(
+            ModelSpec::parse("tei:m@http://127.0.0.1:18001,http://127.0.0.1:18001/other").is_ok()
+        );
         assert!(ModelSpec::parse("nonsense").is_err());
         assert!(ModelSpec::parse("gguf:").is_err());
     }
 
     #[test]
     fn a_served_reward_models_url_ending_in_v1_is_refused_with_the_spec_to_type() {
-        for (kind, endpoint) in [("vllm-classify", "/classify"), ("sglang-classify", "/classify"), ("tei", "/predict"), ("openrlhf", "/get_reward")] {
+        for (kind, endpoint) in [
+            ("vllm-classify", "/classify"),
+            ("sglang-classify", "/classify"),
+            ("tei", "/predict"),
+            ("openrlhf", "/get_reward"),
+        ] {
             let spec = format!("{kind}:org/rm@http://127.0.0.1:8000/v1/,http://127.0.0.1:8001");
             let err = ModelSpec::parse(&spec).unwrap_err().to_string();
             assert!(err.contains("`http://127.0.0.1:8000/v1` ends in `/v1`"), "{err}");
-            assert!(err.contains(&format!("`{kind}:` takes the server's root, where `{endpoint}` hangs")), "{err}");
-            assert!(err.contains(&format!("use `{kind}:org/rm@http://127.0.0.1:8000,http://127.0.0.1:8001`")), "{err}");
+            assert!(
+                err.contains(&format!(
+                    "`{kind}:` takes the server's root, where `{endpoint}` hangs"
+                )),
+                "{err}"
+            );
+            assert!(
+                err.contains(&format!(
+                    "use `{kind}:org/rm@http://127.0.0.1:8000,http://127.0.0.1:8001`"
+                )),
+                "{err}"
+            );
             // A root with a path of its own is still a root (a server behind a proxy prefix).
             assert!(ModelSpec::parse(&format!("{kind}:org/rm@http://127.0.0.1:8000/rm")).is_ok());
         }
-        for spec in ["vllm-classify:m@http://127.0.0.1:8000/V1", "tei:m@http://127.0.0.1:8080/v1/"] {
+        for spec in ["vllm-classify:m@http://127.0.0.1:8000/V1", "tei:m@http://127.0.0.1:8080/v1/"]
+        {
             let err = ModelSpec::parse(spec).unwrap_err().to_string();
-            assert!(err.contains("ends in `/v1`") && err.contains("@http://127.0.0.1:80"), "{spec}: {err}");
+            assert!(
+                err.contains("ends in `/v1`") && err.contains("@http://127.0.0.1:80"),
+                "{spec}: {err}"
+            );
         }
-        for spec in ["vllm-classify:m@http://127.0.0.1:8000/v1?x", "openai:m@http://127.0.0.1:8080/v1?key=1", "openai:m@http://h/v1#frag"] {
+        for spec in [
+            "vllm-classify:m@http://127.0.0.1:8000/v1?x",
+            "openai:m@http://127.0.0.1:8080/v1?key=1",
+            "openai:m@http://h/v1#frag",
+        ] {
             let err = ModelSpec::parse(spec).unwrap_err().to_string();
             assert!(err.contains("has a query or fragment"), "{spec}: {err}");
         }
@@ -417,7 +523,10 @@ mod tests {
         ] {
             let err = bad(spec);
             assert!(err.contains(example), "{spec}: {err}");
-            assert!(!err.contains("/v1"), "{spec}: a root-taking kind's message shows no `/v1` URL: {err}");
+            assert!(
+                !err.contains("/v1"),
+                "{spec}: a root-taking kind's message shows no `/v1` URL: {err}"
+            );
         }
     }
 
@@ -450,7 +559,10 @@ mod tests {
     fn the_short_name_is_the_model_name_never_the_urls_last_segment() {
         for (spec, want) in [
             ("openai:smollm2@http://127.0.0.1:8080/v1", "smollm2"),
-            ("openai:Qwen/Qwen2.5-7B-Instruct@http://h:8000/v1,http://h:8001/v1", "Qwen2.5-7B-Instruct"),
+            (
+                "openai:Qwen/Qwen2.5-7B-Instruct@http://h:8000/v1,http://h:8001/v1",
+                "Qwen2.5-7B-Instruct",
+            ),
             ("openai:gpt-4o", "gpt-4o"),
             ("vllm-classify:Skywork/Skywork-Reward-V2@http://h:8000", "Skywork-Reward-V2"),
             ("tei:org/rm@http://h:8080/prefix", "rm"),

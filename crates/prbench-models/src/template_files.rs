@@ -80,9 +80,15 @@ pub fn config_template(cfg: &Value, path: &Path) -> Result<Option<String>, Model
                     }
                 }
             }
-            Err(meta_err(path, "chat_template", "a list of named templates without one named `default`"))
+            Err(meta_err(
+                path,
+                "chat_template",
+                "a list of named templates without one named `default`",
+            ))
         }
-        Some(_) => Err(meta_err(path, "chat_template", "expected a string or a list of {name, template}")),
+        Some(_) => {
+            Err(meta_err(path, "chat_template", "expected a string or a list of {name, template}"))
+        }
     }
 }
 
@@ -113,7 +119,8 @@ pub fn load_dir_template(dir: &Path) -> Result<(ChatTemplate, TemplateSource), M
     let eos = token_string(&cfg, "eos_token", &cfg_path)?;
     let jinja_path = dir.join(JINJA_FILE);
     let (source, from) = if jinja_path.is_file() {
-        let s = std::fs::read_to_string(&jinja_path).map_err(|e| file_err(&jinja_path, e.to_string()))?;
+        let s = std::fs::read_to_string(&jinja_path)
+            .map_err(|e| file_err(&jinja_path, e.to_string()))?;
         (s, TemplateSource::JinjaFile(jinja_path))
     } else if let Some(s) = config_template(&cfg, &cfg_path)? {
         (s, TemplateSource::TokenizerConfig(cfg_path))
@@ -129,11 +136,19 @@ mod tests {
 
     #[test]
     fn the_jinja_file_wins_and_a_missing_template_names_both_places() {
-        let tmp = std::env::temp_dir().join(format!("prbench-template-files-{}", std::process::id()));
+        let tmp =
+            std::env::temp_dir().join(format!("prbench-template-files-{}", std::process::id()));
         std::fs::create_dir_all(&tmp).unwrap();
         let err = load_dir_template(&tmp).unwrap_err().to_string();
-        assert!(err.contains("chat_template.jinja") && err.contains("tokenizer_config.json"), "{err}");
-        std::fs::write(tmp.join(TOKENIZER_CONFIG), r#"{"chat_template": "cfg", "bos_token": {"content": "<s>"}}"#).unwrap();
+        assert!(
+            err.contains("chat_template.jinja") && err.contains("tokenizer_config.json"),
+            "{err}"
+        );
+        std::fs::write(
+            tmp.join(TOKENIZER_CONFIG),
+            r#"{"chat_template": "cfg", "bos_token": {"content": "<s>"}}"#,
+        )
+        .unwrap();
         let (t, from) = load_dir_template(&tmp).unwrap();
         assert_eq!((t.source(), t.bos_token(), t.eos_token()), ("cfg", "<s>", ""));
         assert!(matches!(from, TemplateSource::TokenizerConfig(_)));

@@ -3,7 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::ModelError;
-use crate::io::{CallStats, ChatPrompt, ChatRequest, ChatResponse, JudgeRequest, RmRequest, Score, TokenStats};
+use crate::io::{
+    CallStats, ChatPrompt, ChatRequest, ChatResponse, JudgeRequest, RmRequest, Score, TokenStats,
+};
 use crate::verdict::Verdict;
 
 /// What a run manifest records about a backend.
@@ -41,7 +43,10 @@ pub fn each_with_fallback<I, T>(
         first => {
             if items.len() == 1 {
                 vec![match first {
-                    Ok(v) => Err(ModelError::Engine(format!("backend returned {} results for 1 input", v.len()))),
+                    Ok(v) => Err(ModelError::Engine(format!(
+                        "backend returned {} results for 1 input",
+                        v.len()
+                    ))),
                     Err(e) => Err(e),
                 }]
             } else {
@@ -49,7 +54,10 @@ pub fn each_with_fallback<I, T>(
                     .iter()
                     .map(|item| match whole(std::slice::from_ref(item)) {
                         Ok(mut v) if v.len() == 1 => Ok(v.pop().expect("one result")),
-                        Ok(v) => Err(ModelError::Engine(format!("backend returned {} results for 1 input", v.len()))),
+                        Ok(v) => Err(ModelError::Engine(format!(
+                            "backend returned {} results for 1 input",
+                            v.len()
+                        ))),
                         Err(e) => Err(e),
                     })
                     .collect()
@@ -77,7 +85,11 @@ pub trait RewardModel: Send + Sync {
     ///
     /// The default runs [`RewardModel::score`] on the slice and, if that fails, on each item
     /// alone ([`each_with_fallback`]); remote engines override it to run items concurrently.
-    fn score_each(&self, items: &[RmRequest], done: ItemDone<'_, Score>) -> Vec<Result<Score, ModelError>> {
+    fn score_each(
+        &self,
+        items: &[RmRequest],
+        done: ItemDone<'_, Score>,
+    ) -> Vec<Result<Score, ModelError>> {
         each_with_fallback(items, done, |xs| self.score(xs))
     }
     /// How many tokens `item` is over this engine's input limit (0 when it fits), before any
@@ -129,7 +141,11 @@ pub trait Judge: Send + Sync {
     ///
     /// The default runs [`Judge::judge`] on the slice and, if that fails, on each item alone
     /// ([`each_with_fallback`]); remote engines override it to run items concurrently.
-    fn judge_each(&self, items: &[JudgeRequest], done: ItemDone<'_, Verdict>) -> Vec<Result<Verdict, ModelError>> {
+    fn judge_each(
+        &self,
+        items: &[JudgeRequest],
+        done: ItemDone<'_, Verdict>,
+    ) -> Vec<Result<Verdict, ModelError>> {
         each_with_fallback(items, done, |xs| self.judge(xs))
     }
     /// How many tokens `item` is over this engine's input limit (0 when it fits), before any
@@ -171,7 +187,11 @@ pub trait Generator: Send + Sync {
     /// place. The default runs [`Generator::generate`] on the slice and, if that fails, on each
     /// item alone ([`each_with_fallback`]); engines that retry per item override it so a
     /// failing item is not retried twice.
-    fn generate_each(&self, items: &[ChatRequest], done: ItemDone<'_, ChatResponse>) -> Vec<Result<ChatResponse, ModelError>> {
+    fn generate_each(
+        &self,
+        items: &[ChatRequest],
+        done: ItemDone<'_, ChatResponse>,
+    ) -> Vec<Result<ChatResponse, ModelError>> {
         each_with_fallback(items, done, |xs| self.generate(xs))
     }
     /// How many tokens `prompt` (rendered as this engine feeds it) plus `reserve` more
@@ -180,7 +200,11 @@ pub trait Generator: Send + Sync {
     ///
     /// # Errors
     /// Template failures as [`ModelError`].
-    fn prompt_overflow(&self, _prompt: &ChatPrompt, _reserve: usize) -> Result<Option<usize>, ModelError> {
+    fn prompt_overflow(
+        &self,
+        _prompt: &ChatPrompt,
+        _reserve: usize,
+    ) -> Result<Option<usize>, ModelError> {
         Ok(None)
     }
     /// Identity for the manifest.
@@ -222,7 +246,11 @@ pub trait NextTokenScorer: Send + Sync {
     ///
     /// # Errors
     /// Template failures as [`ModelError`].
-    fn prompt_overflow(&self, _prompt: &ChatPrompt, _reserve: usize) -> Result<Option<usize>, ModelError> {
+    fn prompt_overflow(
+        &self,
+        _prompt: &ChatPrompt,
+        _reserve: usize,
+    ) -> Result<Option<usize>, ModelError> {
         Ok(None)
     }
     /// Identity for the manifest.
@@ -232,13 +260,25 @@ pub trait NextTokenScorer: Send + Sync {
 /// A borrowed engine is an engine (e.g. one `GgufEngine` behind both a logprob and a generate
 /// judge).
 impl<T: NextTokenScorer + ?Sized> NextTokenScorer for &T {
-    fn next_token_logprobs(&self, prompt: &ChatPrompt, candidates: &[&str]) -> Result<(Vec<f32>, TokenStats), ModelError> {
+    fn next_token_logprobs(
+        &self,
+        prompt: &ChatPrompt,
+        candidates: &[&str],
+    ) -> Result<(Vec<f32>, TokenStats), ModelError> {
         (**self).next_token_logprobs(prompt, candidates)
     }
-    fn next_token_logprobs_many(&self, prompts: &[&ChatPrompt], candidates: &[&str]) -> Result<Vec<(Vec<f32>, TokenStats)>, ModelError> {
+    fn next_token_logprobs_many(
+        &self,
+        prompts: &[&ChatPrompt],
+        candidates: &[&str],
+    ) -> Result<Vec<(Vec<f32>, TokenStats)>, ModelError> {
         (**self).next_token_logprobs_many(prompts, candidates)
     }
-    fn prompt_overflow(&self, prompt: &ChatPrompt, reserve: usize) -> Result<Option<usize>, ModelError> {
+    fn prompt_overflow(
+        &self,
+        prompt: &ChatPrompt,
+        reserve: usize,
+    ) -> Result<Option<usize>, ModelError> {
         (**self).prompt_overflow(prompt, reserve)
     }
     fn identity(&self) -> ModelIdentity {
@@ -251,10 +291,18 @@ impl<T: Generator + ?Sized> Generator for &T {
     fn generate(&self, items: &[ChatRequest]) -> Result<Vec<ChatResponse>, ModelError> {
         (**self).generate(items)
     }
-    fn generate_each(&self, items: &[ChatRequest], done: ItemDone<'_, ChatResponse>) -> Vec<Result<ChatResponse, ModelError>> {
+    fn generate_each(
+        &self,
+        items: &[ChatRequest],
+        done: ItemDone<'_, ChatResponse>,
+    ) -> Vec<Result<ChatResponse, ModelError>> {
         (**self).generate_each(items, done)
     }
-    fn prompt_overflow(&self, prompt: &ChatPrompt, reserve: usize) -> Result<Option<usize>, ModelError> {
+    fn prompt_overflow(
+        &self,
+        prompt: &ChatPrompt,
+        reserve: usize,
+    ) -> Result<Option<usize>, ModelError> {
         (**self).prompt_overflow(prompt, reserve)
     }
     fn identity(&self) -> ModelIdentity {

@@ -77,12 +77,17 @@ fn echoes_format_line(between: &str, last: Choice) -> bool {
         _ => return false,
     };
     let between = between.trim();
-    let Some(letter_end) = between.char_indices().find(|(_, c)| !c.is_alphanumeric()).map(|(i, _)| i) else {
+    let Some(letter_end) =
+        between.char_indices().find(|(_, c)| !c.is_alphanumeric()).map(|(i, _)| i)
+    else {
         return false;
     };
     let (letter, gap) = between.split_at(letter_end);
     letter.eq_ignore_ascii_case(other)
-        && matches!(gap.trim().to_ascii_lowercase().as_str(), "or" | "/" | "|" | "," | ", or" | "and")
+        && matches!(
+            gap.trim().to_ascii_lowercase().as_str(),
+            "or" | "/" | "|" | "," | ", or" | "and"
+        )
 }
 
 /// Removes `<think>…</think>` blocks; `None` when a block is never closed.
@@ -147,21 +152,14 @@ fn label_spans(text: &str) -> Vec<(usize, usize)> {
     let mut from = 0;
     while let Some(pos) = lower[from..].find(WORD).map(|p| p + from) {
         from = pos + WORD.len();
-        let boundary_before = text[..pos]
-            .chars()
-            .next_back()
-            .is_none_or(|c| !c.is_alphanumeric());
+        let boundary_before = text[..pos].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
         if !boundary_before {
             continue;
         }
         let tail = &text[from..];
         let skipped = tail.len() - tail.trim_start_matches([' ', '\t']).len();
         let tail = &tail[skipped..];
-        if let Some(colon) = tail
-            .chars()
-            .next()
-            .filter(|c| matches!(c, ':' | '\u{FF1A}'))
-        {
+        if let Some(colon) = tail.chars().next().filter(|c| matches!(c, ':' | '\u{FF1A}')) {
             found.push((pos, from + skipped + colon.len_utf8()));
         }
     }
@@ -199,11 +197,8 @@ pub(crate) fn read_segment(segment: &str) -> Choice {
     }
     let word = |k: usize| &segment[words[k].0..words[k].1];
     // Word k together with the text between it and word k - 1.
-    let with_gap = |k: usize| {
-        words
-            .get(k)
-            .map(|&(s, e)| (&segment[words[k - 1].1..s], &segment[s..e]))
-    };
+    let with_gap =
+        |k: usize| words.get(k).map(|&(s, e)| (&segment[words[k - 1].1..s], &segment[s..e]));
 
     for k in 0..words.len() {
         let w = word(k);
@@ -244,8 +239,10 @@ fn echoes_instruction(letter: Choice, segment: &str, words: &[(usize, usize)], k
         Choice::A => w.eq_ignore_ascii_case("b"),
         _ => w.eq_ignore_ascii_case("a"),
     };
-    let joining_gap = |gap: &str| gap.chars().all(|c| c.is_whitespace() || ",;/|\\()[]<>-".contains(c));
-    let connective = |w: &str| ["or", "and", "vs", "versus", "v"].iter().any(|c| w.eq_ignore_ascii_case(c));
+    let joining_gap =
+        |gap: &str| gap.chars().all(|c| c.is_whitespace() || ",;/|\\()[]<>-".contains(c));
+    let connective =
+        |w: &str| ["or", "and", "vs", "versus", "v"].iter().any(|c| w.eq_ignore_ascii_case(c));
     for j in k + 1..words.len() {
         if !joining_gap(&segment[words[j - 1].1..words[j].0]) {
             return false;
@@ -314,10 +311,7 @@ mod tests {
 
     #[test]
     fn the_last_label_wins() {
-        check(
-            "Result: A\nOn second thought, the user is vegan.\nResult: B",
-            B,
-        );
+        check("Result: A\nOn second thought, the user is vegan.\nResult: B", B);
         check("Result: B\nResult: A", A);
         // The last label decides even when it holds no verdict.
         check("Result: B\nResult: unclear", Unparsed);
@@ -326,10 +320,7 @@ mod tests {
 
     #[test]
     fn reasoning_blocks_are_ignored() {
-        check(
-            "<think>Maybe Result: A</think>\nResponse B matches.\nResult: B",
-            B,
-        );
+        check("<think>Maybe Result: A</think>\nResponse B matches.\nResult: B", B);
         check("<think>Result: A</think>\nI cannot decide.", Unparsed);
         check("<THINK>Result: A</Think>Result: B", B);
         check("<think>a</think>Result: A<think>Result: B</think>", A);
@@ -467,9 +458,19 @@ mod tests {
     #[test]
     fn both_letters_joined_in_one_result_line_are_unparsed() {
         for reply in [
-            "Result: A, B", "Result: A,B", "Result: A and B", "Result: A (or B)", "Result: A vs B",
-            "Result: A; B", "Result: A B", "Result: A, or B", "Result: A-or-B", "Result: A\\|B",
-            "Result: A, B, or tie", "Result: B versus A", "Result: [A] or [B]",
+            "Result: A, B",
+            "Result: A,B",
+            "Result: A and B",
+            "Result: A (or B)",
+            "Result: A vs B",
+            "Result: A; B",
+            "Result: A B",
+            "Result: A, or B",
+            "Result: A-or-B",
+            "Result: A\\|B",
+            "Result: A, B, or tie",
+            "Result: B versus A",
+            "Result: [A] or [B]",
         ] {
             check(reply, Unparsed);
         }

@@ -28,7 +28,9 @@ use regex::Regex;
 
 use crate::error::ModelError;
 use crate::verdict::Choice;
-use crate::verdict_parse::{parse_verdict, read_segment, strip_markup, strip_think_blocks, verdict_segment};
+use crate::verdict_parse::{
+    parse_verdict, read_segment, strip_markup, strip_think_blocks, verdict_segment,
+};
 
 /// A pairwise verdict reader (see the module docs for the forms).
 #[derive(Debug, Clone)]
@@ -60,7 +62,8 @@ impl VerdictRegex {
     /// [`ModelError::Reader`] when the pattern does not compile or has not exactly one capture
     /// group (named or not).
     pub fn new(pattern: &str) -> Result<Self, ModelError> {
-        let bad = |reason: String| ModelError::Reader { reader: format!("regex `{pattern}`"), reason };
+        let bad =
+            |reason: String| ModelError::Reader { reader: format!("regex `{pattern}`"), reason };
         let re = Regex::new(pattern).map_err(|e| bad(format!("does not compile: {e}")))?;
         match re.captures_len() - 1 {
             1 => Ok(Self { source: pattern.to_string(), re }),
@@ -75,7 +78,8 @@ impl VerdictRegex {
 }
 
 /// The names [`VerdictReader::from_name`] and [`RatingReader`] accept, for messages.
-pub const READER_NAMES: &str = "`result`, `brackets`, `answer-tag`, `boxed`, `regex` (with `pattern`), `rating` (pointwise)";
+pub const READER_NAMES: &str =
+    "`result`, `brackets`, `answer-tag`, `boxed`, `regex` (with `pattern`), `rating` (pointwise)";
 
 impl VerdictReader {
     /// The reader called `name` in a recipe; `pattern` is the regex of `regex` and must be
@@ -91,16 +95,32 @@ impl VerdictReader {
             "answer-tag" => Self::AnswerTag,
             "boxed" => Self::Boxed,
             "regex" => {
-                let p = pattern.ok_or_else(|| ModelError::Reader { reader: format!("`{name}`"), reason: "needs a `pattern` with one capture group around the verdict letter".into() })?;
+                let p = pattern.ok_or_else(|| ModelError::Reader {
+                    reader: format!("`{name}`"),
+                    reason: "needs a `pattern` with one capture group around the verdict letter"
+                        .into(),
+                })?;
                 return Ok(Self::Regex(VerdictRegex::new(p)?));
             }
             "rating" => {
-                return Err(ModelError::Reader { reader: format!("`{name}`"), reason: "is a pointwise reader: set `kind = \"pointwise\"` in recipe.toml".into() })
+                return Err(ModelError::Reader {
+                    reader: format!("`{name}`"),
+                    reason: "is a pointwise reader: set `kind = \"pointwise\"` in recipe.toml"
+                        .into(),
+                })
             }
-            other => return Err(ModelError::Reader { reader: format!("`{other}`"), reason: format!("is not a known reader; known: {READER_NAMES}") }),
+            other => {
+                return Err(ModelError::Reader {
+                    reader: format!("`{other}`"),
+                    reason: format!("is not a known reader; known: {READER_NAMES}"),
+                })
+            }
         };
         if pattern.is_some() {
-            return Err(ModelError::Reader { reader: format!("`{name}`"), reason: "takes no `pattern` (only `regex` does)".into() });
+            return Err(ModelError::Reader {
+                reader: format!("`{name}`"),
+                reason: "takes no `pattern` (only `regex` does)".into(),
+            });
         }
         Ok(reader)
     }
@@ -146,7 +166,8 @@ impl VerdictReader {
 /// A verdict word (`A`, `B`, or `C`/`tie` for a tie) inside double brackets, with optional
 /// spaces: `[[A]]`, `[[ b ]]`, `[[C]]`, `[[Tie]]`.
 fn bracket_tokens(text: &str) -> Vec<(usize, usize, Choice)> {
-    BRACKET.get_or_init(|| static_regex(r"(?i)\[\[\s*(a|b|c|tie)\s*\]\]"))
+    BRACKET
+        .get_or_init(|| static_regex(r"(?i)\[\[\s*(a|b|c|tie)\s*\]\]"))
         .captures_iter(text)
         .map(|c| {
             let m = c.get(0).expect("group 0");
@@ -163,7 +184,25 @@ fn bracket_tokens(text: &str) -> Vec<(usize, usize, Choice)> {
 /// Whether the text between two verdicts of different letters makes them an echo of the
 /// format (`[[A]] or [[B]]`, `\boxed{A} vs \boxed{B}`) rather than a change of mind.
 fn is_echo_gap(gap: &str) -> bool {
-    matches!(gap, "" | ";" | "or" | "/" | "|" | "," | ", or" | "and" | "vs" | "vs." | "versus" | "v." | "-" | "–" | "$ or $" | "$ or" | "or $")
+    matches!(
+        gap,
+        "" | ";"
+            | "or"
+            | "/"
+            | "|"
+            | ","
+            | ", or"
+            | "and"
+            | "vs"
+            | "vs."
+            | "versus"
+            | "v."
+            | "-"
+            | "–"
+            | "$ or $"
+            | "$ or"
+            | "or $"
+    )
 }
 
 /// The module's fixed patterns, each compiled once on first use (a reader runs once per reply).
@@ -278,7 +317,9 @@ fn read_boxed(text: &str) -> Choice {
             boxes.push((at, text.len(), Choice::Unparsed));
             break;
         };
-        let inner = LATEX_COMMAND.get_or_init(|| static_regex(r"\\[A-Za-z]+")).replace_all(&body[..end], " ");
+        let inner = LATEX_COMMAND
+            .get_or_init(|| static_regex(r"\\[A-Za-z]+"))
+            .replace_all(&body[..end], " ");
         boxes.push((at, body_start + end + 1, read_inner(&inner.replace(['{', '}'], " "))));
         from = body_start + end + 1;
     }
@@ -289,20 +330,21 @@ fn read_boxed(text: &str) -> Choice {
 /// is a last match joined to the match before it by an echo gap with the other verdict
 /// (`Winner: A or Winner: B`, the format repeated).
 fn read_regex(r: &VerdictRegex, text: &str) -> Choice {
-    let verdicts: Vec<(usize, usize, Choice)> = r
-        .re
-        .captures_iter(text)
-        .map(|caps| {
-            let whole = caps.get(0).expect("group 0");
-            let choice = caps.get(1).map_or(Choice::Unparsed, |m| match m.as_str().trim().to_ascii_lowercase().as_str() {
-                "a" => Choice::A,
-                "b" => Choice::B,
-                "tie" => Choice::Tie,
-                _ => Choice::Unparsed,
-            });
-            (whole.start(), whole.end(), choice)
-        })
-        .collect();
+    let verdicts: Vec<(usize, usize, Choice)> =
+        r.re.captures_iter(text)
+            .map(|caps| {
+                let whole = caps.get(0).expect("group 0");
+                let choice = caps.get(1).map_or(Choice::Unparsed, |m| {
+                    match m.as_str().trim().to_ascii_lowercase().as_str() {
+                        "a" => Choice::A,
+                        "b" => Choice::B,
+                        "tie" => Choice::Tie,
+                        _ => Choice::Unparsed,
+                    }
+                });
+                (whole.start(), whole.end(), choice)
+            })
+            .collect();
     last_unless_echo(text, &verdicts)
 }
 
@@ -326,7 +368,10 @@ impl RatingReader {
     /// [`ModelError::Reader`] when the bounds are not finite or `min >= max`.
     pub fn new(min: f64, max: f64) -> Result<Self, ModelError> {
         if !(min.is_finite() && max.is_finite() && min < max) {
-            return Err(ModelError::Reader { reader: "`rating`".into(), reason: format!("needs finite bounds with min < max; got min {min}, max {max}") });
+            return Err(ModelError::Reader {
+                reader: "`rating`".into(),
+                reason: format!("needs finite bounds with min < max; got min {min}, max {max}"),
+            });
         }
         Ok(Self { min, max })
     }
@@ -340,7 +385,8 @@ impl RatingReader {
     pub fn read(&self, reply: &str) -> Option<f64> {
         let text = strip_markup(&strip_think_blocks(reply)?);
         let lower = text.to_ascii_lowercase();
-        let label = RATING_LABEL.get_or_init(|| static_regex(r"(?:^|[^a-z0-9])rating[ \t]*[:\u{FF1A}]"));
+        let label =
+            RATING_LABEL.get_or_init(|| static_regex(r"(?:^|[^a-z0-9])rating[ \t]*[:\u{FF1A}]"));
         let end = label.find_iter(&lower).last()?.end();
         let segment = verdict_segment(&text[end..]);
         let number = RATING_NUMBER.get_or_init(|| static_regex(r"^[\s\[\(]*([+-]?(?:\d+(?:\.\d+)?|\.\d+))(?:\s*/\s*\d+(?:\.\d+)?)?[\s\]\)\.,;]*(?:$|\s)"));
@@ -485,7 +531,10 @@ mod tests {
         check(&VerdictReader::Brackets, "Format: [[A]] wins, [[B]] wins, [[C]] tie.\n[[C]]", Tie);
         // The rating prompts' own format lines hold no number, so they are no rating.
         let rating = RatingReader::new(1.0, 10.0).unwrap();
-        assert_eq!(rating.read("Reply with a single line that reads exactly `Rating: <1-9>`."), None);
+        assert_eq!(
+            rating.read("Reply with a single line that reads exactly `Rating: <1-9>`."),
+            None
+        );
         assert_eq!(rating.read("end with a final line that reads exactly `Rating: ` followed by a whole number from 1 to 10."), None);
         assert_eq!(rating.read("The format is `Rating: <1-9>`.\nRating: 6"), Some(6.0));
     }
@@ -494,15 +543,36 @@ mod tests {
     fn reader_names_and_patterns_are_checked() {
         for name in ["result", "brackets", "answer-tag", "boxed"] {
             assert_eq!(VerdictReader::from_name(name, None).unwrap().name(), name);
-            assert!(VerdictReader::from_name(name, Some("(x)")).is_err(), "{name} takes no pattern");
+            assert!(
+                VerdictReader::from_name(name, Some("(x)")).is_err(),
+                "{name} takes no pattern"
+            );
         }
-        assert!(VerdictReader::from_name("regex", None).unwrap_err().to_string().contains("pattern"));
-        assert!(VerdictReader::from_name("regex", Some("([AB]")).unwrap_err().to_string().contains("does not compile"));
-        assert!(VerdictReader::from_name("regex", Some("([AB])(x)")).unwrap_err().to_string().contains("2 capture groups"));
-        assert!(VerdictReader::from_name("regex", Some("[AB]")).unwrap_err().to_string().contains("0 capture groups"));
+        assert!(VerdictReader::from_name("regex", None)
+            .unwrap_err()
+            .to_string()
+            .contains("pattern"));
+        assert!(VerdictReader::from_name("regex", Some("([AB]"))
+            .unwrap_err()
+            .to_string()
+            .contains("does not compile"));
+        assert!(VerdictReader::from_name("regex", Some("([AB])(x)"))
+            .unwrap_err()
+            .to_string()
+            .contains("2 capture groups"));
+        assert!(VerdictReader::from_name("regex", Some("[AB]"))
+            .unwrap_err()
+            .to_string()
+            .contains("0 capture groups"));
         assert!(VerdictReader::from_name("regex", Some("(?P<v>[AB])")).is_ok());
-        assert!(VerdictReader::from_name("rating", None).unwrap_err().to_string().contains("pointwise"));
-        assert!(VerdictReader::from_name("xml", None).unwrap_err().to_string().contains("answer-tag"));
+        assert!(VerdictReader::from_name("rating", None)
+            .unwrap_err()
+            .to_string()
+            .contains("pointwise"));
+        assert!(VerdictReader::from_name("xml", None)
+            .unwrap_err()
+            .to_string()
+            .contains("answer-tag"));
         assert_eq!(
             VerdictReader::from_name("regex", Some("v=([AB])")).unwrap().describe(),
             serde_json::json!({"reader": "regex", "pattern": "v=([AB])"})

@@ -78,39 +78,25 @@ fn logprobs_match_direct_forward_pass() {
     let mut ctx = model.new_context(backend, params).unwrap();
     let mut batch = LlamaBatch::new(tokens.len(), 1);
     for (i, &t) in tokens.iter().enumerate() {
-        batch
-            .add(LlamaToken(t), i as i32, &[0], i + 1 == tokens.len())
-            .unwrap();
+        batch.add(LlamaToken(t), i as i32, &[0], i + 1 == tokens.len()).unwrap();
     }
     ctx.decode(&mut batch).unwrap();
     let logits = ctx.get_logits_ith(tokens.len() as i32 - 1);
     let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
-    let lse = max
-        + logits
-            .iter()
-            .map(|&l| (l as f64 - max).exp())
-            .sum::<f64>()
-            .ln();
+    let lse = max + logits.iter().map(|&l| (l as f64 - max).exp()).sum::<f64>().ln();
     for (cand, lp) in [" A", " B"].iter().zip(&lps) {
         let ids = model.vocab().tokenize(cand.as_bytes(), false, false);
         assert_eq!(ids.len(), 1, "{cand:?} is one token");
         let direct = logits[ids[0].0 as usize] as f64 - lse;
         eprintln!("logprob({cand:?}): engine {lp:.6}, direct {direct:.6}");
-        assert!(
-            (*lp as f64 - direct).abs() < 1e-4,
-            "{cand:?}: engine {lp} vs direct {direct}"
-        );
+        assert!((*lp as f64 - direct).abs() < 1e-4, "{cand:?}: engine {lp} vs direct {direct}");
         assert!(*lp <= 0.0 && lp.is_finite());
     }
     let p_a = 1.0 / (1.0 + ((lps[1] - lps[0]) as f64).exp());
     eprintln!("p_A = {p_a:.4}");
     assert!(p_a.is_finite() && (0.0..=1.0).contains(&p_a));
     // The two candidates cover a real share of the next-token mass after `Result:`.
-    assert!(
-        lps[0].exp() + lps[1].exp() > 0.05,
-        "A/B mass {}",
-        lps[0].exp() + lps[1].exp()
-    );
+    assert!(lps[0].exp() + lps[1].exp() > 0.05, "A/B mass {}", lps[0].exp() + lps[1].exp());
 
     // Repeated calls give the same answer (KV cache cleared between calls).
     let (again, _) = engine.next_token_logprobs(&prompt, &[" A", " B"]).unwrap();
@@ -124,10 +110,7 @@ fn multi_token_candidate_is_rejected() {
     let err = engine
         .next_token_logprobs(&judge_prompt(), &[" A", " definitely not one token"])
         .unwrap_err();
-    assert!(
-        matches!(err, ModelError::Candidate { n_tokens, .. } if n_tokens > 1),
-        "{err}"
-    );
+    assert!(matches!(err, ModelError::Candidate { n_tokens, .. } if n_tokens > 1), "{err}");
 }
 
 #[test]
@@ -225,10 +208,7 @@ fn generation_is_deterministic() {
     let t0 = Instant::now();
     let out = engine.generate(&[greedy.clone(), greedy.clone()]).unwrap();
     let dt = t0.elapsed().as_secs_f64();
-    eprintln!(
-        "greedy: {:?} ({} tokens)",
-        out[0].text, out[0].tokens.output_tokens
-    );
+    eprintln!("greedy: {:?} ({} tokens)", out[0].text, out[0].tokens.output_tokens);
     assert_eq!(out[0], out[1]);
     assert!(out[0].tokens.output_tokens <= 24 && out[0].tokens.output_tokens > 0);
     assert!(!out[0].text.trim().is_empty());
@@ -236,32 +216,17 @@ fn generation_is_deterministic() {
     let total_out: usize = out.iter().map(|o| o.tokens.output_tokens).sum();
     eprintln!("greedy: 2 requests, {total_out} tokens out in {dt:.2}s (incl. prefill)");
 
-    let sampled = ChatRequest {
-        temperature: 0.9,
-        top_p: 0.95,
-        seed: 1234,
-        ..greedy.clone()
-    };
+    let sampled = ChatRequest { temperature: 0.9, top_p: 0.95, seed: 1234, ..greedy.clone() };
     let a = engine.generate_one(&sampled).unwrap();
     let b = engine.generate_one(&sampled).unwrap();
     eprintln!("sampled (seed 1234): {:?}", a.text);
     assert_eq!(a, b);
     assert!(a.tokens.output_tokens <= 24);
     // Different seeds usually differ; print rather than assert (not guaranteed).
-    let c = engine
-        .generate_one(&ChatRequest {
-            seed: 99,
-            ..sampled.clone()
-        })
-        .unwrap();
+    let c = engine.generate_one(&ChatRequest { seed: 99, ..sampled.clone() }).unwrap();
     eprintln!("sampled (seed 99): {:?}", c.text);
 
-    let zero = engine
-        .generate_one(&ChatRequest {
-            max_new_tokens: 0,
-            ..greedy
-        })
-        .unwrap();
+    let zero = engine.generate_one(&ChatRequest { max_new_tokens: 0, ..greedy }).unwrap();
     assert_eq!(zero.text, "");
     assert_eq!(zero.tokens.output_tokens, 0);
 }
@@ -270,14 +235,8 @@ fn generation_is_deterministic() {
 fn context_overflow_and_identity() {
     let _g = serial();
     let Some(path) = model_path() else { return };
-    let small = GgufEngine::load(
-        &path,
-        GgufOptions {
-            n_ctx: Some(256),
-            ..GgufOptions::default()
-        },
-    )
-    .unwrap();
+    let small = GgufEngine::load(&path, GgufOptions { n_ctx: Some(256), ..GgufOptions::default() })
+        .unwrap();
     assert!(small.n_ctx() >= 256);
     let long = "word ".repeat(2000);
     let prompt = ChatPrompt {
@@ -293,10 +252,7 @@ fn context_overflow_and_identity() {
     let id = small.identity();
     assert_eq!(id.spec, format!("gguf:{}", path.display()));
     assert_eq!(id.engine, "llama.cpp (llama-cpp-2 0.1.160, one micro-batch per prompt)");
-    assert_eq!(
-        id.file_hash,
-        "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
-    );
+    assert_eq!(id.file_hash, "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53");
     assert_eq!(id.dtype, "Q4_1");
     assert_eq!(id.chat_template_hash, small.chat_template().hash());
     assert_eq!(small.count_tokens("hello world"), 2);
@@ -324,11 +280,8 @@ fn context_overflow_and_identity() {
 
 #[test]
 fn missing_file_is_a_file_error() {
-    let err = GgufEngine::load(
-        std::path::Path::new("/nonexistent/x.gguf"),
-        GgufOptions::default(),
-    )
-    .unwrap_err();
+    let err = GgufEngine::load(std::path::Path::new("/nonexistent/x.gguf"), GgufOptions::default())
+        .unwrap_err();
     assert!(matches!(err, ModelError::File { .. }), "{err}");
 }
 
@@ -355,11 +308,7 @@ fn prefill_throughput() {
         engine.next_token_logprobs(&prompt, &[" A", " B"]).unwrap();
         best = best.min(t0.elapsed().as_secs_f64());
     }
-    eprintln!(
-        "prefill: {n} tokens in {:.3}s = {:.0} tok/s (best of 3)",
-        best,
-        n as f64 / best
-    );
+    eprintln!("prefill: {n} tokens in {:.3}s = {:.0} tok/s (best of 3)", best, n as f64 / best);
     assert!((350..=600).contains(&n), "prompt is {n} tokens");
 }
 
@@ -401,7 +350,10 @@ fn kv_cache_grows_on_demand_without_changing_logits() {
     let long_first = fresh.last_logits(&long).unwrap();
     assert_eq!(fresh.allocated_ctx(), 2048, "1,500 tokens need the next power of two");
     let after = fresh.last_logits(&short).unwrap();
-    assert!(before.iter().zip(&after).all(|(a, b)| a.to_bits() == b.to_bits()), "logits changed after the cache grew");
+    assert!(
+        before.iter().zip(&after).all(|(a, b)| a.to_bits() == b.to_bits()),
+        "logits changed after the cache grew"
+    );
     assert_eq!(fresh.allocated_ctx(), 2048, "the cache never shrinks");
 
     let other = GgufEngine::load(&path, GgufOptions::default()).unwrap();

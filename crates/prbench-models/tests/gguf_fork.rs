@@ -22,7 +22,10 @@ fn serial() -> MutexGuard<'static, ()> {
 fn load(opts: GgufOptions) -> Option<GgufEngine> {
     let path = gguf::default_model_path();
     if !path.is_file() {
-        prbench_testkit::unavailable(format!("{} absent; run scripts/setup.sh --tests", path.display()));
+        prbench_testkit::unavailable(format!(
+            "{} absent; run scripts/setup.sh --tests",
+            path.display()
+        ));
         return None;
     }
     Some(GgufEngine::load(&path, opts).expect("load SmolLM2"))
@@ -45,10 +48,13 @@ fn judge(context: &str, question: &str, a: &str, b: &str) -> ChatPrompt {
 /// Both orders of two pairs, then a pair under another context: 6 prompts.
 fn prompts(posts: usize) -> Vec<ChatPrompt> {
     let profile: String = (0..posts)
-        .map(|i| format!("Post {i}: I grow herbs on a north-facing balcony and cook most evenings.\n"))
+        .map(|i| {
+            format!("Post {i}: I grow herbs on a north-facing balcony and cook most evenings.\n")
+        })
         .collect();
     let (basil, q2) = ("How do I keep basil alive indoors?", "What should I plant first?");
-    let (a1, b1) = ("Put it in a sunny window and water when the soil is dry.", "Basil cannot grow indoors.");
+    let (a1, b1) =
+        ("Put it in a sunny window and water when the soil is dry.", "Basil cannot grow indoors.");
     let (a2, b2) = ("Start with mint; it tolerates shade.", "Tomatoes, they need little light.");
     vec![
         judge(&profile, basil, a1, b1),
@@ -71,7 +77,11 @@ fn many(engine: &GgufEngine, prompts: &[ChatPrompt]) -> Vec<Vec<f32>> {
     let out = engine.next_token_logprobs_many(&refs, &CANDIDATES).unwrap();
     assert_eq!(out.len(), prompts.len());
     for ((_, stats), p) in out.iter().zip(prompts) {
-        assert_eq!(stats.input_tokens, engine.tokenize(p).unwrap().len(), "input_tokens is the whole prompt");
+        assert_eq!(
+            stats.input_tokens,
+            engine.tokenize(p).unwrap().len(),
+            "input_tokens is the whole prompt"
+        );
     }
     out.into_iter().map(|(lp, _)| lp).collect()
 }
@@ -88,7 +98,11 @@ fn assert_close(shared: &[Vec<f32>], reference: &[Vec<f32>]) -> f32 {
         }
         let (ms, mr) = (s[0] - s[1], r[0] - r[1]);
         worst = worst.max((ms - mr).abs());
-        assert_eq!(ms.partial_cmp(&0.0), mr.partial_cmp(&0.0), "prompt {i}: verdict changed ({ms} vs {mr})");
+        assert_eq!(
+            ms.partial_cmp(&0.0),
+            mr.partial_cmp(&0.0),
+            "prompt {i}: verdict changed ({ms} vs {mr})"
+        );
     }
     assert!(worst <= TOL, "shared-prefix results differ from prompts alone by {worst}");
     worst
@@ -106,7 +120,11 @@ const MIN_PIECE: usize = 64;
 /// What two prompts can share: their common prefix, leaving each [`MIN_PIECE`] tokens.
 fn shareable(a: &[i32], b: &[i32]) -> usize {
     let s = lcp(a, b).min(a.len().min(b.len()).saturating_sub(MIN_PIECE));
-    if s >= MIN_PIECE { s } else { 0 }
+    if s >= MIN_PIECE {
+        s
+    } else {
+        0
+    }
 }
 
 #[test]
@@ -159,9 +177,15 @@ fn a_group_of_one_is_the_plain_forward_pass() {
 fn prompts_without_a_common_prefix_are_scored_alone() {
     let _g = serial();
     // A template that emits the content only, so prompts can differ from their first token.
-    let opts = GgufOptions { chat_template: Some("{{ messages[0]['content'] }}".into()), ..GgufOptions::default() };
+    let opts = GgufOptions {
+        chat_template: Some("{{ messages[0]['content'] }}".into()),
+        ..GgufOptions::default()
+    };
     let Some(engine) = load(opts) else { return };
-    let text = |s: &str| ChatPrompt { messages: vec![ChatMessage::new(Role::User, s)], assistant_prefix: String::new() };
+    let text = |s: &str| ChatPrompt {
+        messages: vec![ChatMessage::new(Role::User, s)],
+        assistant_prefix: String::new(),
+    };
     let ps = vec![
         text("Apples grow on trees. The best answer is"),
         text("Zebras live in Africa. The best answer is"),
@@ -193,7 +217,10 @@ fn kv_cache_growth_keeps_shared_prefix_scores() {
     let long_toks: Vec<Vec<i32>> = long[..2].iter().map(|p| fresh.tokenize(p).unwrap()).collect();
     let (n0, n1) = (long_toks[0].len(), long_toks[1].len());
     assert!(n0.max(n1) > 512 && n0.max(n1) <= 1024, "a pair of {n0} and {n1} tokens");
-    assert!(shareable(&long_toks[0], &long_toks[1]) > 512, "the pair shares more than the first cache holds");
+    assert!(
+        shareable(&long_toks[0], &long_toks[1]) > 512,
+        "the pair shares more than the first cache holds"
+    );
 
     let short_before = many(&fresh, &short);
     assert_eq!(fresh.allocated_ctx(), 512);

@@ -85,7 +85,9 @@ impl RemoteClient {
         if base_urls.is_empty() {
             return Err(ModelError::Engine("no server URL given".into()));
         }
-        if let Some(bad) = base_urls.iter().find(|u| !(u.starts_with("http://") || u.starts_with("https://"))) {
+        if let Some(bad) =
+            base_urls.iter().find(|u| !(u.starts_with("http://") || u.starts_with("https://")))
+        {
             return Err(ModelError::Engine(format!("`{bad}` is not an http:// or https:// URL")));
         }
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -104,7 +106,10 @@ impl RemoteClient {
         Ok(Self {
             runtime,
             http,
-            replicas: Replicas::new(base_urls, Backoff { base: opts.backoff_base, max: opts.backoff_max }),
+            replicas: Replicas::new(
+                base_urls,
+                Backoff { base: opts.backoff_base, max: opts.backoff_max },
+            ),
             permits: Semaphore::new(opts.concurrency.max(1)),
             opts,
             key,
@@ -153,14 +158,20 @@ impl RemoteClient {
     /// results in input order. `done(i, &value)` is called for each success the moment it
     /// arrives (on the calling thread, before this returns); each failure counts in
     /// [`CallStats::failures`] and is redacted.
-    pub(crate) fn run_each<'a, I, T, F, Fut>(&self, items: &'a [I], done: ItemDone<'_, T>, one: F) -> Vec<Result<T, ModelError>>
+    pub(crate) fn run_each<'a, I, T, F, Fut>(
+        &self,
+        items: &'a [I],
+        done: ItemDone<'_, T>,
+        one: F,
+    ) -> Vec<Result<T, ModelError>>
     where
         F: Fn(usize, &'a I) -> Fut,
         Fut: Future<Output = Result<T, ModelError>>,
     {
         let width = self.opts.concurrency.max(1);
         self.runtime.block_on(async {
-            let mut out: Vec<Option<Result<T, ModelError>>> = (0..items.len()).map(|_| None).collect();
+            let mut out: Vec<Option<Result<T, ModelError>>> =
+                (0..items.len()).map(|_| None).collect();
             let mut results = stream::iter(items.iter().enumerate())
                 .map(|(i, item)| {
                     let fut = one(i, item);
@@ -215,7 +226,11 @@ impl RemoteClient {
     /// [`ModelError::Engine`] naming the method, URL, attempts and last cause, e.g.
     /// `POST http://h/v1/chat/completions: 7 attempts, last: HTTP 500: {...}`; the key is
     /// redacted.
-    pub(crate) async fn post_json<T: DeserializeOwned>(&self, path: &str, body: &serde_json::Value) -> Result<T, CallError> {
+    pub(crate) async fn post_json<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> Result<T, CallError> {
         self.send_json(path, Some(body)).await
     }
 
@@ -229,7 +244,11 @@ impl RemoteClient {
     }
 
     /// `POST` with `body`, or `GET` without one; see [`RemoteClient::post_json`].
-    async fn send_json<T: DeserializeOwned>(&self, path: &str, body: Option<&serde_json::Value>) -> Result<T, CallError> {
+    async fn send_json<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<T, CallError> {
         let method = if body.is_some() { "POST" } else { "GET" };
         let backoff = Backoff { base: self.opts.backoff_base, max: self.opts.backoff_max };
         let attempts = self.opts.max_retries.saturating_add(1);
@@ -238,11 +257,11 @@ impl RemoteClient {
         let mut attempt = 0u32;
         loop {
             let (url, outcome) = {
-                let _permit = self
-                    .permits
-                    .acquire()
-                    .await
-                    .map_err(|_| CallError { fatal_status: None, answered: false, message: "HTTP client closed".into() })?;
+                let _permit = self.permits.acquire().await.map_err(|_| CallError {
+                    fatal_status: None,
+                    answered: false,
+                    message: "HTTP client closed".into(),
+                })?;
                 let lease = self.replicas.acquire(avoid);
                 avoid = Some(lease.index);
                 let url = format!("{}{}", lease.url(), path);
@@ -258,15 +277,21 @@ impl RemoteClient {
             let (cause, retry_after, last_answered) = match outcome {
                 Ok(v) => return Ok(v),
                 Err(Attempt::Fatal { cause, status, answered }) => {
-                    let tries = if attempt == 1 { String::new() } else { format!(" (attempt {attempt})") };
-                    let message = self.redact(&format!("{method} {url}: {cause}{tries}, not retried"));
+                    let tries =
+                        if attempt == 1 { String::new() } else { format!(" (attempt {attempt})") };
+                    let message =
+                        self.redact(&format!("{method} {url}: {cause}{tries}, not retried"));
                     return Err(CallError { fatal_status: status, answered, message });
                 }
-                Err(Attempt::Retry { cause, retry_after, answered }) => (cause, retry_after, answered),
+                Err(Attempt::Retry { cause, retry_after, answered }) => {
+                    (cause, retry_after, answered)
+                }
             };
             if attempt >= attempts {
                 let plural = if attempts == 1 { "attempt" } else { "attempts" };
-                let message = self.redact(&format!("{method} {url}: {attempts} {plural}, last: {cause}{capped_note}"));
+                let message = self.redact(&format!(
+                    "{method} {url}: {attempts} {plural}, last: {cause}{capped_note}"
+                ));
                 return Err(CallError { fatal_status: None, answered: last_answered, message });
             }
             let wait = backoff.wait(attempt - 1, retry_after, &mut rand::rng());
@@ -282,20 +307,27 @@ impl RemoteClient {
     }
 
     /// One HTTP attempt.
-    async fn attempt<T: DeserializeOwned>(&self, url: &str, body: Option<&serde_json::Value>) -> Result<T, Attempt> {
+    async fn attempt<T: DeserializeOwned>(
+        &self,
+        url: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<T, Attempt> {
         let mut req = match body {
             Some(body) => self.http.post(url).json(body),
             None => self.http.get(url),
         };
         if let Some(key) = &self.key {
-            let mut v = HeaderValue::from_str(&format!("Bearer {}", key.expose())).map_err(|_| Attempt::Fatal {
-                cause: format!(
-                    "the API key in ${} holds characters an HTTP header cannot carry",
-                    self.opts.api_key_env.as_deref().unwrap_or("?")
-                ),
-                status: None,
-                answered: false,
-            })?;
+            let mut v =
+                HeaderValue::from_str(&format!("Bearer {}", key.expose())).map_err(|_| {
+                    Attempt::Fatal {
+                        cause: format!(
+                            "the API key in ${} holds characters an HTTP header cannot carry",
+                            self.opts.api_key_env.as_deref().unwrap_or("?")
+                        ),
+                        status: None,
+                        answered: false,
+                    }
+                })?;
             v.set_sensitive(true);
             req = req.header(AUTHORIZATION, v);
         }
@@ -310,7 +342,10 @@ impl RemoteClient {
         let bytes = resp.bytes().await.map_err(|e| self.transport(&e))?;
         if (200..300).contains(&status) {
             return serde_json::from_slice::<T>(&bytes).map_err(|e| {
-                let detail = format!("HTTP {status} but the reply is not the expected JSON ({e}): {}", self.excerpt(&bytes));
+                let detail = format!(
+                    "HTTP {status} but the reply is not the expected JSON ({e}): {}",
+                    self.excerpt(&bytes)
+                );
                 if e.is_data() {
                     Attempt::Fatal { cause: detail, status: None, answered: true }
                 } else {

@@ -36,28 +36,30 @@ mod client;
 pub mod logprobs;
 pub mod openai;
 pub mod openai_judge;
+pub mod openrlhf;
 pub mod options;
+pub mod probe;
 pub mod redact;
 mod replicas;
 pub mod retry;
-mod stats;
-pub mod openrlhf;
-pub mod probe;
 pub mod reward_server;
 pub mod sglang;
+mod stats;
 pub mod tei;
 pub mod templated;
 pub mod vllm;
 
 pub use openai::{fold_seed, ChatReply, OpenAiChat};
 pub use openai_judge::{pair_seed, JudgeConfig, OpenAiJudge, VerdictSource};
-pub use options::RemoteOptions;
-pub use stats::LatencySummary;
-pub use reward_server::RewardServer;
 pub use openrlhf::OpenRlhfReward;
+pub use options::RemoteOptions;
+pub use reward_server::RewardServer;
 pub use sglang::SglangClassify;
+pub use stats::LatencySummary;
 pub use tei::TeiPredict;
-pub use templated::{ChatRenderer, RenderedRewardModel, TemplatedRewardModel, TextEndpoint, TextPreflight};
+pub use templated::{
+    ChatRenderer, RenderedRewardModel, TemplatedRewardModel, TextEndpoint, TextPreflight,
+};
 pub use vllm::VllmClassify;
 
 /// What names a served model in cache keys and manifests: `MODEL @ URL,URL` with the replica
@@ -73,7 +75,11 @@ pub fn served_model_id(model: &str, urls: &[String]) -> String {
 /// An `f32` setting as the JSON number a person would write (`0.7`, not
 /// `0.699999988079071`): the shortest decimal that reads back as the same `f32`.
 pub(crate) fn json_f32(x: f32) -> serde_json::Value {
-    x.to_string().parse::<f64>().ok().and_then(serde_json::Number::from_f64).map_or(serde_json::Value::Null, serde_json::Value::Number)
+    x.to_string()
+        .parse::<f64>()
+        .ok()
+        .and_then(serde_json::Number::from_f64)
+        .map_or(serde_json::Value::Null, serde_json::Value::Number)
 }
 
 /// `v` with every object's keys in sorted order, whichever map serde_json was built with, so
@@ -85,7 +91,9 @@ pub(crate) fn sorted(v: serde_json::Value) -> serde_json::Value {
             entries.sort_by(|a, b| a.0.cmp(&b.0));
             serde_json::Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect())
         }
-        serde_json::Value::Array(a) => serde_json::Value::Array(a.into_iter().map(sorted).collect()),
+        serde_json::Value::Array(a) => {
+            serde_json::Value::Array(a.into_iter().map(sorted).collect())
+        }
         other => other,
     }
 }

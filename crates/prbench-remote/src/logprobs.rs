@@ -116,7 +116,8 @@ pub fn verdict_letter_offset_with(reply: &str, read: &dyn Fn(&str) -> Choice) ->
 /// `content` but not from the tokens).
 pub fn token_at(tokens: &[TokenLogprob], reply: &str, offset: usize) -> Option<usize> {
     let spelled: String = tokens.iter().map(|t| t.token.as_str()).collect();
-    let shift = if spelled == reply { 0 } else { spelled.find(reply).filter(|_| !reply.is_empty())? };
+    let shift =
+        if spelled == reply { 0 } else { spelled.find(reply).filter(|_| !reply.is_empty())? };
     let target = offset + shift;
     let mut start = 0;
     for (i, t) in tokens.iter().enumerate() {
@@ -157,22 +158,39 @@ pub fn letter_logprobs(reply: &str, tokens: &[TokenLogprob]) -> Result<LetterLog
 ///
 /// # Errors
 /// As [`letter_logprobs`].
-pub fn letter_logprobs_with(reply: &str, tokens: &[TokenLogprob], read: &dyn Fn(&str) -> Choice) -> Result<LetterLogprobs, Miss> {
+pub fn letter_logprobs_with(
+    reply: &str,
+    tokens: &[TokenLogprob],
+    read: &dyn Fn(&str) -> Choice,
+) -> Result<LetterLogprobs, Miss> {
     let offset = verdict_letter_offset_with(reply, read).ok_or(Miss::NoVerdictLetter)?;
     let token_index = token_at(tokens, reply, offset).ok_or(Miss::TokensDoNotSpellReply)?;
     let upper = reply[offset..].starts_with(|c: char| c.is_ascii_uppercase());
     let (a, b) = if upper { ("A", "B") } else { ("a", "b") };
     let at = &tokens[token_index];
     let mut seen: Vec<(&str, f64)> = Vec::new();
-    for (text, lp) in at.top_logprobs.iter().map(|t| (t.token.as_str(), t.logprob)).chain([(at.token.as_str(), at.logprob)]) {
+    for (text, lp) in at
+        .top_logprobs
+        .iter()
+        .map(|t| (t.token.as_str(), t.logprob))
+        .chain([(at.token.as_str(), at.logprob)])
+    {
         if !seen.iter().any(|(s, _)| *s == text) {
             seen.push((text, lp));
         }
     }
-    let pick = |letter: &str| -> Vec<f64> { seen.iter().filter(|(s, _)| s.trim() == letter).map(|&(_, lp)| lp).collect() };
+    let pick = |letter: &str| -> Vec<f64> {
+        seen.iter().filter(|(s, _)| s.trim() == letter).map(|&(_, lp)| lp).collect()
+    };
     let logp_a = log_sum_exp(&pick(a)).ok_or(Miss::MissingA)? as f32;
     let logp_b = log_sum_exp(&pick(b)).ok_or(Miss::MissingB)? as f32;
-    Ok(LetterLogprobs { token_index, logp_a, logp_b, margin: logp_a - logp_b, p_a: two_way_p_a(logp_a, logp_b) })
+    Ok(LetterLogprobs {
+        token_index,
+        logp_a,
+        logp_b,
+        margin: logp_a - logp_b,
+        p_a: two_way_p_a(logp_a, logp_b),
+    })
 }
 
 #[cfg(test)]
@@ -183,13 +201,20 @@ mod tests {
         TokenLogprob {
             token: token.into(),
             logprob,
-            top_logprobs: top.iter().map(|&(t, l)| TopLogprob { token: t.into(), logprob: l }).collect(),
+            top_logprobs: top
+                .iter()
+                .map(|&(t, l)| TopLogprob { token: t.into(), logprob: l })
+                .collect(),
         }
     }
 
     /// Tokens for `pieces`, each without alternatives except the one at `at`.
     fn spell(pieces: &[&str], at: usize, top: &[(&str, f64)]) -> Vec<TokenLogprob> {
-        pieces.iter().enumerate().map(|(i, p)| tok(p, -0.1, if i == at { top } else { &[] })).collect()
+        pieces
+            .iter()
+            .enumerate()
+            .map(|(i, p)| tok(p, -0.1, if i == at { top } else { &[] }))
+            .collect()
     }
 
     fn close(x: f32, want: f64) {
@@ -213,7 +238,8 @@ mod tests {
         let r = letter_logprobs("Result: B", &toks).unwrap();
         assert_eq!(r.token_index, 2);
         close(r.margin, -1.0);
-        let toks = spell(&["Result", ":", " ", "B\n", "Thanks"], 3, &[("B\n", -0.3), ("A\n", -2.3)]);
+        let toks =
+            spell(&["Result", ":", " ", "B\n", "Thanks"], 3, &[("B\n", -0.3), ("A\n", -2.3)]);
         let r = letter_logprobs("Result: B\nThanks", &toks).unwrap();
         assert_eq!(r.token_index, 3);
         close(r.margin, -2.0);
@@ -224,13 +250,20 @@ mod tests {
         // The first label's letter has different alternatives; only the last one's count.
         let pieces = ["Result", ":", " A", "\n", "Wait", ".", " Result", ":", " B"];
         let mut toks = spell(&pieces, 8, &[(" B", -0.1), (" A", -2.6)]);
-        toks[2].top_logprobs = vec![TopLogprob { token: " A".into(), logprob: -0.01 }, TopLogprob { token: " B".into(), logprob: -5.0 }];
+        toks[2].top_logprobs = vec![
+            TopLogprob { token: " A".into(), logprob: -0.01 },
+            TopLogprob { token: " B".into(), logprob: -5.0 },
+        ];
         let r = letter_logprobs("Result: A\nWait. Result: B", &toks).unwrap();
         assert_eq!(r.token_index, 8);
         close(r.margin, -2.5);
         // A letter inside a reasoning block, after the label, is skipped by the parser.
         let reply = "Result: A <think>Result: B</think>";
-        let toks = spell(&["Result", ":", " A", " <think>", "Result", ":", " B", "</think>"], 2, &[(" A", -0.4), (" B", -1.4)]);
+        let toks = spell(
+            &["Result", ":", " A", " <think>", "Result", ":", " B", "</think>"],
+            2,
+            &[(" A", -0.4), (" B", -1.4)],
+        );
         let r = letter_logprobs(reply, &toks).unwrap();
         assert_eq!(r.token_index, 2);
         close(r.margin, 1.0);
@@ -278,7 +311,8 @@ mod tests {
     #[test]
     fn offsets_survive_stripped_leading_whitespace_and_multibyte_text() {
         // Server stripped the leading "\n" from content but not from the tokens.
-        let toks = spell(&["\n", "Résumé", " → ", "Result", ":", " B"], 5, &[(" B", -0.1), (" A", -0.6)]);
+        let toks =
+            spell(&["\n", "Résumé", " → ", "Result", ":", " B"], 5, &[(" B", -0.1), (" A", -0.6)]);
         let r = letter_logprobs("Résumé → Result: B", &toks).unwrap();
         assert_eq!(r.token_index, 5);
         close(r.margin, -0.5);
@@ -297,7 +331,10 @@ mod tests {
 
     #[test]
     fn top_logprobs_null_is_empty() {
-        let t: TokenLogprob = serde_json::from_str(r#"{"token":"B","logprob":-0.1,"bytes":null,"top_logprobs":null}"#).unwrap();
+        let t: TokenLogprob = serde_json::from_str(
+            r#"{"token":"B","logprob":-0.1,"bytes":null,"top_logprobs":null}"#,
+        )
+        .unwrap();
         assert!(t.top_logprobs.is_empty());
     }
 }

@@ -3,7 +3,10 @@
 //! [`Generator`].
 
 use crate::stats::LatencySummary;
-use prbench_models::{ChatMessage, ChatRequest, ChatResponse, CallStats, Generator, ItemDone, ModelError, ModelIdentity, TokenStats};
+use prbench_models::{
+    CallStats, ChatMessage, ChatRequest, ChatResponse, Generator, ItemDone, ModelError,
+    ModelIdentity, TokenStats,
+};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
@@ -106,14 +109,19 @@ pub(crate) struct Usage {
 /// # Errors
 /// [`ModelError::Engine`] when the prompt has an `assistant_prefix`: chat endpoints cannot
 /// continue an assistant turn.
-pub(crate) fn wire_messages(messages: &[ChatMessage], assistant_prefix: &str) -> Result<Value, ModelError> {
+pub(crate) fn wire_messages(
+    messages: &[ChatMessage],
+    assistant_prefix: &str,
+) -> Result<Value, ModelError> {
     if !assistant_prefix.is_empty() {
         return Err(ModelError::Engine(format!(
             "the prompt asks to continue an assistant turn (assistant_prefix {:?}); chat endpoints cannot continue an assistant turn: use a text verdict",
             assistant_prefix.chars().take(40).collect::<String>()
         )));
     }
-    Ok(Value::Array(messages.iter().map(|m| json!({ "role": m.role.as_str(), "content": m.content })).collect()))
+    Ok(Value::Array(
+        messages.iter().map(|m| json!({ "role": m.role.as_str(), "content": m.content })).collect(),
+    ))
 }
 
 /// A chat model behind an OpenAI-compatible endpoint, with one or more replicas.
@@ -132,12 +140,21 @@ impl OpenAiChat {
     /// # Errors
     /// [`ModelError::Engine`] when `model` or `base_urls` is empty, a URL is not `http(s)://`,
     /// or the HTTP runtime cannot start. No request is sent.
-    pub fn new(model: &str, base_urls: Vec<String>, opts: RemoteOptions) -> Result<Self, ModelError> {
+    pub fn new(
+        model: &str,
+        base_urls: Vec<String>,
+        opts: RemoteOptions,
+    ) -> Result<Self, ModelError> {
         if model.is_empty() {
             return Err(ModelError::Engine("the model name is empty".into()));
         }
         let client = RemoteClient::new(&base_urls, opts)?;
-        Ok(Self { model: model.to_string(), spec: format!("openai:{model}"), extra: Map::new(), client })
+        Ok(Self {
+            model: model.to_string(),
+            spec: format!("openai:{model}"),
+            extra: Map::new(),
+            client,
+        })
     }
 
     /// Sets the spec recorded in [`ModelIdentity::spec`] (default `openai:MODEL`).
@@ -194,7 +211,12 @@ impl OpenAiChat {
     ///
     /// Each item's `seed` is sent folded into 31 bits ([`fold_seed`]); `max_new_tokens` is
     /// sent as `max_tokens`.
-    pub fn chat_each(&self, items: &[ChatRequest], top_logprobs: Option<u32>, done: ItemDone<'_, ChatReply>) -> Vec<Result<ChatReply, ModelError>> {
+    pub fn chat_each(
+        &self,
+        items: &[ChatRequest],
+        top_logprobs: Option<u32>,
+        done: ItemDone<'_, ChatReply>,
+    ) -> Vec<Result<ChatReply, ModelError>> {
         self.client.run_each(items, done, |_, item| async move {
             let sampling = Sampling {
                 temperature: item.temperature,
@@ -208,9 +230,20 @@ impl OpenAiChat {
     }
 
     /// [`OpenAiChat::chat_each`] without log-probabilities, as [`ChatResponse`]s.
-    pub fn generate_each(&self, items: &[ChatRequest], done: ItemDone<'_, ChatResponse>) -> Vec<Result<ChatResponse, ModelError>> {
-        let to_response = |r: &ChatReply| ChatResponse { text: r.text.clone(), tokens: r.tokens, finish_reason: r.finish_reason.clone() };
-        self.chat_each(items, None, &|i, r| done(i, &to_response(r))).into_iter().map(|r| r.map(|r| to_response(&r))).collect()
+    pub fn generate_each(
+        &self,
+        items: &[ChatRequest],
+        done: ItemDone<'_, ChatResponse>,
+    ) -> Vec<Result<ChatResponse, ModelError>> {
+        let to_response = |r: &ChatReply| ChatResponse {
+            text: r.text.clone(),
+            tokens: r.tokens,
+            finish_reason: r.finish_reason.clone(),
+        };
+        self.chat_each(items, None, &|i, r| done(i, &to_response(r)))
+            .into_iter()
+            .map(|r| r.map(|r| to_response(&r)))
+            .collect()
     }
 
     /// The request body for one conversation.
@@ -233,22 +266,31 @@ impl OpenAiChat {
     }
 
     /// One chat completion, retried per the options.
-    pub(crate) async fn call(&self, messages: &[ChatMessage], assistant_prefix: &str, s: &Sampling) -> Result<ChatReply, ModelError> {
+    pub(crate) async fn call(
+        &self,
+        messages: &[ChatMessage],
+        assistant_prefix: &str,
+        s: &Sampling,
+    ) -> Result<ChatReply, ModelError> {
         let body = self.body(wire_messages(messages, assistant_prefix)?, s);
         let reply: Completion = self.client.post_json("/chat/completions", &body).await?;
         let usage = reply.usage.unwrap_or_default();
         let (p, c) = (usage.prompt_tokens.unwrap_or(0), usage.completion_tokens.unwrap_or(0));
         let counted = (usage.prompt_tokens, usage.completion_tokens);
-        let choice = reply
-            .choices
-            .into_iter()
-            .next()
-            .ok_or_else(|| ModelError::Engine("POST …/chat/completions: the reply has an empty `choices` list".into()))?;
+        let choice = reply.choices.into_iter().next().ok_or_else(|| {
+            ModelError::Engine(
+                "POST …/chat/completions: the reply has an empty `choices` list".into(),
+            )
+        })?;
         self.client.add_usage(counted.0, counted.1);
         Ok(ChatReply {
             // A server that echoes the API key into a reply must not get it into outcomes or the cache.
             text: self.client.redact(&choice.message.and_then(|m| m.content).unwrap_or_default()),
-            tokens: TokenStats { input_tokens: p as usize, truncated_tokens: 0, output_tokens: c as usize },
+            tokens: TokenStats {
+                input_tokens: p as usize,
+                truncated_tokens: 0,
+                output_tokens: c as usize,
+            },
             finish_reason: choice.finish_reason,
             logprobs: choice.logprobs.and_then(|l| l.content),
         })
@@ -265,9 +307,16 @@ impl OpenAiChat {
     /// or 404.
     pub fn probe_logprobs(&self) -> Result<bool, ModelError> {
         let messages = json!([{ "role": "user", "content": "Reply with the letter A." }]);
-        let s = Sampling { temperature: 0.0, top_p: 1.0, max_tokens: 1, seed: 0, top_logprobs: Some(2) };
+        let s = Sampling {
+            temperature: 0.0,
+            top_p: 1.0,
+            max_tokens: 1,
+            seed: 0,
+            top_logprobs: Some(2),
+        };
         let body = self.body(messages, &s);
-        let outcome: Result<Completion, CallError> = self.client.block_on(self.client.post_json("/chat/completions", &body));
+        let outcome: Result<Completion, CallError> =
+            self.client.block_on(self.client.post_json("/chat/completions", &body));
         match outcome {
             Ok(reply) => {
                 let u = reply.usage.unwrap_or_default();
@@ -321,7 +370,11 @@ impl Generator for OpenAiChat {
     }
 
     /// Items run concurrently with per-item retries; a failure costs only its item.
-    fn generate_each(&self, items: &[ChatRequest], done: ItemDone<'_, ChatResponse>) -> Vec<Result<ChatResponse, ModelError>> {
+    fn generate_each(
+        &self,
+        items: &[ChatRequest],
+        done: ItemDone<'_, ChatResponse>,
+    ) -> Vec<Result<ChatResponse, ModelError>> {
         OpenAiChat::generate_each(self, items, done)
     }
 
@@ -345,7 +398,9 @@ mod tests {
 
     #[test]
     fn extra_may_not_override_model_or_messages() {
-        let chat = OpenAiChat::new("m", vec!["http://127.0.0.1:9/v1".into()], RemoteOptions::default()).unwrap();
+        let chat =
+            OpenAiChat::new("m", vec!["http://127.0.0.1:9/v1".into()], RemoteOptions::default())
+                .unwrap();
         let mut extra = Map::new();
         extra.insert("messages".into(), json!([]));
         assert!(chat.with_extra(extra).unwrap_err().to_string().contains("`messages`"));
@@ -358,8 +413,18 @@ mod tests {
     fn body_merges_extra_beside_sampling_keys() {
         let mut extra = Map::new();
         extra.insert("repeat_penalty".into(), json!(1.0));
-        let chat = OpenAiChat::new("m", vec!["http://127.0.0.1:9/v1".into()], RemoteOptions::default()).unwrap().with_extra(extra).unwrap();
-        let s = Sampling { temperature: 0.7, top_p: 0.9, max_tokens: 5, seed: 3, top_logprobs: Some(20) };
+        let chat =
+            OpenAiChat::new("m", vec!["http://127.0.0.1:9/v1".into()], RemoteOptions::default())
+                .unwrap()
+                .with_extra(extra)
+                .unwrap();
+        let s = Sampling {
+            temperature: 0.7,
+            top_p: 0.9,
+            max_tokens: 5,
+            seed: 3,
+            top_logprobs: Some(20),
+        };
         let b = chat.body(json!([]), &s);
         assert_eq!(b["temperature"], json!(0.7));
         assert_eq!(b["top_p"], json!(0.9));

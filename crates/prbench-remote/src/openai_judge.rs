@@ -5,7 +5,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use prbench_models::verdict_reader::VerdictReader;
-use prbench_models::{CallStats, ItemDone, Judge, JudgeRequest, ModelError, ModelIdentity, Verdict};
+use prbench_models::{
+    CallStats, ItemDone, Judge, JudgeRequest, ModelError, ModelIdentity, Verdict,
+};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -45,7 +47,13 @@ pub struct JudgeConfig {
 
 impl Default for JudgeConfig {
     fn default() -> Self {
-        Self { temperature: 0.0, top_p: 1.0, max_tokens: 512, seed: 42, verdict: VerdictSource::Auto }
+        Self {
+            temperature: 0.0,
+            top_p: 1.0,
+            max_tokens: 512,
+            seed: 42,
+            verdict: VerdictSource::Auto,
+        }
     }
 }
 
@@ -85,7 +93,14 @@ impl OpenAiJudge {
             VerdictSource::Logprobs => (true, false),
             VerdictSource::Text => (false, false),
         };
-        Ok(Self { chat, cfg, logprobs, detected, misses: AtomicU64::new(0), reader: VerdictReader::ResultLine })
+        Ok(Self {
+            chat,
+            cfg,
+            logprobs,
+            detected,
+            misses: AtomicU64::new(0),
+            reader: VerdictReader::ResultLine,
+        })
     }
 
     /// Reads replies with a judge recipe's `reader` instead of the `Result:` rule; p(A) is then
@@ -120,11 +135,22 @@ impl OpenAiJudge {
             seed: pair_seed(self.cfg.seed, &item.pair.example_id),
             top_logprobs: self.logprobs.then_some(TOP_LOGPROBS),
         };
-        let reply = self.chat.call(&item.prompt.messages, &item.prompt.assistant_prefix, &sampling).await?;
-        let mut verdict = Verdict { choice: self.reader.read(&reply.text), p_a: None, margin: None, raw: String::new(), tokens: reply.tokens };
+        let reply =
+            self.chat.call(&item.prompt.messages, &item.prompt.assistant_prefix, &sampling).await?;
+        let mut verdict = Verdict {
+            choice: self.reader.read(&reply.text),
+            p_a: None,
+            margin: None,
+            raw: String::new(),
+            tokens: reply.tokens,
+        };
         if self.logprobs {
             let read = |text: &str| self.reader.read(text);
-            match reply.logprobs.as_deref().map(|toks| letter_logprobs_with(&reply.text, toks, &read)) {
+            match reply
+                .logprobs
+                .as_deref()
+                .map(|toks| letter_logprobs_with(&reply.text, toks, &read))
+            {
                 Some(Ok(l)) => {
                     verdict.p_a = Some(l.p_a);
                     verdict.margin = Some(l.margin);
@@ -147,7 +173,11 @@ impl Judge for OpenAiJudge {
 
     /// Items run concurrently (up to the options' `concurrency`); `done` gets each verdict as it
     /// arrives.
-    fn judge_each(&self, items: &[JudgeRequest], done: ItemDone<'_, Verdict>) -> Vec<Result<Verdict, ModelError>> {
+    fn judge_each(
+        &self,
+        items: &[JudgeRequest],
+        done: ItemDone<'_, Verdict>,
+    ) -> Vec<Result<Verdict, ModelError>> {
         self.chat.client().run_each(items, done, |_, item| self.judge_one(item))
     }
 
@@ -169,7 +199,10 @@ impl Judge for OpenAiJudge {
         d.insert("top_p".into(), json!(crate::json_f32(self.cfg.top_p)));
         d.insert("max_tokens".into(), json!(self.cfg.max_tokens));
         d.insert("seed".into(), json!(self.cfg.seed));
-        d.insert("seed_per_pair".into(), json!("sha256(seed_le8 || example_id)[0..4] & 0x7fffffff"));
+        d.insert(
+            "seed_per_pair".into(),
+            json!("sha256(seed_le8 || example_id)[0..4] & 0x7fffffff"),
+        );
         if self.logprobs {
             d.insert("top_logprobs".into(), json!(TOP_LOGPROBS));
         }

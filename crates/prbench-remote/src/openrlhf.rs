@@ -42,7 +42,10 @@ impl TextEndpoint for OpenRlhfEndpoint {
     fn read(reply: &Value) -> Result<(Outputs, Option<u64>), String> {
         match reply.get("rewards") {
             Some(Value::Array(a)) if a.len() == 1 => match &a[0] {
-                Value::Number(n) => n.as_f64().map(|v| (Outputs::ByIndex(vec![v]), None)).ok_or_else(|| format!("`rewards[0]` = {n} is not a finite number")),
+                Value::Number(n) => n
+                    .as_f64()
+                    .map(|v| (Outputs::ByIndex(vec![v]), None))
+                    .ok_or_else(|| format!("`rewards[0]` = {n} is not a finite number")),
                 other => Err(format!("`rewards[0]` = {other} is not a number")),
             },
             Some(Value::Array(a)) => Err(format!("`rewards` has {} values for one query", a.len())),

@@ -35,9 +35,17 @@ pub const PROBE_EXAMPLE_ID: &str = "prbench-probe";
 /// The item every probe scores: user turn [`PROBE_QUESTION`], assistant turn [`PROBE_ANSWER`].
 pub fn probe_request() -> RmRequest {
     RmRequest {
-        input: RmInput { example_id: PROBE_EXAMPLE_ID.into(), question: PROBE_QUESTION.into(), context: None, answer: PROBE_ANSWER.into() },
+        input: RmInput {
+            example_id: PROBE_EXAMPLE_ID.into(),
+            question: PROBE_QUESTION.into(),
+            context: None,
+            answer: PROBE_ANSWER.into(),
+        },
         prompt: ChatPrompt {
-            messages: vec![ChatMessage::new(Role::User, PROBE_QUESTION), ChatMessage::new(Role::Assistant, PROBE_ANSWER)],
+            messages: vec![
+                ChatMessage::new(Role::User, PROBE_QUESTION),
+                ChatMessage::new(Role::Assistant, PROBE_ANSWER),
+            ],
             assistant_prefix: String::new(),
         },
     }
@@ -85,14 +93,32 @@ pub(crate) fn each_url(
 ) -> Result<(), ModelError> {
     for url in client.urls() {
         let one = RemoteClient::new(std::slice::from_ref(&url), client.options().clone())?;
-        let answered = |why: &str| format!("{server} `{url}` answered a test request, but its answer cannot be used: {}", one.redact(&strip_engine_prefix(why)));
+        let answered = |why: &str| {
+            format!(
+                "{server} `{url}` answered a test request, but its answer cannot be used: {}",
+                one.redact(&strip_engine_prefix(why))
+            )
+        };
         match check(&one) {
             Ok(()) => {}
-            Err(ProbeFailure::NoAnswer(CallError { message, answered: true, fatal_status: Some(404), .. })) => {
-                return Err(ModelError::Engine(format!("{}. {}", answered(&message), not_found_hint(root_hint))))
+            Err(ProbeFailure::NoAnswer(CallError {
+                message,
+                answered: true,
+                fatal_status: Some(404),
+                ..
+            })) => {
+                return Err(ModelError::Engine(format!(
+                    "{}. {}",
+                    answered(&message),
+                    not_found_hint(root_hint)
+                )))
             }
-            Err(ProbeFailure::NoAnswer(CallError { message, answered: true, .. })) => return Err(ModelError::Engine(answered(&message))),
-            Err(ProbeFailure::NoAnswer(e)) => return Err(did_not_answer(server, &url, &e.message, root_hint)),
+            Err(ProbeFailure::NoAnswer(CallError { message, answered: true, .. })) => {
+                return Err(ModelError::Engine(answered(&message)))
+            }
+            Err(ProbeFailure::NoAnswer(e)) => {
+                return Err(did_not_answer(server, &url, &e.message, root_hint))
+            }
             Err(ProbeFailure::Unusable(e)) => {
                 let why = match e {
                     ModelError::Engine(m) => m,

@@ -16,7 +16,10 @@ impl Secret {
     /// Reads the key from environment variable `var`; `None` when the variable is unset,
     /// empty, or not valid Unicode.
     pub fn from_env(var: &str) -> Option<Self> {
-        std::env::var(var).ok().filter(|k| !k.trim().is_empty()).map(|k| Secret(k.trim().to_string()))
+        std::env::var(var)
+            .ok()
+            .filter(|k| !k.trim().is_empty())
+            .map(|k| Secret(k.trim().to_string()))
     }
 
     /// The key text, for the `Authorization` header only.
@@ -70,7 +73,9 @@ impl Redactor {
 
 impl fmt::Debug for Redactor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Redactor").field("key", &if self.needles.is_empty() { "none" } else { REDACTED }).finish()
+        f.debug_struct("Redactor")
+            .field("key", &if self.needles.is_empty() { "none" } else { REDACTED })
+            .finish()
     }
 }
 
@@ -82,7 +87,11 @@ mod tests {
     fn replaces_every_form_of_the_key_and_hides_it_from_debug() {
         let key = Secret("sk-\"odd\\key".to_string());
         let r = Redactor::new(Some(&key));
-        let body = format!("{{\"auth\":{}}} raw: Bearer {}", serde_json::to_string(key.expose()).unwrap(), key.expose());
+        let body = format!(
+            "{{\"auth\":{}}} raw: Bearer {}",
+            serde_json::to_string(key.expose()).unwrap(),
+            key.expose()
+        );
         let red = r.redact(&body);
         assert!(!red.contains("odd"), "{red}");
         assert_eq!(red.matches(REDACTED).count(), 2, "{red}");

@@ -65,7 +65,8 @@ impl Lease<'_> {
     /// The request failed transiently: the replica cools down (see the module docs).
     pub fn transient_failure(&self) {
         let n = self.replica.failures.fetch_add(1, Ordering::Relaxed).saturating_add(1);
-        let until = self.set.now_us().saturating_add(self.set.backoff.ceiling(n - 1).as_micros() as u64);
+        let until =
+            self.set.now_us().saturating_add(self.set.backoff.ceiling(n - 1).as_micros() as u64);
         self.replica.cool_until_us.fetch_max(until, Ordering::Relaxed);
     }
 }
@@ -111,7 +112,8 @@ impl Replicas {
             let second_tier = avoid == Some(i) || r.cool_until_us.load(Ordering::Relaxed) > now;
             (second_tier, r.in_flight.load(Ordering::Acquire))
         };
-        let index = (0..n).map(|k| (start + k) % n).min_by_key(|&i| key(i)).expect("at least one replica");
+        let index =
+            (0..n).map(|k| (start + k) % n).min_by_key(|&i| key(i)).expect("at least one replica");
         let replica = &self.list[index];
         replica.in_flight.fetch_add(1, Ordering::AcqRel);
         Lease { set: self, replica, index }
@@ -125,7 +127,10 @@ mod tests {
     use super::*;
 
     fn three(cooldown: Duration) -> Replicas {
-        Replicas::new(&["http://a/".into(), "http://b".into(), "http://c".into()], Backoff { base: cooldown, max: cooldown })
+        Replicas::new(
+            &["http://a/".into(), "http://b".into(), "http://c".into()],
+            Backoff { base: cooldown, max: cooldown },
+        )
     }
 
     #[test]
@@ -141,7 +146,7 @@ mod tests {
         let r = three(Duration::ZERO);
         let a = r.acquire(None); // 0
         let b = r.acquire(None); // 1
-        // 2 is the only idle replica, whatever the rotation.
+                                 // 2 is the only idle replica, whatever the rotation.
         assert_eq!(r.acquire(None).index, 2);
         // An item that failed on 2 goes to a busy replica rather than back to 2.
         assert_ne!(r.acquire(Some(2)).index, 2);
@@ -151,7 +156,10 @@ mod tests {
             assert_ne!(r.acquire(Some(0)).index, 0);
         }
         // A lone replica is used even when it failed.
-        let one = Replicas::new(&["http://x".into()], Backoff { base: Duration::ZERO, max: Duration::ZERO });
+        let one = Replicas::new(
+            &["http://x".into()],
+            Backoff { base: Duration::ZERO, max: Duration::ZERO },
+        );
         assert_eq!(one.acquire(Some(0)).index, 0);
     }
 

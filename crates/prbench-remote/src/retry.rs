@@ -44,7 +44,11 @@ impl Backoff {
     /// `Retry-After` (capped at [`Backoff::retry_after_cap`]) when one was given.
     pub fn wait(&self, attempt: u32, retry_after: Option<Duration>, rng: &mut impl Rng) -> Wait {
         let ceiling = self.ceiling(attempt);
-        let jitter = if ceiling.is_zero() { Duration::ZERO } else { rng.random_range(Duration::ZERO..=ceiling) };
+        let jitter = if ceiling.is_zero() {
+            Duration::ZERO
+        } else {
+            rng.random_range(Duration::ZERO..=ceiling)
+        };
         let cap = self.retry_after_cap();
         match retry_after {
             Some(ra) if ra > cap => Wait { delay: jitter.max(cap), capped_from: Some(ra) },
@@ -125,7 +129,10 @@ mod tests {
         assert_eq!(parse_retry_after("120", now), Some(Duration::from_secs(120)));
         assert_eq!(parse_retry_after(" 0 ", now), Some(Duration::ZERO));
         assert_eq!(parse_retry_after("1.5", now), Some(Duration::from_millis(1500)));
-        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:10 GMT", now), Some(Duration::from_secs(10)));
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:28:10 GMT", now),
+            Some(Duration::from_secs(10))
+        );
         assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:00:00 GMT", now), Some(Duration::ZERO));
         assert_eq!(parse_retry_after("soon", now), None);
         assert_eq!(parse_retry_after("-3", now), None);

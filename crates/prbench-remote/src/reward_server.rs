@@ -3,7 +3,9 @@
 //! `{"score": number}`, the model's raw score. A reply without a finite score fails the item;
 //! there is never a default reward (PROTOCOL.md §10: the authors returned 0.5 on any error).
 
-use prbench_models::{CallStats, ItemDone, ModelError, ModelIdentity, RewardModel, RmRequest, Score, TokenStats};
+use prbench_models::{
+    CallStats, ItemDone, ModelError, ModelIdentity, RewardModel, RmRequest, Score, TokenStats,
+};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -18,7 +20,8 @@ pub const SCORE_PATH: &str = "/score";
 
 /// The item [`RewardServer::probe`] sends as `(query, profile, response_text)`: the shared
 /// probe item ([`crate::probe::probe_request`]), short, no profile, nothing from any dataset.
-pub const PROBE_ITEM: (&str, &str, &str) = (crate::probe::PROBE_QUESTION, "", crate::probe::PROBE_ANSWER);
+pub const PROBE_ITEM: (&str, &str, &str) =
+    (crate::probe::PROBE_QUESTION, "", crate::probe::PROBE_ANSWER);
 
 #[derive(Debug, Deserialize)]
 struct ScoreReply {
@@ -103,7 +106,11 @@ impl RewardModel for RewardServer {
     }
 
     /// One request per item, concurrently; `done` gets each score as it arrives.
-    fn score_each(&self, items: &[RmRequest], done: ItemDone<'_, Score>) -> Vec<Result<Score, ModelError>> {
+    fn score_each(
+        &self,
+        items: &[RmRequest],
+        done: ItemDone<'_, Score>,
+    ) -> Vec<Result<Score, ModelError>> {
         self.client.run_each(items, done, |_, item| self.score_one(item))
     }
 

@@ -47,7 +47,12 @@ impl TextEndpoint for SglangEndpoint {
             return Err("expected one result object for one `text`, got a list".into());
         }
         let value = Outputs::ByIndex(numbers_at(reply, "embedding")?);
-        let tokens = reply.get("meta_info").map(|m| number_at(m, "prompt_tokens").map(|t| t as u64)).transpose().ok().flatten();
+        let tokens = reply
+            .get("meta_info")
+            .map(|m| number_at(m, "prompt_tokens").map(|t| t as u64))
+            .transpose()
+            .ok()
+            .flatten();
         Ok((value, tokens))
     }
 }

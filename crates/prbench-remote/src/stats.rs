@@ -86,7 +86,12 @@ impl LatencyHistogram {
             mid_ms(BUCKETS - 1)
         };
         let last = counts.iter().rposition(|&c| c > 0).unwrap_or(0);
-        Some(LatencySummary { count: n, p50_ms: at(0.5), p99_ms: at(0.99), max_ms: GROWTH.powf(last as f64 + 1.0) / 1000.0 })
+        Some(LatencySummary {
+            count: n,
+            p50_ms: at(0.5),
+            p99_ms: at(0.99),
+            max_ms: GROWTH.powf(last as f64 + 1.0) / 1000.0,
+        })
     }
 }
 

@@ -55,7 +55,12 @@ impl TextEndpoint for TeiEndpoint {
 
     /// Every prediction's `label` and `score` (raw logits); TEI reports no token count.
     fn read(reply: &Value) -> Result<(Outputs, Option<u64>), String> {
-        let list = reply.as_array().ok_or_else(|| format!("expected a list of predictions `[{{\"score\", \"label\"}}]`, got {}", short(reply)))?;
+        let list = reply.as_array().ok_or_else(|| {
+            format!(
+                "expected a list of predictions `[{{\"score\", \"label\"}}]`, got {}",
+                short(reply)
+            )
+        })?;
         if list.is_empty() {
             return Err("the list of predictions is empty".into());
         }
@@ -78,14 +83,26 @@ impl TextEndpoint for TeiEndpoint {
 
     /// `model_type.<kind>.id2label["INDEX"]` of `GET /info`.
     fn label_name(info: &Value, index: usize) -> Result<String, String> {
-        let kinds = info.get("model_type").and_then(Value::as_object).ok_or_else(|| format!("no `model_type` object in {}", short(info)))?;
+        let kinds = info
+            .get("model_type")
+            .and_then(Value::as_object)
+            .ok_or_else(|| format!("no `model_type` object in {}", short(info)))?;
         let id2label = kinds
             .values()
             .find_map(|k| k.get("id2label").and_then(Value::as_object))
-            .ok_or_else(|| format!("`model_type` has no `id2label` (is the served model a classifier?): {}", short(info)))?;
+            .ok_or_else(|| {
+                format!(
+                    "`model_type` has no `id2label` (is the served model a classifier?): {}",
+                    short(info)
+                )
+            })?;
         match id2label.get(&index.to_string()) {
             Some(Value::String(name)) => {
-                let mut same: Vec<&str> = id2label.iter().filter(|(_, v)| v.as_str() == Some(name)).map(|(k, _)| k.as_str()).collect();
+                let mut same: Vec<&str> = id2label
+                    .iter()
+                    .filter(|(_, v)| v.as_str() == Some(name))
+                    .map(|(k, _)| k.as_str())
+                    .collect();
                 if same.len() > 1 {
                     same.sort_by_key(|k| k.parse::<u64>().unwrap_or(u64::MAX));
                     return Err(format!(
@@ -95,7 +112,10 @@ impl TextEndpoint for TeiEndpoint {
                 }
                 Ok(name.clone())
             }
-            _ => Err(format!("the model's `id2label` has no label {index}; its labels: {}", short(&Value::Object(id2label.clone())))),
+            _ => Err(format!(
+                "the model's `id2label` has no label {index}; its labels: {}",
+                short(&Value::Object(id2label.clone()))
+            )),
         }
     }
 

@@ -18,7 +18,10 @@ use std::marker::PhantomData;
 use std::sync::OnceLock;
 
 use prbench_models::chat_template::{segments_text, ChatTemplate};
-use prbench_models::{CallStats, ChatPrompt, ItemDone, ModelError, ModelIdentity, RewardModel, RmRequest, Score, TokenStats};
+use prbench_models::{
+    CallStats, ChatPrompt, ItemDone, ModelError, ModelIdentity, RewardModel, RmRequest, Score,
+    TokenStats,
+};
 use serde::{Deserialize, Deserializer};
 use serde_json::{json, Value};
 
@@ -137,16 +140,28 @@ impl std::fmt::Display for TextPreflight {
         let bos = if self.bos_token.is_empty() {
             "the template has no BOS token".to_string()
         } else if self.bos_dropped {
-            format!("the template's `{}` dropped before sending (the server adds its own)", self.bos_token)
+            format!(
+                "the template's `{}` dropped before sending (the server adds its own)",
+                self.bos_token
+            )
         } else if self.text.starts_with(&self.bos_token) {
             format!("`{}` sent as the template wrote it", self.bos_token)
         } else {
             format!("the template wrote no `{}` here", self.bos_token)
         };
-        writeln!(f, "----- text sent to the server (rendered here with the chat template of {}) -----", self.template_origin)?;
+        writeln!(
+            f,
+            "----- text sent to the server (rendered here with the chat template of {}) -----",
+            self.template_origin
+        )?;
         writeln!(f, "{}", self.text)?;
         writeln!(f, "-----")?;
-        write!(f, "characters: {}; BOS: {bos}; tokens: counted by the server, not here: {}", self.text.chars().count(), self.server_side)
+        write!(
+            f,
+            "characters: {}; BOS: {bos}; tokens: counted by the server, not here: {}",
+            self.text.chars().count(),
+            self.server_side
+        )
     }
 }
 
@@ -192,7 +207,11 @@ pub enum Outputs {
 /// # Errors
 /// [`ModelError::Engine`] starting with `what`, for a head with several outputs and no label
 /// index, or an index out of range; both name `--label-index`.
-pub(crate) fn pick_index(label_index: Option<usize>, n: usize, what: &str) -> Result<usize, ModelError> {
+pub(crate) fn pick_index(
+    label_index: Option<usize>,
+    n: usize,
+    what: &str,
+) -> Result<usize, ModelError> {
     match (label_index, n) {
         (_, 0) => Err(ModelError::Engine(format!("{what}: the head has no outputs"))),
         (Some(i), n) if i < n => Ok(i),
@@ -244,13 +263,26 @@ impl<E: TextEndpoint> TemplatedRewardModel<E> {
     /// # Errors
     /// [`ModelError::Engine`] when `model` or `base_urls` is empty, a URL is not `http(s)://`,
     /// or the HTTP runtime cannot start. No request is sent.
-    pub fn new(model: &str, base_urls: Vec<String>, renderer: ChatRenderer, opts: RemoteOptions) -> Result<Self, ModelError> {
+    pub fn new(
+        model: &str,
+        base_urls: Vec<String>,
+        renderer: ChatRenderer,
+        opts: RemoteOptions,
+    ) -> Result<Self, ModelError> {
         if model.is_empty() {
             return Err(ModelError::Engine("the model name is empty".into()));
         }
         let client = RemoteClient::new(&base_urls, opts)?;
         let spec = format!("{}:{model}@{}", E::KIND, client.urls().join(","));
-        Ok(Self { model: model.to_string(), spec, renderer, client, label_index: None, label_name: OnceLock::new(), _e: PhantomData })
+        Ok(Self {
+            model: model.to_string(),
+            spec,
+            renderer,
+            client,
+            label_index: None,
+            label_name: OnceLock::new(),
+            _e: PhantomData,
+        })
     }
 
     /// Sets the spec recorded in [`ModelIdentity::spec`] (default `KIND:MODEL@URL,…`).
@@ -275,7 +307,10 @@ impl<E: TextEndpoint> TemplatedRewardModel<E> {
     /// [`ModelError::Engine`] for an engine whose head has one output by design (OpenRLHF).
     pub fn with_label_index(mut self, index: usize) -> Result<Self, ModelError> {
         if !E::LABEL_INDEX {
-            return Err(ModelError::Engine(format!("`{}:` serves a value head with one output; --label-index does not apply", E::KIND)));
+            return Err(ModelError::Engine(format!(
+                "`{}:` serves a value head with one output; --label-index does not apply",
+                E::KIND
+            )));
         }
         self.label_index = Some(index);
         Ok(self)
@@ -319,7 +354,9 @@ impl<E: TextEndpoint> TemplatedRewardModel<E> {
             (Outputs::ByIndex(v), index) => Ok(v[pick_index(index, v.len(), &what)?]),
             (Outputs::ByLabel(v), None) => {
                 let names: Vec<&str> = v.iter().map(|(l, _)| l.as_str()).collect();
-                pick_index(None, v.len(), &what).map(|i| v[i].1).map_err(|e| ModelError::Engine(format!("{e}; the reply's labels: {}", names.join(", "))))
+                pick_index(None, v.len(), &what).map(|i| v[i].1).map_err(|e| {
+                    ModelError::Engine(format!("{e}; the reply's labels: {}", names.join(", ")))
+                })
             }
             (Outputs::ByLabel(v), Some(index)) => {
                 let Some(name) = self.label_name.get() else {
@@ -335,9 +372,10 @@ impl<E: TextEndpoint> TemplatedRewardModel<E> {
 
     async fn score_one(&self, item: &RmRequest) -> Result<Score, ModelError> {
         let text = self.text_for(item)?;
-        let reply: Parsed<E> = self.client.post_json(E::PATH, &E::body(&text)).await.map_err(|e| {
-            ModelError::Engine(format!("{} (example `{}`)", e.message, item.input.example_id))
-        })?;
+        let reply: Parsed<E> =
+            self.client.post_json(E::PATH, &E::body(&text)).await.map_err(|e| {
+                ModelError::Engine(format!("{} (example `{}`)", e.message, item.input.example_id))
+            })?;
         let raw = self.pick(reply.outputs, item)?;
         let value = raw as f32;
         if !value.is_finite() {
@@ -349,7 +387,14 @@ impl<E: TextEndpoint> TemplatedRewardModel<E> {
             )));
         }
         self.client.add_usage(reply.prompt_tokens, Some(0));
-        Ok(Score { value, tokens: TokenStats { input_tokens: reply.prompt_tokens.unwrap_or(0) as usize, truncated_tokens: 0, output_tokens: 0 } })
+        Ok(Score {
+            value,
+            tokens: TokenStats {
+                input_tokens: reply.prompt_tokens.unwrap_or(0) as usize,
+                truncated_tokens: 0,
+                output_tokens: 0,
+            },
+        })
     }
 }
 
@@ -360,7 +405,11 @@ impl<E: TextEndpoint> RewardModel for TemplatedRewardModel<E> {
     }
 
     /// One request per item, concurrently; `done` gets each score as it arrives.
-    fn score_each(&self, items: &[RmRequest], done: ItemDone<'_, Score>) -> Vec<Result<Score, ModelError>> {
+    fn score_each(
+        &self,
+        items: &[RmRequest],
+        done: ItemDone<'_, Score>,
+    ) -> Vec<Result<Score, ModelError>> {
         self.client.run_each(items, done, |_, item| self.score_one(item))
     }
 
@@ -404,7 +453,9 @@ impl<E: TextEndpoint> RewardModel for TemplatedRewardModel<E> {
 /// `v[key]` as a finite number, or a message naming `key`.
 pub(crate) fn number_at(v: &Value, key: &str) -> Result<f64, String> {
     match v.get(key) {
-        Some(Value::Number(n)) => n.as_f64().ok_or_else(|| format!("`{key}` = {n} is not a finite number")),
+        Some(Value::Number(n)) => {
+            n.as_f64().ok_or_else(|| format!("`{key}` = {n} is not a finite number"))
+        }
         None | Some(Value::Null) => Err(format!("no `{key}` in the reply")),
         Some(other) => Err(format!("`{key}` = {other} is not a number")),
     }
@@ -418,7 +469,9 @@ pub(crate) fn numbers_at(v: &Value, key: &str) -> Result<Vec<f64>, String> {
             .iter()
             .enumerate()
             .map(|(i, x)| match x {
-                Value::Number(n) => n.as_f64().ok_or_else(|| format!("`{key}[{i}]` = {n} is not a finite number")),
+                Value::Number(n) => {
+                    n.as_f64().ok_or_else(|| format!("`{key}[{i}]` = {n} is not a finite number"))
+                }
                 other => Err(format!("`{key}[{i}]` = {other} is not a number")),
             })
             .collect(),

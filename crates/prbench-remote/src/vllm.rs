@@ -43,7 +43,9 @@
 //! so cached scores of the two kinds never mix. Send `{"activation": false}` through
 //! [`VllmClassify::with_extra`] for a vLLM 0.10 server.
 
-use prbench_models::{CallStats, ItemDone, ModelError, ModelIdentity, RewardModel, RmRequest, Score, TokenStats};
+use prbench_models::{
+    CallStats, ItemDone, ModelError, ModelIdentity, RewardModel, RmRequest, Score, TokenStats,
+};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
@@ -89,12 +91,22 @@ impl VllmClassify {
     /// # Errors
     /// [`ModelError::Engine`] when `model` or `base_urls` is empty, a URL is not `http(s)://`,
     /// or the HTTP runtime cannot start. No request is sent.
-    pub fn new(model: &str, base_urls: Vec<String>, opts: RemoteOptions) -> Result<Self, ModelError> {
+    pub fn new(
+        model: &str,
+        base_urls: Vec<String>,
+        opts: RemoteOptions,
+    ) -> Result<Self, ModelError> {
         if model.is_empty() {
             return Err(ModelError::Engine("the model name is empty".into()));
         }
         let client = RemoteClient::new(&base_urls, opts)?;
-        Ok(Self { model: model.to_string(), spec: format!("vllm-classify:{model}"), label_index: None, extra: Map::new(), client })
+        Ok(Self {
+            model: model.to_string(),
+            spec: format!("vllm-classify:{model}"),
+            label_index: None,
+            extra: Map::new(),
+            client,
+        })
     }
 
     /// Sets the spec recorded in [`ModelIdentity::spec`] (default `vllm-classify:MODEL`).
@@ -136,7 +148,8 @@ impl VllmClassify {
         let item = crate::probe::probe_request();
         let root = format!("the server's root without `/v1` (where `{CLASSIFY_PATH}` hangs, e.g. http://127.0.0.1:8000 for `vllm serve MODEL --port 8000`)");
         crate::probe::each_url(&self.client, "vLLM server", &root, |one| {
-            let reply: ClassifyReply = one.block_on(one.post_json(CLASSIFY_PATH, &self.body(&item)?))?;
+            let reply: ClassifyReply =
+                one.block_on(one.post_json(CLASSIFY_PATH, &self.body(&item)?))?;
             self.read(reply, &item)?;
             Ok(())
         })
@@ -145,7 +158,10 @@ impl VllmClassify {
     fn body(&self, item: &RmRequest) -> Result<Value, ModelError> {
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
-        body.insert("messages".into(), wire_messages(&item.prompt.messages, &item.prompt.assistant_prefix)?);
+        body.insert(
+            "messages".into(),
+            wire_messages(&item.prompt.messages, &item.prompt.assistant_prefix)?,
+        );
         body.insert("use_activation".into(), json!(false));
         for (k, v) in &self.extra {
             body.insert(k.clone(), v.clone());
@@ -154,15 +170,20 @@ impl VllmClassify {
     }
 
     /// The score and prompt tokens (when the reply counts them) of a reply.
-    fn read(&self, reply: ClassifyReply, item: &RmRequest) -> Result<(f32, Option<u64>), ModelError> {
+    fn read(
+        &self,
+        reply: ClassifyReply,
+        item: &RmRequest,
+    ) -> Result<(f32, Option<u64>), ModelError> {
         let what = format!("POST …{CLASSIFY_PATH} (example `{}`)", item.input.example_id);
-        let [data] = <[ClassifyData; 1]>::try_from(reply.data)
-            .map_err(|d| ModelError::Engine(format!("{what}: expected one result in `data`, got {}", d.len())))?;
+        let [data] = <[ClassifyData; 1]>::try_from(reply.data).map_err(|d| {
+            ModelError::Engine(format!("{what}: expected one result in `data`, got {}", d.len()))
+        })?;
         let index = crate::templated::pick_index(self.label_index, data.probs.len(), &what)?;
-        let value = data.probs[index]
-            .map(|v| v as f32)
-            .filter(|v| v.is_finite())
-            .ok_or_else(|| ModelError::Engine(format!("{what}: output {index} is not a finite number")))?;
+        let value =
+            data.probs[index].map(|v| v as f32).filter(|v| v.is_finite()).ok_or_else(|| {
+                ModelError::Engine(format!("{what}: output {index} is not a finite number"))
+            })?;
         Ok((value, reply.usage.and_then(|u| u.prompt_tokens)))
     }
 
@@ -170,7 +191,14 @@ impl VllmClassify {
         let reply: ClassifyReply = self.client.post_json(CLASSIFY_PATH, &self.body(item)?).await?;
         let (value, prompt_tokens) = self.read(reply, item)?;
         self.client.add_usage(prompt_tokens, Some(0));
-        Ok(Score { value, tokens: TokenStats { input_tokens: prompt_tokens.unwrap_or(0) as usize, truncated_tokens: 0, output_tokens: 0 } })
+        Ok(Score {
+            value,
+            tokens: TokenStats {
+                input_tokens: prompt_tokens.unwrap_or(0) as usize,
+                truncated_tokens: 0,
+                output_tokens: 0,
+            },
+        })
     }
 }
 
@@ -181,7 +209,11 @@ impl RewardModel for VllmClassify {
     }
 
     /// One request per item, concurrently; `done` gets each score as it arrives.
-    fn score_each(&self, items: &[RmRequest], done: ItemDone<'_, Score>) -> Vec<Result<Score, ModelError>> {
+    fn score_each(
+        &self,
+        items: &[RmRequest],
+        done: ItemDone<'_, Score>,
+    ) -> Vec<Result<Score, ModelError>> {
         self.client.run_each(items, done, |_, item| self.score_one(item))
     }
 

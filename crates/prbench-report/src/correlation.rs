@@ -25,7 +25,8 @@ mod inputs;
 mod runs;
 
 pub use compare::{
-    compare, difference_table, difference_text, interval_text, paper_columns, paper_table, render_comparison, undefined_table, BenchmarkSet, Comparison, ComparisonOptions,
+    compare, difference_table, difference_text, interval_text, paper_columns, paper_table,
+    render_comparison, undefined_table, BenchmarkSet, Comparison, ComparisonOptions,
     ComparisonSettings, DownstreamInfo, PairResult, SetResult,
 };
 
@@ -35,8 +36,8 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use prbench_stats::rank::{
-    bootstrap_correlations, correlations, leave_one_out, spearman_permutation_p, CorrelationBootstrap, CorrelationSet, LeaveOneOut, PermutationTest, RankError,
-    DEFAULT_RBO_P,
+    bootstrap_correlations, correlations, leave_one_out, spearman_permutation_p,
+    CorrelationBootstrap, CorrelationSet, LeaveOneOut, PermutationTest, RankError, DEFAULT_RBO_P,
 };
 
 /// Which benchmark figure of a run summary to use.
@@ -236,7 +237,11 @@ fn check_shared_options(opts: &CorrelationOptions) -> Result<()> {
 
 /// `--metric` and `--with-baselines` read run summaries: refused when every benchmark input
 /// (`paths`) is a CSV; `all_csv` says so in the error.
-fn check_benchmark_flags<'a>(mut paths: impl Iterator<Item = &'a PathBuf>, opts: &CorrelationOptions, all_csv: &str) -> Result<()> {
+fn check_benchmark_flags<'a>(
+    mut paths: impl Iterator<Item = &'a PathBuf>,
+    opts: &CorrelationOptions,
+    all_csv: &str,
+) -> Result<()> {
     if paths.all(is_csv) {
         if opts.metric != Metric::Auto {
             invalid!("--metric picks the figure read from run summaries; {all_csv}, whose scores are taken as they are");
@@ -280,11 +285,15 @@ pub fn correlate(opts: &CorrelationOptions, note: &mut dyn FnMut(&str)) -> Resul
                 models.push((b.label(), b.score, d.score));
                 sources.push(format!("{}: {} ↔ {}", b.label(), b.source, d.source));
             }
-            None if b.implicit => note(&format!("note: control baseline `{}` has no downstream score; left out", b.model)),
+            None if b.implicit => note(&format!(
+                "note: control baseline `{}` has no downstream score; left out",
+                b.model
+            )),
             None => unmatched.push(b.label()),
         }
     }
-    let extra: Vec<String> = down.iter().filter(|d| !bench.iter().any(|b| matches(b, d))).map(Entry::label).collect();
+    let extra: Vec<String> =
+        down.iter().filter(|d| !bench.iter().any(|b| matches(b, d))).map(Entry::label).collect();
     if !unmatched.is_empty() || !extra.is_empty() {
         invalid!(
             "every model needs both scores. Only benchmark: {}. Only downstream: {}. Models are matched by spec (as given to --model) or by a BoN scores file name, and by condition when both sides name one",
@@ -294,7 +303,8 @@ pub fn correlate(opts: &CorrelationOptions, note: &mut dyn FnMut(&str)) -> Resul
     }
     let x: Vec<f64> = models.iter().map(|m| m.1).collect();
     let y: Vec<f64> = models.iter().map(|m| m.2).collect();
-    let statistics = correlations(&x, &y, opts.rbo_p).map_err(|e| explain(e, &report_models(&models)))?;
+    let statistics =
+        correlations(&x, &y, opts.rbo_p).map_err(|e| explain(e, &report_models(&models)))?;
     let bootstrap = bootstrap_correlations(&x, &y, opts.rbo_p, opts.bootstrap, opts.seed, 0.95)?;
     finish(models, statistics, bootstrap, sources, opts)
 }
@@ -302,7 +312,12 @@ pub fn correlate(opts: &CorrelationOptions, note: &mut dyn FnMut(&str)) -> Resul
 /// The benchmark entries of `paths` (CSVs, then run folders as [`runs::entries`] takes them),
 /// with `common_items` restricting the run folders to their shared items. The options' checks
 /// must have passed.
-fn read_benchmark(paths: &[PathBuf], opts: &CorrelationOptions, common_items: bool, note: &mut dyn FnMut(&str)) -> Result<Vec<Entry>> {
+fn read_benchmark(
+    paths: &[PathBuf],
+    opts: &CorrelationOptions,
+    common_items: bool,
+    note: &mut dyn FnMut(&str),
+) -> Result<Vec<Entry>> {
     let mut bench = Vec::new();
     let mut bench_runs = Vec::new();
     for p in paths {
@@ -328,7 +343,13 @@ fn read_downstream_entries(opts: &CorrelationOptions) -> Result<Vec<Entry>> {
 
 /// A [`Correlation`] from its matched models, statistics and bootstrap: adds rho's permutation
 /// test and leave-one-out (both seeded or exact, from `opts`).
-fn finish(models: Vec<(String, f64, f64)>, statistics: CorrelationSet, bootstrap: CorrelationBootstrap, sources: Vec<String>, opts: &CorrelationOptions) -> Result<Correlation> {
+fn finish(
+    models: Vec<(String, f64, f64)>,
+    statistics: CorrelationSet,
+    bootstrap: CorrelationBootstrap,
+    sources: Vec<String>,
+    opts: &CorrelationOptions,
+) -> Result<Correlation> {
     let x: Vec<f64> = models.iter().map(|m| m.1).collect();
     let y: Vec<f64> = models.iter().map(|m| m.2).collect();
     let permutation = spearman_permutation_p(&x, &y, opts.permutations, opts.seed)?;
@@ -348,13 +369,21 @@ impl Entry {
 
 /// Same model (spec, or a BoN file name), and same condition when both sides name one.
 fn matches(b: &Entry, d: &Entry) -> bool {
-    (d.model == b.model || d.aliases.contains(&b.model)) && (b.condition.is_none() || d.condition.is_none() || b.condition == d.condition)
+    (d.model == b.model || d.aliases.contains(&b.model))
+        && (b.condition.is_none() || d.condition.is_none() || b.condition == d.condition)
 }
 
 fn check_unique(entries: &[Entry], flag: &str) -> Result<()> {
     for (i, e) in entries.iter().enumerate() {
-        if let Some(other) = entries[..i].iter().find(|o| o.model == e.model && o.condition == e.condition) {
-            invalid!("{flag}: model {} appears twice ({} and {}); give each model once", e.label(), other.source, e.source);
+        if let Some(other) =
+            entries[..i].iter().find(|o| o.model == e.model && o.condition == e.condition)
+        {
+            invalid!(
+                "{flag}: model {} appears twice ({} and {}); give each model once",
+                e.label(),
+                other.source,
+                e.source
+            );
         }
     }
     Ok(())
@@ -397,12 +426,25 @@ pub fn render(r: &Correlation, rbo_p: f64) -> String {
         ("NDCG (relevance = downstream)", r.statistics.ndcg, &b.ndcg, &l.ndcg),
     ];
     let rbo_label = format!("RBO (extrapolated, p = {rbo_p})");
-    for (name, v, ci, lo) in rows.into_iter().chain(std::iter::once((rbo_label.as_str(), r.statistics.rbo, &b.rbo, &l.rbo))) {
+    for (name, v, ci, lo) in rows.into_iter().chain(std::iter::once((
+        rbo_label.as_str(),
+        r.statistics.rbo,
+        &b.rbo,
+        &l.rbo,
+    ))) {
         let ci_text = ci.ci.map_or("–".into(), |c| format!("[{:.4}, {:.4}]", c.lo, c.hi));
         let loo = match (lo.min, lo.max) {
             (Some(a), Some(z)) => format!("{a:.4} … {z:.4}"),
             _ => "–".into(),
-        } + &if lo.undefined > 0 { format!(" ({} drop{} undefined)", lo.undefined, if lo.undefined == 1 { "" } else { "s" }) } else { String::new() };
+        } + &if lo.undefined > 0 {
+            format!(
+                " ({} drop{} undefined)",
+                lo.undefined,
+                if lo.undefined == 1 { "" } else { "s" }
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(s, "| {name} | {v:.4} | {ci_text} | {} | {loo} |", ci.undefined);
     }
     let _ = writeln!(

@@ -36,7 +36,9 @@ fn micro(rows: &[AccuracyRow]) -> Option<&AccuracyRow> {
 
 fn figure(row: &AccuracyRow) -> String {
     match (row.strict, row.strict_ci) {
-        (Some(a), Some([lo, hi])) => format!("{:.1}% [95% CI {:.1}, {:.1}]", a * 100.0, lo * 100.0, hi * 100.0),
+        (Some(a), Some([lo, hi])) => {
+            format!("{:.1}% [95% CI {:.1}, {:.1}]", a * 100.0, lo * 100.0, hi * 100.0)
+        }
         (Some(a), None) => format!("{:.1}%", a * 100.0),
         _ => "no figure".into(),
     }
@@ -49,7 +51,11 @@ pub fn render(m: &Matrix, inputs: &GuideInputs) -> String {
         return s;
     };
     let row_of = |condition: &str| {
-        m.conditions.iter().position(|c| c.condition == condition).and_then(|i| block.accuracy.get(i)).and_then(|rows| micro(rows))
+        m.conditions
+            .iter()
+            .position(|c| c.condition == condition)
+            .and_then(|i| block.accuracy.get(i))
+            .and_then(|rows| micro(rows))
     };
     let none = row_of("none");
     let oracle = row_of("oracle");
@@ -66,7 +72,13 @@ pub fn render(m: &Matrix, inputs: &GuideInputs) -> String {
         _ => {
             for (c, rows) in m.conditions.iter().zip(&block.accuracy) {
                 if let Some(r) = micro(rows) {
-                    let _ = writeln!(s, "- `{}`{}: {}.", c.condition, if c.oracle { " (upper bound)" } else { "" }, figure(r));
+                    let _ = writeln!(
+                        s,
+                        "- `{}`{}: {}.",
+                        c.condition,
+                        if c.oracle { " (upper bound)" } else { "" },
+                        figure(r)
+                    );
                 }
             }
         }
@@ -107,7 +119,9 @@ pub fn render(m: &Matrix, inputs: &GuideInputs) -> String {
         }
     }
     s.push_str("\n## Next\n\n```sh\n");
-    let has = |c: &str| m.conditions.iter().any(|x| x.condition == c || x.condition.starts_with(&format!("{c}:")));
+    let has = |c: &str| {
+        m.conditions.iter().any(|x| x.condition == c || x.condition.starts_with(&format!("{c}:")))
+    };
     if m.dataset_kind != "psoups" {
         let _ = writeln!(s, "prbench eval --data {} --condition none,oracle --both-orders --limit 25 --sample   # real P-Soups pairs (a random 25 per subset)", inputs.psoups_arg);
     }
@@ -130,7 +144,15 @@ mod tests {
     use prbench_stats::accuracy::Tally;
 
     fn row(label: &str, strict: f64, ci: [f64; 2]) -> AccuracyRow {
-        AccuracyRow { label: label.into(), tally: Tally::default(), truncated: 0, strict: Some(strict), strict_ci: Some(ci), half: None, excluded: None }
+        AccuracyRow {
+            label: label.into(),
+            tally: Tally::default(),
+            truncated: 0,
+            strict: Some(strict),
+            strict_ci: Some(ci),
+            half: None,
+            excluded: None,
+        }
     }
 
     fn matrix(blocks: Vec<MatrixBlock>, kind: &str) -> Matrix {
@@ -154,22 +176,42 @@ mod tests {
         MatrixBlock {
             metric: metric.into(),
             meaning: String::new(),
-            accuracy: vec![vec![row("Art", 0.0, [0.0, 0.0]), row("micro", none, [0.2, 0.7])], vec![row("micro", oracle, [0.5, 0.9])]],
+            accuracy: vec![
+                vec![row("Art", 0.0, [0.0, 0.0]), row("micro", none, [0.2, 0.7])],
+                vec![row("micro", oracle, [0.5, 0.9])],
+            ],
             gains: vec![],
         }
     }
 
     #[test]
     fn guide_reads_the_position_debiased_block_when_present() {
-        let m = matrix(vec![block("accuracy", 0.5, 0.5), block("both orders", 0.1, 0.2), block("position-debiased", 0.4167, 0.75)], "prb");
-        let g = render(&m, &GuideInputs { share_a: vec![("none".into(), Some(0.9)), ("oracle".into(), Some(0.55))], data_arg: "data/sample".into(), psoups_arg: "psoups:/x/alignx-psoups".into() });
+        let m = matrix(
+            vec![
+                block("accuracy", 0.5, 0.5),
+                block("both orders", 0.1, 0.2),
+                block("position-debiased", 0.4167, 0.75),
+            ],
+            "prb",
+        );
+        let g = render(
+            &m,
+            &GuideInputs {
+                share_a: vec![("none".into(), Some(0.9)), ("oracle".into(), Some(0.55))],
+                data_arg: "data/sample".into(),
+                psoups_arg: "psoups:/x/alignx-psoups".into(),
+            },
+        );
         assert!(g.contains("in 41.7% [95% CI 20.0, 70.0] of pairs"), "{g}");
         assert!(g.contains("rubric aspects (`oracle`: an upper bound, not a benchmark score) in 75.0% [95% CI 50.0, 90.0]"), "{g}");
         // The larger lean of the two conditions (0.9 is further from 0.5 than 0.55).
         assert!(g.contains("answered A in 90% of its single-order verdicts under `none`"), "{g}");
         assert!(g.contains("**position-debiased**"), "{g}");
         // 12 pairs, CI 20–70: 50 points wide.
-        assert!(g.contains("12 pairs per condition is too few for a confidence interval to mean much"), "{g}");
+        assert!(
+            g.contains("12 pairs per condition is too few for a confidence interval to mean much"),
+            "{g}"
+        );
         assert!(g.contains("--data psoups:/x/alignx-psoups --condition none,oracle"), "{g}");
         assert!(g.contains("--data data/sample --condition none,profile:10,planner"), "{g}");
         assert!(g.contains("openai:"), "{g}");
@@ -181,29 +223,51 @@ mod tests {
         m.n_examples = 60;
         let g = render(&m, &GuideInputs::default());
         // none's micro CI is [0.2, 0.7]: 50 points.
-        assert!(g.contains("60 pairs per condition is a first look: a 95% CI here is about 50 points wide"), "{g}");
+        assert!(
+            g.contains(
+                "60 pairs per condition is a first look: a 95% CI here is about 50 points wide"
+            ),
+            "{g}"
+        );
         let mut zero = block("position-debiased", 0.5, 0.5);
         zero.accuracy[0][1].strict_ci = Some([0.5, 0.5]);
         let mut m = matrix(vec![zero], "prb");
         m.n_examples = 60;
         let g = render(&m, &GuideInputs::default());
-        assert!(g.contains("too few for a confidence interval to mean much") && !g.contains("0 points wide"), "{g}");
+        assert!(
+            g.contains("too few for a confidence interval to mean much")
+                && !g.contains("0 points wide"),
+            "{g}"
+        );
     }
 
     #[test]
     fn guide_names_the_slot_a_judge_leans_to() {
         let m = matrix(vec![block("position-debiased", 0.4167, 0.75)], "prb");
-        let g = render(&m, &GuideInputs { share_a: vec![("none".into(), Some(0.0)), ("oracle".into(), Some(0.25))], data_arg: "d".into(), psoups_arg: "psoups:p".into() });
+        let g = render(
+            &m,
+            &GuideInputs {
+                share_a: vec![("none".into(), Some(0.0)), ("oracle".into(), Some(0.25))],
+                data_arg: "d".into(),
+                psoups_arg: "psoups:p".into(),
+            },
+        );
         assert!(g.contains("answered B in 100% of its single-order verdicts under `none`"), "{g}");
     }
 
     #[test]
     fn guide_without_both_orders_says_to_add_it() {
         let m = matrix(vec![block("accuracy", 0.6, 0.7)], "psoups");
-        let g = render(&m, &GuideInputs { share_a: vec![], data_arg: "psoups:x".into(), psoups_arg: "psoups:p".into() });
+        let g = render(
+            &m,
+            &GuideInputs {
+                share_a: vec![],
+                data_arg: "psoups:x".into(),
+                psoups_arg: "psoups:p".into(),
+            },
+        );
         assert!(g.contains("Add `--both-orders`"), "{g}");
         assert!(g.contains("in 60.0% [95% CI 20.0, 70.0] of pairs"), "{g}");
         assert!(!g.contains("--data psoups:p"), "P-Soups is not suggested again: {g}");
     }
-
 }

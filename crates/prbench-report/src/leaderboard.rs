@@ -95,7 +95,13 @@ impl LeaderRow {
 
     /// What the headline is.
     pub fn headline_metric(&self) -> &'static str {
-        if self.debiased.as_deref().and_then(|d| Self::row(d, "micro")).and_then(|r| r.strict).is_some() {
+        if self
+            .debiased
+            .as_deref()
+            .and_then(|d| Self::row(d, "micro"))
+            .and_then(|r| r.strict)
+            .is_some()
+        {
             "position-debiased"
         } else {
             "strict"
@@ -119,7 +125,11 @@ pub struct Group {
 impl Group {
     /// `data/sample, 12 items` (with ` — not Personalized-RewardBench` for adapted data).
     pub fn label(&self) -> String {
-        let kind = if self.dataset_kind == "prb" { String::new() } else { format!(" ({}: not Personalized-RewardBench)", self.dataset_kind) };
+        let kind = if self.dataset_kind == "prb" {
+            String::new()
+        } else {
+            format!(" ({}: not Personalized-RewardBench)", self.dataset_kind)
+        };
         format!("{}{kind}, {} items", self.dataset, self.n)
     }
 }
@@ -156,7 +166,12 @@ pub fn build(runs: &[RunSource]) -> Leaderboard {
             Some(g) => g,
             None => {
                 group_keys.push(key);
-                groups.push(Group { dataset: s.dataset.clone(), dataset_kind: s.dataset_kind.clone(), dataset_hash: s.dataset_hash.clone(), n: run.outcomes.len() });
+                groups.push(Group {
+                    dataset: s.dataset.clone(),
+                    dataset_kind: s.dataset_kind.clone(),
+                    dataset_hash: s.dataset_hash.clone(),
+                    n: run.outcomes.len(),
+                });
                 groups.len() - 1
             }
         };
@@ -167,11 +182,18 @@ pub fn build(runs: &[RunSource]) -> Leaderboard {
         }
         let micro = LeaderRow::row(&s.rows, "micro");
         let tally = micro.map(|r| r.tally).unwrap_or_default();
-        let run_id = run.dir.file_name().map_or_else(|| s.run_id.clone(), |n| n.to_string_lossy().into_owned());
+        let run_id = run
+            .dir
+            .file_name()
+            .map_or_else(|| s.run_id.clone(), |n| n.to_string_lossy().into_owned());
         rows.push(LeaderRow {
             model: model_label(&s.model, &run.manifest),
             condition: s.condition.clone(),
-            sees: if run.is_baseline() { s.baselines.iter().find(|b| b.name == s.model).map(|b| b.sees.clone()) } else { None },
+            sees: if run.is_baseline() {
+                s.baselines.iter().find(|b| b.name == s.model).map(|b| b.sees.clone())
+            } else {
+                None
+            },
             kind: if run.is_baseline() { RowKind::Baseline } else { RowKind::Model },
             // A control baseline reads no rubric, so under `oracle` it is no upper bound.
             upper_bound: s.oracle && !run.is_baseline(),
@@ -192,7 +214,14 @@ pub fn build(runs: &[RunSource]) -> Leaderboard {
             truncated: micro.map_or(0, |r| r.truncated),
         });
         for b in &s.baselines {
-            let same = rows.iter_mut().find(|x| x.kind == RowKind::Baseline && x.model == b.name && x.group == group && x.from_summary && x.rows == b.rows && x.sees.as_deref() == Some(b.sees.as_str()));
+            let same = rows.iter_mut().find(|x| {
+                x.kind == RowKind::Baseline
+                    && x.model == b.name
+                    && x.group == group
+                    && x.from_summary
+                    && x.rows == b.rows
+                    && x.sees.as_deref() == Some(b.sees.as_str())
+            });
             if let Some(x) = same {
                 if !x.condition.split(", ").any(|c| c == s.condition) {
                     x.condition = format!("{}, {}", x.condition, s.condition);
@@ -225,7 +254,11 @@ pub fn build(runs: &[RunSource]) -> Leaderboard {
         }
     }
     // A baseline evaluated as the model stands for its summary rows on the same items.
-    let runs_of: Vec<(String, usize)> = rows.iter().filter(|r| r.kind == RowKind::Baseline && !r.from_summary).map(|r| (r.model.clone(), r.group)).collect();
+    let runs_of: Vec<(String, usize)> = rows
+        .iter()
+        .filter(|r| r.kind == RowKind::Baseline && !r.from_summary)
+        .map(|r| (r.model.clone(), r.group))
+        .collect();
     rows.retain(|r| !(r.from_summary && runs_of.contains(&(r.model.clone(), r.group))));
     // Stable: equal headlines keep input order. Groups never mix.
     rows.sort_by(|a, b| {
@@ -272,7 +305,9 @@ fn pct_ci(r: Option<&AccuracyRow>) -> String {
 fn model_label(spec: &str, manifest: &serde_json::Value) -> String {
     let mut label = match manifest["judge_recipe"]["name"].as_str() {
         Some(name) => {
-            let short = std::path::Path::new(name).file_name().map_or_else(|| name.to_string(), |n| n.to_string_lossy().into_owned());
+            let short = std::path::Path::new(name)
+                .file_name()
+                .map_or_else(|| name.to_string(), |n| n.to_string_lossy().into_owned());
             format!("{spec} [recipe {short}]")
         }
         None => spec.to_string(),
@@ -289,7 +324,8 @@ pub fn row_label(r: &LeaderRow) -> (String, String) {
         RowKind::Baseline => format!("{} (control baseline)", r.model),
         RowKind::Model => r.model.clone(),
     };
-    let condition = if r.upper_bound { format!("{} (upper bound)", r.condition) } else { r.condition.clone() };
+    let condition =
+        if r.upper_bound { format!("{} (upper bound)", r.condition) } else { r.condition.clone() };
     (model, condition)
 }
 
@@ -320,7 +356,14 @@ fn columns(lb: &Leaderboard) -> Vec<String> {
     }
     c.extend(["n".into(), "debiased %".into(), "micro %".into(), "macro %".into()]);
     c.extend(lb.subsets.iter().map(|s| format!("{s} %")));
-    c.extend(["both orders %".into(), "consistency %".into(), "unparsed".into(), "ties".into(), "errors".into(), "truncated".into()]);
+    c.extend([
+        "both orders %".into(),
+        "consistency %".into(),
+        "unparsed".into(),
+        "ties".into(),
+        "errors".into(),
+        "truncated".into(),
+    ]);
     c
 }
 
@@ -393,9 +436,13 @@ const RENDERED_STARTS: [&str; 4] = [
 /// [`ReportError::Out`] naming the path and what to do; [`ReportError::Io`] when an existing
 /// file cannot be read.
 pub fn check_out(out: &std::path::Path) -> Result<(), crate::error::ReportError> {
-    let refuse = |reason: String| Err(crate::error::ReportError::Out { path: out.to_path_buf(), reason });
+    let refuse =
+        |reason: String| Err(crate::error::ReportError::Out { path: out.to_path_buf(), reason });
     if out.is_dir() {
-        return refuse(format!("is a folder; name the file to write, e.g. {}", out.join("leaderboard.md").display()));
+        return refuse(format!(
+            "is a folder; name the file to write, e.g. {}",
+            out.join("leaderboard.md").display()
+        ));
     }
     if !out.exists() {
         return Ok(());
@@ -405,7 +452,9 @@ pub fn check_out(out: &std::path::Path) -> Result<(), crate::error::ReportError>
     }
     use std::io::Read;
     let mut head = Vec::with_capacity(128);
-    std::fs::File::open(out).and_then(|f| f.take(128).read_to_end(&mut head)).map_err(crate::error::io(out))?;
+    std::fs::File::open(out)
+        .and_then(|f| f.take(128).read_to_end(&mut head))
+        .map_err(crate::error::io(out))?;
     if RENDERED_STARTS.iter().any(|start| head.starts_with(start.as_bytes())) {
         return Ok(());
     }
@@ -440,11 +489,37 @@ pub fn render(lb: &Leaderboard, format: Format) -> Result<String, serde_json::Er
         }
         Format::Csv => {
             // Machine-readable: fractions and CI ends as separate columns, no marks in labels.
-            let mut head = vec!["model", "condition", "sees", "kind", "upper_bound", "run_id", "dataset", "dataset_hash", "group", "n"].into_iter().map(String::from).collect::<Vec<_>>();
+            let mut head = vec![
+                "model",
+                "condition",
+                "sees",
+                "kind",
+                "upper_bound",
+                "run_id",
+                "dataset",
+                "dataset_hash",
+                "group",
+                "n",
+            ]
+            .into_iter()
+            .map(String::from)
+            .collect::<Vec<_>>();
             for sc in lb.subsets.iter().map(String::as_str).chain(["micro", "macro"]) {
                 head.extend([format!("{sc}"), format!("{sc}_ci_lo"), format!("{sc}_ci_hi")]);
             }
-            head.extend(["both_orders", "debiased", "debiased_ci_lo", "debiased_ci_hi", "unparsed", "ties", "errors", "truncated"].map(String::from));
+            head.extend(
+                [
+                    "both_orders",
+                    "debiased",
+                    "debiased_ci_lo",
+                    "debiased_ci_hi",
+                    "unparsed",
+                    "ties",
+                    "errors",
+                    "truncated",
+                ]
+                .map(String::from),
+            );
             let _ = writeln!(s, "{}", head.join(","));
             let num = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v}"));
             for r in &lb.rows {
@@ -469,7 +544,9 @@ pub fn render(lb: &Leaderboard, format: Format) -> Result<String, serde_json::Er
                     c.push(num(row.and_then(|r| r.strict_ci).map(|c| c[0])));
                     c.push(num(row.and_then(|r| r.strict_ci).map(|c| c[1])));
                 }
-                let micro_of = |rows: Option<&[AccuracyRow]>| rows.and_then(|b| LeaderRow::row(b, "micro")).cloned();
+                let micro_of = |rows: Option<&[AccuracyRow]>| {
+                    rows.and_then(|b| LeaderRow::row(b, "micro")).cloned()
+                };
                 c.push(num(micro_of(r.both_orders.as_deref()).and_then(|r| r.strict)));
                 let d = micro_of(r.debiased.as_deref());
                 c.push(num(d.as_ref().and_then(|r| r.strict)));
@@ -481,14 +558,30 @@ pub fn render(lb: &Leaderboard, format: Format) -> Result<String, serde_json::Er
         }
         Format::Latex => {
             let _ = writeln!(s, "% prbench leaderboard: strict accuracy %, bootstrap 95% CI in brackets; debiased = position-debiased; oracle rows are upper bounds.");
-            let _ = writeln!(s, "% needs \\usepackage{{booktabs}} (\\toprule, \\midrule, \\bottomrule).");
+            let _ = writeln!(
+                s,
+                "% needs \\usepackage{{booktabs}} (\\toprule, \\midrule, \\bottomrule)."
+            );
             let text = text_columns(&cols);
-            let _ = writeln!(s, "\\begin{{tabular}}{{{}{}}}", "l".repeat(text), "r".repeat(cols.len() - text));
+            let _ = writeln!(
+                s,
+                "\\begin{{tabular}}{{{}{}}}",
+                "l".repeat(text),
+                "r".repeat(cols.len() - text)
+            );
             s.push_str("\\toprule\n");
-            let _ = writeln!(s, "{} \\\\", cols.iter().map(|c| latex_cell(c)).collect::<Vec<_>>().join(" & "));
+            let _ = writeln!(
+                s,
+                "{} \\\\",
+                cols.iter().map(|c| latex_cell(c)).collect::<Vec<_>>().join(" & ")
+            );
             s.push_str("\\midrule\n");
             for r in &lb.rows {
-                let _ = writeln!(s, "{} \\\\", cells(lb, r).iter().map(|c| latex_cell(c)).collect::<Vec<_>>().join(" & "));
+                let _ = writeln!(
+                    s,
+                    "{} \\\\",
+                    cells(lb, r).iter().map(|c| latex_cell(c)).collect::<Vec<_>>().join(" & ")
+                );
             }
             s.push_str("\\bottomrule\n\\end{tabular}\n");
         }
@@ -506,7 +599,13 @@ mod tests {
         assert_eq!(model_label("bt:runs/m", &m), "bt:runs/m (trained: profile:2)");
         // Manifests written before the field, and models prbench did not train, have none.
         assert_eq!(model_label("bt:runs/m", &serde_json::json!({})), "bt:runs/m");
-        assert_eq!(model_label("gguf:j.gguf", &serde_json::json!({ "judge_recipe": { "name": "recipes/mt-bench" } })), "gguf:j.gguf [recipe mt-bench]");
+        assert_eq!(
+            model_label(
+                "gguf:j.gguf",
+                &serde_json::json!({ "judge_recipe": { "name": "recipes/mt-bench" } })
+            ),
+            "gguf:j.gguf [recipe mt-bench]"
+        );
     }
 
     #[test]
@@ -514,14 +613,24 @@ mod tests {
         use super::{check_out, render, Format, Leaderboard};
         let tmp = tempfile::tempdir().unwrap();
         let lb = Leaderboard { groups: vec![], subsets: vec!["Art".into()], rows: vec![] };
-        for (i, format) in [Format::Markdown, Format::Csv, Format::Json, Format::Latex].into_iter().enumerate() {
+        for (i, format) in
+            [Format::Markdown, Format::Csv, Format::Json, Format::Latex].into_iter().enumerate()
+        {
             let path = tmp.path().join(format!("lb{i}"));
             assert!(check_out(&path).is_ok(), "a new file may be written");
             std::fs::write(&path, render(&lb, format).unwrap()).unwrap();
-            assert!(check_out(&path).is_ok(), "a leaderboard written before may be replaced: {}", std::fs::read_to_string(&path).unwrap());
+            assert!(
+                check_out(&path).is_ok(),
+                "a leaderboard written before may be replaced: {}",
+                std::fs::read_to_string(&path).unwrap()
+            );
         }
         // A run's summary, a matrix, a user's notes: refused, and left as they were.
-        for (name, body) in [("summary.json", "{\n  \"model\": \"baseline:longer\"\n}\n"), ("none-matrix.md", "| condition | Art |\n"), ("notes.md", "my notes\n")] {
+        for (name, body) in [
+            ("summary.json", "{\n  \"model\": \"baseline:longer\"\n}\n"),
+            ("none-matrix.md", "| condition | Art |\n"),
+            ("notes.md", "my notes\n"),
+        ] {
             let path = tmp.path().join(name);
             std::fs::write(&path, body).unwrap();
             let err = check_out(&path).unwrap_err().to_string();
@@ -535,7 +644,10 @@ mod tests {
     fn cells_are_escaped_for_each_format() {
         assert_eq!(csv_cell("a,b \"c\""), "\"a,b \"\"c\"\"\"");
         assert_eq!(csv_cell("plain"), "plain");
-        assert_eq!(latex_cell("50% & x_1 {#} ~^\\"), "50\\% \\& x\\_1 \\{\\#\\} \\textasciitilde{}\\textasciicircum{}\\textbackslash{}");
+        assert_eq!(
+            latex_cell("50% & x_1 {#} ~^\\"),
+            "50\\% \\& x\\_1 \\{\\#\\} \\textasciitilde{}\\textasciicircum{}\\textbackslash{}"
+        );
         assert_eq!(md_cell("a|b\nc"), "a\\|b c");
     }
 }

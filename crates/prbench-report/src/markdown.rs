@@ -73,18 +73,36 @@ pub fn render(sum: &Summary) -> String {
     }
     let _ = writeln!(s, "- condition: `{}`: {}", sum.condition, sum.condition_meaning);
     if let Some(limit) = sum.limit_per_subset {
-        let _ = writeln!(s, "- limited to the first {} of each subset (a quick look, not a full run)", count(limit, "example", "examples"));
+        let _ = writeln!(
+            s,
+            "- limited to the first {} of each subset (a quick look, not a full run)",
+            count(limit, "example", "examples")
+        );
     }
     if let Some(n) = sum.sample_per_subset {
         let _ = writeln!(s, "- limited to a random sample of {n} examples per subset, seed {} (the {n} with the smallest sha256(seed, id); a quick look, not a full run)", sum.seed);
     }
-    let _ = writeln!(s, "- dataset: `{}` ({}), sha256 `{}`", sum.dataset, sum.dataset_kind, short_hash(&sum.dataset_hash));
-    let generated = if sum.output_tokens > 0 { format!(", {} generated", sum.output_tokens) } else { String::new() };
+    let _ = writeln!(
+        s,
+        "- dataset: `{}` ({}), sha256 `{}`",
+        sum.dataset,
+        sum.dataset_kind,
+        short_hash(&sum.dataset_hash)
+    );
+    let generated = if sum.output_tokens > 0 {
+        format!(", {} generated", sum.output_tokens)
+    } else {
+        String::new()
+    };
     // A server that counts no tokens leaves every item's count at 0: say unknown, not 0.
     let tokens = if sum.remote.is_some_and(|r| r.prompt_tokens.is_none()) {
         "input tokens unknown (the server does not count them)".to_string()
     } else {
-        format!("{}, {} of them cut by truncation", count(sum.input_tokens, "input token", "input tokens"), sum.truncated_tokens)
+        format!(
+            "{}, {} of them cut by truncation",
+            count(sum.input_tokens, "input token", "input tokens"),
+            sum.truncated_tokens
+        )
     };
     let _ = writeln!(
         s,
@@ -94,8 +112,22 @@ pub fn render(sum: &Summary) -> String {
         sum.wall_seconds
     );
     if let Some(c) = &sum.cache {
-        let failed = if c.write_errors > 0 { format!(", {} not stored (first: {})", c.write_errors, c.first_error.as_deref().unwrap_or("")) } else { String::new() };
-        let _ = writeln!(s, "- cache `{}`: {}, {}{failed}", c.path, count(c.hits, "hit", "hits"), count(c.calls, "call", "calls"));
+        let failed = if c.write_errors > 0 {
+            format!(
+                ", {} not stored (first: {})",
+                c.write_errors,
+                c.first_error.as_deref().unwrap_or("")
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            s,
+            "- cache `{}`: {}, {}{failed}",
+            c.path,
+            count(c.hits, "hit", "hits"),
+            count(c.calls, "call", "calls")
+        );
     }
     if let Some(r) = &sum.remote {
         let _ = writeln!(
@@ -111,7 +143,11 @@ pub fn render(sum: &Summary) -> String {
         let _ = writeln!(s, "- profile: {}", p.line());
     }
     if let Some(n) = sum.empty_rubric.filter(|&n| n > 0) {
-        let _ = writeln!(s, "- oracle: ground-truth rubric shown{}", crate::summary::empty_line(n, "an empty rubric"));
+        let _ = writeln!(
+            s,
+            "- oracle: ground-truth rubric shown{}",
+            crate::summary::empty_line(n, "an empty rubric")
+        );
     }
     if let Some(p) = &sum.planner {
         let _ = writeln!(s, "- planner {}", p.line());
@@ -131,7 +167,10 @@ pub fn render(sum: &Summary) -> String {
     }
     s.push_str("## Accuracy\n\n");
     let unit = match sum.bootstrap_users {
-        Some(n) => format!("resampling users ({}, each with all their examples) within each subset", count(n, "user", "users")),
+        Some(n) => format!(
+            "resampling users ({}, each with all their examples) within each subset",
+            count(n, "user", "users")
+        ),
         None => "resampling examples within each subset".to_string(),
     };
     let _ = writeln!(s, "Strict accuracy counts ties, unparsed verdicts and errors as not correct (the paper's rule); half-tie gives ties half credit; excl. drops ties, unparsed and errors from the denominator. CIs: seeded percentile bootstrap, {unit}.\n");
@@ -151,9 +190,15 @@ pub fn render(sum: &Summary) -> String {
     if let Some(bo) = &sum.both_orders {
         s.push_str("\n## Both orders\n\nCorrect only when the verdicts with chosen in A and with chosen in B both pick it.\n\n");
         s.push_str(&accuracy_table(&bo.rows));
-        let _ = writeln!(s, "\nConsistency (both verdicts pick the same answer): {} %", pct(bo.consistency));
+        let _ = writeln!(
+            s,
+            "\nConsistency (both verdicts pick the same answer): {} %",
+            pct(bo.consistency)
+        );
         if let Some(rows) = &bo.debiased_rows {
-            s.push_str("\nPosition-debiased (margin with chosen in A > margin with chosen in B):\n\n");
+            s.push_str(
+                "\nPosition-debiased (margin with chosen in A > margin with chosen in B):\n\n",
+            );
             s.push_str(&accuracy_table(rows));
         }
     }
@@ -182,7 +227,6 @@ pub fn render(sum: &Summary) -> String {
 fn short_hash(h: &str) -> &str {
     &h[..h.len().min(16)]
 }
-
 
 /// Why a verdict of a run with this decoding record (a summary's or manifest's `decoding`) is
 /// unparsed, in the words of its verdict format: prbench's `Result:` line, or the reader of the
@@ -246,7 +290,11 @@ mod tests {
                 share_a_verdicts: Some(0.875),
             }),
             both_orders: None,
-            baselines: vec![BaselineRow { name: "baseline:shorter".into(), sees: "answer only".into(), rows: vec![row("Art", 3, 5, 0), row("micro", 3, 5, 0)] }],
+            baselines: vec![BaselineRow {
+                name: "baseline:shorter".into(),
+                sees: "answer only".into(),
+                rows: vec![row("Art", 3, 5, 0), row("micro", 3, 5, 0)],
+            }],
             input_tokens: 10,
             truncated_tokens: 0,
             profile: None,
@@ -263,7 +311,12 @@ mod tests {
     fn rows_show_counts_beside_accuracy() {
         // 5 correct, 2 wrong, 1 tie of 8: strict 62.5, half 68.75 -> 68.8, excluded 5/7 = 71.4.
         let md = accuracy_table(&[row("Art", 5, 2, 1)]);
-        assert!(md.ends_with("| Art | 8 | 62.5 | [25.0, 87.5] | 5 | 2 | 1 | 0 | 0 | 0 | 68.8 | 71.4 |\n"), "{md}");
+        assert!(
+            md.ends_with(
+                "| Art | 8 | 62.5 | [25.0, 87.5] | 5 | 2 | 1 | 0 | 0 | 0 | 68.8 | 71.4 |\n"
+            ),
+            "{md}"
+        );
     }
 
     #[test]
@@ -275,32 +328,57 @@ mod tests {
         assert!(flagged.contains("ORACLE CONDITION — upper bound"));
         assert!(flagged.contains("Data converted from `psoups`"));
         assert!(flagged.contains("| 4 | 100.0 | 4 | 25.0 | 87.5 |"), "{flagged}");
-        assert!(flagged.contains("| `baseline:shorter` | answer only | 37.5 | 37.5 | [25.0, 87.5] | 0 |"), "{flagged}");
+        assert!(
+            flagged
+                .contains("| `baseline:shorter` | answer only | 37.5 | 37.5 | [25.0, 87.5] | 0 |"),
+            "{flagged}"
+        );
     }
 
     #[test]
     fn token_counts_a_server_did_not_report_read_unknown_never_0() {
         let with = |prompt_tokens: Option<u64>, completion_tokens: Option<u64>| {
-            let remote = crate::summary::RemoteCalls { requests: 26, retries: 2, failures: 0, prompt_tokens, completion_tokens };
+            let remote = crate::summary::RemoteCalls {
+                requests: 26,
+                retries: 2,
+                failures: 0,
+                prompt_tokens,
+                completion_tokens,
+            };
             render(&Summary { remote: Some(remote), input_tokens: 0, ..summary(false, "prb") })
         };
         // An OpenRLHF-style server: no prompt counts, and a reward model generates nothing.
         let md = with(None, Some(0));
         assert!(md.contains("- remote: 26 requests (2 retries), 0 calls failed; server-reported usage unknown prompt + 0 completion tokens\n"), "{md}");
-        assert!(md.contains("; input tokens unknown (the server does not count them); model wall time"), "{md}");
+        assert!(
+            md.contains("; input tokens unknown (the server does not count them); model wall time"),
+            "{md}"
+        );
         assert!(!md.contains("0 input tokens"), "{md}");
         let md = with(Some(1234), Some(56));
         assert!(md.contains("server-reported usage 1234 prompt + 56 completion tokens\n"), "{md}");
-        assert!(md.contains("; 0 input tokens, 0 of them cut by truncation; model wall time"), "{md}");
+        assert!(
+            md.contains("; 0 input tokens, 0 of them cut by truncation; model wall time"),
+            "{md}"
+        );
         // Summaries written before the counts could be unknown still read.
-        let old: crate::summary::RemoteCalls = serde_json::from_str(r#"{"requests":1,"retries":0,"failures":0,"prompt_tokens":7,"completion_tokens":0}"#).unwrap();
+        let old: crate::summary::RemoteCalls = serde_json::from_str(
+            r#"{"requests":1,"retries":0,"failures":0,"prompt_tokens":7,"completion_tokens":0}"#,
+        )
+        .unwrap();
         assert_eq!((old.prompt_tokens, old.completion_tokens), (Some(7), Some(0)));
     }
 
     #[test]
     fn a_trained_models_condition_is_shown_and_a_mismatch_said() {
-        assert!(!render(&summary(false, "prb")).contains("trained under"), "only for models prbench trained");
-        let trained = |condition: &str, oracle: bool| Summary { model_training_condition: Some(condition.into()), ..summary(oracle, "prb") };
+        assert!(
+            !render(&summary(false, "prb")).contains("trained under"),
+            "only for models prbench trained"
+        );
+        let trained = |condition: &str, oracle: bool| Summary {
+            model_training_condition: Some(condition.into()),
+            ..summary(oracle, "prb")
+        };
         let same = render(&trained("none", false));
         assert!(same.contains("- model: `baseline:longer` (baseline)\n- trained under condition `none`, the condition of this run\n"), "{same}");
         let other = render(&trained("none", true));

@@ -98,9 +98,19 @@ pub fn render(m: &Matrix) -> String {
     if m.dataset_kind != "prb" {
         let _ = writeln!(s, "> Data converted from `{}`, not Personalized-RewardBench: figures are not comparable with the paper's.\n", m.dataset_kind);
     }
-    let _ = writeln!(s, "- dataset: `{}` ({}), {} items per condition; seed {}, bootstrap {} resamples", m.dataset, m.dataset_kind, m.n_examples, m.seed, m.bootstrap_resamples);
+    let _ = writeln!(
+        s,
+        "- dataset: `{}` ({}), {} items per condition; seed {}, bootstrap {} resamples",
+        m.dataset, m.dataset_kind, m.n_examples, m.seed, m.bootstrap_resamples
+    );
     for c in &m.conditions {
-        let _ = writeln!(s, "- `{}`{}: run `{}`", c.condition, if c.oracle { " (upper bound)" } else { "" }, c.run_id);
+        let _ = writeln!(
+            s,
+            "- `{}`{}: run `{}`",
+            c.condition,
+            if c.oracle { " (upper bound)" } else { "" },
+            c.run_id
+        );
     }
     for n in &m.notes {
         let _ = writeln!(s, "- {n}");
@@ -112,7 +122,11 @@ pub fn render(m: &Matrix) -> String {
     s.push('\n');
     for b in &m.blocks {
         let _ = writeln!(s, "\n## {}\n\n{}\n", b.metric, b.meaning);
-        let scopes: Vec<String> = b.accuracy.first().map(|rows| rows.iter().map(|r| scope_name(&r.label)).collect()).unwrap_or_default();
+        let scopes: Vec<String> = b
+            .accuracy
+            .first()
+            .map(|rows| rows.iter().map(|r| scope_name(&r.label)).collect())
+            .unwrap_or_default();
         s.push_str("| condition |");
         for sc in &scopes {
             let _ = write!(s, " {sc} % [95% CI] |");
@@ -121,10 +135,16 @@ pub fn render(m: &Matrix) -> String {
         s.push_str(&"---:|".repeat(scopes.len()));
         s.push('\n');
         for (c, rows) in m.conditions.iter().zip(&b.accuracy) {
-            let label = if c.oracle { format!("`{}` (upper bound)", c.condition) } else { format!("`{}`", c.condition) };
+            let label = if c.oracle {
+                format!("`{}` (upper bound)", c.condition)
+            } else {
+                format!("`{}`", c.condition)
+            };
             let _ = write!(s, "| {label} |");
             for r in rows {
-                let ci = r.strict_ci.map_or(String::new(), |[lo, hi]| format!(" [{:.1}, {:.1}]", lo * 100.0, hi * 100.0));
+                let ci = r.strict_ci.map_or(String::new(), |[lo, hi]| {
+                    format!(" [{:.1}, {:.1}]", lo * 100.0, hi * 100.0)
+                });
                 let _ = write!(s, " {}{ci} |", pct(r.strict));
             }
             s.push('\n');
@@ -140,11 +160,20 @@ pub fn render(m: &Matrix) -> String {
         s.push_str(&"---:|".repeat(scopes.len()));
         s.push('\n');
         for c in m.conditions.iter().filter(|c| c.condition != "none") {
-            let _ = write!(s, "| `{}`{} |", c.condition, if c.oracle { " (upper bound)" } else { "" });
+            let _ =
+                write!(s, "| `{}`{} |", c.condition, if c.oracle { " (upper bound)" } else { "" });
             for sc in &scopes {
                 match b.gains.iter().find(|g| g.condition == c.condition && &g.scope == sc) {
                     Some(g) => {
-                        let _ = write!(s, " {:+.1} ({}/{}; p {}; Holm {}) |", g.gain * 100.0, g.only_condition, g.only_none, p_text(g.p_value), p_text(g.p_holm));
+                        let _ = write!(
+                            s,
+                            " {:+.1} ({}/{}; p {}; Holm {}) |",
+                            g.gain * 100.0,
+                            g.only_condition,
+                            g.only_none,
+                            p_text(g.p_value),
+                            p_text(g.p_holm)
+                        );
                     }
                     None => s.push_str(" — |"),
                 }

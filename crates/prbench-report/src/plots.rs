@@ -7,9 +7,9 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use crate::correlation::paper_columns;
 use crate::leaderboard::{LeaderRow, Leaderboard, RowKind};
 use crate::matrix::{scope_name, Matrix, MatrixBlock};
-use crate::correlation::paper_columns;
 use crate::sources::{BonTableRecord, ComparisonRecord, CorrelationRecord};
 use crate::summary::AccuracyRow;
 
@@ -96,7 +96,13 @@ pub fn row_labels(lb: &Leaderboard) -> Vec<String> {
     plain
         .iter()
         .zip(&lb.rows)
-        .map(|(l, r)| if plain.iter().filter(|x| *x == l).count() > 1 { format!("{l} [{}]", r.run_id) } else { l.clone() })
+        .map(|(l, r)| {
+            if plain.iter().filter(|x| *x == l).count() > 1 {
+                format!("{l} [{}]", r.run_id)
+            } else {
+                l.clone()
+            }
+        })
         .collect()
 }
 
@@ -150,7 +156,14 @@ pub fn accuracy_forest(lb: &Leaderboard) -> Result<String, String> {
                 .label_style((FONT, 11))
                 .draw()
                 .map_err(e)?;
-            chart.draw_series(DashedLineSeries::new([(50.0, -0.5), (50.0, n as f64 - 0.5)], 3, 3, GREY.into())).map_err(e)?;
+            chart
+                .draw_series(DashedLineSeries::new(
+                    [(50.0, -0.5), (50.0, n as f64 - 0.5)],
+                    3,
+                    3,
+                    GREY.into(),
+                ))
+                .map_err(e)?;
             for (i, r) in lb.rows.iter().enumerate() {
                 let y = (n - 1 - i) as f64;
                 if pi == 0 {
@@ -160,14 +173,27 @@ pub fn accuracy_forest(lb: &Leaderboard) -> Result<String, String> {
                 let Some(p) = acc.strict else { continue };
                 let color = row_color(lb, r);
                 if let Some([lo, hi]) = acc.strict_ci {
-                    chart.draw_series(std::iter::once(PathElement::new(vec![(lo * 100.0, y), (hi * 100.0, y)], color.stroke_width(2)))).map_err(e)?;
+                    chart
+                        .draw_series(std::iter::once(PathElement::new(
+                            vec![(lo * 100.0, y), (hi * 100.0, y)],
+                            color.stroke_width(2),
+                        )))
+                        .map_err(e)?;
                 }
-                chart.draw_series(std::iter::once(Circle::new((p * 100.0, y), 4, color.filled()))).map_err(e)?;
+                chart
+                    .draw_series(std::iter::once(Circle::new((p * 100.0, y), 4, color.filled())))
+                    .map_err(e)?;
             }
         }
         for ((l, r), y) in labels_text.iter().zip(&lb.rows).zip(&ys) {
             let mark = if r.headline_metric() == "position-debiased" { " (debiased)" } else { "" };
-            labels.draw(&Text::new(truncate_label(&format!("{l}{mark}"), 64), (4, *y - 6), (FONT, 12).into_font().color(&BLACK))).map_err(e)?;
+            labels
+                .draw(&Text::new(
+                    truncate_label(&format!("{l}{mark}"), 64),
+                    (4, *y - 6),
+                    (FONT, 12).into_font().color(&BLACK),
+                ))
+                .map_err(e)?;
         }
         Ok(())
     })
@@ -177,7 +203,11 @@ pub fn accuracy_forest(lb: &Leaderboard) -> Result<String, String> {
 /// holds the accuracy and, for conditions other than `none`, the gain over `none` in
 /// percentage points and the Holm-adjusted McNemar p. Colour: the gain (green up, red down).
 pub fn matrix_heatmap(m: &Matrix, block: &MatrixBlock) -> Result<String, String> {
-    let scopes: Vec<String> = block.accuracy.first().map(|r| r.iter().map(|r| r.label.clone()).collect()).unwrap_or_default();
+    let scopes: Vec<String> = block
+        .accuracy
+        .first()
+        .map(|r| r.iter().map(|r| r.label.clone()).collect())
+        .unwrap_or_default();
     let rows = m.conditions.len().max(1);
     let label_w = 180u32;
     let cell_w = 170u32;
@@ -185,35 +215,67 @@ pub fn matrix_heatmap(m: &Matrix, block: &MatrixBlock) -> Result<String, String>
     let width = label_w + cell_w * scopes.len().max(1) as u32 + 10;
     let height = 40 + cell_h * rows as u32 + 10;
     svg(width, height, |root| {
-        root.draw(&Text::new(format!("{} — accuracy %, gain over none (pp), Holm p", block.metric), (6, 8), (FONT, 13))).map_err(e)?;
+        root.draw(&Text::new(
+            format!("{} — accuracy %, gain over none (pp), Holm p", block.metric),
+            (6, 8),
+            (FONT, 13),
+        ))
+        .map_err(e)?;
         for (ci, col) in scopes.iter().enumerate() {
             let x = (label_w + cell_w * ci as u32) as i32;
             root.draw(&Text::new(scope_name(col), (x + 6, 26), (FONT, 12))).map_err(e)?;
         }
         for (ri, (c, accs)) in m.conditions.iter().zip(&block.accuracy).enumerate() {
             let y = (36 + cell_h * ri as u32) as i32;
-            let name = if c.oracle { format!("{} (upper bound)", c.condition) } else { c.condition.clone() };
-            root.draw(&Text::new(truncate_label(&name, 24), (6, y + cell_h as i32 / 2 - 6), (FONT, 12))).map_err(e)?;
+            let name = if c.oracle {
+                format!("{} (upper bound)", c.condition)
+            } else {
+                c.condition.clone()
+            };
+            root.draw(&Text::new(
+                truncate_label(&name, 24),
+                (6, y + cell_h as i32 / 2 - 6),
+                (FONT, 12),
+            ))
+            .map_err(e)?;
             for (ci, acc) in accs.iter().enumerate() {
                 let x = (label_w + cell_w * ci as u32) as i32;
-                let gain = block.gains.iter().find(|g| g.condition == c.condition && g.scope == scope_name(&acc.label));
+                let gain = block
+                    .gains
+                    .iter()
+                    .find(|g| g.condition == c.condition && g.scope == scope_name(&acc.label));
                 let fill = match gain {
                     Some(g) => {
                         let t = (g.gain.abs() * 2.5).min(1.0);
-                        let (r, gg, b) = if g.gain >= 0.0 { (255.0 - 155.0 * t, 255.0 - 55.0 * t, 255.0 - 155.0 * t) } else { (255.0 - 25.0 * t, 255.0 - 155.0 * t, 255.0 - 155.0 * t) };
+                        let (r, gg, b) = if g.gain >= 0.0 {
+                            (255.0 - 155.0 * t, 255.0 - 55.0 * t, 255.0 - 155.0 * t)
+                        } else {
+                            (255.0 - 25.0 * t, 255.0 - 155.0 * t, 255.0 - 155.0 * t)
+                        };
                         RGBColor(r as u8, gg as u8, b as u8)
                     }
                     None => RGBColor(240, 240, 240),
                 };
-                root.draw(&Rectangle::new([(x, y), (x + cell_w as i32 - 4, y + cell_h as i32 - 4)], fill.filled())).map_err(e)?;
+                root.draw(&Rectangle::new(
+                    [(x, y), (x + cell_w as i32 - 4, y + cell_h as i32 - 4)],
+                    fill.filled(),
+                ))
+                .map_err(e)?;
                 let acc_text = match (acc.strict, acc.strict_ci) {
-                    (Some(p), Some([lo, hi])) => format!("{:.1} [{:.1}, {:.1}]", p * 100.0, lo * 100.0, hi * 100.0),
+                    (Some(p), Some([lo, hi])) => {
+                        format!("{:.1} [{:.1}, {:.1}]", p * 100.0, lo * 100.0, hi * 100.0)
+                    }
                     (Some(p), None) => format!("{:.1}", p * 100.0),
                     _ => "—".into(),
                 };
                 root.draw(&Text::new(acc_text, (x + 6, y + 8), (FONT, 12))).map_err(e)?;
                 if let Some(g) = gain {
-                    root.draw(&Text::new(format!("{:+.1} pp · Holm p {}", g.gain * 100.0, p_short(g.p_holm)), (x + 6, y + 26), (FONT, 11))).map_err(e)?;
+                    root.draw(&Text::new(
+                        format!("{:+.1} pp · Holm p {}", g.gain * 100.0, p_short(g.p_holm)),
+                        (x + 6, y + 26),
+                        (FONT, 11),
+                    ))
+                    .map_err(e)?;
                 }
             }
         }
@@ -232,7 +294,8 @@ fn p_short(p: f64) -> String {
 /// Position bias of each judge row: accuracy with chosen in A (circle) and in B (square),
 /// joined, and the share of A verdicts (cross); 50% dashed.
 pub fn position_bias(lb: &Leaderboard) -> Option<Result<String, String>> {
-    let rows: Vec<(usize, &LeaderRow)> = lb.rows.iter().enumerate().filter(|(_, r)| r.position_bias.is_some()).collect();
+    let rows: Vec<(usize, &LeaderRow)> =
+        lb.rows.iter().enumerate().filter(|(_, r)| r.position_bias.is_some()).collect();
     if rows.is_empty() {
         return None;
     }
@@ -248,24 +311,59 @@ pub fn position_bias(lb: &Leaderboard) -> Option<Result<String, String>> {
             .x_label_area_size(34)
             .build_cartesian_2d(0f64..100f64, -0.5f64..(n as f64 - 0.5))
             .map_err(e)?;
-        chart.configure_mesh().disable_y_mesh().y_labels(0).x_desc("%").x_label_formatter(&|x| format!("{x:.0}")).label_style((FONT, 11)).draw().map_err(e)?;
-        chart.draw_series(DashedLineSeries::new([(50.0, -0.5), (50.0, n as f64 - 0.5)], 3, 3, GREY.into())).map_err(e)?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .x_desc("%")
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .label_style((FONT, 11))
+            .draw()
+            .map_err(e)?;
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(50.0, -0.5), (50.0, n as f64 - 0.5)],
+                3,
+                3,
+                GREY.into(),
+            ))
+            .map_err(e)?;
         // No legend box (it would cover the points of a judge that leans to a slot): the
         // figure's caption says what each mark is.
         for (j, (i, r)) in rows.iter().enumerate() {
             let y = (n - 1 - j) as f64;
             let pb = r.position_bias.as_ref().expect("filtered");
             let color = row_color(lb, r);
-            let (a, b) = (pb.accuracy_chosen_in_a.map(|v| v * 100.0), pb.accuracy_chosen_in_b.map(|v| v * 100.0));
+            let (a, b) = (
+                pb.accuracy_chosen_in_a.map(|v| v * 100.0),
+                pb.accuracy_chosen_in_b.map(|v| v * 100.0),
+            );
             if let (Some(a), Some(b)) = (a, b) {
-                chart.draw_series(std::iter::once(PathElement::new(vec![(a, y), (b, y)], color.stroke_width(1)))).map_err(e)?;
+                chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        vec![(a, y), (b, y)],
+                        color.stroke_width(1),
+                    )))
+                    .map_err(e)?;
             }
             chart.draw_series(a.map(|a| Circle::new((a, y), 5, color.filled()))).map_err(e)?;
-            chart.draw_series(b.map(|b| EmptyElement::at((b, y)) + Rectangle::new([(-5, -5), (5, 5)], color.filled()))).map_err(e)?;
             chart
-                .draw_series(pb.share_a_verdicts.map(|s| EmptyElement::at((s * 100.0, y)) + Cross::new((0, 0), 5, BLACK.stroke_width(2))))
+                .draw_series(b.map(|b| {
+                    EmptyElement::at((b, y)) + Rectangle::new([(-5, -5), (5, 5)], color.filled())
+                }))
                 .map_err(e)?;
-            labels.draw(&Text::new(truncate_label(&labels_text[*i], 64), (4, chart.backend_coord(&(0.0, y)).1 - 6), (FONT, 12))).map_err(e)?;
+            chart
+                .draw_series(pb.share_a_verdicts.map(|s| {
+                    EmptyElement::at((s * 100.0, y)) + Cross::new((0, 0), 5, BLACK.stroke_width(2))
+                }))
+                .map_err(e)?;
+            labels
+                .draw(&Text::new(
+                    truncate_label(&labels_text[*i], 64),
+                    (4, chart.backend_coord(&(0.0, y)).1 - 6),
+                    (FONT, 12),
+                ))
+                .map_err(e)?;
         }
         Ok(())
     }))
@@ -286,7 +384,8 @@ pub fn bon_curves(t: &BonTableRecord) -> Result<String, String> {
         })
         .filter(|v| v.is_finite())
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    let (lo, hi) = if lo.is_finite() { ((lo - 0.1).max(0.0), (hi + 0.1).min(2.0)) } else { (0.0, 2.0) };
+    let (lo, hi) =
+        if lo.is_finite() { ((lo - 0.1).max(0.0), (hi + 0.1).min(2.0)) } else { (0.0, 2.0) };
     svg(760, 420, |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(format!("best-of-k, judge {} (N = {})", t.judge, t.n), (FONT, 14))
@@ -302,7 +401,13 @@ pub fn bon_curves(t: &BonTableRecord) -> Result<String, String> {
             .y_desc("expected rubric score (0–2)")
             .x_labels(kmax.log2() as usize + 1)
             // Ticks fall on whole powers of two only (k = 1, 2, 4, …); others stay unlabelled.
-            .x_label_formatter(&|x| if (x - x.round()).abs() < 1e-6 { format!("{}", 2f64.powf(x.round())) } else { String::new() })
+            .x_label_formatter(&|x| {
+                if (x - x.round()).abs() < 1e-6 {
+                    format!("{}", 2f64.powf(x.round()))
+                } else {
+                    String::new()
+                }
+            })
             .label_style((FONT, 11))
             .draw()
             .map_err(e)?;
@@ -314,11 +419,24 @@ pub fn bon_curves(t: &BonTableRecord) -> Result<String, String> {
                 model_i += 1;
                 PALETTE[(model_i - 1) % PALETTE.len()]
             };
-            let pts: Vec<(f64, f64)> = r.curve.iter().filter(|p| p.overall.is_finite()).map(|p| ((p.k as f64).log2(), p.overall)).collect();
+            let pts: Vec<(f64, f64)> = r
+                .curve
+                .iter()
+                .filter(|p| p.overall.is_finite())
+                .map(|p| ((p.k as f64).log2(), p.overall))
+                .collect();
             if r.curve.iter().all(|p| p.overall_ci.is_some()) && !r.curve.is_empty() {
-                let mut band: Vec<(f64, f64)> = r.curve.iter().map(|p| ((p.k as f64).log2(), p.overall_ci.unwrap()[1])).collect();
-                band.extend(r.curve.iter().rev().map(|p| ((p.k as f64).log2(), p.overall_ci.unwrap()[0])));
-                chart.draw_series(std::iter::once(Polygon::new(band, color.mix(0.15).filled()))).map_err(e)?;
+                let mut band: Vec<(f64, f64)> = r
+                    .curve
+                    .iter()
+                    .map(|p| ((p.k as f64).log2(), p.overall_ci.unwrap()[1]))
+                    .collect();
+                band.extend(
+                    r.curve.iter().rev().map(|p| ((p.k as f64).log2(), p.overall_ci.unwrap()[0])),
+                );
+                chart
+                    .draw_series(std::iter::once(Polygon::new(band, color.mix(0.15).filled())))
+                    .map_err(e)?;
             }
             let label = match (&r.spec, &r.condition) {
                 (Some(s), Some(c)) => format!("{} · {c}", short_model(s)),
@@ -328,7 +446,9 @@ pub fn bon_curves(t: &BonTableRecord) -> Result<String, String> {
                 .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
                 .map_err(e)?
                 .label(truncate_label(&label, 50))
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+                });
             chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(e)?;
         }
         chart
@@ -360,7 +480,8 @@ pub fn correlation_scatter(c: &CorrelationRecord) -> Result<String, String> {
     let xs: Vec<f64> = c.models.iter().map(|m| m.1 * 100.0).collect();
     let ys: Vec<f64> = c.models.iter().map(|m| m.2).collect();
     let span = |v: &[f64]| {
-        let (lo, hi) = v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+        let (lo, hi) =
+            v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
         if !lo.is_finite() {
             (0.0, 1.0)
         } else {
@@ -390,9 +511,14 @@ pub fn correlation_scatter(c: &CorrelationRecord) -> Result<String, String> {
             let p = (m.1 * 100.0, m.2);
             // Labels of points in the right half go to their left, so none runs off the chart.
             let label = truncate_label(&short_model(&m.0), 36);
-            let dx = if p.0 > (x0 + x1) / 2.0 { -7 - (label.chars().count() as i32 * 6) } else { 7 };
+            let dx =
+                if p.0 > (x0 + x1) / 2.0 { -7 - (label.chars().count() as i32 * 6) } else { 7 };
             chart
-                .draw_series(std::iter::once(EmptyElement::at(p) + Circle::new((0, 0), 5, color.filled()) + Text::new(label, (dx, -12), (FONT, 11))))
+                .draw_series(std::iter::once(
+                    EmptyElement::at(p)
+                        + Circle::new((0, 0), 5, color.filled())
+                        + Text::new(label, (dx, -12), (FONT, 11)),
+                ))
                 .map_err(e)?;
         }
         Ok(())
@@ -405,7 +531,10 @@ type Whisker = (f64, Option<(f64, f64)>);
 /// One panel per statistic, one row per label: each row's point with its interval as a whisker,
 /// one colour per row; a dashed line at 0 where 0 is inside the panel's range. `panels` are
 /// (title, x range, one whisker per row).
-fn stat_forest(labels: &[String], panels: &[(String, (f64, f64), Vec<Whisker>)]) -> Result<String, String> {
+fn stat_forest(
+    labels: &[String],
+    panels: &[(String, (f64, f64), Vec<Whisker>)],
+) -> Result<String, String> {
     let n = labels.len().max(1);
     let label_w = 260u32;
     let panel_w = 190u32;
@@ -425,9 +554,24 @@ fn stat_forest(labels: &[String], panels: &[(String, (f64, f64), Vec<Whisker>)])
                 .x_label_area_size(30)
                 .build_cartesian_2d(*lo..*hi, -0.5f64..(n as f64 - 0.5))
                 .map_err(e)?;
-            chart.configure_mesh().disable_y_mesh().y_labels(0).x_labels(5).x_label_formatter(&|x| format!("{x:.1}")).label_style((FONT, 11)).draw().map_err(e)?;
+            chart
+                .configure_mesh()
+                .disable_y_mesh()
+                .y_labels(0)
+                .x_labels(5)
+                .x_label_formatter(&|x| format!("{x:.1}"))
+                .label_style((FONT, 11))
+                .draw()
+                .map_err(e)?;
             if *lo < 0.0 && *hi > 0.0 {
-                chart.draw_series(DashedLineSeries::new([(0.0, -0.5), (0.0, n as f64 - 0.5)], 3, 3, GREY.into())).map_err(e)?;
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        [(0.0, -0.5), (0.0, n as f64 - 0.5)],
+                        3,
+                        3,
+                        GREY.into(),
+                    ))
+                    .map_err(e)?;
             }
             for (i, w) in rows.iter().enumerate() {
                 let y = (n - 1 - i) as f64;
@@ -437,16 +581,37 @@ fn stat_forest(labels: &[String], panels: &[(String, (f64, f64), Vec<Whisker>)])
                 let (p, ci) = w;
                 let color = PALETTE[i % PALETTE.len()];
                 if let Some((a, b)) = ci {
-                    chart.draw_series(std::iter::once(PathElement::new(vec![(*a, y), (*b, y)], color.stroke_width(2)))).map_err(e)?;
+                    chart
+                        .draw_series(std::iter::once(PathElement::new(
+                            vec![(*a, y), (*b, y)],
+                            color.stroke_width(2),
+                        )))
+                        .map_err(e)?;
                     for end in [*a, *b] {
-                        chart.draw_series(std::iter::once(EmptyElement::at((end, y)) + PathElement::new(vec![(0, -5), (0, 5)], color.stroke_width(2)))).map_err(e)?;
+                        chart
+                            .draw_series(std::iter::once(
+                                EmptyElement::at((end, y))
+                                    + PathElement::new(
+                                        vec![(0, -5), (0, 5)],
+                                        color.stroke_width(2),
+                                    ),
+                            ))
+                            .map_err(e)?;
                     }
                 }
-                chart.draw_series(std::iter::once(Circle::new((*p, y), 5, color.filled()))).map_err(e)?;
+                chart
+                    .draw_series(std::iter::once(Circle::new((*p, y), 5, color.filled())))
+                    .map_err(e)?;
             }
         }
         for (l, y) in labels.iter().zip(&ys) {
-            label_area.draw(&Text::new(truncate_label(l, 38), (4, *y - 6), (FONT, 12).into_font().color(&BLACK))).map_err(e)?;
+            label_area
+                .draw(&Text::new(
+                    truncate_label(l, 38),
+                    (4, *y - 6),
+                    (FONT, 12).into_font().color(&BLACK),
+                ))
+                .map_err(e)?;
         }
         Ok(())
     })
@@ -459,7 +624,11 @@ pub fn comparison_forest(c: &ComparisonRecord) -> Result<String, String> {
     let panels = paper_columns::<prbench_stats::StatInterval>(c.bootstrap.rbo_p)
         .into_iter()
         .map(|(title, field)| {
-            let range = if title.starts_with("NDCG") || title.starts_with("RBO") { (0.0, 1.0) } else { (-1.0, 1.0) };
+            let range = if title.starts_with("NDCG") || title.starts_with("RBO") {
+                (0.0, 1.0)
+            } else {
+                (-1.0, 1.0)
+            };
             let rows = c.sets.iter().map(|s| {
                 let v = field(&s.correlation.bootstrap.stats);
                 (v.point, v.ci.map(|c| (c.lo, c.hi)))
@@ -477,7 +646,11 @@ pub fn difference_forest(c: &ComparisonRecord) -> Result<String, String> {
     let panels = paper_columns::<prbench_stats::PairedDifference>(c.bootstrap.rbo_p)
         .into_iter()
         .map(|(title, field)| {
-            let range = if title.starts_with("NDCG") || title.starts_with("RBO") { (-1.0, 1.0) } else { (-2.0, 2.0) };
+            let range = if title.starts_with("NDCG") || title.starts_with("RBO") {
+                (-1.0, 1.0)
+            } else {
+                (-2.0, 2.0)
+            };
             let rows = c.pairs.iter().map(|p| {
                 let d = field(&p.difference);
                 (d.point, d.ci.map(|c| (c.lo, c.hi)))
@@ -491,7 +664,9 @@ pub fn difference_forest(c: &ComparisonRecord) -> Result<String, String> {
 /// A row of the accuracy table, for the HTML leaderboard cell: `58.3 [33.3, 83.3]`.
 pub fn acc_text(r: Option<&AccuracyRow>) -> String {
     match r {
-        Some(AccuracyRow { strict: Some(p), strict_ci: Some([lo, hi]), .. }) => format!("{:.1} [{:.1}, {:.1}]", p * 100.0, lo * 100.0, hi * 100.0),
+        Some(AccuracyRow { strict: Some(p), strict_ci: Some([lo, hi]), .. }) => {
+            format!("{:.1} [{:.1}, {:.1}]", p * 100.0, lo * 100.0, hi * 100.0)
+        }
         Some(AccuracyRow { strict: Some(p), .. }) => format!("{:.1}", p * 100.0),
         _ => "—".into(),
     }

@@ -2,7 +2,11 @@
 
 /// `n` followed by the noun that agrees with it: `count(1, "example", "examples")` is
 /// `"1 example"`, `count(0, …)` and `count(2, …)` take the plural.
-pub fn count<N: Copy + PartialEq + From<u8> + std::fmt::Display>(n: N, one: &str, many: &str) -> String {
+pub fn count<N: Copy + PartialEq + From<u8> + std::fmt::Display>(
+    n: N,
+    one: &str,
+    many: &str,
+) -> String {
     format!("{n} {}", noun(n, one, many))
 }
 
@@ -30,12 +34,24 @@ mod tests {
 
     #[test]
     fn profile_line_says_top_1_post() {
-        let p = crate::ProfileReport { k: 1, retriever: "bm25".into(), mean_posts_shown: 1.0, posts_dropped: 1, examples_with_drops: 1, empty_profile: 0 };
+        let p = crate::ProfileReport {
+            k: 1,
+            retriever: "bm25".into(),
+            mean_posts_shown: 1.0,
+            posts_dropped: 1,
+            examples_with_drops: 1,
+            empty_profile: 0,
+        };
         assert_eq!(
             p.line(),
             "top 1 post ranked by bm25; 1.00 shown per example on average; 1 lowest-ranked post dropped to fit the model's context (1 example)"
         );
         let p = crate::ProfileReport { k: 10, posts_dropped: 0, examples_with_drops: 0, ..p };
-        assert!(p.line().starts_with("top 10 posts ranked") && p.line().ends_with("0 lowest-ranked posts dropped to fit the model's context (0 examples)"));
+        assert!(
+            p.line().starts_with("top 10 posts ranked")
+                && p.line().ends_with(
+                    "0 lowest-ranked posts dropped to fit the model's context (0 examples)"
+                )
+        );
     }
 }

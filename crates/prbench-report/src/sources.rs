@@ -135,7 +135,8 @@ impl RunSource {
     /// `cp -r runs/x runs/y`): the same run id, model, condition and dataset content hash in
     /// its manifest, and the same outcomes. Listing both would rank one result twice.
     pub fn same_run(&self, other: &RunSource) -> bool {
-        let id = |r: &RunSource| (r.manifest.get("run_id").cloned(), r.manifest.get("model").cloned());
+        let id =
+            |r: &RunSource| (r.manifest.get("run_id").cloned(), r.manifest.get("model").cloned());
         id(self) == id(other)
             && self.summary.model == other.summary.model
             && self.summary.condition == other.summary.condition
@@ -223,9 +224,7 @@ pub struct CorrelationRecord {
 impl CorrelationRecord {
     /// One statistic by its JSON name (`spearman`, `weighted_tau`, `ndcg`, …).
     pub fn statistic(&self, name: &str) -> Option<f64> {
-        self.statistics
-            .get(name)
-            .and_then(serde_json::Value::as_f64)
+        self.statistics.get(name).and_then(serde_json::Value::as_f64)
     }
 }
 
@@ -319,11 +318,7 @@ pub fn read_build(dir: &Path) -> Result<BuildSource> {
     if !report_path.is_file() {
         return Err(layout(dir, "a build folder without build-report.md: the build stopped before it finished; rerun its `prbench build` command (it resumes from the cache)"));
     }
-    Ok(BuildSource {
-        dir: dir.to_path_buf(),
-        manifest,
-        report: read_text(&report_path)?,
-    })
+    Ok(BuildSource { dir: dir.to_path_buf(), manifest, report: read_text(&report_path)? })
 }
 
 /// A `prbench annotate serve` folder: its human-evaluation report.
@@ -345,10 +340,7 @@ pub struct AnnotationSource {
 /// the folder.
 pub fn read_annotation(dir: &Path) -> Result<AnnotationSource> {
     let fail = |e: prbench_annotate::AnnotateError| {
-        layout(
-            dir,
-            format!("an annotation folder that cannot be read: {e}"),
-        )
+        layout(dir, format!("an annotation folder that cannot be read: {e}"))
     };
     let store = prbench_annotate::Store::open(dir).map_err(fail)?;
     let report =
@@ -413,13 +405,11 @@ fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
         if line.trim().is_empty() {
             continue;
         }
-        out.push(
-            serde_json::from_str(line).map_err(|cause| ReportError::Json {
-                path: path.into(),
-                line: Some(i + 1),
-                cause,
-            })?,
-        );
+        out.push(serde_json::from_str(line).map_err(|cause| ReportError::Json {
+            path: path.into(),
+            line: Some(i + 1),
+            cause,
+        })?);
     }
     Ok(out)
 }
@@ -433,11 +423,7 @@ pub fn read_run(dir: &Path) -> Result<RunSource> {
     let manifest: serde_json::Value = read_json(&dir.join("manifest.json"))?;
     let summary: Summary = read_json(&dir.join("summary.json"))?;
     let outcomes: Vec<OutcomeRecord> = read_jsonl(&dir.join("outcomes.jsonl"))?;
-    let n = summary
-        .rows
-        .iter()
-        .find(|r| r.label == "micro")
-        .map(|r| r.tally.n);
+    let n = summary.rows.iter().find(|r| r.label == "micro").map(|r| r.tally.n);
     if let Some(n) = n {
         if n != outcomes.len() {
             return Err(layout(
@@ -459,13 +445,7 @@ pub fn read_run(dir: &Path) -> Result<RunSource> {
             plans.insert(p.example_id, p.aspects);
         }
     }
-    Ok(RunSource {
-        dir: dir.to_path_buf(),
-        manifest,
-        summary,
-        outcomes,
-        plans,
-    })
+    Ok(RunSource { dir: dir.to_path_buf(), manifest, summary, outcomes, plans })
 }
 
 /// Reads a Best-of-N folder's tables (`bon-*.json`).
@@ -479,9 +459,7 @@ pub fn read_bon(dir: &Path) -> Result<BonSource> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             p.extension().is_some_and(|e| e == "json")
-                && p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with("bon-"))
+                && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("bon-"))
         })
         .collect();
     names.sort();
@@ -492,11 +470,7 @@ pub fn read_bon(dir: &Path) -> Result<BonSource> {
     if tables.is_empty() {
         return Err(layout(dir, "a Best-of-N folder without a table (bon-<judge>.json): run `prbench bon judge` and `prbench bon score` on it first"));
     }
-    Ok(BonSource {
-        dir: dir.to_path_buf(),
-        manifest,
-        tables,
-    })
+    Ok(BonSource { dir: dir.to_path_buf(), manifest, tables })
 }
 
 /// What a path holds.
@@ -516,10 +490,9 @@ enum Kind {
 
 /// Why an unfinished run folder is not shown, and how to finish it.
 fn unfinished(dir: &Path) -> String {
-    let id = dir.file_name().map_or_else(
-        || dir.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
+    let id = dir
+        .file_name()
+        .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned());
     format!(
         "an unfinished run (manifest.json but no summary.json: it stopped before it finished); resume it by rerunning its `prbench eval` command with the run id it used (`--run-id {id}`, or for a multi-condition command its id without the `-<condition>` suffix)"
     )
@@ -547,10 +520,7 @@ fn classify(path: &Path) -> Result<Kind> {
     if !path.exists() {
         return Err(layout(path, "no such file or folder"));
     }
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     if name == "summary.json" {
         return Ok(Kind::Run);
     }
@@ -577,10 +547,7 @@ fn classify(path: &Path) -> Result<Kind> {
     if name.ends_with(".md") && path.with_extension("json").is_file() {
         return Err(layout(
             path,
-            format!(
-                "give the JSON beside it, `{}`",
-                path.with_extension("json").display()
-            ),
+            format!("give the JSON beside it, `{}`", path.with_extension("json").display()),
         ));
     }
     Err(layout(
@@ -642,19 +609,15 @@ fn add(s: &mut Sources, seen: &mut BTreeMap<PathBuf, ()>, path: &Path, top: bool
         Kind::Build => s.builds.push(read_build(path)?),
         Kind::Annotation => s.annotations.push(read_annotation(path)?),
         Kind::Unfinished if top => return Err(layout(path, unfinished(path))),
-        Kind::Unfinished => s.skipped.push(format!(
-            "`{}` left out: {}",
-            path.display(),
-            unfinished(path)
-        )),
-        Kind::Correlation => s.correlations.push(CorrelationSource {
-            path: path.into(),
-            correlation: read_json(path)?,
-        }),
-        Kind::Comparison => s.comparisons.push(ComparisonSource {
-            path: path.into(),
-            comparison: read_json(path)?,
-        }),
+        Kind::Unfinished => {
+            s.skipped.push(format!("`{}` left out: {}", path.display(), unfinished(path)))
+        }
+        Kind::Correlation => s
+            .correlations
+            .push(CorrelationSource { path: path.into(), correlation: read_json(path)? }),
+        Kind::Comparison => {
+            s.comparisons.push(ComparisonSource { path: path.into(), comparison: read_json(path)? })
+        }
         Kind::Matrix => {
             let matrix: Matrix = read_json(path)?;
             let base = match path.parent() {
@@ -668,10 +631,7 @@ fn add(s: &mut Sources, seen: &mut BTreeMap<PathBuf, ()>, path: &Path, top: bool
                 }
                 add(s, seen, &dir, false)?;
             }
-            s.matrices.push(MatrixSource {
-                path: path.into(),
-                matrix,
-            });
+            s.matrices.push(MatrixSource { path: path.into(), matrix });
         }
         Kind::Folder => {
             if !top {
@@ -694,9 +654,7 @@ fn add(s: &mut Sources, seen: &mut BTreeMap<PathBuf, ()>, path: &Path, top: bool
             );
             // Matrices first, so their runs come in condition order.
             let is_matrix = |c: &PathBuf| {
-                c.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.ends_with("-matrix.json"))
+                c.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with("-matrix.json"))
             };
             for c in children.iter().filter(|c| is_matrix(c)) {
                 add(s, seen, c, false)?;

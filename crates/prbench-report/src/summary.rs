@@ -268,6 +268,10 @@ impl RemoteCalls {
     /// `"N prompt + M completion tokens"`, each total `unknown` when the server did not report it.
     pub fn usage_text(&self) -> String {
         let n = |t: Option<u64>| t.map_or_else(|| "unknown".to_string(), |t| t.to_string());
-        format!("{} prompt + {} completion tokens", n(self.prompt_tokens), n(self.completion_tokens))
+        format!(
+            "{} prompt + {} completion tokens",
+            n(self.prompt_tokens),
+            n(self.completion_tokens)
+        )
     }
 }

@@ -35,17 +35,11 @@ fn write_csv(path: &Path, rows: &[(&str, f64)]) {
 }
 
 fn scores(values: &[f64]) -> Vec<(&'static str, f64)> {
-    DOWN.iter()
-        .zip(values)
-        .map(|((m, _), &s)| (*m, s))
-        .collect()
+    DOWN.iter().zip(values).map(|((m, _), &s)| (*m, s)).collect()
 }
 
 fn set(name: &str, path: PathBuf) -> BenchmarkSet {
-    BenchmarkSet {
-        name: name.into(),
-        paths: vec![path],
-    }
+    BenchmarkSet { name: name.into(), paths: vec![path] }
 }
 
 fn options(dir: &Path, sets: Vec<BenchmarkSet>) -> ComparisonOptions {
@@ -78,11 +72,7 @@ fn each_set_equals_its_own_correlate_run() {
     let got = compare(
         &options(
             p,
-            vec![
-                set("A", p.join("a.csv")),
-                set("B", p.join("b.csv")),
-                set("C", p.join("c.csv")),
-            ],
+            vec![set("A", p.join("a.csv")), set("B", p.join("b.csv")), set("C", p.join("c.csv"))],
         ),
         &mut |_| {},
     )
@@ -119,11 +109,7 @@ fn each_set_equals_its_own_correlate_run() {
     // B − C is exactly 0 everywhere.
     let bc = &got.pairs[2];
     assert_eq!((bc.a.as_str(), bc.b.as_str()), ("B", "C"));
-    for d in [
-        bc.difference.spearman,
-        bc.difference.ndcg,
-        bc.difference.rbo,
-    ] {
+    for d in [bc.difference.spearman, bc.difference.ndcg, bc.difference.rbo] {
         let ci = d.ci.unwrap();
         assert_eq!((d.point, ci.lo, ci.hi), (0.0, 0.0, 0.0));
     }
@@ -148,10 +134,7 @@ fn models_a_set_lacks_are_left_out_said_and_recorded() {
     write_csv(&p.join("b.csv"), &b);
     let mut notes = Vec::new();
     let got = compare(
-        &options(
-            p,
-            vec![set("A", p.join("a.csv")), set("B", p.join("b.csv"))],
-        ),
+        &options(p, vec![set("A", p.join("a.csv")), set("B", p.join("b.csv"))]),
         &mut |n| notes.push(n.to_string()),
     )
     .unwrap();
@@ -179,10 +162,7 @@ fn models_a_set_lacks_are_left_out_said_and_recorded() {
         md.contains("Set `B` has no score for: `m7` (left out of every set's statistics)."),
         "{md}"
     );
-    assert!(
-        md.contains("Set `B`: no downstream score for `extra` (left out)."),
-        "{md}"
-    );
+    assert!(md.contains("Set `B`: no downstream score for `extra` (left out)."), "{md}");
 }
 
 #[test]
@@ -203,30 +183,15 @@ fn sets_that_do_not_fit_are_refused_naming_the_set() {
         }
         text
     };
-    let e = err(vec![
-        set("A", p.join("a.csv")),
-        set("few", p.join("few.csv")),
-    ]);
+    let e = err(vec![set("A", p.join("a.csv")), set("few", p.join("few.csv"))]);
     assert!(e.contains("only 2 models (m1, m2) have a score in every benchmark set and in the downstream; rank statistics need at least 3"), "{e}");
     assert!(e.contains("`few`: m3, m4, m5, m6, m7"), "{e}");
     let e = err(vec![set("A", p.join("a.csv")), set("A", p.join("few.csv"))]);
     assert!(e.contains("the name `A` is given twice"), "{e}");
-    let e = err(vec![
-        set("A", p.join("a.csv")),
-        set("flat", p.join("flat.csv")),
-    ]);
-    assert!(
-        e.starts_with("benchmark set `flat` / benchmark input is constant"),
-        "{e}"
-    );
-    let e = err(vec![
-        set("A", p.join("a.csv")),
-        set("gone", p.join("missing.csv")),
-    ]);
-    assert!(
-        e.starts_with("benchmark set `gone` / reading `") && e.contains("missing.csv"),
-        "{e}"
-    );
+    let e = err(vec![set("A", p.join("a.csv")), set("flat", p.join("flat.csv"))]);
+    assert!(e.starts_with("benchmark set `flat` / benchmark input is constant"), "{e}");
+    let e = err(vec![set("A", p.join("a.csv")), set("gone", p.join("missing.csv"))]);
+    assert!(e.starts_with("benchmark set `gone` / reading `") && e.contains("missing.csv"), "{e}");
     let e = err(vec![]);
     assert!(e.contains("no benchmark set given"), "{e}");
 }
@@ -236,10 +201,7 @@ fn set_names_parse_from_name_equals_paths() {
     let s = BenchmarkSet::parse("Personalized RewardBench=runs/a, runs/b").unwrap();
     assert_eq!(s.name, "Personalized RewardBench");
     assert_eq!(s.paths, [PathBuf::from("runs/a"), PathBuf::from("runs/b")]);
-    assert_eq!(
-        BenchmarkSet::parse("Arena=arena.csv").unwrap().paths,
-        [PathBuf::from("arena.csv")]
-    );
+    assert_eq!(BenchmarkSet::parse("Arena=arena.csv").unwrap().paths, [PathBuf::from("arena.csv")]);
     for bad in ["runs/a", "=a.csv", "A=", "A=a.csv,", "A=a.csv,,b.csv"] {
         let e = BenchmarkSet::parse(bad).unwrap_err();
         assert!(e.contains("expected NAME=PATH[,PATH...]"), "{bad}: {e}");
@@ -250,34 +212,20 @@ fn set_names_parse_from_name_equals_paths() {
 fn table_cells_read_as_the_paper_prints_them() {
     let s = StatInterval {
         point: 0.918,
-        ci: Some(Interval {
-            lo: 0.7149,
-            hi: 1.0,
-        }),
+        ci: Some(Interval { lo: 0.7149, hi: 1.0 }),
         defined: 10,
         undefined: 0,
     };
     assert_eq!(interval_text(&s), "0.918 [0.71, 1.00]");
-    let s = StatInterval {
-        point: -0.0736,
-        ci: None,
-        defined: 0,
-        undefined: 10,
-    };
+    let s = StatInterval { point: -0.0736, ci: None, defined: 0, undefined: 10 };
     assert_eq!(interval_text(&s), "-0.074 [–]");
     let d = PairedDifference {
         point: 0.26,
-        ci: Some(Interval {
-            lo: -0.051,
-            hi: 0.41,
-        }),
+        ci: Some(Interval { lo: -0.051, hi: 0.41 }),
         defined: 9,
         undefined: 1,
     };
-    assert_eq!(
-        prbench_report::correlation::difference_text(&d),
-        "+0.260 [-0.05, 0.41]"
-    );
+    assert_eq!(prbench_report::correlation::difference_text(&d), "+0.260 [-0.05, 0.41]");
 }
 
 #[test]
@@ -287,10 +235,7 @@ fn the_markdown_has_the_paper_table_and_the_paired_differences() {
     write_csv(&p.join("down.csv"), &DOWN);
     write_csv(&p.join("a.csv"), &scores(&A));
     write_csv(&p.join("b.csv"), &scores(&B));
-    let mut opts = options(
-        p,
-        vec![set("PRB", p.join("a.csv")), set("Arena|P", p.join("b.csv"))],
-    );
+    let mut opts = options(p, vec![set("PRB", p.join("a.csv")), set("Arena|P", p.join("b.csv"))]);
     opts.downstream_name = Some("BoN".into());
     let got = compare(&opts, &mut |_| {}).unwrap();
     let md = render_comparison(&got);
@@ -311,25 +256,15 @@ fn the_markdown_has_the_paper_table_and_the_paired_differences() {
     // A `|` in a name cannot break the table.
     assert!(md.contains("| Arena\\|P | BoN |"), "{md}");
     assert!(md.contains("| PRB − Arena\\|P | "), "{md}");
-    assert!(
-        md.contains("on the 7 models that every set and the downstream score"),
-        "{md}"
-    );
-    assert!(
-        md.contains("with 7 models they are wide (fewer than 10 models: very wide)"),
-        "{md}"
-    );
+    assert!(md.contains("on the 7 models that every set and the downstream score"), "{md}");
+    assert!(md.contains("with 7 models they are wide (fewer than 10 models: very wide)"), "{md}");
     assert!(md.contains("| `m1` | 0.7200 | 0.5500 | 1.4100 |"), "{md}");
     // The JSON has every figure and is what `prbench report` reads.
     let json = serde_json::to_value(&got).unwrap();
     assert_eq!(json["kind"], "benchmark comparison");
     assert_eq!(
-        json["pairs"][0]["difference"]["spearman"]["defined"]
-            .as_u64()
-            .unwrap()
-            + json["pairs"][0]["difference"]["spearman"]["undefined"]
-                .as_u64()
-                .unwrap(),
+        json["pairs"][0]["difference"]["spearman"]["defined"].as_u64().unwrap()
+            + json["pairs"][0]["difference"]["spearman"]["undefined"].as_u64().unwrap(),
         2_000
     );
     assert_eq!(json["sets"][1]["name"], "Arena|P");
@@ -352,19 +287,13 @@ fn the_html_report_shows_a_comparison_with_text_from_data_as_text() {
     let mut b = scores(&B);
     b[0].0 = down[0].0;
     write_csv(&p.join("b.csv"), &b);
-    let mut opts = options(
-        p,
-        vec![set(hostile, p.join("a.csv")), set("Arena", p.join("b.csv"))],
-    );
+    let mut opts = options(p, vec![set(hostile, p.join("a.csv")), set("Arena", p.join("b.csv"))]);
     opts.downstream_name = Some("</svg><b>BoN</b>".into());
     let got = compare(&opts, &mut |_| {}).unwrap();
     let path = p.join("cmp.json");
     std::fs::write(&path, serde_json::to_string_pretty(&got).unwrap()).unwrap();
     let sources = prbench_report::sources::load(&[path.clone()]).unwrap();
-    assert_eq!(
-        (sources.comparisons.len(), sources.correlations.len()),
-        (1, 0)
-    );
+    assert_eq!((sources.comparisons.len(), sources.correlations.len()), (1, 0));
     assert_eq!(sources.comparisons[0].comparison.sets[0].name, hostile);
     let html =
         prbench_report::html::render(&sources, &prbench_report::html::ReportOptions::default())
@@ -376,15 +305,8 @@ fn the_html_report_shows_a_comparison_with_text_from_data_as_text() {
         "markup from data reached the page"
     );
     assert!(section.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
-    assert_eq!(
-        section.matches("<svg").count(),
-        2,
-        "the statistics plot and the differences plot"
-    );
-    let row = format!(
-        "<td>{}</td>",
-        interval_text(&got.sets[1].correlation.bootstrap.stats.ndcg)
-    );
+    assert_eq!(section.matches("<svg").count(), 2, "the statistics plot and the differences plot");
+    let row = format!("<td>{}</td>", interval_text(&got.sets[1].correlation.bootstrap.stats.ndcg));
     assert!(section.contains(&row), "{row}");
     assert!(section.contains("comparison-differences"));
     assert!(html.contains("<a href=\"#sec-correlation\">Correlation</a>"));

@@ -53,27 +53,16 @@ fn run_on(data: &Dataset, n: usize) -> RunSource {
 fn items_json(data: Dataset, n: usize) -> Vec<Value> {
     let run = run_on(&data, n);
     let payload = build_with(&[run], &[], &mut vec![std::borrow::Cow::Owned(data)]).unwrap();
-    serde_json::to_value(&payload.items)
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
+    serde_json::to_value(&payload.items).unwrap().as_array().unwrap().clone()
 }
 
 #[test]
 fn items_of_data_with_user_ids_name_their_user() {
-    let spec = format!(
-        "prism:{}",
-        here()
-            .join("../prbench-data/tests/fixtures/prism")
-            .display()
-    );
+    let spec = format!("prism:{}", here().join("../prbench-data/tests/fixtures/prism").display());
     let data = prbench_data::load(&spec, &[]).unwrap();
     let items = items_json(data, 6);
-    let got: Vec<(&str, &str)> = items
-        .iter()
-        .map(|i| (i["id"].as_str().unwrap(), i["user"].as_str().unwrap()))
-        .collect();
+    let got: Vec<(&str, &str)> =
+        items.iter().map(|i| (i["id"].as_str().unwrap(), i["user"].as_str().unwrap())).collect();
     assert_eq!(
         got,
         [
@@ -89,14 +78,9 @@ fn items_of_data_with_user_ids_name_their_user() {
 
 #[test]
 fn prb_items_have_no_user_field() {
-    let data = prbench_data::load(
-        here()
-            .join("tests/fixtures/sample-report/data")
-            .to_str()
-            .unwrap(),
-        &[],
-    )
-    .unwrap();
+    let data =
+        prbench_data::load(here().join("tests/fixtures/sample-report/data").to_str().unwrap(), &[])
+            .unwrap();
     let items = items_json(data, 3);
     assert_eq!(items.len(), 3);
     assert!(items.iter().all(|i| i.get("user").is_none()), "{items:?}");
@@ -105,28 +89,16 @@ fn prb_items_have_no_user_field() {
 /// The page itself (headless Chromium): the item's header line names the user, as text.
 #[test]
 fn the_item_header_names_the_user() {
-    let spec = format!(
-        "prism:{}",
-        here()
-            .join("../prbench-data/tests/fixtures/prism")
-            .display()
-    );
+    let spec = format!("prism:{}", here().join("../prbench-data/tests/fixtures/prism").display());
     let data = prbench_data::load(&spec, &[]).unwrap();
     let run = run_on(&data, 6);
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("runs/prism-longer");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("manifest.json"), "{}").unwrap();
-    std::fs::write(
-        dir.join("summary.json"),
-        serde_json::to_string(&run.summary).unwrap(),
-    )
-    .unwrap();
-    let lines: String = run
-        .outcomes
-        .iter()
-        .map(|o| format!("{}\n", serde_json::to_string(o).unwrap()))
-        .collect();
+    std::fs::write(dir.join("summary.json"), serde_json::to_string(&run.summary).unwrap()).unwrap();
+    let lines: String =
+        run.outcomes.iter().map(|o| format!("{}\n", serde_json::to_string(o).unwrap())).collect();
     std::fs::write(dir.join("outcomes.jsonl"), lines).unwrap();
     let sources = prbench_report::sources::load(&[dir]).expect("the run folder loads");
     let opts = prbench_report::html::ReportOptions {
@@ -142,16 +114,11 @@ fn the_item_header_names_the_user() {
     };
     let url = format!("file://{}", path.display());
     let page = browser
-        .open(&format!(
-            "{url}#item=c1-t0-0&condition={}",
-            run.summary.condition
-        ))
+        .open(&format!("{url}#item=c1-t0-0&condition={}", run.summary.condition))
         .expect("report opens");
     page.wait_for("#item-detail[data-item='c1-t0-0']", Duration::from_secs(10))
         .expect("the item opens");
-    let head = page
-        .eval("document.querySelector('#item-detail p.meta').textContent")
-        .unwrap();
+    let head = page.eval("document.querySelector('#item-detail p.meta').textContent").unwrap();
     let head = head.as_str().unwrap();
     assert!(head.contains(" · prism · user user1 · "), "{head}");
 }

@@ -22,14 +22,8 @@ fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sample-report")
 }
 
-const RUNS: [&str; 6] = [
-    "smol-none",
-    "smol-profile-k3",
-    "smol-planner",
-    "smol-oracle",
-    "longer",
-    "shorter",
-];
+const RUNS: [&str; 6] =
+    ["smol-none", "smol-profile-k3", "smol-planner", "smol-oracle", "longer", "shorter"];
 
 /// Writes the report of the whole fixture to a temp file and returns (dir guard, file URL).
 fn write_report() -> (tempfile::TempDir, String) {
@@ -101,20 +95,14 @@ fn listed(page: &Page) -> BTreeSet<(String, String)> {
     v.as_array()
         .unwrap()
         .iter()
-        .map(|p| {
-            (
-                p[0].as_str().unwrap().to_string(),
-                p[1].as_str().unwrap().to_string(),
-            )
-        })
+        .map(|p| (p[0].as_str().unwrap().to_string(), p[1].as_str().unwrap().to_string()))
         .collect()
 }
 
 fn screenshot(page: &Page, selector: &str, name: &str) {
     if let Ok(dir) = std::env::var("PRBENCH_SCREENSHOTS") {
         std::fs::create_dir_all(&dir).unwrap();
-        page.screenshot_element(selector, Path::new(&dir).join(name))
-            .unwrap();
+        page.screenshot_element(selector, Path::new(&dir).join(name)).unwrap();
     }
 }
 
@@ -134,83 +122,49 @@ fn leaderboard_shows_the_figures_of_summary_json() {
         for row in summary["rows"].as_array().unwrap() {
             let label = row["label"].as_str().unwrap();
             let cell = &cells[label];
-            assert!(
-                cell.is_array(),
-                "run {run}: no leaderboard cell for `{label}` in {cells}"
-            );
+            assert!(cell.is_array(), "run {run}: no leaderboard cell for `{label}` in {cells}");
             let strict = row["strict"].as_f64().unwrap();
             assert_eq!(
                 cell[0].as_str().unwrap().parse::<f64>().unwrap(),
                 strict,
                 "run {run}, {label}"
             );
-            let [lo, hi] = [
-                row["strict_ci"][0].as_f64().unwrap(),
-                row["strict_ci"][1].as_f64().unwrap(),
-            ];
+            let [lo, hi] =
+                [row["strict_ci"][0].as_f64().unwrap(), row["strict_ci"][1].as_f64().unwrap()];
             assert_eq!(
                 cell[1].as_str().unwrap(),
-                format!(
-                    "{:.1} [{:.1}, {:.1}]",
-                    strict * 100.0,
-                    lo * 100.0,
-                    hi * 100.0
-                ),
+                format!("{:.1} [{:.1}, {:.1}]", strict * 100.0, lo * 100.0, hi * 100.0),
                 "run {run}, {label}"
             );
         }
         if let Some(d) = summary["both_orders"]["debiased_rows"].as_array() {
             let micro = d.iter().find(|r| r["label"] == "micro").unwrap();
             assert_eq!(
-                cells["debiased"][0]
-                    .as_str()
-                    .unwrap()
-                    .parse::<f64>()
-                    .unwrap(),
+                cells["debiased"][0].as_str().unwrap().parse::<f64>().unwrap(),
                 micro["strict"].as_f64().unwrap(),
                 "run {run} debiased"
             );
         }
-        let tally = summary["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["label"] == "micro")
-            .unwrap();
-        for (col, key) in [
-            ("unparsed", "unparsed"),
-            ("ties", "ties"),
-            ("errors", "errors"),
-            ("n", "n"),
-        ] {
-            assert_eq!(
-                cells[col][1].as_str().unwrap(),
-                tally[key].to_string(),
-                "run {run} {col}"
-            );
+        let tally =
+            summary["rows"].as_array().unwrap().iter().find(|r| r["label"] == "micro").unwrap();
+        for (col, key) in
+            [("unparsed", "unparsed"), ("ties", "ties"), ("errors", "errors"), ("n", "n")]
+        {
+            assert_eq!(cells[col][1].as_str().unwrap(), tally[key].to_string(), "run {run} {col}");
         }
     }
     // The oracle row is marked as an upper bound and listed after every benchmark row.
     let order = page
         .eval("Array.from(document.querySelectorAll('tr.lb-row')).map(r => r.dataset.upper)")
         .unwrap();
-    let order: Vec<&str> = order
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap())
-        .collect();
+    let order: Vec<&str> = order.as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
     assert_eq!(order.iter().filter(|u| **u == "true").count(), 1);
     assert_eq!(order.last(), Some(&"true"));
     // The five control baselines of the summaries are rows marked as such; `longer` and
     // `shorter`, also run as models on the same items, are listed once, as their runs.
     let baselines = page.eval("Array.from(document.querySelectorAll('tr.lb-row.kind-baseline')).map(r => r.dataset.model + ' ' + r.dataset.run)").unwrap();
-    let mut baselines: Vec<&str> = baselines
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap())
-        .collect();
+    let mut baselines: Vec<&str> =
+        baselines.as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
     baselines.sort();
     assert_eq!(
         baselines,
@@ -225,27 +179,15 @@ fn leaderboard_shows_the_figures_of_summary_json() {
     // Sorting by a column orders the rows by its values.
     page.click("th[data-col='micro']").unwrap();
     let vals = page.eval("Array.from(document.querySelectorAll('tr.lb-row td[data-col=micro]')).map(c => Number(c.dataset.v))").unwrap();
-    let vals: Vec<f64> = vals
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_f64().unwrap())
-        .collect();
-    assert!(
-        vals.windows(2).all(|w| w[0] <= w[1]),
-        "ascending after one click: {vals:?}"
-    );
+    let vals: Vec<f64> = vals.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    assert!(vals.windows(2).all(|w| w[0] <= w[1]), "ascending after one click: {vals:?}");
     screenshot(&page, "#sec-leaderboard", "leaderboard.png");
     screenshot(&page, "#sec-plots", "plots.png");
     screenshot(&page, "#sec-matrix", "matrix.png");
     screenshot(&page, "#sec-bon", "bon.png");
     screenshot(&page, "#sec-correlation", "correlation.png");
     screenshot(&page, "#sec-provenance", "provenance.png");
-    assert_eq!(
-        page.requests(),
-        [url.clone()],
-        "the report made a network request"
-    );
+    assert_eq!(page.requests(), [url.clone()], "the report made a network request");
 }
 
 #[test]
@@ -273,12 +215,7 @@ fn filtering_by_result_lists_exactly_those_outcomes() {
     let want: BTreeSet<(String, String)> = outcomes("smol-oracle")
         .iter()
         .filter(|o| o["debiased_result"] == "wrong")
-        .map(|o| {
-            (
-                "smol-oracle".to_string(),
-                o["example_id"].as_str().unwrap().to_string(),
-            )
-        })
+        .map(|o| ("smol-oracle".to_string(), o["example_id"].as_str().unwrap().to_string()))
         .collect();
     assert_eq!(listed(&page), want);
     // Full-text search: an answer's words find its item.
@@ -286,33 +223,19 @@ fn filtering_by_result_lists_exactly_those_outcomes() {
     set_select(&page, "f-condition", "");
     let data = dataset();
     let ex = &data["sample-soc-02"];
-    let words: String = ex["rejected"]
-        .as_str()
-        .unwrap()
-        .split_whitespace()
-        .take(4)
-        .collect::<Vec<_>>()
-        .join(" ");
-    let before = page
-        .eval("document.getElementById('f-count').textContent")
-        .unwrap();
+    let words: String =
+        ex["rejected"].as_str().unwrap().split_whitespace().take(4).collect::<Vec<_>>().join(" ");
+    let before = page.eval("document.getElementById('f-count').textContent").unwrap();
     page.type_text("#f-search", &words).unwrap();
     // The search runs 150 ms after the last keystroke: wait for the count to change.
     for _ in 0..100 {
-        if page
-            .eval("document.getElementById('f-count').textContent")
-            .unwrap()
-            != before
-        {
+        if page.eval("document.getElementById('f-count').textContent").unwrap() != before {
             break;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
     let items: BTreeSet<String> = listed(&page).into_iter().map(|(_, i)| i).collect();
-    assert!(
-        items.contains("sample-soc-02"),
-        "search `{words}` gave {items:?}"
-    );
+    assert!(items.contains("sample-soc-02"), "search `{words}` gave {items:?}");
     screenshot(&page, "#sec-items", "items.png");
     assert_eq!(page.requests(), [url]);
 }
@@ -323,21 +246,14 @@ fn a_deep_link_opens_its_item_with_the_rubric_hidden_until_revealed() {
     let Some((_b, page)) = open(&url) else { return };
     let data = dataset();
     let ex = &data["sample-life-02"];
-    page.goto(&format!("{url}#item=sample-life-02&condition=profile:3"))
-        .unwrap();
-    page.wait_for(
-        "#item-detail[data-item='sample-life-02']",
-        Duration::from_secs(5),
-    )
-    .unwrap();
+    page.goto(&format!("{url}#item=sample-life-02&condition=profile:3")).unwrap();
+    page.wait_for("#item-detail[data-item='sample-life-02']", Duration::from_secs(5)).unwrap();
     assert_eq!(
-        page.eval("document.getElementById('item-detail').dataset.run")
-            .unwrap(),
+        page.eval("document.getElementById('item-detail').dataset.run").unwrap(),
         "smol-profile-k3"
     );
     assert_eq!(
-        page.eval("document.getElementById('d-question').textContent")
-            .unwrap(),
+        page.eval("document.getElementById('d-question').textContent").unwrap(),
         ex["question"]
     );
     // The posts listed are the run's top-k, in its order, with their texts from the dataset.
@@ -350,43 +266,24 @@ fn a_deep_link_opens_its_item_with_the_rubric_hidden_until_revealed() {
         .unwrap();
     assert_eq!(ids, o["post_ids"], "posts in the run's rank order");
     // Both answers are shown, chosen marked.
-    let chosen = page
-        .eval("document.querySelector('.answer.is-chosen').textContent")
-        .unwrap();
-    assert!(chosen
-        .as_str()
-        .unwrap()
-        .ends_with(ex["chosen"].as_str().unwrap()));
+    let chosen = page.eval("document.querySelector('.answer.is-chosen').textContent").unwrap();
+    assert!(chosen.as_str().unwrap().ends_with(ex["chosen"].as_str().unwrap()));
     // The rubric and the narrative are not shown until revealed (innerText: what is rendered,
     // not the page's data script).
     let narrative = ex["narrative"].as_str().unwrap();
     let aspect = ex["rubric_aspects"][0]["aspect"].as_str().unwrap();
     let body = page.eval("document.body.innerText").unwrap();
-    assert!(
-        !body.as_str().unwrap().contains(narrative),
-        "narrative visible before reveal"
-    );
-    assert!(
-        !body.as_str().unwrap().contains(aspect),
-        "rubric visible before reveal"
-    );
+    assert!(!body.as_str().unwrap().contains(narrative), "narrative visible before reveal");
+    assert!(!body.as_str().unwrap().contains(aspect), "rubric visible before reveal");
     assert_eq!(
         page.eval("document.getElementById('d-narrative')").unwrap(),
         serde_json::Value::Null,
         "no narrative element before reveal"
     );
     page.click("#reveal").unwrap();
-    assert_eq!(
-        page.eval("document.getElementById('d-narrative').textContent")
-            .unwrap(),
-        narrative
-    );
+    assert_eq!(page.eval("document.getElementById('d-narrative').textContent").unwrap(), narrative);
     assert!(
-        page.eval("document.body.innerText")
-            .unwrap()
-            .as_str()
-            .unwrap()
-            .contains(narrative),
+        page.eval("document.body.innerText").unwrap().as_str().unwrap().contains(narrative),
         "shown after reveal"
     );
     let aspects = page
@@ -410,33 +307,18 @@ fn hostile_text_from_data_renders_as_text() {
     let (_dir, url) = write_report();
     let Some((_b, page)) = open(&url) else { return };
     let scripts_before = page.eval("document.scripts.length").unwrap();
-    page.goto(&format!("{url}#item=sample-art-01&condition=profile:3"))
-        .unwrap();
-    page.wait_for(
-        "#item-detail[data-item='sample-art-01']",
-        Duration::from_secs(5),
-    )
-    .unwrap();
+    page.goto(&format!("{url}#item=sample-art-01&condition=profile:3")).unwrap();
+    page.wait_for("#item-detail[data-item='sample-art-01']", Duration::from_secs(5)).unwrap();
     page.click("#reveal").unwrap();
-    let q = page
-        .eval("document.getElementById('d-question').textContent")
-        .unwrap();
+    let q = page.eval("document.getElementById('d-question').textContent").unwrap();
     assert!(
         q.as_str()
             .unwrap()
             .contains("<script>alert(1)</script> <img src=x onerror=alert(2)> </svg>"),
         "{q}"
     );
-    let posts = page
-        .eval("document.getElementById('d-posts').textContent")
-        .unwrap();
-    assert!(
-        posts
-            .as_str()
-            .unwrap()
-            .contains("<img src=x onerror=alert(2)>"),
-        "{posts}"
-    );
+    let posts = page.eval("document.getElementById('d-posts').textContent").unwrap();
+    assert!(posts.as_str().unwrap().contains("<img src=x onerror=alert(2)>"), "{posts}");
     assert!(page
         .eval("document.getElementById('d-narrative').textContent")
         .unwrap()
@@ -449,17 +331,12 @@ fn hostile_text_from_data_renders_as_text() {
         "no script element was created"
     );
     assert_eq!(
-        page.eval("document.querySelectorAll('img').length")
-            .unwrap(),
+        page.eval("document.querySelectorAll('img').length").unwrap(),
         0,
         "no img element was created"
     );
     std::thread::sleep(Duration::from_millis(300));
-    assert!(
-        page.dialogs().is_empty(),
-        "a dialog opened: {:?}",
-        page.dialogs()
-    );
+    assert!(page.dialogs().is_empty(), "a dialog opened: {:?}", page.dialogs());
     assert_eq!(page.requests(), [url]);
 }
 
@@ -470,15 +347,8 @@ fn run_vs_run_shows_the_agreement_table_and_mcnemar_p() {
     let index = page
         .eval("JSON.parse(document.getElementById('prb-data').textContent).runs.map(r => r.id)")
         .unwrap();
-    let pos = |id: &str| {
-        index
-            .as_array()
-            .unwrap()
-            .iter()
-            .position(|v| v == id)
-            .unwrap()
-            .to_string()
-    };
+    let pos =
+        |id: &str| index.as_array().unwrap().iter().position(|v| v == id).unwrap().to_string();
     set_select(&page, "rv-a", &pos("smol-none"));
     set_select(&page, "rv-b", &pos("smol-oracle"));
     set_select(&page, "rv-metric", "primary");
@@ -486,10 +356,7 @@ fn run_vs_run_shows_the_agreement_table_and_mcnemar_p() {
     let (mut both, mut only_a, mut only_b, mut neither) = (0, 0, 0, 0);
     let mut disagree = BTreeSet::new();
     for x in &a {
-        let y = b
-            .iter()
-            .find(|y| y["example_id"] == x["example_id"])
-            .unwrap();
+        let y = b.iter().find(|y| y["example_id"] == x["example_id"]).unwrap();
         match (x["result"] == "correct", y["result"] == "correct") {
             (true, true) => both += 1,
             (true, false) => {
@@ -503,10 +370,8 @@ fn run_vs_run_shows_the_agreement_table_and_mcnemar_p() {
             (false, false) => neither += 1,
         }
     }
-    let cell = |id: &str| {
-        page.eval(&format!("document.getElementById('{id}').textContent"))
-            .unwrap()
-    };
+    let cell =
+        |id: &str| page.eval(&format!("document.getElementById('{id}').textContent")).unwrap();
     assert_eq!(cell("rv-both"), both.to_string());
     assert_eq!(cell("rv-only-a"), only_a.to_string());
     assert_eq!(cell("rv-only-b"), only_b.to_string());
@@ -524,19 +389,14 @@ fn run_vs_run_shows_the_agreement_table_and_mcnemar_p() {
     let listed = page
         .eval("Array.from(document.querySelectorAll('#rv-disagree li')).map(li => li.dataset.item)")
         .unwrap();
-    let listed: BTreeSet<String> = listed
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap().to_string())
-        .collect();
+    let listed: BTreeSet<String> =
+        listed.as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
     assert_eq!(listed, disagree);
     screenshot(&page, "#sec-runvsrun", "runvsrun.png");
     // A disagreement links to the browser.
     if !disagree.is_empty() {
         page.click("#rv-disagree li a").unwrap();
-        page.wait_for("#item-detail[data-run='smol-none']", Duration::from_secs(5))
-            .unwrap();
+        page.wait_for("#item-detail[data-run='smol-none']", Duration::from_secs(5)).unwrap();
     }
     assert_eq!(page.requests(), [url]);
 }
@@ -577,32 +437,18 @@ fn a_build_folder_gets_a_section_whose_text_cannot_act() {
     let url = format!("file://{}", path.display());
     let Some((_b, page)) = open(&url) else { return };
     assert_eq!(
-        page.eval("document.querySelectorAll('nav a[href=\"#sec-build\"]').length")
-            .unwrap(),
+        page.eval("document.querySelectorAll('nav a[href=\"#sec-build\"]').length").unwrap(),
         1
     );
-    let meta = page
-        .eval("document.querySelector('#sec-build .meta').textContent")
-        .unwrap();
+    let meta = page.eval("document.querySelector('#sec-build .meta').textContent").unwrap();
     assert_eq!(meta.as_str().unwrap(), "From data/<b>sample</b> by generator gguf:/m/qwen.gguf, audited by gguf:/m/qwen.gguf: 5 of 12 pairs kept. prbench 0.1.0 (test).");
     let cells = page.eval("Array.from(document.querySelectorAll('#sec-build .build-report table td')).map(td => td.textContent)").unwrap();
-    assert_eq!(
-        cells,
-        serde_json::json!(["Art", "4", "1", "all", "12", "5"])
-    );
-    let text = page
-        .eval("document.querySelector('#sec-build .build-report').textContent")
-        .unwrap();
+    assert_eq!(cells, serde_json::json!(["Art", "4", "1", "all", "12", "5"]));
+    let text = page.eval("document.querySelector('#sec-build .build-report').textContent").unwrap();
     let text = text.as_str().unwrap();
     assert!(text.contains("<script>window.pwned = 1</script>"), "{text}");
-    assert!(
-        text.contains("x<img src=x onerror=\"window.pwned=2\">"),
-        "{text}"
-    );
-    assert!(
-        text.contains("dropped see <img src=x onerror=\"window.pwned=4\">"),
-        "{text}"
-    );
+    assert!(text.contains("x<img src=x onerror=\"window.pwned=2\">"), "{text}");
+    assert!(text.contains("dropped see <img src=x onerror=\"window.pwned=4\">"), "{text}");
     assert_eq!(
         page.eval(
             "document.querySelectorAll('#sec-build img, #sec-build a, #sec-build script').length"
@@ -623,9 +469,7 @@ fn an_annotation_folder_gets_a_human_evaluation_section_linking_each_disagreemen
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("ratings");
     let mut ex: Vec<prbench_data::Example> =
-        prbench_data::load(&fixture().join("data").display().to_string(), &[])
-            .unwrap()
-            .examples;
+        prbench_data::load(&fixture().join("data").display().to_string(), &[]).unwrap().examples;
     ex.truncate(3);
     ex[1].question =
         "<script>window.pwned = 1</script> <img src=x onerror=\"window.pwned=2\">".into();
@@ -656,16 +500,10 @@ fn an_annotation_folder_gets_a_human_evaluation_section_linking_each_disagreemen
                 rubric_fit: s,
                 comment: format!("{who} <img src=x onerror=\"window.pwned=3\">"),
             };
-            let (c, r) = if picks_chosen {
-                (a(5), a(2))
-            } else {
-                (a(2), a(4))
-            };
+            let (c, r) = if picks_chosen { (a(5), a(2)) } else { (a(2), a(4)) };
             let answers = if chosen_is_1 { [c, r] } else { [r, c] };
             let better = if picks_chosen == chosen_is_1 { 1 } else { 2 };
-            store
-                .submit(who, pos, &Submission { answers, better })
-                .unwrap();
+            store.submit(who, pos, &Submission { answers, better }).unwrap();
         }
     }
     drop(store);
@@ -677,11 +515,7 @@ fn an_annotation_folder_gets_a_human_evaluation_section_linking_each_disagreemen
         &path,
         render(
             &sources,
-            &ReportOptions {
-                data: Vec::new(),
-                title: None,
-                generator: "test".into(),
-            },
+            &ReportOptions { data: Vec::new(), title: None, generator: "test".into() },
         )
         .unwrap(),
     )
@@ -689,13 +523,10 @@ fn an_annotation_folder_gets_a_human_evaluation_section_linking_each_disagreemen
     let url = format!("file://{}", path.display());
     let Some((_b, page)) = open(&url) else { return };
     assert_eq!(
-        page.eval("document.querySelectorAll('nav a[href=\"#sec-annotate\"]').length")
-            .unwrap(),
+        page.eval("document.querySelectorAll('nav a[href=\"#sec-annotate\"]').length").unwrap(),
         1
     );
-    let meta = page
-        .eval("document.querySelector('#sec-annotate .meta').textContent")
-        .unwrap();
+    let meta = page.eval("document.querySelector('#sec-annotate .meta').textContent").unwrap();
     assert_eq!(
         meta.as_str().unwrap(),
         "6 of 6 assigned ratings saved by 2 annotators over 3 items of fixture."
@@ -705,8 +536,7 @@ fn an_annotation_folder_gets_a_human_evaluation_section_linking_each_disagreemen
     let anchor = prbench_annotate::report::anchor(id);
     let links = page.eval("Array.from(document.querySelectorAll('#sec-annotate a[href]')).map(a => a.getAttribute('href'))").unwrap();
     assert_eq!(links, serde_json::json!([format!("#{anchor}")]));
-    page.click(&format!("#sec-annotate a[href='#{anchor}']"))
-        .unwrap();
+    page.click(&format!("#sec-annotate a[href='#{anchor}']")).unwrap();
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(page.eval("location.hash").unwrap(), format!("#{anchor}"));
     let view = page
@@ -715,19 +545,14 @@ fn an_annotation_folder_gets_a_human_evaluation_section_linking_each_disagreemen
         ))
         .unwrap();
     assert_eq!(view.as_str().unwrap(), format!("Item {id}"));
-    let text = page
-        .eval("document.querySelector('#sec-annotate').textContent")
-        .unwrap();
+    let text = page.eval("document.querySelector('#sec-annotate').textContent").unwrap();
     let text = text.as_str().unwrap();
     assert!(
         text.contains("<script>window.pwned = 1</script>")
             && text.contains("onerror=\"window.pwned=3\""),
         "{text}"
     );
-    assert!(
-        !text.contains("| ann |"),
-        "tables are drawn as tables, not left as Markdown text"
-    );
+    assert!(!text.contains("| ann |"), "tables are drawn as tables, not left as Markdown text");
     assert_eq!(
         page.eval("document.querySelectorAll('#sec-annotate img, #sec-annotate script').length")
             .unwrap(),
@@ -736,16 +561,12 @@ fn an_annotation_folder_gets_a_human_evaluation_section_linking_each_disagreemen
     // The human-evaluation table: chosen's rubric fit is (5+5+2+5+5+2)/6 = 4.
     let cells = page.eval("Array.from(document.querySelectorAll('#sec-annotate table')[1].querySelectorAll('tr')).map(tr => Array.from(tr.children).map(c => c.textContent))").unwrap();
     assert_eq!(cells[1][2], "chosen");
-    assert!(
-        cells[1][6].as_str().unwrap().starts_with("4.00 ["),
-        "{cells}"
-    );
+    assert!(cells[1][6].as_str().unwrap().starts_with("4.00 ["), "{cells}");
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(page.eval("typeof window.pwned").unwrap(), "undefined");
     assert!(page.dialogs().is_empty(), "{:?}", page.dialogs());
     assert_eq!(page.requests(), [url.clone()]);
-    page.eval("location.hash = ''; window.scrollTo(0, 0)")
-        .unwrap();
+    page.eval("location.hash = ''; window.scrollTo(0, 0)").unwrap();
     screenshot(&page, "#sec-annotate", "annotate-report.png");
 }
 
@@ -759,13 +580,7 @@ fn a_comparison_of_benchmarks_shows_the_papers_table_and_its_text_cannot_act() {
     let tmp = tempfile::tempdir().unwrap();
     let p = tmp.path();
     let hostile = "<img src=x onerror=\"window.pwned=1\">";
-    let down = [
-        (hostile, 1.41),
-        ("m2", 1.22),
-        ("m3", 1.35),
-        ("m4", 1.18),
-        ("m5", 0.95),
-    ];
+    let down = [(hostile, 1.41), ("m2", 1.22), ("m3", 1.35), ("m4", 1.18), ("m5", 0.95)];
     let write = |name: &str, scores: [f64; 5]| {
         let mut text = String::from("model,score\n");
         for ((m, _), s) in down.iter().zip(scores) {
@@ -776,15 +591,10 @@ fn a_comparison_of_benchmarks_shows_the_papers_table_and_its_text_cannot_act() {
     write("down.csv", down.map(|d| d.1));
     write("prb.csv", [0.72, 0.65, 0.67, 0.63, 0.48]);
     write("arena.csv", [0.55, 0.61, 0.52, 0.66, 0.58]);
-    let set = |name: &str, file: &str| BenchmarkSet {
-        name: name.into(),
-        paths: vec![p.join(file)],
-    };
+    let set =
+        |name: &str, file: &str| BenchmarkSet { name: name.into(), paths: vec![p.join(file)] };
     let mut opts = ComparisonOptions::new(
-        vec![
-            set("<script>window.pwned=2</script>", "prb.csv"),
-            set("Arena", "arena.csv"),
-        ],
+        vec![set("<script>window.pwned=2</script>", "prb.csv"), set("Arena", "arena.csv")],
         vec![p.join("down.csv")],
     );
     opts.downstream_name = Some("<b onclick=\"window.pwned=3\">BoN</b>".into());
@@ -810,10 +620,7 @@ fn a_comparison_of_benchmarks_shows_the_papers_table_and_its_text_cannot_act() {
         .iter()
         .map(|s| {
             let b = &s.correlation.bootstrap.stats;
-            let mut row = vec![
-                s.name.clone(),
-                "<b onclick=\"window.pwned=3\">BoN</b>".into(),
-            ];
+            let mut row = vec![s.name.clone(), "<b onclick=\"window.pwned=3\">BoN</b>".into()];
             row.extend(
                 [b.ndcg, b.weighted_tau, b.spearman, b.kendall_tau_b, b.rbo]
                     .iter()
@@ -824,10 +631,7 @@ fn a_comparison_of_benchmarks_shows_the_papers_table_and_its_text_cannot_act() {
         .collect();
     assert_eq!(rows, serde_json::to_value(&want).unwrap());
     let diff = page.eval("Array.from(document.querySelectorAll('#sec-correlation table.comparison-differences tbody td')).map(td => td.textContent)").unwrap();
-    assert_eq!(
-        diff[0].as_str().unwrap(),
-        "<script>window.pwned=2</script> − Arena"
-    );
+    assert_eq!(diff[0].as_str().unwrap(), "<script>window.pwned=2</script> − Arena");
     assert_eq!(
         diff[3].as_str().unwrap(),
         prbench_report::correlation::difference_text(&got.pairs[0].difference.spearman)
@@ -841,13 +645,7 @@ fn a_comparison_of_benchmarks_shows_the_papers_table_and_its_text_cannot_act() {
     let labels = page
         .eval("Array.from(document.querySelectorAll('#sec-correlation article.comparison svg text')).map(t => t.textContent).join(' | ')")
         .unwrap();
-    assert!(
-        labels
-            .as_str()
-            .unwrap()
-            .contains("<script>window.pwned=2</script>"),
-        "{labels}"
-    );
+    assert!(labels.as_str().unwrap().contains("<script>window.pwned=2</script>"), "{labels}");
     assert_eq!(
         page.eval("document.querySelectorAll('#sec-correlation script, #sec-correlation img, #sec-correlation b').length")
             .unwrap(),
@@ -857,9 +655,5 @@ fn a_comparison_of_benchmarks_shows_the_papers_table_and_its_text_cannot_act() {
     assert_eq!(page.eval("typeof window.pwned").unwrap(), "undefined");
     assert!(page.dialogs().is_empty(), "{:?}", page.dialogs());
     assert_eq!(page.requests(), [url]);
-    screenshot(
-        &page,
-        "#sec-correlation article.comparison",
-        "comparison.png",
-    );
+    screenshot(&page, "#sec-correlation article.comparison", "comparison.png");
 }

@@ -15,15 +15,24 @@ fn fixture() -> PathBuf {
 }
 
 fn opts() -> ReportOptions {
-    ReportOptions { data: vec![fixture().join("data").display().to_string()], ..ReportOptions::default() }
+    ReportOptions {
+        data: vec![fixture().join("data").display().to_string()],
+        ..ReportOptions::default()
+    }
 }
 
 #[test]
 fn a_folder_of_runs_loads_every_run_matrix_and_bon_folder() {
-    let s = load(&[fixture().join("runs"), fixture().join("bon"), fixture().join("correlation.json")]).unwrap();
-    let mut ids: Vec<String> = s.runs.iter().map(|r| r.dir.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    let s =
+        load(&[fixture().join("runs"), fixture().join("bon"), fixture().join("correlation.json")])
+            .unwrap();
+    let mut ids: Vec<String> =
+        s.runs.iter().map(|r| r.dir.file_name().unwrap().to_string_lossy().into_owned()).collect();
     ids.sort();
-    assert_eq!(ids, ["longer", "shorter", "smol-none", "smol-oracle", "smol-planner", "smol-profile-k3"]);
+    assert_eq!(
+        ids,
+        ["longer", "shorter", "smol-none", "smol-oracle", "smol-planner", "smol-profile-k3"]
+    );
     assert_eq!(s.matrices.len(), 1);
     assert_eq!(s.bons.len(), 1);
     assert_eq!(s.correlations.len(), 1);
@@ -31,7 +40,12 @@ fn a_folder_of_runs_loads_every_run_matrix_and_bon_folder() {
     let order: Vec<&str> = s.runs.iter().map(|r| r.summary.condition.as_str()).take(4).collect();
     assert_eq!(order, ["none", "profile:3", "planner", "oracle"]);
     // A run given again, directly or through its summary.json, is read once.
-    let again = load(&[fixture().join("runs"), fixture().join("runs/longer"), fixture().join("runs/longer/summary.json")]).unwrap();
+    let again = load(&[
+        fixture().join("runs"),
+        fixture().join("runs/longer"),
+        fixture().join("runs/longer/summary.json"),
+    ])
+    .unwrap();
     assert_eq!(again.runs.len(), 6);
 }
 
@@ -42,24 +56,45 @@ fn leaderboard_csv_and_json_carry_the_summary_figures() {
     let csv = leaderboard::render(&lb, Format::Csv).unwrap();
     let mut lines = csv.lines();
     let head: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let summary: Value = serde_json::from_str(&std::fs::read_to_string(fixture().join("runs/smol-none/summary.json")).unwrap()).unwrap();
-    let row: Vec<&str> = lines.find(|l| l.split(',').nth(5) == Some("smol-none") && l.split(',').nth(3) == Some("model")).expect("a row for smol-none").split(',').collect();
+    let summary: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture().join("runs/smol-none/summary.json")).unwrap(),
+    )
+    .unwrap();
+    let row: Vec<&str> = lines
+        .find(|l| l.split(',').nth(5) == Some("smol-none") && l.split(',').nth(3) == Some("model"))
+        .expect("a row for smol-none")
+        .split(',')
+        .collect();
     for r in summary["rows"].as_array().unwrap() {
         let label = r["label"].as_str().unwrap();
         let col = head.iter().position(|h| *h == label).unwrap();
         assert_eq!(row[col].parse::<f64>().unwrap(), r["strict"].as_f64().unwrap(), "{label}");
-        assert_eq!(row[col + 1].parse::<f64>().unwrap(), r["strict_ci"][0].as_f64().unwrap(), "{label} lo");
-        assert_eq!(row[col + 2].parse::<f64>().unwrap(), r["strict_ci"][1].as_f64().unwrap(), "{label} hi");
+        assert_eq!(
+            row[col + 1].parse::<f64>().unwrap(),
+            r["strict_ci"][0].as_f64().unwrap(),
+            "{label} lo"
+        );
+        assert_eq!(
+            row[col + 2].parse::<f64>().unwrap(),
+            r["strict_ci"][1].as_f64().unwrap(),
+            "{label} hi"
+        );
     }
-    let json: Value = serde_json::from_str(&leaderboard::render(&lb, Format::Json).unwrap()).unwrap();
+    let json: Value =
+        serde_json::from_str(&leaderboard::render(&lb, Format::Json).unwrap()).unwrap();
     assert_eq!(json["rows"].as_array().unwrap().len(), lb.rows.len());
     // Upper bounds last; benchmark rows by headline, best first.
     let upper: Vec<bool> = lb.rows.iter().map(|r| r.upper_bound).collect();
     assert_eq!(upper.iter().rposition(|u| !u).map(|i| i + 1), upper.iter().position(|u| *u));
-    let heads: Vec<f64> = lb.rows.iter().filter(|r| !r.upper_bound).map(|r| r.headline().unwrap()).collect();
+    let heads: Vec<f64> =
+        lb.rows.iter().filter(|r| !r.upper_bound).map(|r| r.headline().unwrap()).collect();
     assert!(heads.windows(2).all(|w| w[0] >= w[1]), "{heads:?}");
     let latex = leaderboard::render(&lb, Format::Latex).unwrap();
-    assert!(latex.contains("\\begin{tabular}") && latex.contains("(upper bound)") && !latex.contains(" % "));
+    assert!(
+        latex.contains("\\begin{tabular}")
+            && latex.contains("(upper bound)")
+            && !latex.contains(" % ")
+    );
 }
 
 #[test]
@@ -112,9 +147,19 @@ fn the_item_browser_needs_the_runs_own_dataset() {
     let s = load(&[fixture().join("runs/longer")]).unwrap();
     // Another dataset (the unmodified sample) has another content hash.
     let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/sample");
-    let err = render(&s, &ReportOptions { data: vec![sample.display().to_string()], ..ReportOptions::default() }).unwrap_err().to_string();
+    let err = render(
+        &s,
+        &ReportOptions { data: vec![sample.display().to_string()], ..ReportOptions::default() },
+    )
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("content hash") && err.contains("--data"), "{err}");
-    let err = render(&s, &ReportOptions { data: vec!["/nonexistent/prb".into()], ..ReportOptions::default() }).unwrap_err().to_string();
+    let err = render(
+        &s,
+        &ReportOptions { data: vec!["/nonexistent/prb".into()], ..ReportOptions::default() },
+    )
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("--data"), "{err}");
     let html = render(&s, &opts()).unwrap();
     assert!(html.contains("id=\"prb-data\""));
@@ -122,7 +167,9 @@ fn the_item_browser_needs_the_runs_own_dataset() {
 
 #[test]
 fn the_page_requests_nothing_and_escapes_data() {
-    let s = load(&[fixture().join("runs"), fixture().join("bon"), fixture().join("correlation.json")]).unwrap();
+    let s =
+        load(&[fixture().join("runs"), fixture().join("bon"), fixture().join("correlation.json")])
+            .unwrap();
     let html = render(&s, &opts()).unwrap();
     // No reference to any host: no src/href to http(s), no CDN, a CSP that forbids fetches.
     for bad in ["src=\"http", "href=\"http", "src='http", "@import", "url(http"] {
@@ -141,18 +188,29 @@ fn runs_on_other_data_are_ranked_apart_never_mixed() {
     let other = dir.path().join("other-data-run");
     copy_dir(&fixture().join("runs/shorter"), &other);
     let path = other.join("summary.json");
-    let mut summary: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     summary["dataset_hash"] = Value::from("0".repeat(64));
     summary["dataset"] = Value::from("elsewhere");
     std::fs::write(&path, serde_json::to_string(&summary).unwrap()).unwrap();
-    let s = load(&[fixture().join("runs/smol-none"), other, fixture().join("runs/longer")]).unwrap();
+    let s =
+        load(&[fixture().join("runs/smol-none"), other, fixture().join("runs/longer")]).unwrap();
     let lb = leaderboard::build(&s.runs);
     assert_eq!(lb.groups.len(), 2);
     let groups: Vec<usize> = lb.rows.iter().map(|r| r.group).collect();
     assert!(groups.windows(2).all(|w| w[0] <= w[1]), "groups interleave: {groups:?}");
-    assert_eq!(lb.rows.iter().filter(|r| r.group == 1).map(|r| r.run_id.as_str()).collect::<Vec<_>>(), ["other-data-run"; 5], "the run and 4 of its summary's baselines (its own baseline:shorter is the run)");
+    assert_eq!(
+        lb.rows.iter().filter(|r| r.group == 1).map(|r| r.run_id.as_str()).collect::<Vec<_>>(),
+        ["other-data-run"; 5],
+        "the run and 4 of its summary's baselines (its own baseline:shorter is the run)"
+    );
     let md = leaderboard::render(&lb, Format::Markdown).unwrap();
-    assert!(md.contains("| dataset |") && md.contains("elsewhere, 12 items") && md.contains("ranked only within each"), "{md}");
+    assert!(
+        md.contains("| dataset |")
+            && md.contains("elsewhere, 12 items")
+            && md.contains("ranked only within each"),
+        "{md}"
+    );
 }
 
 #[test]
@@ -168,14 +226,27 @@ fn an_unfinished_run_is_named_with_how_to_resume() {
     let s = load(&[dir.path().to_path_buf()]).unwrap();
     assert_eq!(s.runs.len(), 1);
     assert_eq!(s.skipped.len(), 1);
-    assert!(s.skipped[0].contains("intr-oracle") && s.skipped[0].contains("unfinished"), "{:?}", s.skipped);
+    assert!(
+        s.skipped[0].contains("intr-oracle") && s.skipped[0].contains("unfinished"),
+        "{:?}",
+        s.skipped
+    );
 }
 
 /// The figures of baseline `name` in the summary.json of fixture run `run`, read with
 /// serde_json: (what it sees, its rows).
 fn fixture_baseline(run: &str, name: &str) -> (String, Value) {
-    let summary: Value = serde_json::from_str(&std::fs::read_to_string(fixture().join("runs").join(run).join("summary.json")).unwrap()).unwrap();
-    let b = summary["baselines"].as_array().unwrap().iter().find(|b| b["name"] == name).unwrap().clone();
+    let summary: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture().join("runs").join(run).join("summary.json")).unwrap(),
+    )
+    .unwrap();
+    let b = summary["baselines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == name)
+        .unwrap()
+        .clone();
     (b["sees"].as_str().unwrap().to_string(), b["rows"].clone())
 }
 
@@ -183,9 +254,18 @@ fn fixture_baseline(run: &str, name: &str) -> (String, Value) {
 fn a_baseline_rows_condition_is_the_runs_and_what_it_sees_has_its_own_field() {
     // The two runs report slot-a with the same figures, so it is one row, under both conditions.
     let (sees, none_rows) = fixture_baseline("smol-none", "baseline:slot-a");
-    assert_eq!(fixture_baseline("smol-oracle", "baseline:slot-a"), (sees.clone(), none_rows), "the fixture's premise");
+    assert_eq!(
+        fixture_baseline("smol-oracle", "baseline:slot-a"),
+        (sees.clone(), none_rows),
+        "the fixture's premise"
+    );
     assert_eq!(sees, "slot order only");
-    let s = load(&[fixture().join("runs/smol-none"), fixture().join("runs/smol-oracle"), fixture().join("runs/longer")]).unwrap();
+    let s = load(&[
+        fixture().join("runs/smol-none"),
+        fixture().join("runs/smol-oracle"),
+        fixture().join("runs/longer"),
+    ])
+    .unwrap();
     let lb = leaderboard::build(&s.runs);
     let slot_a: Vec<_> = lb.rows.iter().filter(|r| r.model == "baseline:slot-a").collect();
     assert_eq!(slot_a.len(), 1);
@@ -193,11 +273,18 @@ fn a_baseline_rows_condition_is_the_runs_and_what_it_sees_has_its_own_field() {
     assert_eq!(slot_a[0].sees.as_deref(), Some("slot order only"));
     // A baseline run as the model: its run's condition, and what its summary says it sees.
     let longer = lb.rows.iter().find(|r| r.run_id == "longer" && !r.from_summary).unwrap();
-    assert_eq!((longer.condition.as_str(), longer.sees.as_deref()), ("none", Some(fixture_baseline("longer", "baseline:longer").0.as_str())));
+    assert_eq!(
+        (longer.condition.as_str(), longer.sees.as_deref()),
+        ("none", Some(fixture_baseline("longer", "baseline:longer").0.as_str()))
+    );
     // Models see what their condition shows: no `sees`.
     assert!(lb.rows.iter().filter(|r| r.model.starts_with("gguf:")).all(|r| r.sees.is_none()));
     for r in &lb.rows {
-        assert!(["none", "oracle", "none, oracle"].contains(&r.condition.as_str()), "a condition column holding `{}`", r.condition);
+        assert!(
+            ["none", "oracle", "none, oracle"].contains(&r.condition.as_str()),
+            "a condition column holding `{}`",
+            r.condition
+        );
     }
     // The same in every format.
     let csv = leaderboard::render(&lb, Format::Csv).unwrap();
@@ -205,13 +292,24 @@ fn a_baseline_rows_condition_is_the_runs_and_what_it_sees_has_its_own_field() {
     let head = reader.headers().unwrap().clone();
     let col = |name: &str| head.iter().position(|h| h == name).unwrap();
     let row = reader.records().map(|r| r.unwrap()).find(|r| &r[0] == "baseline:slot-a").unwrap();
-    assert_eq!((&row[col("condition")], &row[col("sees")], &row[col("kind")]), ("none, oracle", "slot order only", "baseline"));
-    let json: Value = serde_json::from_str(&leaderboard::render(&lb, Format::Json).unwrap()).unwrap();
-    let j = json["rows"].as_array().unwrap().iter().find(|r| r["model"] == "baseline:slot-a").unwrap();
-    assert_eq!((j["condition"].as_str(), j["sees"].as_str()), (Some("none, oracle"), Some("slot order only")));
+    assert_eq!(
+        (&row[col("condition")], &row[col("sees")], &row[col("kind")]),
+        ("none, oracle", "slot order only", "baseline")
+    );
+    let json: Value =
+        serde_json::from_str(&leaderboard::render(&lb, Format::Json).unwrap()).unwrap();
+    let j =
+        json["rows"].as_array().unwrap().iter().find(|r| r["model"] == "baseline:slot-a").unwrap();
+    assert_eq!(
+        (j["condition"].as_str(), j["sees"].as_str()),
+        (Some("none, oracle"), Some("slot order only"))
+    );
     let md = leaderboard::render(&lb, Format::Markdown).unwrap();
     assert!(md.contains("| model | condition | sees | n |"), "{md}");
-    assert!(md.contains("| baseline:slot-a (control baseline) | none, oracle | slot order only | 12 |"), "{md}");
+    assert!(
+        md.contains("| baseline:slot-a (control baseline) | none, oracle | slot order only | 12 |"),
+        "{md}"
+    );
     let html = render(&s, &opts()).unwrap();
     assert!(html.contains("<td data-col=\"condition\" data-v=\"none, oracle\">none, oracle</td><td data-col=\"sees\" data-v=\"slot order only\">slot order only</td>"), "the page's leaderboard");
 }
@@ -224,7 +322,13 @@ fn a_copied_run_folder_is_listed_once_with_a_note() {
     let s = load(&[dir.path().to_path_buf()]).unwrap();
     assert_eq!(s.runs.len(), 1);
     assert_eq!(s.copies, [(dir.path().join("longer-copy"), dir.path().join("longer"))]);
-    assert!(s.skipped.len() == 1 && s.skipped[0].contains("longer-copy") && s.skipped[0].contains("copy of"), "{:?}", s.skipped);
+    assert!(
+        s.skipped.len() == 1
+            && s.skipped[0].contains("longer-copy")
+            && s.skipped[0].contains("copy of"),
+        "{:?}",
+        s.skipped
+    );
     // Given by name, after its original: the same.
     let s = load(&[dir.path().join("longer"), dir.path().join("longer-copy")]).unwrap();
     assert_eq!(s.runs.len(), 1);
@@ -250,24 +354,45 @@ fn a_copied_run_folder_is_listed_once_with_a_note() {
 #[test]
 fn report_data_of_another_dataset_says_so_with_the_same_kind_of_hash_on_both_sides() {
     let s = load(&[fixture().join("runs/longer")]).unwrap();
-    let manifest: Value = serde_json::from_str(&std::fs::read_to_string(fixture().join("runs/longer/manifest.json")).unwrap()).unwrap();
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture().join("runs/longer/manifest.json")).unwrap(),
+    )
+    .unwrap();
     let run_hash = manifest["dataset_hash"].as_str().unwrap();
     // The run evaluated every subset of its data, which are the sample's three: the sample's
     // whole content hash is the comparable one.
     assert_eq!(manifest["subsets"].as_array().unwrap().len(), 3);
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/sample").display().to_string();
+    let sample =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/sample").display().to_string();
     let sample_hash = prbench_data::load(&sample, &[]).unwrap().hash;
     assert_ne!(sample_hash, run_hash);
-    let err = render(&s, &ReportOptions { data: vec![sample.clone()], ..ReportOptions::default() }).unwrap_err().to_string();
+    let err = render(&s, &ReportOptions { data: vec![sample.clone()], ..ReportOptions::default() })
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("made on another dataset than the --data given"), "{err}");
-    assert!(err.contains(&format!("is {run_hash}")) && err.contains(&format!("--data `{sample}` has {sample_hash}")), "{err}");
+    assert!(
+        err.contains(&format!("is {run_hash}"))
+            && err.contains(&format!("--data `{sample}` has {sample_hash}")),
+        "{err}"
+    );
     assert!(!err.contains("changed since"), "blames the files: {err}");
     // The run's own data, wherever it is now.
     let data = fixture().join("data").display().to_string();
-    assert!(render(&s, &ReportOptions { data: vec![data.clone()], ..ReportOptions::default() }).is_ok());
+    assert!(
+        render(&s, &ReportOptions { data: vec![data.clone()], ..ReportOptions::default() }).is_ok()
+    );
     // Beside it, a --data no run was made on is refused, not silently unused.
-    let err = render(&s, &ReportOptions { data: vec![sample.clone(), data.clone()], ..ReportOptions::default() }).unwrap_err().to_string();
-    assert!(err.starts_with(&format!("--data `{sample}`: no run was made on this dataset")) && err.contains(&sample_hash), "{err}");
+    let err = render(
+        &s,
+        &ReportOptions { data: vec![sample.clone(), data.clone()], ..ReportOptions::default() },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.starts_with(&format!("--data `{sample}`: no run was made on this dataset"))
+            && err.contains(&sample_hash),
+        "{err}"
+    );
 }
 
 #[test]
@@ -287,12 +412,26 @@ fn check_out_lets_a_report_replace_only_a_report_prbench_wrote() {
     check_out(&older).unwrap();
     // Anything else is refused: a run's files, a matrix, data, another page, a folder.
     let page = dir.path().join("page.html");
-    std::fs::write(&page, "<!DOCTYPE html>\n<html><head><title>notes</title></head><body>mine</body></html>\n").unwrap();
+    std::fs::write(
+        &page,
+        "<!DOCTYPE html>\n<html><head><title>notes</title></head><body>mine</body></html>\n",
+    )
+    .unwrap();
     let copied = dir.path().join("runs");
     copy_dir(&fixture().join("runs"), &copied);
-    for path in [copied.join("longer/summary.json"), copied.join("longer/outcomes.jsonl"), copied.join("smol-matrix.json"), fixture().join("data/Art_and_Entertainment.jsonl"), page] {
+    for path in [
+        copied.join("longer/summary.json"),
+        copied.join("longer/outcomes.jsonl"),
+        copied.join("smol-matrix.json"),
+        fixture().join("data/Art_and_Entertainment.jsonl"),
+        page,
+    ] {
         let err = check_out(&path).unwrap_err().to_string();
-        assert!(err.contains("is not a report prbench wrote") && err.contains(&path.display().to_string()), "{err}");
+        assert!(
+            err.contains("is not a report prbench wrote")
+                && err.contains(&path.display().to_string()),
+            "{err}"
+        );
     }
     let err = check_out(&copied).unwrap_err().to_string();
     assert!(err.contains("is a folder"), "{err}");

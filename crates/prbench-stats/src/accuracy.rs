@@ -135,17 +135,7 @@ mod tests {
     #[test]
     fn tally_counts() {
         let t = Tally::from_results(&LIST);
-        assert_eq!(
-            t,
-            Tally {
-                n: 8,
-                correct: 3,
-                wrong: 1,
-                ties: 2,
-                unparsed: 1,
-                errors: 1
-            }
-        );
+        assert_eq!(t, Tally { n: 8, correct: 3, wrong: 1, ties: 2, unparsed: 1, errors: 1 });
     }
 
     #[test]

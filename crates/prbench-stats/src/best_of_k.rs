@@ -114,21 +114,14 @@ struct Groups {
 impl Groups {
     fn new(rm: &[f64], judge: &[f64]) -> Result<Groups, BestOfKError> {
         if rm.len() != judge.len() {
-            return Err(BestOfKError::LengthMismatch {
-                rm: rm.len(),
-                judge: judge.len(),
-            });
+            return Err(BestOfKError::LengthMismatch { rm: rm.len(), judge: judge.len() });
         }
         if rm.is_empty() {
             return Err(BestOfKError::Empty);
         }
         for (list, v) in [(ScoreList::Rm, rm), (ScoreList::Judge, judge)] {
             if let Some(index) = v.iter().position(|a| !a.is_finite()) {
-                return Err(BestOfKError::NonFinite {
-                    list,
-                    index,
-                    value: v[index],
-                });
+                return Err(BestOfKError::NonFinite { list, index, value: v[index] });
             }
         }
         let n = rm.len();
@@ -210,13 +203,7 @@ pub fn best_of_k_curve(
     ks: &[usize],
 ) -> Result<Vec<CurvePoint>, BestOfKError> {
     let groups = Groups::new(rm_scores, judge_scores)?;
-    ks.iter()
-        .map(|&k| {
-            groups
-                .expected(k)
-                .map(|expected| CurvePoint { k, expected })
-        })
-        .collect()
+    ks.iter().map(|&k| groups.expected(k).map(|expected| CurvePoint { k, expected })).collect()
 }
 
 /// The default k sweep for N samples: 1, 2, 4, 8, … (powers of two up to N), followed by N

@@ -64,11 +64,7 @@ pub struct BootstrapConfig {
 
 impl Default for BootstrapConfig {
     fn default() -> Self {
-        BootstrapConfig {
-            resamples: 10_000,
-            seed: 42,
-            level: 0.95,
-        }
+        BootstrapConfig { resamples: 10_000, seed: 42, level: 0.95 }
     }
 }
 
@@ -96,11 +92,7 @@ pub struct Distribution {
 /// If `strata` is neither empty nor as long as `items`.
 fn group(items: &[Ratio], strata: &[usize]) -> Vec<Vec<Ratio>> {
     if strata.is_empty() {
-        return if items.is_empty() {
-            Vec::new()
-        } else {
-            vec![items.to_vec()]
-        };
+        return if items.is_empty() { Vec::new() } else { vec![items.to_vec()] };
     }
     assert_eq!(
         strata.len(),
@@ -119,9 +111,7 @@ fn group(items: &[Ratio], strata: &[usize]) -> Vec<Vec<Ratio>> {
 fn statistic(sums: &[(f64, f64)], active: &[bool], stat: Stat) -> Option<f64> {
     match stat {
         Stat::Micro => {
-            let (num, den) = sums
-                .iter()
-                .fold((0.0, 0.0), |(a, b), &(n, d)| (a + n, b + d));
+            let (num, den) = sums.iter().fold((0.0, 0.0), |(a, b), &(n, d)| (a + n, b + d));
             (den > 0.0).then(|| num / den)
         }
         Stat::Macro => {
@@ -142,13 +132,7 @@ fn statistic(sums: &[(f64, f64)], active: &[bool], stat: Stat) -> Option<f64> {
 }
 
 fn full_sums(groups: &[Vec<Ratio>]) -> Vec<(f64, f64)> {
-    groups
-        .iter()
-        .map(|g| {
-            g.iter()
-                .fold((0.0, 0.0), |(a, b), r| (a + r.num, b + r.den))
-        })
-        .collect()
+    groups.iter().map(|g| g.iter().fold((0.0, 0.0), |(a, b), r| (a + r.num, b + r.den))).collect()
 }
 
 /// The statistic on the full sample (the point estimate).
@@ -197,13 +181,17 @@ pub fn bootstrap_distributions(
     let groups = group(items, strata);
     let full = full_sums(&groups);
     let active: Vec<bool> = full.iter().map(|&(_, d)| d > 0.0).collect();
-    let defined: Vec<bool> = stats.iter().map(|&st| statistic(&full, &active, st).is_some()).collect();
+    let defined: Vec<bool> =
+        stats.iter().map(|&st| statistic(&full, &active, st).is_some()).collect();
     let mut out: Vec<Distribution> = stats
         .iter()
         .map(|_| Distribution { values: Vec::with_capacity(cfg.resamples), dropped: 0 })
         .collect();
     if !defined.iter().any(|&d| d) {
-        return stats.iter().map(|_| Distribution { values: Vec::new(), dropped: cfg.resamples }).collect();
+        return stats
+            .iter()
+            .map(|_| Distribution { values: Vec::new(), dropped: cfg.resamples })
+            .collect();
     }
     // Step 2's draws and per-stratum sums, bit for bit those of the plain loop (`draw`).
     let mut resampler = draw::Resampler::new(&groups, cfg.seed);
@@ -249,7 +237,12 @@ pub fn bootstrap_ci(
 ///
 /// # Panics
 /// If `strata` is neither empty nor as long as `items`.
-pub fn bootstrap_cis(items: &[Ratio], strata: &[usize], cfg: &BootstrapConfig, stats: &[Stat]) -> Vec<Option<Interval>> {
+pub fn bootstrap_cis(
+    items: &[Ratio],
+    strata: &[usize],
+    cfg: &BootstrapConfig,
+    stats: &[Stat],
+) -> Vec<Option<Interval>> {
     if !(cfg.level > 0.0 && cfg.level < 1.0) || cfg.resamples == 0 {
         return stats.iter().map(|_| None).collect();
     }
@@ -284,11 +277,7 @@ pub fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
     let g = h - i as f64;
     let (a, b) = (sorted[i], sorted[j]);
     let diff = b - a;
-    Some(if g >= 0.5 {
-        b - diff * (1.0 - g)
-    } else {
-        a + diff * g
-    })
+    Some(if g >= 0.5 { b - diff * (1.0 - g) } else { a + diff * g })
 }
 
 /// An accuracy with its bootstrap interval and the counts behind it.
@@ -353,13 +342,22 @@ pub fn accuracy_with_cis(
 ///
 /// # Panics
 /// If `clusters` is not as long as `items`, or `strata` is neither empty nor as long.
-pub fn cluster_sums(items: &[Ratio], strata: &[usize], clusters: &[usize]) -> (Vec<Ratio>, Vec<usize>) {
-    assert_eq!(clusters.len(), items.len(), "prbench-stats: one cluster label per item is required");
+pub fn cluster_sums(
+    items: &[Ratio],
+    strata: &[usize],
+    clusters: &[usize],
+) -> (Vec<Ratio>, Vec<usize>) {
+    assert_eq!(
+        clusters.len(),
+        items.len(),
+        "prbench-stats: one cluster label per item is required"
+    );
     assert!(
         strata.is_empty() || strata.len() == items.len(),
         "prbench-stats: one stratum label per item (or none at all) is required"
     );
-    let mut index: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
+    let mut index: std::collections::HashMap<(usize, usize), usize> =
+        std::collections::HashMap::new();
     let mut sums: Vec<Ratio> = Vec::new();
     let mut labels: Vec<usize> = Vec::new();
     for (i, item) in items.iter().enumerate() {
@@ -424,12 +422,21 @@ mod tests {
             let items = Ratio::of_all(&results, mode);
             let both = bootstrap_distributions(&items, &strata, &cfg, &[Stat::Micro, Stat::Macro]);
             for (d, stat) in both.iter().zip([Stat::Micro, Stat::Macro]) {
-                assert_eq!(*d, bootstrap_distribution(&items, &strata, &cfg, stat), "{mode:?} {stat:?}");
+                assert_eq!(
+                    *d,
+                    bootstrap_distribution(&items, &strata, &cfg, stat),
+                    "{mode:?} {stat:?}"
+                );
             }
             let cis = accuracy_with_cis(&results, &strata, mode, &[Stat::Micro, Stat::Macro], &cfg);
             assert_eq!(cis[1], accuracy_with_ci(&results, &strata, mode, Stat::Macro, &cfg));
         }
-        let excl = bootstrap_distributions(&Ratio::of_all(&results, TieMode::Excluded), &strata, &cfg, &[Stat::Micro, Stat::Macro]);
+        let excl = bootstrap_distributions(
+            &Ratio::of_all(&results, TieMode::Excluded),
+            &strata,
+            &cfg,
+            &[Stat::Micro, Stat::Macro],
+        );
         assert!(excl[1].dropped > 0, "the test must exercise an undefined macro");
     }
 
@@ -512,7 +519,15 @@ mod tests {
             }
         }
         let cfg = BootstrapConfig::default();
-        let by_user = accuracy_with_cis_by_cluster(&results, &[], &users, TieMode::Strict, &[Stat::Micro], &cfg).remove(0);
+        let by_user = accuracy_with_cis_by_cluster(
+            &results,
+            &[],
+            &users,
+            TieMode::Strict,
+            &[Stat::Micro],
+            &cfg,
+        )
+        .remove(0);
         assert_eq!(by_user.point, Some(0.7));
         assert_eq!(by_user.ci, iv(0.5, 0.9));
         assert_eq!(by_user.tally.n, 60);
@@ -560,15 +575,8 @@ mod tests {
         let items = strict(&results(14, 6));
         assert_eq!(point(&items, &[], Stat::Micro), Some(0.7));
         for seed in [42, 1, 2, 3, 2024] {
-            let cfg = BootstrapConfig {
-                seed,
-                ..BootstrapConfig::default()
-            };
-            assert_eq!(
-                bootstrap_ci(&items, &[], &cfg, Stat::Micro),
-                iv(0.5, 0.9),
-                "seed {seed}"
-            );
+            let cfg = BootstrapConfig { seed, ..BootstrapConfig::default() };
+            assert_eq!(bootstrap_ci(&items, &[], &cfg, Stat::Micro), iv(0.5, 0.9), "seed {seed}");
         }
     }
 
@@ -587,9 +595,7 @@ mod tests {
         assert_eq!(mic.point, Some(0.375));
         assert_eq!(mic.ci, iv(0.375, 0.375));
         // Without strata the same items vary across resamples.
-        let free = accuracy_with_ci(&r, &[], TieMode::Strict, Stat::Micro, &cfg)
-            .ci
-            .unwrap();
+        let free = accuracy_with_ci(&r, &[], TieMode::Strict, Stat::Micro, &cfg).ci.unwrap();
         assert!(free.lo < 0.375 && free.hi > 0.375, "{free:?}");
     }
 
@@ -607,24 +613,14 @@ mod tests {
     #[test]
     fn same_seed_same_interval_different_seed_different() {
         // 1,000 items with three values (half-credit ties), so percentiles interpolate.
-        let r: Vec<ItemResult> = (0..1000)
-            .map(|i| [Correct, Wrong, Tie, Correct][i % 4])
-            .collect();
+        let r: Vec<ItemResult> = (0..1000).map(|i| [Correct, Wrong, Tie, Correct][i % 4]).collect();
         let strata: Vec<usize> = (0..1000).map(|i| i % 3).collect();
         let items = Ratio::of_all(&r, TieMode::Half);
-        let cfg = BootstrapConfig {
-            resamples: 2_000,
-            ..BootstrapConfig::default()
-        };
+        let cfg = BootstrapConfig { resamples: 2_000, ..BootstrapConfig::default() };
         let a = bootstrap_ci(&items, &strata, &cfg, Stat::Macro);
         let b = bootstrap_ci(&items, &strata, &cfg, Stat::Macro);
         assert_eq!(a, b);
-        let c = bootstrap_ci(
-            &items,
-            &strata,
-            &BootstrapConfig { seed: 43, ..cfg },
-            Stat::Macro,
-        );
+        let c = bootstrap_ci(&items, &strata, &BootstrapConfig { seed: 43, ..cfg }, Stat::Macro);
         assert_ne!(a, c);
         let da = bootstrap_distribution(&items, &strata, &cfg, Stat::Macro);
         let dc = bootstrap_distribution(
@@ -644,11 +640,9 @@ mod tests {
     fn tie_modes_points_and_intervals() {
         let r = [Correct, Tie, Correct, Wrong, Unparsed, Tie, Error, Correct];
         let cfg = BootstrapConfig::default();
-        for (mode, want) in [
-            (TieMode::Strict, 0.375),
-            (TieMode::Half, 0.5),
-            (TieMode::Excluded, 0.75),
-        ] {
+        for (mode, want) in
+            [(TieMode::Strict, 0.375), (TieMode::Half, 0.5), (TieMode::Excluded, 0.75)]
+        {
             let est = accuracy_with_ci(&r, &[], mode, Stat::Micro, &cfg);
             assert_eq!(est.point, Some(want), "{mode:?}");
             assert_eq!(est.point, est.tally.accuracy(mode));
@@ -673,11 +667,7 @@ mod tests {
         let cfg = BootstrapConfig::default();
         let d = bootstrap_distribution(&items, &[], &cfg, Stat::Micro);
         assert_eq!(d.values.len() + d.dropped, 10_000);
-        assert!(
-            (d.dropped as f64 / 10_000.0 - 0.25).abs() < 0.02,
-            "{}",
-            d.dropped
-        );
+        assert!((d.dropped as f64 / 10_000.0 - 0.25).abs() < 0.02, "{}", d.dropped);
         assert_eq!(bootstrap_ci(&items, &[], &cfg, Stat::Micro), iv(1.0, 1.0));
     }
 
@@ -700,15 +690,9 @@ mod tests {
     #[test]
     fn invalid_config_gives_no_interval() {
         let items = strict(&results(3, 3));
-        let zero = BootstrapConfig {
-            resamples: 0,
-            ..BootstrapConfig::default()
-        };
+        let zero = BootstrapConfig { resamples: 0, ..BootstrapConfig::default() };
         assert_eq!(bootstrap_ci(&items, &[], &zero, Stat::Micro), None);
-        let bad = BootstrapConfig {
-            level: 1.0,
-            ..BootstrapConfig::default()
-        };
+        let bad = BootstrapConfig { level: 1.0, ..BootstrapConfig::default() };
         assert_eq!(bootstrap_ci(&items, &[], &bad, Stat::Micro), None);
     }
 

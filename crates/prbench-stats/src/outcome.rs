@@ -50,10 +50,7 @@ mod tests {
         assert_eq!(ItemResult::from_scores(-1.0, 0.5), ItemResult::Wrong);
         assert_eq!(ItemResult::from_scores(0.25, 0.25), ItemResult::Tie);
         assert_eq!(ItemResult::from_scores(f64::NAN, 0.25), ItemResult::Error);
-        assert_eq!(
-            ItemResult::from_scores(0.0, f64::INFINITY),
-            ItemResult::Error
-        );
+        assert_eq!(ItemResult::from_scores(0.0, f64::INFINITY), ItemResult::Error);
     }
 
     #[test]

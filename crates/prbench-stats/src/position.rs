@@ -46,11 +46,7 @@ impl PositionItem {
             _ => None,
         };
         let picked_a = picked_chosen.map(|c| c == (chosen_slot == Slot::A));
-        PositionItem {
-            chosen_slot,
-            result,
-            picked_a,
-        }
+        PositionItem { chosen_slot, result, picked_a }
     }
 }
 
@@ -115,46 +111,14 @@ mod tests {
     #[test]
     fn hand_made_case() {
         let items = [
-            PositionItem {
-                chosen_slot: Slot::A,
-                result: Correct,
-                picked_a: Some(true),
-            },
-            PositionItem {
-                chosen_slot: Slot::A,
-                result: Correct,
-                picked_a: Some(true),
-            },
-            PositionItem {
-                chosen_slot: Slot::A,
-                result: Wrong,
-                picked_a: Some(false),
-            },
-            PositionItem {
-                chosen_slot: Slot::A,
-                result: Unparsed,
-                picked_a: None,
-            },
-            PositionItem {
-                chosen_slot: Slot::B,
-                result: Correct,
-                picked_a: Some(false),
-            },
-            PositionItem {
-                chosen_slot: Slot::B,
-                result: Wrong,
-                picked_a: Some(true),
-            },
-            PositionItem {
-                chosen_slot: Slot::B,
-                result: Wrong,
-                picked_a: Some(true),
-            },
-            PositionItem {
-                chosen_slot: Slot::B,
-                result: Tie,
-                picked_a: None,
-            },
+            PositionItem { chosen_slot: Slot::A, result: Correct, picked_a: Some(true) },
+            PositionItem { chosen_slot: Slot::A, result: Correct, picked_a: Some(true) },
+            PositionItem { chosen_slot: Slot::A, result: Wrong, picked_a: Some(false) },
+            PositionItem { chosen_slot: Slot::A, result: Unparsed, picked_a: None },
+            PositionItem { chosen_slot: Slot::B, result: Correct, picked_a: Some(false) },
+            PositionItem { chosen_slot: Slot::B, result: Wrong, picked_a: Some(true) },
+            PositionItem { chosen_slot: Slot::B, result: Wrong, picked_a: Some(true) },
+            PositionItem { chosen_slot: Slot::B, result: Tie, picked_a: None },
         ];
         let pb = position_bias(&items);
         assert_eq!(pb.accuracy_chosen_in_a, Some(0.5));
@@ -163,25 +127,11 @@ mod tests {
         assert_eq!(pb.share_a, Some(4.0 / 6.0));
         assert_eq!(
             pb.chosen_in_a,
-            Tally {
-                n: 4,
-                correct: 2,
-                wrong: 1,
-                ties: 0,
-                unparsed: 1,
-                errors: 0
-            }
+            Tally { n: 4, correct: 2, wrong: 1, ties: 0, unparsed: 1, errors: 0 }
         );
         assert_eq!(
             pb.chosen_in_b,
-            Tally {
-                n: 4,
-                correct: 1,
-                wrong: 2,
-                ties: 1,
-                unparsed: 0,
-                errors: 0
-            }
+            Tally { n: 4, correct: 1, wrong: 2, ties: 1, unparsed: 0, errors: 0 }
         );
         // The same items built from (slot, result) alone.
         for it in items {

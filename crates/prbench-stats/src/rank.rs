@@ -199,11 +199,7 @@ fn cmp_f64(a: f64, b: f64) -> Ordering {
 
 fn check_finite(v: &[f64], input: Input) -> Result<(), RankError> {
     match v.iter().position(|a| !a.is_finite()) {
-        Some(index) => Err(RankError::NonFinite {
-            input,
-            index,
-            value: v[index],
-        }),
+        Some(index) => Err(RankError::NonFinite { input, index, value: v[index] }),
         None => Ok(()),
     }
 }
@@ -211,16 +207,10 @@ fn check_finite(v: &[f64], input: Input) -> Result<(), RankError> {
 /// Lengths, [`MIN_MODELS`], finiteness.
 fn validate(x: &[f64], y: &[f64]) -> Result<usize, RankError> {
     if x.len() != y.len() {
-        return Err(RankError::LengthMismatch {
-            benchmark: x.len(),
-            downstream: y.len(),
-        });
+        return Err(RankError::LengthMismatch { benchmark: x.len(), downstream: y.len() });
     }
     if x.len() < MIN_MODELS {
-        return Err(RankError::TooFewModels {
-            n: x.len(),
-            min: MIN_MODELS,
-        });
+        return Err(RankError::TooFewModels { n: x.len(), min: MIN_MODELS });
     }
     check_finite(x, Input::Benchmark)?;
     check_finite(y, Input::Downstream)?;
@@ -234,12 +224,8 @@ fn is_constant(v: &[f64]) -> bool {
 fn check_not_constant(x: &[f64], y: &[f64]) -> Result<(), RankError> {
     match (is_constant(x), is_constant(y)) {
         (true, true) => Err(RankError::ConstantInput { input: Input::Both }),
-        (true, false) => Err(RankError::ConstantInput {
-            input: Input::Benchmark,
-        }),
-        (false, true) => Err(RankError::ConstantInput {
-            input: Input::Downstream,
-        }),
+        (true, false) => Err(RankError::ConstantInput { input: Input::Benchmark }),
+        (false, true) => Err(RankError::ConstantInput { input: Input::Downstream }),
         (false, false) => Ok(()),
     }
 }
@@ -434,9 +420,7 @@ pub fn ndcg(relevance: &[f64], scores: &[f64]) -> Result<f64, RankError> {
     let n = validate(scores, relevance)?;
     check_relevance(relevance)?;
     // sklearn: discount = 1 / (np.log(np.arange(n) + 2) / np.log(2)).
-    let discount: Vec<f64> = (0..n)
-        .map(|i| 1.0 / (((i + 2) as f64).ln() / 2f64.ln()))
-        .collect();
+    let discount: Vec<f64> = (0..n).map(|i| 1.0 / (((i + 2) as f64).ln() / 2f64.ln())).collect();
     let mut cumsum = Vec::with_capacity(n);
     let mut acc = 0.0;
     for d in &discount {
@@ -471,10 +455,7 @@ pub fn ndcg(relevance: &[f64], scores: &[f64]) -> Result<f64, RankError> {
 
 fn check_relevance(relevance: &[f64]) -> Result<(), RankError> {
     match relevance.iter().position(|&r| r < 0.0) {
-        Some(index) => Err(RankError::NegativeRelevance {
-            index,
-            value: relevance[index],
-        }),
+        Some(index) => Err(RankError::NegativeRelevance { index, value: relevance[index] }),
         None => Ok(()),
     }
 }
@@ -650,12 +631,7 @@ pub fn spearman_permutation_p(
     };
     let a = if exact { 0.0 } else { 1.0 };
     let tail = (le as f64 + a).min(ge as f64 + a) / (m as f64 + a);
-    Ok(PermutationTest {
-        rho,
-        p_value: (2.0 * tail).min(1.0),
-        exact,
-        permutations: m,
-    })
+    Ok(PermutationTest { rho, p_value: (2.0 * tail).min(1.0), exact, permutations: m })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -731,13 +707,8 @@ pub fn bootstrap_correlations(
         ndcg: Vec::with_capacity(resamples),
         rbo: Vec::with_capacity(resamples),
     };
-    let mut undefined = PerStatistic {
-        spearman: 0,
-        kendall_tau_b: 0,
-        weighted_tau: 0,
-        ndcg: 0,
-        rbo: 0,
-    };
+    let mut undefined =
+        PerStatistic { spearman: 0, kendall_tau_b: 0, weighted_tau: 0, ndcg: 0, rbo: 0 };
     let (mut xs, mut ys) = (vec![0.0; n], vec![0.0; n]);
     for _ in 0..resamples {
         for k in 0..n {
@@ -746,18 +717,8 @@ pub fn bootstrap_correlations(
             ys[k] = y[i];
         }
         let got = each(&xs, &ys, rbo_p);
-        let got = [
-            got.spearman,
-            got.kendall_tau_b,
-            got.weighted_tau,
-            got.ndcg,
-            got.rbo,
-        ];
-        for ((v, u), g) in values
-            .as_mut_array()
-            .into_iter()
-            .zip(undefined.as_mut_array())
-            .zip(got)
+        let got = [got.spearman, got.kendall_tau_b, got.weighted_tau, got.ndcg, got.rbo];
+        for ((v, u), g) in values.as_mut_array().into_iter().zip(undefined.as_mut_array()).zip(got)
         {
             match g {
                 Ok(value) => v.push(value),
@@ -765,24 +726,11 @@ pub fn bootstrap_correlations(
             }
         }
     }
-    let stats = point
-        .zip(values.zip(undefined))
-        .map(|(point, (mut v, undefined))| {
-            v.sort_by(f64::total_cmp);
-            StatInterval {
-                point,
-                ci: percentile_interval(&v, level),
-                defined: v.len(),
-                undefined,
-            }
-        });
-    Ok(CorrelationBootstrap {
-        resamples,
-        seed,
-        level,
-        rbo_p,
-        stats,
-    })
+    let stats = point.zip(values.zip(undefined)).map(|(point, (mut v, undefined))| {
+        v.sort_by(f64::total_cmp);
+        StatInterval { point, ci: percentile_interval(&v, level), defined: v.len(), undefined }
+    });
+    Ok(CorrelationBootstrap { resamples, seed, level, rbo_p, stats })
 }
 
 /// The `100·(1 − level)/2` and `100·(1 + level)/2` percentiles of `sorted` (ascending) with
@@ -844,11 +792,7 @@ pub fn leave_one_out(x: &[f64], y: &[f64], rbo_p: f64) -> Result<LeaveOneOut, Ra
     check_relevance(y)?;
     check_p(rbo_p)?;
     let mut drops = Vec::with_capacity(n);
-    let empty = DropRange {
-        min: None,
-        max: None,
-        undefined: 0,
-    };
+    let empty = DropRange { min: None, max: None, undefined: 0 };
     let mut range = PerStatistic {
         spearman: empty,
         kendall_tau_b: empty,
@@ -857,26 +801,13 @@ pub fn leave_one_out(x: &[f64], y: &[f64], rbo_p: f64) -> Result<LeaveOneOut, Ra
         rbo: empty,
     };
     for dropped in 0..n {
-        let xs: Vec<f64> = x
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| i != dropped)
-            .map(|(_, &v)| v)
-            .collect();
-        let ys: Vec<f64> = y
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| i != dropped)
-            .map(|(_, &v)| v)
-            .collect();
+        let xs: Vec<f64> =
+            x.iter().enumerate().filter(|&(i, _)| i != dropped).map(|(_, &v)| v).collect();
+        let ys: Vec<f64> =
+            y.iter().enumerate().filter(|&(i, _)| i != dropped).map(|(_, &v)| v).collect();
         let stats = each(&xs, &ys, rbo_p);
-        let got = [
-            &stats.spearman,
-            &stats.kendall_tau_b,
-            &stats.weighted_tau,
-            &stats.ndcg,
-            &stats.rbo,
-        ];
+        let got =
+            [&stats.spearman, &stats.kendall_tau_b, &stats.weighted_tau, &stats.ndcg, &stats.rbo];
         for (r, g) in range.as_mut_array().into_iter().zip(got) {
             match g {
                 Ok(v) => {
@@ -898,10 +829,7 @@ mod tests {
     #[test]
     fn doubled_ranks_match_rankdata() {
         // scipy.stats.rankdata([3, 1, 3, 2, 3]) = [4, 1, 4, 2, 4] → doubled [8, 2, 8, 4, 8].
-        assert_eq!(
-            doubled_average_ranks(&[3.0, 1.0, 3.0, 2.0, 3.0]),
-            vec![8, 2, 8, 4, 8]
-        );
+        assert_eq!(doubled_average_ranks(&[3.0, 1.0, 3.0, 2.0, 3.0]), vec![8, 2, 8, 4, 8]);
         // rankdata([0.5, -0.0, 0.0]) = [3, 1.5, 1.5]: -0.0 and 0.0 tie.
         assert_eq!(doubled_average_ranks(&[0.5, -0.0, 0.0]), vec![6, 3, 3]);
     }
@@ -937,10 +865,7 @@ mod tests {
         let x = [1.0, 2.0, 3.0];
         assert_eq!(
             spearman(&x, &[1.0, 2.0]),
-            Err(RankError::LengthMismatch {
-                benchmark: 3,
-                downstream: 2
-            })
+            Err(RankError::LengthMismatch { benchmark: 3, downstream: 2 })
         );
         assert_eq!(
             kendall_tau_b(&[1.0, 2.0], &[1.0, 2.0]),
@@ -948,43 +873,26 @@ mod tests {
         );
         assert!(matches!(
             weighted_tau(&x, &[1.0, f64::NAN, 2.0]),
-            Err(RankError::NonFinite {
-                input: Input::Downstream,
-                index: 1,
-                ..
-            })
+            Err(RankError::NonFinite { input: Input::Downstream, index: 1, .. })
         ));
         assert_eq!(
             spearman(&[2.0; 3], &x),
-            Err(RankError::ConstantInput {
-                input: Input::Benchmark
-            })
+            Err(RankError::ConstantInput { input: Input::Benchmark })
         );
         assert_eq!(
             ndcg(&[1.0, -1.0, 0.0], &x),
-            Err(RankError::NegativeRelevance {
-                index: 1,
-                value: -1.0
-            })
+            Err(RankError::NegativeRelevance { index: 1, value: -1.0 })
         );
         for p in [0.0, 1.0, -0.5, f64::NAN] {
-            assert!(matches!(
-                rbo_ext(&x, &x, p),
-                Err(RankError::InvalidPersistence { .. })
-            ));
+            assert!(matches!(rbo_ext(&x, &x, p), Err(RankError::InvalidPersistence { .. })));
         }
         assert_eq!(ndcg(&[0.0; 3], &x), Ok(0.0));
     }
 
     #[test]
     fn error_messages() {
-        let e = RankError::ConstantInput {
-            input: Input::Downstream,
-        };
-        assert_eq!(
-            e.to_string(),
-            "downstream input is constant: the statistic is undefined"
-        );
+        let e = RankError::ConstantInput { input: Input::Downstream };
+        assert_eq!(e.to_string(), "downstream input is constant: the statistic is undefined");
     }
 
     #[test]
@@ -995,13 +903,6 @@ mod tests {
             .drops
             .iter()
             .all(|d| d.stats.rbo == Err(RankError::TooFewModels { n: 2, min: 3 })));
-        assert_eq!(
-            loo.range.spearman,
-            DropRange {
-                min: None,
-                max: None,
-                undefined: 3
-            }
-        );
+        assert_eq!(loo.range.spearman, DropRange { min: None, max: None, undefined: 3 });
     }
 }

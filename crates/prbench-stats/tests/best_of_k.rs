@@ -14,15 +14,8 @@ fn brute_force(rm: &[f64], judge: &[f64], k: usize) -> f64 {
             continue;
         }
         let members: Vec<usize> = (0..n).filter(|&i| mask & (1 << i) != 0).collect();
-        let top = members
-            .iter()
-            .map(|&i| rm[i])
-            .fold(f64::NEG_INFINITY, f64::max);
-        let tied: Vec<f64> = members
-            .iter()
-            .filter(|&&i| rm[i] == top)
-            .map(|&i| judge[i])
-            .collect();
+        let top = members.iter().map(|&i| rm[i]).fold(f64::NEG_INFINITY, f64::max);
+        let tied: Vec<f64> = members.iter().filter(|&&i| rm[i] == top).map(|&i| judge[i]).collect();
         total += tied.iter().sum::<f64>() / tied.len() as f64;
         count += 1;
     }
@@ -38,13 +31,9 @@ fn matches_brute_force_on_random_tied_cases() {
         // RM scores on a small grid (ties frequent); judge scores on the 0–2 rubric grid in
         // halves, or continuous.
         let grid = rng.random_range(1..=4u32);
-        let rm: Vec<f64> = (0..n)
-            .map(|_| rng.random_range(0..=grid) as f64 * 0.5 - 1.0)
-            .collect();
+        let rm: Vec<f64> = (0..n).map(|_| rng.random_range(0..=grid) as f64 * 0.5 - 1.0).collect();
         let judge: Vec<f64> = if case % 2 == 0 {
-            (0..n)
-                .map(|_| rng.random_range(0..=4u32) as f64 / 2.0)
-                .collect()
+            (0..n).map(|_| rng.random_range(0..=4u32) as f64 / 2.0).collect()
         } else {
             (0..n).map(|_| rng.random_range(-3.0..3.0)).collect()
         };
@@ -97,18 +86,12 @@ fn n256_k128_closed_forms() {
     let want = (k * (n + 1)) as f64 / (k + 1) as f64;
     assert!((got - want).abs() <= 1e-12 * want, "{got} vs {want}");
     // Judge = 1 on the single top-RM sample only: it is in the subset with probability k/N.
-    let judge: Vec<f64> = perm
-        .iter()
-        .map(|&r| if r == n - 1 { 1.0 } else { 0.0 })
-        .collect();
+    let judge: Vec<f64> = perm.iter().map(|&r| if r == n - 1 { 1.0 } else { 0.0 }).collect();
     let got = expected_best_of_k(&rm, &judge, k).unwrap();
     assert!((got - 0.5).abs() <= 1e-12, "{got}");
     // Judge = 1 on the single bottom-RM sample: chosen only if the subset is {bottom} — only
     // possible for k = 1, where it has probability 1/N.
-    let judge: Vec<f64> = perm
-        .iter()
-        .map(|&r| if r == 0 { 1.0 } else { 0.0 })
-        .collect();
+    let judge: Vec<f64> = perm.iter().map(|&r| if r == 0 { 1.0 } else { 0.0 }).collect();
     assert_eq!(expected_best_of_k(&rm, &judge, k).unwrap(), 0.0);
     assert!((expected_best_of_k(&rm, &judge, 1).unwrap() - 1.0 / 256.0).abs() < 1e-15);
 }
@@ -122,17 +105,10 @@ fn n256_k128_with_a_tied_top_group() {
     // = 1 − (128·127)/(256·255), and then the tied samples are equally likely to be chosen. By
     // exchangeability each top sample's share is half of it.
     let rm: Vec<f64> = perm.iter().map(|&r| r.min(n - 2) as f64).collect();
-    let judge: Vec<f64> = perm
-        .iter()
-        .map(|&r| if r == n - 1 { 1.0 } else { 0.0 })
-        .collect();
+    let judge: Vec<f64> = perm.iter().map(|&r| if r == n - 1 { 1.0 } else { 0.0 }).collect();
     let p_top = 1.0 - (128.0 * 127.0) / (256.0 * 255.0);
     let got = expected_best_of_k(&rm, &judge, k).unwrap();
-    assert!(
-        (got - p_top / 2.0).abs() <= 1e-12,
-        "{got} vs {}",
-        p_top / 2.0
-    );
+    assert!((got - p_top / 2.0).abs() <= 1e-12, "{got} vs {}", p_top / 2.0);
     // All samples tied: every k gives the plain mean.
     let flat = vec![3.0; n];
     let judge: Vec<f64> = (0..n).map(|i| (i % 5) as f64).collect();
@@ -161,10 +137,7 @@ fn errors() {
     let rm = [0.1, 0.2, 0.3];
     let judge = [1.0, 2.0, 0.0];
     assert_eq!(expected_best_of_k(&rm, &judge, 0), Err(BestOfKError::ZeroK));
-    assert_eq!(
-        expected_best_of_k(&rm, &judge, 4),
-        Err(BestOfKError::KExceedsN { k: 4, n: 3 })
-    );
+    assert_eq!(expected_best_of_k(&rm, &judge, 4), Err(BestOfKError::KExceedsN { k: 4, n: 3 }));
     assert_eq!(
         expected_best_of_k(&rm, &judge[..2], 1),
         Err(BestOfKError::LengthMismatch { rm: 3, judge: 2 })
@@ -172,19 +145,11 @@ fn errors() {
     assert_eq!(expected_best_of_k(&[], &[], 1), Err(BestOfKError::Empty));
     assert!(matches!(
         expected_best_of_k(&[0.1, f64::NAN, 0.3], &judge, 1),
-        Err(BestOfKError::NonFinite {
-            list: ScoreList::Rm,
-            index: 1,
-            ..
-        })
+        Err(BestOfKError::NonFinite { list: ScoreList::Rm, index: 1, .. })
     ));
     assert!(matches!(
         expected_best_of_k(&rm, &[1.0, 2.0, f64::INFINITY], 1),
-        Err(BestOfKError::NonFinite {
-            list: ScoreList::Judge,
-            index: 2,
-            ..
-        })
+        Err(BestOfKError::NonFinite { list: ScoreList::Judge, index: 2, .. })
     ));
     // A curve fails on its first bad k (the authors' k = 128 with 16 samples).
     assert_eq!(

@@ -7,15 +7,9 @@ use prbench_stats::rank::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-const X12: [f64; 12] = [
-    0.71, 0.64, 0.69, 0.58, 0.49, 0.52, 0.73, 0.66, 0.61, 0.55, 0.47, 0.68,
-];
-const Z12: [f64; 12] = [
-    0.60, 0.62, 0.58, 0.66, 0.51, 0.57, 0.55, 0.63, 0.61, 0.50, 0.59, 0.64,
-];
-const Y12: [f64; 12] = [
-    1.35, 1.10, 1.02, 1.41, 0.88, 1.05, 1.20, 0.95, 1.28, 1.12, 0.91, 1.30,
-];
+const X12: [f64; 12] = [0.71, 0.64, 0.69, 0.58, 0.49, 0.52, 0.73, 0.66, 0.61, 0.55, 0.47, 0.68];
+const Z12: [f64; 12] = [0.60, 0.62, 0.58, 0.66, 0.51, 0.57, 0.55, 0.63, 0.61, 0.50, 0.59, 0.64];
+const Y12: [f64; 12] = [1.35, 1.10, 1.02, 1.41, 0.88, 1.05, 1.20, 0.95, 1.28, 1.12, 0.91, 1.30];
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-12
@@ -58,30 +52,18 @@ fn every_resample_of_three_models_by_hand() {
     assert_eq!(got.pairs.len(), 1);
     let (a, b, d) = (&got.sets[0], &got.sets[1], &got.pairs[0]);
     assert_eq!((d.a, d.b), (0, 1));
-    for s in [
-        a.spearman,
-        a.kendall_tau_b,
-        a.weighted_tau,
-        b.spearman,
-        b.kendall_tau_b,
-        b.weighted_tau,
-    ] {
+    for s in
+        [a.spearman, a.kendall_tau_b, a.weighted_tau, b.spearman, b.kendall_tau_b, b.weighted_tau]
+    {
         assert_eq!((s.defined, s.undefined), (24, 3));
     }
-    for s in [
-        d.difference.spearman,
-        d.difference.kendall_tau_b,
-        d.difference.weighted_tau,
-    ] {
+    for s in [d.difference.spearman, d.difference.kendall_tau_b, d.difference.weighted_tau] {
         assert_eq!((s.defined, s.undefined), (24, 3));
     }
     for s in [a.ndcg, a.rbo, b.ndcg, b.rbo] {
         assert_eq!((s.defined, s.undefined), (27, 0));
     }
-    assert_eq!(
-        (d.difference.ndcg.defined, d.difference.rbo.undefined),
-        (27, 0)
-    );
+    assert_eq!((d.difference.ndcg.defined, d.difference.rbo.undefined), (27, 0));
     // A is perfect on every defined draw.
     let ci = a.spearman.ci.unwrap();
     assert!(close(ci.lo, 1.0) && close(ci.hi, 1.0), "{ci:?}");
@@ -116,20 +98,14 @@ fn each_benchmark_equals_its_own_bootstrap_and_the_draw_is_shared() {
         got.sets[1],
         bootstrap_correlations(&Z12, &Y12, DEFAULT_RBO_P, 3_000, 7, 0.95).unwrap()
     );
-    assert_eq!(
-        (got.resamples, got.seed, got.level, got.rbo_p),
-        (3_000, 7, 0.95, DEFAULT_RBO_P)
-    );
+    assert_eq!((got.resamples, got.seed, got.level, got.rbo_p), (3_000, 7, 0.95, DEFAULT_RBO_P));
     // The same seed gives the same result; another seed other intervals.
     assert_eq!(
         got,
         bootstrap_comparison(&[&X12, &Z12], &Y12, DEFAULT_RBO_P, 3_000, 7, 0.95).unwrap()
     );
     let other = bootstrap_comparison(&[&X12, &Z12], &Y12, DEFAULT_RBO_P, 3_000, 8, 0.95).unwrap();
-    assert_ne!(
-        got.pairs[0].difference.spearman.ci,
-        other.pairs[0].difference.spearman.ci
-    );
+    assert_ne!(got.pairs[0].difference.spearman.ci, other.pairs[0].difference.spearman.ci);
 }
 
 /// The differences recomputed here from the documented draw (one ChaCha8Rng::seed_from_u64(seed),
@@ -163,22 +139,13 @@ fn differences_follow_the_documented_draw() {
         (q(0.05), q(0.95))
     };
     let d = &got.pairs[0].difference;
-    assert_eq!(
-        (d.spearman.defined, d.spearman.undefined),
-        (rho.len(), undefined)
-    );
+    assert_eq!((d.spearman.defined, d.spearman.undefined), (rho.len(), undefined));
     let (lo, hi) = interval(rho);
     let ci = d.spearman.ci.unwrap();
-    assert!(
-        close(ci.lo, lo) && close(ci.hi, hi),
-        "{ci:?} vs [{lo}, {hi}]"
-    );
+    assert!(close(ci.lo, lo) && close(ci.hi, hi), "{ci:?} vs [{lo}, {hi}]");
     let (lo, hi) = interval(ndcg_d);
     let ci = d.ndcg.ci.unwrap();
-    assert!(
-        close(ci.lo, lo) && close(ci.hi, hi),
-        "{ci:?} vs [{lo}, {hi}]"
-    );
+    assert!(close(ci.lo, lo) && close(ci.hi, hi), "{ci:?} vs [{lo}, {hi}]");
     let full = correlations(&X12, &Y12, DEFAULT_RBO_P).unwrap().ndcg
         - correlations(&Z12, &Y12, DEFAULT_RBO_P).unwrap().ndcg;
     assert_eq!(d.ndcg.point, full);
@@ -205,16 +172,11 @@ fn differences_are_paired_and_antisymmetric() {
         [(0, 1), (0, 2), (1, 2)]
     );
     let swapped = bootstrap_comparison(&[&Z12, &X12], &Y12, DEFAULT_RBO_P, 1_000, 3, 0.95).unwrap();
-    let (ab, ba) = (
-        three.pairs[0].difference.kendall_tau_b,
-        swapped.pairs[0].difference.kendall_tau_b,
-    );
+    let (ab, ba) =
+        (three.pairs[0].difference.kendall_tau_b, swapped.pairs[0].difference.kendall_tau_b);
     assert_eq!(ab.point, -ba.point);
     let (c1, c2) = (ab.ci.unwrap(), ba.ci.unwrap());
-    assert!(
-        close(c1.lo, -c2.hi) && close(c1.hi, -c2.lo),
-        "{c1:?} {c2:?}"
-    );
+    assert!(close(c1.lo, -c2.hi) && close(c1.hi, -c2.lo), "{c1:?} {c2:?}");
     // y against itself is a perfect benchmark: its rho is 1 on every defined resample, so
     // X12 − Y12 is never positive.
     assert!(three.pairs[1].difference.spearman.ci.unwrap().hi <= 1e-12);
@@ -243,9 +205,7 @@ fn resamples_undefined_for_either_benchmark_are_counted_not_dropped_silently() {
 fn comparison_errors() {
     assert_eq!(
         bootstrap_comparison(&[&X12, &[0.5; 12]], &Y12, DEFAULT_RBO_P, 100, 1, 0.95),
-        Err(RankError::ConstantInput {
-            input: Input::Benchmark
-        })
+        Err(RankError::ConstantInput { input: Input::Benchmark })
     );
     assert_eq!(
         bootstrap_comparison(&[&X12], &Y12, DEFAULT_RBO_P, 0, 1, 0.95),
@@ -257,9 +217,6 @@ fn comparison_errors() {
     );
     assert_eq!(
         bootstrap_comparison(&[&X12, &X12[..11]], &Y12, DEFAULT_RBO_P, 10, 1, 0.95),
-        Err(RankError::LengthMismatch {
-            benchmark: 11,
-            downstream: 12
-        })
+        Err(RankError::LengthMismatch { benchmark: 11, downstream: 12 })
     );
 }

@@ -7,20 +7,13 @@ use serde_json::Value;
 const TOL: f64 = 1e-9;
 
 fn fixture() -> Value {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/correlation_reference.json"
-    );
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/correlation_reference.json");
     let text = std::fs::read_to_string(path).expect("read correlation_reference.json");
     serde_json::from_str(&text).expect("parse correlation_reference.json")
 }
 
 fn floats(v: &Value) -> Vec<f64> {
-    v.as_array()
-        .expect("array")
-        .iter()
-        .map(|a| a.as_f64().expect("number"))
-        .collect()
+    v.as_array().expect("array").iter().map(|a| a.as_f64().expect("number")).collect()
 }
 
 /// Checks one statistic against its expectation: `{"value": v}` within TOL, or
@@ -41,15 +34,9 @@ fn check(case: usize, label: &str, name: &str, got: &Result<f64, RankError>, wan
             Err(e) => serde_json::to_value(e).unwrap(),
             Ok(g) => panic!("case {case} ({label}) {name}: got {g}, reference {want}"),
         };
-        assert_eq!(
-            e["error"], want["error"],
-            "case {case} ({label}) {name}: {e}"
-        );
+        assert_eq!(e["error"], want["error"], "case {case} ({label}) {name}: {e}");
         if want["error"] == "constant_input" {
-            assert_eq!(
-                e["input"], want["input"],
-                "case {case} ({label}) {name}: {e}"
-            );
+            assert_eq!(e["input"], want["input"], "case {case} ({label}) {name}: {e}");
         }
     }
 }
@@ -65,15 +52,9 @@ fn fixture_is_substantial() {
     for lib in ["scipy", "scikit-learn", "rbo", "numpy"] {
         assert!(f["versions"][lib].is_string(), "version of {lib} missing");
     }
-    let errors = cases
-        .iter()
-        .filter(|c| c["spearman"].get("error").is_some())
-        .count();
+    let errors = cases.iter().filter(|c| c["spearman"].get("error").is_some()).count();
     assert!(errors >= 3, "nan cases missing");
-    let perms = cases
-        .iter()
-        .filter(|c| !c["permutation_p"].is_null())
-        .count();
+    let perms = cases.iter().filter(|c| !c["permutation_p"].is_null()).count();
     assert!(perms >= 10, "{perms} exact permutation p-values");
 }
 
@@ -85,20 +66,8 @@ fn statistics_match_reference() {
         let label = case["label"].as_str().unwrap();
         let (x, y) = (floats(&case["x"]), floats(&case["y"]));
         check(i, label, "spearman", &spearman(&x, &y), &case["spearman"]);
-        check(
-            i,
-            label,
-            "kendall_tau_b",
-            &kendall_tau_b(&x, &y),
-            &case["kendall_tau_b"],
-        );
-        check(
-            i,
-            label,
-            "weighted_tau",
-            &weighted_tau(&x, &y),
-            &case["weighted_tau"],
-        );
+        check(i, label, "kendall_tau_b", &kendall_tau_b(&x, &y), &case["kendall_tau_b"]);
+        check(i, label, "weighted_tau", &weighted_tau(&x, &y), &case["weighted_tau"]);
         check(i, label, "ndcg", &ndcg(&y, &x), &case["ndcg"]);
         for r in case["rbo"].as_array().unwrap() {
             let p = r["p"].as_f64().unwrap();
@@ -204,18 +173,11 @@ fn monte_carlo_permutation_p_is_seeded_and_close_to_exact() {
     assert_eq!(total, 3_628_800);
     let tail = le.min(ge) as f64 / total as f64;
     let exact_p = (2.0 * tail).min(1.0);
-    assert!(
-        exact_p > 0.05 && exact_p < 0.5,
-        "case should have a moderate p: {exact_p}"
-    );
+    assert!(exact_p > 0.05 && exact_p < 0.5, "case should have a moderate p: {exact_p}");
     // The library's exact branch agrees with the test-only enumeration.
     let ex = spearman_permutation_p(&X10, &Y10, 3_628_800, 0).unwrap();
     assert!(ex.exact);
-    assert!(
-        (ex.p_value - exact_p).abs() <= 1e-12,
-        "{} vs {exact_p}",
-        ex.p_value
-    );
+    assert!((ex.p_value - exact_p).abs() <= 1e-12, "{} vs {exact_p}", ex.p_value);
     // Monte Carlo: deterministic per seed, within 4 binomial standard errors of the exact value.
     let r = 20_000;
     let a = spearman_permutation_p(&X10, &Y10, r, 7).unwrap();
@@ -227,29 +189,18 @@ fn monte_carlo_permutation_p_is_seeded_and_close_to_exact() {
     let se = 2.0 * (tail * (1.0 - tail) / r as f64).sqrt();
     for seed in [7, 8, 9] {
         let p = spearman_permutation_p(&X10, &Y10, r, seed).unwrap().p_value;
-        assert!(
-            (p - exact_p).abs() <= 4.0 * se,
-            "seed {seed}: {p} vs exact {exact_p} (se {se})"
-        );
+        assert!((p - exact_p).abs() <= 4.0 * se, "seed {seed}: {p} vs exact {exact_p} (se {se})");
     }
     let c = spearman_permutation_p(&X10, &Y10, r, 8).unwrap();
-    assert_ne!(
-        a.p_value, c.p_value,
-        "different seeds should (generally) differ"
-    );
+    assert_ne!(a.p_value, c.p_value, "different seeds should (generally) differ");
 }
 
 #[test]
 fn permutation_errors() {
-    assert_eq!(
-        spearman_permutation_p(&X10, &Y10, 0, 1),
-        Err(RankError::NoResamples)
-    );
+    assert_eq!(spearman_permutation_p(&X10, &Y10, 0, 1), Err(RankError::NoResamples));
     assert_eq!(
         spearman_permutation_p(&[1.0, 1.0, 1.0], &[1.0, 2.0, 3.0], 100, 1),
-        Err(RankError::ConstantInput {
-            input: Input::Benchmark
-        })
+        Err(RankError::ConstantInput { input: Input::Benchmark })
     );
 }
 
@@ -263,12 +214,8 @@ fn perfect_agreement_exact_p() {
     assert!((t.p_value - 2.0 / 120.0).abs() < 1e-15);
 }
 
-const X12: [f64; 12] = [
-    0.71, 0.64, 0.58, 0.69, 0.52, 0.66, 0.61, 0.49, 0.73, 0.55, 0.60, 0.67,
-];
-const Y12: [f64; 12] = [
-    1.35, 1.10, 1.02, 1.41, 0.88, 1.05, 1.20, 0.95, 1.28, 1.12, 0.91, 1.30,
-];
+const X12: [f64; 12] = [0.71, 0.64, 0.58, 0.69, 0.52, 0.66, 0.61, 0.49, 0.73, 0.55, 0.60, 0.67];
+const Y12: [f64; 12] = [1.35, 1.10, 1.02, 1.41, 0.88, 1.05, 1.20, 0.95, 1.28, 1.12, 0.91, 1.30];
 
 #[test]
 fn bootstrap_is_seeded() {
@@ -297,10 +244,7 @@ fn bootstrap_is_seeded() {
     assert!(ci.lo < point.spearman && point.spearman < ci.hi, "{ci:?}");
     // Serializable for the CLI.
     let json = serde_json::to_value(&a).unwrap();
-    assert_eq!(
-        json["stats"]["rbo"]["defined"].as_u64(),
-        Some(a.stats.rbo.defined as u64)
-    );
+    assert_eq!(json["stats"]["rbo"]["defined"].as_u64(), Some(a.stats.rbo.defined as u64));
 }
 
 #[test]
@@ -313,24 +257,14 @@ fn bootstrap_counts_undefined_resamples() {
     let r = 10_000;
     let bs = bootstrap_correlations(&x, &y, DEFAULT_RBO_P, r, 1, 0.95).unwrap();
     let se = ((1.0 / 3.0) * (2.0 / 3.0) / r as f64).sqrt();
-    for s in [
-        bs.stats.spearman,
-        bs.stats.kendall_tau_b,
-        bs.stats.weighted_tau,
-    ] {
+    for s in [bs.stats.spearman, bs.stats.kendall_tau_b, bs.stats.weighted_tau] {
         assert_eq!(s.defined + s.undefined, r);
         let share = s.undefined as f64 / r as f64;
-        assert!(
-            (share - 1.0 / 3.0).abs() <= 4.0 * se,
-            "undefined share {share}"
-        );
+        assert!((share - 1.0 / 3.0).abs() <= 4.0 * se, "undefined share {share}");
         assert!(s.ci.is_some());
     }
     // The three tau/rho statistics are undefined on exactly the same resamples.
-    assert_eq!(
-        bs.stats.spearman.undefined,
-        bs.stats.kendall_tau_b.undefined
-    );
+    assert_eq!(bs.stats.spearman.undefined, bs.stats.kendall_tau_b.undefined);
     assert_eq!(bs.stats.spearman.undefined, bs.stats.weighted_tau.undefined);
     assert_eq!((bs.stats.ndcg.undefined, bs.stats.rbo.undefined), (0, 0));
     assert_eq!((bs.stats.ndcg.defined, bs.stats.rbo.defined), (r, r));
@@ -348,9 +282,7 @@ fn bootstrap_errors() {
     );
     assert_eq!(
         bootstrap_correlations(&[1.0; 4], &[1.0, 2.0, 3.0, 4.0], DEFAULT_RBO_P, 10, 1, 0.9),
-        Err(RankError::ConstantInput {
-            input: Input::Benchmark
-        })
+        Err(RankError::ConstantInput { input: Input::Benchmark })
     );
     assert_eq!(
         bootstrap_correlations(&X12, &Y12, 1.0, 10, 1, 0.9),
@@ -366,18 +298,10 @@ fn leave_one_out_matches_manual_drops() {
     let mut max_rbo = f64::NEG_INFINITY;
     for (i, d) in loo.drops.iter().enumerate() {
         assert_eq!(d.dropped, i);
-        let xs: Vec<f64> = X12
-            .iter()
-            .enumerate()
-            .filter(|&(j, _)| j != i)
-            .map(|(_, &v)| v)
-            .collect();
-        let ys: Vec<f64> = Y12
-            .iter()
-            .enumerate()
-            .filter(|&(j, _)| j != i)
-            .map(|(_, &v)| v)
-            .collect();
+        let xs: Vec<f64> =
+            X12.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, &v)| v).collect();
+        let ys: Vec<f64> =
+            Y12.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, &v)| v).collect();
         let want = correlations(&xs, &ys, 0.5).unwrap();
         assert_eq!(d.stats.spearman, Ok(want.spearman));
         assert_eq!(d.stats.kendall_tau_b, Ok(want.kendall_tau_b));
@@ -399,9 +323,7 @@ fn leave_one_out_reports_undefined_drops() {
     let x = [0.9, 0.5, 0.5, 0.5, 0.5];
     let y = [2.0, 1.0, 1.5, 0.5, 1.2];
     let loo = leave_one_out(&x, &y, DEFAULT_RBO_P).unwrap();
-    let c = RankError::ConstantInput {
-        input: Input::Benchmark,
-    };
+    let c = RankError::ConstantInput { input: Input::Benchmark };
     assert_eq!(loo.drops[0].stats.spearman, Err(c.clone()));
     assert_eq!(loo.drops[0].stats.kendall_tau_b, Err(c.clone()));
     assert_eq!(loo.drops[0].stats.weighted_tau, Err(c));
@@ -410,23 +332,14 @@ fn leave_one_out_reports_undefined_drops() {
     assert_eq!(loo.range.spearman.undefined, 1);
     assert_eq!(loo.range.weighted_tau.undefined, 1);
     assert_eq!(loo.range.rbo.undefined, 0);
-    let (lo, hi) = (
-        loo.range.spearman.min.unwrap(),
-        loo.range.spearman.max.unwrap(),
-    );
+    let (lo, hi) = (loo.range.spearman.min.unwrap(), loo.range.spearman.max.unwrap());
     assert!(lo <= hi);
     let json = serde_json::to_value(&loo).unwrap();
-    assert_eq!(
-        json["drops"][0]["stats"]["spearman"]["Err"]["error"],
-        "constant_input"
-    );
+    assert_eq!(json["drops"][0]["stats"]["spearman"]["Err"]["error"], "constant_input");
     // Whole-input errors.
     assert_eq!(
         leave_one_out(&x, &[2.0, -1.0, 1.5, 0.5, 1.2], DEFAULT_RBO_P).map(|_| ()),
-        Err(RankError::NegativeRelevance {
-            index: 1,
-            value: -1.0
-        })
+        Err(RankError::NegativeRelevance { index: 1, value: -1.0 })
     );
     assert_eq!(
         leave_one_out(&x[..2], &y[..2], DEFAULT_RBO_P).map(|_| ()),
@@ -439,30 +352,17 @@ fn input_errors() {
     let x = [1.0, 2.0, 3.0];
     assert_eq!(
         correlations(&x, &[1.0, 2.0, 3.0, 4.0], DEFAULT_RBO_P),
-        Err(RankError::LengthMismatch {
-            benchmark: 3,
-            downstream: 4
-        })
+        Err(RankError::LengthMismatch { benchmark: 3, downstream: 4 })
     );
     assert!(matches!(
         correlations(&[1.0, f64::INFINITY, 3.0], &x, DEFAULT_RBO_P),
-        Err(RankError::NonFinite {
-            input: Input::Benchmark,
-            index: 1,
-            ..
-        })
+        Err(RankError::NonFinite { input: Input::Benchmark, index: 1, .. })
     ));
-    assert_eq!(
-        correlations(&x, &x, 0.0),
-        Err(RankError::InvalidPersistence { p: 0.0 })
-    );
+    assert_eq!(correlations(&x, &x, 0.0), Err(RankError::InvalidPersistence { p: 0.0 }));
     assert_eq!(
         spearman(&[1.0; 3], &[2.0; 3]),
         Err(RankError::ConstantInput { input: Input::Both })
     );
     let json = serde_json::to_value(RankError::TooFewModels { n: 2, min: 3 }).unwrap();
-    assert_eq!(
-        json,
-        serde_json::json!({"error": "too_few_models", "n": 2, "min": 3})
-    );
+    assert_eq!(json, serde_json::json!({"error": "too_few_models", "n": 2, "min": 3}));
 }

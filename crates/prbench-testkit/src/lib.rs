@@ -108,7 +108,10 @@ pub fn psoups() -> Option<PathBuf> {
         Some(d) if !d.is_empty() => PathBuf::from(d),
         _ => repo().join("../shared/data/alignx-psoups"),
     };
-    require_path(dir, "the P-Soups data (CI and the developers' machines have it beside the repository)")
+    require_path(
+        dir,
+        "the P-Soups data (CI and the developers' machines have it beside the repository)",
+    )
 }
 
 /// Copies the folder `from` to `to` (files and sub-folders, recursively), for tests that work
@@ -118,13 +121,16 @@ pub fn psoups() -> Option<PathBuf> {
 /// When a file or folder cannot be read or written.
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("creating {}: {e}", to.display()));
-    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("reading {}: {e}", from.display())) {
+    for entry in
+        std::fs::read_dir(from).unwrap_or_else(|e| panic!("reading {}: {e}", from.display()))
+    {
         let p = entry.unwrap().path();
         let dest = to.join(p.file_name().unwrap());
         if p.is_dir() {
             copy_dir(&p, &dest);
         } else {
-            std::fs::copy(&p, &dest).unwrap_or_else(|e| panic!("copying {} to {}: {e}", p.display(), dest.display()));
+            std::fs::copy(&p, &dest)
+                .unwrap_or_else(|e| panic!("copying {} to {}: {e}", p.display(), dest.display()));
         }
     }
 }
@@ -140,10 +146,16 @@ mod tests {
             let caught = std::panic::catch_unwind(|| require_path(missing.clone(), "probe"));
             let msg = caught.expect_err("under CI a missing path must panic");
             let msg = msg.downcast_ref::<String>().cloned().unwrap_or_default();
-            assert!(msg.contains("CI is set") && msg.contains("/nonexistent/prbench-testkit-probe"), "{msg}");
+            assert!(
+                msg.contains("CI is set") && msg.contains("/nonexistent/prbench-testkit-probe"),
+                "{msg}"
+            );
         } else {
             assert_eq!(require_path(missing, "probe"), None);
         }
-        assert_eq!(require_path(repo().join("Cargo.toml"), "the workspace manifest"), Some(repo().join("Cargo.toml")));
+        assert_eq!(
+            require_path(repo().join("Cargo.toml"), "the workspace manifest"),
+            Some(repo().join("Cargo.toml"))
+        );
     }
 }

@@ -10,12 +10,16 @@ use std::path::{Path, PathBuf};
 ///
 /// Every integer flag except seeds uses it (the test `every_numeric_flag_has_a_bounded_parser`
 /// checks that), so a typo like `--bootstrap 4294967295` is an error, not a 24 GB allocation.
-pub fn whole<T>(lo: u64, hi: u64) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+pub fn whole<T>(
+    lo: u64,
+    hi: u64,
+) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
 where
     T: TryFrom<u64> + Clone + Send + Sync + 'static,
 {
     move |s: &str| {
-        let v = parse_whole(s).map_err(|e| format!("{e}; it takes a whole number from {lo} to {hi}"))?;
+        let v = parse_whole(s)
+            .map_err(|e| format!("{e}; it takes a whole number from {lo} to {hi}"))?;
         if !(lo..=hi).contains(&v) {
             return Err(format!("{v} is out of range: it takes a whole number from {lo} to {hi}"));
         }
@@ -41,7 +45,8 @@ fn parse_whole(s: &str) -> Result<u64, String> {
 /// # Errors
 /// "takes a non-negative integer" for `-5`, `1.5`, `x` or a value past 2^64 − 1.
 pub fn seed(s: &str) -> Result<u64, String> {
-    parse_whole(s).map_err(|e| format!("{e}; a seed takes a non-negative integer (0 to {})", u64::MAX))
+    parse_whole(s)
+        .map_err(|e| format!("{e}; a seed takes a non-negative integer (0 to {})", u64::MAX))
 }
 
 /// How an end of a [`real`] range is bounded.
@@ -63,7 +68,11 @@ impl End {
 
 /// A parser for a finite real number between `lo` and `hi` (each end closed or open); `what`
 /// says what the number is, e.g. "a share of items".
-pub fn real(lo: End, hi: End, what: &'static str) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
+pub fn real(
+    lo: End,
+    hi: End,
+    what: &'static str,
+) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
     move |s: &str| {
         let range = format!(
             "{}{}, {}{}",
@@ -72,7 +81,10 @@ pub fn real(lo: End, hi: End, what: &'static str) -> impl Fn(&str) -> Result<f64
             hi.value(),
             if matches!(hi, End::Closed(_)) { "]" } else { ")" }
         );
-        let v: f64 = s.trim().parse().map_err(|_| format!("`{s}` is not a number; it takes {what} in {range}"))?;
+        let v: f64 = s
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{s}` is not a number; it takes {what} in {range}"))?;
         let above = match lo {
             End::Closed(l) => v >= l,
             End::Open(l) => v > l,
@@ -193,7 +205,14 @@ mod tests {
         argv.push(format!("--{flag}"));
         argv.push(value.to_string());
         match Cli::command().try_get_matches_from(argv) {
-            Err(e) if matches!(e.kind(), clap::error::ErrorKind::ValueValidation | clap::error::ErrorKind::InvalidValue) => Some(e.to_string()),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    clap::error::ErrorKind::ValueValidation | clap::error::ErrorKind::InvalidValue
+                ) =>
+            {
+                Some(e.to_string())
+            }
             _ => None,
         }
     }
@@ -213,16 +232,24 @@ mod tests {
                 let Some(long) = arg.get_long() else { continue };
                 if !arg.get_action().takes_values() || !is_numeric(arg.get_value_parser()) {
                     // A string-typed arg whose default is a number is numeric-looking: flag it.
-                    let numeric_default = arg.get_default_values().iter().any(|v| v.to_str().is_some_and(|s| s.parse::<f64>().is_ok()));
+                    let numeric_default = arg
+                        .get_default_values()
+                        .iter()
+                        .any(|v| v.to_str().is_some_and(|s| s.parse::<f64>().is_ok()));
                     if numeric_default && arg.get_action().takes_values() {
-                        problems.push(format!("{} --{long}: numeric default but a non-numeric parser", path.join(" ")));
+                        problems.push(format!(
+                            "{} --{long}: numeric default but a non-numeric parser",
+                            path.join(" ")
+                        ));
                     }
                     continue;
                 }
                 checked += 1;
                 let name = format!("{} --{long}", path.join(" "));
                 if refused(path, long, "-5").is_none() {
-                    problems.push(format!("{name}: `-5` is not refused by its parser (add allow_negative_numbers)"));
+                    problems.push(format!(
+                        "{name}: `-5` is not refused by its parser (add allow_negative_numbers)"
+                    ));
                 }
                 if long == "seed" {
                     assert!(arg.get_value_parser().type_id() == id_of::<u64>().type_id(), "{name}");
@@ -263,7 +290,11 @@ mod tests {
 
     #[test]
     fn negative_seed_says_it_takes_a_non_negative_integer() {
-        for path in [vec!["eval".to_string()], vec!["train".into(), "bt".into()], vec!["bench".into(), "rm".into()]] {
+        for path in [
+            vec!["eval".to_string()],
+            vec!["train".into(), "bt".into()],
+            vec!["bench".into(), "rm".into()],
+        ] {
             let e = refused(&path, "seed", "-5").expect("refused");
             assert!(e.contains("--seed") && e.contains("takes a non-negative integer"), "{e}");
             assert!(!e.contains("unexpected argument"), "{e}");
@@ -276,7 +307,10 @@ mod tests {
         assert!(!Path::new("data/sample").exists());
         let got = data_spec("data/sample").unwrap();
         assert_eq!(PathBuf::from(&got), source_tree_sample());
-        assert!(PathBuf::from(&got).join("Art_and_Entertainment.jsonl").exists() || PathBuf::from(&got).is_dir());
+        assert!(
+            PathBuf::from(&got).join("Art_and_Entertainment.jsonl").exists()
+                || PathBuf::from(&got).is_dir()
+        );
         // Any other relative path is left alone (and fails later, naming itself).
         assert_eq!(data_spec("data/other").unwrap(), "data/other");
     }

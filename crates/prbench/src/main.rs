@@ -34,7 +34,9 @@ fn quiet_broken_pipe() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let msg = info.payload_as_str().unwrap_or("");
-        if msg.starts_with("failed printing to std") && (msg.contains("Broken pipe") || msg.contains("os error 32")) {
+        if msg.starts_with("failed printing to std")
+            && (msg.contains("Broken pipe") || msg.contains("os error 32"))
+        {
             std::process::exit(BROKEN_PIPE_EXIT);
         }
         default(info);

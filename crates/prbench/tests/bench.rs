@@ -21,7 +21,10 @@ fn smollm2_absent() -> bool {
 fn bench_harness_short_mode() {
     let work = tempfile::tempdir().unwrap();
     let w = work.path().to_str().unwrap();
-    let out = prbench(&["bench", "harness", "--scale", "0.002", "--rounds", "1", "--work", w, "--json"], &repo());
+    let out = prbench(
+        &["bench", "harness", "--scale", "0.002", "--rounds", "1", "--work", w, "--json"],
+        &repo(),
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     eprintln!("{}", text(&out.stdout));
     let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
@@ -36,7 +39,9 @@ fn bench_harness_short_mode() {
         assert!(l["peak_rss_mib"].as_f64().unwrap() > 1.0);
     }
     // The evals wrote complete runs over all 6 examples (the last one's folder is kept).
-    let outcomes = std::fs::read_to_string(work.path().join("harness-runs/harness-4-r0/outcomes.jsonl")).unwrap();
+    let outcomes =
+        std::fs::read_to_string(work.path().join("harness-runs/harness-4-r0/outcomes.jsonl"))
+            .unwrap();
     assert_eq!(outcomes.lines().count(), 6);
 }
 
@@ -47,13 +52,31 @@ fn bench_harness_short_mode() {
 fn bench_judge_short_mode() {
     let model = prbench_models::gguf::default_model_path();
     if !model.is_file() {
-        prbench_testkit::unavailable(format!("{} absent; run scripts/setup.sh --tests", model.display()));
+        prbench_testkit::unavailable(format!(
+            "{} absent; run scripts/setup.sh --tests",
+            model.display()
+        ));
         return;
     }
     let work = tempfile::tempdir().unwrap();
     let args = [
-        "bench", "judge", "--models", model.to_str().unwrap(), "--data", &sample(), "--prompts", "2", "--gen-prompts", "1",
-        "--max-new-tokens", "4", "--rounds", "1", "--work", work.path().to_str().unwrap(), "--json",
+        "bench",
+        "judge",
+        "--models",
+        model.to_str().unwrap(),
+        "--data",
+        &sample(),
+        "--prompts",
+        "2",
+        "--gen-prompts",
+        "1",
+        "--max-new-tokens",
+        "4",
+        "--rounds",
+        "1",
+        "--work",
+        work.path().to_str().unwrap(),
+        "--json",
     ];
     let out = prbench(&args, &repo());
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -78,24 +101,65 @@ fn bench_rm_prefix_short_mode_agrees_with_the_unshared_path() {
     let work = tempfile::tempdir().unwrap();
     let model = repo().join("crates/prbench-candle/tests/fixtures/seqcls/qwen2-f32");
     let args = [
-        "bench", "rm-prefix", "--sets", "sample", "--conditions", "none,profile:10", "--pairs", "2", "--bon-conditions", "profile:10",
-        "--bon-prompts", "1", "--bon-n", "16", "--rounds", "1", "--model", model.to_str().unwrap(), "--python", "/nonexistent/python",
-        "--work", work.path().to_str().unwrap(), "--json",
+        "bench",
+        "rm-prefix",
+        "--sets",
+        "sample",
+        "--conditions",
+        "none,profile:10",
+        "--pairs",
+        "2",
+        "--bon-conditions",
+        "profile:10",
+        "--bon-prompts",
+        "1",
+        "--bon-n",
+        "16",
+        "--rounds",
+        "1",
+        "--model",
+        model.to_str().unwrap(),
+        "--python",
+        "/nonexistent/python",
+        "--work",
+        work.path().to_str().unwrap(),
+        "--json",
     ];
     let out = prbench(&args, &repo());
     assert!(out.status.success(), "{}", text(&out.stderr));
     eprintln!("{}", text(&out.stdout));
     let v: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
-    assert!(v["reference"].as_str().unwrap().starts_with("skipped: the Python interpreter `/nonexistent/python` was not found"), "{v}");
+    assert!(
+        v["reference"]
+            .as_str()
+            .unwrap()
+            .starts_with("skipped: the Python interpreter `/nonexistent/python` was not found"),
+        "{v}"
+    );
     let rows = v["rows"].as_array().unwrap();
-    let kinds: Vec<(&str, &str, u64)> = rows.iter().map(|r| (r["kind"].as_str().unwrap(), r["condition"].as_str().unwrap(), r["items"].as_u64().unwrap())).collect();
-    assert_eq!(kinds, [("pairs", "none", 4), ("pairs", "profile:10", 4), ("bon16", "profile:10", 16)]);
+    let kinds: Vec<(&str, &str, u64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["kind"].as_str().unwrap(),
+                r["condition"].as_str().unwrap(),
+                r["items"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [("pairs", "none", 4), ("pairs", "profile:10", 4), ("bon16", "profile:10", 16)]
+    );
     for r in rows {
         assert_eq!(r["agreement_met"], true, "{r}");
         assert!(r["max_diff_shared_unshared"].as_f64().unwrap() <= 1e-5, "{r}");
         // Each group shares at least its chat template and question.
         assert!(r["prefix_share"].as_f64().unwrap() > 0.0, "{r}");
-        assert!(r["tok_s"][0].as_f64().unwrap() > 0.0 && r["tok_s"][1].as_f64().unwrap() > 0.0, "{r}");
+        assert!(
+            r["tok_s"][0].as_f64().unwrap() > 0.0 && r["tok_s"][1].as_f64().unwrap() > 0.0,
+            "{r}"
+        );
         assert!(r["tok_s"][2].is_null() && r["max_diff_transformers"].is_null(), "{r}");
         // Under profile:10 the shared path really ran each group's prefix once.
         if r["condition"] == "profile:10" {
@@ -114,7 +178,19 @@ fn bench_judge_orders_short_mode() {
         return;
     }
     let work = tempfile::tempdir().unwrap();
-    let args = ["bench", "judge-orders", "--sets", "sample", "--examples", "2", "--rounds", "1", "--work", work.path().to_str().unwrap(), "--json"];
+    let args = [
+        "bench",
+        "judge-orders",
+        "--sets",
+        "sample",
+        "--examples",
+        "2",
+        "--rounds",
+        "1",
+        "--work",
+        work.path().to_str().unwrap(),
+        "--json",
+    ];
     let out = prbench(&args, &repo());
     assert!(out.status.success(), "{}", text(&out.stderr));
     eprintln!("{}", text(&out.stdout));
@@ -124,7 +200,10 @@ fn bench_judge_orders_short_mode() {
     let r = &rows[0];
     assert_eq!(r["prompts"], 4);
     assert_eq!(r["condition"], "profile:10");
-    assert!(r["prefix_share"].as_f64().unwrap() > 0.2, "the two orders share the system prompt, profile and question: {r}");
+    assert!(
+        r["prefix_share"].as_f64().unwrap() > 0.2,
+        "the two orders share the system prompt, profile and question: {r}"
+    );
     assert_eq!(r["agreement_met"], true, "{r}");
     assert_eq!(r["verdicts_differing"], 0, "{r}");
     assert!(r["max_margin_diff_unforked"].as_f64().unwrap() <= 1e-5, "{r}");
@@ -140,26 +219,48 @@ fn bench_all_short_mode() {
         return;
     }
     let work = tempfile::tempdir().unwrap();
-    let out = prbench(&["bench", "all", "--short", "--work", work.path().to_str().unwrap()], &repo());
+    let out =
+        prbench(&["bench", "all", "--short", "--work", work.path().to_str().unwrap()], &repo());
     assert!(out.status.success(), "{}", text(&out.stderr));
     let table = text(&out.stdout);
     eprintln!("{table}");
     assert!(table.starts_with("Machine: nproc "), "{table}");
-    let rows: Vec<&str> = table.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| workload")).collect();
+    let rows: Vec<&str> =
+        table.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| workload")).collect();
     let count = |needle: &str| rows.iter().filter(|r| r.contains(needle)).count();
-    assert!(count("judge prefill, logprob verdict, one order") == 1 && count("judge generate verdict, SmolLM2") == 1, "{table}");
-    assert_eq!(count("judge in both orders, logprob verdict, `profile:10`, sample, SmolLM2"), 1, "{table}");
+    assert!(
+        count("judge prefill, logprob verdict, one order") == 1
+            && count("judge generate verdict, SmolLM2") == 1,
+        "{table}"
+    );
+    assert_eq!(
+        count("judge in both orders, logprob verdict, `profile:10`, sample, SmolLM2"),
+        1,
+        "{table}"
+    );
     assert_eq!(count("scalar RM, 2 chosen/rejected pairs, `none`, sample"), 1, "{table}");
     assert_eq!(count("scalar RM, 2 chosen/rejected pairs, `profile:10`, sample"), 1, "{table}");
-    assert_eq!(count("scalar RM, 1 prompts × 16 answers (best-of-N), `profile:10`, sample"), 1, "{table}");
+    assert_eq!(
+        count("scalar RM, 1 prompts × 16 answers (best-of-N), `profile:10`, sample"),
+        1,
+        "{table}"
+    );
     assert_eq!(count("harness, 6 rows"), 5, "{table}");
     let minilm = count("embedder, minilm");
     assert!(minilm == 1, "{table}");
     // Every agreement check the bench grades passed.
     assert_eq!(count(": passed"), 4, "{table}");
     assert_eq!(count("FAILED"), 0, "{table}");
-    assert!(rows.iter().filter(|r| r.contains("scalar RM") || r.contains("both orders")).all(|r| r.contains("not assessed") || r.contains("(no target)")), "{table}");
-    assert!(rows.iter().all(|r| r.ends_with("` |") && r.contains("`prbench bench ")), "every row names its command: {table}");
+    assert!(
+        rows.iter()
+            .filter(|r| r.contains("scalar RM") || r.contains("both orders"))
+            .all(|r| r.contains("not assessed") || r.contains("(no target)")),
+        "{table}"
+    );
+    assert!(
+        rows.iter().all(|r| r.ends_with("` |") && r.contains("`prbench bench ")),
+        "every row names its command: {table}"
+    );
 }
 
 /// A `--python` the user typed is never swapped for the parity fixture: without `--model`,
@@ -167,11 +268,28 @@ fn bench_all_short_mode() {
 #[test]
 fn bench_rm_prefix_bad_python_is_an_error_not_a_fallback() {
     let work = tempfile::tempdir().unwrap();
-    let args = ["bench", "rm-prefix", "--sets", "sample", "--pairs", "1", "--rounds", "1", "--python", "/nonexistent/python", "--work", work.path().to_str().unwrap()];
+    let args = [
+        "bench",
+        "rm-prefix",
+        "--sets",
+        "sample",
+        "--pairs",
+        "1",
+        "--rounds",
+        "1",
+        "--python",
+        "/nonexistent/python",
+        "--work",
+        work.path().to_str().unwrap(),
+    ];
     let out = prbench(&args, &repo());
     let err = text(&out.stderr);
     assert!(!out.status.success(), "{err}");
-    assert!(err.contains("writing the bench decoder with `/nonexistent/python`") && err.contains("--model DIR"), "{err}");
+    assert!(
+        err.contains("writing the bench decoder with `/nonexistent/python`")
+            && err.contains("--model DIR"),
+        "{err}"
+    );
     assert!(!err.contains("parity fixture"), "{err}");
     assert!(text(&out.stdout).is_empty(), "no table after the error");
 }
@@ -188,12 +306,43 @@ fn bench_judge_orders_refuses_empty_and_oversized_workloads() {
     let w = work.path().join("w");
     let cwd = work.path().join("nested");
     std::fs::create_dir_all(&cwd).unwrap();
-    let out = prbench(&["bench", "judge-orders", "--sets", "psoups", "--examples", "1", "--rounds", "1", "--work", w.to_str().unwrap()], &cwd);
+    let out = prbench(
+        &[
+            "bench",
+            "judge-orders",
+            "--sets",
+            "psoups",
+            "--examples",
+            "1",
+            "--rounds",
+            "1",
+            "--work",
+            w.to_str().unwrap(),
+        ],
+        &cwd,
+    );
     let err = text(&out.stderr);
     assert!(!out.status.success(), "{err}");
-    assert!(err.contains("skipped input set psoups") && err.contains("no workloads: every input set was skipped"), "{err}");
+    assert!(
+        err.contains("skipped input set psoups")
+            && err.contains("no workloads: every input set was skipped"),
+        "{err}"
+    );
 
-    let args = ["bench", "judge-orders", "--sets", "sample", "--examples", "1", "--rounds", "1", "--max-prompt-tokens", "100", "--work", w.to_str().unwrap()];
+    let args = [
+        "bench",
+        "judge-orders",
+        "--sets",
+        "sample",
+        "--examples",
+        "1",
+        "--rounds",
+        "1",
+        "--max-prompt-tokens",
+        "100",
+        "--work",
+        w.to_str().unwrap(),
+    ];
     let out = prbench(&args, &repo());
     let err = text(&out.stderr);
     assert!(!out.status.success(), "{err}");

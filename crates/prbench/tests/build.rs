@@ -14,7 +14,8 @@ const CHOSEN: &str = "A tailored answer that fits this user well.";
 const REJECTED: &str = "A general answer that suits anyone at all.";
 
 fn audit(chosen_first: bool) -> String {
-    let (one, two) = if chosen_first { ([5, 5, 5, 5], [5, 5, 4, 1]) } else { ([5, 5, 4, 1], [5, 5, 5, 5]) };
+    let (one, two) =
+        if chosen_first { ([5, 5, 5, 5], [5, 5, 4, 1]) } else { ([5, 5, 4, 1], [5, 5, 5, 5]) };
     let dims = ["factuality", "relevance", "helpfulness", "rubric fit"];
     let mut out = String::new();
     for (n, s) in [(1, one), (2, two)] {
@@ -42,14 +43,31 @@ fn server(delay_ms: u64) -> FaultServer {
 /// by body hash.
 fn build_calls(server: &FaultServer) -> HashMap<String, usize> {
     let mut out = HashMap::new();
-    for r in server.log().into_iter().filter(|r| r.path.ends_with("/chat/completions") && r.body["logprobs"] != true) {
+    for r in server
+        .log()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/chat/completions") && r.body["logprobs"] != true)
+    {
         *out.entry(r.body_sha256).or_insert(0) += 1;
     }
     out
 }
 
 fn build_args<'a>(model: &'a str, out: &'a str, cache: &'a str) -> Vec<&'a str> {
-    vec!["build", "--data", "DATA", "--generator", model, "--out", out, "--cache", cache, "--concurrency", "1", "--quiet"]
+    vec![
+        "build",
+        "--data",
+        "DATA",
+        "--generator",
+        model,
+        "--out",
+        out,
+        "--cache",
+        cache,
+        "--concurrency",
+        "1",
+        "--quiet",
+    ]
 }
 
 #[test]
@@ -68,15 +86,28 @@ fn a_build_exports_pairs_that_eval_loads_and_a_killed_build_resumes_without_repe
     assert!(err.contains("all: 12 built, 12 kept"), "{err}");
     assert_eq!(build_calls(&server).values().sum::<usize>(), 48);
     let built = tmp.path().join("built");
-    for config in ["Art_and_Entertainment", "Lifestyle_and_Personal_Development", "Society_and_Culture"] {
+    for config in
+        ["Art_and_Entertainment", "Lifestyle_and_Personal_Development", "Society_and_Culture"]
+    {
         assert!(built.join(config).join("test-00000-of-00001.parquet").is_file(), "{config}");
     }
     assert!(text(&out.stdout).contains("# Build report"));
     // eval reads the folder unchanged (the metadata lives in build/, never read as a config).
-    let eval = prbench(&["eval", "--data", "built", "--model", "baseline:longer", "--out", "runs", "--quiet"], tmp.path());
+    let eval = prbench(
+        &["eval", "--data", "built", "--model", "baseline:longer", "--out", "runs", "--quiet"],
+        tmp.path(),
+    );
     assert!(eval.status.success(), "{}", text(&eval.stderr));
-    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(glob_summary(&tmp.path().join("runs"))).unwrap()).unwrap();
-    let all = summary["rows"].as_array().unwrap().iter().find(|r| r["label"] == "micro").expect("a `micro` row");
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(glob_summary(&tmp.path().join("runs"))).unwrap(),
+    )
+    .unwrap();
+    let all = summary["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["label"] == "micro")
+        .expect("a `micro` row");
     assert_eq!(all["n"], 12, "{summary}");
 
     // Killed partway on a fresh cache, then resumed: what was stored is never asked again.
@@ -100,7 +131,10 @@ fn a_build_exports_pairs_that_eval_loads_and_a_killed_build_resumes_without_repe
     assert!(third.status.success(), "{}", text(&third.stderr));
     assert_eq!(build_calls(&slow).values().sum::<usize>(), before);
     for config in ["Art_and_Entertainment", "Society_and_Culture"] {
-        let f = |dir: &str| std::fs::read(tmp.path().join(dir).join(config).join("test-00000-of-00001.parquet")).unwrap();
+        let f = |dir: &str| {
+            std::fs::read(tmp.path().join(dir).join(config).join("test-00000-of-00001.parquet"))
+                .unwrap()
+        };
         assert_eq!(f("again"), f("built"), "{config}: the same pairs as the uninterrupted build");
     }
 }
@@ -118,24 +152,32 @@ fn bad_input_is_refused_naming_file_row_and_field_and_a_previous_build_is_kept()
     let tmp = tempfile::tempdir().unwrap();
     let server = server(0);
     let model = format!("openai:fault-model@{}", server.openai_base());
-    let rows: Vec<serde_json::Value> = std::fs::read_to_string(Path::new(&sample()).join("Art_and_Entertainment.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let mut r: serde_json::Value = serde_json::from_str(l).unwrap();
-            let o = r.as_object_mut().unwrap();
-            o.remove("chosen");
-            o.remove("rejected");
-            r
-        })
-        .collect();
+    let rows: Vec<serde_json::Value> =
+        std::fs::read_to_string(Path::new(&sample()).join("Art_and_Entertainment.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let mut r: serde_json::Value = serde_json::from_str(l).unwrap();
+                let o = r.as_object_mut().unwrap();
+                o.remove("chosen");
+                o.remove("rejected");
+                r
+            })
+            .collect();
     let write = |name: &str, rows: &[serde_json::Value]| {
         let body: String = rows.iter().map(|r| r.to_string() + "\n").collect();
         std::fs::write(tmp.path().join(name), body).unwrap();
     };
     write("Art.jsonl", &rows);
-    let out = prbench(&["build", "--data", "Art.jsonl", "--generator", &model, "--out", "built", "--quiet"], tmp.path());
-    assert!(out.status.success(), "rows without chosen/rejected are a build's input: {}", text(&out.stderr));
+    let out = prbench(
+        &["build", "--data", "Art.jsonl", "--generator", &model, "--out", "built", "--quiet"],
+        tmp.path(),
+    );
+    assert!(
+        out.status.success(),
+        "rows without chosen/rejected are a build's input: {}",
+        text(&out.stderr)
+    );
     let parquet = tmp.path().join("built/Art_and_Entertainment/test-00000-of-00001.parquet");
     let before = std::fs::read(&parquet).unwrap();
     let requests = server.requests();
@@ -149,7 +191,10 @@ fn bad_input_is_refused_naming_file_row_and_field_and_a_previous_build_is_kept()
         let mut bad = rows.clone();
         edit(&mut bad);
         write(name, &bad);
-        let out = prbench(&["build", "--data", name, "--generator", &model, "--out", "built", "--quiet"], tmp.path());
+        let out = prbench(
+            &["build", "--data", name, "--generator", &model, "--out", "built", "--quiet"],
+            tmp.path(),
+        );
         let err = text(&out.stderr);
         assert!(!out.status.success(), "{name}");
         assert!(err.contains(name) && err.contains(row), "{name}: {err}");
@@ -172,14 +217,26 @@ fn a_bad_generator_judge_or_retriever_is_refused_before_any_folder_is_made_or_mo
     let data = sample();
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["--generator", "foo"], "--generator `foo` names no generator"),
-        (vec!["--generator", "gguf:/no/such/model.gguf"], "generator model file `/no/such/model.gguf` not found"),
-        (vec!["--generator", "baseline:longer"], "--generator `baseline:longer` is not a generator"),
+        (
+            vec!["--generator", "gguf:/no/such/model.gguf"],
+            "generator model file `/no/such/model.gguf` not found",
+        ),
+        (
+            vec!["--generator", "baseline:longer"],
+            "--generator `baseline:longer` is not a generator",
+        ),
         // The judge and the retriever are checked before the generator loads: the fault server
         // (the generator) sees no request, not even its start-up probe.
-        (vec!["--generator", &model, "--judge", "gguf:/no/such/judge.gguf"], "audit judge model file `/no/such/judge.gguf` not found"),
+        (
+            vec!["--generator", &model, "--judge", "gguf:/no/such/judge.gguf"],
+            "audit judge model file `/no/such/judge.gguf` not found",
+        ),
         (vec!["--generator", &model, "--judge", "bogus"], "--judge `bogus` names no generator"),
         (vec!["--generator", &model, "--retriever", "bogus"], "unknown retriever `bogus`"),
-        (vec!["--generator", &model, "--retriever", "dense:/no/such/embedder"], "--retriever dense:/no/such/embedder"),
+        (
+            vec!["--generator", &model, "--retriever", "dense:/no/such/embedder"],
+            "--retriever dense:/no/such/embedder",
+        ),
     ];
     let empty = tmp.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
@@ -191,10 +248,17 @@ fn a_bad_generator_judge_or_retriever_is_refused_before_any_folder_is_made_or_mo
             let e = text(&o.stderr);
             assert!(!o.status.success(), "{args:?} succeeded");
             assert!(e.contains(says), "{flags:?}: {e}");
-            assert!(!e.contains("loading generator"), "{flags:?}: the generator was loaded first: {e}");
+            assert!(
+                !e.contains("loading generator"),
+                "{flags:?}: the generator was loaded first: {e}"
+            );
         }
         assert!(!tmp.path().join("fresh").exists(), "{flags:?} made the --out folder");
-        assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0, "{flags:?} wrote into the empty --out folder");
+        assert_eq!(
+            std::fs::read_dir(&empty).unwrap().count(),
+            0,
+            "{flags:?} wrote into the empty --out folder"
+        );
     }
     assert_eq!(server.requests(), 0, "no model was loaded or probed");
 }
@@ -205,26 +269,38 @@ fn a_generator_whose_server_does_not_answer_leaves_no_build_folder() {
     // A port nothing listens on: bound, then released.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let model = format!("openai:m@http://127.0.0.1:{port}/v1");
-    let o = prbench(&["build", "--data", &sample(), "--generator", &model, "--out", "b5", "--quiet"], tmp.path());
+    let o = prbench(
+        &["build", "--data", &sample(), "--generator", &model, "--out", "b5", "--quiet"],
+        tmp.path(),
+    );
     assert!(!o.status.success(), "{}", text(&o.stderr));
-    assert!(!tmp.path().join("b5").exists(), "the failed load left {:?}", std::fs::read_dir(tmp.path().join("b5")).map(|d| d.count()));
+    assert!(
+        !tmp.path().join("b5").exists(),
+        "the failed load left {:?}",
+        std::fs::read_dir(tmp.path().join("b5")).map(|d| d.count())
+    );
 }
 
 #[test]
 fn data_validate_for_build_checks_question_rows() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut rows: Vec<serde_json::Value> = std::fs::read_to_string(Path::new(&sample()).join("Art_and_Entertainment.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let mut rows: Vec<serde_json::Value> =
+        std::fs::read_to_string(Path::new(&sample()).join("Art_and_Entertainment.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
     for r in &mut rows {
         let o = r.as_object_mut().unwrap();
         o.remove("chosen");
         o.remove("rejected");
     }
     let write = |name: &str, rows: &[serde_json::Value]| {
-        std::fs::write(tmp.path().join(name), rows.iter().map(|r| r.to_string() + "\n").collect::<String>()).unwrap();
+        std::fs::write(
+            tmp.path().join(name),
+            rows.iter().map(|r| r.to_string() + "\n").collect::<String>(),
+        )
+        .unwrap();
     };
     write("Art.jsonl", &rows);
     // As benchmark pairs (the default) the rows fail on `chosen`, and the message says how to
@@ -232,11 +308,21 @@ fn data_validate_for_build_checks_question_rows() {
     let o = prbench(&["data", "validate", "--data", "Art.jsonl"], tmp.path());
     let e = text(&o.stderr);
     assert!(!o.status.success());
-    assert!(e.contains("Art.jsonl") && e.contains("row 1") && e.contains("`chosen`") && e.contains("--for build"), "{e}");
+    assert!(
+        e.contains("Art.jsonl")
+            && e.contains("row 1")
+            && e.contains("`chosen`")
+            && e.contains("--for build"),
+        "{e}"
+    );
     // As build input they are fine: 4 questions, the count of the sample's Art file.
     let o = prbench(&["data", "validate", "--for", "build", "--data", "Art.jsonl"], tmp.path());
     assert!(o.status.success(), "{}", text(&o.stderr));
-    assert!(text(&o.stdout).starts_with("ok: 4 questions (Art_and_Entertainment: 4); sha256 "), "{}", text(&o.stdout));
+    assert!(
+        text(&o.stdout).starts_with("ok: 4 questions (Art_and_Entertainment: 4); sha256 "),
+        "{}",
+        text(&o.stdout)
+    );
     // What build refuses, validate --for build refuses, naming file, row and field.
     rows[2]["rubric_aspects"] = serde_json::json!([]);
     write("Art.jsonl", &rows);
@@ -254,7 +340,10 @@ fn skip_audit_is_described_in_the_help_as_in_the_readme() {
     let o = prbench(&["build", "--help"], tmp.path());
     assert!(words(&text(&o.stdout)).contains(rule), "{}", text(&o.stdout));
     let readme = std::fs::read_to_string(common::repo().join("README.md")).unwrap();
-    assert!(words(&readme).contains(&format!("`--skip-audit`: {rule}")), "the README's build section does not say `--skip-audit`: {rule}");
+    assert!(
+        words(&readme).contains(&format!("`--skip-audit`: {rule}")),
+        "the README's build section does not say `--skip-audit`: {rule}"
+    );
 }
 
 #[test]
@@ -263,13 +352,20 @@ fn a_build_into_a_folder_another_build_holds_is_refused_before_any_model_loads()
     let server = server(0);
     let model = format!("openai:fault-model@{}", server.openai_base());
     let out = tmp.path().join("built");
-    let held = prbench_build::stages::export::prepare_folder(&out, &["Art_and_Entertainment"]).unwrap();
-    let o = prbench(&["build", "--data", &sample(), "--generator", &model, "--out", "built", "--quiet"], tmp.path());
+    let held =
+        prbench_build::stages::export::prepare_folder(&out, &["Art_and_Entertainment"]).unwrap();
+    let o = prbench(
+        &["build", "--data", &sample(), "--generator", &model, "--out", "built", "--quiet"],
+        tmp.path(),
+    );
     let e = text(&o.stderr);
     assert!(!o.status.success());
     assert!(e.contains("another `prbench build` is writing"), "{e}");
     assert!(!e.contains("loading generator"), "{e}");
     assert_eq!(server.requests(), 0, "the generator was probed before the lock was checked");
-    assert!(!out.join("build/cache.sqlite").exists(), "a cache was made in a folder another build holds");
+    assert!(
+        !out.join("build/cache.sqlite").exists(),
+        "a cache was made in a folder another build holds"
+    );
     drop(held);
 }

@@ -25,13 +25,17 @@ const EXAMPLES: usize = 6;
 /// The GGUF files present: SmolLM2 (the test model) and Gemma-3-270M.
 fn models() -> Vec<PathBuf> {
     let dir = models_dir();
-    let found: Vec<PathBuf> = [DEFAULT_MODEL_FILE, "gemma-3-270m-q4_k_m.gguf", "gemma-3-270m-it-Q4_K_M.gguf"]
-        .iter()
-        .map(|f| dir.join(f))
-        .filter(|p| p.is_file())
-        .collect();
+    let found: Vec<PathBuf> =
+        [DEFAULT_MODEL_FILE, "gemma-3-270m-q4_k_m.gguf", "gemma-3-270m-it-Q4_K_M.gguf"]
+            .iter()
+            .map(|f| dir.join(f))
+            .filter(|p| p.is_file())
+            .collect();
     if found.is_empty() {
-        prbench_testkit::unavailable(format!("no GGUF model in {}; run scripts/setup.sh --tests", dir.display()));
+        prbench_testkit::unavailable(format!(
+            "no GGUF model in {}; run scripts/setup.sh --tests",
+            dir.display()
+        ));
     }
     found
 }
@@ -39,7 +43,13 @@ fn models() -> Vec<PathBuf> {
 fn load(path: &PathBuf) -> GgufEngine {
     match GgufEngine::load(path, GgufOptions::default()) {
         // Gemma-3-270M base ships no chat template; bench judge uses Gemma's turn format.
-        Err(ModelError::Metadata { .. }) => GgufEngine::load(path, GgufOptions { chat_template: Some(GEMMA_TURN_TEMPLATE.into()), ..GgufOptions::default() }),
+        Err(ModelError::Metadata { .. }) => GgufEngine::load(
+            path,
+            GgufOptions {
+                chat_template: Some(GEMMA_TURN_TEMPLATE.into()),
+                ..GgufOptions::default()
+            },
+        ),
         other => other,
     }
     .unwrap_or_else(|e| panic!("load {}: {e}", path.display()))
@@ -53,9 +63,17 @@ fn requests(condition: &str) -> Vec<JudgeRequest> {
     let prompts = Prompts::new();
     let mut out = Vec::new();
     for ex in data.examples.iter().take(EXAMPLES) {
-        let context = cond.profile_k().map(|k| profile_context(&ex.profile.iter().take(k).cloned().collect::<Vec<_>>()));
+        let context = cond
+            .profile_k()
+            .map(|k| profile_context(&ex.profile.iter().take(k).cloned().collect::<Vec<_>>()));
         for (a, b) in [(&ex.chosen, &ex.rejected), (&ex.rejected, &ex.chosen)] {
-            let pair = PairInput { example_id: ex.id.clone(), question: ex.question.clone(), context: context.clone(), a: a.clone(), b: b.clone() };
+            let pair = PairInput {
+                example_id: ex.id.clone(),
+                question: ex.question.clone(),
+                context: context.clone(),
+                a: a.clone(),
+                b: b.clone(),
+            };
             out.push(JudgeRequest { prompt: prompts.judge(&pair).unwrap(), pair, prompt_b: None });
         }
     }
@@ -94,7 +112,10 @@ fn both_orders_fork_gives_the_unforked_margins_and_verdicts() {
             for (i, (f, p)) in forked.iter().zip(&plain).enumerate() {
                 let (mf, mp) = (f.margin.unwrap(), p.margin.unwrap());
                 worst = worst.max((mf - mp).abs());
-                assert!((mf - mp).abs() <= TOL, "{name} {condition} request {i}: forked margin {mf} vs unforked {mp}");
+                assert!(
+                    (mf - mp).abs() <= TOL,
+                    "{name} {condition} request {i}: forked margin {mf} vs unforked {mp}"
+                );
                 assert_eq!(f.choice, p.choice, "{name} {condition} request {i}: verdict changed");
                 assert_eq!(f.tokens, p.tokens, "input_tokens is each full prompt either way");
             }
@@ -102,14 +123,29 @@ fn both_orders_fork_gives_the_unforked_margins_and_verdicts() {
             let pair_prefix: usize = reqs
                 .chunks(2)
                 .map(|c| {
-                    let (a, b) = (engine.tokenize(&c[0].prompt).unwrap(), engine.tokenize(&c[1].prompt).unwrap());
+                    let (a, b) = (
+                        engine.tokenize(&c[0].prompt).unwrap(),
+                        engine.tokenize(&c[1].prompt).unwrap(),
+                    );
                     // Shareable: the common prefix, leaving each order 64 tokens (and at least
                     // 64 shared), the engine's minimum pieces (gguf/fork.rs).
-                    let s = a.iter().zip(&b).take_while(|(x, y)| x == y).count().min(a.len().min(b.len()).saturating_sub(64));
-                    if s >= 64 { s } else { 0 }
+                    let s = a
+                        .iter()
+                        .zip(&b)
+                        .take_while(|(x, y)| x == y)
+                        .count()
+                        .min(a.len().min(b.len()).saturating_sub(64));
+                    if s >= 64 {
+                        s
+                    } else {
+                        0
+                    }
                 })
                 .sum();
-            assert!(reused as usize >= pair_prefix, "{name} {condition}: reused {reused} < the pairs' shared prefixes {pair_prefix}");
+            assert!(
+                reused as usize >= pair_prefix,
+                "{name} {condition}: reused {reused} < the pairs' shared prefixes {pair_prefix}"
+            );
             eprintln!(
                 "{name} {condition}: {} prompts, {tokens} tokens, {reused} reused (pairs share {pair_prefix}); \
                  max |Δmargin| = {worst:e}; forked {t_fork:.3}s, unforked {t_plain:.3}s, speed-up {:.2}×",

@@ -10,7 +10,10 @@ use std::path::Path;
 
 /// `manifest.json` of `runs/<id>` in `dir`.
 fn manifest(dir: &Path, id: &str) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("runs").join(id).join("manifest.json")).unwrap()).unwrap()
+    serde_json::from_str(
+        &std::fs::read_to_string(dir.join("runs").join(id).join("manifest.json")).unwrap(),
+    )
+    .unwrap()
 }
 
 /// Makes the finished run `runs/<id>` look killed: no summary, no end time; `edit` changes the
@@ -27,7 +30,8 @@ fn unfinish(dir: &Path, id: &str, edit: impl FnOnce(&mut serde_json::Value)) {
 /// An eval of `model` on the sample with 100 resamples, plus `extra` flags.
 fn eval_model(dir: &Path, model: &str, extra: &[&str]) -> std::process::Output {
     let sample = sample();
-    let mut args = vec!["eval", "--data", &sample, "--model", model, "--quiet", "--bootstrap", "100"];
+    let mut args =
+        vec!["eval", "--data", &sample, "--model", model, "--quiet", "--bootstrap", "100"];
     args.extend_from_slice(extra);
     prbench(&args, dir)
 }
@@ -40,7 +44,10 @@ fn eval(dir: &Path, extra: &[&str]) -> std::process::Output {
 #[test]
 fn oversized_bootstrap_is_refused_before_anything_is_written() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = prbench(&["eval", "--data", &sample(), "--model", "baseline:longer", "--bootstrap", "4294967295"], tmp.path());
+    let out = prbench(
+        &["eval", "--data", &sample(), "--model", "baseline:longer", "--bootstrap", "4294967295"],
+        tmp.path(),
+    );
     assert_eq!(out.status.code(), Some(2), "a usage error");
     let e = text(&out.stderr);
     assert!(e.contains("--bootstrap") && e.contains("from 100 to 1000000"), "{e}");
@@ -57,7 +64,10 @@ fn resumed_run_whose_manifest_is_out_of_range_is_refused() {
     let out = eval(tmp.path(), &["--run-id", "r"]);
     assert!(!out.status.success());
     let e = text(&out.stderr);
-    assert!(e.contains("`bootstrap_resamples` 4294967295, more than the 1000000 prbench allows"), "{e}");
+    assert!(
+        e.contains("`bootstrap_resamples` 4294967295, more than the 1000000 prbench allows"),
+        "{e}"
+    );
     assert!(!tmp.path().join("runs/r/summary.json").exists(), "refused, not re-run");
 }
 
@@ -70,7 +80,11 @@ fn resumed_run_manifest_says_when_it_was_resumed_and_keeps_its_start() {
     unfinish(tmp.path(), "r", |_| {});
     let out = eval(tmp.path(), &["--run-id", "r"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("(12 outcomes were written before it stopped)"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("(12 outcomes were written before it stopped)"),
+        "{}",
+        text(&out.stderr)
+    );
     let m = manifest(tmp.path(), "r");
     assert_eq!(m["started"], first["started"]);
     let resumed = m["resumed"].as_array().expect("resumed list");
@@ -97,7 +111,10 @@ fn resume_mismatch_prints_values_as_flags() {
 #[test]
 fn negative_seed_is_a_clear_error() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = prbench(&["eval", "--data", &sample(), "--model", "baseline:longer", "--seed", "-5"], tmp.path());
+    let out = prbench(
+        &["eval", "--data", &sample(), "--model", "baseline:longer", "--seed", "-5"],
+        tmp.path(),
+    );
     let e = text(&out.stderr);
     assert!(!out.status.success());
     assert!(e.contains("--seed") && e.contains("takes a non-negative integer"), "{e}");
@@ -117,7 +134,9 @@ fn max_new_tokens_and_rm_batch_are_refused_where_they_do_nothing() {
     let e = text(&eval_model(tmp.path(), gguf, &["--rm-batch", "4"]).stderr);
     assert!(e.contains("--rm-batch applies to sequence-classification reward models"), "{e}");
     // Where it applies, the flag passes the check and the run goes on to load the model.
-    let e = text(&eval_model(tmp.path(), gguf, &["--verdict", "generate", "--max-new-tokens", "10"]).stderr);
+    let e = text(
+        &eval_model(tmp.path(), gguf, &["--verdict", "generate", "--max-new-tokens", "10"]).stderr,
+    );
     assert!(e.contains("model file `/no/such/model.gguf` not found"), "{e}");
     assert!(!tmp.path().join("runs").exists());
 }
@@ -176,11 +195,22 @@ fn limit_is_labelled_a_quick_look_only_when_it_cut_and_counts_agree() {
     assert!(out.status.success());
     let md = std::fs::read_to_string(tmp.path().join("runs/all/summary.md")).unwrap();
     assert!(!md.contains("quick look") && !md.contains("limited to"), "{md}");
-    assert_eq!(manifest(tmp.path(), "all")["limit_per_subset"], 100, "the manifest still records the flag");
-    let art = std::fs::read_to_string(repo().join("data/sample/Art_and_Entertainment.jsonl")).unwrap();
-    std::fs::write(tmp.path().join("one.jsonl"), format!("{}\n", art.lines().next().unwrap())).unwrap();
+    assert_eq!(
+        manifest(tmp.path(), "all")["limit_per_subset"],
+        100,
+        "the manifest still records the flag"
+    );
+    let art =
+        std::fs::read_to_string(repo().join("data/sample/Art_and_Entertainment.jsonl")).unwrap();
+    std::fs::write(tmp.path().join("one.jsonl"), format!("{}\n", art.lines().next().unwrap()))
+        .unwrap();
     let out = prbench(&["data", "validate", "--data", "one.jsonl"], tmp.path());
-    assert!(text(&out.stdout).starts_with("ok: 1 example ("), "{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with("ok: 1 example ("),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -193,7 +223,11 @@ fn default_data_works_from_any_folder_and_says_which_it_used() {
     assert!(e.contains("no `data/sample` in the current folder; using the bundled sample"), "{e}");
     // From the repository root the folder there is used, silently.
     let out = prbench(&["data", "validate"], &repo());
-    assert!(out.status.success() && !text(&out.stderr).contains("bundled sample"), "{}", text(&out.stderr));
+    assert!(
+        out.status.success() && !text(&out.stderr).contains("bundled sample"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -201,14 +235,21 @@ fn cache_stats_never_creates_a_file() {
     let tmp = tempfile::tempdir().unwrap();
     let out = prbench(&["cache", "stats"], tmp.path());
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("no cache file at `runs/cache.sqlite`"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no cache file at `runs/cache.sqlite`"),
+        "{}",
+        text(&out.stderr)
+    );
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "nothing created");
     // On a real cache it only reads: the folder holds the same files afterwards.
     std::fs::create_dir_all(tmp.path().join("c")).unwrap();
     let cache = tmp.path().join("c/cache.sqlite");
     drop(prbench_eval::cache::Cache::open(&cache).unwrap());
     let listing = |d: &Path| {
-        let mut v: Vec<String> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
         v.sort();
         v
     };
@@ -225,7 +266,10 @@ fn out_that_is_a_file_is_a_clear_error() {
     std::fs::write(tmp.path().join("x"), "").unwrap();
     let e = text(&eval(tmp.path(), &["--out", "x"]).stderr);
     assert!(e.contains("--out `x` is a file; pass a folder for run folders"), "{e}");
-    let out = prbench(&["train", "bt", "--data", &sample(), "--pairs", "target", "--out", "x"], tmp.path());
+    let out = prbench(
+        &["train", "bt", "--data", &sample(), "--pairs", "target", "--out", "x"],
+        tmp.path(),
+    );
     let e = text(&out.stderr);
     assert!(!out.status.success());
     assert!(e.contains("--out `x` is a file; pass a folder for the BT model"), "{e}");
@@ -235,13 +279,30 @@ fn out_that_is_a_file_is_a_clear_error() {
 fn dense_retrieve_puts_its_default_cache_next_to_out() {
     let dir = prbench_candle::embed::default_embedder_dir();
     if !dir.join("model.safetensors").is_file() {
-        prbench_testkit::unavailable(format!("MiniLM not found at {} (run scripts/setup.sh --tests)", dir.display()));
+        prbench_testkit::unavailable(format!(
+            "MiniLM not found at {} (run scripts/setup.sh --tests)",
+            dir.display()
+        ));
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(tmp.path().join("sub")).unwrap();
     let spec = format!("dense:{}", dir.display());
-    let out = prbench(&["retrieve", "--data", &sample(), "--subset", "art", "--retriever", &spec, "--out", "sub/ranked.jsonl", "--quiet"], tmp.path());
+    let out = prbench(
+        &[
+            "retrieve",
+            "--data",
+            &sample(),
+            "--subset",
+            "art",
+            "--retriever",
+            &spec,
+            "--out",
+            "sub/ranked.jsonl",
+            "--quiet",
+        ],
+        tmp.path(),
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("(sub/cache.sqlite)"), "{}", text(&out.stdout));
     assert!(tmp.path().join("sub/cache.sqlite").is_file());

@@ -101,11 +101,7 @@ fn bad_flags_are_refused() {
         ],
         tmp.path(),
     );
-    assert!(
-        !out.status.success() && text(&out.stderr).contains("--k"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert!(!out.status.success() && text(&out.stderr).contains("--k"), "{}", text(&out.stderr));
     let out = prbench(
         &[
             "train",
@@ -144,7 +140,8 @@ fn bad_flags_are_refused() {
         tmp.path(),
     );
     assert!(
-        text(&out.stderr).contains("--pairs history needs data whose rows carry users' past preference pairs"),
+        text(&out.stderr)
+            .contains("--pairs history needs data whose rows carry users' past preference pairs"),
         "{}",
         text(&out.stderr)
     );
@@ -197,35 +194,24 @@ fn trains_then_scores_known_and_adapted_users() {
 
         let cfg = json(&tmp.path().join(&out_dir).join("pal.json"));
         assert_eq!(cfg["variant"], variant);
-        assert_eq!(
-            (cfg["k"].as_u64(), cfg["dim"].as_u64()),
-            (Some(2), Some(384))
-        );
+        assert_eq!((cfg["k"].as_u64(), cfg["dim"].as_u64()), (Some(2), Some(384)));
         assert_eq!(
             cfg["users"],
             serde_json::json!({"friendly_unfriendly-0000": 0, "student_phd-0000": 1, "student_phd-0001": 2})
         );
-        assert_eq!(
-            cfg["data"]["trained_pairs_sha256"]
-                .as_array()
-                .unwrap()
-                .len(),
-            4
-        );
+        assert_eq!(cfg["data"]["trained_pairs_sha256"].as_array().unwrap().len(), 4);
         assert_eq!(cfg["training"]["authors_epochs"], 1);
         assert_eq!(cfg["training"]["epochs"], 3);
         assert_eq!(cfg["training"]["history"].as_array().unwrap().len(), 3);
         assert_eq!(
-            (
-                cfg["training"]["lr_projector"].as_f64(),
-                cfg["training"]["lr_users"].as_f64()
-            ),
+            (cfg["training"]["lr_projector"].as_f64(), cfg["training"]["lr_users"].as_f64()),
             (Some(1e-4), Some(5e-3))
         );
-        assert!(cfg["deviations"].as_array().unwrap().iter().any(|d| d
-            .as_str()
+        assert!(cfg["deviations"]
+            .as_array()
             .unwrap()
-            .contains("3 training epochs instead of the authors' 1")));
+            .iter()
+            .any(|d| d.as_str().unwrap().contains("3 training epochs instead of the authors' 1")));
         assert_eq!(cfg["weights_sha256"].as_str().unwrap().len(), 64);
 
         // Every user known: each example scored with its trained row.
@@ -254,9 +240,7 @@ fn trains_then_scores_known_and_adapted_users() {
         assert_eq!(rows.len(), 3);
         let manifest = json(&tmp.path().join("runs").join(&run).join("manifest.json"));
         assert!(
-            manifest
-                .to_string()
-                .contains(&format!("candle pal-{variant} on all-MiniLM-L6-v2")),
+            manifest.to_string().contains(&format!("candle pal-{variant} on all-MiniLM-L6-v2")),
             "{manifest}"
         );
     }
@@ -287,16 +271,7 @@ fn trains_then_scores_known_and_adapted_users() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let out = prbench(
-        &[
-            "eval",
-            "--data",
-            &fixture(),
-            "--model",
-            "pal:s",
-            "--run-id",
-            "u",
-            "--quiet",
-        ],
+        &["eval", "--data", &fixture(), "--model", "pal:s", "--run-id", "u", "--quiet"],
         tmp.path(),
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -316,18 +291,10 @@ fn trains_then_scores_known_and_adapted_users() {
         },
         prompt: ChatPrompt::default(),
     };
-    let s = model
-        .score(&[req(
-            "student_phd-0001",
-            "The recipe book inside your cells.",
-        )])
-        .unwrap();
+    let s = model.score(&[req("student_phd-0001", "The recipe book inside your cells.")]).unwrap();
     assert!(s[0].value.is_finite() && s[0].tokens.input_tokens > 0);
     // An unknown user without adaptation is refused, naming the example.
-    let err = model
-        .score(&[req("friendly_unfriendly-0000", "x")])
-        .unwrap_err()
-        .to_string();
+    let err = model.score(&[req("friendly_unfriendly-0000", "x")]).unwrap_err().to_string();
     assert!(
         err.contains("example `friendly_unfriendly-0000`") && err.contains("not among the 2 users"),
         "{err}"
@@ -358,35 +325,15 @@ fn refuses_its_training_pairs_and_users_without_history() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     // Each sample row is its own user with one pair.
-    assert_eq!(
-        json(&tmp.path().join("own/pal.json"))["users"]
-            .as_object()
-            .unwrap()
-            .len(),
-        12
-    );
+    assert_eq!(json(&tmp.path().join("own/pal.json"))["users"].as_object().unwrap().len(), 12);
     let out = prbench(
-        &[
-            "eval",
-            "--data",
-            &sample(),
-            "--model",
-            "pal:own",
-            "--run-id",
-            "leak",
-        ],
+        &["eval", "--data", &sample(), "--model", "pal:own", "--run-id", "leak"],
         tmp.path(),
     );
     assert!(!out.status.success());
     let e = text(&out.stderr);
-    assert!(
-        e.contains("12 of the 12 examples") && e.contains("its pal.json lists them"),
-        "{e}"
-    );
-    assert!(
-        !tmp.path().join("runs/leak").exists(),
-        "a refused run leaves no folder"
-    );
+    assert!(e.contains("12 of the 12 examples") && e.contains("its pal.json lists them"), "{e}");
+    assert!(!tmp.path().join("runs/leak").exists(), "a refused run leaves no folder");
     // Never overwritten without --force.
     let again = prbench(
         &[
@@ -425,15 +372,7 @@ fn refuses_its_training_pairs_and_users_without_history() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let out = prbench(
-        &[
-            "eval",
-            "--data",
-            &sample(),
-            "--model",
-            "pal:p",
-            "--run-id",
-            "nohist",
-        ],
+        &["eval", "--data", &sample(), "--model", "pal:p", "--run-id", "nohist"],
         tmp.path(),
     );
     let e = text(&out.stderr);
@@ -457,7 +396,24 @@ fn held_out_users_without_enough_pairs_are_reported() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let out = prbench(
-        &["train", "pal", "--variant", "a", "--k", "2", "--data", &fixture(), "--pairs", "history", "--epochs", "3", "--holdout-users", "0.34", "--out", "m"],
+        &[
+            "train",
+            "pal",
+            "--variant",
+            "a",
+            "--k",
+            "2",
+            "--data",
+            &fixture(),
+            "--pairs",
+            "history",
+            "--epochs",
+            "3",
+            "--holdout-users",
+            "0.34",
+            "--out",
+            "m",
+        ],
         tmp.path(),
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -467,7 +423,10 @@ fn held_out_users_without_enough_pairs_are_reported() {
     let stdout = text(&out.stdout);
     assert!(!stdout.contains("no held-out users"), "{stdout}");
     let evaluated = cfg["training"]["held_out"]["users"].as_u64().unwrap_or(0);
-    let want = if evaluated == 0 { format!("{n} held-out users, none evaluated") } else { format!("{n} held-out users, {evaluated} evaluated") };
+    let want = if evaluated == 0 {
+        format!("{n} held-out users, none evaluated")
+    } else {
+        format!("{n} held-out users, {evaluated} evaluated")
+    };
     assert!(stdout.contains(&want), "want `{want}` in: {stdout}");
 }
-

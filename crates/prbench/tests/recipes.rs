@@ -20,16 +20,27 @@ fn sample_pairs() -> HashMap<String, (String, String)> {
     let mut m = HashMap::new();
     for entry in std::fs::read_dir(sample()).unwrap() {
         let path = entry.unwrap().path();
-        for line in std::fs::read_to_string(&path).unwrap().lines().filter(|l| !l.trim().is_empty()) {
+        for line in std::fs::read_to_string(&path).unwrap().lines().filter(|l| !l.trim().is_empty())
+        {
             let v: serde_json::Value = serde_json::from_str(line).unwrap();
-            m.insert(v["id"].as_str().unwrap().to_string(), (v["chosen"].as_str().unwrap().to_string(), v["rejected"].as_str().unwrap().to_string()));
+            m.insert(
+                v["id"].as_str().unwrap().to_string(),
+                (
+                    v["chosen"].as_str().unwrap().to_string(),
+                    v["rejected"].as_str().unwrap().to_string(),
+                ),
+            );
         }
     }
     m
 }
 
 fn read_outcomes(dir: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(dir.join("outcomes.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    std::fs::read_to_string(dir.join("outcomes.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 fn read_json(path: &Path) -> serde_json::Value {
@@ -37,7 +48,10 @@ fn read_json(path: &Path) -> serde_json::Value {
 }
 
 /// The answers in slots A and B of an outcome.
-fn slot_texts<'a>(o: &serde_json::Value, pairs: &'a HashMap<String, (String, String)>) -> (&'a str, &'a str) {
+fn slot_texts<'a>(
+    o: &serde_json::Value,
+    pairs: &'a HashMap<String, (String, String)>,
+) -> (&'a str, &'a str) {
     let (chosen, rejected) = &pairs[o["example_id"].as_str().unwrap()];
     match o["chosen_slot"].as_str().unwrap() {
         "A" => (chosen, rejected),
@@ -73,8 +87,14 @@ const LONGER_USER: &str = "Question: {{ question }}\n{% if context %}About the u
 fn longer_server() -> FaultServer {
     FaultServer::start(
         ServerConfig::default()
-            .with_reply("MARK-FIRST-LONGER", "I answer [[A]] or [[B]]. Assistant A covers more. [[A]]")
-            .with_reply("MARK-SECOND-LONGER", "<think>maybe [[A]]</think>Assistant B covers more.\n\n[[B]]"),
+            .with_reply(
+                "MARK-FIRST-LONGER",
+                "I answer [[A]] or [[B]]. Assistant A covers more. [[A]]",
+            )
+            .with_reply(
+                "MARK-SECOND-LONGER",
+                "<think>maybe [[A]]</think>Assistant B covers more.\n\n[[B]]",
+            ),
     )
     .unwrap()
 }
@@ -82,7 +102,20 @@ fn longer_server() -> FaultServer {
 fn eval(tmp: &Path, model: &str, recipe: &Path, id: &str, extra: &[&str]) -> std::process::Output {
     let recipe = recipe.display().to_string();
     let data = sample();
-    let mut args = vec!["eval", "--data", &data, "--model", model, "--judge-recipe", &recipe, "--run-id", id, "--bootstrap", "200", "--quiet"];
+    let mut args = vec![
+        "eval",
+        "--data",
+        &data,
+        "--model",
+        model,
+        "--judge-recipe",
+        &recipe,
+        "--run-id",
+        id,
+        "--bootstrap",
+        "200",
+        "--quiet",
+    ];
     args.extend_from_slice(extra);
     prbench(&args, tmp)
 }
@@ -95,7 +128,8 @@ fn a_pairwise_recipe_is_rendered_read_recorded_and_cached_apart() {
     let toml = "reader = \"brackets\"\n";
     let dir = recipe(tmp.path(), "longer", "You compare answers.", LONGER_USER, toml);
     let cache = tmp.path().join("c.sqlite").display().to_string();
-    let out = eval(tmp.path(), &model, &dir, "brackets", &["--cache", &cache, "--verdict", "generate"]);
+    let out =
+        eval(tmp.path(), &model, &dir, "brackets", &["--cache", &cache, "--verdict", "generate"]);
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("0 hits, 12 calls"), "{stderr}");
@@ -110,7 +144,11 @@ fn a_pairwise_recipe_is_rendered_read_recorded_and_cached_apart() {
         assert_eq!(o["verdict"]["choice"], want, "{o}");
     }
     // The request carried the recipe's system message and template, nothing of ours.
-    let requests: Vec<_> = server.log().into_iter().filter(|r| r.path.ends_with("/chat/completions") && r.body["max_tokens"] != 1).collect();
+    let requests: Vec<_> = server
+        .log()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/chat/completions") && r.body["max_tokens"] != 1)
+        .collect();
     assert_eq!(requests.len(), 12);
     let messages = requests[0].body["messages"].as_array().unwrap();
     assert_eq!(messages[0]["content"], "You compare answers.");
@@ -126,8 +164,28 @@ fn a_pairwise_recipe_is_rendered_read_recorded_and_cached_apart() {
     assert_eq!(m["decoding"]["reader"], "brackets");
     // The run's HTML report names it in its provenance table.
     let html = std::fs::read_to_string(tmp.path().join("runs/brackets/report.html")).unwrap();
-    assert!(html.contains("judge recipe reader</th><td><code>brackets</code>"), "the report names the recipe's reader");
-    let out = prbench(&["eval", "--data", &sample(), "--model", &model, "--run-id", "ours", "--bootstrap", "200", "--quiet", "--no-cache", "--verdict", "generate"], tmp.path());
+    assert!(
+        html.contains("judge recipe reader</th><td><code>brackets</code>"),
+        "the report names the recipe's reader"
+    );
+    let out = prbench(
+        &[
+            "eval",
+            "--data",
+            &sample(),
+            "--model",
+            &model,
+            "--run-id",
+            "ours",
+            "--bootstrap",
+            "200",
+            "--quiet",
+            "--no-cache",
+            "--verdict",
+            "generate",
+        ],
+        tmp.path(),
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let ours = read_json(&tmp.path().join("runs/ours/manifest.json"));
     assert!(ours.get("judge_recipe").is_none());
@@ -136,18 +194,29 @@ fn a_pairwise_recipe_is_rendered_read_recorded_and_cached_apart() {
 
     // The same recipe again: every verdict from the cache. The same prompt read by another
     // reader (a regex) is a new set of calls, and reads the same verdicts.
-    let out = eval(tmp.path(), &model, &dir, "again", &["--cache", &cache, "--verdict", "generate"]);
+    let out =
+        eval(tmp.path(), &model, &dir, "again", &["--cache", &cache, "--verdict", "generate"]);
     assert!(text(&out.stderr).contains("12 hits, 0 calls"), "{}", text(&out.stderr));
-    let regex = recipe(tmp.path(), "regex", "You compare answers.", LONGER_USER, "reader = \"regex\"\npattern = '\\[\\[([AB])\\]\\]'\n");
-    let out = eval(tmp.path(), &model, &regex, "regex", &["--cache", &cache, "--verdict", "generate"]);
+    let regex = recipe(
+        tmp.path(),
+        "regex",
+        "You compare answers.",
+        LONGER_USER,
+        "reader = \"regex\"\npattern = '\\[\\[([AB])\\]\\]'\n",
+    );
+    let out =
+        eval(tmp.path(), &model, &regex, "regex", &["--cache", &cache, "--verdict", "generate"]);
     let stderr = text(&out.stderr);
     assert!(out.status.success() && stderr.contains("0 hits, 12 calls"), "{stderr}");
     let by_regex = read_outcomes(&tmp.path().join("runs/regex"));
-    let choice = |os: &[serde_json::Value]| os.iter().map(|o| o["verdict"]["choice"].clone()).collect::<Vec<_>>();
+    let choice = |os: &[serde_json::Value]| {
+        os.iter().map(|o| o["verdict"]["choice"].clone()).collect::<Vec<_>>()
+    };
     assert_eq!(choice(&by_regex), choice(&outcomes));
     // And a changed template is a new set of calls too.
     let edited = recipe(tmp.path(), "edited", "You compare answers carefully.", LONGER_USER, toml);
-    let out = eval(tmp.path(), &model, &edited, "edited", &["--cache", &cache, "--verdict", "generate"]);
+    let out =
+        eval(tmp.path(), &model, &edited, "edited", &["--cache", &cache, "--verdict", "generate"]);
     assert!(text(&out.stderr).contains("0 hits, 12 calls"), "{}", text(&out.stderr));
 }
 
@@ -158,7 +227,13 @@ fn a_pairwise_recipe_reads_p_a_at_its_own_verdict_letter() {
     let tmp = tempfile::tempdir().unwrap();
     let server = FaultServer::start(ServerConfig::default()).unwrap();
     let model = format!("openai:fault-model@{}", server.openai_base());
-    let dir = recipe(tmp.path(), "re", "", "{{ question }}\nA: {{ response_a }}\nB: {{ response_b }}", "reader = \"regex\"\npattern = 'Result: (\\w)'\n");
+    let dir = recipe(
+        tmp.path(),
+        "re",
+        "",
+        "{{ question }}\nA: {{ response_a }}\nB: {{ response_b }}",
+        "reader = \"regex\"\npattern = 'Result: (\\w)'\n",
+    );
     let out = eval(tmp.path(), &model, &dir, "re", &["--no-cache"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     for o in read_outcomes(&tmp.path().join("runs/re")) {
@@ -167,7 +242,11 @@ fn a_pairwise_recipe_reads_p_a_at_its_own_verdict_letter() {
         assert!((p - want).abs() < 1e-4, "{o}");
     }
     // An empty system.txt sends no system message.
-    let first = server.log().into_iter().find(|r| r.path.ends_with("/chat/completions") && r.body["max_tokens"] != 1).unwrap();
+    let first = server
+        .log()
+        .into_iter()
+        .find(|r| r.path.ends_with("/chat/completions") && r.body["max_tokens"] != 1)
+        .unwrap();
     assert_eq!(first.body["messages"][0]["role"], "user");
 }
 
@@ -179,18 +258,30 @@ fn a_pointwise_recipe_rates_each_answer_and_counts_unreadable_ratings() {
         ServerConfig::default()
             .with_reply("MARK-NONE", "I would rather not put a number on it.")
             .with_reply("MARK-HIGH", "Fits the user well.\n**Rating:** 8/10")
-            .with_reply("MARK-LOW", "<think>Rating: 9?</think>Too generic for this user.\nRating: 3")
+            .with_reply(
+                "MARK-LOW",
+                "<think>Rating: 9?</think>Too generic for this user.\nRating: 3",
+            )
             .with_rule(FaultRule::new("MARK-HIGH", Fault::ServerError).times(1)),
     )
     .unwrap();
     let model = format!("openai:fault-model@{}", server.openai_base());
     let user = "{{ question }}\n{{ response }}\n{% if response|length > 560 %}MARK-NONE{% elif response|length > 500 %}MARK-HIGH{% else %}MARK-LOW{% endif %}";
-    let dir = recipe(tmp.path(), "rate", "You rate one answer.", user, "kind = \"pointwise\"\nreader = \"rating\"\n[rating]\nmin = 1\nmax = 10\n");
+    let dir = recipe(
+        tmp.path(),
+        "rate",
+        "You rate one answer.",
+        user,
+        "kind = \"pointwise\"\nreader = \"rating\"\n[rating]\nmin = 1\nmax = 10\n",
+    );
     let out = eval(tmp.path(), &model, &dir, "rate", &["--no-cache"]);
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     // The unparsed warning speaks of the recipe's format, not of `Result:`.
-    assert!(stderr.contains("could not be parsed (no readable `Rating: N` in one of the two replies)"), "{stderr}");
+    assert!(
+        stderr.contains("could not be parsed (no readable `Rating: N` in one of the two replies)"),
+        "{stderr}"
+    );
     let md = std::fs::read_to_string(tmp.path().join("runs/rate/summary.md")).unwrap();
     assert!(md.contains("(no readable `Rating: N` in one of the two replies)"), "{md}");
 
@@ -217,7 +308,12 @@ fn a_pointwise_recipe_rates_each_answer_and_counts_unreadable_ratings() {
     }
     assert!(unparsed > 0, "the sample has an answer over 560 characters");
     let summary = read_json(&tmp.path().join("runs/rate/summary.json"));
-    let overall = summary["rows"].as_array().unwrap().iter().find(|r| r["n"] == 12).expect("a row over all 12 pairs");
+    let overall = summary["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["n"] == 12)
+        .expect("a row over all 12 pairs");
     assert_eq!(overall["unparsed"], unparsed, "{overall}");
     // Two requests per pair (one answer each), plus one retried 500 for each request rating a
     // high-rated answer (the fault rule fails every such request body once), plus the one-token
@@ -227,10 +323,17 @@ fn a_pointwise_recipe_rates_each_answer_and_counts_unreadable_ratings() {
     let calls = server.log().into_iter().filter(|r| r.path.ends_with("/chat/completions")).count();
     assert_eq!(calls, 1 + 24 + high);
     let m = read_json(&tmp.path().join("runs/rate/manifest.json"));
-    assert_eq!((m["judge_recipe"]["kind"].as_str(), m["decoding"]["verdict"].as_str()), (Some("pointwise"), Some("rating")));
+    assert_eq!(
+        (m["judge_recipe"]["kind"].as_str(), m["decoding"]["verdict"].as_str()),
+        (Some("pointwise"), Some("rating"))
+    );
     // The order of the answers cannot matter to a pointwise judge.
     let out = eval(tmp.path(), &model, &dir, "both", &["--both-orders"]);
-    assert!(!out.status.success() && text(&out.stderr).contains("pointwise"), "{}", text(&out.stderr));
+    assert!(
+        !out.status.success() && text(&out.stderr).contains("pointwise"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -238,26 +341,52 @@ fn a_recipe_that_carries_hidden_text_is_refused_outside_oracle() {
     let tmp = tempfile::tempdir().unwrap();
     let server = longer_server();
     let model = format!("openai:fault-model@{}", server.openai_base());
-    let first = std::fs::read_to_string(Path::new(&sample()).join("Art_and_Entertainment.jsonl")).unwrap();
+    let first =
+        std::fs::read_to_string(Path::new(&sample()).join("Art_and_Entertainment.jsonl")).unwrap();
     let ex: serde_json::Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
     let narrative: Vec<char> = ex["narrative"].as_str().unwrap().chars().collect();
     // Forty characters from the middle of the narrative, not the whole of it.
     let piece: String = narrative[30..70].iter().collect();
-    let dir = recipe(tmp.path(), "leaky", &format!("Keep in mind: {piece}"), LONGER_USER, "reader = \"brackets\"\n");
+    let dir = recipe(
+        tmp.path(),
+        "leaky",
+        &format!("Keep in mind: {piece}"),
+        LONGER_USER,
+        "reader = \"brackets\"\n",
+    );
     let out = eval(tmp.path(), &model, &dir, "leaky", &["--no-cache", "--verdict", "generate"]);
     let stderr = text(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
-    assert!(stderr.contains("system.txt holds text of example `sample-art-01`'s hidden narrative"), "{stderr}");
+    assert!(
+        stderr.contains("system.txt holds text of example `sample-art-01`'s hidden narrative"),
+        "{stderr}"
+    );
     // Refused before any run folder is made or any request is sent.
     assert!(!tmp.path().join("runs/leaky").exists());
     assert_eq!(server.log().len(), 0);
     // The whole narrative is refused too (by the same check, and by the guard on every input).
     let whole: String = narrative.iter().collect();
-    let dir2 = recipe(tmp.path(), "leaky2", "", &format!("{LONGER_USER}\n{whole}"), "reader = \"brackets\"\n");
+    let dir2 = recipe(
+        tmp.path(),
+        "leaky2",
+        "",
+        &format!("{LONGER_USER}\n{whole}"),
+        "reader = \"brackets\"\n",
+    );
     let out = eval(tmp.path(), &model, &dir2, "leaky2", &["--no-cache", "--verdict", "generate"]);
-    assert!(!out.status.success() && text(&out.stderr).contains("user.jinja holds text"), "{}", text(&out.stderr));
+    assert!(
+        !out.status.success() && text(&out.stderr).contains("user.jinja holds text"),
+        "{}",
+        text(&out.stderr)
+    );
     // Under the oracle condition the hidden rubric may be shown.
-    let out = eval(tmp.path(), &model, &dir, "oracle", &["--no-cache", "--verdict", "generate", "--condition", "oracle", "--limit", "1"]);
+    let out = eval(
+        tmp.path(),
+        &model,
+        &dir,
+        "oracle",
+        &["--no-cache", "--verdict", "generate", "--condition", "oracle", "--limit", "1"],
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
@@ -267,17 +396,48 @@ fn recipe_flags_that_cannot_apply_are_refused() {
     let dir = recipe(tmp.path(), "nolp", "", LONGER_USER, "reader = \"brackets\"\n");
     let d = dir.display().to_string();
     let cases: [(Vec<&str>, &str); 4] = [
-        (vec!["--model", "baseline:longer", "--judge-recipe", "default"], "applies to generative judges"),
-        (vec!["--model", "gguf:/nonexistent.gguf", "--judge-recipe", "no-such"], "neither a built-in recipe"),
-        (vec!["--model", "openai:m@http://127.0.0.1:9/v1", "--judge-recipe", "rating", "--temperature", "0.7"], "greedily"),
-        (vec!["--model", "openai:m@http://127.0.0.1:9/v1", "--judge-recipe", &d, "--both-orders", "--judge-recipe", "rating"], "cannot be used multiple times"),
+        (
+            vec!["--model", "baseline:longer", "--judge-recipe", "default"],
+            "applies to generative judges",
+        ),
+        (
+            vec!["--model", "gguf:/nonexistent.gguf", "--judge-recipe", "no-such"],
+            "neither a built-in recipe",
+        ),
+        (
+            vec![
+                "--model",
+                "openai:m@http://127.0.0.1:9/v1",
+                "--judge-recipe",
+                "rating",
+                "--temperature",
+                "0.7",
+            ],
+            "greedily",
+        ),
+        (
+            vec![
+                "--model",
+                "openai:m@http://127.0.0.1:9/v1",
+                "--judge-recipe",
+                &d,
+                "--both-orders",
+                "--judge-recipe",
+                "rating",
+            ],
+            "cannot be used multiple times",
+        ),
     ];
     for (args, want) in cases {
         let data = sample();
         let mut a = vec!["eval", "--data", &data];
         a.extend(args.iter().copied());
         let out = prbench(&a, tmp.path());
-        assert!(!out.status.success() && text(&out.stderr).contains(want), "{args:?}: {}", text(&out.stderr));
+        assert!(
+            !out.status.success() && text(&out.stderr).contains(want),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
     }
 }
 
@@ -287,7 +447,10 @@ fn local_judge() -> Option<String> {
     if gguf.is_file() {
         Some(format!("gguf:{}", gguf.display()))
     } else {
-        prbench_testkit::unavailable(format!("{} absent (run scripts/setup.sh --tests)", gguf.display()));
+        prbench_testkit::unavailable(format!(
+            "{} absent (run scripts/setup.sh --tests)",
+            gguf.display()
+        ));
         None
     }
 }
@@ -297,21 +460,37 @@ fn a_local_judge_reads_a_recipe_by_logprobs_by_generating_and_by_rating() {
     let Some(model) = local_judge() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let user = "Which answer fits the user better?\nQuestion: {{ question }}\n[A]\n{{ response_a }}\n[B]\n{{ response_b }}\nReply with [[A]] or [[B]].";
-    let dir = recipe(tmp.path(), "mt", "You are a helpful judge.", user, "reader = \"brackets\"\n[logprob]\nprefix = \"[[\"\ncandidates = [\"A\", \"B\"]\n");
+    let dir = recipe(
+        tmp.path(),
+        "mt",
+        "You are a helpful judge.",
+        user,
+        "reader = \"brackets\"\n[logprob]\nprefix = \"[[\"\ncandidates = [\"A\", \"B\"]\n",
+    );
 
     // Logprob verdict after the recipe's prefix: every verdict has p_A and its margin's sign.
     let out = eval(tmp.path(), &model, &dir, "lp", &["--limit", "1", "--no-cache"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let m = read_json(&tmp.path().join("runs/lp/manifest.json"));
-    assert_eq!((m["decoding"]["prefix"].as_str(), m["decoding"]["candidates"][0].as_str()), (Some("[["), Some("A")));
+    assert_eq!(
+        (m["decoding"]["prefix"].as_str(), m["decoding"]["candidates"][0].as_str()),
+        (Some("[["), Some("A"))
+    );
     for o in read_outcomes(&tmp.path().join("runs/lp")) {
-        let (p, margin) = (o["verdict"]["p_a"].as_f64().unwrap(), o["verdict"]["margin"].as_f64().unwrap());
+        let (p, margin) =
+            (o["verdict"]["p_a"].as_f64().unwrap(), o["verdict"]["margin"].as_f64().unwrap());
         assert!((p - 1.0 / (1.0 + (-margin).exp())).abs() < 1e-5, "{o}");
         assert_eq!(o["verdict"]["choice"], if margin > 0.0 { "A" } else { "B" });
     }
 
     // Generated: the verdict is what the brackets reader reads from the reply kept in `raw`.
-    let out = eval(tmp.path(), &model, &dir, "gen", &["--limit", "1", "--no-cache", "--verdict", "generate", "--max-new-tokens", "48"]);
+    let out = eval(
+        tmp.path(),
+        &model,
+        &dir,
+        "gen",
+        &["--limit", "1", "--no-cache", "--verdict", "generate", "--max-new-tokens", "48"],
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     for o in read_outcomes(&tmp.path().join("runs/gen")) {
         let raw = o["verdict"]["raw"].as_str().unwrap();
@@ -320,7 +499,28 @@ fn a_local_judge_reads_a_recipe_by_logprobs_by_generating_and_by_rating() {
     }
 
     // The built-in pointwise recipe: two replies per pair, each read by the rating reader.
-    let out = prbench(&["eval", "--data", &sample(), "--model", &model, "--judge-recipe", "rating", "--limit", "1", "--no-cache", "--max-new-tokens", "48", "--run-id", "rating", "--quiet", "--bootstrap", "200"], tmp.path());
+    let out = prbench(
+        &[
+            "eval",
+            "--data",
+            &sample(),
+            "--model",
+            &model,
+            "--judge-recipe",
+            "rating",
+            "--limit",
+            "1",
+            "--no-cache",
+            "--max-new-tokens",
+            "48",
+            "--run-id",
+            "rating",
+            "--quiet",
+            "--bootstrap",
+            "200",
+        ],
+        tmp.path(),
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let reader = RatingReader::new(1.0, 10.0).unwrap();
     for o in read_outcomes(&tmp.path().join("runs/rating")) {
@@ -339,16 +539,32 @@ fn a_local_judge_reads_a_recipe_by_logprobs_by_generating_and_by_rating() {
     let multi = recipe(tmp.path(), "multi", "", user, "reader = \"brackets\"\n[logprob]\nprefix = \"[[\"\ncandidates = [\"Alpha response\", \"Beta response\"]\n");
     let out = eval(tmp.path(), &model, &multi, "multi", &["--limit", "1", "--no-cache"]);
     let stderr = text(&out.stderr);
-    assert!(!out.status.success() && stderr.contains("exactly one token") && stderr.contains("Alpha response"), "{stderr}");
-    assert!(!tmp.path().join("runs/multi/outcomes.jsonl").exists() || read_outcomes(&tmp.path().join("runs/multi")).is_empty());
+    assert!(
+        !out.status.success()
+            && stderr.contains("exactly one token")
+            && stderr.contains("Alpha response"),
+        "{stderr}"
+    );
+    assert!(
+        !tmp.path().join("runs/multi/outcomes.jsonl").exists()
+            || read_outcomes(&tmp.path().join("runs/multi")).is_empty()
+    );
 
     // The leaderboard tells the recipes apart.
     let out = prbench(&["leaderboard", "runs/lp", "runs/rating"], tmp.path());
     let table = text(&out.stdout);
-    assert!(out.status.success() && table.contains("[recipe mt]") && table.contains("[recipe rating]"), "{table}{}", text(&out.stderr));
+    assert!(
+        out.status.success() && table.contains("[recipe mt]") && table.contains("[recipe rating]"),
+        "{table}{}",
+        text(&out.stderr)
+    );
 
     // Without a [logprob] section a local judge must generate, and says so.
     let plain = recipe(tmp.path(), "plain", "", user, "reader = \"brackets\"\n");
     let out = eval(tmp.path(), &model, &plain, "plain", &["--limit", "1", "--no-cache"]);
-    assert!(!out.status.success() && text(&out.stderr).contains("--verdict generate"), "{}", text(&out.stderr));
+    assert!(
+        !out.status.success() && text(&out.stderr).contains("--verdict generate"),
+        "{}",
+        text(&out.stderr)
+    );
 }

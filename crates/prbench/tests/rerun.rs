@@ -21,7 +21,11 @@ fn read_json(path: &Path) -> serde_json::Value {
 }
 
 fn read_outcomes(dir: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(dir.join("outcomes.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    std::fs::read_to_string(dir.join("outcomes.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 /// An outcome without its wall time, the one field two runs of the same item differ in.
@@ -32,7 +36,11 @@ fn comparable(mut o: serde_json::Value) -> serde_json::Value {
 
 /// Chat requests the judge made (the load-time probe asks for one token and is left out).
 fn judge_requests(server: &FaultServer) -> usize {
-    server.log().into_iter().filter(|r| r.path.ends_with("/chat/completions") && r.body["max_tokens"] != 1).count()
+    server
+        .log()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/chat/completions") && r.body["max_tokens"] != 1)
+        .count()
 }
 
 /// `eval` of `model` on the bundled sample with 100 resamples, plus `extra` flags.
@@ -58,8 +66,16 @@ fn rerunning_a_finished_run_reuses_it_and_prints_its_table_with_one_condition_as
     let err = text(&again.stderr);
     assert!(err.contains("condition `none`: run `one` finished already with these settings; reusing it (no item scored again)"), "{err}");
     assert!(text(&again.stdout).contains("| micro |"), "{}", text(&again.stdout));
-    assert_eq!(text(&again.stdout), text(&first.stdout), "the reused run prints the table it printed when it ran");
-    assert_eq!(std::fs::read_to_string(tmp.path().join("runs/one/manifest.json")).unwrap(), manifest, "a reused run is not written to");
+    assert_eq!(
+        text(&again.stdout),
+        text(&first.stdout),
+        "the reused run prints the table it printed when it ran"
+    );
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("runs/one/manifest.json")).unwrap(),
+        manifest,
+        "a reused run is not written to"
+    );
 
     // Several conditions: each reused run prints its table, then the matrix as before.
     let multi = ["--condition", "none,oracle", "--run-id", "m"];
@@ -68,21 +84,51 @@ fn rerunning_a_finished_run_reuses_it_and_prints_its_table_with_one_condition_as
     let again = eval(tmp.path(), "baseline:longer", &multi);
     ok(&again);
     let err = text(&again.stderr);
-    assert!(err.contains("run `m-none` finished already with these settings; reusing it") && err.contains("run `m-oracle` finished already"), "{err}");
+    assert!(
+        err.contains("run `m-none` finished already with these settings; reusing it")
+            && err.contains("run `m-oracle` finished already"),
+        "{err}"
+    );
     assert_eq!(text(&again.stdout), text(&first.stdout), "the same tables, matrix and guide");
 
     // The same id with another setting is refused, naming it, for one condition as for several.
     let out = eval(tmp.path(), "baseline:longer", &["--run-id", "one", "--seed", "7"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("it is a finished run with another `seed` (--seed 42 there, --seed 7 now)"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr)
+            .contains("it is a finished run with another `seed` (--seed 42 there, --seed 7 now)"),
+        "{}",
+        text(&out.stderr)
+    );
     let out = eval(tmp.path(), "baseline:longer", &["--run-id", "one", "--limit", "2"]);
-    assert!(text(&out.stderr).contains("another `limit_per_subset` (no --limit there, --limit 2 now)"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("another `limit_per_subset` (no --limit there, --limit 2 now)"),
+        "{}",
+        text(&out.stderr)
+    );
     let out = eval(tmp.path(), "baseline:shorter", &["--run-id", "one"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("it is a finished run with another `model`"), "{}", text(&out.stderr));
-    let out = prbench(&["eval", "--data", &sample(), "--model", "baseline:longer", "--quiet", "--run-id", "one"], tmp.path());
-    assert!(text(&out.stderr).contains("another `bootstrap_resamples` (--bootstrap 100 there, --bootstrap 10000 now)"), "{}", text(&out.stderr));
-    let out = eval(tmp.path(), "baseline:longer", &["--condition", "none,oracle", "--run-id", "m", "--seed", "3"]);
+    assert!(
+        text(&out.stderr).contains("it is a finished run with another `model`"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = prbench(
+        &["eval", "--data", &sample(), "--model", "baseline:longer", "--quiet", "--run-id", "one"],
+        tmp.path(),
+    );
+    assert!(
+        text(&out.stderr).contains(
+            "another `bootstrap_resamples` (--bootstrap 100 there, --bootstrap 10000 now)"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = eval(
+        tmp.path(),
+        "baseline:longer",
+        &["--condition", "none,oracle", "--run-id", "m", "--seed", "3"],
+    );
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("run folder `runs/m-none`: it is a finished run with another `seed` (--seed 42 there, --seed 3 now)"), "{}", text(&out.stderr));
 }
@@ -96,7 +142,22 @@ fn a_run_cut_short_by_a_dead_server_is_finished_by_rerunning_the_same_command() 
     let addr = server.addr();
     let model = format!("openai:fault-model@{}", server.openai_base());
     let args = [
-        "eval", "--data", &data, "--model", &model, "--run-id", "big", "--quiet", "--bootstrap", "200", "--concurrency", "2", "--batch-size", "4", "--max-retries", "0",
+        "eval",
+        "--data",
+        &data,
+        "--model",
+        &model,
+        "--run-id",
+        "big",
+        "--quiet",
+        "--bootstrap",
+        "200",
+        "--concurrency",
+        "2",
+        "--batch-size",
+        "4",
+        "--max-retries",
+        "0",
     ];
     let child = Command::new(env!("CARGO_BIN_EXE_prbench"))
         .args(args)
@@ -137,7 +198,11 @@ fn a_run_cut_short_by_a_dead_server_is_finished_by_rerunning_the_same_command() 
     assert!(after.iter().all(|o| o["error"].is_null()), "every item answered now");
     for (b, a) in before.iter().zip(&after) {
         if b["error"].is_null() {
-            assert_eq!(comparable(a.clone()), comparable(b.clone()), "an item answered before keeps its outcome");
+            assert_eq!(
+                comparable(a.clone()),
+                comparable(b.clone()),
+                "an item answered before keeps its outcome"
+            );
         }
     }
     let manifest = read_json(&dir.join("manifest.json"));
@@ -148,9 +213,16 @@ fn a_run_cut_short_by_a_dead_server_is_finished_by_rerunning_the_same_command() 
     // calls nothing.
     let out = prbench(&args, tmp.path());
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("run `big` finished already with these settings; reusing it (no item scored again)"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(
+            "run `big` finished already with these settings; reusing it (no item scored again)"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
     assert_eq!(judge_requests(&server), failed, "no request");
-    let summary: prbench_report::Summary = serde_json::from_value(read_json(&dir.join("summary.json"))).unwrap();
+    let summary: prbench_report::Summary =
+        serde_json::from_value(read_json(&dir.join("summary.json"))).unwrap();
     assert_eq!(text(&out.stdout), format!("{}\n", prbench_report::markdown::render(&summary)));
 }
 
@@ -164,20 +236,33 @@ fn a_damaged_run_file_is_named_instead_of_the_run_being_reused() {
     let outcomes = std::fs::read_to_string(dir.join("outcomes.jsonl")).unwrap();
 
     // What `prbench report --out runs/r/summary.json` used to leave: an HTML page.
-    std::fs::write(dir.join("summary.json"), "<!DOCTYPE html>\n<html><head><title>prbench report</title></head></html>\n").unwrap();
+    std::fs::write(
+        dir.join("summary.json"),
+        "<!DOCTYPE html>\n<html><head><title>prbench report</title></head></html>\n",
+    )
+    .unwrap();
     let out = run("r");
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(err.contains("run folder `runs/r`: its summary.json holds an HTML page, not a run summary (a report written over it?), so the run can be neither reused nor resumed"), "{err}");
     assert!(err.contains("move the file out of the folder and rerun this command"), "{err}");
-    assert!(err.contains("caused by: expected value at line 1 column 1"), "the parse error is kept as the cause: {err}");
+    assert!(
+        err.contains("caused by: expected value at line 1 column 1"),
+        "the parse error is kept as the cause: {err}"
+    );
     assert!(!err.contains("reusing"), "{err}");
 
     // Doing what it says: the run is redone into its folder and its summary is back.
     std::fs::rename(dir.join("summary.json"), tmp.path().join("summary.html")).unwrap();
     let out = run("r");
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("run `r`: a finished run whose summary.json is missing; running it again in its folder"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(
+            "run `r`: a finished run whose summary.json is missing; running it again in its folder"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
     let redone = read_json(&dir.join("summary.json"));
     assert_eq!(redone["rows"], summary["rows"]);
     assert_eq!(redone["baselines"], summary["baselines"]);
@@ -187,14 +272,18 @@ fn a_damaged_run_file_is_named_instead_of_the_run_being_reused() {
     std::fs::copy(tmp.path().join("runs/s/summary.json"), dir.join("summary.json")).unwrap();
     let err = text(&run("r").stderr);
     assert!(err.contains("its summary.json is the summary of run `s`"), "{err}");
-    std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(&redone).unwrap()).unwrap();
+    std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(&redone).unwrap())
+        .unwrap();
     ok(&run("r"));
 
     // An outcome lost.
     let short: String = outcomes.lines().skip(1).map(|l| format!("{l}\n")).collect();
     std::fs::write(dir.join("outcomes.jsonl"), short).unwrap();
     let err = text(&run("r").stderr);
-    assert!(err.contains("its outcomes.jsonl holds 11 outcomes where the manifest records 12 examples"), "{err}");
+    assert!(
+        err.contains("its outcomes.jsonl holds 11 outcomes where the manifest records 12 examples"),
+        "{err}"
+    );
     std::fs::write(dir.join("outcomes.jsonl"), &outcomes).unwrap();
 
     // A manifest that does not parse: the run's settings are unknown.
@@ -203,7 +292,11 @@ fn a_damaged_run_file_is_named_instead_of_the_run_being_reused() {
     let out = run("r");
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
-    assert!(err.contains("its manifest.json does not parse as a run manifest") && err.contains("remove the folder and rerun this command"), "{err}");
+    assert!(
+        err.contains("its manifest.json does not parse as a run manifest")
+            && err.contains("remove the folder and rerun this command"),
+        "{err}"
+    );
     std::fs::write(dir.join("manifest.json"), &manifest).unwrap();
     ok(&run("r"));
 
@@ -213,7 +306,13 @@ fn a_damaged_run_file_is_named_instead_of_the_run_being_reused() {
     std::fs::write(tmp.path().join("runs/m-oracle/summary.json"), "{}").unwrap();
     let out = eval(tmp.path(), "baseline:longer", &multi);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("run folder `runs/m-oracle`: its summary.json does not parse as a run summary"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(
+            "run folder `runs/m-oracle`: its summary.json does not parse as a run summary"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -226,7 +325,11 @@ fn slot_warning_of_a_sampled_run_does_not_suggest_sample() {
     // which holds chosen in A (the table in prbench-eval's slots test, computed with hashlib):
     // the sample is art-02, life-03 and soc-04, all three in A.
     assert!(err.contains("the 3 evaluated items (errored ones included) hold `chosen` in slot A 3 times and in slot B 0 times"), "{err}");
-    assert!(err.contains("a --sample balances the slots only to within one item per subset") && err.contains("a larger --limit"), "{err}");
+    assert!(
+        err.contains("a --sample balances the slots only to within one item per subset")
+            && err.contains("a larger --limit"),
+        "{err}"
+    );
     assert!(!err.contains("--limit N --sample"), "{err}");
 }
 
@@ -243,7 +346,21 @@ fn slot_warning_counts_the_items_the_backend_failed_on() {
     )
     .unwrap();
     let model = format!("openai:fault-model@{}", server.openai_base());
-    let out = eval(tmp.path(), &model, &["--limit", "2", "--sample", "--run-id", "f", "--max-retries", "0", "--max-error-rate", "1"]);
+    let out = eval(
+        tmp.path(),
+        &model,
+        &[
+            "--limit",
+            "2",
+            "--sample",
+            "--run-id",
+            "f",
+            "--max-retries",
+            "0",
+            "--max-error-rate",
+            "1",
+        ],
+    );
     ok(&out);
     let err = text(&out.stderr);
     let failed: Vec<String> = read_outcomes(&tmp.path().join("runs/f"))
@@ -253,9 +370,21 @@ fn slot_warning_counts_the_items_the_backend_failed_on() {
         .collect();
     assert_eq!(failed, ["sample-art-02", "sample-life-03"]);
     let position = &read_json(&tmp.path().join("runs/f/summary.json"))["position_bias"];
-    assert_eq!((position["n_chosen_in_a"].as_u64(), position["n_chosen_in_b"].as_u64()), (Some(1), Some(3)), "the scored items lean");
-    assert!(!err.contains("hold `chosen` in slot A"), "the six evaluated items are balanced: {err}");
-    assert!(err.contains("Rerun the same command to retry exactly the 2 failed items in the same run folder"), "{err}");
+    assert_eq!(
+        (position["n_chosen_in_a"].as_u64(), position["n_chosen_in_b"].as_u64()),
+        (Some(1), Some(3)),
+        "the scored items lean"
+    );
+    assert!(
+        !err.contains("hold `chosen` in slot A"),
+        "the six evaluated items are balanced: {err}"
+    );
+    assert!(
+        err.contains(
+            "Rerun the same command to retry exactly the 2 failed items in the same run folder"
+        ),
+        "{err}"
+    );
 }
 
 #[test]
@@ -266,24 +395,32 @@ fn a_summary_whose_figures_were_edited_is_refused_not_shown_as_the_runs_result()
     let path = tmp.path().join("runs/e/summary.json");
     let original = std::fs::read_to_string(&path).unwrap();
     let mut summary: serde_json::Value = serde_json::from_str(&original).unwrap();
-    let micro = summary["rows"].as_array_mut().unwrap().iter_mut().find(|r| r["label"] == "micro").unwrap();
+    let micro =
+        summary["rows"].as_array_mut().unwrap().iter_mut().find(|r| r["label"] == "micro").unwrap();
     let n = micro["n"].as_u64().unwrap();
     let correct = micro["correct"].as_u64().unwrap();
     // The counts edited (one wrong item made correct, or one correct made wrong): they no longer
     // match outcomes.jsonl.
     let wrong = micro["wrong"].as_u64().unwrap();
-    let (edited_correct, edited_wrong) = if wrong > 0 { (correct + 1, wrong - 1) } else { (correct - 1, wrong + 1) };
+    let (edited_correct, edited_wrong) =
+        if wrong > 0 { (correct + 1, wrong - 1) } else { (correct - 1, wrong + 1) };
     micro["correct"] = edited_correct.into();
     micro["wrong"] = edited_wrong.into();
     std::fs::write(&path, serde_json::to_string_pretty(&summary).unwrap()).unwrap();
     let out = run();
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("summary.json") && err.contains(&format!("{n} items: {edited_correct} correct")) && err.contains(&format!("{n} items: {correct} correct")), "{err}");
+    assert!(
+        err.contains("summary.json")
+            && err.contains(&format!("{n} items: {edited_correct} correct"))
+            && err.contains(&format!("{n} items: {correct} correct")),
+        "{err}"
+    );
     assert!(!err.contains("reusing"), "{err}");
     // Only the accuracy edited, the counts left as they were.
     let mut summary: serde_json::Value = serde_json::from_str(&original).unwrap();
-    let micro = summary["rows"].as_array_mut().unwrap().iter_mut().find(|r| r["label"] == "micro").unwrap();
+    let micro =
+        summary["rows"].as_array_mut().unwrap().iter_mut().find(|r| r["label"] == "micro").unwrap();
     micro["strict"] = 0.99.into();
     std::fs::write(&path, serde_json::to_string_pretty(&summary).unwrap()).unwrap();
     let err = text(&run().stderr);
@@ -291,5 +428,9 @@ fn a_summary_whose_figures_were_edited_is_refused_not_shown_as_the_runs_result()
     // The untouched summary is reused again.
     std::fs::write(&path, &original).unwrap();
     let out = run();
-    assert!(out.status.success() && text(&out.stderr).contains("reusing it"), "{}", text(&out.stderr));
+    assert!(
+        out.status.success() && text(&out.stderr).contains("reusing it"),
+        "{}",
+        text(&out.stderr)
+    );
 }

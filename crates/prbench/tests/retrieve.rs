@@ -17,7 +17,10 @@ fn minilm() -> Option<std::path::PathBuf> {
     if dir.join("model.safetensors").is_file() && dir.join("modules.json").is_file() {
         Some(dir)
     } else {
-        prbench_testkit::unavailable(format!("MiniLM not found at {} (run scripts/setup.sh --tests)", dir.display()));
+        prbench_testkit::unavailable(format!(
+            "MiniLM not found at {} (run scripts/setup.sh --tests)",
+            dir.display()
+        ));
         None
     }
 }
@@ -27,7 +30,16 @@ fn bm25_retrieve_writes_a_ranked_dataset_that_loads() {
     let tmp = tempfile::tempdir().unwrap();
     let out_path = tmp.path().join("out/ranked.jsonl");
     let out = prbench(
-        &["retrieve", "--data", &sample(), "--retriever", "bm25", "--out", out_path.to_str().unwrap(), "--quiet"],
+        &[
+            "retrieve",
+            "--data",
+            &sample(),
+            "--retriever",
+            "bm25",
+            "--out",
+            out_path.to_str().unwrap(),
+            "--quiet",
+        ],
         tmp.path(),
     );
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));
@@ -41,11 +53,18 @@ fn bm25_retrieve_writes_a_ranked_dataset_that_loads() {
     assert!(!tmp.path().join("runs").exists(), "bm25 must not open a cache");
 
     let ranked = load(out_path.to_str().unwrap(), &[]).unwrap();
-    assert!(ranked.profile_ranking.as_deref().unwrap().starts_with("bm25 (k1=1.2, b=0.75"), "{:?}", ranked.profile_ranking);
+    assert!(
+        ranked.profile_ranking.as_deref().unwrap().starts_with("bm25 (k1=1.2, b=0.75"),
+        "{:?}",
+        ranked.profile_ranking
+    );
     assert_eq!(ranked.kind, "prb");
     assert_eq!(ranked.examples.len(), 12);
     for (a, b) in orig.examples.iter().zip(&ranked.examples) {
-        assert_eq!((&a.id, &a.subset, &a.question, &a.chosen), (&b.id, &b.subset, &b.question, &b.chosen));
+        assert_eq!(
+            (&a.id, &a.subset, &a.question, &a.chosen),
+            (&b.id, &b.subset, &b.question, &b.chosen)
+        );
         let mut x: Vec<_> = a.profile.clone();
         let mut y: Vec<_> = b.profile.clone();
         x.sort_by(|p, q| p.id.cmp(&q.id));
@@ -55,7 +74,17 @@ fn bm25_retrieve_writes_a_ranked_dataset_that_loads() {
 
     // A ranked file is valid --data: ranking it again gives the same file content order.
     let again = tmp.path().join("again.jsonl");
-    let out = prbench(&["retrieve", "--data", out_path.to_str().unwrap(), "--out", again.to_str().unwrap(), "--quiet"], tmp.path());
+    let out = prbench(
+        &[
+            "retrieve",
+            "--data",
+            out_path.to_str().unwrap(),
+            "--out",
+            again.to_str().unwrap(),
+            "--quiet",
+        ],
+        tmp.path(),
+    );
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));
     let twice = load(again.to_str().unwrap(), &[]).unwrap();
     for (a, b) in ranked.examples.iter().zip(&twice.examples) {
@@ -67,13 +96,28 @@ fn bm25_retrieve_writes_a_ranked_dataset_that_loads() {
 #[test]
 fn bad_arguments_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = prbench(&["retrieve", "--data", &sample(), "--retriever", "tfidf", "--out", "x.jsonl"], tmp.path());
+    let out = prbench(
+        &["retrieve", "--data", &sample(), "--retriever", "tfidf", "--out", "x.jsonl"],
+        tmp.path(),
+    );
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("unknown retriever `tfidf`"), "{}", text(&out.stderr));
     let out = prbench(&["retrieve", "--data", &sample(), "--out", "x.json"], tmp.path());
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("must be a .jsonl file"), "{}", text(&out.stderr));
-    let out = prbench(&["retrieve", "--data", &sample(), "--retriever", "dense:/no/such/model", "--out", "x.jsonl", "--no-cache"], tmp.path());
+    let out = prbench(
+        &[
+            "retrieve",
+            "--data",
+            &sample(),
+            "--retriever",
+            "dense:/no/such/model",
+            "--out",
+            "x.jsonl",
+            "--no-cache",
+        ],
+        tmp.path(),
+    );
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("/no/such/model"), "{}", text(&out.stderr));
     std::fs::write(tmp.path().join("taken.jsonl"), "keep me").unwrap();
@@ -110,7 +154,13 @@ fn dense_minilm_ranking_matches_independent_cosine() {
             assert!((s - sims[i]).abs() < 1e-5, "{s} vs {}", sims[i]);
         }
     }
-    assert!(retriever.describe().starts_with(&format!("dense all-MiniLM-L6-v2 sha256:{} cosine", emb.weights_sha256())), "{}", retriever.describe());
+    assert!(
+        retriever
+            .describe()
+            .starts_with(&format!("dense all-MiniLM-L6-v2 sha256:{} cosine", emb.weights_sha256())),
+        "{}",
+        retriever.describe()
+    );
 }
 
 #[test]
@@ -121,7 +171,20 @@ fn dense_retrieve_cli_uses_the_embedding_cache() {
     let cache = tmp.path().join("c.sqlite");
     let run = |out: &str| {
         prbench(
-            &["retrieve", "--data", &sample(), "--subset", "art", "--retriever", &spec, "--out", out, "--cache", cache.to_str().unwrap(), "--quiet"],
+            &[
+                "retrieve",
+                "--data",
+                &sample(),
+                "--subset",
+                "art",
+                "--retriever",
+                &spec,
+                "--out",
+                out,
+                "--cache",
+                cache.to_str().unwrap(),
+                "--quiet",
+            ],
             tmp.path(),
         )
     };

@@ -42,7 +42,11 @@ impl Served {
         for _ in 0..5 {
             let line = served.line();
             if let Some(at) = line.find("http://") {
-                served.addr = line[at + 7..].split(|c: char| c.is_whitespace() || c == ';').next().unwrap().to_string();
+                served.addr = line[at + 7..]
+                    .split(|c: char| c.is_whitespace() || c == ';')
+                    .next()
+                    .unwrap()
+                    .to_string();
                 return served;
             }
         }
@@ -51,7 +55,10 @@ impl Served {
 
     /// The next stderr line (30 s at most).
     fn line(&mut self) -> String {
-        let l = self.stderr.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| panic!("no more stderr; so far: {:?}", self.seen));
+        let l = self
+            .stderr
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("no more stderr; so far: {:?}", self.seen));
         self.seen.push(l.clone());
         l
     }
@@ -97,7 +104,11 @@ fn http(addr: &str, method: &str, path: &str, body: &str) -> (u16, serde_json::V
     s.write_all(req.as_bytes()).unwrap();
     let mut reply = String::new();
     s.read_to_string(&mut reply).unwrap();
-    let status = reply.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or_else(|| panic!("bad reply: {reply}"));
+    let status = reply
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("bad reply: {reply}"));
     let body = reply.split_once("\r\n\r\n").map_or("", |(_, b)| b);
     (status, serde_json::from_str(body).unwrap_or_else(|_| panic!("not JSON: {reply}")))
 }
@@ -110,11 +121,23 @@ fn sigterm(pid: &str) {
 #[test]
 fn serves_health_and_score_on_a_free_port() {
     let mut s = Served::start(&["--model", "baseline:longer", "--port", "0"]);
-    assert!(s.seen[0].contains("baseline:longer") && s.seen[0].contains("--normalize none"), "{:?}", s.seen);
+    assert!(
+        s.seen[0].contains("baseline:longer") && s.seen[0].contains("--normalize none"),
+        "{:?}",
+        s.seen
+    );
     let (status, health) = http(&s.addr, "GET", "/health", "");
     assert_eq!(status, 200);
-    assert_eq!((health["status"].as_str(), health["model"].as_str(), health["normalize"].as_str()), (Some("ok"), Some("baseline:longer"), Some("none")));
-    let (status, v) = http(&s.addr, "POST", "/score", r#"{"query":"q","profile":"my posts","response_text":"hello"}"#);
+    assert_eq!(
+        (health["status"].as_str(), health["model"].as_str(), health["normalize"].as_str()),
+        (Some("ok"), Some("baseline:longer"), Some("none"))
+    );
+    let (status, v) = http(
+        &s.addr,
+        "POST",
+        "/score",
+        r#"{"query":"q","profile":"my posts","response_text":"hello"}"#,
+    );
     assert_eq!((status, v["score"].as_f64()), (200, Some(5.0)));
     let (status, v) = http(&s.addr, "POST", "/score", r#"{"query":"q","response":"hello"}"#);
     assert_eq!(status, 400);
@@ -131,9 +154,20 @@ fn serves_health_and_score_on_a_free_port() {
 #[test]
 fn sigterm_answers_the_request_in_flight_then_exits_0() {
     // A long batch wait holds the lone request in the server until shutdown flushes it.
-    let mut s = Served::start(&["--model", "baseline:longer", "--port", "0", "--batch-wait-ms", "20000", "--max-batch", "64"]);
+    let mut s = Served::start(&[
+        "--model",
+        "baseline:longer",
+        "--port",
+        "0",
+        "--batch-wait-ms",
+        "20000",
+        "--max-batch",
+        "64",
+    ]);
     let addr = s.addr.clone();
-    let in_flight = std::thread::spawn(move || http(&addr, "POST", "/score", r#"{"query":"q","response_text":"abcdefg"}"#));
+    let in_flight = std::thread::spawn(move || {
+        http(&addr, "POST", "/score", r#"{"query":"q","response_text":"abcdefg"}"#)
+    });
     let mut waiting = false;
     for _ in 0..200 {
         let (_, h) = http(&s.addr, "GET", "/health", "");
@@ -150,7 +184,10 @@ fn sigterm_answers_the_request_in_flight_then_exits_0() {
     let (exit, stderr) = s.wait();
     assert_eq!(exit.code(), Some(0), "{stderr:?}");
     let all = stderr.join("\n");
-    assert!(all.contains("\"event\":\"shutdown\"") && all.contains("reward server stopped"), "{all}");
+    assert!(
+        all.contains("\"event\":\"shutdown\"") && all.contains("reward server stopped"),
+        "{all}"
+    );
 }
 
 #[test]
@@ -159,17 +196,33 @@ fn judges_and_bad_normalizations_are_refused() {
     let out = prbench(&["serve-reward", "--model", "baseline:slot-a", "--port", "0"], tmp.path());
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("is a pairwise judge"), "{}", text(&out.stderr));
-    let out = prbench(&["serve-reward", "--model", "baseline:longer", "--normalize", "affine:0,1"], tmp.path());
+    let out = prbench(
+        &["serve-reward", "--model", "baseline:longer", "--normalize", "affine:0,1"],
+        tmp.path(),
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("SCALE 0"), "{}", text(&out.stderr));
-    let out = prbench(&["serve-reward", "--model", "baseline:longer", "--timeout", "5"], tmp.path());
+    let out =
+        prbench(&["serve-reward", "--model", "baseline:longer", "--timeout", "5"], tmp.path());
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("--timeout applies to remote engines"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--timeout applies to remote engines"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
 fn a_non_loopback_host_prints_a_warning() {
-    let mut s = Served::start(&["--model", "baseline:longer", "--host", "0.0.0.0", "--port", "0", "--quiet"]);
+    let mut s = Served::start(&[
+        "--model",
+        "baseline:longer",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "0",
+        "--quiet",
+    ]);
     assert!(s.seen[0].contains("no authentication"), "{:?}", s.seen);
     assert!(s.addr.starts_with("0.0.0.0:"), "{}", s.addr);
     sigterm(&s.pid());

@@ -144,20 +144,12 @@ impl<'a> Sample<'a> {
             }
         }
         let n = n_c.iter().sum();
-        Sample {
-            p,
-            weights,
-            n_c,
-            n,
-            n_units,
-        }
+        Sample { p, weights, n_c, n, n_units }
     }
 
     pub(crate) fn alpha(&self, level: Level) -> Result<AlphaValue, AlphaUndefined> {
         if self.n_units == 0 {
-            return Err(AlphaUndefined::NoPairableUnit {
-                n_single: self.p.n_single,
-            });
+            return Err(AlphaUndefined::NoPairableUnit { n_single: self.p.n_single });
         }
         let mut present = self.n_c.iter().enumerate().filter(|(_, &n)| n > 0.0);
         let (first, _) = present.next().expect("a pairable unit has values");
@@ -243,13 +235,7 @@ impl<'a> Sample<'a> {
             Level::Nominal => n * n - self.n_c.iter().map(|c| c * c).sum::<f64>(),
             Level::Ordinal | Level::Interval => {
                 let mean = self.n_c.iter().zip(pos).map(|(c, x)| c * x).sum::<f64>() / n;
-                2.0 * n
-                    * self
-                        .n_c
-                        .iter()
-                        .zip(pos)
-                        .map(|(c, x)| c * (x - mean).powi(2))
-                        .sum::<f64>()
+                2.0 * n * self.n_c.iter().zip(pos).map(|(c, x)| c * (x - mean).powi(2)).sum::<f64>()
             }
         }
     }
@@ -286,10 +272,7 @@ mod tests {
     /// 2 (3·2·6.25 + 2·1·2.25 + 3·1·16) = 180; α = 1 − 5 · 17/180 = 19/36.
     #[test]
     fn two_annotators_three_units_by_hand() {
-        let d = m(&[
-            &[Some(1.0), Some(1.0), Some(2.0)],
-            &[Some(1.0), Some(2.0), Some(3.0)],
-        ]);
+        let d = m(&[&[Some(1.0), Some(1.0), Some(2.0)], &[Some(1.0), Some(2.0), Some(3.0)]]);
         let nom = alpha(&d, Level::Nominal).unwrap();
         close(nom.alpha, 1.0 / 11.0);
         close(nom.observed_disagreement, 4.0 / 6.0);
@@ -355,10 +338,7 @@ mod tests {
         ]);
         let without = m(&[&[Some(1.0), Some(2.0)], &[Some(1.0), Some(3.0)]]);
         for level in Level::ALL {
-            let (a, b) = (
-                alpha(&with, level).unwrap(),
-                alpha(&without, level).unwrap(),
-            );
+            let (a, b) = (alpha(&with, level).unwrap(), alpha(&without, level).unwrap());
             assert_eq!(a.alpha, b.alpha, "{level:?}");
             assert_eq!((a.n_units, a.n_values, a.n_single), (2, 4, 2));
             assert_eq!(b.n_single, 0);
@@ -377,35 +357,19 @@ mod tests {
             alpha(&empty, Level::Interval),
             Err(AlphaUndefined::NoPairableUnit { n_single: 0 })
         );
-        let same = m(&[
-            &[Some(3.0), Some(3.0), None],
-            &[Some(3.0), Some(3.0), Some(5.0)],
-        ]);
+        let same = m(&[&[Some(3.0), Some(3.0), None], &[Some(3.0), Some(3.0), Some(5.0)]]);
         for level in Level::ALL {
             assert_eq!(
                 alpha(&same, level),
-                Err(AlphaUndefined::NoVariation {
-                    value: 3.0,
-                    n_values: 4
-                })
+                Err(AlphaUndefined::NoVariation { value: 3.0, n_values: 4 })
             );
         }
         let huge = m(&[&[Some(1e200), Some(-1e200)], &[Some(1e200), Some(1e200)]]);
-        assert_eq!(
-            alpha(&huge, Level::Interval),
-            Err(AlphaUndefined::NotRepresentable)
-        );
+        assert_eq!(alpha(&huge, Level::Interval), Err(AlphaUndefined::NotRepresentable));
         // Ordinal and nominal only see ranks and identities: still defined.
         assert!(alpha(&huge, Level::Ordinal).is_ok());
-        let msg = AlphaUndefined::NoVariation {
-            value: 3.0,
-            n_values: 4,
-        }
-        .to_string();
-        assert!(
-            msg.contains("all 4 ratings") && msg.contains("are 3"),
-            "{msg}"
-        );
+        let msg = AlphaUndefined::NoVariation { value: 3.0, n_values: 4 }.to_string();
+        assert!(msg.contains("all 4 ratings") && msg.contains("are 3"), "{msg}");
     }
 
     /// Perfect agreement is 1 and does not depend on the values.

@@ -73,19 +73,12 @@ impl AlphaBootstrapConfig {
     /// strictly between 0 and 1.
     pub fn new(resamples: usize, seed: u64, confidence: f64) -> Result<Self, ConfigError> {
         if !(1..=MAX_RESAMPLES).contains(&resamples) {
-            return Err(ConfigError::Resamples {
-                got: resamples,
-                max: MAX_RESAMPLES,
-            });
+            return Err(ConfigError::Resamples { got: resamples, max: MAX_RESAMPLES });
         }
         if !(confidence > 0.0 && confidence < 1.0) {
             return Err(ConfigError::Confidence { got: confidence });
         }
-        Ok(AlphaBootstrapConfig {
-            resamples,
-            seed,
-            confidence,
-        })
+        Ok(AlphaBootstrapConfig { resamples, seed, confidence })
     }
 
     /// Number of resamples.
@@ -159,12 +152,7 @@ pub fn bootstrap_alpha(
         let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
         let units = p.units.len();
         let mut weights = vec![0u32; units];
-        for a in alphas
-            .iter_mut()
-            .zip(&defined)
-            .filter(|(_, &d)| d)
-            .map(|(a, _)| a)
-        {
+        for a in alphas.iter_mut().zip(&defined).filter(|(_, &d)| d).map(|(a, _)| a) {
             a.reserve_exact(cfg.resamples);
         }
         for _ in 0..cfg.resamples {
@@ -193,22 +181,13 @@ pub fn bootstrap_alpha(
             let interval = if !defined[i] {
                 Err(CiUndefined::AlphaUndefined)
             } else {
-                match (
-                    percentile(values, tail / 100.0),
-                    percentile(values, (100.0 - tail) / 100.0),
-                ) {
+                match (percentile(values, tail / 100.0), percentile(values, (100.0 - tail) / 100.0))
+                {
                     (Some(lo), Some(hi)) => Ok(Interval { lo, hi }),
-                    _ => Err(CiUndefined::AllResamplesUndefined {
-                        dropped: dropped[i],
-                    }),
+                    _ => Err(CiUndefined::AllResamplesUndefined { dropped: dropped[i] }),
                 }
             };
-            AlphaBootstrap {
-                level,
-                interval,
-                kept: values.len(),
-                dropped: dropped[i],
-            }
+            AlphaBootstrap { level, interval, kept: values.len(), dropped: dropped[i] }
         })
         .collect()
 }
@@ -262,19 +241,13 @@ mod tests {
         let cfg = AlphaBootstrapConfig::default();
         let a = bootstrap_alpha(&d, &Level::ALL, &cfg);
         assert_eq!(a, bootstrap_alpha(&d, &Level::ALL, &cfg));
-        let other = bootstrap_alpha(
-            &d,
-            &Level::ALL,
-            &AlphaBootstrapConfig::new(1000, 43, 0.95).unwrap(),
-        );
+        let other =
+            bootstrap_alpha(&d, &Level::ALL, &AlphaBootstrapConfig::new(1000, 43, 0.95).unwrap());
         for ((x, y), level) in a.iter().zip(&other).zip(Level::ALL) {
             let (ix, iy) = (x.interval.clone().unwrap(), y.interval.clone().unwrap());
             assert_ne!(ix, iy, "{level:?}");
             let point = alpha(&d, level).unwrap().alpha;
-            assert!(
-                ix.lo < point && point < ix.hi,
-                "{level:?}: {point} not in {ix:?}"
-            );
+            assert!(ix.lo < point && point < ix.hi, "{level:?}: {point} not in {ix:?}");
             assert_eq!(x.kept + x.dropped, 1000);
         }
     }
@@ -283,11 +256,8 @@ mod tests {
     #[test]
     fn input_order_does_not_matter() {
         let d = data();
-        let mut units: Vec<(String, Vec<Rating>)> = d
-            .units()
-            .iter()
-            .map(|u| (u.id().to_string(), u.ratings().to_vec()))
-            .collect();
+        let mut units: Vec<(String, Vec<Rating>)> =
+            d.units().iter().map(|u| (u.id().to_string(), u.ratings().to_vec())).collect();
         units.reverse();
         for (_, r) in &mut units {
             r.reverse();
@@ -325,11 +295,7 @@ mod tests {
         let cfg = AlphaBootstrapConfig::new(2000, 11, 0.95).unwrap();
         for b in bootstrap_alpha(&d, &Level::ALL, &cfg) {
             assert_eq!(b.kept + b.dropped, 2000);
-            assert!(
-                (b.dropped as f64 / 2000.0 - 0.5).abs() < 0.05,
-                "{}",
-                b.dropped
-            );
+            assert!((b.dropped as f64 / 2000.0 - 0.5).abs() < 0.05, "{}", b.dropped);
             assert_eq!(b.interval, Ok(Interval { lo: 1.0, hi: 1.0 }));
         }
     }
@@ -351,18 +317,10 @@ mod tests {
                 .remove(0)
             })
             .collect();
-        let none = outcomes
-            .iter()
-            .find(|b| b.dropped == 1)
-            .expect("some seed draws one unit twice");
-        assert_eq!(
-            none.interval,
-            Err(CiUndefined::AllResamplesUndefined { dropped: 1 })
-        );
-        let some = outcomes
-            .iter()
-            .find(|b| b.kept == 1)
-            .expect("some seed draws both units");
+        let none =
+            outcomes.iter().find(|b| b.dropped == 1).expect("some seed draws one unit twice");
+        assert_eq!(none.interval, Err(CiUndefined::AllResamplesUndefined { dropped: 1 }));
+        let some = outcomes.iter().find(|b| b.kept == 1).expect("some seed draws both units");
         assert_eq!(some.interval, Ok(Interval { lo: 1.0, hi: 1.0 }));
     }
 
@@ -372,10 +330,7 @@ mod tests {
             ReliabilityData::from_matrix(&[vec![Some(2.0), Some(2.0)], vec![Some(2.0), Some(2.0)]])
                 .unwrap();
         let b = &bootstrap_alpha(&same, &[Level::Ordinal], &AlphaBootstrapConfig::default())[0];
-        assert_eq!(
-            (&b.interval, b.kept, b.dropped),
-            (&Err(CiUndefined::AlphaUndefined), 0, 0)
-        );
+        assert_eq!((&b.interval, b.kept, b.dropped), (&Err(CiUndefined::AlphaUndefined), 0, 0));
         // One pairable unit with two values: every resample draws it, alpha defined (0).
         let one = ReliabilityData::from_matrix(&[vec![Some(1.0)], vec![Some(2.0)]]).unwrap();
         let b = &bootstrap_alpha(&one, &[Level::Interval], &AlphaBootstrapConfig::default())[0];

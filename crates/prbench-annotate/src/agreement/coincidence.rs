@@ -37,10 +37,8 @@ pub(crate) struct Pairable {
 impl Pairable {
     pub(crate) fn new(data: &ReliabilityData) -> Self {
         let pairable: Vec<_> = data.units().iter().filter(|u| u.is_pairable()).collect();
-        let mut domain: Vec<f64> = pairable
-            .iter()
-            .flat_map(|u| u.ratings().iter().map(|r| r.value))
-            .collect();
+        let mut domain: Vec<f64> =
+            pairable.iter().flat_map(|u| u.ratings().iter().map(|r| r.value)).collect();
         domain.sort_by(f64::total_cmp);
         // -0.0 and 0.0 are one value (as for numpy's `==`).
         domain.dedup_by(|a, b| a == b);
@@ -57,17 +55,10 @@ impl Pairable {
                         _ => counts.push((i, 1.0)),
                     }
                 }
-                UnitCounts {
-                    counts,
-                    m: u.ratings().len() as f64,
-                }
+                UnitCounts { counts, m: u.ratings().len() as f64 }
             })
             .collect();
-        Pairable {
-            domain,
-            units,
-            n_single: data.n_single_units(),
-        }
+        Pairable { domain, units, n_single: data.n_single_units() }
     }
 }
 
@@ -101,11 +92,7 @@ pub fn coincidences(data: &ReliabilityData) -> CoincidenceMatrix {
             }
         }
     }
-    CoincidenceMatrix {
-        values: p.domain,
-        o,
-        n,
-    }
+    CoincidenceMatrix { values: p.domain, o, n }
 }
 
 #[cfg(test)]
@@ -121,10 +108,7 @@ mod tests {
     /// unit 2 gives o_12 = o_21 = 1, unit 3 o_23 = o_32 = 1.
     #[test]
     fn two_annotators_by_hand() {
-        let d = m(&[
-            &[Some(1.0), Some(1.0), Some(2.0)],
-            &[Some(1.0), Some(2.0), Some(3.0)],
-        ]);
+        let d = m(&[&[Some(1.0), Some(1.0), Some(2.0)], &[Some(1.0), Some(2.0), Some(3.0)]]);
         let c = coincidences(&d);
         assert_eq!(c.values, [1.0, 2.0, 3.0]);
         assert_eq!(c.o, [[2.0, 1.0, 0.0], [1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]);
@@ -136,11 +120,7 @@ mod tests {
     /// 5) adds nothing and stays out of the value domain.
     #[test]
     fn three_annotators_and_a_single_rating() {
-        let d = m(&[
-            &[Some(1.0), Some(5.0)],
-            &[Some(1.0), None],
-            &[Some(2.0), None],
-        ]);
+        let d = m(&[&[Some(1.0), Some(5.0)], &[Some(1.0), None], &[Some(2.0), None]]);
         let c = coincidences(&d);
         assert_eq!(c.values, [1.0, 2.0]);
         assert_eq!(c.o, [[1.0, 1.0], [1.0, 0.0]]);
@@ -154,70 +134,15 @@ mod tests {
         let x = None;
         let s = Some;
         let d = m(&[
-            &[
-                s(1.),
-                s(2.),
-                s(3.),
-                s(3.),
-                s(2.),
-                s(1.),
-                s(4.),
-                s(1.),
-                s(2.),
-                x,
-                x,
-                x,
-            ],
-            &[
-                s(1.),
-                s(2.),
-                s(3.),
-                s(3.),
-                s(2.),
-                s(2.),
-                s(4.),
-                s(1.),
-                s(2.),
-                s(5.),
-                x,
-                s(3.),
-            ],
-            &[
-                x,
-                s(3.),
-                s(3.),
-                s(3.),
-                s(2.),
-                s(3.),
-                s(4.),
-                s(2.),
-                s(2.),
-                s(5.),
-                s(1.),
-                x,
-            ],
-            &[
-                s(1.),
-                s(2.),
-                s(3.),
-                s(3.),
-                s(2.),
-                s(4.),
-                s(4.),
-                s(1.),
-                s(2.),
-                s(5.),
-                s(1.),
-                x,
-            ],
+            &[s(1.), s(2.), s(3.), s(3.), s(2.), s(1.), s(4.), s(1.), s(2.), x, x, x],
+            &[s(1.), s(2.), s(3.), s(3.), s(2.), s(2.), s(4.), s(1.), s(2.), s(5.), x, s(3.)],
+            &[x, s(3.), s(3.), s(3.), s(2.), s(3.), s(4.), s(2.), s(2.), s(5.), s(1.), x],
+            &[s(1.), s(2.), s(3.), s(3.), s(2.), s(4.), s(4.), s(1.), s(2.), s(5.), s(1.), x],
         ]);
         let c = coincidences(&d);
         assert_eq!(c.n, [9.0, 13.0, 10.0, 5.0, 3.0]);
         for (row, &n) in c.o.iter().zip(&c.n) {
-            assert!(
-                (row.iter().sum::<f64>() - n).abs() < 1e-12,
-                "{row:?} vs {n}"
-            );
+            assert!((row.iter().sum::<f64>() - n).abs() < 1e-12, "{row:?} vs {n}");
         }
         assert_eq!(c.n.iter().sum::<f64>(), 40.0);
     }

@@ -19,10 +19,7 @@ pub struct Rating {
 impl Rating {
     /// A rating of `value` by `annotator`.
     pub fn new(annotator: impl Into<String>, value: f64) -> Self {
-        Rating {
-            annotator: annotator.into(),
-            value,
-        }
+        Rating { annotator: annotator.into(), value }
     }
 }
 
@@ -124,10 +121,7 @@ impl ReliabilityData {
                 });
             }
             ratings.sort_by(|a, b| a.annotator.cmp(&b.annotator));
-            if let Some(w) = ratings
-                .windows(2)
-                .find(|w| w[0].annotator == w[1].annotator)
-            {
+            if let Some(w) = ratings.windows(2).find(|w| w[0].annotator == w[1].annotator) {
                 return Err(DataError::DuplicateRating {
                     annotator: w[0].annotator.clone(),
                     unit: id,
@@ -137,9 +131,7 @@ impl ReliabilityData {
         }
         out.sort_by(|a, b| a.id.cmp(&b.id));
         if let Some(w) = out.windows(2).find(|w| w[0].id == w[1].id) {
-            return Err(DataError::DuplicateUnit {
-                unit: w[0].id.clone(),
-            });
+            return Err(DataError::DuplicateUnit { unit: w[0].id.clone() });
         }
         Ok(ReliabilityData { units: out })
     }
@@ -157,11 +149,7 @@ impl ReliabilityData {
     pub fn from_matrix(rows: &[Vec<Option<f64>>]) -> Result<Self, DataError> {
         let n_units = rows.first().map_or(0, Vec::len);
         if let Some((row, r)) = rows.iter().enumerate().find(|(_, r)| r.len() != n_units) {
-            return Err(DataError::RaggedMatrix {
-                row,
-                len: r.len(),
-                expected: n_units,
-            });
+            return Err(DataError::RaggedMatrix { row, len: r.len(), expected: n_units });
         }
         let aw = digits(rows.len());
         let uw = digits(n_units);
@@ -198,11 +186,7 @@ impl ReliabilityData {
 
     /// The ratings of pairable units (Krippendorff's `n`, the pairable values).
     pub fn n_pairable_values(&self) -> usize {
-        self.units
-            .iter()
-            .filter(|u| u.is_pairable())
-            .map(|u| u.ratings.len())
-            .sum()
+        self.units.iter().filter(|u| u.is_pairable()).map(|u| u.ratings.len()).sum()
     }
 }
 
@@ -216,10 +200,7 @@ mod tests {
     use super::*;
 
     fn unit(id: &str, ratings: &[(&str, f64)]) -> (String, Vec<Rating>) {
-        (
-            id.to_string(),
-            ratings.iter().map(|&(a, v)| Rating::new(a, v)).collect(),
-        )
+        (id.to_string(), ratings.iter().map(|&(a, v)| Rating::new(a, v)).collect())
     }
 
     #[test]
@@ -232,11 +213,7 @@ mod tests {
         .unwrap();
         let ids: Vec<&str> = d.units().iter().map(Unit::id).collect();
         assert_eq!(ids, ["u1", "u2", "u3"]);
-        let u2: Vec<&str> = d.units()[1]
-            .ratings()
-            .iter()
-            .map(|r| r.annotator.as_str())
-            .collect();
+        let u2: Vec<&str> = d.units()[1].ratings().iter().map(|r| r.annotator.as_str()).collect();
         assert_eq!(u2, ["a", "b"]);
         assert_eq!((d.n_pairable_units(), d.n_single_units()), (2, 1));
         assert_eq!((d.n_ratings(), d.n_pairable_values()), (6, 5));
@@ -249,10 +226,7 @@ mod tests {
         let twice = ReliabilityData::new([unit("x", &[("a", 1.0), ("a", 2.0)])]);
         assert_eq!(
             twice,
-            Err(DataError::DuplicateRating {
-                unit: "x".into(),
-                annotator: "a".into()
-            })
+            Err(DataError::DuplicateRating { unit: "x".into(), annotator: "a".into() })
         );
         let nan = ReliabilityData::new([unit("x", &[("a", f64::NAN)])]).unwrap_err();
         assert!(matches!(nan, DataError::NotFinite { .. }), "{nan}");
@@ -263,11 +237,7 @@ mod tests {
     #[test]
     fn matrix_layout() {
         let rows: Vec<Vec<Option<f64>>> = (0..11)
-            .map(|i| {
-                (0..3)
-                    .map(|j| (i == 0 || j == 0).then_some((i + j) as f64))
-                    .collect()
-            })
+            .map(|i| (0..3).map(|j| (i == 0 || j == 0).then_some((i + j) as f64)).collect())
             .collect();
         let d = ReliabilityData::from_matrix(&rows).unwrap();
         let ids: Vec<&str> = d.units().iter().map(Unit::id).collect();
@@ -280,13 +250,6 @@ mod tests {
             ReliabilityData::from_matrix(&[vec![Some(1.0), None], vec![Some(2.0), None]]).unwrap();
         assert_eq!(d.units().len(), 1);
         let ragged = ReliabilityData::from_matrix(&[vec![Some(1.0)], vec![]]);
-        assert_eq!(
-            ragged,
-            Err(DataError::RaggedMatrix {
-                row: 1,
-                len: 0,
-                expected: 1
-            })
-        );
+        assert_eq!(ragged, Err(DataError::RaggedMatrix { row: 1, len: 0, expected: 1 }));
     }
 }

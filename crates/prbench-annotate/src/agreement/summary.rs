@@ -74,20 +74,14 @@ impl Serialize for DimensionAgreement {
         for level in Level::ALL {
             let r = self.level(level);
             let name = level.name();
-            m.serialize_entry(
-                &format!("alpha_{name}"),
-                &r.alpha.as_ref().ok().map(|a| a.alpha),
-            )?;
+            m.serialize_entry(&format!("alpha_{name}"), &r.alpha.as_ref().ok().map(|a| a.alpha))?;
             m.serialize_entry(
                 &format!("alpha_{name}_undefined"),
                 &r.alpha.as_ref().err().map(ToString::to_string),
             )?;
             let ci = r.bootstrap.interval.as_ref();
             m.serialize_entry(&format!("ci_{name}"), &ci.ok().map(|i| [i.lo, i.hi]))?;
-            m.serialize_entry(
-                &format!("ci_{name}_undefined"),
-                &ci.err().map(ToString::to_string),
-            )?;
+            m.serialize_entry(&format!("ci_{name}_undefined"), &ci.err().map(ToString::to_string))?;
             m.serialize_entry(&format!("ci_{name}_dropped"), &r.bootstrap.dropped)?;
         }
         m.end()

@@ -51,11 +51,7 @@ pub fn markdown_table(report: &AgreementReport) -> String {
         {
             notes.push(format!("{what}, every level: {}", dim_notes[0].1));
         } else {
-            notes.extend(
-                dim_notes
-                    .into_iter()
-                    .map(|(l, n)| format!("{what}, {}: {n}", l.name())),
-            );
+            notes.extend(dim_notes.into_iter().map(|(l, n)| format!("{what}, {}: {n}", l.name())));
         }
     }
     if !notes.is_empty() {
@@ -65,11 +61,7 @@ pub fn markdown_table(report: &AgreementReport) -> String {
         }
     }
     if !report.ignored_columns.is_empty() {
-        let cols: Vec<String> = report
-            .ignored_columns
-            .iter()
-            .map(|c| format!("`{c}`"))
-            .collect();
+        let cols: Vec<String> = report.ignored_columns.iter().map(|c| format!("`{c}`")).collect();
         let _ = writeln!(out, "\nIgnored columns: {}.", cols.join(", "));
     }
     out

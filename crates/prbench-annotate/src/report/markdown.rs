@@ -46,13 +46,7 @@ pub(crate) fn fenced(s: &str) -> String {
 pub fn anchor(item_id: &str) -> String {
     let slug: String = item_id
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
         .collect();
     // Different ids can share a slug (`Item_1`, `item-1`), and a bare slug could equal an id
     // of the page around it: a short hash of the id keeps every anchor distinct.
@@ -69,13 +63,9 @@ fn mean(m: &Option<MeanCi>) -> String {
 
 fn pct(m: &Option<MeanCi>) -> String {
     match m {
-        Some(m) => format!(
-            "{:.1}% [{:.1}, {:.1}] (n={})",
-            100.0 * m.mean,
-            100.0 * m.lo,
-            100.0 * m.hi,
-            m.n
-        ),
+        Some(m) => {
+            format!("{:.1}% [{:.1}, {:.1}] (n={})", 100.0 * m.mean, 100.0 * m.lo, 100.0 * m.hi, m.n)
+        }
         None => "–".into(),
     }
 }
@@ -113,16 +103,8 @@ pub fn markdown(r: &AnnotationReport) -> String {
             let _ = write!(
                 o,
                 "| {} | {} | {label} |",
-                if i == 0 {
-                    cell(&row.subset)
-                } else {
-                    String::new()
-                },
-                if i == 0 {
-                    row.items.to_string()
-                } else {
-                    String::new()
-                }
+                if i == 0 { cell(&row.subset) } else { String::new() },
+                if i == 0 { row.items.to_string() } else { String::new() }
             );
             for (_, c, rj) in &row.dims {
                 let _ = write!(o, " {} |", mean(if i == 0 { c } else { rj }));
@@ -172,16 +154,11 @@ pub fn markdown(r: &AnnotationReport) -> String {
 
     let _ = writeln!(o, "\n## Items where the raters disagree with the label\n");
     if r.disagreements.is_empty() {
-        let _ = writeln!(
-            o,
-            "None: on every rated item the raters' majority picks the chosen answer."
-        );
+        let _ =
+            writeln!(o, "None: on every rated item the raters' majority picks the chosen answer.");
         return o;
     }
-    let _ = writeln!(
-        o,
-        "The raters' majority picks the rejected answer, or splits evenly.\n"
-    );
+    let _ = writeln!(o, "The raters' majority picks the rejected answer, or splits evenly.\n");
     let _ = writeln!(o, "| item | subset | votes chosen : rejected | rubric fit chosen | rubric fit rejected |\n|---|---|---:|---:|---:|");
     for d in &r.disagreements {
         let _ = writeln!(
@@ -208,12 +185,8 @@ pub fn markdown(r: &AnnotationReport) -> String {
         for a in &d.aspects {
             let _ = writeln!(o, "- {}", cell(a));
         }
-        let _ = writeln!(
-            o,
-            "\nChosen:\n\n{}\nRejected:\n\n{}",
-            fenced(&d.chosen),
-            fenced(&d.rejected)
-        );
+        let _ =
+            writeln!(o, "\nChosen:\n\n{}\nRejected:\n\n{}", fenced(&d.chosen), fenced(&d.rejected));
         let _ = writeln!(o, "| annotator | picked | rubric fit chosen | rubric fit rejected | comment on chosen | comment on rejected |\n|---|---|---:|---:|---|---|");
         for (name, chose, fc, fr, cc, cr) in &d.raters {
             let _ = writeln!(
@@ -235,17 +208,11 @@ mod tests {
 
     #[test]
     fn hostile_text_is_escaped_or_fenced() {
-        assert_eq!(
-            cell("<script>a|b</script>"),
-            "&lt;script&gt;a\\|b&lt;/script&gt;"
-        );
+        assert_eq!(cell("<script>a|b</script>"), "&lt;script&gt;a\\|b&lt;/script&gt;");
         assert_eq!(cell("[x](http://e) *y*"), "\\[x\\](http://e) \\*y\\*");
         assert_eq!(cell("two\nlines"), "two lines");
         let f = fenced("a ```` b");
-        assert!(
-            f.starts_with("`````text\n") && f.ends_with("\n`````\n"),
-            "{f}"
-        );
+        assert!(f.starts_with("`````text\n") && f.ends_with("\n`````\n"), "{f}");
         assert_eq!(fenced("plain"), "```text\nplain\n```\n");
         assert!(anchor("Art/12 x").starts_with("item-art-12-x-"));
         assert_ne!(anchor("Item_1"), anchor("item-1"));

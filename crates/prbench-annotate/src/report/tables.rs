@@ -26,10 +26,7 @@ pub struct ReportConfig {
 
 impl Default for ReportConfig {
     fn default() -> Self {
-        ReportConfig {
-            resamples: 1_000,
-            seed: 42,
-        }
+        ReportConfig { resamples: 1_000, seed: 42 }
     }
 }
 
@@ -135,24 +132,13 @@ pub struct AnnotationReport {
 }
 
 fn mean_ci(items: &[Ratio], cfg: &ReportConfig) -> Option<MeanCi> {
-    let (num, den) = items
-        .iter()
-        .fold((0.0, 0.0), |(n, d), r| (n + r.num, d + r.den));
+    let (num, den) = items.iter().fold((0.0, 0.0), |(n, d), r| (n + r.num, d + r.den));
     if den == 0.0 {
         return None;
     }
-    let bc = BootstrapConfig {
-        resamples: cfg.resamples,
-        seed: cfg.seed,
-        level: 0.95,
-    };
+    let bc = BootstrapConfig { resamples: cfg.resamples, seed: cfg.seed, level: 0.95 };
     let ci = bootstrap_ci(items, &[], &bc, Stat::Micro)?;
-    Some(MeanCi {
-        mean: num / den,
-        lo: ci.lo,
-        hi: ci.hi,
-        n: den as usize,
-    })
+    Some(MeanCi { mean: num / den, lo: ci.lo, hi: ci.hi, n: den as usize })
 }
 
 /// Ratings grouped by item, items in dataset order.
@@ -168,10 +154,7 @@ impl<'a> ByItem<'a> {
             by.entry(r.item_id.as_str()).or_default().push(r);
         }
         ByItem {
-            order: items
-                .iter()
-                .map(|e| (e.id.clone(), e.subset.clone()))
-                .collect(),
+            order: items.iter().map(|e| (e.id.clone(), e.subset.clone())).collect(),
             ratings: by,
         }
     }
@@ -194,10 +177,7 @@ fn human_eval_row(subset: &str, items: &[&Vec<&RatedItem>], cfg: &ReportConfig) 
                 items
                     .iter()
                     .map(|rs| Ratio {
-                        num: rs
-                            .iter()
-                            .map(|r| f64::from(r.answer(chosen).score(d)))
-                            .sum(),
+                        num: rs.iter().map(|r| f64::from(r.answer(chosen).score(d))).sum(),
                         den: rs.len() as f64,
                     })
                     .collect()
@@ -205,11 +185,7 @@ fn human_eval_row(subset: &str, items: &[&Vec<&RatedItem>], cfg: &ReportConfig) 
             (d, mean_ci(&side(true), cfg), mean_ci(&side(false), cfg))
         })
         .collect();
-    HumanEvalRow {
-        subset: subset.to_string(),
-        items: items.len(),
-        dims,
-    }
+    HumanEvalRow { subset: subset.to_string(), items: items.len(), dims }
 }
 
 fn label_row(subset: &str, items: &[&Vec<&RatedItem>], cfg: &ReportConfig) -> LabelRow {
@@ -253,21 +229,14 @@ pub fn build(store: &Store, cfg: &ReportConfig) -> Result<AnnotationReport, Anno
             subsets.push(e.subset.clone());
         }
     }
-    let mut groups: Vec<(String, Option<&str>)> = subsets
-        .iter()
-        .map(|s| (s.clone(), Some(s.as_str())))
-        .collect();
+    let mut groups: Vec<(String, Option<&str>)> =
+        subsets.iter().map(|s| (s.clone(), Some(s.as_str()))).collect();
     if subsets.len() > 1 {
         groups.push(("all".into(), None));
     }
-    let human_eval = groups
-        .iter()
-        .map(|(name, s)| human_eval_row(name, &by.items(*s), cfg))
-        .collect();
-    let label = groups
-        .iter()
-        .map(|(name, s)| label_row(name, &by.items(*s), cfg))
-        .collect();
+    let human_eval =
+        groups.iter().map(|(name, s)| human_eval_row(name, &by.items(*s), cfg)).collect();
+    let label = groups.iter().map(|(name, s)| label_row(name, &by.items(*s), cfg)).collect();
 
     // Agreement: the same path as `annotate agreement` on the export's four columns.
     let mut w = csv::Writer::from_writer(Vec::new());
@@ -275,16 +244,10 @@ pub fn build(store: &Store, cfg: &ReportConfig) -> Result<AnnotationReport, Anno
         path: store.path().to_path_buf(),
         source: std::io::Error::other(e),
     };
-    w.write_record(crate::agreement::REQUIRED_COLUMNS)
-        .map_err(io)?;
+    w.write_record(crate::agreement::REQUIRED_COLUMNS).map_err(io)?;
     for r in export::rows(&ratings) {
-        w.write_record([
-            r.annotator.as_str(),
-            r.unit.as_str(),
-            r.dimension,
-            &r.score.to_string(),
-        ])
-        .map_err(io)?;
+        w.write_record([r.annotator.as_str(), r.unit.as_str(), r.dimension, &r.score.to_string()])
+            .map_err(io)?;
     }
     let csv = w.into_inner().map_err(|e| io(e.into_error().into()))?;
     let boot = AlphaBootstrapConfig::new(cfg.resamples, cfg.seed, 0.95)
@@ -328,10 +291,7 @@ pub fn build(store: &Store, cfg: &ReportConfig) -> Result<AnnotationReport, Anno
             continue;
         }
         let fit = |chosen: bool| {
-            rs.iter()
-                .map(|r| f64::from(r.answer(chosen).rubric_fit))
-                .sum::<f64>()
-                / rs.len() as f64
+            rs.iter().map(|r| f64::from(r.answer(chosen).rubric_fit)).sum::<f64>() / rs.len() as f64
         };
         disagreements.push(Disagreement {
             item_id: e.id.clone(),
@@ -368,13 +328,10 @@ pub fn build(store: &Store, cfg: &ReportConfig) -> Result<AnnotationReport, Anno
     Ok(AnnotationReport {
         source: store.meta("dataset_source")?,
         dataset_hash: store.meta("dataset_hash")?,
-        per_item: store
-            .meta("per_item")?
-            .parse()
-            .map_err(|e| AnnotateError::Corrupt {
-                path: store.path().to_path_buf(),
-                detail: format!("its per_item is not a whole number: {e}"),
-            })?,
+        per_item: store.meta("per_item")?.parse().map_err(|e| AnnotateError::Corrupt {
+            path: store.path().to_path_buf(),
+            detail: format!("its per_item is not a whole number: {e}"),
+        })?,
         seed: store.meta("seed")?,
         annotators,
         items: items.len(),

@@ -85,10 +85,7 @@ type AppState = Arc<Store>;
 /// The annotator of `token`, or the 401 answer (the `Err` is the handler's whole answer).
 #[allow(clippy::result_large_err)]
 fn who(store: &Store, token: &str) -> Result<String, Response> {
-    store
-        .annotator_for_token(token)
-        .map(str::to_string)
-        .ok_or_else(unauthorized)
+    store.annotator_for_token(token).map(str::to_string).ok_or_else(unauthorized)
 }
 
 #[allow(clippy::result_large_err)]
@@ -103,10 +100,7 @@ fn position(raw: &str) -> Result<usize, Response> {
         })
         .and_then(|r| r.parse::<usize>().ok())
         .ok_or_else(|| {
-            error(
-                StatusCode::BAD_REQUEST,
-                format!("position `{raw}` is not a whole number from 1"),
-            )
+            error(StatusCode::BAD_REQUEST, format!("position `{raw}` is not a whole number from 1"))
         })
 }
 
@@ -118,10 +112,7 @@ async fn blocking<T: Send + 'static>(
 
 async fn page(State(store): State<AppState>, Path(token): Path<String>) -> Response {
     match store.annotator_for_token(&token) {
-        Some(_) => (
-            [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
-            assets::PAGE_HTML,
-        )
+        Some(_) => ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], assets::PAGE_HTML)
             .into_response(),
         None => unauthorized_page(),
     }
@@ -165,10 +156,7 @@ async fn item(
     };
     match blocking(move || store.item(&annotator, pos)).await {
         Ok(Ok(Some(view))) => Json(view).into_response(),
-        Ok(Ok(None)) => error(
-            StatusCode::NOT_FOUND,
-            format!("your list has no item {pos}"),
-        ),
+        Ok(Ok(None)) => error(StatusCode::NOT_FOUND, format!("your list has no item {pos}")),
         Ok(Err(e)) => internal(e),
         Err(r) => r,
     }
@@ -198,22 +186,14 @@ async fn submit(
     };
     let sub: Submission = match serde_json::from_slice(&bytes) {
         Ok(s) => s,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                format!("the body is not a rating: {e}"),
-            )
-        }
+        Err(e) => return error(StatusCode::BAD_REQUEST, format!("the body is not a rating: {e}")),
     };
     if let Err(m) = sub.check() {
         return error(StatusCode::BAD_REQUEST, m);
     }
     match blocking(move || store.submit(&annotator, pos, &sub)).await {
         Ok(Ok(Some(p))) => Json(p).into_response(),
-        Ok(Ok(None)) => error(
-            StatusCode::NOT_FOUND,
-            format!("your list has no item {pos}"),
-        ),
+        Ok(Ok(None)) => error(StatusCode::NOT_FOUND, format!("your list has no item {pos}")),
         Ok(Err(e)) => internal(e),
         Err(r) => r,
     }
@@ -225,39 +205,20 @@ async fn root() -> Response {
 
 async fn fallback(State(store): State<AppState>, uri: axum::http::Uri) -> Response {
     let mut parts = uri.path().trim_start_matches('/').split('/');
-    if parts.next() == Some("r")
-        && store
-            .annotator_for_token(parts.next().unwrap_or(""))
-            .is_none()
+    if parts.next() == Some("r") && store.annotator_for_token(parts.next().unwrap_or("")).is_none()
     {
         // The API answers JSON; anything else is a page a browser shows.
-        return if parts.next() == Some("api") {
-            unauthorized()
-        } else {
-            unauthorized_page()
-        };
+        return if parts.next() == Some("api") { unauthorized() } else { unauthorized_page() };
     }
-    error(
-        StatusCode::NOT_FOUND,
-        format!("no such page: {}", uri.path()),
-    )
+    error(StatusCode::NOT_FOUND, format!("no such page: {}", uri.path()))
 }
 
 async fn headers(req: axum::extract::Request, next: middleware::Next) -> Response {
     let mut res = next.run(req).await;
     let h = res.headers_mut();
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CSP),
-    );
-    h.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
+    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     res
 }
@@ -319,8 +280,12 @@ pub fn page_url_at(base: &str, token: &str) -> String {
 /// [`AnnotateError::PublicUrl`] for anything but an `http://` or `https://` address with a
 /// host, no whitespace, and no `?` query or `#` fragment (a link must end in its token).
 pub fn public_base(url: &str) -> Result<String, AnnotateError> {
-    let refuse = |why: &str| AnnotateError::PublicUrl { url: url.to_string(), reason: why.to_string() };
-    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://")).ok_or_else(|| refuse("is not an http:// or https:// address"))?;
+    let refuse =
+        |why: &str| AnnotateError::PublicUrl { url: url.to_string(), reason: why.to_string() };
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .ok_or_else(|| refuse("is not an http:// or https:// address"))?;
     if url.contains(char::is_whitespace) {
         return Err(refuse("holds whitespace"));
     }
@@ -342,9 +307,7 @@ pub async fn serve(
     store: Arc<Store>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(store))
-        .with_graceful_shutdown(shutdown)
-        .await
+    axum::serve(listener, router(store)).with_graceful_shutdown(shutdown).await
 }
 
 /// Serves on `listener` (bound by the caller, so a taken port fails before anything else is
@@ -362,9 +325,7 @@ where
     F: Future<Output = ()> + Send + 'static,
 {
     listener.set_nonblocking(true)?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::from_std(listener)?;
         serve(listener, store, shutdown()).await
@@ -387,8 +348,19 @@ mod tests {
         assert_eq!(public_base("https://host/prefix/").unwrap(), "https://host/prefix");
         assert_eq!(public_base("https://host/prefix//").unwrap(), "https://host/prefix");
         assert_eq!(public_base("http://host:8080").unwrap(), "http://host:8080");
-        assert_eq!(page_url_at(&public_base("https://host/prefix/").unwrap(), "t0"), "https://host/prefix/r/t0");
-        for bad in ["host/prefix", "ftp://host", "https://", "https:///path", "https://host/a b", "https://host/?x=1", "https://host/#top"] {
+        assert_eq!(
+            page_url_at(&public_base("https://host/prefix/").unwrap(), "t0"),
+            "https://host/prefix/r/t0"
+        );
+        for bad in [
+            "host/prefix",
+            "ftp://host",
+            "https://",
+            "https:///path",
+            "https://host/a b",
+            "https://host/?x=1",
+            "https://host/#top",
+        ] {
             let e = public_base(bad).unwrap_err().to_string();
             assert!(e.contains("--public-url"), "{bad}: {e}");
         }

@@ -24,7 +24,9 @@ use prbench_models::judge::LogprobJudge;
 use prbench_models::Judge;
 use serde::Serialize;
 
-use super::{load_engine, models_or_default, prefill_ids, run_worker, slot_ids, WorkerInput, WorkerOutput};
+use super::{
+    load_engine, models_or_default, prefill_ids, run_worker, slot_ids, WorkerInput, WorkerOutput,
+};
 use crate::child::median;
 use crate::inputs;
 
@@ -102,7 +104,10 @@ pub fn command_line(args: &OrdersOptions) -> String {
         args.threads
     );
     if !args.models.is_empty() {
-        c.push_str(&format!(" --models {}", args.models.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(",")));
+        c.push_str(&format!(
+            " --models {}",
+            args.models.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(",")
+        ));
     }
     c
 }
@@ -140,14 +145,17 @@ pub fn failed_checks(rows: &[OrdersRow]) -> Vec<String> {
 /// # Errors
 /// Inputs, model loading, a failing worker, sides that disagree on the tokens they decoded.
 pub fn measure(args: &OrdersOptions, log: &dyn Fn(&str)) -> Result<Vec<OrdersRow>> {
-    std::fs::create_dir_all(&args.work).with_context(|| format!("creating `{}`", args.work.display()))?;
+    std::fs::create_dir_all(&args.work)
+        .with_context(|| format!("creating `{}`", args.work.display()))?;
     let sets = inputs::input_sets(&args.sets, &args.work, log)?;
     let exe = crate::prbench_exe()?;
     let logs = args.work.join("judge-orders-logs");
     std::fs::create_dir_all(&logs)?;
     let mut rows = Vec::new();
     for model in models_or_default(&args.models, log) {
-        let name = model.file_name().map_or_else(|| model.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let name = model
+            .file_name()
+            .map_or_else(|| model.display().to_string(), |n| n.to_string_lossy().into_owned());
         for set in &sets {
             let (engine, chat_template) = load_engine(&model)?;
             let judge = LogprobJudge::new(&engine);
@@ -194,31 +202,55 @@ pub fn measure(args: &OrdersOptions, log: &dyn Fn(&str)) -> Result<Vec<OrdersRow
             for round in 0..args.rounds {
                 for j in 0..3 {
                     let k = (round + j) % 3;
-                    let (out, _) = run_worker(&exe, SIDES[k], &model, &input_path, &logs.join(format!("{tag}-{}-r{round}", SIDES[k])))?;
-                    log(&format!("  {tag} round {}: {}: {:.0} tok/s, peak RSS {:.0} MiB", round + 1, SIDES[k], out.prefill_tokens as f64 / out.prefill_s, out.vm_hwm_mib));
+                    let (out, _) = run_worker(
+                        &exe,
+                        SIDES[k],
+                        &model,
+                        &input_path,
+                        &logs.join(format!("{tag}-{}-r{round}", SIDES[k])),
+                    )?;
+                    log(&format!(
+                        "  {tag} round {}: {}: {:.0} tok/s, peak RSS {:.0} MiB",
+                        round + 1,
+                        SIDES[k],
+                        out.prefill_tokens as f64 / out.prefill_s,
+                        out.vm_hwm_mib
+                    ));
                     runs[k].push(out);
                 }
             }
             let [f, u, n] = [&runs[0][0], &runs[1][0], &runs[2][0]];
             if f.prefill_tokens != n.prefill_tokens || u.prefill_tokens != n.prefill_tokens {
-                bail!("{tag}: the sides decoded {} / {} / {} prompt tokens", f.prefill_tokens, u.prefill_tokens, n.prefill_tokens);
+                bail!(
+                    "{tag}: the sides decoded {} / {} / {} prompt tokens",
+                    f.prefill_tokens,
+                    u.prefill_tokens,
+                    n.prefill_tokens
+                );
             }
-            let diff = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+            let diff = |a: &[f64], b: &[f64]| {
+                a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+            };
             let tps = |w: &WorkerOutput| w.prefill_tokens as f64 / w.prefill_s;
-            let ratio = |a: usize, b: usize| median(runs[a].iter().zip(&runs[b]).map(|(x, y)| tps(x) / tps(y)).collect());
+            let ratio = |a: usize, b: usize| {
+                median(runs[a].iter().zip(&runs[b]).map(|(x, y)| tps(x) / tps(y)).collect())
+            };
             let max_unforked = diff(&f.margins, &u.margins);
-            let differing = f.margins.iter().zip(&u.margins).filter(|(a, b)| sign(**a) != sign(**b)).count();
+            let differing =
+                f.margins.iter().zip(&u.margins).filter(|(a, b)| sign(**a) != sign(**b)).count();
             rows.push(OrdersRow {
                 model: name.clone(),
                 set: set.name.clone(),
                 condition: args.condition.clone(),
                 prompts: f.margins.len(),
                 mean_prompt_tokens: f.prefill_tokens as f64 / f.margins.len().max(1) as f64,
-                prefix_share: f.shared_prefix_tokens.unwrap_or(0) as f64 / f.prefill_tokens.max(1) as f64,
+                prefix_share: f.shared_prefix_tokens.unwrap_or(0) as f64
+                    / f.prefill_tokens.max(1) as f64,
                 tok_s: [0, 1, 2].map(|k| median(runs[k].iter().map(tps).collect())),
                 ratio_vs_naive: ratio(0, 2),
                 ratio_vs_unforked: ratio(0, 1),
-                peak_rss_mib: [0, 1, 2].map(|k| runs[k].iter().map(|w| w.vm_hwm_mib).fold(0.0, f64::max)),
+                peak_rss_mib: [0, 1, 2]
+                    .map(|k| runs[k].iter().map(|w| w.vm_hwm_mib).fold(0.0, f64::max)),
                 max_margin_diff_unforked: max_unforked,
                 verdicts_differing: differing,
                 max_margin_diff_naive: diff(&f.margins, &n.margins),
@@ -234,7 +266,8 @@ pub fn measure(args: &OrdersOptions, log: &dyn Fn(&str)) -> Result<Vec<OrdersRow
 
 /// The `bench judge-orders` table.
 pub fn table(args: &OrdersOptions, rows: &[OrdersRow]) -> String {
-    let mut s = format!("Judge in both orders: {}; `{}`\n\n", crate::child::machine(), command_line(args));
+    let mut s =
+        format!("Judge in both orders: {}; `{}`\n\n", crate::child::machine(), command_line(args));
     s += "| model | set | condition | prompts | tokens/prompt | prefix share | forked tok/s | unforked tok/s | llama.cpp naive tok/s | forked / naive | forked / unforked | peak RSS MiB (forked / unforked / naive) | max Δ margin forked−unforked | verdicts differing | max Δ margin vs naive |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     for r in rows {
         s += &format!(

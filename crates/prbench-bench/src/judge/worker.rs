@@ -73,10 +73,19 @@ fn lse(logits: &[f32]) -> f64 {
 }
 
 fn gguf_options(input: &WorkerInput) -> GgufOptions {
-    GgufOptions { n_threads: Some(input.threads), chat_template: input.chat_template.clone(), ..GgufOptions::default() }
+    GgufOptions {
+        n_threads: Some(input.threads),
+        chat_template: input.chat_template.clone(),
+        ..GgufOptions::default()
+    }
 }
 
-fn prbench_side(model: &Path, input: &WorkerInput, share_prefix: Option<bool>, code_version: &str) -> Result<WorkerOutput> {
+fn prbench_side(
+    model: &Path,
+    input: &WorkerInput,
+    share_prefix: Option<bool>,
+    code_version: &str,
+) -> Result<WorkerOutput> {
     let t = Instant::now();
     let engine = GgufEngine::load(model, gguf_options(input))?;
     if let Some(on) = share_prefix {
@@ -96,7 +105,10 @@ fn prbench_side(model: &Path, input: &WorkerInput, share_prefix: Option<bool>, c
     let replies = gen.judge(reqs)?;
     let gen_s = t.elapsed().as_secs_f64();
     Ok(WorkerOutput {
-        side: format!("prbench {code_version} (LogprobJudge / GenerateJudge on GgufEngine, shared prefix {})", if engine.share_prefix() { "forked" } else { "off" }),
+        side: format!(
+            "prbench {code_version} (LogprobJudge / GenerateJudge on GgufEngine, shared prefix {})",
+            if engine.share_prefix() { "forked" } else { "off" }
+        ),
         load_s,
         prefill_tokens: verdicts.iter().map(|v| v.tokens.input_tokens).sum(),
         prefill_s,
@@ -113,7 +125,12 @@ fn prbench_side(model: &Path, input: &WorkerInput, share_prefix: Option<bool>, c
 
 /// Decodes `ids` from position 0 (KV cache cleared) in batches of `n_batch`; returns the batch
 /// index of the last token's logits.
-fn ref_prefill(ctx: &mut llama_cpp_2::context::LlamaContext<'_>, batch: &mut LlamaBatch<'_>, ids: &[i32], n_batch: usize) -> Result<i32> {
+fn ref_prefill(
+    ctx: &mut llama_cpp_2::context::LlamaContext<'_>,
+    batch: &mut LlamaBatch<'_>,
+    ids: &[i32],
+    n_batch: usize,
+) -> Result<i32> {
     ctx.clear_kv_cache();
     let mut last = 0;
     for (c, chunk) in ids.chunks(n_batch).enumerate() {
@@ -142,7 +159,10 @@ fn reference_side(model_path: &Path, input: &WorkerInput) -> Result<WorkerOutput
     let n_batch = ctx.n_batch() as usize;
     let mut batch = LlamaBatch::new(n_batch, 1);
     let load_s = t.elapsed().as_secs_f64();
-    let margin = |ctx: &mut llama_cpp_2::context::LlamaContext<'_>, batch: &mut LlamaBatch<'_>, ids: &[i32]| -> Result<f64> {
+    let margin = |ctx: &mut llama_cpp_2::context::LlamaContext<'_>,
+                  batch: &mut LlamaBatch<'_>,
+                  ids: &[i32]|
+     -> Result<f64> {
         let idx = ref_prefill(ctx, batch, ids, n_batch)?;
         let logits = ctx.get_logits_ith(idx);
         let l = lse(logits);
@@ -151,7 +171,11 @@ fn reference_side(model_path: &Path, input: &WorkerInput) -> Result<WorkerOutput
     };
     margin(&mut ctx, &mut batch, &input.prefill_ids[0])?;
     let t = Instant::now();
-    let margins = input.prefill_ids.iter().map(|ids| margin(&mut ctx, &mut batch, ids)).collect::<Result<Vec<_>>>()?;
+    let margins = input
+        .prefill_ids
+        .iter()
+        .map(|ids| margin(&mut ctx, &mut batch, ids))
+        .collect::<Result<Vec<_>>>()?;
     let prefill_s = t.elapsed().as_secs_f64();
     let vocab = model.vocab();
     let mut decode_s = 0.0;
@@ -164,7 +188,14 @@ fn reference_side(model_path: &Path, input: &WorkerInput) -> Result<WorkerOutput
         let mut pos = ids.len();
         loop {
             let logits = ctx.get_logits_ith(idx);
-            let next = logits.iter().enumerate().fold((0, f32::NEG_INFINITY), |(bi, bv), (i, &v)| if v > bv { (i, v) } else { (bi, bv) }).0;
+            let next = logits
+                .iter()
+                .enumerate()
+                .fold(
+                    (0, f32::NEG_INFINITY),
+                    |(bi, bv), (i, &v)| if v > bv { (i, v) } else { (bi, bv) },
+                )
+                .0;
             let next = LlamaToken(next as i32);
             if vocab.is_eog(next) {
                 break;
@@ -184,7 +215,11 @@ fn reference_side(model_path: &Path, input: &WorkerInput) -> Result<WorkerOutput
     }
     let gen_s = t.elapsed().as_secs_f64();
     Ok(WorkerOutput {
-        side: format!("llama.cpp via llama-cpp-2 {}, n_ctx {}", prbench_models::gguf::ENGINE_NAME, input.ref_ctx),
+        side: format!(
+            "llama.cpp via llama-cpp-2 {}, n_ctx {}",
+            prbench_models::gguf::ENGINE_NAME,
+            input.ref_ctx
+        ),
         load_s,
         prefill_tokens: input.prefill_ids.iter().map(Vec::len).sum(),
         prefill_s,
@@ -199,7 +234,6 @@ fn reference_side(model_path: &Path, input: &WorkerInput) -> Result<WorkerOutput
     })
 }
 
-
 /// One worker run (`prbench bench judge-worker`): `side` on `model` with the input file the
 /// parent wrote; returns the JSON line the worker prints. Sides: `prbench` (the engine's
 /// shared-prefix setting from the input), `prbench-forked` / `prbench-unforked` (shared prefix
@@ -208,13 +242,18 @@ fn reference_side(model_path: &Path, input: &WorkerInput) -> Result<WorkerOutput
 /// # Errors
 /// An unreadable input, an unknown side, model loading or decoding failures.
 pub fn worker(side: &str, model: &Path, input: &Path, code_version: &str) -> Result<String> {
-    let input: WorkerInput = serde_json::from_str(&std::fs::read_to_string(input).with_context(|| format!("reading `{}`", input.display()))?)?;
+    let input: WorkerInput = serde_json::from_str(
+        &std::fs::read_to_string(input)
+            .with_context(|| format!("reading `{}`", input.display()))?,
+    )?;
     let out = match side {
         "prbench" => prbench_side(model, &input, input.share_prefix, code_version)?,
         "prbench-forked" => prbench_side(model, &input, Some(true), code_version)?,
         "prbench-unforked" => prbench_side(model, &input, Some(false), code_version)?,
         "llama.cpp" => reference_side(model, &input)?,
-        other => bail!("unknown side `{other}`: prbench, prbench-forked, prbench-unforked or llama.cpp"),
+        other => {
+            bail!("unknown side `{other}`: prbench, prbench-forked, prbench-unforked or llama.cpp")
+        }
     };
     Ok(serde_json::to_string(&out)?)
 }

@@ -75,15 +75,30 @@ pub fn request_for(
     let mut n = available;
     let prompt = loop {
         let shown: Vec<&ProfilePost> = ranked[..n].iter().collect();
-        let prompt = ctx.prompts.answer(side, &example.question, &shown, &example.rubric_aspects, s.max_words)?;
+        let prompt = ctx.prompts.answer(
+            side,
+            &example.question,
+            &shown,
+            &example.rubric_aspects,
+            s.max_words,
+        )?;
         let over = generator.prompt_overflow(&prompt, s.max_new_tokens).ok().flatten().unwrap_or(0);
         if over == 0 || n == 0 {
             break prompt;
         }
         n -= 1;
     };
-    let shown_aspects: Vec<&str> = example.rubric_aspects.iter().flat_map(|a| [a.aspect.as_str(), a.reason.as_str()]).collect();
-    leakage::check_with(example, Condition::Profile { k: s.k_posts }, &prompt.all_text(), &shown_aspects)?;
+    let shown_aspects: Vec<&str> = example
+        .rubric_aspects
+        .iter()
+        .flat_map(|a| [a.aspect.as_str(), a.reason.as_str()])
+        .collect();
+    leakage::check_with(
+        example,
+        Condition::Profile { k: s.k_posts },
+        &prompt.all_text(),
+        &shown_aspects,
+    )?;
     let request = ChatRequest {
         prompt,
         max_new_tokens: s.max_new_tokens,
@@ -99,7 +114,12 @@ pub fn request_for(
 ///
 /// # Errors
 /// As [`request_for`]; [`BuildError::BackendShape`].
-pub fn generate(ctx: &StageContext<'_>, generator: &dyn Generator, side: Side, label: &str) -> Result<Vec<AnswerRecord>, BuildError> {
+pub fn generate(
+    ctx: &StageContext<'_>,
+    generator: &dyn Generator,
+    side: Side,
+    label: &str,
+) -> Result<Vec<AnswerRecord>, BuildError> {
     let mut planned = Vec::with_capacity(ctx.examples.len());
     for ex in ctx.examples {
         planned.push(request_for(ctx, generator, side, ex)?);
@@ -114,7 +134,9 @@ pub fn generate(ctx: &StageContext<'_>, generator: &dyn Generator, side: Side, l
         .iter()
         .zip(planned)
         .zip(results?)
-        .map(|((ex, (req, shown, dropped)), result)| record(ex, side, &req, shown, dropped, result, &model))
+        .map(|((ex, (req, shown, dropped)), result)| {
+            record(ex, side, &req, shown, dropped, result, &model)
+        })
         .collect())
 }
 
@@ -151,8 +173,17 @@ fn record(
             } else {
                 AnswerStatus::Ok
             };
-            AnswerRecord { words: word_count(&text), text, status, tokens: reply.tokens, finish_reason: reply.finish_reason, ..base }
+            AnswerRecord {
+                words: word_count(&text),
+                text,
+                status,
+                tokens: reply.tokens,
+                finish_reason: reply.finish_reason,
+                ..base
+            }
         }
-        Err(e) => AnswerRecord { error: Some(format!("`{model}` on example `{}`: {e}", ex.id)), ..base },
+        Err(e) => {
+            AnswerRecord { error: Some(format!("`{model}` on example `{}`: {e}", ex.id)), ..base }
+        }
     }
 }

@@ -70,7 +70,10 @@ impl AuditCall {
             AuditOrder::ChosenFirst => (0, 1),
             AuditOrder::RejectedFirst => (1, 0),
         };
-        Some([std::array::from_fn(|d| r.ratings[c][d].score), std::array::from_fn(|d| r.ratings[j][d].score)])
+        Some([
+            std::array::from_fn(|d| r.ratings[c][d].score),
+            std::array::from_fn(|d| r.ratings[j][d].score),
+        ])
     }
 
     /// Whether the judge said chosen fits better; `None` when unread.
@@ -100,9 +103,19 @@ impl AuditRecord {
     pub fn from_calls(example: &Example, calls: Vec<AuditCall>) -> Self {
         let all: Option<Vec<[[u8; 4]; 2]>> = calls.iter().map(AuditCall::scores).collect();
         let mean = |side: usize| {
-            all.as_ref().map(|v| std::array::from_fn(|d| v.iter().map(|s| f64::from(s[side][d])).sum::<f64>() / v.len() as f64))
+            all.as_ref().map(|v| {
+                std::array::from_fn(|d| {
+                    v.iter().map(|s| f64::from(s[side][d])).sum::<f64>() / v.len() as f64
+                })
+            })
         };
-        Self { example_id: example.id.clone(), subset: example.subset.clone(), chosen: mean(0), rejected: mean(1), calls }
+        Self {
+            example_id: example.id.clone(),
+            subset: example.subset.clone(),
+            chosen: mean(0),
+            rejected: mean(1),
+            calls,
+        }
     }
 
     /// Both replies were read.
@@ -115,7 +128,12 @@ impl AuditRecord {
 ///
 /// # Errors
 /// Template errors.
-pub fn requests_for(ctx: &StageContext<'_>, example: &Example, chosen: &str, rejected: &str) -> Result<Vec<ChatRequest>, BuildError> {
+pub fn requests_for(
+    ctx: &StageContext<'_>,
+    example: &Example,
+    chosen: &str,
+    rejected: &str,
+) -> Result<Vec<ChatRequest>, BuildError> {
     AuditOrder::BOTH
         .iter()
         .map(|order| {
@@ -124,7 +142,13 @@ pub fn requests_for(ctx: &StageContext<'_>, example: &Example, chosen: &str, rej
                 AuditOrder::RejectedFirst => (rejected, chosen),
             };
             let prompt = ctx.prompts.audit(&example.question, &example.rubric_aspects, a1, a2)?;
-            Ok(ChatRequest { prompt, max_new_tokens: ctx.settings.audit_max_new_tokens, temperature: 0.0, top_p: 1.0, seed: 0 })
+            Ok(ChatRequest {
+                prompt,
+                max_new_tokens: ctx.settings.audit_max_new_tokens,
+                temperature: 0.0,
+                top_p: 1.0,
+                seed: 0,
+            })
         })
         .collect()
 }
@@ -133,7 +157,11 @@ pub fn requests_for(ctx: &StageContext<'_>, example: &Example, chosen: &str, rej
 ///
 /// # Errors
 /// Template errors; [`BuildError::BackendShape`].
-pub fn run(ctx: &StageContext<'_>, judge: &dyn Generator, pairs: &[(&Example, &str, &str)]) -> Result<Vec<AuditRecord>, BuildError> {
+pub fn run(
+    ctx: &StageContext<'_>,
+    judge: &dyn Generator,
+    pairs: &[(&Example, &str, &str)],
+) -> Result<Vec<AuditRecord>, BuildError> {
     let mut requests = Vec::with_capacity(pairs.len() * 2);
     for (ex, chosen, rejected) in pairs {
         requests.extend(requests_for(ctx, ex, chosen, rejected)?);

@@ -28,7 +28,8 @@ pub enum Dimension {
 }
 
 /// The four dimensions in reply order; the first three are general quality.
-pub const DIMENSIONS: [Dimension; 4] = [Dimension::Factuality, Dimension::Relevance, Dimension::Helpfulness, Dimension::RubricFit];
+pub const DIMENSIONS: [Dimension; 4] =
+    [Dimension::Factuality, Dimension::Relevance, Dimension::Helpfulness, Dimension::RubricFit];
 
 impl Dimension {
     /// The label as the reply writes it (`factuality`, …, `rubric fit`).
@@ -99,14 +100,19 @@ pub enum AuditParseError {
 fn normalize(line: &str) -> String {
     let no_stars: String = line.chars().filter(|c| *c != '*').collect();
     let trimmed = no_stars.trim().trim_start_matches(['-', '#', '•']).trim();
-    let lower = trimmed.to_lowercase().replace("rubric-fit", "rubric fit").replace("rubric_fit", "rubric fit");
+    let lower = trimmed
+        .to_lowercase()
+        .replace("rubric-fit", "rubric fit")
+        .replace("rubric_fit", "rubric fit");
     lower.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Splits `S - reason` into the score text and the reason.
 fn split_value(value: &str) -> (&str, &str) {
     let value = value.trim();
-    let end = value.find(|c: char| c.is_whitespace() || matches!(c, '-' | '–' | '—' | ',' | ';')).unwrap_or(value.len());
+    let end = value
+        .find(|c: char| c.is_whitespace() || matches!(c, '-' | '–' | '—' | ',' | ';'))
+        .unwrap_or(value.len());
     let (mut score, mut rest) = value.split_at(end);
     // `S/5` and `S out of 5` keep the denominator with the score.
     let r = rest.trim_start();
@@ -125,7 +131,8 @@ fn offers_alternative(after: &str) -> bool {
 }
 
 fn read_score(text: &str) -> Option<u8> {
-    let core = text.strip_suffix("/5").or_else(|| text.strip_suffix(" out of 5")).unwrap_or(text).trim();
+    let core =
+        text.strip_suffix("/5").or_else(|| text.strip_suffix(" out of 5")).unwrap_or(text).trim();
     let core = core.trim_end_matches('.');
     match core {
         "1" | "2" | "3" | "4" | "5" => core.parse().ok(),
@@ -168,7 +175,10 @@ pub fn parse_audit(reply: &str) -> Result<AuditReply, AuditParseError> {
         let Some(d) = DIMENSIONS.iter().find(|d| d.label() == dim.trim()) else { continue };
         let full = format!("answer {} {}", answer + 1, d.label());
         let (score_text, after) = split_value(value);
-        let score = read_score(score_text).filter(|_| !offers_alternative(after)).ok_or_else(|| AuditParseError::BadScore { label: full.clone(), found: value.trim().to_string() })?;
+        let score =
+            read_score(score_text).filter(|_| !offers_alternative(after)).ok_or_else(|| {
+                AuditParseError::BadScore { label: full.clone(), found: value.trim().to_string() }
+            })?;
         // The reason as written (case kept): the text after the score in the raw line.
         let reason = raw_reason(raw);
         let slot = &mut ratings[answer][d.index()];
@@ -191,7 +201,9 @@ pub fn parse_audit(reply: &str) -> Result<AuditReply, AuditParseError> {
     if !missing.is_empty() {
         return Err(AuditParseError::Missing(missing));
     }
-    let take = |row: &mut [Option<Rating>; 4]| -> [Rating; 4] { std::array::from_fn(|i| row[i].take().expect("checked")) };
+    let take = |row: &mut [Option<Rating>; 4]| -> [Rating; 4] {
+        std::array::from_fn(|i| row[i].take().expect("checked"))
+    };
     let [mut r1, mut r2] = ratings;
     Ok(AuditReply { ratings: [take(&mut r1), take(&mut r2)], better: better.expect("checked") })
 }
@@ -235,15 +247,25 @@ Answer 2 helpfulness: 4, fine\nAnswer 2 rubric_fit: 5 - all points\n**Better fit
         assert_eq!(r.better, 2);
         assert_eq!(r.ratings[0][3].reason, "misses the budget");
         assert_eq!(r.ratings[0][1].reason, "ok");
-        assert_eq!(r.missing_reasons(), 2, "helpfulness of answer 1 and factuality of answer 2 have none");
+        assert_eq!(
+            r.missing_reasons(),
+            2,
+            "helpfulness of answer 1 and factuality of answer 2 have none"
+        );
     }
 
     #[test]
     fn refuses_out_of_range_fractional_and_placeholder_scores() {
         for bad in ["6", "0", "4.5", "<1-5>", "N/A", "5/10", "four", "-3", "45"] {
-            let reply = CLEAN.replace("Answer 2 rubric fit: 1 - Ignores the user.", &format!("Answer 2 rubric fit: {bad} - x"));
+            let reply = CLEAN.replace(
+                "Answer 2 rubric fit: 1 - Ignores the user.",
+                &format!("Answer 2 rubric fit: {bad} - x"),
+            );
             let err = parse_audit(&reply).unwrap_err();
-            assert!(matches!(&err, AuditParseError::BadScore { label, .. } if label == "answer 2 rubric fit"), "{bad}: {err}");
+            assert!(
+                matches!(&err, AuditParseError::BadScore { label, .. } if label == "answer 2 rubric fit"),
+                "{bad}: {err}"
+            );
         }
     }
 
@@ -255,17 +277,33 @@ Answer 2 helpfulness: 4, fine\nAnswer 2 rubric_fit: 5 - all points\n**Better fit
 
     #[test]
     fn refuses_missing_duplicate_and_undecided() {
-        let missing = CLEAN.replace("Answer 1 relevance: 4 - On topic.\n", "").replace("\nBetter fit: 1", "");
-        assert_eq!(parse_audit(&missing).unwrap_err(), AuditParseError::Missing(vec!["answer 1 relevance".into(), "better fit".into()]));
+        let missing =
+            CLEAN.replace("Answer 1 relevance: 4 - On topic.\n", "").replace("\nBetter fit: 1", "");
+        assert_eq!(
+            parse_audit(&missing).unwrap_err(),
+            AuditParseError::Missing(vec!["answer 1 relevance".into(), "better fit".into()])
+        );
         let dup = format!("{CLEAN}\nAnswer 2 helpfulness: 4 - again");
-        assert_eq!(parse_audit(&dup).unwrap_err(), AuditParseError::Duplicate("answer 2 helpfulness".into()));
+        assert_eq!(
+            parse_audit(&dup).unwrap_err(),
+            AuditParseError::Duplicate("answer 2 helpfulness".into())
+        );
         let twice = format!("{CLEAN}\nBetter fit: 1");
-        assert_eq!(parse_audit(&twice).unwrap_err(), AuditParseError::Duplicate("better fit".into()));
+        assert_eq!(
+            parse_audit(&twice).unwrap_err(),
+            AuditParseError::Duplicate("better fit".into())
+        );
         for undecided in ["Both", "tie", "3", "1 or 2", ""] {
             let reply = CLEAN.replace("Better fit: 1", &format!("Better fit: {undecided}"));
-            assert!(matches!(parse_audit(&reply), Err(AuditParseError::BadChoice(_))), "{undecided:?}");
+            assert!(
+                matches!(parse_audit(&reply), Err(AuditParseError::BadChoice(_))),
+                "{undecided:?}"
+            );
         }
         assert!(matches!(parse_audit(""), Err(AuditParseError::Missing(m)) if m.len() == 9));
-        assert!(matches!(parse_audit("I think answer 1 is better."), Err(AuditParseError::Missing(_))));
+        assert!(matches!(
+            parse_audit("I think answer 1 is better."),
+            Err(AuditParseError::Missing(_))
+        ));
     }
 }

@@ -12,6 +12,9 @@ use crate::error::BuildError;
 ///
 /// # Errors
 /// As [`generate`].
-pub fn run(ctx: &StageContext<'_>, generator: &dyn Generator) -> Result<Vec<AnswerRecord>, BuildError> {
+pub fn run(
+    ctx: &StageContext<'_>,
+    generator: &dyn Generator,
+) -> Result<Vec<AnswerRecord>, BuildError> {
     generate(ctx, generator, Side::Chosen, "chosen")
 }

@@ -58,7 +58,10 @@ fn previous_files(out: &Path) -> Result<Vec<ExportedConfig>, BuildError> {
     match std::fs::read_to_string(&manifest) {
         Ok(text) => {
             let old: BuildManifest = serde_json::from_str(&text).map_err(|e| {
-                BuildError::Input(format!("`{}` is not a build manifest ({e}); move the folder aside or pass a new --out", manifest.display()))
+                BuildError::Input(format!(
+                    "`{}` is not a build manifest ({e}); move the folder aside or pass a new --out",
+                    manifest.display()
+                ))
             })?;
             Ok(old.files)
         }
@@ -82,7 +85,12 @@ pub fn prepare_folder(out: &Path, subsets: &[&str]) -> Result<FolderLock, BuildE
     check_folder(out, subsets)?;
     create_folder(out)?;
     let lock_path = out.join(LOCK_FILE);
-    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(|e| BuildError::io(&lock_path, e))?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| BuildError::io(&lock_path, e))?;
     match file.try_lock() {
         Ok(()) => Ok(FolderLock { _file: file }),
         Err(std::fs::TryLockError::WouldBlock) => Err(busy(out)),
@@ -91,7 +99,10 @@ pub fn prepare_folder(out: &Path, subsets: &[&str]) -> Result<FolderLock, BuildE
 }
 
 fn busy(out: &Path) -> BuildError {
-    BuildError::Input(format!("another `prbench build` is writing `{}` right now; wait for it, or pass another --out", out.display()))
+    BuildError::Input(format!(
+        "another `prbench build` is writing `{}` right now; wait for it, or pass another --out",
+        out.display()
+    ))
 }
 
 /// Refuses `out` when another build holds its lock now, creating nothing: a lock file that is
@@ -120,7 +131,10 @@ fn check_not_locked(out: &Path) -> Result<(), BuildError> {
 pub fn check_folder(out: &Path, subsets: &[&str]) -> Result<(), BuildError> {
     if out.exists() {
         if !out.is_dir() {
-            return Err(BuildError::Input(format!("--out `{}` is a file; a build writes a folder: pass a new folder path", out.display())));
+            return Err(BuildError::Input(format!(
+                "--out `{}` is a file; a build writes a folder: pass a new folder path",
+                out.display()
+            )));
         }
         let mut entries = std::fs::read_dir(out).map_err(|e| BuildError::io(out, e))?;
         if entries.next().is_some() && !out.join(BUILD_DIR).is_dir() {
@@ -195,7 +209,11 @@ pub fn write_dataset(out: &Path, kept: &[Example]) -> Result<Vec<ExportedConfig>
 ///
 /// # Errors
 /// I/O errors.
-pub fn write_metadata(out: &Path, manifest: &BuildManifest, report: &str) -> Result<(), BuildError> {
+pub fn write_metadata(
+    out: &Path,
+    manifest: &BuildManifest,
+    report: &str,
+) -> Result<(), BuildError> {
     write_atomic(&out.join(REPORT_FILE), report.as_bytes())?;
     write_atomic(&out.join(CARD_FILE), card(manifest).as_bytes())?;
     let json = serde_json::to_string_pretty(manifest).expect("manifest serializes") + "\n";
@@ -235,9 +253,15 @@ pub fn card(m: &BuildManifest) -> String {
             j.spec, m.settings.min_fit_gap, m.settings.max_quality_gap, m.settings.max_length_ratio, m.settings.max_words
         ));
     }
-    out.push_str(&format!("- generator: `{}` ({}; model `{}`)\n", m.generator.spec, m.generator.engine, m.generator.file_hash));
+    out.push_str(&format!(
+        "- generator: `{}` ({}; model `{}`)\n",
+        m.generator.spec, m.generator.engine, m.generator.file_hash
+    ));
     if let Some(j) = &m.judge {
-        out.push_str(&format!("- audit judge: `{}` ({}; model `{}`)\n", j.spec, j.engine, j.file_hash));
+        out.push_str(&format!(
+            "- audit judge: `{}` ({}; model `{}`)\n",
+            j.spec, j.engine, j.file_hash
+        ));
     }
     if let Some(a) = all {
         out.push_str(&format!("- pairs: {} built, {} kept\n", a.examples, a.kept));

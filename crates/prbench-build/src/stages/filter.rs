@@ -120,15 +120,27 @@ impl DropReason {
         match self {
             DropReason::GenerationFailed { side } => format!("{} generation failed", side.as_str()),
             DropReason::Empty { side } => format!("{} is empty", side.as_str()),
-            DropReason::Truncated { side } => format!("{} was truncated at the token budget", side.as_str()),
+            DropReason::Truncated { side } => {
+                format!("{} was truncated at the token budget", side.as_str())
+            }
             DropReason::SameText => "chosen and rejected are the same text".into(),
-            DropReason::TooLong { side, words, max } => format!("{} has {words} words (limit {max})", side.as_str()),
-            DropReason::LengthRatio { ratio, max } => format!("length ratio {ratio:.2} (limit {max})"),
+            DropReason::TooLong { side, words, max } => {
+                format!("{} has {words} words (limit {max})", side.as_str())
+            }
+            DropReason::LengthRatio { ratio, max } => {
+                format!("length ratio {ratio:.2} (limit {max})")
+            }
             DropReason::AuditFailed { order } => format!("audit call {} failed", order.as_str()),
-            DropReason::AuditUnparsed { order, detail } => format!("audit reply {} unparsed: {detail}", order.as_str()),
+            DropReason::AuditUnparsed { order, detail } => {
+                format!("audit reply {} unparsed: {detail}", order.as_str())
+            }
             DropReason::FitGap { gap, min } => format!("rubric-fit gap {gap:+.1} (minimum {min})"),
-            DropReason::QualityGap { dimension, gap, max } => format!("{dimension} gap {gap:.1} (maximum {max})"),
-            DropReason::PrefersRejected { order } => format!("audit prefers rejected ({})", order.as_str()),
+            DropReason::QualityGap { dimension, gap, max } => {
+                format!("{dimension} gap {gap:.1} (maximum {max})")
+            }
+            DropReason::PrefersRejected { order } => {
+                format!("audit prefers rejected ({})", order.as_str())
+            }
         }
     }
 }
@@ -156,7 +168,11 @@ fn usability(a: &AnswerRecord) -> Option<DropReason> {
 }
 
 /// Checks 1–3 (everything that needs no audit); empty when the pair may go to the audit.
-pub fn pre_audit(chosen: &AnswerRecord, rejected: &AnswerRecord, s: &BuildSettings) -> Vec<DropReason> {
+pub fn pre_audit(
+    chosen: &AnswerRecord,
+    rejected: &AnswerRecord,
+    s: &BuildSettings,
+) -> Vec<DropReason> {
     let mut out: Vec<DropReason> = [chosen, rejected].into_iter().filter_map(usability).collect();
     if out.is_empty() && chosen.text.trim() == rejected.text.trim() {
         out.push(DropReason::SameText);
@@ -197,9 +213,16 @@ pub fn post_audit(audit: &AuditRecord, s: &BuildSettings) -> Vec<DropReason> {
     // would otherwise have its two biases cancel out.
     let per_order: Vec<[[u8; 4]; 2]> = audit.calls.iter().filter_map(|c| c.scores()).collect();
     for d in 0..fit {
-        let gap = per_order.iter().map(|[c, r]| (f64::from(c[d]) - f64::from(r[d])).abs()).fold(0.0, f64::max);
+        let gap = per_order
+            .iter()
+            .map(|[c, r]| (f64::from(c[d]) - f64::from(r[d])).abs())
+            .fold(0.0, f64::max);
         if gap > s.max_quality_gap {
-            out.push(DropReason::QualityGap { dimension: DIMENSIONS[d].label().into(), gap, max: s.max_quality_gap });
+            out.push(DropReason::QualityGap {
+                dimension: DIMENSIONS[d].label().into(),
+                gap,
+                max: s.max_quality_gap,
+            });
         }
     }
     for call in &audit.calls {
@@ -211,7 +234,12 @@ pub fn post_audit(audit: &AuditRecord, s: &BuildSettings) -> Vec<DropReason> {
 }
 
 /// The decision on one pair from its answers and, when it was audited, its audit.
-pub fn decide(chosen: &AnswerRecord, rejected: &AnswerRecord, audit: Option<&AuditRecord>, s: &BuildSettings) -> Decision {
+pub fn decide(
+    chosen: &AnswerRecord,
+    rejected: &AnswerRecord,
+    audit: Option<&AuditRecord>,
+    s: &BuildSettings,
+) -> Decision {
     let mut reasons = pre_audit(chosen, rejected, s);
     if reasons.is_empty() && !s.skip_audit {
         match audit {
@@ -219,7 +247,12 @@ pub fn decide(chosen: &AnswerRecord, rejected: &AnswerRecord, audit: Option<&Aud
             None => reasons.push(DropReason::AuditFailed { order: AuditOrder::ChosenFirst }),
         }
     }
-    Decision { example_id: chosen.example_id.clone(), subset: chosen.subset.clone(), kept: reasons.is_empty(), reasons }
+    Decision {
+        example_id: chosen.example_id.clone(),
+        subset: chosen.subset.clone(),
+        kept: reasons.is_empty(),
+        reasons,
+    }
 }
 
 #[cfg(test)]
@@ -235,7 +268,10 @@ mod tests {
             subset: "s".into(),
             side,
             // `words` words, the first naming the side, so chosen and rejected differ.
-            text: (0..words).map(|i| if i == 0 { side.as_str() } else { "w" }).collect::<Vec<_>>().join(" "),
+            text: (0..words)
+                .map(|i| if i == 0 { side.as_str() } else { "w" })
+                .collect::<Vec<_>>()
+                .join(" "),
             words,
             status,
             posts_shown: 0,
@@ -255,7 +291,8 @@ mod tests {
             .iter()
             .zip(picks)
             .map(|(&order, pick)| {
-                let (first, second) = if order == AuditOrder::ChosenFirst { (c, r) } else { (r, c) };
+                let (first, second) =
+                    if order == AuditOrder::ChosenFirst { (c, r) } else { (r, c) };
                 let better = if pick { order.chosen_label() } else { 3 - order.chosen_label() };
                 AuditCall {
                     order,
@@ -268,7 +305,10 @@ mod tests {
                 }
             })
             .collect();
-        AuditRecord::from_calls(&prbench_data::Example { id: "x".into(), subset: "s".into(), ..empty() }, calls)
+        AuditRecord::from_calls(
+            &prbench_data::Example { id: "x".into(), subset: "s".into(), ..empty() },
+            calls,
+        )
     }
 
     fn codes(d: &Decision) -> Vec<&'static str> {
@@ -278,7 +318,12 @@ mod tests {
     #[test]
     fn a_clean_pair_is_kept() {
         let s = BuildSettings::default();
-        let d = decide(&answer(Side::Chosen, 60, AnswerStatus::Ok), &answer(Side::Rejected, 50, AnswerStatus::Ok), Some(&audit([5, 5, 5, 5], [5, 4, 5, 2], [true, true])), &s);
+        let d = decide(
+            &answer(Side::Chosen, 60, AnswerStatus::Ok),
+            &answer(Side::Rejected, 50, AnswerStatus::Ok),
+            Some(&audit([5, 5, 5, 5], [5, 4, 5, 2], [true, true])),
+            &s,
+        );
         assert!(d.kept, "{:?}", d.reasons);
     }
 
@@ -286,14 +331,30 @@ mod tests {
     fn every_reason_is_listed() {
         let s = BuildSettings::default();
         // Fit gap exactly 2 is kept; 1.5 is not. Quality gap exactly 1 is kept; 2 is not.
-        let d = decide(&answer(Side::Chosen, 60, AnswerStatus::Ok), &answer(Side::Rejected, 60, AnswerStatus::Ok), Some(&audit([5, 5, 3, 4], [4, 5, 5, 2], [true, true])), &s);
+        let d = decide(
+            &answer(Side::Chosen, 60, AnswerStatus::Ok),
+            &answer(Side::Rejected, 60, AnswerStatus::Ok),
+            Some(&audit([5, 5, 3, 4], [4, 5, 5, 2], [true, true])),
+            &s,
+        );
         assert_eq!(codes(&d), ["quality_gap"], "{:?}", d.reasons);
-        assert_eq!(d.reasons[0], DropReason::QualityGap { dimension: "helpfulness".into(), gap: 2.0, max: 1.0 });
+        assert_eq!(
+            d.reasons[0],
+            DropReason::QualityGap { dimension: "helpfulness".into(), gap: 2.0, max: 1.0 }
+        );
         let mut a = audit([5, 5, 5, 4], [5, 5, 5, 2], [true, false]);
         // Make the orders disagree on rubric fit: 4 vs 2 and 3 vs 2 → mean gap 1.5.
         a.calls[1].reply.as_mut().unwrap().ratings[1][3].score = 3;
-        let a = AuditRecord::from_calls(&prbench_data::Example { id: "x".into(), subset: "s".into(), ..empty() }, a.calls);
-        let d = decide(&answer(Side::Chosen, 60, AnswerStatus::Ok), &answer(Side::Rejected, 60, AnswerStatus::Ok), Some(&a), &s);
+        let a = AuditRecord::from_calls(
+            &prbench_data::Example { id: "x".into(), subset: "s".into(), ..empty() },
+            a.calls,
+        );
+        let d = decide(
+            &answer(Side::Chosen, 60, AnswerStatus::Ok),
+            &answer(Side::Rejected, 60, AnswerStatus::Ok),
+            Some(&a),
+            &s,
+        );
         assert_eq!(codes(&d), ["fit_gap", "prefers_rejected"]);
         assert_eq!(d.reasons[0], DropReason::FitGap { gap: 1.5, min: 2.0 });
         assert_eq!(d.reasons[1], DropReason::PrefersRejected { order: AuditOrder::RejectedFirst });
@@ -322,10 +383,18 @@ mod tests {
         let r = a.calls[1].reply.as_mut().unwrap();
         r.ratings[0] = [5, 5, 5, 1].map(|score| Rating { score, reason: String::new() });
         r.ratings[1] = [3, 3, 3, 5].map(|score| Rating { score, reason: String::new() });
-        let a = AuditRecord::from_calls(&prbench_data::Example { id: "x".into(), subset: "s".into(), ..empty() }, a.calls);
+        let a = AuditRecord::from_calls(
+            &prbench_data::Example { id: "x".into(), subset: "s".into(), ..empty() },
+            a.calls,
+        );
         assert_eq!(a.chosen.unwrap()[..3], [4.0, 4.0, 4.0]);
         assert_eq!(a.rejected.unwrap()[..3], [4.0, 4.0, 4.0]);
-        let d = decide(&answer(Side::Chosen, 60, AnswerStatus::Ok), &answer(Side::Rejected, 60, AnswerStatus::Ok), Some(&a), &BuildSettings::default());
+        let d = decide(
+            &answer(Side::Chosen, 60, AnswerStatus::Ok),
+            &answer(Side::Rejected, 60, AnswerStatus::Ok),
+            Some(&a),
+            &BuildSettings::default(),
+        );
         assert_eq!(codes(&d), ["quality_gap", "quality_gap", "quality_gap"]);
     }
 
@@ -333,21 +402,63 @@ mod tests {
     fn length_checks_come_before_the_audit() {
         let s = BuildSettings::default();
         // 151/100 > 1.5 and 151 > 100 words; 150/100 = 1.5 is within.
-        let long = decide(&answer(Side::Chosen, 151, AnswerStatus::Ok), &answer(Side::Rejected, 100, AnswerStatus::Ok), None, &s);
+        let long = decide(
+            &answer(Side::Chosen, 151, AnswerStatus::Ok),
+            &answer(Side::Rejected, 100, AnswerStatus::Ok),
+            None,
+            &s,
+        );
         assert_eq!(codes(&long), ["too_long", "length_ratio"]);
-        assert!(pre_audit(&answer(Side::Chosen, 99, AnswerStatus::Ok), &answer(Side::Rejected, 66, AnswerStatus::Ok), &s).is_empty());
-        assert_eq!(codes(&decide(&answer(Side::Chosen, 99, AnswerStatus::Ok), &answer(Side::Rejected, 65, AnswerStatus::Ok), None, &s)), ["length_ratio"]);
-        let broken = decide(&answer(Side::Chosen, 0, AnswerStatus::Empty), &answer(Side::Rejected, 80, AnswerStatus::Truncated), None, &s);
+        assert!(pre_audit(
+            &answer(Side::Chosen, 99, AnswerStatus::Ok),
+            &answer(Side::Rejected, 66, AnswerStatus::Ok),
+            &s
+        )
+        .is_empty());
+        assert_eq!(
+            codes(&decide(
+                &answer(Side::Chosen, 99, AnswerStatus::Ok),
+                &answer(Side::Rejected, 65, AnswerStatus::Ok),
+                None,
+                &s
+            )),
+            ["length_ratio"]
+        );
+        let broken = decide(
+            &answer(Side::Chosen, 0, AnswerStatus::Empty),
+            &answer(Side::Rejected, 80, AnswerStatus::Truncated),
+            None,
+            &s,
+        );
         assert_eq!(codes(&broken), ["empty", "truncated"]);
     }
 
     #[test]
     fn skip_audit_keeps_usable_pairs_and_never_exports_broken_ones() {
         let s = BuildSettings { skip_audit: true, ..BuildSettings::default() };
-        let same = |side| AnswerRecord { text: " Same words. ".into(), ..answer(side, 2, AnswerStatus::Ok) };
-        assert_eq!(codes(&decide(&same(Side::Chosen), &same(Side::Rejected), None, &s)), ["same_text"]);
-        assert!(decide(&answer(Side::Chosen, 300, AnswerStatus::Ok), &answer(Side::Rejected, 10, AnswerStatus::Ok), None, &s).kept);
-        let d = decide(&answer(Side::Chosen, 0, AnswerStatus::Failed), &answer(Side::Rejected, 10, AnswerStatus::Ok), None, &s);
+        let same = |side| AnswerRecord {
+            text: " Same words. ".into(),
+            ..answer(side, 2, AnswerStatus::Ok)
+        };
+        assert_eq!(
+            codes(&decide(&same(Side::Chosen), &same(Side::Rejected), None, &s)),
+            ["same_text"]
+        );
+        assert!(
+            decide(
+                &answer(Side::Chosen, 300, AnswerStatus::Ok),
+                &answer(Side::Rejected, 10, AnswerStatus::Ok),
+                None,
+                &s
+            )
+            .kept
+        );
+        let d = decide(
+            &answer(Side::Chosen, 0, AnswerStatus::Failed),
+            &answer(Side::Rejected, 10, AnswerStatus::Ok),
+            None,
+            &s,
+        );
         assert_eq!(codes(&d), ["generation_failed"]);
     }
 
@@ -357,9 +468,17 @@ mod tests {
         let mut a = audit([5, 5, 5, 5], [5, 5, 5, 1], [true, true]);
         a.calls[1].reply = None;
         a.calls[1].parse_error = Some("missing better fit".into());
-        let a = AuditRecord::from_calls(&prbench_data::Example { id: "x".into(), subset: "s".into(), ..empty() }, a.calls);
+        let a = AuditRecord::from_calls(
+            &prbench_data::Example { id: "x".into(), subset: "s".into(), ..empty() },
+            a.calls,
+        );
         assert!(a.chosen.is_none(), "no default score from one order");
-        let d = decide(&answer(Side::Chosen, 60, AnswerStatus::Ok), &answer(Side::Rejected, 60, AnswerStatus::Ok), Some(&a), &s);
+        let d = decide(
+            &answer(Side::Chosen, 60, AnswerStatus::Ok),
+            &answer(Side::Rejected, 60, AnswerStatus::Ok),
+            Some(&a),
+            &s,
+        );
         assert_eq!(codes(&d), ["audit_unparsed"]);
     }
 }

@@ -62,10 +62,9 @@ impl StageContext<'_> {
     /// # Errors
     /// [`BuildError::Input`] when the ranking lacks the example (a caller bug).
     pub fn posts(&self, example: &Example) -> Result<&[ProfilePost], BuildError> {
-        self.ranked
-            .get(&example.id)
-            .map(Vec::as_slice)
-            .ok_or_else(|| BuildError::Input(format!("no ranked profile for example `{}`", example.id)))
+        self.ranked.get(&example.id).map(Vec::as_slice).ok_or_else(|| {
+            BuildError::Input(format!("no ranked profile for example `{}`", example.id))
+        })
     }
 }
 
@@ -84,7 +83,11 @@ pub(crate) fn generate_batched(
     for chunk in requests.chunks(batch.max(1)) {
         let results = generator.generate_each(chunk, &|_, _| {});
         if results.len() != chunk.len() {
-            return Err(BuildError::BackendShape { model: generator.identity().spec, got: results.len(), expected: chunk.len() });
+            return Err(BuildError::BackendShape {
+                model: generator.identity().spec,
+                got: results.len(),
+                expected: chunk.len(),
+            });
         }
         out.extend(results);
         reporter.advance(chunk.len() as u64);

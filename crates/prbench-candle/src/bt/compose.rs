@@ -38,10 +38,16 @@ mod tests {
         let with = compose(Some("likes jokes"), "Q?", "A.");
         assert_eq!(
             with,
-            EmbedInput::Pair { context: "User context:\nlikes jokes\n\nQuestion:\nQ?".into(), text: "A.".into() }
+            EmbedInput::Pair {
+                context: "User context:\nlikes jokes\n\nQuestion:\nQ?".into(),
+                text: "A.".into()
+            }
         );
         assert_eq!(compose(Some("  "), "Q?", "A."), compose(None, "Q?", "A."));
-        assert_eq!(compose(None, "Q?", "A."), EmbedInput::Pair { context: "Question:\nQ?".into(), text: "A.".into() });
+        assert_eq!(
+            compose(None, "Q?", "A."),
+            EmbedInput::Pair { context: "Question:\nQ?".into(), text: "A.".into() }
+        );
         assert_eq!(composition_sha256().len(), 64);
     }
 }

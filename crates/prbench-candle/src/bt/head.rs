@@ -43,15 +43,21 @@ impl BtHead {
     /// for `nn.Linear`), output layer zero, so every initial score is 0 and the initial BT loss is
     /// ln 2. Returns the head (whose tensors are the variables' tensors, so it follows optimizer
     /// steps) and the variables.
-    pub fn init(dim: usize, hidden: usize, seed: u64) -> Result<(Self, Vec<(String, Var)>), ModelError> {
+    pub fn init(
+        dim: usize,
+        hidden: usize,
+        seed: u64,
+    ) -> Result<(Self, Vec<(String, Var)>), ModelError> {
         let device = Device::Cpu;
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let mut uniform =
-            |n: usize, bound: f32| -> Vec<f32> { (0..n).map(|_| rng.random_range(-bound..bound)).collect() };
+        let mut uniform = |n: usize, bound: f32| -> Vec<f32> {
+            (0..n).map(|_| rng.random_range(-bound..bound)).collect()
+        };
         let mut vars = Vec::new();
         let hidden_layer = if hidden > 0 {
             let bound = 1.0 / (dim as f32).sqrt();
-            let w = Var::from_vec(uniform(hidden * dim, bound), (hidden, dim), &device).map_err(engine)?;
+            let w = Var::from_vec(uniform(hidden * dim, bound), (hidden, dim), &device)
+                .map_err(engine)?;
             let b = Var::from_vec(uniform(hidden, bound), hidden, &device).map_err(engine)?;
             let layer = (w.as_tensor().clone(), b.as_tensor().clone());
             vars.push(("hidden.weight".to_string(), w));
@@ -71,7 +77,11 @@ impl BtHead {
     ///
     /// # Errors
     /// [`ModelError::Engine`] naming a missing tensor or a wrong shape.
-    pub fn from_tensors(tensors: &HashMap<String, Tensor>, dim: usize, hidden: usize) -> Result<Self, ModelError> {
+    pub fn from_tensors(
+        tensors: &HashMap<String, Tensor>,
+        dim: usize,
+        hidden: usize,
+    ) -> Result<Self, ModelError> {
         Self::from_tensors_in(tensors, dim, hidden, DType::F32)
     }
 
@@ -84,7 +94,8 @@ impl BtHead {
         hidden: usize,
     ) -> Result<(Self, Vec<(String, Var)>), ModelError> {
         let dtype = tensors.get("out.weight").map_or(DType::F32, |t| t.dtype());
-        if !matches!(dtype, DType::F32 | DType::F64) || tensors.values().any(|t| t.dtype() != dtype) {
+        if !matches!(dtype, DType::F32 | DType::F64) || tensors.values().any(|t| t.dtype() != dtype)
+        {
             return Err(ModelError::Engine(format!(
                 "initial head tensors must all be f32 or all f64 (out.weight is {dtype:?})"
             )));
@@ -116,7 +127,9 @@ impl BtHead {
         dtype: DType,
     ) -> Result<Self, ModelError> {
         let get = |name: &str, shape: &[usize]| -> Result<Tensor, ModelError> {
-            let t = tensors.get(name).ok_or_else(|| ModelError::Engine(format!("head tensor `{name}` is missing")))?;
+            let t = tensors
+                .get(name)
+                .ok_or_else(|| ModelError::Engine(format!("head tensor `{name}` is missing")))?;
             if t.dims() != shape {
                 return Err(ModelError::Engine(format!(
                     "head tensor `{name}` has shape {:?}, expected {shape:?}",
@@ -157,8 +170,13 @@ impl BtHead {
     /// change), in their dtype.
     pub fn snapshot(&self) -> Result<Self, ModelError> {
         let copy = |t: &Tensor| -> Result<Tensor, ModelError> {
-            let v = t.flatten_all().and_then(|f| f.to_dtype(DType::F64)?.to_vec1::<f64>()).map_err(engine)?;
-            Tensor::from_vec(v, t.dims(), &Device::Cpu).and_then(|c| c.to_dtype(t.dtype())).map_err(engine)
+            let v = t
+                .flatten_all()
+                .and_then(|f| f.to_dtype(DType::F64)?.to_vec1::<f64>())
+                .map_err(engine)?;
+            Tensor::from_vec(v, t.dims(), &Device::Cpu)
+                .and_then(|c| c.to_dtype(t.dtype()))
+                .map_err(engine)
         };
         Ok(Self {
             dim: self.dim,

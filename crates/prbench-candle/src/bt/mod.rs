@@ -24,6 +24,6 @@ pub use config::{BtConfig, DataRecord, EmbedRecord, EmbedderRecord, EpochStats, 
 pub use head::BtHead;
 pub use model::{read_config, save, BtRewardModel, BT_ENGINE};
 pub use train::{
-    embed_distinct, embed_pairs, held_out_mask, train_head, train_head_from, BtPair, DistinctInputs, EmbedProgress,
-    PairEmbeddings, TrainOptions, TrainStart, TrainedHead,
+    embed_distinct, embed_pairs, held_out_mask, train_head, train_head_from, BtPair,
+    DistinctInputs, EmbedProgress, PairEmbeddings, TrainOptions, TrainStart, TrainedHead,
 };

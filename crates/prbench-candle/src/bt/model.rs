@@ -32,13 +32,15 @@ pub fn save(dir: &Path, head: &BtHead, config: &BtConfig) -> Result<(), ModelErr
             ),
         });
     }
-    std::fs::create_dir_all(dir).map_err(|e| ModelError::File { path: dir.to_path_buf(), reason: e.to_string() })?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| ModelError::File { path: dir.to_path_buf(), reason: e.to_string() })?;
     head.save(&dir.join(HEAD_FILE))?;
     readable_by_all(&dir.join(HEAD_FILE))?;
     let mut config = config.clone();
     config.head_sha256 = sha256_file(&dir.join(HEAD_FILE))?;
     let path = dir.join(CONFIG_FILE);
-    let text = serde_json::to_string_pretty(&config).map_err(|e| ModelError::Engine(e.to_string()))?;
+    let text =
+        serde_json::to_string_pretty(&config).map_err(|e| ModelError::Engine(e.to_string()))?;
     std::fs::write(&path, text + "\n").map_err(|e| ModelError::File { path, reason: e.to_string() })
 }
 
@@ -85,7 +87,11 @@ pub fn read_config(dir: &Path) -> Result<BtConfig, ModelError> {
         return Err(ModelError::Metadata {
             path,
             key: "composition_sha256".into(),
-            reason: format!("{} does not match this version's composition ({})", config.composition_sha256, super::composition_sha256()),
+            reason: format!(
+                "{} does not match this version's composition ({})",
+                config.composition_sha256,
+                super::composition_sha256()
+            ),
         });
     }
     if config.composition != COMPOSITION {
@@ -142,7 +148,11 @@ impl BtRewardModel {
             return Err(ModelError::Metadata {
                 path: path.join(CONFIG_FILE),
                 key: "embedder.dim".into(),
-                reason: format!("{} but the embedder gives {}", config.embedder.dim, embedder.dim()),
+                reason: format!(
+                    "{} but the embedder gives {}",
+                    config.embedder.dim,
+                    embedder.dim()
+                ),
             });
         }
         let head_path = path.join(HEAD_FILE);
@@ -199,14 +209,18 @@ impl BtRewardModel {
 
 impl RewardModel for BtRewardModel {
     fn score(&self, items: &[RmRequest]) -> Result<Vec<Score>, ModelError> {
-        let inputs: Vec<_> =
-            items.iter().map(|r| compose(r.input.context.as_deref(), &r.input.question, &r.input.answer)).collect();
+        let inputs: Vec<_> = items
+            .iter()
+            .map(|r| compose(r.input.context.as_deref(), &r.input.question, &r.input.answer))
+            .collect();
         let (vecs, stats) = self.embedder.embed(&inputs).map_err(|e| match e {
             ModelError::ContextOverflow { tokens, n_ctx, reason } => {
                 let named = reason
                     .strip_prefix("input ")
                     .and_then(|r| r.split_once(':'))
-                    .and_then(|(n, rest)| n.parse::<usize>().ok().filter(|&n| n < items.len()).map(|n| (n, rest)))
+                    .and_then(|(n, rest)| {
+                        n.parse::<usize>().ok().filter(|&n| n < items.len()).map(|n| (n, rest))
+                    })
                     .map(|(n, rest)| format!("example `{}`:{rest}", items[n].input.example_id))
                     .unwrap_or(reason);
                 ModelError::ContextOverflow { tokens, n_ctx, reason: named }
@@ -219,7 +233,8 @@ impl RewardModel for BtRewardModel {
 
     /// The context tokens the embedder would cut from the left.
     fn input_overflow(&self, item: &RmRequest) -> Result<Option<usize>, ModelError> {
-        let input = compose(item.input.context.as_deref(), &item.input.question, &item.input.answer);
+        let input =
+            compose(item.input.context.as_deref(), &item.input.question, &item.input.answer);
         let stats = self.embedder.token_stats(std::slice::from_ref(&input))?;
         Ok(stats.first().map(|t| t.truncated_tokens))
     }

@@ -41,7 +41,11 @@ pub struct Built {
 /// question/chosen/rejected replaced by the history pair and the profile post `k` (the same pair
 /// rendered as a post) removed, id `{r}-h{k}`; its context is `context(copy)`.
 /// `histories[i]` must describe `rows[i]`.
-pub fn history_examples(rows: &[Example], histories: &[RowHistory], context: Context<'_>) -> Vec<BtPair> {
+pub fn history_examples(
+    rows: &[Example],
+    histories: &[RowHistory],
+    context: Context<'_>,
+) -> Vec<BtPair> {
     let mut out = Vec::new();
     for (row, hist) in rows.iter().zip(histories) {
         debug_assert_eq!(row.id, hist.id);
@@ -89,7 +93,11 @@ pub fn filter(pairs: Vec<BtPair>, targets: &[&Example]) -> Built {
 /// [`filter`] where a repeat must also have the same `scope`: the PAL models (`crate::pal`)
 /// pass the pair's user, so two users' identical pairs are both kept (they are each user's own
 /// evidence) while a user's own repeats are merged.
-pub fn filter_scoped(pairs: Vec<BtPair>, targets: &[&Example], scope: &dyn Fn(&BtPair) -> String) -> Built {
+pub fn filter_scoped(
+    pairs: Vec<BtPair>,
+    targets: &[&Example],
+    scope: &dyn Fn(&BtPair) -> String,
+) -> Built {
     let mut target_ids: HashMap<PairKey, &str> = HashMap::new();
     let mut target_questions: HashSet<&str> = HashSet::new();
     for t in targets {
@@ -148,7 +156,13 @@ mod tests {
             let row = ds.examples.iter().find(|e| e.id == row_id).unwrap();
             let ctx = p.context.as_deref().unwrap_or_default();
             for post in &row.profile {
-                assert_eq!(ctx.contains(&post.text), post.id != k, "{}: post {} in the context", p.id, post.id);
+                assert_eq!(
+                    ctx.contains(&post.text),
+                    post.id != k,
+                    "{}: post {} in the context",
+                    p.id,
+                    post.id
+                );
             }
         }
     }
@@ -189,10 +203,8 @@ mod tests {
         assert_eq!(b.shared_questions, 1);
         // No kept pair equals any target pair.
         for p in &b.pairs {
-            assert!(!ds
-                .examples
-                .iter()
-                .any(|t| key(&t.question, &t.chosen, &t.rejected) == key(&p.question, &p.chosen, &p.rejected)));
+            assert!(!ds.examples.iter().any(|t| key(&t.question, &t.chosen, &t.rejected)
+                == key(&p.question, &p.chosen, &p.rejected)));
         }
     }
 
@@ -220,11 +232,17 @@ mod tests {
         let row = &ds.examples[2];
         let copy = history_copy(row, 1, &hist[2].pairs[1]);
         assert_eq!(copy.id, "student_phd-0001-h2");
-        assert_eq!((copy.question.as_str(), copy.rejected.as_str()), ("Define entropy.", "How messy things get."));
+        assert_eq!(
+            (copy.question.as_str(), copy.rejected.as_str()),
+            ("Define entropy.", "How messy things get.")
+        );
         let ids: Vec<&str> = copy.profile.iter().map(|p| p.id.as_str()).collect();
         assert_eq!(ids, ["1", "3"]);
         // Everything else is the row's own.
-        assert_eq!((copy.narrative.as_str(), &copy.rubric_aspects), (row.narrative.as_str(), &row.rubric_aspects));
+        assert_eq!(
+            (copy.narrative.as_str(), &copy.rubric_aspects),
+            (row.narrative.as_str(), &row.rubric_aspects)
+        );
     }
 
     #[test]
@@ -252,9 +270,13 @@ mod real_data {
 
     #[test]
     fn psoups_history_vs_target_overlap() {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/alignx-psoups");
+        let dir =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/alignx-psoups");
         if !dir.join("friendly_unfriendly.json").is_file() {
-            prbench_testkit::unavailable(format!("P-Soups data not found at {} (the shared data dir is absent)", dir.display()));
+            prbench_testkit::unavailable(format!(
+                "P-Soups data not found at {} (the shared data dir is absent)",
+                dir.display()
+            ));
             return;
         }
         let (ds, hist) = load_psoups_with_history(&dir, &[], "p").unwrap();
@@ -273,7 +295,11 @@ mod real_data {
                 b.dropped[0],
                 ("friendly_unfriendly-0016-h4".to_string(), "friendly_unfriendly-0000".to_string())
             );
-            assert_eq!((b.duplicates, b.pairs.len(), b.shared_questions), (4303, 54, 27), "{condition}");
+            assert_eq!(
+                (b.duplicates, b.pairs.len(), b.shared_questions),
+                (4303, 54, 27),
+                "{condition}"
+            );
         }
     }
 }

@@ -11,7 +11,10 @@ use prbench_data::{DataError, Dataset, Example};
 use prbench_models::ModelError;
 
 use super::pairs::{self, Built, Context};
-use super::{composition_sha256, BtConfig, DataRecord, EmbedderRecord, TrainOptions, TrainingRecord, COMPOSITION};
+use super::{
+    composition_sha256, BtConfig, DataRecord, EmbedderRecord, TrainOptions, TrainingRecord,
+    COMPOSITION,
+};
 use crate::embed::{default_embedder_dir, EmbedderOptions, MiniLmEmbedder};
 
 /// Below this many distinct pairs, training warns that held-out figures mean little.
@@ -150,9 +153,16 @@ fn load_data(spec: &str, subset: &[String], what: String) -> Result<Dataset, Tra
 /// # Errors
 /// Data that cannot be loaded; [`PairSource::History`] on data without history pairs
 /// ([`prbench_data::load_with_history`]).
-pub fn build_pairs(req: &PairRequest<'_>, context: Context<'_>, owner: &dyn Fn(&Example) -> String) -> Result<Source, TrainError> {
-    let excluded: Vec<Dataset> =
-        req.exclude_data.iter().map(|s| load_data(s, &[], format!("loading --exclude-data `{s}`"))).collect::<Result<_, _>>()?;
+pub fn build_pairs(
+    req: &PairRequest<'_>,
+    context: Context<'_>,
+    owner: &dyn Fn(&Example) -> String,
+) -> Result<Source, TrainError> {
+    let excluded: Vec<Dataset> = req
+        .exclude_data
+        .iter()
+        .map(|s| load_data(s, &[], format!("loading --exclude-data `{s}`")))
+        .collect::<Result<_, _>>()?;
     let mut owner_of: HashMap<String, String> = HashMap::new();
     let (dataset, built) = match req.pairs {
         PairSource::History => {
@@ -171,7 +181,8 @@ pub fn build_pairs(req: &PairRequest<'_>, context: Context<'_>, owner: &dyn Fn(&
             let (dataset, histories) = history(req.subset)?;
             // Every target pair of the data is kept out, whatever the subset selection.
             let all = if req.subset.is_empty() { None } else { Some(history(&[])?.0) };
-            let mut targets: Vec<&Example> = all.as_ref().unwrap_or(&dataset).examples.iter().collect();
+            let mut targets: Vec<&Example> =
+                all.as_ref().unwrap_or(&dataset).examples.iter().collect();
             targets.extend(excluded.iter().flat_map(|d| &d.examples));
             let pairs = pairs::history_examples(&dataset.examples, &histories, context);
             for (row, hist) in dataset.examples.iter().zip(&histories) {
@@ -179,20 +190,25 @@ pub fn build_pairs(req: &PairRequest<'_>, context: Context<'_>, owner: &dyn Fn(&
                     owner_of.insert(format!("{}-h{}", row.id, k + 1), owner(row));
                 }
             }
-            let built = pairs::filter_scoped(pairs, &targets, &|p| owner_of.get(&p.id).cloned().unwrap_or_default());
+            let built = pairs::filter_scoped(pairs, &targets, &|p| {
+                owner_of.get(&p.id).cloned().unwrap_or_default()
+            });
             (dataset, built)
         }
         PairSource::Target => {
             let dataset = load_data(req.data, req.subset, format!("loading `{}`", req.data))?;
             let targets: Vec<&Example> = excluded.iter().flat_map(|d| &d.examples).collect();
             owner_of.extend(dataset.examples.iter().map(|row| (row.id.clone(), owner(row))));
-            let built = pairs::filter_scoped(pairs::target_examples(&dataset.examples, context), &targets, &|p| {
-                owner_of.get(&p.id).cloned().unwrap_or_default()
-            });
+            let built = pairs::filter_scoped(
+                pairs::target_examples(&dataset.examples, context),
+                &targets,
+                &|p| owner_of.get(&p.id).cloned().unwrap_or_default(),
+            );
             (dataset, built)
         }
     };
-    let owners = built.pairs.iter().map(|p| owner_of.get(&p.id).cloned().unwrap_or_default()).collect();
+    let owners =
+        built.pairs.iter().map(|p| owner_of.get(&p.id).cloned().unwrap_or_default()).collect();
     Ok(Source { dataset, built, excluded, owners })
 }
 
@@ -200,7 +216,11 @@ pub fn build_pairs(req: &PairRequest<'_>, context: Context<'_>, owner: &dyn Fn(&
 ///
 /// # Errors
 /// [`TrainError::Invalid`] when fewer than two pairs are left.
-pub fn report_pairs(req: &PairRequest<'_>, src: &Source, reporter: &dyn TrainReporter) -> Result<(), TrainError> {
+pub fn report_pairs(
+    req: &PairRequest<'_>,
+    src: &Source,
+    reporter: &dyn TrainReporter,
+) -> Result<(), TrainError> {
     let b = &src.built;
     reporter.progress(&format!(
         "pairs: {} {} pairs built from {} rows of `{}` (condition {}); {} dropped as equal to a target pair; {} exact repeats merged; {} used",
@@ -217,7 +237,8 @@ pub fn report_pairs(req: &PairRequest<'_>, src: &Source, reporter: &dyn TrainRep
         let mut targets: Vec<&str> = b.dropped.iter().map(|(_, t)| t.as_str()).collect();
         targets.sort_unstable();
         targets.dedup();
-        let shown: Vec<String> = b.dropped.iter().take(5).map(|(p, t)| format!("{p} = {t}")).collect();
+        let shown: Vec<String> =
+            b.dropped.iter().take(5).map(|(p, t)| format!("{p} = {t}")).collect();
         reporter.progress(&format!(
             "  dropped pairs equal {} distinct target pairs ({}); e.g. {}{} (all in the model's config)",
             targets.len(),
@@ -260,7 +281,11 @@ pub fn data_record(req: &PairRequest<'_>, src: &Source) -> DataRecord {
         shared_questions: b.shared_questions,
         excluded_specs: src.excluded.iter().map(|d| d.source.clone()).collect(),
         trained_pairs_sha256: {
-            let mut v: Vec<String> = b.pairs.iter().map(|p| super::pair_sha256(&p.question, &p.chosen, &p.rejected)).collect();
+            let mut v: Vec<String> = b
+                .pairs
+                .iter()
+                .map(|p| super::pair_sha256(&p.question, &p.chosen, &p.rejected))
+                .collect();
             v.sort_unstable();
             v.dedup();
             v
@@ -318,7 +343,10 @@ pub fn embed_progress_line(p: &super::EmbedProgress) -> String {
 /// `bt.json`'s and `pal.json`'s record of the embedder.
 pub fn embedder_record(embedder_dir: &Path, embedder: &MiniLmEmbedder) -> EmbedderRecord {
     EmbedderRecord {
-        name: embedder_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        name: embedder_dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
         model_safetensors_sha256: embedder.weights_sha256().to_string(),
         dim: embedder.dim(),
         pooling: "mean".into(),
@@ -328,7 +356,13 @@ pub fn embedder_record(embedder_dir: &Path, embedder: &MiniLmEmbedder) -> Embedd
 
 impl TrainBtOptions {
     fn request(&self) -> PairRequest<'_> {
-        PairRequest { data: &self.data, subset: &self.subset, pairs: self.pairs, exclude_data: &self.exclude_data, condition: &self.condition }
+        PairRequest {
+            data: &self.data,
+            subset: &self.subset,
+            pairs: self.pairs,
+            exclude_data: &self.exclude_data,
+            condition: &self.condition,
+        }
     }
 }
 
@@ -338,7 +372,11 @@ impl TrainBtOptions {
 /// # Errors
 /// Data that cannot be loaded or gives fewer than two pairs; an embedder that cannot be loaded;
 /// embedding, training or saving failures.
-pub fn train_bt(opts: &TrainBtOptions, context: Context<'_>, reporter: &dyn TrainReporter) -> Result<Trained, TrainError> {
+pub fn train_bt(
+    opts: &TrainBtOptions,
+    context: Context<'_>,
+    reporter: &dyn TrainReporter,
+) -> Result<Trained, TrainError> {
     // 1. Pairs.
     let req = opts.request();
     let src = build_pairs(&req, context, &|_| String::new())?;
@@ -346,8 +384,11 @@ pub fn train_bt(opts: &TrainBtOptions, context: Context<'_>, reporter: &dyn Trai
     let b = &src.built;
 
     // 2. Embeddings.
-    let (embedder_dir, embedder) = load_embedder(opts.embedder.as_deref(), opts.max_length, opts.embed_batch, reporter)?;
-    let emb = super::embed_pairs(&embedder, &b.pairs, &mut |p| reporter.progress(&embed_progress_line(&p)))?;
+    let (embedder_dir, embedder) =
+        load_embedder(opts.embedder.as_deref(), opts.max_length, opts.embed_batch, reporter)?;
+    let emb = super::embed_pairs(&embedder, &b.pairs, &mut |p| {
+        reporter.progress(&embed_progress_line(&p))
+    })?;
     let er = &emb.record;
     reporter.progress(&format!(
         "embedding: {} distinct texts ({} inputs), {} tokens (longest {}), {:.1} s = {:.1} texts/s, {:.0} tokens/s; {} inputs truncated ({} tokens cut from contexts)",
@@ -364,17 +405,18 @@ pub fn train_bt(opts: &TrainBtOptions, context: Context<'_>, reporter: &dyn Trai
 
     // 3. Training.
     let ids: Vec<String> = b.pairs.iter().map(|p| p.id.clone()).collect();
-    let t = super::train_head(&emb.chosen, &emb.rejected, &ids, &opts.train, &mut |s, improved| {
-        reporter.progress(&format!(
-            "epoch {:>4}  train loss {:.4} acc {:.3} | held-out loss {} acc {}{}",
-            s.epoch,
-            s.train_loss,
-            s.train_accuracy,
-            fmt(s.held_out_loss, 4),
-            fmt(s.held_out_accuracy, 3),
-            if improved { "  *" } else { "" }
-        ))
-    })?;
+    let t =
+        super::train_head(&emb.chosen, &emb.rejected, &ids, &opts.train, &mut |s, improved| {
+            reporter.progress(&format!(
+                "epoch {:>4}  train loss {:.4} acc {:.3} | held-out loss {} acc {}{}",
+                s.epoch,
+                s.train_loss,
+                s.train_accuracy,
+                fmt(s.held_out_loss, 4),
+                fmt(s.held_out_accuracy, 3),
+                if improved { "  *" } else { "" }
+            ))
+        })?;
     let best = *t.best();
 
     // 4. Save.
@@ -410,7 +452,10 @@ pub fn train_bt(opts: &TrainBtOptions, context: Context<'_>, reporter: &dyn Trai
         head_sha256: String::new(),
         code_version: opts.code_version.clone(),
     };
-    super::save(&opts.out, &t.head, &config).map_err(|source| TrainError::Model { what: format!("saving to {}", opts.out.display()), source })?;
+    super::save(&opts.out, &t.head, &config).map_err(|source| TrainError::Model {
+        what: format!("saving to {}", opts.out.display()),
+        source,
+    })?;
     Ok(Trained { built: src.built, config })
 }
 
@@ -430,7 +475,13 @@ mod tests {
     }
 
     fn request(data: &str) -> PairRequest<'_> {
-        PairRequest { data, subset: &[], pairs: PairSource::History, exclude_data: &[], condition: "none" }
+        PairRequest {
+            data,
+            subset: &[],
+            pairs: PairSource::History,
+            exclude_data: &[],
+            condition: "none",
+        }
     }
 
     fn none(ex: &Example) -> Option<String> {
@@ -446,25 +497,40 @@ mod tests {
         let spec = format!("synthesizeme:{}", fixtures().join("synthesizeme").display());
         for (owner_kind, owner) in [
             ("one owner (BT)", &(|_: &Example| String::new()) as &dyn Fn(&Example) -> String),
-            ("the user (PAL)", &(|e: &Example| e.user_id.clone().unwrap()) as &dyn Fn(&Example) -> String),
+            (
+                "the user (PAL)",
+                &(|e: &Example| e.user_id.clone().unwrap()) as &dyn Fn(&Example) -> String,
+            ),
         ] {
             let src = build_pairs(&request(&spec), &none, owner).unwrap();
             let b = &src.built;
             assert_eq!(src.dataset.examples.len(), 4, "{owner_kind}: test rows of the test split");
-            assert_eq!((b.built, b.dropped.len(), b.duplicates, b.pairs.len()), (5, 0, 2, 3), "{owner_kind}");
-            let mut got: Vec<(&str, &str)> = b.pairs.iter().map(|p| (p.chosen.as_str(), p.rejected.as_str())).collect();
+            assert_eq!(
+                (b.built, b.dropped.len(), b.duplicates, b.pairs.len()),
+                (5, 0, 2, 3),
+                "{owner_kind}"
+            );
+            let mut got: Vec<(&str, &str)> =
+                b.pairs.iter().map(|p| (p.chosen.as_str(), p.rejected.as_str())).collect();
             got.sort();
             assert_eq!(
                 got,
                 vec![
-                    ("Listen to her reasons first, then talk through the risks together.", "Forbid it."),
+                    (
+                        "Listen to her reasons first, then talk through the risks together.",
+                        "Forbid it."
+                    ),
                     ("Mango 🥭", "Potato."),
                     ("To get to the other side!", "I don't know."),
                 ],
                 "{owner_kind}"
             );
             let joke = b.pairs.iter().find(|p| p.chosen.starts_with("To get")).unwrap();
-            assert!(joke.question.contains("Why?"), "the multi-turn history pair keeps its last user turn: {:?}", joke.question);
+            assert!(
+                joke.question.contains("Why?"),
+                "the multi-turn history pair keeps its last user turn: {:?}",
+                joke.question
+            );
             if owner_kind.starts_with("the user") {
                 let mut owners = src.owners.clone();
                 owners.sort();
@@ -475,8 +541,19 @@ mod tests {
 
     #[test]
     fn history_pairs_on_data_without_history_are_refused_naming_the_spec() {
-        let spec = format!("{}", PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/sample").display());
-        let err = build_pairs(&request(&spec), &none, &|_| String::new()).err().expect("refused").to_string();
-        assert!(err.contains("--pairs history") && err.contains(&spec) && err.contains("synthesizeme:DIR"), "{err}");
+        let spec = format!(
+            "{}",
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/sample").display()
+        );
+        let err = build_pairs(&request(&spec), &none, &|_| String::new())
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(
+            err.contains("--pairs history")
+                && err.contains(&spec)
+                && err.contains("synthesizeme:DIR"),
+            "{err}"
+        );
     }
 }

@@ -149,7 +149,11 @@ pub fn embed_pairs(
     // Fail on a text that cannot fit before any model time is spent.
     let describe = |n: usize| {
         which.iter().position(|&(c, r)| c == n || r == n).map(|p| {
-            format!("pair `{}` ({} answer)", pairs[p].id, if which[p].0 == n { "chosen" } else { "rejected" })
+            format!(
+                "pair `{}` ({} answer)",
+                pairs[p].id,
+                if which[p].0 == n { "chosen" } else { "rejected" }
+            )
         })
     };
     let (vecs, record) = embed_distinct(embedder, distinct.inputs(), &describe, on_progress)?;
@@ -162,7 +166,11 @@ pub fn embed_pairs(
 
 /// Rewrites "input N" in a context-overflow error as `describe(N)` (e.g. the pair id it came
 /// from).
-fn name_input(e: ModelError, n_inputs: usize, describe: &dyn Fn(usize) -> Option<String>) -> ModelError {
+fn name_input(
+    e: ModelError,
+    n_inputs: usize,
+    describe: &dyn Fn(usize) -> Option<String>,
+) -> ModelError {
     match e {
         ModelError::ContextOverflow { tokens, n_ctx, reason } => {
             let named = reason
@@ -389,15 +397,22 @@ fn train(
     };
     let (tc, tr) = (pick(chosen, false), pick(rejected, false));
     let (hc, hr) = (pick(chosen, true), pick(rejected, true));
-    let held_out_ids: Vec<String> = ids.iter().zip(&mask).filter(|(_, &m)| m).map(|(i, _)| i.clone()).collect();
+    let held_out_ids: Vec<String> =
+        ids.iter().zip(&mask).filter(|(_, &m)| m).map(|(i, _)| i.clone()).collect();
     let n_train = tc.len();
     let n_held = hc.len();
     if let Some(s) = start_from {
         if s.batches.len() < opts.epochs {
-            return Err(bad(format!("the start has batches for {} epochs, {} asked for", s.batches.len(), opts.epochs)));
+            return Err(bad(format!(
+                "the start has batches for {} epochs, {} asked for",
+                s.batches.len(),
+                opts.epochs
+            )));
         }
         if let Some(&i) = s.batches.iter().flatten().flatten().find(|&&i| i >= n_train) {
-            return Err(bad(format!("batch index {i} is not a training pair (there are {n_train})")));
+            return Err(bad(format!(
+                "batch index {i} is not a training pair (there are {n_train})"
+            )));
         }
     }
     let (head, vars) = match start_from {
@@ -409,11 +424,14 @@ fn train(
     let xr = rows(&tr)?;
     let held = if n_held > 0 { Some((rows(&hc)?, rows(&hr)?)) } else { None };
 
-    let params = ParamsAdamW { lr: opts.lr, weight_decay: opts.weight_decay, ..ParamsAdamW::default() };
-    let mut opt = AdamW::new(vars.iter().map(|(_, v)| v.clone()).collect(), params).map_err(engine)?;
+    let params =
+        ParamsAdamW { lr: opts.lr, weight_decay: opts.weight_decay, ..ParamsAdamW::default() };
+    let mut opt =
+        AdamW::new(vars.iter().map(|(_, v)| v.clone()).collect(), params).map_err(engine)?;
     // One RNG stream for shuffling, distinct from the initialisation stream.
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed ^ 0x5348_5546_464c_4531);
-    let batch = if opts.batch_size == 0 || opts.batch_size >= n_train { n_train } else { opts.batch_size };
+    let batch =
+        if opts.batch_size == 0 || opts.batch_size >= n_train { n_train } else { opts.batch_size };
 
     let stats_at = |epoch: usize, head: &BtHead| -> Result<EpochStats, ModelError> {
         let (train_loss, train_accuracy) = evaluate(head, &xc, &xr).map_err(engine)?;
@@ -434,8 +452,12 @@ fn train(
         let (bc, br) = match part {
             None => (xc.clone(), xr.clone()),
             Some(part) => {
-                let idx = Tensor::from_vec(part.to_vec(), part.len(), &Device::Cpu).map_err(engine)?;
-                (xc.index_select(&idx, 0).map_err(engine)?, xr.index_select(&idx, 0).map_err(engine)?)
+                let idx =
+                    Tensor::from_vec(part.to_vec(), part.len(), &Device::Cpu).map_err(engine)?;
+                (
+                    xc.index_select(&idx, 0).map_err(engine)?,
+                    xr.index_select(&idx, 0).map_err(engine)?,
+                )
             }
         };
         let (loss, _) = bt_loss(&head, &bc, &br).map_err(engine)?;

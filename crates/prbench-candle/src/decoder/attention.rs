@@ -121,20 +121,32 @@ impl Attention {
     ///
     /// # Errors
     /// As [`Weights::tensor`].
-    pub fn load(w: &mut Weights, prefix: &str, cfg: &DecoderConfig, kind: LayerKind) -> std::result::Result<Self, ModelError> {
-        let (h, nh, nkv, d) = (cfg.hidden_size, cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim);
+    pub fn load(
+        w: &mut Weights,
+        prefix: &str,
+        cfg: &DecoderConfig,
+        kind: LayerKind,
+    ) -> std::result::Result<Self, ModelError> {
+        let (h, nh, nkv, d) =
+            (cfg.hidden_size, cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim);
         let q = Linear::load(w, &format!("{prefix}.q_proj"), h, nh * d, cfg.qkv_bias)?;
         let k = Linear::load(w, &format!("{prefix}.k_proj"), h, nkv * d, cfg.qkv_bias)?;
         let v = Linear::load(w, &format!("{prefix}.v_proj"), h, nkv * d, cfg.qkv_bias)?;
         let o = Linear::load(w, &format!("{prefix}.o_proj"), nh * d, h, cfg.o_bias)?;
-        let qkv = Linear::concat(&[q, k, v]).map_err(|e| ModelError::Engine(format!("{prefix}: {e}")))?;
+        let qkv =
+            Linear::concat(&[q, k, v]).map_err(|e| ModelError::Engine(format!("{prefix}: {e}")))?;
         let mut head_norm = |name: &str| -> std::result::Result<Arc<HeadNorm>, ModelError> {
             let t = w.tensor(&format!("{prefix}.{name}.weight"), &[d])?;
-            let weight = t.to_vec1::<f32>().map_err(|e| ModelError::Engine(format!("{prefix}.{name}: {e}")))?;
+            let weight = t
+                .to_vec1::<f32>()
+                .map_err(|e| ModelError::Engine(format!("{prefix}.{name}: {e}")))?;
             Ok(Arc::new(HeadNorm { weight, eps: cfg.rms_norm_eps as f32 }))
         };
-        let (q_norm, k_norm) =
-            if cfg.qk_norm { (Some(head_norm("q_norm")?), Some(head_norm("k_norm")?)) } else { (None, None) };
+        let (q_norm, k_norm) = if cfg.qk_norm {
+            (Some(head_norm("q_norm")?), Some(head_norm("k_norm")?))
+        } else {
+            (None, None)
+        };
         Ok(Self {
             qkv,
             o,
@@ -156,7 +168,13 @@ impl Attention {
     ///
     /// # Errors
     /// A candle error on a shape mismatch.
-    pub fn forward(&self, x: &Tensor, p: &PassInputs, queries: Queries, kv: Kv<'_>) -> Result<Tensor> {
+    pub fn forward(
+        &self,
+        x: &Tensor,
+        p: &PassInputs,
+        queries: Queries,
+        kv: Kv<'_>,
+    ) -> Result<Tensor> {
         let (q, kt, v) = self.project(x, p, queries)?;
         let (kt, v) = match kv {
             Kv::Own => (kt, v),
@@ -182,14 +200,23 @@ impl Attention {
 
     /// The fused projection split into q `[batch, kv_heads, queries·n_rep, d]`, kᵀ `[batch,
     /// kv_heads, d, seq_len]` and v `[batch, kv_heads, seq_len, d]` ([`SplitHeads`]).
-    fn project(&self, x: &Tensor, p: &PassInputs, queries: Queries) -> Result<(Tensor, Tensor, Tensor)> {
+    fn project(
+        &self,
+        x: &Tensor,
+        p: &PassInputs,
+        queries: Queries,
+    ) -> Result<(Tensor, Tensor, Tensor)> {
         let (b, t, d) = (p.batch, p.seq_len, self.head_dim);
         let (nh, nkv) = (self.heads, self.kv_heads);
         let qkv = self.qkv.forward(x)?;
         let (rows, tq) = match queries {
             Queries::All => (QueryRows::All, t),
             Queries::Pooled => (
-                QueryRows::Pooled { rows: p.pooled_flat.clone(), cos: p.pooled_cos.clone(), sin: p.pooled_sin.clone() },
+                QueryRows::Pooled {
+                    rows: p.pooled_flat.clone(),
+                    cos: p.pooled_cos.clone(),
+                    sin: p.pooled_sin.clone(),
+                },
                 1,
             ),
         };
@@ -215,7 +242,14 @@ impl Attention {
     }
 
     /// Masked softmax(q·kᵀ)·v and `o_proj`; kᵀ and v hold `p.key_len` keys per row.
-    fn attend(&self, q: &Tensor, kt: &Tensor, v: &Tensor, p: &PassInputs, queries: Queries) -> Result<Tensor> {
+    fn attend(
+        &self,
+        q: &Tensor,
+        kt: &Tensor,
+        v: &Tensor,
+        p: &PassInputs,
+        queries: Queries,
+    ) -> Result<Tensor> {
         let (b, d, nh, nkv) = (p.batch, self.head_dim, self.heads, self.kv_heads);
         let n_rep = nh / nkv;
         let (tq, query_index) = match queries {
@@ -257,7 +291,11 @@ impl Attention {
         }
         let out = if outs.len() == 1 { outs.remove(0) } else { Tensor::cat(&outs, 2)? };
         // [b, nkv, tq, n_rep·d] → [b, tq, nkv, n_rep·d] = [b·tq, heads·d] (head g·n_rep + rep).
-        let out = out.reshape((b, nkv, tq, n_rep * d))?.transpose(1, 2)?.contiguous()?.reshape((b * tq, nh * d))?;
+        let out = out
+            .reshape((b, nkv, tq, n_rep * d))?
+            .transpose(1, 2)?
+            .contiguous()?
+            .reshape((b * tq, nh * d))?;
         self.o.forward(&out)
     }
 }

@@ -176,7 +176,11 @@ struct Keys<'a> {
 
 impl Keys<'_> {
     fn err(&self, key: &str, reason: impl Into<String>) -> ModelError {
-        ModelError::Metadata { path: self.path.to_path_buf(), key: key.into(), reason: reason.into() }
+        ModelError::Metadata {
+            path: self.path.to_path_buf(),
+            key: key.into(),
+            reason: reason.into(),
+        }
     }
 
     /// The value of `key`, `None` when absent or `null`.
@@ -187,10 +191,9 @@ impl Keys<'_> {
     fn opt_usize(&self, key: &str) -> Result<Option<usize>, ModelError> {
         match self.get(key) {
             None => Ok(None),
-            Some(v) => v
-                .as_u64()
-                .map(|n| Some(n as usize))
-                .ok_or_else(|| self.err(key, format!("expected a non-negative integer, found `{v}`"))),
+            Some(v) => v.as_u64().map(|n| Some(n as usize)).ok_or_else(|| {
+                self.err(key, format!("expected a non-negative integer, found `{v}`"))
+            }),
         }
     }
 
@@ -205,28 +208,37 @@ impl Keys<'_> {
     fn opt_f64(&self, key: &str) -> Result<Option<f64>, ModelError> {
         match self.get(key) {
             None => Ok(None),
-            Some(v) => v.as_f64().map(Some).ok_or_else(|| self.err(key, format!("expected a number, found `{v}`"))),
+            Some(v) => v
+                .as_f64()
+                .map(Some)
+                .ok_or_else(|| self.err(key, format!("expected a number, found `{v}`"))),
         }
     }
 
     fn opt_bool(&self, key: &str) -> Result<Option<bool>, ModelError> {
         match self.get(key) {
             None => Ok(None),
-            Some(v) => v.as_bool().map(Some).ok_or_else(|| self.err(key, format!("expected true or false, found `{v}`"))),
+            Some(v) => v
+                .as_bool()
+                .map(Some)
+                .ok_or_else(|| self.err(key, format!("expected true or false, found `{v}`"))),
         }
     }
 
     fn opt_str(&self, key: &str) -> Result<Option<&str>, ModelError> {
         match self.get(key) {
             None => Ok(None),
-            Some(v) => v.as_str().map(Some).ok_or_else(|| self.err(key, format!("expected a string, found `{v}`"))),
+            Some(v) => v
+                .as_str()
+                .map(Some)
+                .ok_or_else(|| self.err(key, format!("expected a string, found `{v}`"))),
         }
     }
 
     fn token_id(&self, key: &str, v: &Value) -> Result<u32, ModelError> {
-        v.as_u64()
-            .and_then(|n| u32::try_from(n).ok())
-            .ok_or_else(|| self.err(key, format!("expected a token id (non-negative integer), found `{v}`")))
+        v.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| {
+            self.err(key, format!("expected a token id (non-negative integer), found `{v}`"))
+        })
     }
 
     /// A token id key: `Ok(None)` when present as `null`, `Err` on a wrong type, `default`
@@ -262,8 +274,10 @@ impl DecoderConfig {
         let path = dir.join("config.json");
         let text = std::fs::read_to_string(&path)
             .map_err(|e| ModelError::File { path: path.clone(), reason: e.to_string() })?;
-        let value: Value = serde_json::from_str(&text)
-            .map_err(|e| ModelError::File { path: path.clone(), reason: format!("not valid JSON: {e}") })?;
+        let value: Value = serde_json::from_str(&text).map_err(|e| ModelError::File {
+            path: path.clone(),
+            reason: format!("not valid JSON: {e}"),
+        })?;
         Self::from_json(&value, &path)
     }
 
@@ -280,11 +294,20 @@ impl DecoderConfig {
         let k = Keys { v: obj, path };
         let supported = Architecture::SUPPORTED.join(", ");
         let arch_name = match k.get("architectures") {
-            Some(Value::Array(a)) if !a.is_empty() => a[0]
-                .as_str()
-                .ok_or_else(|| k.err("architectures", format!("expected a list of strings, found `{}`", a[0])))?,
-            Some(v) => return Err(k.err("architectures", format!("expected a non-empty list, found `{v}`; supported: {supported}"))),
-            None => return Err(k.err("architectures", format!("missing (required); supported: {supported}"))),
+            Some(Value::Array(a)) if !a.is_empty() => a[0].as_str().ok_or_else(|| {
+                k.err("architectures", format!("expected a list of strings, found `{}`", a[0]))
+            })?,
+            Some(v) => {
+                return Err(k.err(
+                    "architectures",
+                    format!("expected a non-empty list, found `{v}`; supported: {supported}"),
+                ))
+            }
+            None => {
+                return Err(
+                    k.err("architectures", format!("missing (required); supported: {supported}"))
+                )
+            }
         };
         let arch = Architecture::from_hf_name(arch_name).ok_or_else(|| {
             k.err("architectures", format!("architecture `{arch_name}` is not supported; supported architectures: {supported}"))
@@ -319,14 +342,17 @@ impl DecoderConfig {
             return Err(k.err("head_dim", format!("{head_dim} must be positive and even for RoPE")));
         }
         let rms_norm_eps = k.opt_f64("rms_norm_eps")?.unwrap_or(1e-6);
-        let max_position_embeddings = k.opt_usize("max_position_embeddings")?.unwrap_or(match arch {
-            A::Llama => 2048,
-            A::Qwen2 | A::Qwen3 => 32768,
-            A::Mistral => 4096 * 32,
-            A::Gemma2 => 8192,
-        });
+        let max_position_embeddings =
+            k.opt_usize("max_position_embeddings")?.unwrap_or(match arch {
+                A::Llama => 2048,
+                A::Qwen2 | A::Qwen3 => 32768,
+                A::Mistral => 4096 * 32,
+                A::Gemma2 => 8192,
+            });
 
-        if k.opt_bool("is_causal")? == Some(false) || k.opt_bool("use_bidirectional_attention")? == Some(true) {
+        if k.opt_bool("is_causal")? == Some(false)
+            || k.opt_bool("use_bidirectional_attention")? == Some(true)
+        {
             return Err(k.err(
                 "is_causal / use_bidirectional_attention",
                 "bidirectional attention is not supported (this engine is causal only)",
@@ -420,7 +446,8 @@ impl DecoderConfig {
 /// dict, else the top-level key, else 10000; the type from `rope_type`, else `type`, else
 /// `default`.
 fn rope(k: &Keys<'_>, max_position_embeddings: usize) -> Result<(f64, RopeScaling), ModelError> {
-    let key = if k.get("rope_scaling").is_some_and(|v| v.as_object().is_some_and(|o| !o.is_empty())) {
+    let key = if k.get("rope_scaling").is_some_and(|v| v.as_object().is_some_and(|o| !o.is_empty()))
+    {
         "rope_scaling"
     } else {
         "rope_parameters"
@@ -450,15 +477,27 @@ fn rope(k: &Keys<'_>, max_position_embeddings: usize) -> Result<(f64, RopeScalin
         None => k.opt_f64("partial_rotary_factor")?,
     };
     if partial.is_some_and(|f| f != 1.0) {
-        return Err(k.err("partial_rotary_factor", format!("{} is not supported (only 1.0)", partial.unwrap_or(1.0))));
+        return Err(k.err(
+            "partial_rotary_factor",
+            format!("{} is not supported (only 1.0)", partial.unwrap_or(1.0)),
+        ));
     }
     let rope_type = match params.get("rope_type").or_else(|| params.get("type")) {
         None | Some(Value::Null) => "default",
         Some(Value::String(s)) => s.as_str(),
-        Some(v) => return Err(k.err(&format!("{key}.rope_type"), format!("expected a string, found `{v}`"))),
+        Some(v) => {
+            return Err(
+                k.err(&format!("{key}.rope_type"), format!("expected a string, found `{v}`"))
+            )
+        }
     };
     let required = |name: &str| -> Result<f64, ModelError> {
-        num(name)?.ok_or_else(|| k.err(&format!("{key}.{name}"), format!("missing (required for rope_type `{rope_type}`)")))
+        num(name)?.ok_or_else(|| {
+            k.err(
+                &format!("{key}.{name}"),
+                format!("missing (required for rope_type `{rope_type}`)"),
+            )
+        })
     };
     let scaling = match rope_type {
         "default" => RopeScaling::Default,
@@ -473,13 +512,17 @@ fn rope(k: &Keys<'_>, max_position_embeddings: usize) -> Result<(f64, RopeScalin
         other => {
             return Err(k.err(
                 &format!("{key}.rope_type"),
-                format!("RoPE type `{other}` is not supported (supported: default, linear, llama3)"),
+                format!(
+                    "RoPE type `{other}` is not supported (supported: default, linear, llama3)"
+                ),
             ))
         }
     };
     if let RopeScaling::Llama3 { low_freq_factor, high_freq_factor, .. } = scaling {
         if high_freq_factor == low_freq_factor {
-            return Err(k.err(&format!("{key}.high_freq_factor"), "must differ from low_freq_factor"));
+            return Err(
+                k.err(&format!("{key}.high_freq_factor"), "must differ from low_freq_factor")
+            );
         }
     }
     Ok((rope_theta, scaling))
@@ -490,7 +533,11 @@ fn rope(k: &Keys<'_>, max_position_embeddings: usize) -> Result<(f64, RopeScalin
 /// `MistralModel.forward` picks `create_sliding_window_causal_mask`); Qwen 2/3: the window only
 /// when `use_sliding_window`, layer i sliding when i ≥ `max_window_layers` unless `layer_types`
 /// is given; Gemma 2: `layer_types` or alternating sliding (even i) / full, window default 4096.
-fn layers(k: &Keys<'_>, arch: Architecture, n: usize) -> Result<(Option<usize>, Vec<LayerKind>), ModelError> {
+fn layers(
+    k: &Keys<'_>,
+    arch: Architecture,
+    n: usize,
+) -> Result<(Option<usize>, Vec<LayerKind>), ModelError> {
     use Architecture as A;
     let window_or = |default: Option<usize>| -> Result<Option<usize>, ModelError> {
         match k.v.get("sliding_window") {
@@ -501,9 +548,14 @@ fn layers(k: &Keys<'_>, arch: Architecture, n: usize) -> Result<(Option<usize>, 
     };
     let explicit = |k: &Keys<'_>| -> Result<Option<Vec<LayerKind>>, ModelError> {
         let Some(v) = k.get("layer_types") else { return Ok(None) };
-        let items = v.as_array().ok_or_else(|| k.err("layer_types", format!("expected a list, found `{v}`")))?;
+        let items = v
+            .as_array()
+            .ok_or_else(|| k.err("layer_types", format!("expected a list, found `{v}`")))?;
         if items.len() != n {
-            return Err(k.err("layer_types", format!("has {} entries, num_hidden_layers is {n}", items.len())));
+            return Err(k.err(
+                "layer_types",
+                format!("has {} entries, num_hidden_layers is {n}", items.len()),
+            ));
         }
         items
             .iter()
@@ -533,7 +585,13 @@ fn layers(k: &Keys<'_>, arch: Architecture, n: usize) -> Result<(Option<usize>, 
                 None => {
                     let max_window_layers = k.opt_usize("max_window_layers")?.unwrap_or(28);
                     (0..n)
-                        .map(|i| if w.is_some() && i >= max_window_layers { LayerKind::Sliding } else { LayerKind::Full })
+                        .map(|i| {
+                            if w.is_some() && i >= max_window_layers {
+                                LayerKind::Sliding
+                            } else {
+                                LayerKind::Full
+                            }
+                        })
                         .collect()
                 }
             };
@@ -543,7 +601,9 @@ fn layers(k: &Keys<'_>, arch: Architecture, n: usize) -> Result<(Option<usize>, 
             let w = window_or(Some(4096))?;
             let kinds = match explicit(k)? {
                 Some(kinds) => kinds,
-                None => (0..n).map(|i| if (i + 1) % 2 == 1 { LayerKind::Sliding } else { LayerKind::Full }).collect(),
+                None => (0..n)
+                    .map(|i| if (i + 1) % 2 == 1 { LayerKind::Sliding } else { LayerKind::Full })
+                    .collect(),
             };
             (w, kinds)
         }
@@ -572,18 +632,23 @@ fn labels(k: &Keys<'_>) -> Result<(usize, Vec<String>), ModelError> {
                 return Err(k.err("id2label", "is empty"));
             }
             if let Some(m) = num_labels.filter(|&m| m != n) {
-                return Err(k.err("num_labels", format!("{m} conflicts with id2label, which has {n} entries")));
+                return Err(k.err(
+                    "num_labels",
+                    format!("{m} conflicts with id2label, which has {n} entries"),
+                ));
             }
             let mut names = vec![None; n];
             for (id, name) in map {
-                let i = id
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|&i| i < n)
-                    .ok_or_else(|| k.err("id2label", format!("key `{id}` is not a label id in 0..{n}")))?;
+                let i = id.parse::<usize>().ok().filter(|&i| i < n).ok_or_else(|| {
+                    k.err("id2label", format!("key `{id}` is not a label id in 0..{n}"))
+                })?;
                 names[i] = Some(name.as_str().map_or_else(|| name.to_string(), str::to_string));
             }
-            let names = names.into_iter().enumerate().map(|(i, s)| s.unwrap_or_else(|| format!("LABEL_{i}"))).collect();
+            let names = names
+                .into_iter()
+                .enumerate()
+                .map(|(i, s)| s.unwrap_or_else(|| format!("LABEL_{i}")))
+                .collect();
             Ok((n, names))
         }
         Some(v) => Err(k.err("id2label", format!("expected an object, found `{v}`"))),
@@ -629,7 +694,12 @@ mod tests {
         let mut v = base("LlamaForSequenceClassification");
         v.as_object_mut().unwrap().remove("intermediate_size");
         let err = parse(&v).unwrap_err().to_string();
-        assert!(err.contains("config.json") && err.contains("intermediate_size") && err.contains("missing"), "{err}");
+        assert!(
+            err.contains("config.json")
+                && err.contains("intermediate_size")
+                && err.contains("missing"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -74,8 +74,14 @@ mod tests {
         while x < 30.0 {
             let xd = x as f64;
             let silu_ref = xd / (1.0 + (-xd).exp());
-            assert!((silu(x) as f64 - silu_ref).abs() <= 1e-6 * silu_ref.abs().max(1e-3), "silu {x}");
-            let g = 0.5 * xd * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (xd + 0.044715 * xd.powi(3))).tanh());
+            assert!(
+                (silu(x) as f64 - silu_ref).abs() <= 1e-6 * silu_ref.abs().max(1e-3),
+                "silu {x}"
+            );
+            let g = 0.5
+                * xd
+                * (1.0
+                    + ((2.0 / std::f64::consts::PI).sqrt() * (xd + 0.044715 * xd.powi(3))).tanh());
             assert!((gelu_tanh(x) as f64 - g).abs() <= 2e-6 * g.abs().max(1.0), "gelu {x}");
             assert!((tanh(x) as f64 - xd.tanh()).abs() <= 2e-7, "tanh {x}");
             x += 0.013;

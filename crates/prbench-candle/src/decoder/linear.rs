@@ -26,7 +26,13 @@ impl Linear {
     ///
     /// # Errors
     /// As [`Weights::tensor`].
-    pub fn load(w: &mut Weights, prefix: &str, in_dim: usize, out_dim: usize, bias: bool) -> std::result::Result<Self, ModelError> {
+    pub fn load(
+        w: &mut Weights,
+        prefix: &str,
+        in_dim: usize,
+        out_dim: usize,
+        bias: bool,
+    ) -> std::result::Result<Self, ModelError> {
         let weight = w.tensor(&format!("{prefix}.weight"), &[out_dim, in_dim])?;
         let bias = if bias { Some(w.tensor(&format!("{prefix}.bias"), &[out_dim])?) } else { None };
         Self::new(weight, bias).map_err(|e| ModelError::Engine(format!("{prefix}: {e}")))

@@ -32,7 +32,10 @@ pub enum Positions {
 pub fn pooled_index(input_ids: &[u32], attention_mask: &[u32], pad_token_id: Option<u32>) -> usize {
     match pad_token_id {
         Some(p) => input_ids.iter().rposition(|&t| t != p).unwrap_or(0),
-        None => attention_mask.iter().rposition(|&m| m != 0).unwrap_or(input_ids.len().saturating_sub(1)),
+        None => attention_mask
+            .iter()
+            .rposition(|&m| m != 0)
+            .unwrap_or(input_ids.len().saturating_sub(1)),
     }
 }
 

@@ -37,7 +37,9 @@ impl CustomOp1 for GatedAct {
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
         let CpuStorage::F32(data) = storage else { candle_core::bail!("gated act: f32 expected") };
-        let Some((o1, o2)) = layout.contiguous_offsets() else { candle_core::bail!("gated act: contiguous input expected") };
+        let Some((o1, o2)) = layout.contiguous_offsets() else {
+            candle_core::bail!("gated act: contiguous input expected")
+        };
         let src = &data[o1..o2];
         let (m, w) = layout.shape().dims2()?;
         let n = self.inter;
@@ -73,12 +75,17 @@ impl Mlp {
     ///
     /// # Errors
     /// As [`Weights::tensor`].
-    pub fn load(w: &mut Weights, prefix: &str, cfg: &DecoderConfig) -> std::result::Result<Self, ModelError> {
+    pub fn load(
+        w: &mut Weights,
+        prefix: &str,
+        cfg: &DecoderConfig,
+    ) -> std::result::Result<Self, ModelError> {
         let (h, i, bias) = (cfg.hidden_size, cfg.intermediate_size, cfg.mlp_bias);
         let gate = Linear::load(w, &format!("{prefix}.gate_proj"), h, i, bias)?;
         let up = Linear::load(w, &format!("{prefix}.up_proj"), h, i, bias)?;
         let down = Linear::load(w, &format!("{prefix}.down_proj"), i, h, bias)?;
-        let gate_up = Linear::concat(&[gate, up]).map_err(|e| ModelError::Engine(format!("{prefix}: {e}")))?;
+        let gate_up = Linear::concat(&[gate, up])
+            .map_err(|e| ModelError::Engine(format!("{prefix}: {e}")))?;
         Ok(Self { gate_up, down, inter: i, act: cfg.activation })
     }
 
@@ -89,8 +96,13 @@ impl Mlp {
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let gu = self.gate_up.forward(x)?;
         let h = match self.act {
-            Activation::Silu | Activation::GeluTanh => gu.apply_op1_no_bwd(&GatedAct { inter: self.inter, act: self.act })?,
-            Activation::GeluErf => (gu.narrow(1, 0, self.inter)?.gelu_erf()? * gu.narrow(1, self.inter, self.inter)?)?,
+            Activation::Silu | Activation::GeluTanh => {
+                gu.apply_op1_no_bwd(&GatedAct { inter: self.inter, act: self.act })?
+            }
+            Activation::GeluErf => {
+                (gu.narrow(1, 0, self.inter)?.gelu_erf()?
+                    * gu.narrow(1, self.inter, self.inter)?)?
+            }
         };
         self.down.forward(&h)
     }

@@ -27,4 +27,3 @@ pub mod weights;
 pub use config::{Architecture, DecoderConfig};
 pub use mask::{pooled_index, Positions};
 pub use prefix::PaddingSide;
-

@@ -37,13 +37,18 @@ pub struct DecoderLayer {
 }
 
 impl DecoderLayer {
-    fn load(w: &mut Weights, i: usize, cfg: &DecoderConfig) -> std::result::Result<Self, ModelError> {
+    fn load(
+        w: &mut Weights,
+        i: usize,
+        cfg: &DecoderConfig,
+    ) -> std::result::Result<Self, ModelError> {
         let p = format!("model.layers.{i}");
         let (h, eps, g) = (cfg.hidden_size, cfg.rms_norm_eps, cfg.gemma_layout);
         let attn = Attention::load(w, &format!("{p}.self_attn"), cfg, cfg.layer_types[i])?;
         let mlp = Mlp::load(w, &format!("{p}.mlp"), cfg)?;
         let input_norm = RmsNorm::load(w, &format!("{p}.input_layernorm.weight"), h, eps, g)?;
-        let post_attn_norm = RmsNorm::load(w, &format!("{p}.post_attention_layernorm.weight"), h, eps, g)?;
+        let post_attn_norm =
+            RmsNorm::load(w, &format!("{p}.post_attention_layernorm.weight"), h, eps, g)?;
         let ff_norms = if g {
             Some((
                 RmsNorm::load(w, &format!("{p}.pre_feedforward_layernorm.weight"), h, eps, g)?,
@@ -105,12 +110,29 @@ impl DecoderModel {
             None => w.shape(name).and_then(|s| s.first().copied()).unwrap_or(0),
         };
         let embed = w.tensor(name, &[vocab, cfg.hidden_size])?;
-        let layers = (0..cfg.num_hidden_layers).map(|i| DecoderLayer::load(w, i, cfg)).collect::<std::result::Result<_, _>>()?;
-        let norm = RmsNorm::load(w, "model.norm.weight", cfg.hidden_size, cfg.rms_norm_eps, cfg.gemma_layout)?;
+        let layers = (0..cfg.num_hidden_layers)
+            .map(|i| DecoderLayer::load(w, i, cfg))
+            .collect::<std::result::Result<_, _>>()?;
+        let norm = RmsNorm::load(
+            w,
+            "model.norm.weight",
+            cfg.hidden_size,
+            cfg.rms_norm_eps,
+            cfg.gemma_layout,
+        )?;
         // Gemma2TextScaledWordEmbedding: `torch.tensor(hidden ** 0.5)` (f32) cast to the
         // weights' dtype; in f32 compute that is √hidden rounded once to f32.
-        let embed_scale = cfg.gemma_layout.then(|| f64::from((cfg.hidden_size as f64).sqrt() as f32));
-        Ok(Self { embed, embed_scale, layers, norm, rope: Rope::new(cfg), hidden: cfg.hidden_size, query_block: QUERY_BLOCK })
+        let embed_scale =
+            cfg.gemma_layout.then(|| f64::from((cfg.hidden_size as f64).sqrt() as f32));
+        Ok(Self {
+            embed,
+            embed_scale,
+            layers,
+            norm,
+            rope: Rope::new(cfg),
+            hidden: cfg.hidden_size,
+            query_block: QUERY_BLOCK,
+        })
     }
 
     /// Sets the query tokens per attention block (default [`QUERY_BLOCK`]): the score matrix
@@ -192,15 +214,27 @@ impl DecoderModel {
     /// # Errors
     /// A candle error on a row without a pooled suffix token, a prefix of another length than
     /// the layout's, or inconsistent shapes.
-    pub fn forward_pooled_shared(&self, prefix: &PrefixKv, layout: &SharedLayout) -> Result<Tensor> {
+    pub fn forward_pooled_shared(
+        &self,
+        prefix: &PrefixKv,
+        layout: &SharedLayout,
+    ) -> Result<Tensor> {
         if prefix.len != layout.prefix_len || prefix.layers.len() != self.layers.len() {
-            candle_core::bail!("shared pass: a {}-token prefix for a layout of {}", prefix.len, layout.prefix_len);
+            candle_core::bail!(
+                "shared pass: a {}-token prefix for a layout of {}",
+                prefix.len,
+                layout.prefix_len
+            );
         }
         let pooled = layout
             .pooled
             .iter()
             .enumerate()
-            .map(|(r, p)| p.ok_or_else(|| candle_core::Error::Msg(format!("shared pass: row {r} pools a prefix token"))))
+            .map(|(r, p)| {
+                p.ok_or_else(|| {
+                    candle_core::Error::Msg(format!("shared pass: row {r} pools a prefix token"))
+                })
+            })
             .collect::<Result<Vec<usize>>>()?;
         let rows = PassRows {
             batch: layout.batch,
@@ -215,7 +249,11 @@ impl DecoderModel {
     }
 
     /// Embeddings of `input_ids` (`[batch * seq_len]`) and the pass inputs of `rows`.
-    fn embed_and_inputs(&self, input_ids: &[u32], rows: &PassRows<'_>) -> Result<(Tensor, PassInputs)> {
+    fn embed_and_inputs(
+        &self,
+        input_ids: &[u32],
+        rows: &PassRows<'_>,
+    ) -> Result<(Tensor, PassInputs)> {
         let (b, t) = (rows.batch, rows.seq_len);
         let dev = Device::Cpu;
         let ids = Tensor::from_slice(input_ids, b * t, &dev)?;
@@ -224,8 +262,10 @@ impl DecoderModel {
             x = (x * s)?;
         }
         let (cos, sin) = self.rope.cos_sin_vec(rows.positions);
-        let pooled_rows: Vec<u32> = rows.pooled.iter().enumerate().map(|(r, &i)| (r * t + i) as u32).collect();
-        let pooled_positions: Vec<u32> = rows.pooled.iter().enumerate().map(|(r, &i)| rows.positions[r * t + i]).collect();
+        let pooled_rows: Vec<u32> =
+            rows.pooled.iter().enumerate().map(|(r, &i)| (r * t + i) as u32).collect();
+        let pooled_positions: Vec<u32> =
+            rows.pooled.iter().enumerate().map(|(r, &i)| rows.positions[r * t + i]).collect();
         let (pooled_cos, pooled_sin) = self.rope.cos_sin_vec(&pooled_positions);
         let key_len = rows.key_ok.len() / b.max(1);
         let base = rows.query_base;
@@ -251,7 +291,12 @@ impl DecoderModel {
     }
 
     /// The stack over one batch, with or without a cached prefix; `[batch, hidden]`.
-    fn run(&self, input_ids: &[u32], rows: &PassRows<'_>, prefix: Option<&PrefixKv>) -> Result<Tensor> {
+    fn run(
+        &self,
+        input_ids: &[u32],
+        rows: &PassRows<'_>,
+        prefix: Option<&PrefixKv>,
+    ) -> Result<Tensor> {
         let (mut x, p) = self.embed_and_inputs(input_ids, rows)?;
         let last = self.layers.len() - 1;
         for (i, layer) in self.layers.iter().enumerate() {
@@ -259,7 +304,12 @@ impl DecoderModel {
                 Some(pre) => Kv::Prefix(&pre.layers[i]),
                 None => Kv::Own,
             };
-            x = layer.forward(&x, &p, if i == last { Queries::Pooled } else { Queries::All }, kv)?;
+            x = layer.forward(
+                &x,
+                &p,
+                if i == last { Queries::Pooled } else { Queries::All },
+                kv,
+            )?;
         }
         let x = self.norm.forward(&x)?;
         debug_assert_eq!(x.dims(), &[rows.batch, self.hidden]);

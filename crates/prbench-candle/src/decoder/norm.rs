@@ -22,7 +22,13 @@ impl RmsNorm {
     ///
     /// # Errors
     /// As [`Weights::tensor`].
-    pub fn load(w: &mut Weights, name: &str, dim: usize, eps: f64, gemma: bool) -> std::result::Result<Self, ModelError> {
+    pub fn load(
+        w: &mut Weights,
+        name: &str,
+        dim: usize,
+        eps: f64,
+        gemma: bool,
+    ) -> std::result::Result<Self, ModelError> {
         let t = w.tensor(name, &[dim])?;
         let scale = if gemma {
             (t + 1.0).map_err(|e| ModelError::Engine(format!("{name}: {e}")))?

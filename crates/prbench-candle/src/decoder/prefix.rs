@@ -32,7 +32,11 @@ pub enum PaddingSide {
 
 /// Pads rows to their longest length on `side` with `pad`: `([rows * seq_len] ids, [rows *
 /// seq_len] attention mask (1 = real), seq_len)`.
-pub fn pad_rows<'a>(rows: impl IntoIterator<Item = &'a [u32]> + Clone, side: PaddingSide, pad: u32) -> (Vec<u32>, Vec<u32>, usize) {
+pub fn pad_rows<'a>(
+    rows: impl IntoIterator<Item = &'a [u32]> + Clone,
+    side: PaddingSide,
+    pad: u32,
+) -> (Vec<u32>, Vec<u32>, usize) {
     let t = rows.clone().into_iter().map(<[u32]>::len).max().unwrap_or(0);
     let (mut ids, mut mask) = (Vec::new(), Vec::new());
     for r in rows {
@@ -80,7 +84,10 @@ impl LayerKv {
         if at.iter().all(|&a| a == 0) {
             let kt_p = self.kt.broadcast_as((b, nkv, d, p))?.contiguous()?;
             let v_p = self.v.broadcast_as((b, nkv, p, d))?.contiguous()?;
-            return Ok((Tensor::cat(&[&kt_p, kt], 3)?.contiguous()?, Tensor::cat(&[&v_p, v], 2)?.contiguous()?));
+            return Ok((
+                Tensor::cat(&[&kt_p, kt], 3)?.contiguous()?,
+                Tensor::cat(&[&v_p, v], 2)?.contiguous()?,
+            ));
         }
         let mut kts = Vec::with_capacity(b);
         let mut vs = Vec::with_capacity(b);
@@ -142,7 +149,12 @@ impl SharedLayout {
     /// The layout of `suffixes` (each non-empty) after `prefix`, padded on `side` with
     /// `pad_token_id` (0 when `None`); pooling follows [`super::mask::pooled_index`] on the
     /// full rows and positions [`Positions::FromMask`].
-    pub fn new(prefix: &[u32], suffixes: &[Vec<u32>], side: PaddingSide, pad_token_id: Option<u32>) -> Self {
+    pub fn new(
+        prefix: &[u32],
+        suffixes: &[Vec<u32>],
+        side: PaddingSide,
+        pad_token_id: Option<u32>,
+    ) -> Self {
         let pad = pad_token_id.unwrap_or(0);
         let p = prefix.len();
         let (ids, _, t) = pad_rows(suffixes.iter().map(Vec::as_slice), side, pad);
@@ -150,7 +162,8 @@ impl SharedLayout {
         let (full_ids, full_mask, full_t) = pad_rows(full.iter().map(Vec::as_slice), side, pad);
         debug_assert_eq!(full_t, p + t);
         let b = suffixes.len();
-        let full = BatchLayout::new(&full_ids, &full_mask, b, p + t, pad_token_id, Positions::FromMask);
+        let full =
+            BatchLayout::new(&full_ids, &full_mask, b, p + t, pad_token_id, Positions::FromMask);
         let mut positions = Vec::with_capacity(b * t);
         let mut join_at = Vec::with_capacity(b);
         let mut pooled = Vec::with_capacity(b);
@@ -167,7 +180,16 @@ impl SharedLayout {
             let fp = full.pooled[r];
             pooled.push((fp >= p + at).then(|| fp - p));
         }
-        Self { batch: b, prefix_len: p, seq_len: t, ids, key_ok: full.key_ok, positions, join_at, pooled }
+        Self {
+            batch: b,
+            prefix_len: p,
+            seq_len: t,
+            ids,
+            key_ok: full.key_ok,
+            positions,
+            join_at,
+            pooled,
+        }
     }
 }
 
@@ -203,7 +225,8 @@ mod tests {
             kt: Tensor::new(&[10f32, 11.], &dev).unwrap().reshape((1, 1, 1, 2)).unwrap(),
             v: Tensor::new(&[10f32, 11.], &dev).unwrap().reshape((1, 1, 2, 1)).unwrap(),
         };
-        let kt = Tensor::new(&[1f32, 2., 3., 4., 5., 6.], &dev).unwrap().reshape((2, 1, 1, 3)).unwrap();
+        let kt =
+            Tensor::new(&[1f32, 2., 3., 4., 5., 6.], &dev).unwrap().reshape((2, 1, 1, 3)).unwrap();
         let v = kt.reshape((2, 1, 3, 1)).unwrap();
         let flat = |t: Tensor| t.flatten_all().unwrap().to_vec1::<f32>().unwrap();
         let (k, vv) = prefix.join(&kt, &v, &[0, 0]).unwrap();

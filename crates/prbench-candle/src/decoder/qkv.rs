@@ -73,7 +73,14 @@ pub struct SplitHeads {
 /// Normalises (optionally) and rotates one head vector `x` (`[d]`) into `out`; `buf` is scratch
 /// of length d. RMSNorm as `candle_nn::ops::rms_norm`: x / √(Σx²/d + ε) · w.
 #[inline]
-fn rope_head(x: &[f32], norm: Option<&HeadNorm>, cos: &[f32], sin: &[f32], buf: &mut [f32], out: &mut [f32]) {
+fn rope_head(
+    x: &[f32],
+    norm: Option<&HeadNorm>,
+    cos: &[f32],
+    sin: &[f32],
+    buf: &mut [f32],
+    out: &mut [f32],
+) {
     let d = x.len();
     let h = d / 2;
     let x = match norm {
@@ -114,13 +121,22 @@ impl CustomOp1 for SplitHeads {
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
-        let CpuStorage::F32(data) = storage else { candle_core::bail!("split heads: f32 expected") };
-        let Some((o1, o2)) = layout.contiguous_offsets() else { candle_core::bail!("split heads: contiguous input expected") };
+        let CpuStorage::F32(data) = storage else {
+            candle_core::bail!("split heads: f32 expected")
+        };
+        let Some((o1, o2)) = layout.contiguous_offsets() else {
+            candle_core::bail!("split heads: contiguous input expected")
+        };
         let src = &data[o1..o2];
-        let (b, t, nh, nkv, d) = (self.batch, self.seq_len, self.heads, self.kv_heads, self.head_dim);
+        let (b, t, nh, nkv, d) =
+            (self.batch, self.seq_len, self.heads, self.kv_heads, self.head_dim);
         let width = (nh + 2 * nkv) * d;
         let half = d / 2;
-        if layout.shape().dims() != [b * t, width] || self.cos.len() != b * t * half || d % 2 != 0 || nh % nkv != 0 {
+        if layout.shape().dims() != [b * t, width]
+            || self.cos.len() != b * t * half
+            || d % 2 != 0
+            || nh % nkv != 0
+        {
             candle_core::bail!("split heads: input {:?} does not match the layout", layout.shape());
         }
         let tq = self.queries();
@@ -135,16 +151,23 @@ impl CustomOp1 for SplitHeads {
             let mut buf = vec![0f32; d];
             for (i, o) in chunk.chunks_exact_mut(d).enumerate() {
                 let r = first + i;
-                let (bi, g, qi, rep) = (r / (nkv * tq * n_rep), (r / (tq * n_rep)) % nkv, (r / n_rep) % tq, r % n_rep);
+                let (bi, g, qi, rep) =
+                    (r / (nkv * tq * n_rep), (r / (tq * n_rep)) % nkv, (r / n_rep) % tq, r % n_rep);
                 let h = g * n_rep + rep;
                 let (row, cos, sin) = match &self.queries {
                     QueryRows::All => {
                         let row = bi * t + qi;
-                        (row, &self.cos[row * half..(row + 1) * half], &self.sin[row * half..(row + 1) * half])
+                        (
+                            row,
+                            &self.cos[row * half..(row + 1) * half],
+                            &self.sin[row * half..(row + 1) * half],
+                        )
                     }
-                    QueryRows::Pooled { rows, cos, sin } => {
-                        (rows[bi], &cos[bi * half..(bi + 1) * half], &sin[bi * half..(bi + 1) * half])
-                    }
+                    QueryRows::Pooled { rows, cos, sin } => (
+                        rows[bi],
+                        &cos[bi * half..(bi + 1) * half],
+                        &sin[bi * half..(bi + 1) * half],
+                    ),
                 };
                 let x = &src[row * width + h * d..row * width + (h + 1) * d];
                 rope_head(x, self.q_norm.as_deref(), cos, sin, &mut buf, o);
@@ -159,7 +182,10 @@ impl CustomOp1 for SplitHeads {
                     let row = bi * t + j;
                     let col = (nh + g) * d;
                     let x = &src[row * width + col..row * width + col + d];
-                    let (cos, sin) = (&self.cos[row * half..(row + 1) * half], &self.sin[row * half..(row + 1) * half]);
+                    let (cos, sin) = (
+                        &self.cos[row * half..(row + 1) * half],
+                        &self.sin[row * half..(row + 1) * half],
+                    );
                     rope_head(x, self.k_norm.as_deref(), cos, sin, &mut buf, &mut rot);
                     for (e, v) in rot.iter().enumerate() {
                         block[e * t + j] = *v;
@@ -191,7 +217,8 @@ mod tests {
     fn matches_candle_rope_and_transposes() {
         let (b, t, nh, nkv, d) = (2usize, 3usize, 4usize, 2usize, 4usize);
         let width = (nh + 2 * nkv) * d;
-        let src: Vec<f32> = (0..b * t * width).map(|i| ((i * 37 % 101) as f32 - 50.0) / 17.0).collect();
+        let src: Vec<f32> =
+            (0..b * t * width).map(|i| ((i * 37 % 101) as f32 - 50.0) / 17.0).collect();
         let half = d / 2;
         let cos: Vec<f32> = (0..b * t * half).map(|i| (i as f32 * 0.3).cos()).collect();
         let sin: Vec<f32> = (0..b * t * half).map(|i| (i as f32 * 0.3).sin()).collect();
@@ -214,10 +241,23 @@ mod tests {
         let cos_t = Tensor::from_vec(cos, (b, t, half), &dev).unwrap();
         let sin_t = Tensor::from_vec(sin, (b, t, half), &dev).unwrap();
         let heads = |from: usize, n: usize| {
-            x.narrow(1, from * d, n * d).unwrap().reshape((b, t, n, d)).unwrap().transpose(1, 2).unwrap().contiguous().unwrap()
+            x.narrow(1, from * d, n * d)
+                .unwrap()
+                .reshape((b, t, n, d))
+                .unwrap()
+                .transpose(1, 2)
+                .unwrap()
+                .contiguous()
+                .unwrap()
         };
         let q_ref = candle_nn::rotary_emb::rope(&heads(0, nh), &cos_t, &sin_t).unwrap();
-        let q_ref = q_ref.reshape((b, nkv, nh / nkv, t, d)).unwrap().transpose(2, 3).unwrap().contiguous().unwrap();
+        let q_ref = q_ref
+            .reshape((b, nkv, nh / nkv, t, d))
+            .unwrap()
+            .transpose(2, 3)
+            .unwrap()
+            .contiguous()
+            .unwrap();
         let k_ref = candle_nn::rotary_emb::rope(&heads(nh, nkv), &cos_t, &sin_t).unwrap();
         let v_ref = heads(nh + nkv, nkv);
         let flat = |t: &Tensor| t.flatten_all().unwrap().to_vec1::<f32>().unwrap();

@@ -24,7 +24,12 @@ pub fn inv_freq(head_dim: usize, theta: f64, scaling: RopeScaling) -> Vec<f32> {
     match scaling {
         RopeScaling::Default => plain.collect(),
         RopeScaling::Linear { factor } => plain.map(|f| f / factor as f32).collect(),
-        RopeScaling::Llama3 { factor, low_freq_factor, high_freq_factor, original_max_position_embeddings } => {
+        RopeScaling::Llama3 {
+            factor,
+            low_freq_factor,
+            high_freq_factor,
+            original_max_position_embeddings,
+        } => {
             let factor = factor as f32;
             let low = low_freq_factor as f32;
             let old = original_max_position_embeddings as f32;
@@ -113,13 +118,24 @@ impl Rope {
     ///
     /// # Errors
     /// A candle error only if `positions.len() != batch * seq_len`.
-    pub fn cos_sin(&self, positions: &[u32], batch: usize, seq_len: usize) -> Result<(Tensor, Tensor)> {
+    pub fn cos_sin(
+        &self,
+        positions: &[u32],
+        batch: usize,
+        seq_len: usize,
+    ) -> Result<(Tensor, Tensor)> {
         if positions.len() != batch * seq_len {
-            candle_core::bail!("rope: {} positions for a [{batch}, {seq_len}] batch", positions.len());
+            candle_core::bail!(
+                "rope: {} positions for a [{batch}, {seq_len}] batch",
+                positions.len()
+            );
         }
         let (cos, sin) = self.cos_sin_vec(positions);
         let shape = (batch, seq_len, self.inv_freq.len());
-        Ok((Tensor::from_vec(cos, shape, &Device::Cpu)?, Tensor::from_vec(sin, shape, &Device::Cpu)?))
+        Ok((
+            Tensor::from_vec(cos, shape, &Device::Cpu)?,
+            Tensor::from_vec(sin, shape, &Device::Cpu)?,
+        ))
     }
 
     /// cos and sin for each position, `[positions.len() * head_dim / 2]` each, row-major.

@@ -109,7 +109,10 @@ impl MaskedSoftmax {
                 *l = l.max(*v);
             }
         }
-        let max = chunks.remainder().iter().fold(lanes.iter().copied().fold(f32::NEG_INFINITY, f32::max), |a, &b| a.max(b));
+        let max = chunks
+            .remainder()
+            .iter()
+            .fold(lanes.iter().copied().fold(f32::NEG_INFINITY, f32::max), |a, &b| a.max(b));
         let mut sums = [0f32; LANES];
         let mut chunks = dst.chunks_exact_mut(LANES);
         for c in &mut chunks {
@@ -188,7 +191,9 @@ impl CustomOp1 for MaskedSoftmax {
     }
 
     fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
-        let CpuStorage::F32(data) = storage else { candle_core::bail!("masked softmax: f32 scores expected") };
+        let CpuStorage::F32(data) = storage else {
+            candle_core::bail!("masked softmax: f32 scores expected")
+        };
         let Some((o1, o2)) = layout.contiguous_offsets() else {
             candle_core::bail!("masked softmax: contiguous scores expected")
         };
@@ -203,7 +208,10 @@ impl CustomOp1 for MaskedSoftmax {
             || self.spans.len() != batch
             || tk == 0
         {
-            candle_core::bail!("masked softmax: scores {:?} do not match the batch layout", layout.shape());
+            candle_core::bail!(
+                "masked softmax: scores {:?} do not match the batch layout",
+                layout.shape()
+            );
         }
         let per_batch = groups * rows;
         let mut dst = vec![0f32; src.len()];
@@ -222,7 +230,14 @@ mod tests {
     use super::*;
     use candle_core::{Device, Tensor};
 
-    fn reference(scores: &[f32], q: usize, key_ok: &[bool], window: Option<usize>, scale: f32, cap: Option<f32>) -> Vec<f32> {
+    fn reference(
+        scores: &[f32],
+        q: usize,
+        key_ok: &[bool],
+        window: Option<usize>,
+        scale: f32,
+        cap: Option<f32>,
+    ) -> Vec<f32> {
         // transformers: softmax(cap(s * scale) + mask), mask = f32::MIN where not allowed.
         let s: Vec<f32> = scores
             .iter()
@@ -260,11 +275,27 @@ mod tests {
                     scale: 0.5,
                     softcap,
                 };
-                let out = t.apply_op1_no_bwd(&op).unwrap().flatten_all().unwrap().to_vec1::<f32>().unwrap();
+                let out = t
+                    .apply_op1_no_bwd(&op)
+                    .unwrap()
+                    .flatten_all()
+                    .unwrap()
+                    .to_vec1::<f32>()
+                    .unwrap();
                 for (qi, q) in [0usize, 4].into_iter().enumerate() {
-                    let want = reference(&scores[qi * tk..(qi + 1) * tk], q, &key_ok, window, 0.5, softcap);
+                    let want = reference(
+                        &scores[qi * tk..(qi + 1) * tk],
+                        q,
+                        &key_ok,
+                        window,
+                        0.5,
+                        softcap,
+                    );
                     for (a, b) in out[qi * tk..(qi + 1) * tk].iter().zip(&want) {
-                        assert!((a - b).abs() < 3e-7, "{key_ok:?} {softcap:?} {window:?} q {q}: {a} vs {b}");
+                        assert!(
+                            (a - b).abs() < 3e-7,
+                            "{key_ok:?} {softcap:?} {window:?} q {q}: {a} vs {b}"
+                        );
                     }
                 }
             }
@@ -290,7 +321,12 @@ mod tests {
                 scale: 1.0,
                 softcap: None,
             };
-            let t = Tensor::from_vec(scores[key_offset..key_offset + n].to_vec(), (1, 1, 1, n), &Device::Cpu).unwrap();
+            let t = Tensor::from_vec(
+                scores[key_offset..key_offset + n].to_vec(),
+                (1, 1, 1, n),
+                &Device::Cpu,
+            )
+            .unwrap();
             t.apply_op1_no_bwd(&op).unwrap().flatten_all().unwrap().to_vec1::<f32>().unwrap()
         };
         let full = mk(0, 6);

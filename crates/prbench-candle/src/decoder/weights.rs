@@ -30,7 +30,10 @@ pub struct Weights {
 
 impl std::fmt::Debug for Weights {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Weights").field("files", &self.files).field("dtypes", &self.dtypes).finish_non_exhaustive()
+        f.debug_struct("Weights")
+            .field("files", &self.files)
+            .field("dtypes", &self.dtypes)
+            .finish_non_exhaustive()
     }
 }
 
@@ -52,11 +55,14 @@ pub fn locate(dir: &Path) -> Result<(Vec<PathBuf>, bool), ModelError> {
     }
     let index = dir.join(INDEX_FILE);
     if !index.is_file() {
-        return Err(file_err(&single, format!("no `{SINGLE_FILE}` or `{INDEX_FILE}` in `{}`", dir.display())));
+        return Err(file_err(
+            &single,
+            format!("no `{SINGLE_FILE}` or `{INDEX_FILE}` in `{}`", dir.display()),
+        ));
     }
     let text = std::fs::read_to_string(&index).map_err(|e| file_err(&index, e.to_string()))?;
-    let v: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| file_err(&index, format!("not valid JSON: {e}")))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| file_err(&index, format!("not valid JSON: {e}")))?;
     let map = v
         .get("weight_map")
         .and_then(|m| m.as_object())
@@ -75,7 +81,10 @@ pub fn locate(dir: &Path) -> Result<(Vec<PathBuf>, bool), ModelError> {
     for name in names {
         let path = dir.join(&name);
         if !path.is_file() {
-            return Err(file_err(&path, format!("shard `{name}` listed in `{INDEX_FILE}` is missing")));
+            return Err(file_err(
+                &path,
+                format!("shard `{name}` listed in `{INDEX_FILE}` is missing"),
+            ));
         }
         files.push(path);
     }
@@ -114,7 +123,15 @@ impl Weights {
         // are copied out (converted to f32) before `Weights` is dropped.
         let st = unsafe { MmapedSafetensors::multi(&files) }
             .map_err(|e| file_err(&files[0], format!("not a readable safetensors file: {e}")))?;
-        Ok(Self { files, sharded, st, dtypes: BTreeSet::new(), params: 0, sha256, loaded: HashSet::new() })
+        Ok(Self {
+            files,
+            sharded,
+            st,
+            dtypes: BTreeSet::new(),
+            params: 0,
+            sha256,
+            loaded: HashSet::new(),
+        })
     }
 
     /// Whether a tensor of this name exists in any file.
@@ -133,17 +150,32 @@ impl Weights {
     /// [`ModelError::Metadata`] (path = the weights file, key = the tensor name) when the
     /// tensor is missing, stored in a dtype other than F32/BF16/F16, or has another shape.
     pub fn tensor(&mut self, name: &str, shape: &[usize]) -> Result<Tensor, ModelError> {
-        let where_ = if self.sharded { self.files[0].with_file_name(INDEX_FILE) } else { self.files[0].clone() };
-        let err = |reason: String| ModelError::Metadata { path: where_.clone(), key: name.into(), reason };
-        let view = self.st.get(name).map_err(|_| err("tensor missing from the checkpoint".into()))?;
+        let where_ = if self.sharded {
+            self.files[0].with_file_name(INDEX_FILE)
+        } else {
+            self.files[0].clone()
+        };
+        let err = |reason: String| ModelError::Metadata {
+            path: where_.clone(),
+            key: name.into(),
+            reason,
+        };
+        let view =
+            self.st.get(name).map_err(|_| err("tensor missing from the checkpoint".into()))?;
         if view.shape() != shape {
-            return Err(err(format!("shape {:?}, expected {:?} from config.json", view.shape(), shape)));
+            return Err(err(format!(
+                "shape {:?}, expected {:?} from config.json",
+                view.shape(),
+                shape
+            )));
         }
         let t = candle_core::safetensors::Load::load(&view, &Device::Cpu)
             .map_err(|e| err(format!("cannot read tensor: {e}")))?;
         match t.dtype() {
             DType::F32 | DType::BF16 | DType::F16 => {}
-            d => return Err(err(format!("stored as {}, supported: f32, bf16, f16", dtype_name(d)))),
+            d => {
+                return Err(err(format!("stored as {}, supported: f32, bf16, f16", dtype_name(d))))
+            }
         }
         self.dtypes.insert(dtype_name(t.dtype()));
         if self.loaded.insert(name.to_string()) {
@@ -179,8 +211,13 @@ impl Weights {
     /// Tensors present in the files but not read so far, sorted (e.g. a leftover `lm_head` or
     /// rotary `inv_freq` buffers; transformers ignores these too).
     pub fn unread(&self) -> Vec<String> {
-        let mut v: Vec<String> =
-            self.st.tensors().into_iter().map(|(n, _)| n).filter(|n| !self.loaded.contains(n)).collect();
+        let mut v: Vec<String> = self
+            .st
+            .tensors()
+            .into_iter()
+            .map(|(n, _)| n)
+            .filter(|n| !self.loaded.contains(n))
+            .collect();
         v.sort();
         v
     }

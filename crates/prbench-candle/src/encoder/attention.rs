@@ -24,7 +24,10 @@ pub fn softmax_row(x: &mut [f32]) {
             *l = l.max(*v);
         }
     }
-    let max = chunks.remainder().iter().fold(lanes.iter().copied().fold(f32::NEG_INFINITY, f32::max), |a, &b| a.max(b));
+    let max = chunks
+        .remainder()
+        .iter()
+        .fold(lanes.iter().copied().fold(f32::NEG_INFINITY, f32::max), |a, &b| a.max(b));
     let mut sums = [0f32; LANES];
     let mut chunks = x.chunks_exact_mut(LANES);
     for c in &mut chunks {
@@ -61,11 +64,20 @@ pub struct Heads {
 ///
 /// # Panics
 /// When the buffers or the tiling do not match (a caller bug).
-pub fn attention(qkv: &[f32], seqs: &[(usize, usize)], shape: Heads, head_major: &mut [f32], out: &mut [f32]) {
+pub fn attention(
+    qkv: &[f32],
+    seqs: &[(usize, usize)],
+    shape: Heads,
+    head_major: &mut [f32],
+    out: &mut [f32],
+) {
     let (nh, d) = (shape.heads, shape.head_dim);
     let h = nh * d;
     let tokens = out.len() / h.max(1);
-    assert!(qkv.len() == tokens * 3 * h && out.len() == tokens * h && head_major.len() == tokens * h, "attention: buffer lengths");
+    assert!(
+        qkv.len() == tokens * 3 * h && out.len() == tokens * h && head_major.len() == tokens * h,
+        "attention: buffer lengths"
+    );
     let mut next = 0;
     for &(start, len) in seqs {
         assert!(start == next && len > 0, "attention: sequences must tile the tokens in order");
@@ -85,17 +97,20 @@ pub fn attention(qkv: &[f32], seqs: &[(usize, usize)], shape: Heads, head_major:
             rest = tail;
         }
     }
-    items.into_par_iter().for_each_init(Vec::new, |scores: &mut Vec<f32>, (head, start, n, dst)| {
-        scores.clear();
-        scores.resize(n * n, 0.0);
-        let row = start * 3 * h;
-        let q = View { data: &qkv[row + head * d..], rs: 3 * h, cs: 1 };
-        let kt = View { data: &qkv[row + h + head * d..], rs: 1, cs: 3 * h };
-        let v = View { data: &qkv[row + 2 * h + head * d..], rs: 3 * h, cs: 1 };
-        matmul(n, n, d, q, kt, scores, n, false, scale, false);
-        scores.chunks_exact_mut(n).for_each(softmax_row);
-        matmul(n, d, n, View { data: scores, rs: n, cs: 1 }, v, dst, d, false, 1.0, false);
-    });
+    items.into_par_iter().for_each_init(
+        Vec::new,
+        |scores: &mut Vec<f32>, (head, start, n, dst)| {
+            scores.clear();
+            scores.resize(n * n, 0.0);
+            let row = start * 3 * h;
+            let q = View { data: &qkv[row + head * d..], rs: 3 * h, cs: 1 };
+            let kt = View { data: &qkv[row + h + head * d..], rs: 1, cs: 3 * h };
+            let v = View { data: &qkv[row + 2 * h + head * d..], rs: 3 * h, cs: 1 };
+            matmul(n, n, d, q, kt, scores, n, false, scale, false);
+            scores.chunks_exact_mut(n).for_each(softmax_row);
+            matmul(n, d, n, View { data: scores, rs: n, cs: 1 }, v, dst, d, false, 1.0, false);
+        },
+    );
 
     // [heads, tokens, d] → [tokens, heads·d].
     let hm: &[f32] = head_major;
@@ -103,7 +118,8 @@ pub fn attention(qkv: &[f32], seqs: &[(usize, usize)], shape: Heads, head_major:
         for (i, o) in rows.chunks_exact_mut(h).enumerate() {
             let t = c * 64 + i;
             for head in 0..nh {
-                o[head * d..(head + 1) * d].copy_from_slice(&hm[(head * tokens + t) * d..(head * tokens + t + 1) * d]);
+                o[head * d..(head + 1) * d]
+                    .copy_from_slice(&hm[(head * tokens + t) * d..(head * tokens + t + 1) * d]);
             }
         }
     });
@@ -114,12 +130,23 @@ mod tests {
     use super::*;
 
     /// softmax(q·kᵀ/√d)·v of one sequence and head, in f64 loops.
-    fn reference(qkv: &[f32], start: usize, len: usize, head: usize, nh: usize, d: usize) -> Vec<f64> {
+    fn reference(
+        qkv: &[f32],
+        start: usize,
+        len: usize,
+        head: usize,
+        nh: usize,
+        d: usize,
+    ) -> Vec<f64> {
         let h = nh * d;
-        let at = |t: usize, part: usize, j: usize| f64::from(qkv[(start + t) * 3 * h + part * h + head * d + j]);
+        let at = |t: usize, part: usize, j: usize| {
+            f64::from(qkv[(start + t) * 3 * h + part * h + head * d + j])
+        };
         let mut out = vec![0f64; len * d];
         for i in 0..len {
-            let s: Vec<f64> = (0..len).map(|k| (0..d).map(|j| at(i, 0, j) * at(k, 1, j)).sum::<f64>() / (d as f64).sqrt()).collect();
+            let s: Vec<f64> = (0..len)
+                .map(|k| (0..d).map(|j| at(i, 0, j) * at(k, 1, j)).sum::<f64>() / (d as f64).sqrt())
+                .collect();
             let max = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let e: Vec<f64> = s.iter().map(|x| (x - max).exp()).collect();
             let sum: f64 = e.iter().sum();
@@ -136,7 +163,8 @@ mod tests {
         let h = nh * d;
         let seqs = [(0, 5), (5, 1), (6, 40), (46, 17)];
         let tokens = 63;
-        let qkv: Vec<f32> = (0..tokens * 3 * h).map(|i| (((i * 7919) % 1013) as f32 - 506.0) / 300.0).collect();
+        let qkv: Vec<f32> =
+            (0..tokens * 3 * h).map(|i| (((i * 7919) % 1013) as f32 - 506.0) / 300.0).collect();
         let mut out = vec![0f32; tokens * h];
         let mut scratch = vec![0f32; tokens * h];
         attention(&qkv, &seqs, Heads { heads: nh, head_dim: d }, &mut scratch, &mut out);
@@ -146,7 +174,10 @@ mod tests {
                 for i in 0..len {
                     for j in 0..d {
                         let got = f64::from(out[(start + i) * h + head * d + j]);
-                        assert!((got - want[i * d + j]).abs() < 1e-5, "seq {start} head {head} ({i}, {j})");
+                        assert!(
+                            (got - want[i * d + j]).abs() < 1e-5,
+                            "seq {start} head {head} ({i}, {j})"
+                        );
                     }
                 }
             }

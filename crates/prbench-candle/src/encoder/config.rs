@@ -68,8 +68,13 @@ impl BertConfig {
     /// `position_embedding_type` other than `absolute` (relative position embeddings are not
     /// implemented), or a hidden size that the heads do not divide.
     pub fn parse(text: &str, path: &Path) -> Result<Self, ModelError> {
-        let meta = |key: &str, reason: String| ModelError::Metadata { path: path.to_path_buf(), key: key.into(), reason };
-        let raw: Raw = serde_json::from_str(text).map_err(|e| meta("(config)", format!("not a BERT config: {e}")))?;
+        let meta = |key: &str, reason: String| ModelError::Metadata {
+            path: path.to_path_buf(),
+            key: key.into(),
+            reason,
+        };
+        let raw: Raw = serde_json::from_str(text)
+            .map_err(|e| meta("(config)", format!("not a BERT config: {e}")))?;
         let hidden_act = match raw.hidden_act.as_str() {
             "gelu" => HiddenAct::GeluErf,
             "gelu_new" | "gelu_pytorch_tanh" => HiddenAct::GeluTanh,
@@ -92,7 +97,10 @@ impl BertConfig {
         if raw.num_attention_heads == 0 || raw.hidden_size % raw.num_attention_heads != 0 {
             return Err(meta(
                 "num_attention_heads",
-                format!("{} heads do not divide hidden_size {}", raw.num_attention_heads, raw.hidden_size),
+                format!(
+                    "{} heads do not divide hidden_size {}",
+                    raw.num_attention_heads, raw.hidden_size
+                ),
             ));
         }
         Ok(Self {
@@ -139,13 +147,19 @@ mod tests {
         let p = Path::new("config.json");
         let c = BertConfig::parse(MINILM, p).unwrap();
         assert_eq!((c.hidden_act, c.head_dim(), c.layer_norm_eps), (HiddenAct::GeluErf, 32, 1e-12));
-        let e = BertConfig::parse(&MINILM.replace("\"absolute\"", "\"relative_key\""), p).unwrap_err().to_string();
-        assert!(e.contains("relative_key") && e.contains("position_embedding_type"), "{e}");
-        let e = BertConfig::parse(&MINILM.replace("\"gelu\"", "\"swish\""), p).unwrap_err().to_string();
-        assert!(e.contains("swish"), "{e}");
-        let e = BertConfig::parse(&MINILM.replace("\"num_attention_heads\": 12", "\"num_attention_heads\": 7"), p)
+        let e = BertConfig::parse(&MINILM.replace("\"absolute\"", "\"relative_key\""), p)
             .unwrap_err()
             .to_string();
+        assert!(e.contains("relative_key") && e.contains("position_embedding_type"), "{e}");
+        let e =
+            BertConfig::parse(&MINILM.replace("\"gelu\"", "\"swish\""), p).unwrap_err().to_string();
+        assert!(e.contains("swish"), "{e}");
+        let e = BertConfig::parse(
+            &MINILM.replace("\"num_attention_heads\": 12", "\"num_attention_heads\": 7"),
+            p,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("7 heads"), "{e}");
         assert!(BertConfig::parse("{}", p).unwrap_err().to_string().contains("not a BERT config"));
     }

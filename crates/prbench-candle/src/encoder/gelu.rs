@@ -66,9 +66,11 @@ mod tests {
         let mut worst = 0f64;
         let mut x = -5.0f32;
         while x <= 5.0 {
-            let want = if x.abs() <= 4.5 { erf_series(f64::from(x)) } else { f64::from(x.signum()) * 1.0 };
+            let want =
+                if x.abs() <= 4.5 { erf_series(f64::from(x)) } else { f64::from(x.signum()) * 1.0 };
             worst = worst.max((f64::from(erf(x)) - want).abs());
-            let g = 0.5 * f64::from(x) * (1.0 + erf_series(f64::from(x) / std::f64::consts::SQRT_2));
+            let g =
+                0.5 * f64::from(x) * (1.0 + erf_series(f64::from(x) / std::f64::consts::SQRT_2));
             assert!((f64::from(gelu_erf(x)) - g).abs() <= 1e-6 * g.abs().max(1.0), "gelu({x})");
             x += 0.001_7;
         }

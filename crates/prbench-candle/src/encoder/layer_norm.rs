@@ -30,7 +30,10 @@ fn lane_sum(x: &[f32], f: impl Fn(f32) -> f32) -> f32 {
 
 impl std::fmt::Debug for LayerNorm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LayerNorm").field("width", &self.weight.len()).field("eps", &self.eps).finish()
+        f.debug_struct("LayerNorm")
+            .field("width", &self.weight.len())
+            .field("eps", &self.eps)
+            .finish()
     }
 }
 
@@ -84,7 +87,8 @@ mod tests {
             let mean = row.iter().map(|&v| f64::from(v)).sum::<f64>() / w as f64;
             let var = row.iter().map(|&v| (f64::from(v) - mean).powi(2)).sum::<f64>() / w as f64;
             for j in 0..w {
-                let want = (f64::from(row[j]) - mean) / (var + 1e-5).sqrt() * f64::from(weight[j]) + f64::from(bias[j]);
+                let want = (f64::from(row[j]) - mean) / (var + 1e-5).sqrt() * f64::from(weight[j])
+                    + f64::from(bias[j]);
                 assert!((f64::from(y[r * w + j]) - want).abs() < 1e-5, "row {r} col {j}");
             }
         }

@@ -26,7 +26,11 @@ impl View<'_> {
     fn check(&self, rows: usize, cols: usize, what: &str) {
         if rows > 0 && cols > 0 {
             let last = (rows - 1) * self.rs + (cols - 1) * self.cs;
-            assert!(last < self.data.len(), "matmul: {what} view [{rows}, {cols}] overruns its {} elements", self.data.len());
+            assert!(
+                last < self.data.len(),
+                "matmul: {what} view [{rows}, {cols}] overruns its {} elements",
+                self.data.len()
+            );
         }
     }
 }
@@ -38,13 +42,27 @@ impl View<'_> {
 /// # Panics
 /// When a view or the destination is too short for its shape (a caller bug).
 #[allow(clippy::too_many_arguments)]
-pub fn matmul(m: usize, n: usize, k: usize, a: View<'_>, b: View<'_>, dst: &mut [f32], dst_rs: usize, accumulate: bool, scale: f32, parallel: bool) {
+pub fn matmul(
+    m: usize,
+    n: usize,
+    k: usize,
+    a: View<'_>,
+    b: View<'_>,
+    dst: &mut [f32],
+    dst_rs: usize,
+    accumulate: bool,
+    scale: f32,
+    parallel: bool,
+) {
     a.check(m, k, "lhs");
     b.check(k, n, "rhs");
     if m == 0 || n == 0 {
         return;
     }
-    assert!((m - 1) * dst_rs + n <= dst.len() && dst_rs >= n, "matmul: destination [{m}, {n}] overruns");
+    assert!(
+        (m - 1) * dst_rs + n <= dst.len() && dst_rs >= n,
+        "matmul: destination [{m}, {n}] overruns"
+    );
     if k == 0 {
         if !accumulate {
             for r in 0..m {
@@ -54,7 +72,11 @@ pub fn matmul(m: usize, n: usize, k: usize, a: View<'_>, b: View<'_>, dst: &mut 
         return;
     }
     let t = threads();
-    let parallelism = if parallel && t > 1 && m * n * k >= 1 << 18 { Parallelism::Rayon(t) } else { Parallelism::None };
+    let parallelism = if parallel && t > 1 && m * n * k >= 1 << 18 {
+        Parallelism::Rayon(t)
+    } else {
+        Parallelism::None
+    };
     // SAFETY: every element the views and the destination address was bounds-checked above;
     // dst is exclusively borrowed, so it does not alias a or b.
     unsafe {
@@ -94,7 +116,10 @@ pub struct Dense {
 
 impl std::fmt::Debug for Dense {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Dense").field("inputs", &self.inputs).field("outputs", &self.outputs).finish_non_exhaustive()
+        f.debug_struct("Dense")
+            .field("inputs", &self.inputs)
+            .field("outputs", &self.outputs)
+            .finish_non_exhaustive()
     }
 }
 
@@ -105,7 +130,11 @@ impl Dense {
     /// When the lengths do not match `inputs`·`outputs` and `outputs` (a caller bug: the loader
     /// checks shapes first).
     pub fn from_torch(weight: &[f32], bias: Vec<f32>, inputs: usize, outputs: usize) -> Self {
-        assert_eq!((weight.len(), bias.len()), (inputs * outputs, outputs), "dense: weight/bias shape");
+        assert_eq!(
+            (weight.len(), bias.len()),
+            (inputs * outputs, outputs),
+            "dense: weight/bias shape"
+        );
         let mut w_t = vec![0f32; inputs * outputs];
         for (o, row) in weight.chunks_exact(inputs).enumerate() {
             for (i, w) in row.iter().enumerate() {
@@ -167,11 +196,33 @@ impl Dense {
             // rows take the GEMM kernel, so a 1-token batch rounds like every other batch.
             let x2 = [x, x].concat();
             let mut d2 = [&*dst, &*dst].concat();
-            matmul(2, n, k, View { data: &x2, rs: k, cs: 1 }, View { data: &self.w_t, rs: n, cs: 1 }, &mut d2, n, true, 1.0, true);
+            matmul(
+                2,
+                n,
+                k,
+                View { data: &x2, rs: k, cs: 1 },
+                View { data: &self.w_t, rs: n, cs: 1 },
+                &mut d2,
+                n,
+                true,
+                1.0,
+                true,
+            );
             dst.copy_from_slice(&d2[..n]);
             return;
         }
-        matmul(m, n, k, View { data: x, rs: k, cs: 1 }, View { data: &self.w_t, rs: n, cs: 1 }, dst, n, true, 1.0, true);
+        matmul(
+            m,
+            n,
+            k,
+            View { data: x, rs: k, cs: 1 },
+            View { data: &self.w_t, rs: n, cs: 1 },
+            dst,
+            n,
+            true,
+            1.0,
+            true,
+        );
     }
 }
 
@@ -184,7 +235,8 @@ mod tests {
         let mut out = vec![0f64; m * n];
         for i in 0..m {
             for j in 0..n {
-                out[i * n + j] = (0..k).map(|p| f64::from(a[i * k + p]) * f64::from(b[p * n + j])).sum();
+                out[i * n + j] =
+                    (0..k).map(|p| f64::from(a[i * k + p]) * f64::from(b[p * n + j])).sum();
             }
         }
         out
@@ -216,7 +268,8 @@ mod tests {
             assert!((f64::from(got[i]) - exp).abs() < 1e-4, "{i}: {} vs {exp}", got[i]);
         }
         // Stacked layers give the parts' outputs side by side.
-        let both = Dense::concat(&[dense.clone(), Dense::from_torch(&w[..k * 5], b[..5].to_vec(), k, 5)]);
+        let both =
+            Dense::concat(&[dense.clone(), Dense::from_torch(&w[..k * 5], b[..5].to_vec(), k, 5)]);
         let mut cat = vec![0f32; m * (n + 5)];
         both.forward_into(&x, m, None, &mut cat);
         for i in 0..m {
@@ -242,7 +295,18 @@ mod tests {
         }
         let want = reference(m, n, k, &a, &b);
         let mut dst = vec![1f32; m * 8];
-        matmul(m, n, k, View { data: &a_t, rs: 1, cs: m }, View { data: &b, rs: n, cs: 1 }, &mut dst, 8, false, 0.5, false);
+        matmul(
+            m,
+            n,
+            k,
+            View { data: &a_t, rs: 1, cs: m },
+            View { data: &b, rs: n, cs: 1 },
+            &mut dst,
+            8,
+            false,
+            0.5,
+            false,
+        );
         for i in 0..m {
             for j in 0..n {
                 assert!((f64::from(dst[i * 8 + j]) - 0.5 * want[i * n + j]).abs() < 1e-4);

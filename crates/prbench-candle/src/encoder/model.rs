@@ -88,7 +88,10 @@ pub struct BertEncoder {
 
 impl std::fmt::Debug for BertEncoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BertEncoder").field("config", &self.config).field("weights_sha256", &self.weights_sha256).finish_non_exhaustive()
+        f.debug_struct("BertEncoder")
+            .field("config", &self.config)
+            .field("weights_sha256", &self.weights_sha256)
+            .finish_non_exhaustive()
     }
 }
 
@@ -101,7 +104,9 @@ impl Reader<'_> {
     fn vec(&mut self, name: &str, shape: &[usize]) -> Result<Vec<f32>, ModelError> {
         let full = format!("{}{name}", self.prefix);
         let t = self.w.tensor(&full, shape)?;
-        t.flatten_all().and_then(|t| t.to_vec1::<f32>()).map_err(|e| ModelError::Engine(format!("{full}: {e}")))
+        t.flatten_all()
+            .and_then(|t| t.to_vec1::<f32>())
+            .map_err(|e| ModelError::Engine(format!("{full}: {e}")))
     }
 
     fn dense(&mut self, name: &str, inputs: usize, outputs: usize) -> Result<Dense, ModelError> {
@@ -111,7 +116,11 @@ impl Reader<'_> {
     }
 
     fn norm(&mut self, name: &str, width: usize, eps: f32) -> Result<LayerNorm, ModelError> {
-        Ok(LayerNorm::new(self.vec(&format!("{name}.weight"), &[width])?, self.vec(&format!("{name}.bias"), &[width])?, eps))
+        Ok(LayerNorm::new(
+            self.vec(&format!("{name}.weight"), &[width])?,
+            self.vec(&format!("{name}.bias"), &[width])?,
+            eps,
+        ))
     }
 }
 
@@ -139,8 +148,10 @@ impl BertEncoder {
         let (h, i, eps) = (config.hidden_size, config.intermediate_size, config.layer_norm_eps);
         let mut r = Reader { w: &mut w, prefix };
         let word = r.vec("embeddings.word_embeddings.weight", &[config.vocab_size, h])?;
-        let position = r.vec("embeddings.position_embeddings.weight", &[config.max_position_embeddings, h])?;
-        let token_type = r.vec("embeddings.token_type_embeddings.weight", &[config.type_vocab_size, h])?;
+        let position =
+            r.vec("embeddings.position_embeddings.weight", &[config.max_position_embeddings, h])?;
+        let token_type =
+            r.vec("embeddings.token_type_embeddings.weight", &[config.type_vocab_size, h])?;
         let emb_norm = r.norm("embeddings.LayerNorm", h, eps)?;
         let mut layers = Vec::with_capacity(config.num_hidden_layers);
         for l in 0..config.num_hidden_layers {
@@ -178,15 +189,27 @@ impl BertEncoder {
                 return Err(ModelError::ContextOverflow {
                     tokens: len,
                     n_ctx: c.max_position_embeddings,
-                    reason: format!("sequence {s} is longer than the model's max_position_embeddings"),
+                    reason: format!(
+                        "sequence {s} is longer than the model's max_position_embeddings"
+                    ),
                 });
             }
             let range = start..start + len;
-            if let Some(id) = batch.ids[range.clone()].iter().find(|&&id| id as usize >= c.vocab_size) {
-                return Err(ModelError::Engine(format!("sequence {s}: token id {id} is outside the vocabulary of {}", c.vocab_size)));
+            if let Some(id) =
+                batch.ids[range.clone()].iter().find(|&&id| id as usize >= c.vocab_size)
+            {
+                return Err(ModelError::Engine(format!(
+                    "sequence {s}: token id {id} is outside the vocabulary of {}",
+                    c.vocab_size
+                )));
             }
-            if let Some(t) = batch.type_ids[range].iter().find(|&&t| t as usize >= c.type_vocab_size) {
-                return Err(ModelError::Engine(format!("sequence {s}: token type {t} is outside type_vocab_size {}", c.type_vocab_size)));
+            if let Some(t) =
+                batch.type_ids[range].iter().find(|&&t| t as usize >= c.type_vocab_size)
+            {
+                return Err(ModelError::Engine(format!(
+                    "sequence {s}: token type {t} is outside type_vocab_size {}",
+                    c.type_vocab_size
+                )));
             }
         }
         Ok(())
@@ -241,7 +264,11 @@ impl BertEncoder {
     ///
     /// # Errors
     /// As [`BertEncoder::forward`].
-    pub fn mean_pooled(&self, batch: &Packed, normalize: bool) -> Result<Vec<Vec<f32>>, ModelError> {
+    pub fn mean_pooled(
+        &self,
+        batch: &Packed,
+        normalize: bool,
+    ) -> Result<Vec<Vec<f32>>, ModelError> {
         let states = self.forward(batch)?;
         Ok(mean_pool(&states, self.config.hidden_size, &batch.seqs, normalize))
     }

@@ -8,10 +8,18 @@
 ///
 /// # Panics
 /// When a sequence lies outside `states` or is empty (a caller bug).
-pub fn mean_pool(states: &[f32], width: usize, seqs: &[(usize, usize)], normalize: bool) -> Vec<Vec<f32>> {
+pub fn mean_pool(
+    states: &[f32],
+    width: usize,
+    seqs: &[(usize, usize)],
+    normalize: bool,
+) -> Vec<Vec<f32>> {
     seqs.iter()
         .map(|&(start, len)| {
-            assert!(len > 0 && (start + len) * width <= states.len(), "mean pool: sequence outside the states");
+            assert!(
+                len > 0 && (start + len) * width <= states.len(),
+                "mean pool: sequence outside the states"
+            );
             let mut v = vec![0f32; width];
             for row in states[start * width..(start + len) * width].chunks_exact(width) {
                 v.iter_mut().zip(row).for_each(|(a, x)| *a += *x);

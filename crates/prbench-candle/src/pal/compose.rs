@@ -33,10 +33,7 @@ pub fn item_input(context: Option<&str>, question: &str, answer: &str) -> EmbedI
 pub fn prompt_input(context: Option<&str>, question: &str) -> EmbedInput {
     let question = format!("Question:\n{question}");
     match context.filter(|c| !c.trim().is_empty()) {
-        Some(c) => EmbedInput::Pair {
-            context: format!("User context:\n{c}"),
-            text: question,
-        },
+        Some(c) => EmbedInput::Pair { context: format!("User context:\n{c}"), text: question },
         None => EmbedInput::Text(question),
     }
 }
@@ -47,10 +44,7 @@ mod tests {
 
     #[test]
     fn prompt_and_item_inputs() {
-        assert_eq!(
-            prompt_input(None, "Q?"),
-            EmbedInput::Text("Question:\nQ?".into())
-        );
+        assert_eq!(prompt_input(None, "Q?"), EmbedInput::Text("Question:\nQ?".into()));
         assert_eq!(prompt_input(Some(" "), "Q?"), prompt_input(None, "Q?"));
         assert_eq!(
             prompt_input(Some("likes jokes"), "Q?"),
@@ -59,10 +53,7 @@ mod tests {
                 text: "Question:\nQ?".into()
             }
         );
-        assert_eq!(
-            item_input(Some("c"), "Q?", "A."),
-            bt::compose(Some("c"), "Q?", "A.")
-        );
+        assert_eq!(item_input(Some("c"), "Q?", "A."), bt::compose(Some("c"), "Q?", "A."));
         // The recorded text names the item composition it embeds; a new BT composition changes
         // PAL's hash too.
         assert!(bt::COMPOSITION.starts_with("prbench-bt-composition/1:"));

@@ -202,11 +202,7 @@ impl PairFeatures {
         Ok(Self {
             chosen: self.chosen.index_select(idx, 0)?,
             rejected: self.rejected.index_select(idx, 0)?,
-            prompts: self
-                .prompts
-                .as_ref()
-                .map(|p| p.index_select(idx, 0))
-                .transpose()?,
+            prompts: self.prompts.as_ref().map(|p| p.index_select(idx, 0)).transpose()?,
         })
     }
 
@@ -246,9 +242,7 @@ pub fn initial_logit_scale() -> f64 {
 }
 
 fn projector_names(prefix: &str) -> Vec<(String, String)> {
-    (0..3)
-        .map(|i| (format!("{prefix}.{i}.weight"), format!("{prefix}.{i}.bias")))
-        .collect()
+    (0..3).map(|i| (format!("{prefix}.{i}.weight"), format!("{prefix}.{i}.bias"))).collect()
 }
 
 impl PalNet {
@@ -275,18 +269,14 @@ impl PalNet {
     /// The names of the network's tensors (without `W`), sorted: `f.{0,1,2}.{weight,bias}`, then
     /// `P` (PAL-A) or `g.{k}.{0,1,2}.{weight,bias}` and `logit_scale` (PAL-B).
     pub fn tensor_names(variant: Variant, k: usize) -> Vec<String> {
-        let mut names: Vec<String> = projector_names("f")
-            .into_iter()
-            .flat_map(|(w, b)| [w, b])
-            .collect();
+        let mut names: Vec<String> =
+            projector_names("f").into_iter().flat_map(|(w, b)| [w, b]).collect();
         match variant {
             Variant::A => names.push("P".into()),
             Variant::B => {
                 for j in 0..k {
                     names.extend(
-                        projector_names(&format!("g.{j}"))
-                            .into_iter()
-                            .flat_map(|(w, b)| [w, b]),
+                        projector_names(&format!("g.{j}")).into_iter().flat_map(|(w, b)| [w, b]),
                     );
                 }
                 names.push("logit_scale".into());
@@ -326,10 +316,8 @@ impl PalNet {
             )));
         }
         let names = Self::tensor_names(variant, k);
-        let mut unexpected: Vec<&String> = tensors
-            .keys()
-            .filter(|n| *n != W_TENSOR && !names.contains(n))
-            .collect();
+        let mut unexpected: Vec<&String> =
+            tensors.keys().filter(|n| *n != W_TENSOR && !names.contains(n)).collect();
         if !unexpected.is_empty() {
             unexpected.sort();
             return Err(ModelError::Engine(format!(
@@ -337,10 +325,7 @@ impl PalNet {
                 variant.name().to_uppercase()
             )));
         }
-        let dtype = tensors
-            .get("f.0.weight")
-            .map(Tensor::dtype)
-            .unwrap_or(DType::F32);
+        let dtype = tensors.get("f.0.weight").map(Tensor::dtype).unwrap_or(DType::F32);
         if !matches!(dtype, DType::F32 | DType::F64) {
             return Err(ModelError::Engine(format!(
                 "PAL tensors must be f32 or f64, not {dtype:?}"
@@ -370,32 +355,18 @@ impl PalNet {
                 .iter()
                 .map(|(w, b)| Ok((get(w)?, get(b)?)))
                 .collect::<Result<_, ModelError>>()?;
-            Ok(Projector {
-                layers,
-                activation: variant.activation(),
-                residual: variant.residual(),
-            })
+            Ok(Projector { layers, activation: variant.activation(), residual: variant.residual() })
         };
         let f = projector("f")?;
         let (g, prototypes, logit_scale) = match variant {
             Variant::A => (Vec::new(), Some(get("P")?), None),
             Variant::B => (
-                (0..k)
-                    .map(|j| projector(&format!("g.{j}")))
-                    .collect::<Result<_, _>>()?,
+                (0..k).map(|j| projector(&format!("g.{j}"))).collect::<Result<_, _>>()?,
                 None,
                 Some(get("logit_scale")?),
             ),
         };
-        Ok(Self {
-            variant,
-            k,
-            dim,
-            f,
-            g,
-            prototypes,
-            logit_scale,
-        })
+        Ok(Self { variant, k, dim, f, g, prototypes, logit_scale })
     }
 
     /// The network's tensors by name (the tensors themselves, not copies: a network built on
@@ -460,12 +431,8 @@ impl PalNet {
                 "P" => {
                     let mut v: Vec<f32> = (0..n).map(|_| normal(&mut rng) as f32).collect();
                     for row in v.chunks_mut(dim) {
-                        let norm = row
-                            .iter()
-                            .map(|x| x * x)
-                            .sum::<f32>()
-                            .sqrt()
-                            .max(f32::MIN_POSITIVE);
+                        let norm =
+                            row.iter().map(|x| x * x).sum::<f32>().sqrt().max(f32::MIN_POSITIVE);
                         row.iter_mut().for_each(|x| *x /= norm);
                     }
                     v
@@ -473,10 +440,7 @@ impl PalNet {
                 "logit_scale" => vec![initial_logit_scale() as f32],
                 _ => (0..n).map(|_| rng.random_range(-bound..bound)).collect(),
             };
-            out.insert(
-                name,
-                Tensor::from_vec(values, shape, &Device::Cpu).map_err(engine)?,
-            );
+            out.insert(name, Tensor::from_vec(values, shape, &Device::Cpu).map_err(engine)?);
         }
         Ok(out)
     }
@@ -518,11 +482,8 @@ impl PalNet {
                 let p = prompts.ok_or_else(|| {
                     candle_core::Error::Msg("PAL-B needs prompt embeddings".into())
                 })?;
-                let gs = self
-                    .g
-                    .iter()
-                    .map(|g| g.forward(p))
-                    .collect::<candle_core::Result<Vec<_>>>()?;
+                let gs =
+                    self.g.iter().map(|g| g.forward(p)).collect::<candle_core::Result<Vec<_>>>()?;
                 Ok(Some(Tensor::stack(&gs, 1)?))
             }
         }
@@ -557,11 +518,8 @@ impl PalNet {
             None => fx.broadcast_sub(ideal)?.sqr()?.sum(1)?.sqrt()?.neg(),
             Some(s) => {
                 let dot = fx.broadcast_mul(ideal)?.sum(1)?;
-                let norms = fx
-                    .sqr()?
-                    .sum(1)?
-                    .sqrt()?
-                    .broadcast_mul(&ideal.sqr()?.sum(1)?.sqrt()?)?;
+                let norms =
+                    fx.sqr()?.sum(1)?.sqrt()?.broadcast_mul(&ideal.sqr()?.sum(1)?.sqrt()?)?;
                 let scale = s.exp()?.minimum(MAX_LOGIT_SCALE)?;
                 (dot / norms)?.broadcast_mul(&scale)
             }
@@ -580,10 +538,7 @@ impl PalNet {
         w: &Tensor,
     ) -> candle_core::Result<(Tensor, Tensor)> {
         let ideal = self.ideal_points(w, features.prompts.as_ref())?;
-        Ok((
-            self.score(&features.chosen, &ideal)?,
-            self.score(&features.rejected, &ideal)?,
-        ))
+        Ok((self.score(&features.chosen, &ideal)?, self.score(&features.rejected, &ideal)?))
     }
 
     /// Rewards of each pair's chosen and rejected answers (`[n]` each): weight rows `w`
@@ -678,10 +633,8 @@ pub fn save_tensors(path: &Path, net: &PalNet, w: &Tensor) -> Result<(), ModelEr
         .map(|(n, t)| Ok((n, t.to_dtype(DType::F32)?.contiguous()?)))
         .collect::<candle_core::Result<_>>()
         .map_err(engine)?;
-    candle_core::safetensors::save(&tensors, path).map_err(|e| ModelError::File {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    })
+    candle_core::safetensors::save(&tensors, path)
+        .map_err(|e| ModelError::File { path: path.to_path_buf(), reason: e.to_string() })
 }
 
 /// Reads a file written by [`save_tensors`]: the network and `W` `[n_users, K]` (f32).
@@ -697,11 +650,8 @@ pub fn load_tensors(
     dim: usize,
     n_users: usize,
 ) -> Result<(PalNet, Tensor), ModelError> {
-    let tensors =
-        candle_core::safetensors::load(path, &Device::Cpu).map_err(|e| ModelError::File {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        })?;
+    let tensors = candle_core::safetensors::load(path, &Device::Cpu)
+        .map_err(|e| ModelError::File { path: path.to_path_buf(), reason: e.to_string() })?;
     let w = tensors
         .get(W_TENSOR)
         .ok_or_else(|| ModelError::Engine(format!("{}: tensor `W` is missing", path.display())))?;
@@ -760,12 +710,7 @@ mod tests {
     fn logit_scale_is_clamped_with_zero_gradient_above() {
         for (s, scale, grad) in [(1.0f64, 1f64.exp(), 1f64.exp()), (5.0, 100.0, 0.0)] {
             let v = candle_core::Var::from_tensor(&t(&[s], &[1])).unwrap();
-            let y = v
-                .as_tensor()
-                .exp()
-                .unwrap()
-                .minimum(MAX_LOGIT_SCALE)
-                .unwrap();
+            let y = v.as_tensor().exp().unwrap().minimum(MAX_LOGIT_SCALE).unwrap();
             assert!((y.to_vec1::<f64>().unwrap()[0] - scale).abs() < 1e-12);
             let g = y.sum_all().unwrap().backward().unwrap();
             assert!(
@@ -776,25 +721,16 @@ mod tests {
 
     #[test]
     fn mixture_rows_sum_to_one_and_losses_by_hand() {
-        let m = mixture(&t(&[0.0, 0.0, 1.0, 3.0], &[2, 2]))
-            .unwrap()
-            .to_vec2::<f64>()
-            .unwrap();
+        let m = mixture(&t(&[0.0, 0.0, 1.0, 3.0], &[2, 2])).unwrap().to_vec2::<f64>().unwrap();
         assert_eq!(m[0], [0.5, 0.5]);
         assert!((m[1][1] - 1.0 / (1.0 + (-2f64).exp())).abs() < 1e-15);
         let rc = t(&[2.0, 0.5, -1.0], &[3]);
         let rr = t(&[0.0, 0.0, 0.0], &[3]);
         assert_eq!(
-            pair_loss(Variant::A, &rc, &rr)
-                .unwrap()
-                .to_vec1::<f64>()
-                .unwrap(),
+            pair_loss(Variant::A, &rc, &rr).unwrap().to_vec1::<f64>().unwrap(),
             [0.0, 0.5, 2.0]
         );
-        let b = pair_loss(Variant::B, &rc, &rr)
-            .unwrap()
-            .to_vec1::<f64>()
-            .unwrap();
+        let b = pair_loss(Variant::B, &rc, &rr).unwrap().to_vec1::<f64>().unwrap();
         for (l, m) in b.iter().zip([2.0f64, 0.5, -1.0]) {
             assert!((l - (1.0 + (-m).exp()).ln()).abs() < 1e-15);
         }
@@ -804,15 +740,7 @@ mod tests {
     fn names_shapes_and_round_trip() {
         assert_eq!(
             PalNet::tensor_names(Variant::A, 2),
-            [
-                "P",
-                "f.0.bias",
-                "f.0.weight",
-                "f.1.bias",
-                "f.1.weight",
-                "f.2.bias",
-                "f.2.weight"
-            ]
+            ["P", "f.0.bias", "f.0.weight", "f.1.bias", "f.1.weight", "f.2.bias", "f.2.weight"]
         );
         assert_eq!(PalNet::tensor_names(Variant::B, 2).len(), 6 + 12 + 1);
         for variant in [Variant::A, Variant::B] {
@@ -820,11 +748,7 @@ mod tests {
             let again = PalNet::init_tensors(variant, 3, 4, 7).unwrap();
             for (name, t) in &init {
                 let flat = |t: &Tensor| t.flatten_all().unwrap().to_vec1::<f32>().unwrap();
-                assert_eq!(
-                    flat(t),
-                    flat(&again[name]),
-                    "{name}: same seed, same values"
-                );
+                assert_eq!(flat(t), flat(&again[name]), "{name}: same seed, same values");
             }
             let net = PalNet::from_tensors(variant, 3, 4, &init).unwrap();
             let dir = tempfile::tempdir().unwrap();
@@ -847,24 +771,14 @@ mod tests {
                 &Device::Cpu,
             )
             .unwrap();
-            let r1 = net
-                .rewards(&w, Some(&x), &x)
-                .unwrap()
-                .to_vec1::<f32>()
-                .unwrap();
-            let r2 = back
-                .rewards(&w2, Some(&x), &x)
-                .unwrap()
-                .to_vec1::<f32>()
-                .unwrap();
+            let r1 = net.rewards(&w, Some(&x), &x).unwrap().to_vec1::<f32>().unwrap();
+            let r2 = back.rewards(&w2, Some(&x), &x).unwrap().to_vec1::<f32>().unwrap();
             assert_eq!(r1, r2);
             assert!(load_tensors(&dir.path().join("p.safetensors"), variant, 2, 4, 2).is_err());
-            assert!(
-                load_tensors(&dir.path().join("p.safetensors"), variant, 3, 4, 3)
-                    .unwrap_err()
-                    .to_string()
-                    .contains("`W`")
-            );
+            assert!(load_tensors(&dir.path().join("p.safetensors"), variant, 3, 4, 3)
+                .unwrap_err()
+                .to_string()
+                .contains("`W`"));
         }
         // Another seed, other values; the prototypes are unit rows.
         let a = PalNet::init_tensors(Variant::A, 2, 5, 1).unwrap();
@@ -881,20 +795,12 @@ mod tests {
 
     #[test]
     fn user_rows_are_standard_normal() {
-        let draws: Vec<f32> = (0..4000)
-            .flat_map(|i| init_user_row(3, &format!("u{i}"), 2))
-            .collect();
+        let draws: Vec<f32> =
+            (0..4000).flat_map(|i| init_user_row(3, &format!("u{i}"), 2)).collect();
         let n = draws.len() as f64;
         let mean = draws.iter().map(|&x| x as f64).sum::<f64>() / n;
-        let var = draws
-            .iter()
-            .map(|&x| (x as f64 - mean).powi(2))
-            .sum::<f64>()
-            / n;
-        assert!(
-            mean.abs() < 0.05 && (var - 1.0).abs() < 0.06,
-            "mean {mean}, variance {var}"
-        );
+        let var = draws.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / n;
+        assert!(mean.abs() < 0.05 && (var - 1.0).abs() < 0.06, "mean {mean}, variance {var}");
         assert_eq!(init_user_row(3, "u1", 2), init_user_row(3, "u1", 2));
         assert_ne!(init_user_row(3, "u1", 2), init_user_row(4, "u1", 2));
     }

@@ -33,11 +33,7 @@ pub struct AdamSettings {
 
 impl Default for AdamSettings {
     fn default() -> Self {
-        Self {
-            betas: (0.9, 0.999),
-            eps: 1e-8,
-            decoupled: false,
-        }
+        Self { betas: (0.9, 0.999), eps: 1e-8, decoupled: false }
     }
 }
 
@@ -73,15 +69,8 @@ pub struct TorchAdam {
 impl TorchAdam {
     /// An optimizer over `groups`.
     pub fn new(groups: Vec<ParamGroup>, settings: AdamSettings) -> Self {
-        let state = groups
-            .iter()
-            .map(|g| g.params.iter().map(|_| None).collect())
-            .collect();
-        Self {
-            groups,
-            settings,
-            state,
-        }
+        let state = groups.iter().map(|g| g.params.iter().map(|_| None).collect()).collect();
+        Self { groups, settings, state }
     }
 
     /// The groups.
@@ -163,20 +152,13 @@ mod tests {
     fn adam_with_l2_decay_by_hand() {
         let x = var(&[1.0, -2.0]);
         let c = Tensor::new(&[3.0f64, 0.5], &Device::Cpu).unwrap();
-        let group = ParamGroup {
-            name: "x".into(),
-            lr: 0.1,
-            weight_decay: 0.5,
-            params: vec![x.clone()],
-        };
+        let group =
+            ParamGroup { name: "x".into(), lr: 0.1, weight_decay: 0.5, params: vec![x.clone()] };
         let mut opt = TorchAdam::new(vec![group], AdamSettings::default());
         let (mut m, mut v, mut p) = ([0.0f64; 2], [0.0f64; 2], [1.0f64, -2.0]);
         let cv = [3.0, 0.5];
         for t in 1..=2 {
-            let loss = (x.as_tensor().sqr().unwrap() * &c)
-                .unwrap()
-                .sum_all()
-                .unwrap();
+            let loss = (x.as_tensor().sqr().unwrap() * &c).unwrap().sum_all().unwrap();
             assert_eq!(opt.step(&loss.backward().unwrap()).unwrap(), 1);
             for i in 0..2 {
                 let g = 2.0 * cv[i] * p[i] + 0.5 * p[i];
@@ -203,13 +185,8 @@ mod tests {
                 weight_decay: 0.5,
                 params: vec![x.clone()],
             };
-            let mut opt = TorchAdam::new(
-                vec![group],
-                AdamSettings {
-                    decoupled,
-                    ..AdamSettings::default()
-                },
-            );
+            let mut opt =
+                TorchAdam::new(vec![group], AdamSettings { decoupled, ..AdamSettings::default() });
             let loss = (x.as_tensor() * 3.0).unwrap().sum_all().unwrap();
             opt.step(&loss.backward().unwrap()).unwrap();
             values(&x)[0]
@@ -241,10 +218,7 @@ mod tests {
                 .unwrap();
             assert_eq!(opt.step(&loss.backward().unwrap()).unwrap(), 2);
         }
-        assert_eq!(
-            (opt.steps_of(0, 0), opt.steps_of(0, 1), opt.steps_of(0, 2)),
-            (3, 0, 3)
-        );
+        assert_eq!((opt.steps_of(0, 0), opt.steps_of(0, 1), opt.steps_of(0, 2)), (3, 0, 3));
         assert_eq!(values(&b), [1.0]);
         assert_eq!(values(&z), [1.0], "zero gradient, zero moment: no move");
         assert!((values(&a)[0] - 0.7).abs() < 1e-6);

@@ -130,12 +130,7 @@ fn embed(
         } else {
             0
         };
-        out.push(PalPair {
-            user,
-            prompt,
-            chosen,
-            rejected,
-        });
+        out.push(PalPair { user, prompt, chosen, rejected });
     }
     let describe = |n: usize| {
         out.iter()
@@ -187,12 +182,8 @@ pub fn train_pal(
     let b = &src.built;
 
     // 2. Embeddings.
-    let (embedder_dir, embedder) = load_embedder(
-        opts.embedder.as_deref(),
-        opts.max_length,
-        opts.embed_batch,
-        reporter,
-    )?;
+    let (embedder_dir, embedder) =
+        load_embedder(opts.embedder.as_deref(), opts.max_length, opts.embed_batch, reporter)?;
     let (data, user_keys, record) = embed(&embedder, o.variant, &b.pairs, &src.owners, reporter)?;
     reporter.progress(&format!(
         "embedding: {} distinct texts, {} tokens (longest {}), {:.1} s; {} inputs truncated ({} tokens cut from contexts); {} users",
@@ -276,10 +267,7 @@ pub fn train_pal(
         what: format!("saving to {}", opts.out.display()),
         source,
     })?;
-    Ok(Trained {
-        built: src.built,
-        config,
-    })
+    Ok(Trained { built: src.built, config })
 }
 
 /// Whether `dir` already holds a PAL model.
@@ -303,9 +291,8 @@ pub fn eval_histories(
     examples: &[Example],
     context: Context<'_>,
 ) -> Result<Vec<UserHistory>, TrainError> {
-    let loaded = prbench_data::load_with_history(data, subset).map_err(|source| TrainError::Data {
-        what: format!("loading the history pairs of `{data}`"),
-        source,
+    let loaded = prbench_data::load_with_history(data, subset).map_err(|source| {
+        TrainError::Data { what: format!("loading the history pairs of `{data}`"), source }
     })?;
     let Some((dataset, histories)) = loaded else {
         return Ok(Vec::new());
@@ -326,20 +313,16 @@ pub fn eval_histories(
         })
         .collect();
     let targets: Vec<&Example> = dataset.examples.iter().chain(examples).collect();
-    let built = pairs::filter_scoped(
-        pairs::history_examples(&rows, &hist, context),
-        &targets,
-        &|p| owner[&p.id].clone(),
-    );
+    let built =
+        pairs::filter_scoped(pairs::history_examples(&rows, &hist, context), &targets, &|p| {
+            owner[&p.id].clone()
+        });
     let mut by_user: BTreeMap<String, Vec<crate::bt::BtPair>> =
         rows.iter().map(|r| (user_key(r), Vec::new())).collect();
     for p in built.pairs {
         by_user.entry(owner[&p.id].clone()).or_default().push(p);
     }
-    Ok(by_user
-        .into_iter()
-        .map(|(user, pairs)| UserHistory { user, pairs })
-        .collect())
+    Ok(by_user.into_iter().map(|(user, pairs)| UserHistory { user, pairs }).collect())
 }
 
 /// The users of the examples an evaluation scores, as [`prepare_eval_users`] left them.
@@ -375,16 +358,11 @@ pub fn prepare_eval_users(
             .collect(),
     );
     let histories = eval_histories(data, subset, examples, context)?;
-    let users: std::collections::BTreeSet<String> = examples
-        .iter()
-        .map(|e| rm.user_of(&e.id).to_string())
-        .collect();
+    let users: std::collections::BTreeSet<String> =
+        examples.iter().map(|e| rm.user_of(&e.id).to_string()).collect();
     let adapted = rm.adapt_users(&histories, &mut |_| {})?;
-    let with_history: std::collections::HashSet<&str> = histories
-        .iter()
-        .filter(|h| !h.pairs.is_empty())
-        .map(|h| h.user.as_str())
-        .collect();
+    let with_history: std::collections::HashSet<&str> =
+        histories.iter().filter(|h| !h.pairs.is_empty()).map(|h| h.user.as_str()).collect();
     Ok(EvalUsers {
         known: users.iter().filter(|u| rm.knows(u)).count(),
         without_history: users

@@ -59,16 +59,10 @@ pub fn save(dir: &Path, net: &PalNet, w: &Tensor, config: &PalConfig) -> Result<
             ),
         });
     }
-    check_users(&config.users, w.dims().first().copied().unwrap_or(0)).map_err(|reason| {
-        ModelError::Spec {
-            spec: spec(),
-            reason,
-        }
-    })?;
-    std::fs::create_dir_all(dir).map_err(|e| ModelError::File {
-        path: dir.to_path_buf(),
-        reason: e.to_string(),
-    })?;
+    check_users(&config.users, w.dims().first().copied().unwrap_or(0))
+        .map_err(|reason| ModelError::Spec { spec: spec(), reason })?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| ModelError::File { path: dir.to_path_buf(), reason: e.to_string() })?;
     let weights = dir.join(WEIGHTS_FILE);
     save_tensors(&weights, net, w)?;
     readable_by_all(&weights)?;
@@ -76,10 +70,7 @@ pub fn save(dir: &Path, net: &PalNet, w: &Tensor, config: &PalConfig) -> Result<
     config.weights_sha256 = sha256_file(&weights)?;
     let path = dir.join(CONFIG_FILE);
     let text = serde_json::to_string_pretty(&config).map_err(engine)?;
-    std::fs::write(&path, text + "\n").map_err(|e| ModelError::File {
-        path,
-        reason: e.to_string(),
-    })
+    std::fs::write(&path, text + "\n").map_err(|e| ModelError::File { path, reason: e.to_string() })
 }
 
 /// The users table must map onto the rows `0..n_users` one to one.
@@ -100,12 +91,8 @@ fn readable_by_all(path: &Path) -> Result<(), ModelError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644)).map_err(|e| {
-            ModelError::File {
-                path: path.to_path_buf(),
-                reason: e.to_string(),
-            }
-        })?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))
+            .map_err(|e| ModelError::File { path: path.to_path_buf(), reason: e.to_string() })?;
     }
     #[cfg(not(unix))]
     let _ = path;
@@ -139,10 +126,7 @@ pub fn read_config(dir: &Path) -> Result<PalConfig, ModelError> {
         ));
     }
     if Variant::parse(&config.variant).is_none() {
-        return Err(meta(
-            "variant",
-            format!("`{}`; expected `a` or `b`", config.variant),
-        ));
+        return Err(meta("variant", format!("`{}`; expected `a` or `b`", config.variant)));
     }
     if config.composition != composition() || config.composition_sha256 != composition_sha256() {
         return Err(meta(
@@ -241,10 +225,7 @@ impl PalRewardModel {
         }
         let embedder = MiniLmEmbedder::load_with(
             embedder_dir,
-            &EmbedderOptions {
-                max_length: Some(config.max_length),
-                batch_size: None,
-            },
+            &EmbedderOptions { max_length: Some(config.max_length), batch_size: None },
         )?;
         if embedder.dim() != config.dim {
             return Err(meta(
@@ -252,13 +233,8 @@ impl PalRewardModel {
                 format!("{} but the embedder gives {}", config.dim, embedder.dim()),
             ));
         }
-        let (net, w) = load_tensors(
-            &weights_path,
-            variant,
-            config.k,
-            config.dim,
-            config.users.len(),
-        )?;
+        let (net, w) =
+            load_tensors(&weights_path, variant, config.k, config.dim, config.users.len())?;
         check_users(&config.users, config.users.len()).map_err(|r| meta("users", r))?;
         let rows = w.to_vec2::<f32>().map_err(engine)?;
         Ok(Self {
@@ -310,9 +286,7 @@ impl PalRewardModel {
 
     /// The user key of an example.
     pub fn user_of<'a>(&'a self, example_id: &'a str) -> &'a str {
-        self.example_users
-            .get(example_id)
-            .map_or(example_id, String::as_str)
+        self.example_users.get(example_id).map_or(example_id, String::as_str)
     }
 
     /// Whether the model was trained on `user`.
@@ -390,21 +364,14 @@ impl PalRewardModel {
             let idx: Vec<usize> = (first..first + h.pairs.len()).collect();
             first += h.pairs.len();
             let ids: Vec<&str> = h.pairs.iter().map(|p| p.id.as_str()).collect();
-            let schedule = adapt_schedule(
-                self.config.seed,
-                &h.user,
-                &idx,
-                &ids,
-                t.adapt_epochs,
-                t.batch_size,
-            );
+            let schedule =
+                adapt_schedule(self.config.seed, &h.user, &idx, &ids, t.adapt_epochs, t.batch_size);
             let row0 =
                 Tensor::from_vec(init_user_row(self.config.seed, &h.user, k), k, &Device::Cpu)
                     .map_err(engine)?;
             let a = adapt_user(&self.net, &data, &row0, &schedule, &hyper)?;
             loss_sum += a.losses.last().copied().unwrap_or(f64::NAN);
-            self.adapted
-                .insert(h.user.clone(), a.w.to_vec1::<f32>().map_err(engine)?);
+            self.adapted.insert(h.user.clone(), a.w.to_vec1::<f32>().map_err(engine)?);
             report.adapted += 1;
             report.pairs += h.pairs.len();
         }
@@ -429,12 +396,7 @@ impl PalRewardModel {
             } else {
                 0
             };
-            pairs.push(PalPair {
-                user,
-                prompt,
-                chosen: c,
-                rejected: r,
-            });
+            pairs.push(PalPair { user, prompt, chosen: c, rejected: r });
         }
         let variant_b = self.net.variant() == Variant::B;
         let describe = |n: usize| {
@@ -483,28 +445,16 @@ impl RewardModel for PalRewardModel {
             .concat();
         let mut inputs: Vec<_> = items
             .iter()
-            .map(|r| {
-                item_input(
-                    r.input.context.as_deref(),
-                    &r.input.question,
-                    &r.input.answer,
-                )
-            })
+            .map(|r| item_input(r.input.context.as_deref(), &r.input.question, &r.input.answer))
             .collect();
         if self.net.variant() == Variant::B {
             inputs.extend(
-                items
-                    .iter()
-                    .map(|r| prompt_input(r.input.context.as_deref(), &r.input.question)),
+                items.iter().map(|r| prompt_input(r.input.context.as_deref(), &r.input.question)),
             );
         }
         let n = items.len();
         let (vecs, stats) = self.embedder.embed(&inputs).map_err(|e| match e {
-            ModelError::ContextOverflow {
-                tokens,
-                n_ctx,
-                reason,
-            } => {
+            ModelError::ContextOverflow { tokens, n_ctx, reason } => {
                 let named = reason
                     .strip_prefix("input ")
                     .and_then(|r| r.split_once(':'))
@@ -517,11 +467,7 @@ impl RewardModel for PalRewardModel {
                         )
                     })
                     .unwrap_or(reason);
-                ModelError::ContextOverflow {
-                    tokens,
-                    n_ctx,
-                    reason: named,
-                }
+                ModelError::ContextOverflow { tokens, n_ctx, reason: named }
             }
             other => other,
         })?;
@@ -530,11 +476,7 @@ impl RewardModel for PalRewardModel {
             Tensor::from_vec(rows.concat(), (rows.len(), dim), &Device::Cpu).map_err(engine)
         };
         let x = table(&vecs[..n])?;
-        let p = if self.net.variant() == Variant::B {
-            Some(table(&vecs[n..])?)
-        } else {
-            None
-        };
+        let p = if self.net.variant() == Variant::B { Some(table(&vecs[n..])?) } else { None };
         let w = Tensor::from_vec(rows, (n, self.net.k()), &Device::Cpu).map_err(engine)?;
         let values = self
             .net
@@ -549,20 +491,13 @@ impl RewardModel for PalRewardModel {
                 t.truncated_tokens += s.truncated_tokens;
             }
         }
-        Ok(values
-            .into_iter()
-            .zip(tokens)
-            .map(|(value, tokens)| Score { value, tokens })
-            .collect())
+        Ok(values.into_iter().zip(tokens).map(|(value, tokens)| Score { value, tokens }).collect())
     }
 
     /// The context tokens the embedder would cut from the left of the answer's input.
     fn input_overflow(&self, item: &RmRequest) -> Result<Option<usize>, ModelError> {
-        let input = item_input(
-            item.input.context.as_deref(),
-            &item.input.question,
-            &item.input.answer,
-        );
+        let input =
+            item_input(item.input.context.as_deref(), &item.input.question, &item.input.answer);
         let stats = self.embedder.token_stats(std::slice::from_ref(&input))?;
         Ok(stats.first().map(|t| t.truncated_tokens))
     }

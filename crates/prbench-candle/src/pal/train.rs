@@ -72,10 +72,7 @@ impl PalData {
         pairs: Vec<PalPair>,
         dtype: DType,
     ) -> Result<Self, ModelError> {
-        let bad = |reason: String| ModelError::Spec {
-            spec: "pal training data".into(),
-            reason,
-        };
+        let bad = |reason: String| ModelError::Spec { spec: "pal training data".into(), reason };
         let dim = items.first().map_or(0, Vec::len);
         let table = |rows: &[Vec<f32>], what: &str| -> Result<Tensor, ModelError> {
             if let Some(i) = rows.iter().position(|r| r.len() != dim) {
@@ -119,14 +116,8 @@ impl PalData {
             Some(p) => Some(p.index_select(&pick(|p| p.prompt)?, 0).map_err(engine)?),
             None => None,
         };
-        let xc = self
-            .items
-            .index_select(&pick(|p| p.chosen)?, 0)
-            .map_err(engine)?;
-        let xr = self
-            .items
-            .index_select(&pick(|p| p.rejected)?, 0)
-            .map_err(engine)?;
+        let xc = self.items.index_select(&pick(|p| p.chosen)?, 0).map_err(engine)?;
+        let xr = self.items.index_select(&pick(|p| p.rejected)?, 0).map_err(engine)?;
         Ok((prompts, xc, xr))
     }
 
@@ -136,9 +127,7 @@ impl PalData {
     /// Candle errors; PAL-B data without prompts.
     pub fn features(&self, net: &PalNet, idx: &[usize]) -> Result<PairFeatures, ModelError> {
         let (p, xc, xr) = self.gather(idx)?;
-        net.features(p.as_ref(), &xc, &xr)
-            .map(|f| f.detach())
-            .map_err(engine)
+        net.features(p.as_ref(), &xc, &xr).map(|f| f.detach()).map_err(engine)
     }
 }
 
@@ -191,9 +180,7 @@ pub struct Trainer {
 
 /// A loss tensor's value.
 fn scalar(t: &Tensor) -> Result<f64, ModelError> {
-    t.to_dtype(DType::F64)
-        .and_then(|t| t.to_scalar::<f64>())
-        .map_err(engine)
+    t.to_dtype(DType::F64).and_then(|t| t.to_scalar::<f64>()).map_err(engine)
 }
 
 impl Trainer {
@@ -225,15 +212,10 @@ impl Trainer {
             let t = init
                 .get(&name)
                 .ok_or_else(|| ModelError::Engine(format!("PAL tensor `{name}` is missing")))?;
-            vars.push((
-                name,
-                Var::from_tensor(&t.copy().map_err(engine)?).map_err(engine)?,
-            ));
+            vars.push((name, Var::from_tensor(&t.copy().map_err(engine)?).map_err(engine)?));
         }
-        let tensors: HashMap<String, Tensor> = vars
-            .iter()
-            .map(|(n, v)| (n.clone(), v.as_tensor().clone()))
-            .collect();
+        let tensors: HashMap<String, Tensor> =
+            vars.iter().map(|(n, v)| (n.clone(), v.as_tensor().clone())).collect();
         let net = PalNet::from_tensors(variant, k, dim, &tensors)?;
         if w_init.dtype() != net.dtype() {
             return Err(ModelError::Engine(format!(
@@ -243,19 +225,11 @@ impl Trainer {
             )));
         }
         let users = (0..w_init.dims()[0])
-            .map(|u| {
-                w_init
-                    .get(u)
-                    .and_then(|r| r.copy())
-                    .and_then(|r| Var::from_tensor(&r))
-            })
+            .map(|u| w_init.get(u).and_then(|r| r.copy()).and_then(|r| Var::from_tensor(&r)))
             .collect::<candle_core::Result<Vec<_>>>()
             .map_err(engine)?;
         let of = |pred: &dyn Fn(&str) -> bool| -> Vec<Var> {
-            vars.iter()
-                .filter(|(n, _)| pred(n))
-                .map(|(_, v)| v.clone())
-                .collect()
+            vars.iter().filter(|(n, _)| pred(n)).map(|(_, v)| v.clone()).collect()
         };
         let mut groups = vec![
             ParamGroup {
@@ -285,13 +259,7 @@ impl Trainer {
                 params: of(&|n| n == "logit_scale"),
             },
         });
-        let opt = TorchAdam::new(
-            groups,
-            AdamSettings {
-                decoupled: false,
-                ..hyper.adam
-            },
-        );
+        let opt = TorchAdam::new(groups, AdamSettings { decoupled: false, ..hyper.adam });
         Ok(Self { net, users, opt })
     }
 
@@ -321,26 +289,19 @@ impl Trainer {
             .iter()
             .map(|&i| {
                 let u = data.pairs[i].user;
-                self.users
-                    .get(u)
-                    .map(|v| v.as_tensor().clone())
-                    .ok_or_else(|| {
-                        ModelError::Engine(format!(
-                            "pair {i} belongs to user row {u}; there are {} rows",
-                            self.users.len()
-                        ))
-                    })
+                self.users.get(u).map(|v| v.as_tensor().clone()).ok_or_else(|| {
+                    ModelError::Engine(format!(
+                        "pair {i} belongs to user row {u}; there are {} rows",
+                        self.users.len()
+                    ))
+                })
             })
             .collect::<Result<Vec<_>, _>>()?;
         let w = Tensor::stack(&rows, 0).map_err(engine)?;
         let (p, xc, xr) = data.gather(batch)?;
-        let (rc, rr) = self
-            .net
-            .pair_rewards(&w, p.as_ref(), &xc, &xr)
-            .map_err(engine)?;
-        let loss = pair_loss(self.net.variant(), &rc, &rr)
-            .and_then(|l| l.mean_all())
-            .map_err(engine)?;
+        let (rc, rr) = self.net.pair_rewards(&w, p.as_ref(), &xc, &xr).map_err(engine)?;
+        let loss =
+            pair_loss(self.net.variant(), &rc, &rr).and_then(|l| l.mean_all()).map_err(engine)?;
         let grads = loss.backward().map_err(engine)?;
         self.opt.step(&grads).map_err(engine)?;
         scalar(&loss)
@@ -356,9 +317,7 @@ impl Trainer {
                 .map_err(engine);
         }
         let rows: Vec<Tensor> = self.users.iter().map(|v| v.as_tensor().detach()).collect();
-        Tensor::stack(&rows, 0)
-            .and_then(|t| t.copy())
-            .map_err(engine)
+        Tensor::stack(&rows, 0).and_then(|t| t.copy()).map_err(engine)
     }
 }
 
@@ -396,48 +355,30 @@ pub fn adapt_user(
         order[s] = i;
     }
     let features = data.features(net, &order)?;
-    let var = Var::from_tensor(
-        &w_init
-            .to_dtype(net.dtype())
-            .and_then(|t| t.copy())
-            .map_err(engine)?,
-    )
-    .map_err(engine)?;
+    let var =
+        Var::from_tensor(&w_init.to_dtype(net.dtype()).and_then(|t| t.copy()).map_err(engine)?)
+            .map_err(engine)?;
     let group = ParamGroup {
         name: "W".into(),
         lr: hyper.adapt_lr,
         weight_decay: hyper.adapt_weight_decay,
         params: vec![var.clone()],
     };
-    let mut opt = TorchAdam::new(
-        vec![group],
-        AdamSettings {
-            decoupled: true,
-            ..hyper.adam
-        },
-    );
+    let mut opt = TorchAdam::new(vec![group], AdamSettings { decoupled: true, ..hyper.adam });
     let mut losses = Vec::with_capacity(batches.len());
     for batch in batches {
         if batch.is_empty() {
             return Err(ModelError::Engine("an adaptation batch is empty".into()));
         }
-        let f = features
-            .select(&index(batch.iter().map(|i| slot[i]))?)
-            .map_err(engine)?;
+        let f = features.select(&index(batch.iter().map(|i| slot[i]))?).map_err(engine)?;
         // One row for the whole batch: PAL-A's ideal point is computed once.
         let w = var.as_tensor().unsqueeze(0).map_err(engine)?;
         let (rc, rr) = net.pair_rewards_from(&f, &w).map_err(engine)?;
-        let loss = pair_loss(net.variant(), &rc, &rr)
-            .and_then(|l| l.mean_all())
-            .map_err(engine)?;
-        opt.step(&loss.backward().map_err(engine)?)
-            .map_err(engine)?;
+        let loss = pair_loss(net.variant(), &rc, &rr).and_then(|l| l.mean_all()).map_err(engine)?;
+        opt.step(&loss.backward().map_err(engine)?).map_err(engine)?;
         losses.push(scalar(&loss)?);
     }
-    Ok(Adapted {
-        w: var.as_tensor().detach().copy().map_err(engine)?,
-        losses,
-    })
+    Ok(Adapted { w: var.as_tensor().detach().copy().map_err(engine)?, losses })
 }
 
 /// Rewards of the chosen and rejected answers of pairs `idx` for weight rows `w` `[n, K]` (row
@@ -455,14 +396,8 @@ pub fn pair_rewards(
     for (k, part) in idx.chunks(512).enumerate() {
         let rows = w.narrow(0, k * 512, part.len()).map_err(engine)?;
         let (p, xc, xr) = data.gather(part)?;
-        let (rc, rr) = net
-            .pair_rewards(&rows, p.as_ref(), &xc, &xr)
-            .map_err(engine)?;
-        let v = |t: Tensor| {
-            t.to_dtype(DType::F64)
-                .and_then(|t| t.to_vec1::<f64>())
-                .map_err(engine)
-        };
+        let (rc, rr) = net.pair_rewards(&rows, p.as_ref(), &xc, &xr).map_err(engine)?;
+        let v = |t: Tensor| t.to_dtype(DType::F64).and_then(|t| t.to_vec1::<f64>()).map_err(engine);
         c.extend(v(rc)?);
         r.extend(v(rr)?);
     }
@@ -621,17 +556,10 @@ pub fn train_pal(
     opts: &PalTrainOptions,
     on_epoch: &mut dyn FnMut(&PalEpochStats),
 ) -> Result<TrainedPal, ModelError> {
-    let bad = |reason: String| ModelError::Spec {
-        spec: "pal training".into(),
-        reason,
-    };
+    let bad = |reason: String| ModelError::Spec { spec: "pal training".into(), reason };
     let start = Instant::now();
     if pair_ids.len() != data.pairs.len() {
-        return Err(bad(format!(
-            "{} pair ids for {} pairs",
-            pair_ids.len(),
-            data.pairs.len()
-        )));
+        return Err(bad(format!("{} pair ids for {} pairs", pair_ids.len(), data.pairs.len())));
     }
     if let Some(p) = data.pairs.iter().find(|p| p.user >= user_keys.len()) {
         return Err(bad(format!(
@@ -678,17 +606,11 @@ pub fn train_pal(
     if train_pairs.is_empty() {
         return Err(bad("no training pairs (every user is held out)".into()));
     }
-    let train = PalData {
-        items: data.items.clone(),
-        prompts: data.prompts.clone(),
-        pairs: train_pairs,
-    };
+    let train =
+        PalData { items: data.items.clone(), prompts: data.prompts.clone(), pairs: train_pairs };
 
     let init = PalNet::init_tensors(opts.variant, opts.k, dim, opts.seed)?;
-    let w_init: Vec<f32> = users
-        .iter()
-        .flat_map(|u| init_user_row(opts.seed, u, opts.k))
-        .collect();
+    let w_init: Vec<f32> = users.iter().flat_map(|u| init_user_row(opts.seed, u, opts.k)).collect();
     let w_init = Tensor::from_vec(w_init, (users.len(), opts.k), &Device::Cpu).map_err(engine)?;
     let mut trainer = Trainer::new(opts.variant, opts.k, dim, &init, &w_init, &opts.hyper)?;
     let all: Vec<usize> = (0..train.pairs.len()).collect();
@@ -707,12 +629,8 @@ pub fn train_pal(
             .map_err(engine)?;
         let (rc, rr) = pair_rewards(trainer.net(), &train, &rows, &all)?;
         let (train_loss, train_accuracy) = loss_and_accuracy(opts.variant, &rc, &rr);
-        let s = PalEpochStats {
-            epoch,
-            mean_step_loss: sum / steps as f64,
-            train_loss,
-            train_accuracy,
-        };
+        let s =
+            PalEpochStats { epoch, mean_step_loss: sum / steps as f64, train_loss, train_accuracy };
         on_epoch(&s);
         history.push(s);
     }
@@ -767,14 +685,8 @@ fn evaluate_held_out(
         adapt_pairs += fit.len();
         let key = &user_keys[u];
         let row0 = init_user_row(opts.seed, key, k);
-        let schedule = adapt_schedule(
-            opts.seed,
-            key,
-            &fit,
-            &fit_ids,
-            opts.adapt_epochs,
-            opts.batch_size,
-        );
+        let schedule =
+            adapt_schedule(opts.seed, key, &fit, &fit_ids, opts.adapt_epochs, opts.batch_size);
         let a = adapt_user(
             net,
             data,
@@ -782,10 +694,7 @@ fn evaluate_held_out(
             &schedule,
             &opts.hyper,
         )?;
-        let row =
-            a.w.to_dtype(DType::F32)
-                .and_then(|t| t.to_vec1::<f32>())
-                .map_err(engine)?;
+        let row = a.w.to_dtype(DType::F32).and_then(|t| t.to_vec1::<f32>()).map_err(engine)?;
         for (&i, _) in pairs.iter().zip(&test).filter(|(_, &t)| t) {
             test_idx.push(i);
             w_adapted.extend(&row);

@@ -34,11 +34,8 @@ pub fn write_jsonl(path: &Path, rows: &[Value]) -> PathBuf {
 
 /// Writes rows as a pretty-printed JSON array.
 pub fn write_json(path: &Path, rows: &[Value]) -> PathBuf {
-    std::fs::write(
-        path,
-        serde_json::to_string_pretty(&Value::Array(rows.to_vec())).unwrap(),
-    )
-    .unwrap();
+    std::fs::write(path, serde_json::to_string_pretty(&Value::Array(rows.to_vec())).unwrap())
+        .unwrap();
     path.to_path_buf()
 }
 
@@ -58,9 +55,7 @@ pub fn expected_hash(files: &[(&str, &Path)]) -> String {
 
 /// `tests/fixtures/<rel>` in this crate.
 pub fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(rel)
 }
 
 /// Subset names as the `load` API takes them.
@@ -79,7 +74,12 @@ pub fn question_row(id: &str) -> Value {
 
 /// Writes `rows` as a parquet file: each of `strings` becomes a Utf8 column (a missing or null
 /// value is null), each `(name, fields)` of `lists` a `list<struct<fields: Utf8>>` column.
-pub fn write_parquet(path: &Path, rows: &[Value], strings: &[&str], lists: &[(&str, &[&str])]) -> PathBuf {
+pub fn write_parquet(
+    path: &Path,
+    rows: &[Value],
+    strings: &[&str],
+    lists: &[(&str, &[&str])],
+) -> PathBuf {
     use std::sync::Arc;
 
     use arrow_array::builder::{ArrayBuilder, ListBuilder, StringBuilder, StructBuilder};
@@ -88,19 +88,25 @@ pub fn write_parquet(path: &Path, rows: &[Value], strings: &[&str], lists: &[(&s
 
     let mut columns: Vec<(String, ArrayRef)> = Vec::new();
     for name in strings {
-        let values: StringArray = rows.iter().map(|r| r.get(*name).and_then(Value::as_str)).collect();
+        let values: StringArray =
+            rows.iter().map(|r| r.get(*name).and_then(Value::as_str)).collect();
         columns.push((name.to_string(), Arc::new(values)));
     }
     for (name, fields) in lists {
-        let struct_fields: Vec<Field> = fields.iter().map(|f| Field::new(*f, DataType::Utf8, true)).collect();
-        let builders: Vec<Box<dyn ArrayBuilder>> =
-            fields.iter().map(|_| Box::new(StringBuilder::new()) as Box<dyn ArrayBuilder>).collect();
+        let struct_fields: Vec<Field> =
+            fields.iter().map(|f| Field::new(*f, DataType::Utf8, true)).collect();
+        let builders: Vec<Box<dyn ArrayBuilder>> = fields
+            .iter()
+            .map(|_| Box::new(StringBuilder::new()) as Box<dyn ArrayBuilder>)
+            .collect();
         let mut list = ListBuilder::new(StructBuilder::new(struct_fields, builders));
         for r in rows {
             for item in r[*name].as_array().unwrap() {
                 let s = list.values();
                 for (k, f) in fields.iter().enumerate() {
-                    s.field_builder::<StringBuilder>(k).unwrap().append_option(item.get(*f).and_then(Value::as_str));
+                    s.field_builder::<StringBuilder>(k)
+                        .unwrap()
+                        .append_option(item.get(*f).and_then(Value::as_str));
                 }
                 s.append(true);
             }
@@ -109,7 +115,12 @@ pub fn write_parquet(path: &Path, rows: &[Value], strings: &[&str], lists: &[(&s
         columns.push((name.to_string(), Arc::new(list.finish())));
     }
     let batch = RecordBatch::try_from_iter(columns).unwrap();
-    let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(path).unwrap(), batch.schema(), None).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(
+        std::fs::File::create(path).unwrap(),
+        batch.schema(),
+        None,
+    )
+    .unwrap();
     w.write(&batch).unwrap();
     w.close().unwrap();
     path.to_path_buf()

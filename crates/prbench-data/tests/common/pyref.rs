@@ -27,7 +27,6 @@ pub fn pyref_or_skip() -> Option<PathBuf> {
     None
 }
 
-
 /// What pyarrow prints for PRB's column types (PROTOCOL.md §1) as `datasets` writes them, i.e.
 /// `pa.schema` of `pa.string()` columns and `pa.list_(pa.struct([...]))` columns with pyarrow's
 /// defaults (nullable fields, list item `item`); computed once by hand with pyarrow 26.0.1 from
@@ -53,7 +52,15 @@ rejected: string";
 /// nbytes}}, "card": <README.md front matter or null>}`.
 pub fn read_export(python: &std::path::Path, dir: &std::path::Path) -> serde_json::Value {
     let reader = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tools/read_prb_export.py");
-    let out = std::process::Command::new(python).arg(&reader).arg(dir).output().expect("the reference Python runs");
-    assert!(out.status.success(), "read_prb_export.py failed: {}", String::from_utf8_lossy(&out.stderr));
+    let out = std::process::Command::new(python)
+        .arg(&reader)
+        .arg(dir)
+        .output()
+        .expect("the reference Python runs");
+    assert!(
+        out.status.success(),
+        "read_prb_export.py failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("the reader prints JSON")
 }

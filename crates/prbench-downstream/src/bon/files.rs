@@ -15,7 +15,11 @@ use super::error::BonError;
 /// [`BonError::File`] naming the file and the 1-based line that is not a valid record (with
 /// serde's reason: a missing or unknown field, a wrong type), or the file when unreadable.
 pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, BonError> {
-    let text = std::fs::read_to_string(path).map_err(|e| BonError::File { path: path.display().to_string(), line: 0, reason: e.to_string() })?;
+    let text = std::fs::read_to_string(path).map_err(|e| BonError::File {
+        path: path.display().to_string(),
+        line: 0,
+        reason: e.to_string(),
+    })?;
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
@@ -37,7 +41,8 @@ pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, BonError> 
 pub fn write_jsonl<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), BonError> {
     let err = |e: String| BonError::File { path: path.display().to_string(), line: 0, reason: e };
     let tmp = path.with_extension("jsonl.partial");
-    let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(|e| err(e.to_string()))?);
+    let mut f =
+        std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(|e| err(e.to_string()))?);
     for r in rows {
         serde_json::to_writer(&mut f, r).map_err(|e| err(e.to_string()))?;
         f.write_all(b"\n").map_err(|e| err(e.to_string()))?;
@@ -64,8 +69,16 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), BonError> 
 /// # Errors
 /// [`BonError::File`] when unreadable or not a valid value of `T`.
 pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, BonError> {
-    let text = std::fs::read_to_string(path).map_err(|e| BonError::File { path: path.display().to_string(), line: 0, reason: e.to_string() })?;
-    serde_json::from_str(&text).map_err(|e| BonError::File { path: path.display().to_string(), line: e.line(), reason: e.to_string() })
+    let text = std::fs::read_to_string(path).map_err(|e| BonError::File {
+        path: path.display().to_string(),
+        line: 0,
+        reason: e.to_string(),
+    })?;
+    serde_json::from_str(&text).map_err(|e| BonError::File {
+        path: path.display().to_string(),
+        line: e.line(),
+        reason: e.to_string(),
+    })
 }
 
 #[cfg(test)]

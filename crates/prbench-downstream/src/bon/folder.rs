@@ -144,7 +144,9 @@ impl BonFolder {
             .into_iter()
             .flatten()
             .flatten()
-            .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(".jsonl")).map(String::from))
+            .filter_map(|e| {
+                e.file_name().to_str().and_then(|n| n.strip_suffix(".jsonl")).map(String::from)
+            })
             .collect();
         names.sort();
         names
@@ -174,7 +176,10 @@ impl BonFolder {
 pub fn name_for(spec: &str) -> String {
     let short = match spec.split_once(':') {
         Some((kind @ ("gguf" | "bt" | "dir"), path)) => {
-            let last = std::path::Path::new(path.trim_end_matches('/')).file_name().and_then(|n| n.to_str()).unwrap_or(path);
+            let last = std::path::Path::new(path.trim_end_matches('/'))
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or(path);
             format!("{kind}-{}", last.strip_suffix(".gguf").unwrap_or(last))
         }
         _ => spec.to_string(),
@@ -215,7 +220,11 @@ pub fn check_name(name: &str) -> Result<(), BonError> {
 /// # Errors
 /// [`BonError::File`] when unreadable.
 pub fn file_sha256(path: &Path) -> Result<String, BonError> {
-    let bytes = std::fs::read(path).map_err(|e| BonError::File { path: path.display().to_string(), line: 0, reason: e.to_string() })?;
+    let bytes = std::fs::read(path).map_err(|e| BonError::File {
+        path: path.display().to_string(),
+        line: 0,
+        reason: e.to_string(),
+    })?;
     Ok(hex::encode(Sha256::digest(&bytes)))
 }
 

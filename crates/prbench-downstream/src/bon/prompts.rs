@@ -84,7 +84,8 @@ impl BonPrompts {
     /// [`EvalError::Template`] if rendering fails.
     pub fn policy(&self, question: &str, posts: &[&ProfilePost]) -> Result<ChatPrompt, EvalError> {
         let posts = ranked_posts(posts);
-        let user = self.render("policy-user", context! { question => question.trim(), posts => posts })?;
+        let user =
+            self.render("policy-user", context! { question => question.trim(), posts => posts })?;
         Ok(system_and_user(POLICY_SYSTEM, user, ""))
     }
 
@@ -92,10 +93,20 @@ impl BonPrompts {
     ///
     /// # Errors
     /// [`EvalError::Template`] if rendering fails.
-    pub fn rubric(&self, question: &str, aspects: &[RubricAspect], answer: &str) -> Result<ChatPrompt, EvalError> {
-        let aspects: Vec<minijinja::Value> =
-            aspects.iter().map(|a| context! { aspect => a.aspect.trim(), reason => a.reason.trim() }).collect();
-        let user = self.render("rubric-user", context! { question => question.trim(), aspects => aspects, answer => answer.trim() })?;
+    pub fn rubric(
+        &self,
+        question: &str,
+        aspects: &[RubricAspect],
+        answer: &str,
+    ) -> Result<ChatPrompt, EvalError> {
+        let aspects: Vec<minijinja::Value> = aspects
+            .iter()
+            .map(|a| context! { aspect => a.aspect.trim(), reason => a.reason.trim() })
+            .collect();
+        let user = self.render(
+            "rubric-user",
+            context! { question => question.trim(), aspects => aspects, answer => answer.trim() },
+        )?;
         Ok(system_and_user(RUBRIC_SYSTEM, user, ""))
     }
 
@@ -104,9 +115,17 @@ impl BonPrompts {
     ///
     /// # Errors
     /// [`EvalError::Template`] if rendering fails.
-    pub fn rubric_aspect(&self, question: &str, aspect: &RubricAspect, answer: &str) -> Result<ChatPrompt, EvalError> {
+    pub fn rubric_aspect(
+        &self,
+        question: &str,
+        aspect: &RubricAspect,
+        answer: &str,
+    ) -> Result<ChatPrompt, EvalError> {
         let aspect = context! { aspect => aspect.aspect.trim(), reason => aspect.reason.trim() };
-        let user = self.render("rubric-aspect-user", context! { question => question.trim(), aspect => aspect, answer => answer.trim() })?;
+        let user = self.render(
+            "rubric-aspect-user",
+            context! { question => question.trim(), aspect => aspect, answer => answer.trim() },
+        )?;
         Ok(system_and_user(RUBRIC_SYSTEM, user, RUBRIC_ASPECT_PREFIX))
     }
 
@@ -115,8 +134,17 @@ impl BonPrompts {
     ///
     /// # Errors
     /// [`EvalError::Template`] if rendering fails.
-    pub fn rating(&self, question: &str, context: Option<&str>, answer: &str, logprob: bool) -> Result<ChatPrompt, EvalError> {
-        let user = self.render("rating-user", context! { question => question.trim(), context => context, answer => answer.trim() })?;
+    pub fn rating(
+        &self,
+        question: &str,
+        context: Option<&str>,
+        answer: &str,
+        logprob: bool,
+    ) -> Result<ChatPrompt, EvalError> {
+        let user = self.render(
+            "rating-user",
+            context! { question => question.trim(), context => context, answer => answer.trim() },
+        )?;
         Ok(system_and_user(RATING_SYSTEM, user, if logprob { RATING_PREFIX } else { "" }))
     }
 }
@@ -148,7 +176,9 @@ mod tests {
     #[test]
     fn rubric_numbers_aspects_and_asks_for_that_many_lines() {
         let p = BonPrompts::new();
-        let prompt = p.rubric("Q?", &[aspect("Friendly", "likes warmth"), aspect("Short", "")], "Hi.").unwrap();
+        let prompt = p
+            .rubric("Q?", &[aspect("Friendly", "likes warmth"), aspect("Short", "")], "Hi.")
+            .unwrap();
         let user = &prompt.messages[1].content;
         assert!(user.contains("\n1. Friendly (likes warmth)\n2. Short\n"), "{user}");
         assert!(user.contains("Reply with exactly 2 lines"), "{user}");

@@ -12,7 +12,10 @@
 //! the profile never reached it (PROTOCOL.md §10, defect 6); here the rendered prompt is what
 //! the leakage guard and the tests see.
 
-use prbench_models::{ChatRequest, Generator, ModelError, ModelIdentity, NextTokenScorer, RewardModel, RmInput, RmRequest, Score};
+use prbench_models::{
+    ChatRequest, Generator, ModelError, ModelIdentity, NextTokenScorer, RewardModel, RmInput,
+    RmRequest, Score,
+};
 use sha2::{Digest, Sha256};
 
 use super::prompts::{rating_hash, BonPrompts};
@@ -64,15 +67,31 @@ impl RatingRewardModel {
         let template = |e: prbench_eval::EvalError| ModelError::Template(e.to_string());
         match &self.engine {
             RatingEngine::Logprob(scorer) => {
-                let prompt = self.prompts.rating(&input.question, input.context.as_deref(), &input.answer, true).map_err(template)?;
+                let prompt = self
+                    .prompts
+                    .rating(&input.question, input.context.as_deref(), &input.answer, true)
+                    .map_err(template)?;
                 let (lp, tokens) = scorer.next_token_logprobs(&prompt, &RATING_TOKENS)?;
                 Ok(Score { value: expected_rating(&lp)? as f32, tokens })
             }
             RatingEngine::Generate { generator, max_new_tokens } => {
-                let prompt = self.prompts.rating(&input.question, input.context.as_deref(), &input.answer, false).map_err(template)?;
-                let req = ChatRequest { prompt, max_new_tokens: *max_new_tokens, temperature: 0.0, top_p: 1.0, seed: 0 };
-                let reply = generator.generate(std::slice::from_ref(&req))?.pop().ok_or_else(|| ModelError::Engine("the judge returned no reply".into()))?;
-                let rating = parse_rating(&reply.text).map_err(|why| ModelError::Engine(format!("unparsed rating: {why}")))?;
+                let prompt = self
+                    .prompts
+                    .rating(&input.question, input.context.as_deref(), &input.answer, false)
+                    .map_err(template)?;
+                let req = ChatRequest {
+                    prompt,
+                    max_new_tokens: *max_new_tokens,
+                    temperature: 0.0,
+                    top_p: 1.0,
+                    seed: 0,
+                };
+                let reply = generator
+                    .generate(std::slice::from_ref(&req))?
+                    .pop()
+                    .ok_or_else(|| ModelError::Engine("the judge returned no reply".into()))?;
+                let rating = parse_rating(&reply.text)
+                    .map_err(|why| ModelError::Engine(format!("unparsed rating: {why}")))?;
                 Ok(Score { value: f32::from(rating), tokens: reply.tokens })
             }
         }
@@ -99,7 +118,11 @@ impl RewardModel for RatingRewardModel {
 /// [`ModelError::Engine`] when there are not nine values or all are −∞ / not finite.
 pub fn expected_rating(logprobs: &[f32]) -> Result<f64, ModelError> {
     if logprobs.len() != RATING_TOKENS.len() {
-        return Err(ModelError::Engine(format!("{} log-probabilities for {} rating tokens", logprobs.len(), RATING_TOKENS.len())));
+        return Err(ModelError::Engine(format!(
+            "{} log-probabilities for {} rating tokens",
+            logprobs.len(),
+            RATING_TOKENS.len()
+        )));
     }
     let m = logprobs.iter().fold(f64::NEG_INFINITY, |m, &x| m.max(f64::from(x)));
     if !m.is_finite() {
@@ -131,8 +154,15 @@ pub fn parse_rating(reply: &str) -> Result<u8, String> {
         let tail = &rest[digits..];
         let decimal = tail.starts_with('.') && tail[1..].starts_with(|c: char| c.is_ascii_digit());
         match rest[..digits].parse::<u32>() {
-            Ok(r) if (1..=9).contains(&r) && !decimal && !tail.starts_with('/') => ratings.push(r as u8),
-            _ => return Err(format!("`Rating:` is followed by `{}`, not an integer from 1 to 9", rest.chars().take(12).collect::<String>())),
+            Ok(r) if (1..=9).contains(&r) && !decimal && !tail.starts_with('/') => {
+                ratings.push(r as u8)
+            }
+            _ => {
+                return Err(format!(
+                    "`Rating:` is followed by `{}`, not an integer from 1 to 9",
+                    rest.chars().take(12).collect::<String>()
+                ))
+            }
         }
     }
     match ratings.as_slice() {

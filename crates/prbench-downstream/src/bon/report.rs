@@ -143,10 +143,18 @@ pub fn build(
 ) -> Result<BonTable, BonError> {
     let ks: Vec<usize> = ks.map(<[usize]>::to_vec).unwrap_or_else(|| default_ks(n));
     if ks.windows(2).any(|w| w[0] >= w[1]) {
-        return Err(BonError::Mismatch { what: format!("k values {ks:?}"), reason: "give each k once, in increasing order".into() });
+        return Err(BonError::Mismatch {
+            what: format!("k values {ks:?}"),
+            reason: "give each k once, in increasing order".into(),
+        });
     }
     if let Some(&k) = ks.iter().find(|&&k| k == 0 || k > n) {
-        return Err(BonError::Mismatch { what: format!("k = {k}"), reason: format!("k must be between 1 and N = {n} (best-of-k above N would only repeat best-of-N)") });
+        return Err(BonError::Mismatch {
+            what: format!("k = {k}"),
+            reason: format!(
+                "k must be between 1 and N = {n} (best-of-k above N would only repeat best-of-N)"
+            ),
+        });
     }
     let mut order: Vec<&str> = Vec::new();
     let mut by_example: HashMap<&str, Vec<&BonSample>> = HashMap::new();
@@ -157,10 +165,23 @@ pub fn build(
         }
         e.push(s);
     }
-    let judged = index_records(judgements.iter().map(|j| (j.example_id.as_str(), j.sample_index)), &by_example, &format!("judgements `{judge}`"))?;
-    let judged: HashMap<(&str, usize), &RubricJudgement> = judged.into_iter().map(|(k, i)| (k, &judgements[i])).collect();
+    let judged = index_records(
+        judgements.iter().map(|j| (j.example_id.as_str(), j.sample_index)),
+        &by_example,
+        &format!("judgements `{judge}`"),
+    )?;
+    let judged: HashMap<(&str, usize), &RubricJudgement> =
+        judged.into_iter().map(|(k, i)| (k, &judgements[i])).collect();
     for (i, j) in judgements.iter().enumerate() {
-        j.check().map_err(|why| BonError::Mismatch { what: format!("judgements `{judge}` record {} (example `{}`, sample {})", i + 1, j.example_id, j.sample_index), reason: why })?;
+        j.check().map_err(|why| BonError::Mismatch {
+            what: format!(
+                "judgements `{judge}` record {} (example `{}`, sample {})",
+                i + 1,
+                j.example_id,
+                j.sample_index
+            ),
+            reason: why,
+        })?;
     }
     let mut excluded = Exclusions::default();
     let mut examples = Vec::with_capacity(order.len());
@@ -197,15 +218,25 @@ pub fn build(
             Some(_) => excluded.judge_failed += 1,
             None => {}
         }
-        examples.push(Example { id, subset: ss[0].subset.as_str(), judge: reason.is_none().then_some(scores) });
+        examples.push(Example {
+            id,
+            subset: ss[0].subset.as_str(),
+            judge: reason.is_none().then_some(scores),
+        });
     }
     let judged_examples = examples.iter().filter(|e| e.judge.is_some()).count();
-    let usable: Vec<(&Example, Vec<f64>)> = examples.iter().filter_map(|e| e.judge.clone().map(|j| (e, j))).collect();
+    let usable: Vec<(&Example, Vec<f64>)> =
+        examples.iter().filter_map(|e| e.judge.clone().map(|j| (e, j))).collect();
     // Each reward model's N rewards per judged example (None: some sample has no reward).
     let mut rewards: Vec<Vec<Option<Vec<f64>>>> = Vec::with_capacity(models.len());
     for ModelScores { name, scores, .. } in models {
-        let keys = index_records(scores.iter().map(|s| (s.example_id.as_str(), s.sample_index)), &by_example, &format!("scores `{name}`"))?;
-        let by_key: HashMap<(&str, usize), &BonScore> = keys.into_iter().map(|(k, i)| (k, &scores[i])).collect();
+        let keys = index_records(
+            scores.iter().map(|s| (s.example_id.as_str(), s.sample_index)),
+            &by_example,
+            &format!("scores `{name}`"),
+        )?;
+        let by_key: HashMap<(&str, usize), &BonScore> =
+            keys.into_iter().map(|(k, i)| (k, &scores[i])).collect();
         for (i, s) in scores.iter().enumerate() {
             let valid = match (s.score, &s.error) {
                 (Some(v), None) => v.is_finite(),
@@ -237,9 +268,11 @@ pub fn build(
     }
     // Every row is computed on the examples every reward model scored in full, so rows compare
     // like with like (and the references are on the same examples as the models).
-    let keep: Vec<bool> = (0..usable.len()).map(|x| rewards.iter().all(|m| m[x].is_some())).collect();
+    let keep: Vec<bool> =
+        (0..usable.len()).map(|x| rewards.iter().all(|m| m[x].is_some())).collect();
     excluded.no_reward = keep.iter().filter(|k| !**k).count();
-    let common: Vec<(&Example, Vec<f64>)> = usable.iter().zip(&keep).filter(|(_, k)| **k).map(|(u, _)| u.clone()).collect();
+    let common: Vec<(&Example, Vec<f64>)> =
+        usable.iter().zip(&keep).filter(|(_, k)| **k).map(|(u, _)| u.clone()).collect();
     let mut rows = Vec::with_capacity(models.len() + 2);
     // A random pick gives the mean rubric score whatever k (best-of-1); its k = 1 point is
     // copied to every k so the row is exactly flat, free of rounding in the closed form.
@@ -249,8 +282,13 @@ pub fn build(
     rows.push(row("oracle (rubric score picks)", "reference", &common, &common, &ks, &subsets, 0)?);
     for (ModelScores { name, spec, condition, .. }, per_example) in models.iter().zip(&rewards) {
         // In `common`'s order, which `row` zips with the rubric scores.
-        let rm_rows: Vec<(&Example, Vec<f64>)> =
-            usable.iter().zip(per_example).zip(&keep).filter(|(_, k)| **k).filter_map(|(((e, _), r), _)| r.clone().map(|r| (*e, r))).collect();
+        let rm_rows: Vec<(&Example, Vec<f64>)> = usable
+            .iter()
+            .zip(per_example)
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .filter_map(|(((e, _), r), _)| r.clone().map(|r| (*e, r)))
+            .collect();
         let missing = per_example.iter().filter(|r| r.is_none()).count();
         let mut r = row(name, "reward model", &rm_rows, &common, &ks, &subsets, missing)?;
         r.spec = Some(spec.clone());
@@ -326,15 +364,37 @@ fn row(
             .filter_map(|s| per.get(s).map(|(t, c)| (s.clone(), t / *c as f64)))
             .collect();
         let overall = if count == 0 { f64::NAN } else { total / count as f64 };
-        let macro_mean = if per_subset.is_empty() { f64::NAN } else { per_subset.values().sum::<f64>() / per_subset.len() as f64 };
-        let overall_ci = bootstrap_ci(&values, &strata, &BootstrapConfig::default(), Stat::Micro).map(|i| [i.lo, i.hi]);
-        curve.push(BonPoint { k, per_subset, overall, overall_normalized: overall / 2.0, macro_mean, overall_ci });
+        let macro_mean = if per_subset.is_empty() {
+            f64::NAN
+        } else {
+            per_subset.values().sum::<f64>() / per_subset.len() as f64
+        };
+        let overall_ci = bootstrap_ci(&values, &strata, &BootstrapConfig::default(), Stat::Micro)
+            .map(|i| [i.lo, i.hi]);
+        curve.push(BonPoint {
+            k,
+            per_subset,
+            overall,
+            overall_normalized: overall / 2.0,
+            macro_mean,
+            overall_ci,
+        });
     }
-    let mut subset_examples: BTreeMap<String, usize> = subsets.iter().map(|s| (s.clone(), 0)).collect();
+    let mut subset_examples: BTreeMap<String, usize> =
+        subsets.iter().map(|s| (s.clone(), 0)).collect();
     for (e, _) in rm {
         *subset_examples.entry(e.subset.to_string()).or_default() += 1;
     }
-    Ok(BonRow { name: name.into(), kind: kind.into(), spec: None, condition: None, examples: rm.len(), subset_examples, excluded_for_score_errors: excluded, curve })
+    Ok(BonRow {
+        name: name.into(),
+        kind: kind.into(),
+        spec: None,
+        condition: None,
+        examples: rm.len(),
+        subset_examples,
+        excluded_for_score_errors: excluded,
+        curve,
+    })
 }
 
 /// The table as markdown: overall (micro) first, then one table per subset; rubric scores on
@@ -352,8 +412,12 @@ pub fn render(t: &BonTable) -> String {
         t.examples, t.judged_examples, t.n, t.excluded.sample_failed, t.excluded.judge_unparsed, t.excluded.judge_failed, t.unparsed_judgements, t.failed_judgements
     );
     if t.excluded.no_reward > 0 {
-        let who: Vec<String> =
-            t.rows.iter().filter(|r| r.excluded_for_score_errors > 0).map(|r| format!("`{}` {}", r.name, r.excluded_for_score_errors)).collect();
+        let who: Vec<String> = t
+            .rows
+            .iter()
+            .filter(|r| r.excluded_for_score_errors > 0)
+            .map(|r| format!("`{}` {}", r.name, r.excluded_for_score_errors))
+            .collect();
         let _ = writeln!(
             s,
             "- {} judged examples are left out of every row, so that all rows are on the same {} examples: a reward model has no reward for one of their samples (examples per model: {}).",
@@ -387,7 +451,12 @@ pub fn render(t: &BonTable) -> String {
         s.push('\n');
         header(&mut s, sub);
         for r in &t.rows {
-            let _ = write!(s, "| {} | {} |", label(r), r.subset_examples.get(sub).copied().unwrap_or(0));
+            let _ = write!(
+                s,
+                "| {} | {} |",
+                label(r),
+                r.subset_examples.get(sub).copied().unwrap_or(0)
+            );
             for p in &r.curve {
                 let _ = write!(s, " {} |", p.per_subset.get(sub).map_or("–".into(), |v| fmt(*v)));
             }
@@ -448,7 +517,13 @@ mod tests {
     }
 
     fn score(id: &str, i: usize, v: Option<f64>) -> BonScore {
-        BonScore { example_id: id.into(), sample_index: i, score: v, error: v.is_none().then(|| "boom".into()), tokens: TokenStats::default() }
+        BonScore {
+            example_id: id.into(),
+            sample_index: i,
+            score: v,
+            error: v.is_none().then(|| "boom".into()),
+            tokens: TokenStats::default(),
+        }
     }
 
     /// Two examples, N = 3. Example a: rubric [0, 2, 1], RM [1, 3, 2] (agrees); example b:
@@ -458,7 +533,10 @@ mod tests {
     /// - oracle b: k=2 {0,1}→2, {0,2}→2, {1,2}→0 → 4/3; k=3 → 2.
     #[test]
     fn table_by_hand() {
-        let samples: Vec<BonSample> = (0..3).map(|i| sample("a", "s1", i)).chain((0..3).map(|i| sample("b", "s2", i))).collect();
+        let samples: Vec<BonSample> = (0..3)
+            .map(|i| sample("a", "s1", i))
+            .chain((0..3).map(|i| sample("b", "s2", i)))
+            .collect();
         let js = vec![
             judgement("a", 0, Some(vec![0])),
             judgement("a", 1, Some(vec![2])),
@@ -467,8 +545,28 @@ mod tests {
             judgement("b", 1, Some(vec![0])),
             judgement("b", 2, Some(vec![0])),
         ];
-        let rm = vec![score("a", 0, Some(1.0)), score("a", 1, Some(3.0)), score("a", 2, Some(2.0)), score("b", 0, Some(0.0)), score("b", 1, Some(5.0)), score("b", 2, Some(5.0))];
-        let t = build(&samples, 3, "j", &js, &[ModelScores { name: "rm".into(), spec: "baseline:x".into(), condition: "none".into(), scores: rm }], Some(&[1, 2, 3])).unwrap();
+        let rm = vec![
+            score("a", 0, Some(1.0)),
+            score("a", 1, Some(3.0)),
+            score("a", 2, Some(2.0)),
+            score("b", 0, Some(0.0)),
+            score("b", 1, Some(5.0)),
+            score("b", 2, Some(5.0)),
+        ];
+        let t = build(
+            &samples,
+            3,
+            "j",
+            &js,
+            &[ModelScores {
+                name: "rm".into(),
+                spec: "baseline:x".into(),
+                condition: "none".into(),
+                scores: rm,
+            }],
+            Some(&[1, 2, 3]),
+        )
+        .unwrap();
         let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-12, "{a} vs {b}");
         let rmrow = &t.rows[2];
         close(rmrow.curve[0].per_subset["s1"], 1.0);
@@ -488,12 +586,44 @@ mod tests {
 
     #[test]
     fn unparsed_judgements_and_missing_rewards_leave_examples_out_counted() {
-        let samples: Vec<BonSample> = (0..2).map(|i| sample("a", "s", i)).chain((0..2).map(|i| sample("b", "s", i))).collect();
-        let js = vec![judgement("a", 0, Some(vec![1])), judgement("a", 1, None), judgement("b", 0, Some(vec![2])), judgement("b", 1, Some(vec![0]))];
-        let rm = vec![score("a", 0, Some(1.0)), score("a", 1, Some(1.0)), score("b", 0, Some(1.0)), score("b", 1, None)];
-        let t = build(&samples, 2, "j", &js, &[ModelScores { name: "rm".into(), spec: "baseline:x".into(), condition: "none".into(), scores: rm }], None).unwrap();
-        assert_eq!((t.judged_examples, t.excluded.judge_unparsed, t.unparsed_judgements), (1, 1, 1));
-        assert_eq!((t.rows[2].examples, t.rows[2].excluded_for_score_errors, t.excluded.no_reward), (0, 1, 1));
+        let samples: Vec<BonSample> = (0..2)
+            .map(|i| sample("a", "s", i))
+            .chain((0..2).map(|i| sample("b", "s", i)))
+            .collect();
+        let js = vec![
+            judgement("a", 0, Some(vec![1])),
+            judgement("a", 1, None),
+            judgement("b", 0, Some(vec![2])),
+            judgement("b", 1, Some(vec![0])),
+        ];
+        let rm = vec![
+            score("a", 0, Some(1.0)),
+            score("a", 1, Some(1.0)),
+            score("b", 0, Some(1.0)),
+            score("b", 1, None),
+        ];
+        let t = build(
+            &samples,
+            2,
+            "j",
+            &js,
+            &[ModelScores {
+                name: "rm".into(),
+                spec: "baseline:x".into(),
+                condition: "none".into(),
+                scores: rm,
+            }],
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            (t.judged_examples, t.excluded.judge_unparsed, t.unparsed_judgements),
+            (1, 1, 1)
+        );
+        assert_eq!(
+            (t.rows[2].examples, t.rows[2].excluded_for_score_errors, t.excluded.no_reward),
+            (0, 1, 1)
+        );
         assert_eq!(t.ks, [1, 2]);
         assert!(t.rows[2].curve[0].overall.is_nan());
     }
@@ -503,18 +633,53 @@ mod tests {
     /// 1.0 and oracle best-of-2 = 2.0; `full` prefers sample 0 (2.0), `gappy` sample 1 (0.0).
     #[test]
     fn every_row_is_on_the_examples_every_model_scored() {
-        let samples: Vec<BonSample> = (0..2).map(|i| sample("a", "s", i)).chain((0..2).map(|i| sample("b", "s", i))).collect();
-        let js = vec![judgement("a", 0, Some(vec![2])), judgement("a", 1, Some(vec![0])), judgement("b", 0, Some(vec![0])), judgement("b", 1, Some(vec![2]))];
-        let full = vec![score("a", 0, Some(2.0)), score("a", 1, Some(1.0)), score("b", 0, Some(1.0)), score("b", 1, Some(2.0))];
-        let gappy = vec![score("a", 0, Some(1.0)), score("a", 1, Some(2.0)), score("b", 0, Some(1.0)), score("b", 1, None)];
+        let samples: Vec<BonSample> = (0..2)
+            .map(|i| sample("a", "s", i))
+            .chain((0..2).map(|i| sample("b", "s", i)))
+            .collect();
+        let js = vec![
+            judgement("a", 0, Some(vec![2])),
+            judgement("a", 1, Some(vec![0])),
+            judgement("b", 0, Some(vec![0])),
+            judgement("b", 1, Some(vec![2])),
+        ];
+        let full = vec![
+            score("a", 0, Some(2.0)),
+            score("a", 1, Some(1.0)),
+            score("b", 0, Some(1.0)),
+            score("b", 1, Some(2.0)),
+        ];
+        let gappy = vec![
+            score("a", 0, Some(1.0)),
+            score("a", 1, Some(2.0)),
+            score("b", 0, Some(1.0)),
+            score("b", 1, None),
+        ];
         let models = [
-            ModelScores { name: "full".into(), spec: "baseline:longer".into(), condition: "none".into(), scores: full },
-            ModelScores { name: "gappy".into(), spec: "baseline:shorter".into(), condition: "none".into(), scores: gappy },
+            ModelScores {
+                name: "full".into(),
+                spec: "baseline:longer".into(),
+                condition: "none".into(),
+                scores: full,
+            },
+            ModelScores {
+                name: "gappy".into(),
+                spec: "baseline:shorter".into(),
+                condition: "none".into(),
+                scores: gappy,
+            },
         ];
         let t = build(&samples, 2, "j", &js, &models, None).unwrap();
         assert_eq!((t.judged_examples, t.excluded.no_reward), (2, 1));
-        assert!(t.rows.iter().all(|r| r.examples == 1), "{:?}", t.rows.iter().map(|r| r.examples).collect::<Vec<_>>());
-        assert_eq!(t.rows.iter().map(|r| r.excluded_for_score_errors).collect::<Vec<_>>(), [0, 0, 0, 1]);
+        assert!(
+            t.rows.iter().all(|r| r.examples == 1),
+            "{:?}",
+            t.rows.iter().map(|r| r.examples).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            t.rows.iter().map(|r| r.excluded_for_score_errors).collect::<Vec<_>>(),
+            [0, 0, 0, 1]
+        );
         let at_2: Vec<f64> = t.rows.iter().map(|r| r.curve[1].overall).collect();
         assert_eq!(at_2, [1.0, 2.0, 2.0, 0.0]);
         let md = render(&t);
@@ -527,9 +692,14 @@ mod tests {
         let e = build(&samples, 2, "j", &[], &[], None).unwrap_err().to_string();
         assert!(e.contains("expected exactly 0..2"), "{e}");
         let samples: Vec<BonSample> = (0..2).map(|i| sample("a", "s", i)).collect();
-        let e = build(&samples, 2, "j", &[judgement("a", 0, Some(vec![1]))], &[], None).unwrap_err().to_string();
+        let e = build(&samples, 2, "j", &[judgement("a", 0, Some(vec![1]))], &[], None)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no judgement"), "{e}");
-        assert!(build(&samples, 2, "j", &[], &[], Some(&[3])).unwrap_err().to_string().contains("k must be between 1 and N = 2"));
+        assert!(build(&samples, 2, "j", &[], &[], Some(&[3]))
+            .unwrap_err()
+            .to_string()
+            .contains("k must be between 1 and N = 2"));
     }
 
     #[test]
@@ -537,8 +707,17 @@ mod tests {
         let samples: Vec<BonSample> = (0..2).map(|i| sample("a", "s", i)).collect();
         let good = || vec![judgement("a", 0, Some(vec![1])), judgement("a", 1, Some(vec![2]))];
         let rm = |v: f64| vec![score("a", 0, Some(1.0)), score("a", 1, Some(v))];
-        let model = |scores| vec![ModelScores { name: "rm".into(), spec: "baseline:x".into(), condition: "none".into(), scores }];
-        let err = |js: Vec<RubricJudgement>, scores: Vec<BonScore>| build(&samples, 2, "j", &js, &model(scores), None).unwrap_err().to_string();
+        let model = |scores| {
+            vec![ModelScores {
+                name: "rm".into(),
+                spec: "baseline:x".into(),
+                condition: "none".into(),
+                scores,
+            }]
+        };
+        let err = |js: Vec<RubricJudgement>, scores: Vec<BonScore>| {
+            build(&samples, 2, "j", &js, &model(scores), None).unwrap_err().to_string()
+        };
         assert!(build(&samples, 2, "j", &good(), &model(rm(2.0)), None).is_ok());
         let mut dup = good();
         dup.push(judgement("a", 1, Some(vec![0])));
@@ -555,6 +734,9 @@ mod tests {
         let mut short = good();
         short[0].aspects = 3;
         assert!(err(short, rm(2.0)).contains("1 scores for 3 rubric aspects"));
-        assert!(build(&samples, 2, "j", &good(), &[], Some(&[2, 2])).unwrap_err().to_string().contains("each k once"));
+        assert!(build(&samples, 2, "j", &good(), &[], Some(&[2, 2]))
+            .unwrap_err()
+            .to_string()
+            .contains("each k once"));
     }
 }

@@ -78,7 +78,9 @@ impl RubricJudgement {
     /// # Errors
     /// What is wrong, for an error naming the record.
     pub fn check(&self) -> Result<(), String> {
-        let states = usize::from(self.scores.is_some()) + usize::from(self.unparsed.is_some()) + usize::from(self.error.is_some());
+        let states = usize::from(self.scores.is_some())
+            + usize::from(self.unparsed.is_some())
+            + usize::from(self.error.is_some());
         if states != 1 {
             return Err("a judgement holds exactly one of `scores`, `unparsed` and `error`".into());
         }
@@ -138,12 +140,16 @@ fn argmax_softmax(logprobs: &[f32]) -> (usize, [f64; 3]) {
 /// # Errors
 /// [`BonError::Mismatch`] naming the first missing example, or every example without a
 /// rubric aspect (with its subset and how many samples it has), and what to do.
-pub fn check_examples(examples: &std::collections::HashMap<&str, &Example>, samples: &[BonSample]) -> Result<(), BonError> {
+pub fn check_examples(
+    examples: &std::collections::HashMap<&str, &Example>,
+    samples: &[BonSample],
+) -> Result<(), BonError> {
     let mut empty: Vec<(&str, &str, usize)> = Vec::new();
     for s in samples {
         let ex = examples.get(s.example_id.as_str()).ok_or_else(|| BonError::Mismatch {
             what: format!("sample {} of example `{}`", s.sample_index, s.example_id),
-            reason: "the dataset has no such example; pass the dataset the samples were drawn from".into(),
+            reason: "the dataset has no such example; pass the dataset the samples were drawn from"
+                .into(),
         })?;
         if ex.rubric_aspects.is_empty() {
             match empty.iter_mut().find(|(id, _, _)| *id == ex.id) {
@@ -155,7 +161,12 @@ pub fn check_examples(examples: &std::collections::HashMap<&str, &Example>, samp
     if empty.is_empty() {
         return Ok(());
     }
-    let named: Vec<String> = empty.iter().map(|(id, subset, n)| format!("`{id}` ({subset}, {n} sample{})", if *n == 1 { "" } else { "s" })).collect();
+    let named: Vec<String> = empty
+        .iter()
+        .map(|(id, subset, n)| {
+            format!("`{id}` ({subset}, {n} sample{})", if *n == 1 { "" } else { "s" })
+        })
+        .collect();
     Err(BonError::Mismatch {
         what: format!("{} example{} without rubric aspects: {}", empty.len(), if empty.len() == 1 { "" } else { "s" }, named.join(", ")),
         reason: "the rubric judge scores an answer per hidden rubric aspect and has nothing to score for these; nothing was judged. Add their rubric aspects to the dataset (then pass it with --data), or sample again from examples that have a rubric".into(),
@@ -193,7 +204,13 @@ pub fn judge_all(
     Ok(out)
 }
 
-fn judge_one(ex: &Example, answer: &str, engine: RubricEngine<'_>, prompts: &BonPrompts, j: &mut RubricJudgement) -> Result<(), BonError> {
+fn judge_one(
+    ex: &Example,
+    answer: &str,
+    engine: RubricEngine<'_>,
+    prompts: &BonPrompts,
+    j: &mut RubricJudgement,
+) -> Result<(), BonError> {
     match engine {
         RubricEngine::Generate { generator, max_new_tokens } => {
             let prompt = prompts.rubric(&ex.question, &ex.rubric_aspects, answer)?;
@@ -225,7 +242,13 @@ fn judge_one(ex: &Example, answer: &str, engine: RubricEngine<'_>, prompts: &Bon
                         j.tokens.truncated_tokens += tokens.truncated_tokens;
                     }
                     Ok((lp, _)) => {
-                        j.error = Some(ModelError::Engine(format!("{} log-probabilities for 3 candidates", lp.len())).to_string());
+                        j.error = Some(
+                            ModelError::Engine(format!(
+                                "{} log-probabilities for 3 candidates",
+                                lp.len()
+                            ))
+                            .to_string(),
+                        );
                         return Ok(());
                     }
                     Err(e) => {
@@ -249,7 +272,11 @@ mod tests {
     fn argmax_takes_the_most_probable_score_and_softmax_sums_to_one() {
         let (best, p) = argmax_softmax(&[(0.2f32).ln(), (0.5f32).ln(), (0.1f32).ln()]);
         assert_eq!(best, 1);
-        assert!((p[0] - 0.25).abs() < 1e-6 && (p[1] - 0.625).abs() < 1e-6 && (p[2] - 0.125).abs() < 1e-6);
+        assert!(
+            (p[0] - 0.25).abs() < 1e-6
+                && (p[1] - 0.625).abs() < 1e-6
+                && (p[2] - 0.125).abs() < 1e-6
+        );
         // An exact tie goes to the lower score.
         assert_eq!(argmax_softmax(&[-1.0, -3.0, -1.0]).0, 0);
     }
@@ -267,7 +294,14 @@ mod tests {
             subset: "Art_and_Entertainment".into(),
             question: format!("question {id}"),
             profile: vec![],
-            rubric_aspects: aspects.iter().map(|a| RubricAspect { aspect: (*a).into(), evidence: "e".into(), reason: "r".into() }).collect(),
+            rubric_aspects: aspects
+                .iter()
+                .map(|a| RubricAspect {
+                    aspect: (*a).into(),
+                    evidence: "e".into(),
+                    reason: "r".into(),
+                })
+                .collect(),
             narrative: "n".into(),
             category: "c".into(),
             chosen: "x".into(),
@@ -299,15 +333,30 @@ mod tests {
     }
 
     impl NextTokenScorer for Scorer {
-        fn next_token_logprobs(&self, prompt: &ChatPrompt, candidates: &[&str]) -> Result<(Vec<f32>, TokenStats), ModelError> {
+        fn next_token_logprobs(
+            &self,
+            prompt: &ChatPrompt,
+            candidates: &[&str],
+        ) -> Result<(Vec<f32>, TokenStats), ModelError> {
             if self.calls.fetch_add(1, Ordering::Relaxed) >= self.fail_after {
                 return Err(ModelError::Engine("stopped".into()));
             }
-            let h = prompt.all_text().bytes().fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
-            Ok(((0..candidates.len()).map(|i| -(((h >> (4 * i)) % 16) as f32) / 4.0).collect(), TokenStats { input_tokens: 10, ..TokenStats::default() }))
+            let h = prompt
+                .all_text()
+                .bytes()
+                .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+            Ok((
+                (0..candidates.len()).map(|i| -(((h >> (4 * i)) % 16) as f32) / 4.0).collect(),
+                TokenStats { input_tokens: 10, ..TokenStats::default() },
+            ))
         }
         fn identity(&self) -> ModelIdentity {
-            ModelIdentity { spec: "stub".into(), engine: "stub".into(), file_hash: "h".into(), ..ModelIdentity::default() }
+            ModelIdentity {
+                spec: "stub".into(),
+                engine: "stub".into(),
+                file_hash: "h".into(),
+                ..ModelIdentity::default()
+            }
         }
     }
 
@@ -315,12 +364,19 @@ mod tests {
     fn empty_rubrics_are_refused_up_front_naming_every_example_before_any_call() {
         let exs = [example("a", &["x"]), example("b", &[]), example("c", &[])];
         let by_id: HashMap<&str, &Example> = exs.iter().map(|e| (e.id.as_str(), e)).collect();
-        let samples = [sample("a", 0, "s"), sample("b", 0, "s"), sample("b", 1, "s"), sample("c", 0, "s")];
+        let samples =
+            [sample("a", 0, "s"), sample("b", 0, "s"), sample("b", 1, "s"), sample("c", 0, "s")];
         let scorer = Scorer { calls: AtomicUsize::new(0), fail_after: usize::MAX };
-        let err = judge_all(&by_id, &samples, RubricEngine::Logprob(&scorer), &|_| {}).unwrap_err().to_string();
+        let err = judge_all(&by_id, &samples, RubricEngine::Logprob(&scorer), &|_| {})
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("2 examples without rubric aspects: `b` (Art_and_Entertainment, 2 samples), `c` (Art_and_Entertainment, 1 sample): "), "{err}");
         assert!(err.contains("nothing was judged"), "{err}");
-        assert_eq!(scorer.calls.load(Ordering::Relaxed), 0, "example `a` comes first and was not judged either");
+        assert_eq!(
+            scorer.calls.load(Ordering::Relaxed),
+            0,
+            "example `a` comes first and was not judged either"
+        );
         assert!(check_examples(&by_id, &samples[..1]).is_ok());
     }
 
@@ -328,7 +384,12 @@ mod tests {
     fn logprob_judgements_resume_from_the_cache_without_repeating_a_call() {
         let exs = [example("a", &["x", "y"]), example("b", &["z"])];
         let by_id: HashMap<&str, &Example> = exs.iter().map(|e| (e.id.as_str(), e)).collect();
-        let samples = [sample("a", 0, "one"), sample("a", 1, "two"), sample("b", 0, "three"), sample("b", 1, "four")];
+        let samples = [
+            sample("a", 0, "one"),
+            sample("a", 1, "two"),
+            sample("b", 0, "three"),
+            sample("b", 1, "four"),
+        ];
         let calls = 2 + 2 + 1 + 1; // one per (sample, aspect)
         let fresh = Scorer { calls: AtomicUsize::new(0), fail_after: usize::MAX };
         let whole = judge_all(&by_id, &samples, RubricEngine::Logprob(&fresh), &|_| {}).unwrap();
@@ -337,13 +398,25 @@ mod tests {
         // A run that stops after 3 calls: what it computed is in the cache.
         let stopping = Scorer { calls: AtomicUsize::new(0), fail_after: 3 };
         let counters = CacheCounters::default();
-        let partial = judge_all(&by_id, &samples, RubricEngine::Logprob(&CachedNextTokenScorer::new(&stopping, &cache, &counters)), &|_| {}).unwrap();
+        let partial = judge_all(
+            &by_id,
+            &samples,
+            RubricEngine::Logprob(&CachedNextTokenScorer::new(&stopping, &cache, &counters)),
+            &|_| {},
+        )
+        .unwrap();
         assert!(partial[1].error.is_some() && partial[0] == whole[0]);
         // Resumed: the 3 stored results are hits, only the other calls reach the model, and the
         // judgements equal an uninterrupted run's.
         let resumed_model = Scorer { calls: AtomicUsize::new(0), fail_after: usize::MAX };
         let counters = CacheCounters::default();
-        let resumed = judge_all(&by_id, &samples, RubricEngine::Logprob(&CachedNextTokenScorer::new(&resumed_model, &cache, &counters)), &|_| {}).unwrap();
+        let resumed = judge_all(
+            &by_id,
+            &samples,
+            RubricEngine::Logprob(&CachedNextTokenScorer::new(&resumed_model, &cache, &counters)),
+            &|_| {},
+        )
+        .unwrap();
         assert_eq!(resumed, whole);
         let r = counters.report(&cache);
         assert_eq!((r.hits, r.calls), (3, calls - 3));
@@ -351,7 +424,13 @@ mod tests {
         // Once more: every call is a hit.
         let idle = Scorer { calls: AtomicUsize::new(0), fail_after: 0 };
         let counters = CacheCounters::default();
-        let again = judge_all(&by_id, &samples, RubricEngine::Logprob(&CachedNextTokenScorer::new(&idle, &cache, &counters)), &|_| {}).unwrap();
+        let again = judge_all(
+            &by_id,
+            &samples,
+            RubricEngine::Logprob(&CachedNextTokenScorer::new(&idle, &cache, &counters)),
+            &|_| {},
+        )
+        .unwrap();
         assert_eq!(again, whole);
         assert_eq!((counters.report(&cache).hits, idle.calls.load(Ordering::Relaxed)), (calls, 0));
     }

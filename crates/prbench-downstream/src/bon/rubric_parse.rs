@@ -37,18 +37,33 @@ pub fn parse_rubric_reply(reply: &str, n_aspects: usize) -> Result<Vec<u8>, Pars
         let Some((index, score)) = score_line(line, n_aspects)? else { continue };
         seen_any = true;
         if index == 0 || index > n_aspects {
-            return Err(format!("a score for aspect {index}, but the rubric has {n_aspects} aspect{}", plural(n_aspects)));
+            return Err(format!(
+                "a score for aspect {index}, but the rubric has {n_aspects} aspect{}",
+                plural(n_aspects)
+            ));
         }
         if scores[index - 1].replace(score).is_some() {
             return Err(format!("aspect {index} is scored twice"));
         }
     }
     if !seen_any {
-        return Err(format!("no score line (`<aspect number>: <0|1|2>`) for any of the {n_aspects} aspect{}", plural(n_aspects)));
+        return Err(format!(
+            "no score line (`<aspect number>: <0|1|2>`) for any of the {n_aspects} aspect{}",
+            plural(n_aspects)
+        ));
     }
-    let missing: Vec<String> = scores.iter().enumerate().filter(|(_, s)| s.is_none()).map(|(i, _)| (i + 1).to_string()).collect();
+    let missing: Vec<String> = scores
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.is_none())
+        .map(|(i, _)| (i + 1).to_string())
+        .collect();
     if !missing.is_empty() {
-        return Err(format!("no score for aspect{} {} of {n_aspects}", plural(missing.len()), missing.join(", ")));
+        return Err(format!(
+            "no score for aspect{} {} of {n_aspects}",
+            plural(missing.len()),
+            missing.join(", ")
+        ));
     }
     Ok(scores.into_iter().map(|s| s.expect("checked above")).collect())
 }
@@ -80,7 +95,8 @@ fn score_line(line: &str, n_aspects: usize) -> Result<Option<(usize, u8)>, Parse
             if rest.len() > word.len() && rest[..word.len()].eq_ignore_ascii_case(word) {
                 let after = strip_decoration(rest[word.len()..].trim_start());
                 if let Some(after) = after.strip_prefix(':') {
-                    return read_score(strip_decoration(after.trim_start()), original).map(|s| Some((1, s)));
+                    return read_score(strip_decoration(after.trim_start()), original)
+                        .map(|s| Some((1, s)));
                 }
             }
         }
@@ -96,7 +112,8 @@ fn score_line(line: &str, n_aspects: usize) -> Result<Option<(usize, u8)>, Parse
     }
     let index: usize = rest[..digits].parse().expect("ascii digits");
     let after = strip_decoration(&rest[digits..]);
-    let Some(sep) = after.chars().next().filter(|c| matches!(c, ':' | '.' | ')' | '-' | '=')) else {
+    let Some(sep) = after.chars().next().filter(|c| matches!(c, ':' | '.' | ')' | '-' | '='))
+    else {
         return Ok(None);
     };
     let value = strip_decoration(after[sep.len_utf8()..].trim_start());
@@ -156,7 +173,10 @@ mod tests {
         assert_eq!(parse_rubric_reply("1: 2\n2: 0\n3: 1", 3), Ok(vec![2, 0, 1]));
         assert_eq!(parse_rubric_reply("3: 1\n1: 2\n2: 0", 3), Ok(vec![2, 0, 1]));
         assert_eq!(parse_rubric_reply("Here are my scores.\n\n1. 2\n2) 1\n", 2), Ok(vec![2, 1]));
-        assert_eq!(parse_rubric_reply("**Aspect 1:** 2/2 — covered\n- Quality 2 = 0", 2), Ok(vec![2, 0]));
+        assert_eq!(
+            parse_rubric_reply("**Aspect 1:** 2/2 — covered\n- Quality 2 = 0", 2),
+            Ok(vec![2, 0])
+        );
         assert_eq!(parse_rubric_reply("1: 2 (covers it well)\n2: 1.", 2), Ok(vec![2, 1]));
     }
 
@@ -175,7 +195,8 @@ mod tests {
         let err = |r: &str, n: usize| parse_rubric_reply(r, n).unwrap_err();
         assert!(err("1: 2", 2).contains("no score for aspect 2 of 2"), "{}", err("1: 2", 2));
         assert!(err("1: 2\n1: 1\n2: 0", 2).contains("aspect 1 is scored twice"));
-        assert!(err("1: 2\n2: 0\n3: 1", 2).contains("a score for aspect 3, but the rubric has 2 aspects"));
+        assert!(err("1: 2\n2: 0\n3: 1", 2)
+            .contains("a score for aspect 3, but the rubric has 2 aspects"));
         assert!(err("1: 3", 1).contains("must be 0, 1 or 2"));
         assert!(err("1: 1.5", 1).contains("must be 0, 1 or 2"));
         assert!(err("1: 2/3", 1).contains("must be 0, 1 or 2"));

@@ -96,7 +96,8 @@ pub fn requests_for(
     let prompt = loop {
         let shown: Vec<&ProfilePost> = ranked[..n].iter().collect();
         let prompt = prompts.policy(&example.question, &shown)?;
-        let over = generator.prompt_overflow(&prompt, settings.max_new_tokens).ok().flatten().unwrap_or(0);
+        let over =
+            generator.prompt_overflow(&prompt, settings.max_new_tokens).ok().flatten().unwrap_or(0);
         if over == 0 || n == 0 {
             break prompt;
         }
@@ -145,7 +146,11 @@ pub fn sample_all(
         let reqs: Vec<ChatRequest> = chunk.iter().map(|p| p.2.clone()).collect();
         let results = generator.generate_each(&reqs, &|_, _| {});
         if results.len() != chunk.len() {
-            return Err(EvalError::BackendShape { model, got: results.len(), expected: chunk.len() });
+            return Err(EvalError::BackendShape {
+                model,
+                got: results.len(),
+                expected: chunk.len(),
+            });
         }
         for ((ex, i, req, shown, dropped), result) in chunk.iter().zip(results) {
             out.push(to_sample(ex, *i, req, *shown, *dropped, result, &model));
@@ -184,7 +189,10 @@ fn to_sample(
             ..base
         },
         Err(source) => BonSample {
-            error: Some(EvalError::Backend { model: model.into(), example_id: ex.id.clone(), source }.to_string()),
+            error: Some(
+                EvalError::Backend { model: model.into(), example_id: ex.id.clone(), source }
+                    .to_string(),
+            ),
             ..base
         },
     }
@@ -194,7 +202,11 @@ fn to_sample(
 /// (all when `None`), and with `distinct_questions` only the first example of each question
 /// text (after trimming) across the whole selection: P-Soups asks one question of several
 /// users, and the protocol wants distinct prompts.
-pub fn select<'a>(examples: &'a [Example], per_subset: Option<usize>, distinct_questions: bool) -> Vec<&'a Example> {
+pub fn select<'a>(
+    examples: &'a [Example],
+    per_subset: Option<usize>,
+    distinct_questions: bool,
+) -> Vec<&'a Example> {
     let mut taken: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut questions = std::collections::HashSet::new();
     let mut out = Vec::new();
@@ -242,7 +254,14 @@ mod tests {
 
     #[test]
     fn select_caps_per_subset_and_skips_repeated_questions() {
-        let all = vec![ex("1", "x", "Q1"), ex("2", "x", "Q1 "), ex("3", "x", "Q2"), ex("4", "x", "Q3"), ex("5", "y", "Q2"), ex("6", "y", "Q4")];
+        let all = vec![
+            ex("1", "x", "Q1"),
+            ex("2", "x", "Q1 "),
+            ex("3", "x", "Q2"),
+            ex("4", "x", "Q3"),
+            ex("5", "y", "Q2"),
+            ex("6", "y", "Q4"),
+        ];
         let ids = |v: Vec<&Example>| v.iter().map(|e| e.id.clone()).collect::<Vec<_>>();
         assert_eq!(ids(select(&all, Some(2), true)), ["1", "3", "6"]);
         assert_eq!(ids(select(&all, Some(2), false)), ["1", "2", "5", "6"]);

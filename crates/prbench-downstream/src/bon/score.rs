@@ -110,7 +110,8 @@ pub fn score_all(
         }
         let ex = examples.get(s.example_id.as_str()).ok_or_else(|| BonError::Mismatch {
             what: format!("sample {} of example `{}`", s.sample_index, s.example_id),
-            reason: "the dataset has no such example; pass the dataset the samples were drawn from".into(),
+            reason: "the dataset has no such example; pass the dataset the samples were drawn from"
+                .into(),
         })?;
         todo.push((i, request_for(ex, s, context, inputs, &prompts)?));
     }
@@ -122,7 +123,12 @@ pub fn score_all(
         let reqs: Vec<RmRequest> = chunk.iter().map(|(_, r)| r.clone()).collect();
         let results = rm.score_each(&reqs, &|_, _| {});
         if results.len() != chunk.len() {
-            return Err(EvalError::BackendShape { model, got: results.len(), expected: chunk.len() }.into());
+            return Err(EvalError::BackendShape {
+                model,
+                got: results.len(),
+                expected: chunk.len(),
+            }
+            .into());
         }
         for (&&(i, _), r) in chunk.iter().zip(results) {
             let s = &samples[i];
@@ -195,7 +201,10 @@ mod call_tests {
     fn one_examples_samples_share_a_call() {
         // a, b interleaved (a failed sample removed), c with more samples than a call holds.
         let ids = ["a", "b", "a", "b", "a", "c", "c", "c", "c", "c"];
-        assert_eq!(calls_by_example(&ids, 4), vec![vec![0, 2, 4], vec![1, 3], vec![5, 6, 7, 8], vec![9]]);
+        assert_eq!(
+            calls_by_example(&ids, 4),
+            vec![vec![0, 2, 4], vec![1, 3], vec![5, 6, 7, 8], vec![9]]
+        );
         assert_eq!(calls_by_example(&ids, 5), vec![vec![0, 2, 4, 1, 3], vec![5, 6, 7, 8, 9]]);
         assert_eq!(calls_by_example(&ids, 1).len(), 10);
         assert!(calls_by_example(&[], 3).is_empty());

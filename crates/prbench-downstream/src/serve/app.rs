@@ -48,11 +48,11 @@ impl AppState {
     /// `prbench eval` renders it (`prompts/rm-user.jinja`).
     fn render(&self, item: ScoreItem, id: String) -> Result<RmRequest, ApiError> {
         let context = item.context();
-        let input = RmInput { example_id: id, question: item.query, context, answer: item.response_text };
-        let prompt = self
-            .prompts
-            .reward_model(&input)
-            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "template", e.to_string()))?;
+        let input =
+            RmInput { example_id: id, question: item.query, context, answer: item.response_text };
+        let prompt = self.prompts.reward_model(&input).map_err(|e| {
+            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "template", e.to_string())
+        })?;
         Ok(RmRequest { input, prompt })
     }
 
@@ -107,7 +107,11 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
 }
 
 fn worker_gone() -> ApiError {
-    ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", "the reward server stopped before answering")
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "shutting_down",
+        "the reward server stopped before answering",
+    )
 }
 
 async fn answer(rx: tokio::sync::oneshot::Receiver<ItemResult>) -> ItemResult {
@@ -203,14 +207,24 @@ async fn health(State(st): State<Arc<AppState>>) -> Json<Value> {
 const ENDPOINTS: &str = "GET /health, POST /score, POST /score/batch";
 
 async fn not_found(method: Method, uri: Uri) -> ApiError {
-    ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("no endpoint `{method} {}`; this server has {ENDPOINTS}", log::short_id(uri.path())))
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        format!(
+            "no endpoint `{method} {}`; this server has {ENDPOINTS}",
+            log::short_id(uri.path())
+        ),
+    )
 }
 
 async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
     ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
         "method_not_allowed",
-        format!("`{}` does not take {method}; this server has {ENDPOINTS}", log::short_id(uri.path())),
+        format!(
+            "`{}` does not take {method}; this server has {ENDPOINTS}",
+            log::short_id(uri.path())
+        ),
     )
 }
 

@@ -58,7 +58,10 @@ impl Queue {
     /// 413 `batch_too_large` when there are more items than the queue holds; 503 `queue_full`
     /// (with `Retry-After`) when they do not fit now; 503 `shutting_down` when the worker has
     /// stopped.
-    pub(crate) fn submit(&self, requests: Vec<RmRequest>) -> Result<Vec<oneshot::Receiver<ItemResult>>, ApiError> {
+    pub(crate) fn submit(
+        &self,
+        requests: Vec<RmRequest>,
+    ) -> Result<Vec<oneshot::Receiver<ItemResult>>, ApiError> {
         let n = requests.len();
         if n > self.capacity {
             return Err(ApiError::new(
@@ -78,7 +81,11 @@ impl Queue {
                 ));
             }
             Err(TrySendError::Closed(())) => {
-                return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", "the reward server is shutting down"));
+                return Err(ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "shutting_down",
+                    "the reward server is shutting down",
+                ));
             }
         };
         self.stats.in_flight.fetch_add(n, Ordering::Relaxed);
@@ -141,7 +148,12 @@ pub(crate) async fn run_worker(
 }
 
 /// Scores one batch and answers each item; items whose client is gone are not scored.
-async fn score_batch(model: &Arc<dyn RewardModel>, batch: Vec<Job>, normalize: Normalize, stats: &Stats) {
+async fn score_batch(
+    model: &Arc<dyn RewardModel>,
+    batch: Vec<Job>,
+    normalize: Normalize,
+    stats: &Stats,
+) {
     let total = batch.len();
     let (live, gone): (Vec<Job>, Vec<Job>) = batch.into_iter().partition(|j| !j.reply.is_closed());
     stats.abandoned.fetch_add(gone.len() as u64, Ordering::Relaxed);
@@ -153,7 +165,8 @@ async fn score_batch(model: &Arc<dyn RewardModel>, batch: Vec<Job>, normalize: N
         stats.largest_batch.fetch_max(requests.len(), Ordering::Relaxed);
         let m = Arc::clone(model);
         let n = requests.len();
-        let results = tokio::task::spawn_blocking(move || m.score_each(&requests, &|_, _| {})).await;
+        let results =
+            tokio::task::spawn_blocking(move || m.score_each(&requests, &|_, _| {})).await;
         let answers: Vec<ItemResult> = match results {
             Ok(rs) if rs.len() == n => rs
                 .into_iter()
@@ -169,11 +182,27 @@ async fn score_batch(model: &Arc<dyn RewardModel>, batch: Vec<Job>, normalize: N
                 .collect(),
             Ok(rs) => {
                 let msg = format!("the reward model returned {} scores for {n} inputs", rs.len());
-                (0..n).map(|_| Err(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "model_error", msg.clone()))).collect()
+                (0..n)
+                    .map(|_| {
+                        Err(ApiError::new(
+                            StatusCode::INTERNAL_SERVER_ERROR,
+                            "model_error",
+                            msg.clone(),
+                        ))
+                    })
+                    .collect()
             }
             Err(join) => {
                 let msg = format!("the reward model crashed while scoring this batch ({join})");
-                (0..n).map(|_| Err(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "model_error", msg.clone()))).collect()
+                (0..n)
+                    .map(|_| {
+                        Err(ApiError::new(
+                            StatusCode::INTERNAL_SERVER_ERROR,
+                            "model_error",
+                            msg.clone(),
+                        ))
+                    })
+                    .collect()
             }
         };
         for (answer, reply) in answers.into_iter().zip(replies) {

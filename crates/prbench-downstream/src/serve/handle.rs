@@ -32,7 +32,10 @@ impl ServerHandle {
     ///
     /// # Errors
     /// As [`Server::bind`]; [`ServeError::Io`] if the thread or runtime cannot start.
-    pub fn start(model: Arc<dyn RewardModel>, opts: ServeOptions) -> Result<ServerHandle, ServeError> {
+    pub fn start(
+        model: Arc<dyn RewardModel>,
+        opts: ServeOptions,
+    ) -> Result<ServerHandle, ServeError> {
         let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<SocketAddr, ServeError>>();
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 4);
@@ -40,7 +43,10 @@ impl ServerHandle {
             // Held here so the model is dropped outside the runtime whatever happens (an engine
             // may own a runtime of its own, which cannot be dropped inside another).
             let _keep = Arc::clone(&model);
-            let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(workers).enable_all().build();
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(workers)
+                .enable_all()
+                .build();
             let rt = match rt {
                 Ok(rt) => rt,
                 Err(e) => {
@@ -72,7 +78,9 @@ impl ServerHandle {
             }
             Err(_) => {
                 let _ = thread.join();
-                Err(ServeError::Io(std::io::Error::other("the reward server thread exited during start-up")))
+                Err(ServeError::Io(std::io::Error::other(
+                    "the reward server thread exited during start-up",
+                )))
             }
         }
     }
@@ -101,7 +109,9 @@ impl ServerHandle {
             let _ = stop.send(());
         }
         match self.thread.take() {
-            Some(t) => t.join().map_err(|_| ServeError::Io(std::io::Error::other("the reward server thread panicked")))?,
+            Some(t) => t.join().map_err(|_| {
+                ServeError::Io(std::io::Error::other("the reward server thread panicked"))
+            })?,
             None => Ok(()),
         }
     }

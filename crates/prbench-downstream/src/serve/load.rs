@@ -28,7 +28,12 @@ pub struct LoadOptions {
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        LoadOptions { requests: 1000, concurrency: 1000, waves: 2, timeout: Duration::from_secs(300) }
+        LoadOptions {
+            requests: 1000,
+            concurrency: 1000,
+            waves: 2,
+            timeout: Duration::from_secs(300),
+        }
     }
 }
 
@@ -129,7 +134,9 @@ pub fn load_test(
     opts: &LoadOptions,
 ) -> Result<LoadReport, ServeError> {
     if opts.requests == 0 || opts.concurrency == 0 || opts.waves == 0 {
-        return Err(ServeError::Options("requests, concurrency and waves must each be at least 1".into()));
+        return Err(ServeError::Options(
+            "requests, concurrency and waves must each be at least 1".into(),
+        ));
     }
     if items.is_empty() {
         return Err(ServeError::Options("the load test needs at least one request body".into()));
@@ -137,7 +144,12 @@ pub fn load_test(
     serve.addr = "127.0.0.1:0".parse().expect("valid address");
     serve.log = None;
     let identity = model.identity();
-    let report_head = (serve.normalize.to_string(), serve.max_batch, serve.batch_wait.as_secs_f64() * 1e3, serve.queue_capacity);
+    let report_head = (
+        serve.normalize.to_string(),
+        serve.max_batch,
+        serve.batch_wait.as_secs_f64() * 1e3,
+        serve.queue_capacity,
+    );
     let server = ServerHandle::start(model, serve)?;
     let url = format!("{}/score", server.base_url());
     let bodies: Arc<Vec<Vec<u8>>> = Arc::new(
@@ -145,7 +157,10 @@ pub fn load_test(
             .map(|i| serde_json::to_vec(&items[i % items.len()]).expect("items serialize"))
             .collect(),
     );
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("load-client").build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("load-client")
+        .build()?;
     let client = reqwest::Client::builder()
         .no_proxy()
         .timeout(opts.timeout)
@@ -158,7 +173,9 @@ pub fn load_test(
         waves.push(rt.block_on(wave(&client, &url, &bodies, opts.concurrency)));
     }
     let health: serde_json::Value = rt
-        .block_on(async { client.get(format!("{}/health", server.base_url())).send().await?.json().await })
+        .block_on(async {
+            client.get(format!("{}/health", server.base_url())).send().await?.json().await
+        })
         .unwrap_or_default();
     drop(client);
     drop(rt);
@@ -178,12 +195,18 @@ pub fn load_test(
     })
 }
 
-async fn wave(client: &reqwest::Client, url: &str, bodies: &Arc<Vec<Vec<u8>>>, concurrency: usize) -> WaveReport {
+async fn wave(
+    client: &reqwest::Client,
+    url: &str,
+    bodies: &Arc<Vec<Vec<u8>>>,
+    concurrency: usize,
+) -> WaveReport {
     let gate = Arc::new(Semaphore::new(concurrency));
     let clock = Instant::now();
     let tasks: Vec<_> = (0..bodies.len())
         .map(|i| {
-            let (client, url, bodies, gate) = (client.clone(), url.to_string(), Arc::clone(bodies), Arc::clone(&gate));
+            let (client, url, bodies, gate) =
+                (client.clone(), url.to_string(), Arc::clone(bodies), Arc::clone(&gate));
             tokio::spawn(async move {
                 let _permit = gate.acquire_owned().await.expect("semaphore open");
                 let start = Instant::now();
@@ -201,7 +224,8 @@ async fn wave(client: &reqwest::Client, url: &str, bodies: &Arc<Vec<Vec<u8>>>, c
                             Err(_) => Answer::None,
                             Ok(body) => match status {
                                 200 => {
-                                    let v: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+                                    let v: serde_json::Value =
+                                        serde_json::from_slice(&body).unwrap_or_default();
                                     if v["score"].as_f64().is_some_and(f64::is_finite) {
                                         Answer::Ok
                                     } else {

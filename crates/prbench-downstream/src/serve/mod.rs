@@ -129,7 +129,10 @@ impl ServeOptions {
         }
         // tokio's bounded channel holds at most this many.
         if self.queue_capacity > (usize::MAX >> 3) {
-            return Err(ServeError::Options(format!("a queue of {} items is too large", self.queue_capacity)));
+            return Err(ServeError::Options(format!(
+                "a queue of {} items is too large",
+                self.queue_capacity
+            )));
         }
         if self.max_body_bytes == 0 {
             return Err(ServeError::Options("the body limit must be at least 1 byte".into()));
@@ -156,7 +159,10 @@ impl Server {
     /// # Errors
     /// [`ServeError::Options`] for out-of-range settings, [`ServeError::Bind`] when the address
     /// cannot be bound.
-    pub async fn bind(model: Arc<dyn RewardModel>, opts: ServeOptions) -> Result<Server, ServeError> {
+    pub async fn bind(
+        model: Arc<dyn RewardModel>,
+        opts: ServeOptions,
+    ) -> Result<Server, ServeError> {
         opts.validate()?;
         let listener = tokio::net::TcpListener::bind(opts.addr)
             .await
@@ -165,7 +171,11 @@ impl Server {
         let stats = Arc::new(stats::Stats::default());
         let (queue, rx) = batcher::Queue::new(opts.queue_capacity, Arc::clone(&stats));
         let (stop, stopping) = watch::channel(false);
-        let cfg = batcher::WorkerConfig { max_batch: opts.max_batch, batch_wait: opts.batch_wait, normalize: opts.normalize };
+        let cfg = batcher::WorkerConfig {
+            max_batch: opts.max_batch,
+            batch_wait: opts.batch_wait,
+            normalize: opts.normalize,
+        };
         let info = app::Info {
             identity: model.identity(),
             normalize: opts.normalize,
@@ -173,7 +183,8 @@ impl Server {
             batch_wait_ms: opts.batch_wait.as_secs_f64() * 1e3,
             max_body_bytes: opts.max_body_bytes,
         };
-        let worker = tokio::spawn(batcher::run_worker(model, rx, cfg, Arc::clone(&stats), stopping.clone()));
+        let worker =
+            tokio::spawn(batcher::run_worker(model, rx, cfg, Arc::clone(&stats), stopping.clone()));
         let state = Arc::new(app::AppState {
             queue,
             prompts: Prompts::new(),
@@ -197,7 +208,10 @@ impl Server {
     ///
     /// # Errors
     /// [`ServeError::Io`] if the accept loop fails.
-    pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<(), ServeError> {
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServeError> {
         let Server { listener, app, worker, stop, log: writer, stats, .. } = self;
         // Shared so the worker's stop flag outlives the signal future: it must stay set until
         // the worker has drained the queue.
@@ -209,7 +223,10 @@ impl Server {
                 stop.send_replace(true);
                 if let Some(w) = &writer {
                     let in_flight = stats.snapshot().in_flight;
-                    log::write_event(w, &serde_json::json!({ "ts": log::now(), "event": "shutdown", "in_flight": in_flight }));
+                    log::write_event(
+                        w,
+                        &serde_json::json!({ "ts": log::now(), "event": "shutdown", "in_flight": in_flight }),
+                    );
                 }
             }
         };
@@ -220,7 +237,10 @@ impl Server {
         let _ = worker.await;
         if let Some(w) = &writer {
             let s = stats.snapshot();
-            log::write_event(w, &serde_json::json!({ "ts": log::now(), "event": "stopped", "scored": s.scored, "failed": s.failed, "abandoned": s.abandoned }));
+            log::write_event(
+                w,
+                &serde_json::json!({ "ts": log::now(), "event": "stopped", "scored": s.scored, "failed": s.failed, "abandoned": s.abandoned }),
+            );
         }
         result.map_err(ServeError::Io)
     }
@@ -289,7 +309,10 @@ pub fn run_until_signal(
     // Held here so the model is dropped outside the runtime (an engine may own a runtime of
     // its own, which cannot be dropped inside another).
     let _keep = Arc::clone(&model);
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("reward-server").build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("reward-server")
+        .build()?;
     let result = rt.block_on(async move {
         let server = Server::bind(model, opts).await?;
         let first = shutdown_signal();

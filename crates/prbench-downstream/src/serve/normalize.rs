@@ -73,7 +73,9 @@ impl FromStr for Normalize {
                 };
                 let (scale, shift) = (num(scale, "SCALE")?, num(shift, "SHIFT")?);
                 if scale == 0.0 {
-                    return Err(format!("`{other}`: SCALE 0 would give every answer the same reward"));
+                    return Err(format!(
+                        "`{other}`: SCALE 0 would give every answer the same reward"
+                    ));
                 }
                 Ok(Normalize::Affine { scale, shift })
             }
@@ -100,7 +102,16 @@ mod tests {
 
     #[test]
     fn refuses_bad_forms() {
-        for bad in ["", "tanh", "affine:", "affine:1", "affine:1,2,3", "affine:x,1", "affine:0,1", "affine:inf,0"] {
+        for bad in [
+            "",
+            "tanh",
+            "affine:",
+            "affine:1",
+            "affine:1,2,3",
+            "affine:x,1",
+            "affine:0,1",
+            "affine:inf,0",
+        ] {
             assert!(bad.parse::<Normalize>().is_err(), "{bad}");
         }
     }

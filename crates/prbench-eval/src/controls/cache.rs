@@ -68,7 +68,9 @@ pub fn rows_key(inputs: &RowsInputs<'_>, build: &str) -> String {
     }
     let mut blocked = Sha256::new();
     for ex in inputs.examples {
-        if let (ContextSource::Condition, Some(reason)) = (opts.context, opts.inputs.blocked(opts.condition, ex)) {
+        if let (ContextSource::Condition, Some(reason)) =
+            (opts.context, opts.inputs.blocked(opts.condition, ex))
+        {
             for part in [ex.id.as_str(), reason] {
                 blocked.update((part.len() as u64).to_le_bytes());
                 blocked.update(part.as_bytes());
@@ -183,8 +185,13 @@ impl RowsSource {
         match self {
             RowsSource::Computed => "computed (no cache)".into(),
             RowsSource::Stored(None) => "computed and stored in the cache".into(),
-            RowsSource::Stored(Some(e)) => format!("computed; storing them in the cache failed ({e})"),
-            RowsSource::Hit => "read from the cache (same data, items, condition, seed, bootstrap and build)".into(),
+            RowsSource::Stored(Some(e)) => {
+                format!("computed; storing them in the cache failed ({e})")
+            }
+            RowsSource::Hit => {
+                "read from the cache (same data, items, condition, seed, bootstrap and build)"
+                    .into()
+            }
         }
     }
 }
@@ -199,12 +206,17 @@ pub fn rows_through_cache(
     key: Option<&str>,
     compute: impl FnOnce() -> Result<Vec<BaselineRow>, EvalError>,
 ) -> Result<(Vec<BaselineRow>, RowsSource), EvalError> {
-    let (Some(cache), Some(key)) = (cache, key) else { return Ok((compute()?, RowsSource::Computed)) };
+    let (Some(cache), Some(key)) = (cache, key) else {
+        return Ok((compute()?, RowsSource::Computed));
+    };
     if let Ok(Some(stored)) = cache.get::<Vec<StoredRow>>(key) {
         return Ok((restore(stored), RowsSource::Hit));
     }
     let rows = compute()?;
-    let written = cache.put(key, EntryKind::BaselineRows, CACHE_MODEL, &store(&rows)).err().map(|e| e.to_string());
+    let written = cache
+        .put(key, EntryKind::BaselineRows, CACHE_MODEL, &store(&rows))
+        .err()
+        .map(|e| e.to_string());
     Ok((rows, RowsSource::Stored(written)))
 }
 
@@ -216,7 +228,14 @@ mod tests {
     fn rows() -> Vec<BaselineRow> {
         // Floats whose shortest decimal text serde_json (without `float_roundtrip`) may not
         // parse back exactly; the bit patterns always come back.
-        let awkward = [0.1 + 0.2, 1.0 / 3.0, 0.500_353_356_890_459_4, f64::MIN_POSITIVE, 2.225_073_858_507_201e-308, 0.484_098_939_929_328_6];
+        let awkward = [
+            0.1 + 0.2,
+            1.0 / 3.0,
+            0.500_353_356_890_459_4,
+            f64::MIN_POSITIVE,
+            2.225_073_858_507_201e-308,
+            0.484_098_939_929_328_6,
+        ];
         vec![BaselineRow {
             name: "baseline:longer".into(),
             sees: "answer only".into(),
@@ -225,7 +244,14 @@ mod tests {
                 .enumerate()
                 .map(|(i, &x)| AccuracyRow {
                     label: format!("s{i}"),
-                    tally: Tally { n: 7 + i, correct: 3, wrong: 2, ties: 1, unparsed: 0, errors: 1 + i },
+                    tally: Tally {
+                        n: 7 + i,
+                        correct: 3,
+                        wrong: 2,
+                        ties: 1,
+                        unparsed: 0,
+                        errors: 1 + i,
+                    },
                     truncated: i,
                     strict: Some(x),
                     strict_ci: (i % 2 == 0).then_some([x / 7.0, x * 1.000_000_1]),
@@ -248,16 +274,22 @@ mod tests {
         })
         .unwrap();
         assert_eq!((first, src), (want.clone(), RowsSource::Stored(None)));
-        let (again, src) = rows_through_cache(Some(&cache), Some("k"), || panic!("a hit must not compute")).unwrap();
+        let (again, src) =
+            rows_through_cache(Some(&cache), Some("k"), || panic!("a hit must not compute"))
+                .unwrap();
         assert_eq!(src, RowsSource::Hit);
         assert_eq!(again, want);
         for (a, b) in again[0].rows.iter().zip(&want[0].rows) {
             assert_eq!(a.strict.map(f64::to_bits), b.strict.map(f64::to_bits));
-            assert_eq!(a.strict_ci.map(|c| c.map(f64::to_bits)), b.strict_ci.map(|c| c.map(f64::to_bits)));
+            assert_eq!(
+                a.strict_ci.map(|c| c.map(f64::to_bits)),
+                b.strict_ci.map(|c| c.map(f64::to_bits))
+            );
         }
         assert_eq!(computed, 1);
         // Another key, or no cache, computes.
-        let (_, src) = rows_through_cache(Some(&cache), Some("other"), || Ok(want.clone())).unwrap();
+        let (_, src) =
+            rows_through_cache(Some(&cache), Some("other"), || Ok(want.clone())).unwrap();
         assert_eq!(src, RowsSource::Stored(None));
         let (_, src) = rows_through_cache(None, Some("k"), || Ok(want.clone())).unwrap();
         assert_eq!(src, RowsSource::Computed);
@@ -270,20 +302,43 @@ mod tests {
         cache.put("k", EntryKind::BaselineRows, CACHE_MODEL, &"not rows").unwrap();
         let (got, src) = rows_through_cache(Some(&cache), Some("k"), || Ok(rows())).unwrap();
         assert_eq!((got, src), (rows(), RowsSource::Stored(None)));
-        assert_eq!(rows_through_cache(Some(&cache), Some("k"), || panic!("stored now")).unwrap().1, RowsSource::Hit);
+        assert_eq!(
+            rows_through_cache(Some(&cache), Some("k"), || panic!("stored now")).unwrap().1,
+            RowsSource::Hit
+        );
     }
 
     #[test]
     fn every_input_of_the_rows_changes_the_key() {
-        let data = prbench_data::load(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/sample"), &[]).unwrap();
+        let data =
+            prbench_data::load(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/sample"), &[])
+                .unwrap();
         let opts = EvalOptions::new(Condition::None);
         let boot = BootstrapConfig::default();
         let ids = &data.examples[..];
-        let key = |o: &EvalOptions, b: &BootstrapConfig, examples: &[prbench_data::Example], hash: &str, code: &str, build: &str| {
-            rows_key(&RowsInputs { dataset_hash: hash, examples, options: o, bootstrap: b, code_version: code }, build)
+        let key = |o: &EvalOptions,
+                   b: &BootstrapConfig,
+                   examples: &[prbench_data::Example],
+                   hash: &str,
+                   code: &str,
+                   build: &str| {
+            rows_key(
+                &RowsInputs {
+                    dataset_hash: hash,
+                    examples,
+                    options: o,
+                    bootstrap: b,
+                    code_version: code,
+                },
+                build,
+            )
         };
         let base = key(&opts, &boot, ids, &data.hash, "0.1.0 (abc)", "exe:1:2");
-        assert_eq!(base, key(&opts, &boot, ids, &data.hash, "0.1.0 (abc)", "exe:1:2"), "deterministic");
+        assert_eq!(
+            base,
+            key(&opts, &boot, ids, &data.hash, "0.1.0 (abc)", "exe:1:2"),
+            "deterministic"
+        );
         let seed = EvalOptions { seed: 7, ..opts.clone() };
         let profile = EvalOptions::new(Condition::Profile { k: 3 });
         let profile5 = EvalOptions::new(Condition::Profile { k: 5 });
@@ -294,9 +349,30 @@ mod tests {
             key(&profile, &boot, ids, &data.hash, "0.1.0 (abc)", "exe:1:2"),
             key(&profile5, &boot, ids, &data.hash, "0.1.0 (abc)", "exe:1:2"),
             key(&full, &boot, ids, &data.hash, "0.1.0 (abc)", "exe:1:2"),
-            key(&opts, &BootstrapConfig { resamples: 999, ..boot }, ids, &data.hash, "0.1.0 (abc)", "exe:1:2"),
-            key(&opts, &BootstrapConfig { seed: 1, ..boot }, ids, &data.hash, "0.1.0 (abc)", "exe:1:2"),
-            key(&opts, &BootstrapConfig { level: 0.9, ..boot }, ids, &data.hash, "0.1.0 (abc)", "exe:1:2"),
+            key(
+                &opts,
+                &BootstrapConfig { resamples: 999, ..boot },
+                ids,
+                &data.hash,
+                "0.1.0 (abc)",
+                "exe:1:2",
+            ),
+            key(
+                &opts,
+                &BootstrapConfig { seed: 1, ..boot },
+                ids,
+                &data.hash,
+                "0.1.0 (abc)",
+                "exe:1:2",
+            ),
+            key(
+                &opts,
+                &BootstrapConfig { level: 0.9, ..boot },
+                ids,
+                &data.hash,
+                "0.1.0 (abc)",
+                "exe:1:2",
+            ),
             key(&opts, &boot, fewer, &data.hash, "0.1.0 (abc)", "exe:1:2"),
             key(&opts, &boot, ids, "another-hash", "0.1.0 (abc)", "exe:1:2"),
             key(&opts, &boot, ids, &data.hash, "0.1.0 (abd)", "exe:1:2"),
@@ -310,12 +386,25 @@ mod tests {
         // Under `planner`, the examples the planner failed on (errors for four baselines).
         let mut planned = crate::condition::ConditionInputs::default();
         for ex in &data.examples {
-            planned.plans.insert(ex.id.clone(), crate::condition::PlannedAspects { aspects: vec!["a".into()], failure: None, error: None });
+            planned.plans.insert(
+                ex.id.clone(),
+                crate::condition::PlannedAspects {
+                    aspects: vec!["a".into()],
+                    failure: None,
+                    error: None,
+                },
+            );
         }
-        let planner = EvalOptions { inputs: std::sync::Arc::new(planned.clone()), ..EvalOptions::new(Condition::Planner) };
+        let planner = EvalOptions {
+            inputs: std::sync::Arc::new(planned.clone()),
+            ..EvalOptions::new(Condition::Planner)
+        };
         let first = data.examples[0].id.clone();
         planned.plans.get_mut(&first).unwrap().error = Some("generator failed".into());
-        let planner_blocked = EvalOptions { inputs: std::sync::Arc::new(planned), ..EvalOptions::new(Condition::Planner) };
+        let planner_blocked = EvalOptions {
+            inputs: std::sync::Arc::new(planned),
+            ..EvalOptions::new(Condition::Planner)
+        };
         assert_ne!(
             key(&planner, &boot, ids, &data.hash, "v", "b"),
             key(&planner_blocked, &boot, ids, &data.hash, "v", "b"),

@@ -67,7 +67,11 @@ fn controls(seed: u64) -> [Control; 5] {
         Control::Rule { rule: Baseline::Shorter, full_profile: false, sees: "answer only" },
         Control::Rule { rule: Baseline::Random { seed }, full_profile: false, sees: "answer only" },
         Control::SlotA,
-        Control::Rule { rule: Baseline::ProfileOverlap, full_profile: true, sees: "answer + full profile" },
+        Control::Rule {
+            rule: Baseline::ProfileOverlap,
+            full_profile: true,
+            sees: "answer + full profile",
+        },
     ]
 }
 
@@ -102,13 +106,19 @@ pub fn control_rows(
     boot: &BootstrapConfig,
 ) -> Result<Vec<BaselineRow>, EvalError> {
     let controls = controls(options.seed);
-    let results: Vec<Vec<ItemResult>> =
-        controls.par_iter().map(|c| control_results(c, examples, slots, options)).collect::<Result<_, _>>()?;
+    let results: Vec<Vec<ItemResult>> = controls
+        .par_iter()
+        .map(|c| control_results(c, examples, slots, options))
+        .collect::<Result<_, _>>()?;
     let items: Vec<Item<'_>> = examples.iter().map(Item).collect();
     Ok(controls
         .par_iter()
         .zip(&results)
-        .map(|(c, res)| BaselineRow { name: c.name(), sees: c.sees().into(), rows: accuracy_rows(&items, res, boot) })
+        .map(|(c, res)| BaselineRow {
+            name: c.name(),
+            sees: c.sees().into(),
+            rows: accuracy_rows(&items, res, boot),
+        })
         .collect())
 }
 
@@ -120,11 +130,16 @@ fn control_results(
     options: &EvalOptions,
 ) -> Result<Vec<ItemResult>, EvalError> {
     let full_profile = matches!(control, Control::Rule { full_profile: true, .. });
-    let opts = if full_profile { EvalOptions { context: ContextSource::FullProfile, ..options.clone() } } else { options.clone() };
+    let opts = if full_profile {
+        EvalOptions { context: ContextSource::FullProfile, ..options.clone() }
+    } else {
+        options.clone()
+    };
     let chunks: Vec<Vec<ItemResult>> = examples
         .par_chunks(CHUNK)
         .map(|chunk| {
-            let runnable: Vec<&Example> = chunk.iter().filter(|ex| blocked(&opts, ex).is_none()).collect();
+            let runnable: Vec<&Example> =
+                chunk.iter().filter(|ex| blocked(&opts, ex).is_none()).collect();
             let mut scored = match control {
                 Control::Rule { rule, .. } => rule_results(rule, &runnable, &opts)?,
                 Control::SlotA => slot_a_results(&runnable, slots, &opts)?,
@@ -152,12 +167,21 @@ fn blocked<'o>(opts: &'o EvalOptions, ex: &Example) -> Option<&'o str> {
 
 /// `rule`'s result on each example: score(chosen) vs score(rejected), an error when either
 /// call failed.
-fn rule_results(rule: &Baseline, examples: &[&Example], opts: &EvalOptions) -> Result<Vec<ItemResult>, EvalError> {
+fn rule_results(
+    rule: &Baseline,
+    examples: &[&Example],
+    opts: &EvalOptions,
+) -> Result<Vec<ItemResult>, EvalError> {
     let mut requests = Vec::with_capacity(examples.len() * 2);
     for ex in examples {
         let context = opts.context_for(ex, None)?;
         let input = |context, answer: &String| RmRequest {
-            input: RmInput { example_id: ex.id.clone(), question: ex.question.clone(), context, answer: answer.clone() },
+            input: RmInput {
+                example_id: ex.id.clone(),
+                question: ex.question.clone(),
+                context,
+                answer: answer.clone(),
+            },
             prompt: ChatPrompt::default(),
         };
         requests.push(input(context.clone(), &ex.chosen));
@@ -165,32 +189,52 @@ fn rule_results(rule: &Baseline, examples: &[&Example], opts: &EvalOptions) -> R
     }
     let scores = rule.score_each(&requests, &|_, _| {});
     if scores.len() != requests.len() {
-        return Err(EvalError::BackendShape { model: rule.identity().spec, got: scores.len(), expected: requests.len() });
+        return Err(EvalError::BackendShape {
+            model: rule.identity().spec,
+            got: scores.len(),
+            expected: requests.len(),
+        });
     }
     let mut scores = scores.into_iter();
     Ok(examples
         .iter()
-        .map(|_| match (scores.next().expect("length checked"), scores.next().expect("length checked")) {
-            (Ok(c), Ok(r)) => ItemResult::from_scores(f64::from(c.value), f64::from(r.value)),
-            _ => ItemResult::Error,
+        .map(|_| {
+            match (scores.next().expect("length checked"), scores.next().expect("length checked")) {
+                (Ok(c), Ok(r)) => ItemResult::from_scores(f64::from(c.value), f64::from(r.value)),
+                _ => ItemResult::Error,
+            }
         })
         .collect())
 }
 
 /// The slot-A judge's result on each example, with chosen in the example's slot.
-fn slot_a_results(examples: &[&Example], slots: &HashMap<String, Slot>, opts: &EvalOptions) -> Result<Vec<ItemResult>, EvalError> {
+fn slot_a_results(
+    examples: &[&Example],
+    slots: &HashMap<String, Slot>,
+    opts: &EvalOptions,
+) -> Result<Vec<ItemResult>, EvalError> {
     let mut requests = Vec::with_capacity(examples.len());
     for ex in examples {
         let (a, b) = match slots[&ex.id] {
             Slot::A => (&ex.chosen, &ex.rejected),
             Slot::B => (&ex.rejected, &ex.chosen),
         };
-        let pair = PairInput { example_id: ex.id.clone(), question: ex.question.clone(), context: opts.context_for(ex, None)?, a: a.clone(), b: b.clone() };
+        let pair = PairInput {
+            example_id: ex.id.clone(),
+            question: ex.question.clone(),
+            context: opts.context_for(ex, None)?,
+            a: a.clone(),
+            b: b.clone(),
+        };
         requests.push(JudgeRequest { pair, prompt: ChatPrompt::default(), prompt_b: None });
     }
     let verdicts = SlotA.judge_each(&requests, &|_, _| {});
     if verdicts.len() != requests.len() {
-        return Err(EvalError::BackendShape { model: SlotA.identity().spec, got: verdicts.len(), expected: requests.len() });
+        return Err(EvalError::BackendShape {
+            model: SlotA.identity().spec,
+            got: verdicts.len(),
+            expected: requests.len(),
+        });
     }
     Ok(examples
         .iter()

@@ -26,16 +26,26 @@ pub struct MatrixFiles {
 }
 
 fn read_outcomes(path: &Path) -> Result<Vec<crate::outcome::Outcome>, EvalError> {
-    let text = std::fs::read_to_string(path).map_err(|e| EvalError::evaluation_with(format!("reading `{}` for the matrix", path.display()), e))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        EvalError::evaluation_with(format!("reading `{}` for the matrix", path.display()), e)
+    })?;
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .enumerate()
-        .map(|(i, l)| serde_json::from_str(l).map_err(|e| EvalError::evaluation_with(format!("`{}` line {}: not an outcome", path.display(), i + 1), e)))
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|e| {
+                EvalError::evaluation_with(
+                    format!("`{}` line {}: not an outcome", path.display(), i + 1),
+                    e,
+                )
+            })
+        })
         .collect()
 }
 
 fn write(path: &Path, text: &str) -> Result<(), EvalError> {
-    std::fs::write(path, text).map_err(|e| EvalError::evaluation_with(format!("writing `{}`", path.display()), e))
+    std::fs::write(path, text)
+        .map_err(|e| EvalError::evaluation_with(format!("writing `{}`", path.display()), e))
 }
 
 /// Reads back every condition's outcomes from `out/<run id>/outcomes.jsonl` and writes the
@@ -59,19 +69,28 @@ pub(super) fn write_matrix(
     let mut notes = Vec::new();
     let retriever = inputs.retriever.clone().unwrap_or_else(|| "unknown".into());
     for cr in &condition_runs {
-        if let (Condition::Profile { k }, true) = (cr.condition, cr.outcomes.iter().any(|o| o.posts_shown.is_some())) {
-            notes.push(format!("`profile:{k}`: {}", crate::run::profile_figures(k, retriever.clone(), &cr.outcomes).line()));
+        if let (Condition::Profile { k }, true) =
+            (cr.condition, cr.outcomes.iter().any(|o| o.posts_shown.is_some()))
+        {
+            notes.push(format!(
+                "`profile:{k}`: {}",
+                crate::run::profile_figures(k, retriever.clone(), &cr.outcomes).line()
+            ));
         }
     }
     if let Some(p) = &inputs.planner_report {
         notes.push(format!("`planner`: {}", p.line()));
     }
-    let matrix = crate::matrix::build(&condition_runs, spec, &data.source, &data.kind, seed, boot, notes);
+    let matrix =
+        crate::matrix::build(&condition_runs, spec, &data.source, &data.kind, seed, boot, notes);
     let md_path = out.join(format!("{base}.md"));
     let markdown = prbench_report::matrix::render(&matrix);
     write(&md_path, &markdown)?;
     let json_path = out.join(format!("{base}.json"));
-    write(&json_path, &(serde_json::to_string_pretty(&matrix).expect("the matrix serializes") + "\n"))?;
+    write(
+        &json_path,
+        &(serde_json::to_string_pretty(&matrix).expect("the matrix serializes") + "\n"),
+    )?;
     Ok(MatrixFiles { matrix, markdown, md_path, json_path })
 }
 

@@ -58,9 +58,11 @@ use crate::controls::cache::RowsSource;
 use crate::outcome::Outcome;
 use crate::planner::Plan;
 use crate::retrieve::Retriever;
-use crate::run::{check_finished, check_resume, create_run_dir, run as run_condition, Found, RunConfig, RunResult};
-use crate::slots::Slot;
+use crate::run::{
+    check_finished, check_resume, create_run_dir, run as run_condition, Found, RunConfig, RunResult,
+};
 use crate::runner::{Backend, ContextSource, EvalOptions, Reporter};
+use crate::slots::Slot;
 use crate::EvalError;
 
 pub use matrix_files::MatrixFiles;
@@ -75,7 +77,11 @@ pub type EngineError = Box<dyn std::error::Error + Send + Sync>;
 pub trait Engines {
     /// The retriever `spec` names (`bm25`, `dense`, …), reading and storing embeddings in
     /// `cache` when there is one.
-    fn retriever<'c>(&self, spec: &str, cache: Option<&'c Cache>) -> Result<Box<dyn Retriever + 'c>, EngineError>;
+    fn retriever<'c>(
+        &self,
+        spec: &str,
+        cache: Option<&'c Cache>,
+    ) -> Result<Box<dyn Retriever + 'c>, EngineError>;
     /// The planner's generator that `spec` names (`gguf:PATH`, `openai:…`).
     fn generator(&self, spec: &str) -> Result<Box<dyn Generator>, EngineError>;
     /// The embedder the planner's aspects are compared with the hidden rubric by (its failure
@@ -151,7 +157,12 @@ impl EvaluationOptions {
     /// `model` under `conditions` into `out` with `prbench eval`'s defaults: seed 42, one order,
     /// batches of 8, every example, 10,000 bootstrap resamples, the cache `<out>/cache.sqlite`,
     /// 1% error rate, the default planner (SmolLM2-135M, 10 posts, 128 tokens).
-    pub fn new(model: &str, conditions: Vec<Condition>, out: impl Into<PathBuf>, code_version: &str) -> Self {
+    pub fn new(
+        model: &str,
+        conditions: Vec<Condition>,
+        out: impl Into<PathBuf>,
+        code_version: &str,
+    ) -> Self {
         let out = out.into();
         Self {
             model: model.to_string(),
@@ -240,11 +251,17 @@ impl<'d> Evaluation<'d> {
     /// limit, bootstrap: the setting is named); run files that cannot be read or disagree; a
     /// run to resume without a cache.
     pub fn plan(data: &'d Dataset, opts: EvaluationOptions) -> Result<Self, EvalError> {
-        let examples = crate::run::selected_examples(&data.examples, opts.limit, opts.sample.then_some(opts.seed));
+        let examples = crate::run::selected_examples(
+            &data.examples,
+            opts.limit,
+            opts.sample.then_some(opts.seed),
+        );
         crate::condition::check_oracle_material(&opts.conditions, &examples, &data.kind)?;
         // The check depends on the condition only through oracle or not: once, with the first
         // condition that is not oracle, fails before any model loads.
-        if let (Some(recipe), Some(&condition)) = (&opts.judge_recipe, opts.conditions.iter().find(|c| !c.is_oracle())) {
+        if let (Some(recipe), Some(&condition)) =
+            (&opts.judge_recipe, opts.conditions.iter().find(|c| !c.is_oracle()))
+        {
             recipe.check_hidden_text(&data.examples, condition)?;
         }
         let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S").to_string();
@@ -254,7 +271,13 @@ impl<'d> Evaluation<'d> {
             // The matrix first: a command whose run id names another command's matrix is told
             // so, rather than which setting of one of its runs differs.
             let base = if opts.conditions.len() > 1 {
-                Some(run_dirs::matrix_base(&opts.out, opts.run_id.as_deref(), &opts.model, &opts.conditions, &stamp)?)
+                Some(run_dirs::matrix_base(
+                    &opts.out,
+                    opts.run_id.as_deref(),
+                    &opts.model,
+                    &opts.conditions,
+                    &stamp,
+                )?)
             } else {
                 None
             };
@@ -268,7 +291,11 @@ impl<'d> Evaluation<'d> {
             // `--run-id <stamp>-<model>` names them all again unless a clash added a suffix.
             (None, _) => {
                 let stem = format!("{stamp}-{}", run_dirs::slug(&opts.model));
-                let same = opts.conditions.iter().zip(&runs).all(|(c, r)| r.id == format!("{stem}-{}", c.slug()))
+                let same = opts
+                    .conditions
+                    .iter()
+                    .zip(&runs)
+                    .all(|(c, r)| r.id == format!("{stem}-{}", c.slug()))
                     && matrix_base.as_deref() == Some(format!("{stem}-matrix").as_str());
                 same.then_some(stem)
             }
@@ -299,7 +326,11 @@ impl<'d> Evaluation<'d> {
     /// # Errors
     /// A cache that cannot be opened; retrievers, planner or embedder failing; a leak in a
     /// planner prompt.
-    pub fn prepare(&self, engines: &dyn Engines, reporter: &dyn EvaluationReporter) -> Result<Prepared, EvalError> {
+    pub fn prepare(
+        &self,
+        engines: &dyn Engines,
+        reporter: &dyn EvaluationReporter,
+    ) -> Result<Prepared, EvalError> {
         let cache = match (&self.opts.cache, self.opts.preflight) {
             (Some(path), false) => Some(Arc::new(Cache::open(path)?)),
             _ => None,
@@ -326,11 +357,18 @@ impl<'d> Evaluation<'d> {
     /// # Errors
     /// Settings that differ from a run being reused or resumed; run failures; matrix files that
     /// cannot be written.
-    pub fn run(&self, prepared: &Prepared, backend: Backend<'_>, reporter: &dyn EvaluationReporter) -> Result<EvaluationResult, EvalError> {
+    pub fn run(
+        &self,
+        prepared: &Prepared,
+        backend: Backend<'_>,
+        reporter: &dyn EvaluationReporter,
+    ) -> Result<EvaluationResult, EvalError> {
         let opts = &self.opts;
         // The lexical profile-overlap rule reads the whole profile whatever the condition; as the
         // model under test it gets the same input as in the baselines table.
-        let context = if ModelSpec::parse(&opts.model).is_ok_and(|s| s == ModelSpec::Baseline("profile-overlap".into())) {
+        let context = if ModelSpec::parse(&opts.model)
+            .is_ok_and(|s| s == ModelSpec::Baseline("profile-overlap".into()))
+        {
             ContextSource::FullProfile
         } else {
             ContextSource::Condition
@@ -344,7 +382,14 @@ impl<'d> Evaluation<'d> {
                 run_id: planned.id.clone(),
                 limit: opts.limit,
                 sample: opts.sample,
-                options: EvalOptions { condition, seed: opts.seed, both_orders: opts.both_orders, batch_size: opts.batch_size, context, inputs: prepared.inputs.clone() },
+                options: EvalOptions {
+                    condition,
+                    seed: opts.seed,
+                    both_orders: opts.both_orders,
+                    batch_size: opts.batch_size,
+                    context,
+                    inputs: prepared.inputs.clone(),
+                },
                 bootstrap: opts.bootstrap_config(),
                 code_version: opts.code_version.clone(),
                 cache: prepared.cache.clone(),
@@ -397,26 +442,53 @@ impl<'d> Evaluation<'d> {
             }
             let result = run_condition(self.data, backend, &cfg, reporter)?;
             match &result.control_rows {
-                RowsSource::Hit | RowsSource::Stored(Some(_)) => reporter.note(&format!("condition `{condition}`: control baselines {}", result.control_rows.describe())),
+                RowsSource::Hit | RowsSource::Stored(Some(_)) => reporter.note(&format!(
+                    "condition `{condition}`: control baselines {}",
+                    result.control_rows.describe()
+                )),
                 RowsSource::Computed | RowsSource::Stored(None) => {}
             }
             reporter.run_finished(&result);
             let errors = result.outcomes.iter().filter(|o| o.error.is_some()).count();
             all_errors += errors;
-            let rate = if result.outcomes.is_empty() { 0.0 } else { errors as f64 / result.outcomes.len() as f64 };
+            let rate = if result.outcomes.is_empty() {
+                0.0
+            } else {
+                errors as f64 / result.outcomes.len() as f64
+            };
             if rate > opts.max_error_rate {
-                over_limit.push(format!("{condition}: {errors} of {} ({:.1}%)", result.outcomes.len(), rate * 100.0));
+                over_limit.push(format!(
+                    "{condition}: {errors} of {} ({:.1}%)",
+                    result.outcomes.len(),
+                    rate * 100.0
+                ));
             }
         }
         let matrix = match &self.matrix_base {
             Some(base) => {
-                let files = matrix_files::write_matrix(&opts.out, &opts.model, base, self.data, &runs, &prepared.inputs, opts.seed, &opts.bootstrap_config())?;
-                reporter.note(&format!("conditioning matrix in {} and {}", files.md_path.display(), files.json_path.display()));
+                let files = matrix_files::write_matrix(
+                    &opts.out,
+                    &opts.model,
+                    base,
+                    self.data,
+                    &runs,
+                    &prepared.inputs,
+                    opts.seed,
+                    &opts.bootstrap_config(),
+                )?;
+                reporter.note(&format!(
+                    "conditioning matrix in {} and {}",
+                    files.md_path.display(),
+                    files.json_path.display()
+                ));
                 Some(files)
             }
             None => None,
         };
-        let share_a = runs.iter().map(|(c, id)| (c.to_string(), matrix_files::share_a_verdicts(&opts.out.join(id)))).collect();
+        let share_a = runs
+            .iter()
+            .map(|(c, id)| (c.to_string(), matrix_files::share_a_verdicts(&opts.out.join(id))))
+            .collect();
         Ok(EvaluationResult { runs, share_a, matrix, over_limit, errors: all_errors })
     }
 }
@@ -429,7 +501,11 @@ impl<'d> Evaluation<'d> {
 /// evaluated a `--limit N --sample` sample, balanced to within one item per subset, so only
 /// more items per subset can help; `both_orders`: the run has the position-debiased figure.
 /// `None` when balanced within one item, or for reward models (no slots).
-pub fn slot_balance_warning(outcomes: &[Outcome], sampled: bool, both_orders: bool) -> Option<String> {
+pub fn slot_balance_warning(
+    outcomes: &[Outcome],
+    sampled: bool,
+    both_orders: bool,
+) -> Option<String> {
     let a = outcomes.iter().filter(|o| o.chosen_slot == Some(Slot::A)).count();
     let b = outcomes.iter().filter(|o| o.chosen_slot == Some(Slot::B)).count();
     // Slots are balanced within each subset, so a full run can differ by one per subset
@@ -504,7 +580,11 @@ mod slot_balance_tests {
         // of the A items, so the scored items alone would be 1 A and 3 B (75%).
         let mut outcomes: Vec<Outcome> = (0..3).map(|i| item(i, Slot::A, i < 2)).collect();
         outcomes.extend((3..6).map(|i| item(i, Slot::B, false)));
-        assert_eq!(slot_balance_warning(&outcomes, true, false), None, "3 A and 3 B evaluated: balanced");
+        assert_eq!(
+            slot_balance_warning(&outcomes, true, false),
+            None,
+            "3 A and 3 B evaluated: balanced"
+        );
         // A --limit 1 --sample over three subsets: each subset's first key holds chosen in A.
         let sampled: Vec<Outcome> = (0..3).map(|i| item(i, Slot::A, i == 0)).collect();
         let w = slot_balance_warning(&sampled, true, false).expect("3 A and 0 B");

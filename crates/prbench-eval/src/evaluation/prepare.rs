@@ -60,7 +60,8 @@ pub fn rank_profiles(
         }
         (spec, _) => {
             let spec = spec.unwrap_or(DEFAULT_RETRIEVER);
-            let retriever = engines.retriever(spec, cache.map(Arc::as_ref)).map_err(EvalError::Engine)?;
+            let retriever =
+                engines.retriever(spec, cache.map(Arc::as_ref)).map_err(EvalError::Engine)?;
             reporter.start(&format!("retrieve · {spec}"), examples.len() as u64);
             for chunk in examples.chunks(64) {
                 for (ex, ranking) in chunk.iter().zip(retriever.rank_all(chunk)?) {
@@ -110,12 +111,17 @@ pub(super) fn prepare(
     inputs.ranked = ranked;
     inputs.retriever = Some(by);
     if wants_planner {
-        let (p, report, manifest) = run_planner(planner, seed, examples, &inputs, cache, engines, reporter)?;
+        let (p, report, manifest) =
+            run_planner(planner, seed, examples, &inputs, cache, engines, reporter)?;
         for plan in &p {
             let aspects = if plan.is_usable() { plan.aspects.clone() } else { Vec::new() };
             inputs.plans.insert(
                 plan.example_id.clone(),
-                PlannedAspects { aspects, failure: plan.parse_error.clone(), error: plan.error.clone() },
+                PlannedAspects {
+                    aspects,
+                    failure: plan.parse_error.clone(),
+                    error: plan.error.clone(),
+                },
             );
         }
         inputs.planner = Some(manifest);
@@ -144,7 +150,8 @@ pub fn prepare_inputs(
     engines: &dyn Engines,
     reporter: &dyn EvaluationReporter,
 ) -> Result<ConditionInputs, EvalError> {
-    prepare(retriever, planner, seed, data, examples, conditions, cache, engines, reporter).map(|p| p.inputs)
+    prepare(retriever, planner, seed, data, examples, conditions, cache, engines, reporter)
+        .map(|p| p.inputs)
 }
 
 /// Runs the planner over `examples` and measures its quality.
@@ -175,7 +182,10 @@ fn run_planner(
     reporter.start(&format!("planner · {spec}"), examples.len() as u64);
     for chunk in examples.chunks(PLAN_CHUNK) {
         let exs: Vec<&Example> = chunk.iter().collect();
-        let posts: Vec<Vec<&ProfilePost>> = chunk.iter().map(|ex| inputs.ranked_posts(ex).map(|p| p.iter().collect())).collect::<Result<_, _>>()?;
+        let posts: Vec<Vec<&ProfilePost>> = chunk
+            .iter()
+            .map(|ex| inputs.ranked_posts(ex).map(|p| p.iter().collect()))
+            .collect::<Result<_, _>>()?;
         plans.extend(planner.plan_all(&exs, &posts, &prompts)?);
         reporter.advance(chunk.len() as u64);
     }
@@ -203,11 +213,16 @@ fn run_planner(
         ));
     }
     let usable: Vec<&Plan> = plans.iter().filter(|p| p.is_usable()).collect();
-    let mean_aspects = if usable.is_empty() { 0.0 } else { usable.iter().map(|p| p.aspects.len()).sum::<usize>() as f64 / usable.len() as f64 };
-    let (quality, quality_with_failures_as_zero, quality_note) = match planner_quality(examples, &plans, cache, engines) {
-        Ok(q) => (q.0, q.1, q.2),
-        Err(e) => (None, None, Some(chain(&e))),
+    let mean_aspects = if usable.is_empty() {
+        0.0
+    } else {
+        usable.iter().map(|p| p.aspects.len()).sum::<usize>() as f64 / usable.len() as f64
     };
+    let (quality, quality_with_failures_as_zero, quality_note) =
+        match planner_quality(examples, &plans, cache, engines) {
+            Ok(q) => (q.0, q.1, q.2),
+            Err(e) => (None, None, Some(chain(&e))),
+        };
     let mut h = Sha256::new();
     for p in &plans {
         h.update(serde_json::to_string(p).expect("plans serialize").as_bytes());
@@ -272,7 +287,8 @@ fn planner_quality(
     let note = if q.mean.is_none() {
         Some(format!("none of the {} examples has a usable plan", q.n_examples))
     } else {
-        (q.truncated_texts > 0).then(|| format!("{} texts were cut to the embedder's limit", q.truncated_texts))
+        (q.truncated_texts > 0)
+            .then(|| format!("{} texts were cut to the embedder's limit", q.truncated_texts))
     };
     Ok((q.mean, q.mean_missing_as_zero, note))
 }
@@ -287,5 +303,6 @@ pub(super) fn write_plans(path: &Path, plans: &[Plan]) -> Result<(), EvalError> 
         text.push_str(&serde_json::to_string(p).expect("plans serialize"));
         text.push('\n');
     }
-    std::fs::write(path, text).map_err(|e| EvalError::evaluation_with(format!("writing `{}`", path.display()), e))
+    std::fs::write(path, text)
+        .map_err(|e| EvalError::evaluation_with(format!("writing `{}`", path.display()), e))
 }

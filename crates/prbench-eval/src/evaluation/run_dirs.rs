@@ -8,7 +8,10 @@ use prbench_models::spec::ModelSpec;
 
 use super::EvaluationOptions;
 use crate::condition::Condition;
-use crate::run::{check_run_dir_free, check_settings_before_load, inspect_run, read_manifest_in, EarlySettings, Found};
+use crate::run::{
+    check_run_dir_free, check_settings_before_load, inspect_run, read_manifest_in, EarlySettings,
+    Found,
+};
 use crate::EvalError;
 
 /// One run folder to write: a fresh id, or an existing run of the same settings to resume or
@@ -39,15 +42,19 @@ impl PlannedRun {
 /// of a server URL), characters other than ASCII letters, digits, `-` and `.` as `_`. A spec
 /// that does not parse (the evaluation refuses it later) falls back to its last segment.
 pub(super) fn slug(s: &str) -> String {
-    let name = ModelSpec::parse(s).map_or_else(|_| s.rsplit(['/', ':']).next().unwrap_or(s).to_string(), |m| m.short_name());
-    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect()
+    let name = ModelSpec::parse(s)
+        .map_or_else(|_| s.rsplit(['/', ':']).next().unwrap_or(s).to_string(), |m| m.short_name());
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
+        .collect()
 }
 
 /// A folder a killed multi-condition command left before its run started: no manifest, at
 /// most the planner's `planner.jsonl`. It holds nothing a run needs.
 fn not_started(dir: &Path) -> bool {
     !dir.join("manifest.json").exists()
-        && std::fs::read_dir(dir).is_ok_and(|entries| entries.flatten().all(|e| e.file_name() == "planner.jsonl"))
+        && std::fs::read_dir(dir)
+            .is_ok_and(|entries| entries.flatten().all(|e| e.file_name() == "planner.jsonl"))
 }
 
 /// Picks one run id per condition and checks, before any model loads, what its folder holds
@@ -64,7 +71,12 @@ fn not_started(dir: &Path) -> bool {
 /// A folder left empty by a kill is reused; a folder without a run manifest is refused. New
 /// folders are created only when their run starts, so a failed load or a kill leaves nothing
 /// half-made behind.
-pub(super) fn plan_run_dirs(opts: &EvaluationOptions, data: &Dataset, examples: &[Example], stamp: &str) -> Result<Vec<PlannedRun>, EvalError> {
+pub(super) fn plan_run_dirs(
+    opts: &EvaluationOptions,
+    data: &Dataset,
+    examples: &[Example],
+    stamp: &str,
+) -> Result<Vec<PlannedRun>, EvalError> {
     let out = opts.out.as_path();
     let conditions = &opts.conditions;
     conditions
@@ -132,8 +144,17 @@ pub(super) fn plan_run_dirs(opts: &EvaluationOptions, data: &Dataset, examples: 
 /// What an existing run holds, for messages: "an unfinished run (12 outcomes written)", ….
 pub(super) fn describe(found: &Found) -> String {
     match found {
-        Found::Unfinished { written } => format!("an unfinished run ({} written before it stopped)", if *written == 1 { "1 outcome was".to_string() } else { format!("{written} outcomes were") }),
-        Found::Errored { errors, items } => format!("a finished run whose backend failed on {errors} of its {items} items"),
+        Found::Unfinished { written } => format!(
+            "an unfinished run ({} written before it stopped)",
+            if *written == 1 {
+                "1 outcome was".to_string()
+            } else {
+                format!("{written} outcomes were")
+            }
+        ),
+        Found::Errored { errors, items } => {
+            format!("a finished run whose backend failed on {errors} of its {items} items")
+        }
         Found::Missing { file } => format!("a finished run whose {file} is missing"),
         Found::Complete(_) => "a finished run".into(),
     }
@@ -143,16 +164,31 @@ pub(super) fn describe(found: &Found) -> String {
 /// or `<time>-<model>-matrix[-N]` for default ids (never an existing file). An explicit id whose
 /// matrix file belongs to another command (other model or conditions) is refused, so a matrix
 /// is only ever replaced by the same command run again.
-pub(super) fn matrix_base(out: &Path, run_id: Option<&str>, spec: &str, conditions: &[Condition], stamp: &str) -> Result<String, EvalError> {
+pub(super) fn matrix_base(
+    out: &Path,
+    run_id: Option<&str>,
+    spec: &str,
+    conditions: &[Condition],
+    stamp: &str,
+) -> Result<String, EvalError> {
     match run_id {
         Some(id) => {
             let base = format!("{id}-matrix");
             let path = out.join(format!("{base}.json"));
             if let Ok(text) = std::fs::read_to_string(&path) {
-                let old: prbench_report::matrix::Matrix = serde_json::from_str(&text)
-                    .map_err(|e| EvalError::evaluation_with(format!("`{}` is not a matrix file; pass another --run-id", path.display()), e))?;
+                let old: prbench_report::matrix::Matrix =
+                    serde_json::from_str(&text).map_err(|e| {
+                        EvalError::evaluation_with(
+                            format!(
+                                "`{}` is not a matrix file; pass another --run-id",
+                                path.display()
+                            ),
+                            e,
+                        )
+                    })?;
                 let mine: Vec<String> = conditions.iter().map(ToString::to_string).collect();
-                let theirs: Vec<String> = old.conditions.iter().map(|c| c.condition.clone()).collect();
+                let theirs: Vec<String> =
+                    old.conditions.iter().map(|c| c.condition.clone()).collect();
                 if old.model != spec || theirs != mine {
                     return Err(EvalError::evaluation(format!(
                         "`{}` holds the matrix of another command (model `{}`, conditions {}); pass another --run-id",
@@ -168,8 +204,15 @@ pub(super) fn matrix_base(out: &Path, run_id: Option<&str>, spec: &str, conditio
             let base = format!("{stamp}-{}-matrix", slug(spec));
             (1..1000)
                 .map(|n| if n == 1 { base.clone() } else { format!("{base}-{n}") })
-                .find(|b| !out.join(format!("{b}.md")).exists() && !out.join(format!("{b}.json")).exists())
-                .ok_or_else(|| EvalError::evaluation(format!("too many matrices named `{base}-*` in `{}`", out.display())))
+                .find(|b| {
+                    !out.join(format!("{b}.md")).exists() && !out.join(format!("{b}.json")).exists()
+                })
+                .ok_or_else(|| {
+                    EvalError::evaluation(format!(
+                        "too many matrices named `{base}-*` in `{}`",
+                        out.display()
+                    ))
+                })
         }
     }
 }
@@ -181,14 +224,43 @@ mod tests {
     #[test]
     fn default_run_ids_name_the_served_model_not_the_urls_last_segment() {
         let out = tempfile::tempdir().unwrap();
-        let data = Dataset { examples: Vec::new(), source: String::new(), kind: "prb".into(), hash: String::new(), profile_ranking: None };
-        let id = |spec: &str| plan_run_dirs(&EvaluationOptions::new(spec, vec![Condition::None], out.path(), "test"), &data, &[], "20260101-000000").unwrap()[0].id.clone();
+        let data = Dataset {
+            examples: Vec::new(),
+            source: String::new(),
+            kind: "prb".into(),
+            hash: String::new(),
+            profile_ranking: None,
+        };
+        let id = |spec: &str| {
+            plan_run_dirs(
+                &EvaluationOptions::new(spec, vec![Condition::None], out.path(), "test"),
+                &data,
+                &[],
+                "20260101-000000",
+            )
+            .unwrap()[0]
+                .id
+                .clone()
+        };
         assert_eq!(id("openai:smollm2@http://127.0.0.1:8080/v1"), "20260101-000000-smollm2-none");
-        assert_eq!(id("vllm-classify:Skywork/Skywork-Reward-V2@http://h:8000"), "20260101-000000-Skywork-Reward-V2-none");
-        assert_eq!(id("openai:llama3:8b@http://h:11434/v1"), "20260101-000000-llama3_8b-none");
-        assert_eq!(id("gguf:/m/SmolLM2-135M-Instruct.Q4_1.gguf"), "20260101-000000-SmolLM2-135M-Instruct.Q4_1-none");
         assert_eq!(
-            matrix_base(out.path(), None, "openai:smollm2@http://127.0.0.1:8080/v1", &[Condition::None, Condition::Oracle], "20260101-000000").unwrap(),
+            id("vllm-classify:Skywork/Skywork-Reward-V2@http://h:8000"),
+            "20260101-000000-Skywork-Reward-V2-none"
+        );
+        assert_eq!(id("openai:llama3:8b@http://h:11434/v1"), "20260101-000000-llama3_8b-none");
+        assert_eq!(
+            id("gguf:/m/SmolLM2-135M-Instruct.Q4_1.gguf"),
+            "20260101-000000-SmolLM2-135M-Instruct.Q4_1-none"
+        );
+        assert_eq!(
+            matrix_base(
+                out.path(),
+                None,
+                "openai:smollm2@http://127.0.0.1:8080/v1",
+                &[Condition::None, Condition::Oracle],
+                "20260101-000000"
+            )
+            .unwrap(),
             "20260101-000000-smollm2-matrix"
         );
     }

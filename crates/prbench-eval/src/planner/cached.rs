@@ -47,7 +47,14 @@ impl<'a> CachedGenerator<'a> {
         if let Some(hash) = &self.template_hash {
             decoding["template"] = serde_json::Value::String(hash.clone());
         }
-        cache_key(EntryKind::Generation, &self.identity, &decoding, "", &item.prompt, &serde_json::Value::Null)
+        cache_key(
+            EntryKind::Generation,
+            &self.identity,
+            &decoding,
+            "",
+            &item.prompt,
+            &serde_json::Value::Null,
+        )
     }
 }
 
@@ -64,9 +71,18 @@ impl Generator for CachedGenerator<'_> {
     /// generator's [`Generator::generate_each`] in one call, and each reply is stored the
     /// moment the generator hands it over (a killed run keeps it). An unreadable cache entry
     /// counts as a miss; a failed cache write is counted and does not fail the item.
-    fn generate_each(&self, items: &[ChatRequest], done: ItemDone<'_, ChatResponse>) -> Vec<Result<ChatResponse, ModelError>> {
+    fn generate_each(
+        &self,
+        items: &[ChatRequest],
+        done: ItemDone<'_, ChatResponse>,
+    ) -> Vec<Result<ChatResponse, ModelError>> {
         let keys: Vec<String> = items.iter().map(|it| self.key(it)).collect();
-        let store = Store { cache: self.cache, counters: self.counters, kind: EntryKind::Generation, model: &self.identity.spec };
+        let store = Store {
+            cache: self.cache,
+            counters: self.counters,
+            kind: EntryKind::Generation,
+            model: &self.identity.spec,
+        };
         cached_each(&store, items, &keys, done, |xs, d| self.inner.generate_each(xs, d))
     }
 

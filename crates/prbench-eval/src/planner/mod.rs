@@ -75,7 +75,12 @@ impl Plan {
         self.error.is_none() && !self.aspects.is_empty()
     }
 
-    fn from_reply(example_id: &str, posts_shown: usize, reply: ChatResponse, max_new_tokens: usize) -> Self {
+    fn from_reply(
+        example_id: &str,
+        posts_shown: usize,
+        reply: ChatResponse,
+        max_new_tokens: usize,
+    ) -> Self {
         let (aspects, parse_error, unmarked) = match parse_plan_form(&reply.text) {
             Ok((a, marked)) => (a, None, !marked),
             Err(e) => (Vec::new(), Some(e), false),
@@ -205,7 +210,11 @@ impl<'a> Planner<'a> {
         for (b, chunk) in requests.chunks(batch).enumerate() {
             let results = self.generator.generate_each(chunk, &|_, _| {});
             if results.len() != chunk.len() {
-                return Err(EvalError::BackendShape { model, got: results.len(), expected: chunk.len() });
+                return Err(EvalError::BackendShape {
+                    model,
+                    got: results.len(),
+                    expected: chunk.len(),
+                });
             }
             for (j, result) in results.into_iter().enumerate() {
                 let i = b * batch + j;
@@ -217,7 +226,14 @@ impl<'a> Planner<'a> {
                         aspects: Vec::new(),
                         raw: String::new(),
                         parse_error: None,
-                        error: Some(EvalError::Backend { model: model.clone(), example_id: id.into(), source }.to_string()),
+                        error: Some(
+                            EvalError::Backend {
+                                model: model.clone(),
+                                example_id: id.into(),
+                                source,
+                            }
+                            .to_string(),
+                        ),
                         posts_shown: shown[i],
                         tokens: TokenStats::default(),
                         hit_max_new_tokens: false,

@@ -101,7 +101,9 @@ fn strip_reasoning(raw: &str) -> Result<String, String> {
             (None, None) => return Ok(s),
             (Some(o), Some(c)) if o < c => s.replace_range(o..c + CLOSE.len(), "\n"),
             (_, Some(c)) => s.replace_range(..c + CLOSE.len(), ""),
-            (Some(_), None) => return Err("unclosed <think> block: the reply ended inside its reasoning".into()),
+            (Some(_), None) => {
+                return Err("unclosed <think> block: the reply ended inside its reasoning".into())
+            }
         }
     }
 }
@@ -109,7 +111,9 @@ fn strip_reasoning(raw: &str) -> Result<String, String> {
 /// `---`, `***`, `___`, `===` (three or more of one character, spaces allowed).
 fn is_rule(t: &str) -> bool {
     let chars: Vec<char> = t.chars().filter(|c| !c.is_whitespace()).collect();
-    chars.len() >= 3 && matches!(chars[0], '-' | '*' | '_' | '=') && chars.iter().all(|&c| c == chars[0])
+    chars.len() >= 3
+        && matches!(chars[0], '-' | '*' | '_' | '=')
+        && chars.iter().all(|&c| c == chars[0])
 }
 
 /// `#` to `######` followed by a space or the end of the line.
@@ -183,14 +187,17 @@ fn usable(s: &str) -> bool {
 /// Whether a cleaned item only names a post, as the planner prompt labels them: `Post 1`,
 /// `Post #2`, `[Post 3 · category: Art]`, `(Post 4)`, any case (rule 4).
 fn names_only_a_post(s: &str) -> bool {
-    let t = s.trim_matches(|c: char| matches!(c, '[' | ']' | '(' | ')' | ':') || c.is_whitespace()).to_lowercase();
+    let t = s
+        .trim_matches(|c: char| matches!(c, '[' | ']' | '(' | ')' | ':') || c.is_whitespace())
+        .to_lowercase();
     let Some(rest) = t.strip_prefix("post") else { return false };
     let rest = rest.trim_start().trim_start_matches('#').trim_start();
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
     if digits == 0 {
         return false;
     }
-    let tail = rest[digits..].trim_start_matches(|c: char| matches!(c, ':' | ']' | ')') || c.is_whitespace());
+    let tail = rest[digits..]
+        .trim_start_matches(|c: char| matches!(c, ':' | ']' | ')') || c.is_whitespace());
     tail.is_empty() || tail.starts_with('·')
 }
 
@@ -227,7 +234,8 @@ fn plain_lines(lines: &[&str]) -> Result<Vec<String>, String> {
             continue;
         }
         let lower = bare.to_lowercase();
-        let preamble = lower.contains("here are") || lower.contains("here is") || lower.contains("here's");
+        let preamble =
+            lower.contains("here are") || lower.contains("here is") || lower.contains("here's");
         if i == 0 && (preamble || OPENERS.iter().any(|o| lower.starts_with(o))) {
             continue;
         }
@@ -239,7 +247,11 @@ fn plain_lines(lines: &[&str]) -> Result<Vec<String>, String> {
             long.chars().count()
         ));
     }
-    let out: Vec<String> = kept.into_iter().map(clean).filter(|c| usable(c) && has_two_words(c) && !names_only_a_post(c)).collect();
+    let out: Vec<String> = kept
+        .into_iter()
+        .map(clean)
+        .filter(|c| usable(c) && has_two_words(c) && !names_only_a_post(c))
+        .collect();
     if out.is_empty() {
         return Err("no usable list item in the reply (single words and post labels such as `Post 1:` are not aspects)".into());
     }
@@ -289,7 +301,11 @@ mod tests {
             ),
         ];
         for (raw, want) in table {
-            assert_eq!(ok(raw), want.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "reply {raw:?}");
+            assert_eq!(
+                ok(raw),
+                want.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                "reply {raw:?}"
+            );
         }
         // Only the unmarked reply is reported as such.
         for (raw, _) in table {
@@ -327,7 +343,10 @@ mod tests {
             ok("The user prefers a friendly tone. They like jokes! Do they want examples? Yes."),
             vec!["The user prefers a friendly tone.", "They like jokes!", "Do they want examples?"]
         );
-        assert_eq!(ok("Version 2.5 is fine.  Keep it short"), vec!["Version 2.5 is fine.", "Keep it short"]);
+        assert_eq!(
+            ok("Version 2.5 is fine.  Keep it short"),
+            vec!["Version 2.5 is fine.", "Keep it short"]
+        );
         // Exactly at the limit an unmarked line is still an aspect.
         let edge = format!("y {}", "y".repeat(MAX_PLAIN_LINE_CHARS - 2));
         assert_eq!(edge.chars().count(), MAX_PLAIN_LINE_CHARS);
@@ -342,13 +361,22 @@ mod tests {
             vec!["Likes long hikes", "Prefers cheap gear"]
         );
         // The same labels as list items are dropped; real items stay, one-word items included.
-        assert_eq!(ok("1. **Post 1**\n2. Post 2:\n- (Post 3)\n- Budget\n- Post-workout meals"), vec!["Budget", "Post-workout meals"]);
+        assert_eq!(
+            ok("1. **Post 1**\n2. Post 2:\n- (Post 3)\n- Budget\n- Post-workout meals"),
+            vec!["Budget", "Post-workout meals"]
+        );
         // A one-word reply (cut after its first token) holds no aspect.
         for raw in ["The", "The.", "**Post 1**", "Post 1:\nThe"] {
             let err = parse_plan(raw).expect_err(raw);
-            assert!(err.contains("no usable list item") && err.contains("single words"), "{raw:?}: {err}");
+            assert!(
+                err.contains("no usable list item") && err.contains("single words"),
+                "{raw:?}: {err}"
+            );
         }
         // Not post labels: text after the number, or words starting with "post".
-        assert_eq!(ok("- Post 1 shows they like maps\n- Postcards from trips"), vec!["Post 1 shows they like maps", "Postcards from trips"]);
+        assert_eq!(
+            ok("- Post 1 shows they like maps\n- Postcards from trips"),
+            vec!["Post 1 shows they like maps", "Postcards from trips"]
+        );
     }
 }

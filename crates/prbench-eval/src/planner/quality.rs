@@ -33,17 +33,32 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
 
 /// Mean over `truth` of the max over `planned` of the cosine; both non-empty.
 fn coverage(truth: &[&[f32]], planned: &[&[f32]]) -> f64 {
-    let sum: f64 = truth.iter().map(|t| planned.iter().map(|p| cosine(t, p)).fold(f64::NEG_INFINITY, f64::max)).sum();
+    let sum: f64 = truth
+        .iter()
+        .map(|t| planned.iter().map(|p| cosine(t, p)).fold(f64::NEG_INFINITY, f64::max))
+        .sum();
     sum / truth.len() as f64
 }
 
 /// Embeds `texts` in one call and checks the reply: one vector per text, all of one dimension.
-fn embed_checked(embedder: &dyn Embedder, texts: &[&str], example_id: &str) -> Result<Vec<Embedding>, EvalError> {
+fn embed_checked(
+    embedder: &dyn Embedder,
+    texts: &[&str],
+    example_id: &str,
+) -> Result<Vec<Embedding>, EvalError> {
     let model = embedder.identity().spec;
-    let backend = |source: ModelError| EvalError::Backend { model: model.clone(), example_id: example_id.into(), source };
+    let backend = |source: ModelError| EvalError::Backend {
+        model: model.clone(),
+        example_id: example_id.into(),
+        source,
+    };
     let out = embedder.embed(texts).map_err(backend)?;
     if out.len() != texts.len() {
-        return Err(EvalError::BackendShape { model: model.clone(), got: out.len(), expected: texts.len() });
+        return Err(EvalError::BackendShape {
+            model: model.clone(),
+            got: out.len(),
+            expected: texts.len(),
+        });
     }
     if let Some(first) = out.first() {
         let dim = first.vector.len();
@@ -59,7 +74,10 @@ fn embed_checked(embedder: &dyn Embedder, texts: &[&str], example_id: &str) -> R
 }
 
 fn empty_input(what: &str) -> EvalError {
-    EvalError::Condition { given: "planner".into(), reason: format!("plan quality needs at least one {what}") }
+    EvalError::Condition {
+        given: "planner".into(),
+        reason: format!("plan quality needs at least one {what}"),
+    }
 }
 
 /// Planner quality of one example: the mean over `true_aspects` of the maximum over `planned`
@@ -71,7 +89,11 @@ fn empty_input(what: &str) -> EvalError {
 /// undefined; [`plan_quality_all`] counts such examples instead); [`EvalError::Backend`] when
 /// the embedder fails or returns vectors of different dimensions;
 /// [`EvalError::BackendShape`] when it returns the wrong number of vectors.
-pub fn plan_quality(true_aspects: &[String], planned: &[String], embedder: &dyn Embedder) -> Result<f64, EvalError> {
+pub fn plan_quality(
+    true_aspects: &[String],
+    planned: &[String],
+    embedder: &dyn Embedder,
+) -> Result<f64, EvalError> {
     if true_aspects.is_empty() {
         return Err(empty_input("true aspect"));
     }
@@ -136,7 +158,11 @@ pub struct PlanQuality {
 /// # Errors
 /// [`EvalError::Backend`] when the embedder fails (named with the first example's id) or
 /// returns vectors of different dimensions; [`EvalError::BackendShape`] for a wrong count.
-pub fn plan_quality_all(examples: &[&Example], plans: &[Plan], embedder: &dyn Embedder) -> Result<PlanQuality, EvalError> {
+pub fn plan_quality_all(
+    examples: &[&Example],
+    plans: &[Plan],
+    embedder: &dyn Embedder,
+) -> Result<PlanQuality, EvalError> {
     let mut by_id: HashMap<&str, &Plan> = HashMap::with_capacity(plans.len());
     for p in plans {
         by_id.entry(p.example_id.as_str()).or_insert(p);
@@ -150,7 +176,12 @@ pub fn plan_quality_all(examples: &[&Example], plans: &[Plan], embedder: &dyn Em
     let rows: Vec<Row<'_>> = examples
         .iter()
         .map(|ex| {
-            let truth: Vec<&str> = ex.rubric_aspects.iter().map(|a| a.aspect.trim()).filter(|a| !a.is_empty()).collect();
+            let truth: Vec<&str> = ex
+                .rubric_aspects
+                .iter()
+                .map(|a| a.aspect.trim())
+                .filter(|a| !a.is_empty())
+                .collect();
             let planned = by_id
                 .get(ex.id.as_str())
                 .filter(|p| p.error.is_none() && !p.aspects.is_empty())
@@ -171,7 +202,11 @@ pub fn plan_quality_all(examples: &[&Example], plans: &[Plan], embedder: &dyn Em
             }
         }
     }
-    let emb = if texts.is_empty() { Vec::new() } else { embed_checked(embedder, &texts, examples[0].id.as_str())? };
+    let emb = if texts.is_empty() {
+        Vec::new()
+    } else {
+        embed_checked(embedder, &texts, examples[0].id.as_str())?
+    };
 
     let mut per_example = Vec::with_capacity(rows.len());
     let (mut n_with, mut n_without, mut n_no_rubric) = (0usize, 0usize, 0usize);
@@ -246,8 +281,15 @@ mod tests {
             texts
                 .iter()
                 .map(|t| {
-                    let v = self.table.iter().find(|(k, _)| k == t).ok_or_else(|| ModelError::Engine(format!("unknown text {t}")))?;
-                    Ok(Embedding { vector: v.1.clone(), truncated_tokens: if *t == "P3" { 7 } else { 0 } })
+                    let v = self
+                        .table
+                        .iter()
+                        .find(|(k, _)| k == t)
+                        .ok_or_else(|| ModelError::Engine(format!("unknown text {t}")))?;
+                    Ok(Embedding {
+                        vector: v.1.clone(),
+                        truncated_tokens: if *t == "P3" { 7 } else { 0 },
+                    })
                 })
                 .collect()
         }
@@ -302,7 +344,10 @@ mod tests {
         let e = embedder();
         assert!(matches!(plan_quality(&[], &s(&["P1"]), &e), Err(EvalError::Condition { .. })));
         assert!(matches!(plan_quality(&s(&["T1"]), &[], &e), Err(EvalError::Condition { .. })));
-        assert!(matches!(plan_quality(&s(&["T1"]), &s(&["unknown"]), &e), Err(EvalError::Backend { .. })));
+        assert!(matches!(
+            plan_quality(&s(&["T1"]), &s(&["unknown"]), &e),
+            Err(EvalError::Backend { .. })
+        ));
         let err = plan_quality(&s(&["T1"]), &s(&["D2"]), &e).unwrap_err();
         assert!(err.to_string().contains("different dimension"), "{err}");
     }
@@ -315,7 +360,11 @@ mod tests {
             profile: Vec::new(),
             rubric_aspects: aspects
                 .iter()
-                .map(|a| RubricAspect { aspect: a.to_string(), evidence: String::new(), reason: String::new() })
+                .map(|a| RubricAspect {
+                    aspect: a.to_string(),
+                    evidence: String::new(),
+                    reason: String::new(),
+                })
                 .collect(),
             narrative: String::new(),
             category: String::new(),
@@ -344,11 +393,11 @@ mod tests {
         let e = embedder();
         let exs = [
             example("a", &["T1", "T2"]),
-            example("b", &["T1"]),      // generator failed
-            example("c", &["  "]),      // no rubric: excluded
-            example("d", &[" T3 "]),    // trimmed to T3
-            example("e", &["T2"]),      // parse error: no aspects
-            example("f", &["T1"]),      // no Plan at all
+            example("b", &["T1"]),   // generator failed
+            example("c", &["  "]),   // no rubric: excluded
+            example("d", &[" T3 "]), // trimmed to T3
+            example("e", &["T2"]),   // parse error: no aspects
+            example("f", &["T1"]),   // no Plan at all
         ];
         let refs: Vec<&Example> = exs.iter().collect();
         let mut parse_failed = plan("e", &[], None);
@@ -367,8 +416,15 @@ mod tests {
         // mean = (0.75355339 + 0.88888889) / 2 = 0.82122114
         // with b, e, f as 0: (0.75355339 + 0.88888889) / 5 = 0.32848846
         assert!((q.mean.unwrap() - 0.821_221_14).abs() < 1e-7, "{:?}", q.mean);
-        assert!((q.mean_missing_as_zero.unwrap() - 0.328_488_46).abs() < 1e-7, "{:?}", q.mean_missing_as_zero);
-        assert_eq!((q.n_examples, q.n_with_plan, q.n_without_plan, q.n_without_rubric), (5, 2, 3, 1));
+        assert!(
+            (q.mean_missing_as_zero.unwrap() - 0.328_488_46).abs() < 1e-7,
+            "{:?}",
+            q.mean_missing_as_zero
+        );
+        assert_eq!(
+            (q.n_examples, q.n_with_plan, q.n_without_plan, q.n_without_rubric),
+            (5, 2, 3, 1)
+        );
         // Distinct texts T1, T2, P1, P2, T3, P3 in one call; P3 was truncated by 7 tokens.
         assert_eq!(*e.calls.lock().unwrap(), vec![6]);
         assert_eq!((q.truncated_texts, q.truncated_tokens), (1, 7));
@@ -385,7 +441,9 @@ mod tests {
     fn aggregate_without_any_plan_embeds_nothing() {
         let e = embedder();
         let exs = [example("a", &["T1"])];
-        let q = plan_quality_all(&exs.iter().collect::<Vec<_>>(), &[plan("a", &[], Some("down"))], &e).unwrap();
+        let q =
+            plan_quality_all(&exs.iter().collect::<Vec<_>>(), &[plan("a", &[], Some("down"))], &e)
+                .unwrap();
         assert_eq!((q.mean, q.mean_missing_as_zero, q.n_without_plan), (None, Some(0.0), 1));
         assert!(e.calls.lock().unwrap().is_empty());
         let none = plan_quality_all(&[], &[], &e).unwrap();

@@ -23,7 +23,9 @@ struct Recorder {
 }
 
 impl Recorder {
-    fn new(reply: impl Fn(&ChatRequest) -> Result<String, ModelError> + Send + Sync + 'static) -> Self {
+    fn new(
+        reply: impl Fn(&ChatRequest) -> Result<String, ModelError> + Send + Sync + 'static,
+    ) -> Self {
         Self { reply: Box::new(reply), seen: Mutex::new(Vec::new()), calls: Mutex::new(Vec::new()) }
     }
 
@@ -35,7 +37,12 @@ impl Recorder {
             if user.contains("FAIL") {
                 return Err(ModelError::Engine("model refused".into()));
             }
-            let q = user.lines().skip_while(|l| !l.ends_with("asks:")).nth(1).unwrap_or_default().to_string();
+            let q = user
+                .lines()
+                .skip_while(|l| !l.ends_with("asks:"))
+                .nth(1)
+                .unwrap_or_default()
+                .to_string();
             Ok(format!("Here are the aspects:\n- Answers {q}\n- Friendly tone"))
         })
     }
@@ -54,17 +61,30 @@ impl Generator for Recorder {
             .map(|req| {
                 let text = (self.reply)(req)?;
                 let output_tokens = text.split_whitespace().count();
-                Ok(ChatResponse { text, tokens: TokenStats { input_tokens: 10, truncated_tokens: 0, output_tokens }, finish_reason: None })
+                Ok(ChatResponse {
+                    text,
+                    tokens: TokenStats { input_tokens: 10, truncated_tokens: 0, output_tokens },
+                    finish_reason: None,
+                })
             })
             .collect()
     }
     fn identity(&self) -> ModelIdentity {
-        ModelIdentity { spec: "recorder".into(), engine: "test".into(), file_hash: "rec".into(), ..Default::default() }
+        ModelIdentity {
+            spec: "recorder".into(),
+            engine: "test".into(),
+            file_hash: "rec".into(),
+            ..Default::default()
+        }
     }
 }
 
 fn post(id: &str, j: usize) -> ProfilePost {
-    ProfilePost { id: format!("{id}-{j}"), category: format!("cat{j}"), text: format!("{id} wrote post number {j} zq") }
+    ProfilePost {
+        id: format!("{id}-{j}"),
+        category: format!("cat{j}"),
+        text: format!("{id} wrote post number {j} zq"),
+    }
 }
 
 fn example(id: &str, question: &str, n_posts: usize) -> Example {
@@ -102,7 +122,11 @@ fn independent_seed(run_seed: u64, id: &str) -> u64 {
 #[test]
 fn prompt_renders_question_then_ranked_posts_exactly() {
     let p = Prompts::new();
-    let a = ProfilePost { id: "1".into(), category: " Cooking ".into(), text: "  first post\nline two ".into() };
+    let a = ProfilePost {
+        id: "1".into(),
+        category: " Cooking ".into(),
+        text: "  first post\nline two ".into(),
+    };
     let b = ProfilePost { id: "2".into(), category: "".into(), text: "second post".into() };
     let chat = p.planner(" Q? ", &[&a, &b]).unwrap();
     assert_eq!(chat.messages.len(), 2);
@@ -132,7 +156,10 @@ fn template_hash_covers_the_planner_templates() {
     assert_eq!(hash_texts(&["ab"]), hex::encode(h.finalize()));
     // Changing the planner user template changes the manifest hash.
     let edited = format!("{PLANNER_USER} ");
-    let texts: Vec<&str> = TEMPLATE_TEXTS.iter().map(|t| if *t == PLANNER_USER { edited.as_str() } else { *t }).collect();
+    let texts: Vec<&str> = TEMPLATE_TEXTS
+        .iter()
+        .map(|t| if *t == PLANNER_USER { edited.as_str() } else { *t })
+        .collect();
     assert_ne!(hash_texts(&texts), hash_texts(TEMPLATE_TEXTS));
 }
 
@@ -186,7 +213,10 @@ fn plan_all_shows_the_question_and_exactly_the_first_k_posts_in_rank_order() {
     assert_ne!(seen[0].seed, seen[1].seed);
     // Example b has 2 ranked posts (< k), shown in the ranked order 1, 0.
     let user_b = &seen[1].prompt.messages[1].content;
-    assert!(user_b.find("[Post 1 | category: cat1]").unwrap() < user_b.find("[Post 2 | category: cat0]").unwrap());
+    assert!(
+        user_b.find("[Post 1 | category: cat1]").unwrap()
+            < user_b.find("[Post 2 | category: cat0]").unwrap()
+    );
     // Example c: no posts section at all.
     assert!(!seen[2].prompt.messages[1].content.contains("[Post"));
 
@@ -194,7 +224,10 @@ fn plan_all_shows_the_question_and_exactly_the_first_k_posts_in_rank_order() {
     assert_eq!(ids, ["a", "b", "c"]);
     assert_eq!(plans.iter().map(|p| p.posts_shown).collect::<Vec<_>>(), [3, 2, 0]);
     assert_eq!(plans[0].aspects, ["Answers How do I start running?", "Friendly tone"]);
-    assert_eq!(plans[0].raw, "Here are the aspects:\n- Answers How do I start running?\n- Friendly tone");
+    assert_eq!(
+        plans[0].raw,
+        "Here are the aspects:\n- Answers How do I start running?\n- Friendly tone"
+    );
     assert!(plans.iter().all(|p| p.is_usable() && p.parse_error.is_none() && p.error.is_none()));
     assert_eq!(plans[0].tokens.output_tokens, 14); // whitespace-separated words of the reply
     assert!(!plans[0].hit_max_new_tokens);
@@ -207,12 +240,14 @@ fn a_hidden_text_in_the_prompt_is_a_leakage_error_before_any_call() {
     let rogue = ProfilePost { id: "x".into(), category: "c".into(), text: ex.narrative.clone() };
     let gen = Recorder::lists();
     let planner = Planner::new(&gen, 1, 10);
-    let err = planner.plan_all(&[&ex], &[vec![&ex.profile[0], &rogue]], &Prompts::new()).unwrap_err();
+    let err =
+        planner.plan_all(&[&ex], &[vec![&ex.profile[0], &rogue]], &Prompts::new()).unwrap_err();
     assert!(matches!(&err, EvalError::Leakage { field, .. } if field == "narrative"), "{err}");
     assert!(gen.calls.lock().unwrap().is_empty());
     // Beyond k the rogue post is not shown, so the same input plans fine.
     let planner = Planner::new(&gen, 1, 1);
-    assert!(planner.plan_all(&[&ex], &[vec![&ex.profile[0], &rogue]], &Prompts::new()).unwrap()[0].is_usable());
+    assert!(planner.plan_all(&[&ex], &[vec![&ex.profile[0], &rogue]], &Prompts::new()).unwrap()[0]
+        .is_usable());
 }
 
 #[test]
@@ -221,7 +256,11 @@ fn garbage_replies_set_parse_error_and_cut_replies_are_flagged() {
     let refs: Vec<&Example> = exs.iter().collect();
     let posts = vec![ranked(&exs[0], &[0]), ranked(&exs[1], &[0])];
     let gen = Recorder::new(|req| {
-        Ok(if req.prompt.messages[1].content.contains("q1") { "???".into() } else { "- one two\n- three".into() })
+        Ok(if req.prompt.messages[1].content.contains("q1") {
+            "???".into()
+        } else {
+            "- one two\n- three".into()
+        })
     });
     let mut planner = Planner::new(&gen, 7, 5);
     planner.max_new_tokens = 5;
@@ -238,7 +277,12 @@ fn garbage_replies_set_parse_error_and_cut_replies_are_flagged() {
 
 #[test]
 fn a_failing_item_becomes_plan_error_and_the_rest_of_its_batch_still_plans() {
-    let exs = [example("a", "q a", 1), example("b", "FAIL b", 1), example("c", "q c", 1), example("d", "q d", 1)];
+    let exs = [
+        example("a", "q a", 1),
+        example("b", "FAIL b", 1),
+        example("c", "q c", 1),
+        example("d", "q d", 1),
+    ];
     let refs: Vec<&Example> = exs.iter().collect();
     let posts: Vec<Vec<&ProfilePost>> = exs.iter().map(|e| ranked(e, &[0])).collect();
     let gen = Recorder::lists();
@@ -248,8 +292,13 @@ fn a_failing_item_becomes_plan_error_and_the_rest_of_its_batch_still_plans() {
     // The batch of 4 failed as a whole, then each item was tried alone.
     assert_eq!(*gen.calls.lock().unwrap(), vec![4, 1, 1, 1, 1]);
     let err = plans[1].error.as_deref().expect("b failed");
-    assert!(err.contains("backend `recorder` failed on example `b`") && err.contains("model refused"), "{err}");
-    assert!(plans[1].aspects.is_empty() && plans[1].raw.is_empty() && plans[1].parse_error.is_none());
+    assert!(
+        err.contains("backend `recorder` failed on example `b`") && err.contains("model refused"),
+        "{err}"
+    );
+    assert!(
+        plans[1].aspects.is_empty() && plans[1].raw.is_empty() && plans[1].parse_error.is_none()
+    );
     assert_eq!(plans[1].posts_shown, 1);
     for i in [0, 2, 3] {
         assert!(plans[i].is_usable(), "{:?}", plans[i]);
@@ -323,7 +372,8 @@ fn cache_keys_cover_identity_and_every_request_field() {
     let gen = Recorder::lists();
     let cached = CachedGenerator::new(&gen, &cache, &counters);
     let ex = example("a", "q", 1);
-    let (req, _) = Planner::new(&gen, 1, 1).request(&ex, &[&ex.profile[0]], &Prompts::new()).unwrap();
+    let (req, _) =
+        Planner::new(&gen, 1, 1).request(&ex, &[&ex.profile[0]], &Prompts::new()).unwrap();
     let base = cached.key(&req);
     let variants = [
         ChatRequest { seed: req.seed + 1, ..req.clone() },
@@ -346,7 +396,12 @@ fn cache_keys_cover_identity_and_every_request_field() {
             unreachable!()
         }
         fn identity(&self) -> ModelIdentity {
-            ModelIdentity { spec: "recorder".into(), engine: "test".into(), file_hash: "other".into(), ..Default::default() }
+            ModelIdentity {
+                spec: "recorder".into(),
+                engine: "test".into(),
+                file_hash: "other".into(),
+                ..Default::default()
+            }
         }
     }
     let other = CachedGenerator::new(&Other, &cache, &counters);

@@ -102,7 +102,8 @@ impl Bm25Retriever {
             let mut terms = query.clone();
             terms.sort_unstable();
             terms.dedup();
-            let slots: Vec<usize> = query.iter().map(|t| terms.binary_search(t).expect("a query term")).collect();
+            let slots: Vec<usize> =
+                query.iter().map(|t| terms.binary_search(t).expect("a query term")).collect();
             let (lo, hi) = (terms[0], terms[terms.len() - 1]);
             let width = terms.len();
             // tf[i * width + s]: occurrences of term s in post i; lens[i]: tokens in post i.
@@ -188,7 +189,13 @@ mod tests {
         if posts.is_empty() {
             return Vec::new();
         }
-        let embedder = EmbedderBuilder::<u64, DefaultTokenizer>::with_tokenizer_and_fit_to_corpus(crate_tokenizer(), posts).k1(k1).b(b).build();
+        let embedder = EmbedderBuilder::<u64, DefaultTokenizer>::with_tokenizer_and_fit_to_corpus(
+            crate_tokenizer(),
+            posts,
+        )
+        .k1(k1)
+        .b(b)
+        .build();
         let mut scorer = Scorer::<usize, u64>::new();
         for (i, p) in posts.iter().enumerate() {
             scorer.upsert(&i, embedder.embed(p));
@@ -201,7 +208,11 @@ mod tests {
         let ours = Bm25Retriever::new(k1, b).score_posts(question, posts);
         let theirs = crate_scores(k1, b, question, posts);
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        assert_eq!(bits(&ours), bits(&theirs), "k1 {k1}, b {b}, question {question:?}: {ours:?} vs {theirs:?}");
+        assert_eq!(
+            bits(&ours),
+            bits(&theirs),
+            "k1 {k1}, b {b}, question {question:?}: {ours:?} vs {theirs:?}"
+        );
     }
 
     /// Bit-identical scores on hand-made profiles: ties (equal and empty posts, posts of stop
@@ -210,13 +221,22 @@ mod tests {
     #[test]
     fn scores_equal_the_crates_on_varied_texts() {
         let cases: [(&str, &[&str]); 9] = [
-            ("Jazz guitar?", &["The drum.", "Jazz guitar, guitar.", "Drums, drums!", "Piano and jazz"]),
-            ("jazz jazz JAZZ piano", &["jazz", "jazz", "piano piano piano", "", "the and of", "Jazz piano, jazz piano."]),
+            (
+                "Jazz guitar?",
+                &["The drum.", "Jazz guitar, guitar.", "Drums, drums!", "Piano and jazz"],
+            ),
+            (
+                "jazz jazz JAZZ piano",
+                &["jazz", "jazz", "piano piano piano", "", "the and of", "Jazz piano, jazz piano."],
+            ),
             ("the and of", &["jazz", "the"]),
             ("violin", &["jazz guitar", "drum"]),
             ("guitar", &["guitar"]),
             ("café naïve Über", &["Cafe naive uber", "Café, café!", "über alles", "日本語 text"]),
-            ("running runner runs", &["I run daily", "Runners running", "ran", "run run run run run run"]),
+            (
+                "running runner runs",
+                &["I run daily", "Runners running", "ran", "run run run run run run"],
+            ),
             ("", &["something", "else"]),
             ("U.S.A. e.g. 3.14 don't", &["usa eg 3.14", "U.S.A. don't", "don't stop", "3.14 3.14"]),
         ];
@@ -233,7 +253,8 @@ mod tests {
     #[test]
     fn scores_equal_the_crates_on_real_profiles() {
         let repo = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let mut sets = vec![prbench_data::load(repo.join("data/sample").to_str().unwrap(), &[]).unwrap()];
+        let mut sets =
+            vec![prbench_data::load(repo.join("data/sample").to_str().unwrap(), &[]).unwrap()];
         let psoups = repo.join("../shared/data/alignx-psoups");
         if psoups.is_dir() {
             sets.push(prbench_data::load(&format!("psoups:{}", psoups.display()), &[]).unwrap());
@@ -241,7 +262,11 @@ mod tests {
             prbench_testkit::unavailable(format!("the P-Soups part: {} absent", psoups.display()));
         }
         let dir = tempfile::tempdir().unwrap();
-        prbench_data::synthetic::write_synthetic(dir.path(), &prbench_data::synthetic::SyntheticSpec::scaled(5, 0.01)).unwrap();
+        prbench_data::synthetic::write_synthetic(
+            dir.path(),
+            &prbench_data::synthetic::SyntheticSpec::scaled(5, 0.01),
+        )
+        .unwrap();
         sets.push(prbench_data::load(dir.path().to_str().unwrap(), &[]).unwrap());
         let mut compared = 0;
         for data in &sets {
@@ -296,7 +321,8 @@ mod tests {
         assert!((s1 - 2.026_807_418_8).abs() < 1e-9);
 
         let ids: Vec<String> = (0..texts.len()).map(|i| format!("d{i}")).collect();
-        let posts: Vec<(&str, &str)> = ids.iter().map(String::as_str).zip(texts.iter().copied()).collect();
+        let posts: Vec<(&str, &str)> =
+            ids.iter().map(String::as_str).zip(texts.iter().copied()).collect();
         let ex = super::super::test_example("Jazz guitar?", &posts);
         let r = Bm25Retriever::default().rank_all(std::slice::from_ref(&ex)).unwrap();
         assert_eq!(r[0].post_ids, ["d1", "d3", "d0", "d2"]);

@@ -71,7 +71,13 @@ pub(super) fn with_vocab<R>(f: impl FnOnce(&mut Vocab) -> R) -> R {
 
 impl Vocab {
     fn new() -> Self {
-        Self { stemmer: Stemmer::create(Algorithm::English), words: FxHashMap::default(), ids: FxHashMap::default(), stems: Vec::new(), lower: String::new() }
+        Self {
+            stemmer: Stemmer::create(Algorithm::English),
+            words: FxHashMap::default(),
+            ids: FxHashMap::default(),
+            stems: Vec::new(),
+            lower: String::new(),
+        }
     }
 
     /// Clears the vocabulary when it holds more than [`VOCAB_LIMIT`] words. Ids given before
@@ -98,7 +104,8 @@ impl Vocab {
         if let Some(&id) = self.ids.get(stem.as_ref()) {
             return id;
         }
-        let id = u32::try_from(self.stems.len()).expect("fewer stems than VOCAB_LIMIT + words per text");
+        let id =
+            u32::try_from(self.stems.len()).expect("fewer stems than VOCAB_LIMIT + words per text");
         self.stems.push(stem.as_ref().into());
         self.ids.insert(stem.as_ref().into(), id);
         id
@@ -178,9 +185,20 @@ pub(super) fn test_texts() -> Vec<String> {
             .collect()
     };
     let mut texts: Vec<String> = [
-        "", " ", "The Drums, and jazz!", "Ça va? Über-cool naïve café — résumé; ÆSIR straße", "don't won't it's e.g. U.S.A. 3.14 1,000 C++ #hashtag @user",
-        "日本語のテキスト 中文 한국어", "emoji 🎸🎹 and ☃ snow", "RUNNING runners ran; connection connected", "ǅemal ﬁne ﬂow Ⅻ ½",
-        "tab\tnew\nline\r\nend", "Mr. O'Neil's dogs' bones", "the and for are but not you", "THE And FOR", "__init__ a_b _x_ ___ 1_000",
+        "",
+        " ",
+        "The Drums, and jazz!",
+        "Ça va? Über-cool naïve café — résumé; ÆSIR straße",
+        "don't won't it's e.g. U.S.A. 3.14 1,000 C++ #hashtag @user",
+        "日本語のテキスト 中文 한국어",
+        "emoji 🎸🎹 and ☃ snow",
+        "RUNNING runners ran; connection connected",
+        "ǅemal ﬁne ﬂow Ⅻ ½",
+        "tab\tnew\nline\r\nend",
+        "Mr. O'Neil's dogs' bones",
+        "the and for are but not you",
+        "THE And FOR",
+        "__init__ a_b _x_ ___ 1_000",
         "a.b.c a..b a:b 1:2 1.a a.1 3.14.15 x'y' 'quoted' \"dq\" http://example.com/a-b?c=d",
     ]
     .map(String::from)
@@ -195,7 +213,11 @@ pub(super) fn test_texts() -> Vec<String> {
         prbench_testkit::unavailable(format!("the P-Soups part: {} absent", psoups.display()));
     }
     let dir = tempfile::tempdir().unwrap();
-    prbench_data::synthetic::write_synthetic(dir.path(), &prbench_data::synthetic::SyntheticSpec::scaled(3, 0.002)).unwrap();
+    prbench_data::synthetic::write_synthetic(
+        dir.path(),
+        &prbench_data::synthetic::SyntheticSpec::scaled(3, 0.002),
+    )
+    .unwrap();
     texts.extend(texts_of(&prbench_data::load(dir.path().to_str().unwrap(), &[]).unwrap()));
     texts
 }

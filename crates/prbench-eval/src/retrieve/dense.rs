@@ -69,7 +69,11 @@ impl<'a> DenseRetriever<'a> {
         texts.extend_from_slice(posts);
         let emb: Vec<Embedding> = self.embedder.embed(&texts)?;
         if emb.len() != texts.len() {
-            return Err(ModelError::Engine(format!("embedder returned {} embeddings for {} texts", emb.len(), texts.len())));
+            return Err(ModelError::Engine(format!(
+                "embedder returned {} embeddings for {} texts",
+                emb.len(),
+                texts.len()
+            )));
         }
         self.texts.fetch_add(emb.len() as u64, Ordering::Relaxed);
         for e in &emb {
@@ -107,10 +111,8 @@ impl Retriever for DenseRetriever<'_> {
                 if posts.is_empty() {
                     return Ranking::from_scores(ex, &[]);
                 }
-                let scores = self.score_posts(&ex.question, &posts).map_err(|source| EvalError::Backend {
-                    model: id.spec.clone(),
-                    example_id: ex.id.clone(),
-                    source,
+                let scores = self.score_posts(&ex.question, &posts).map_err(|source| {
+                    EvalError::Backend { model: id.spec.clone(), example_id: ex.id.clone(), source }
                 })?;
                 Ranking::from_scores(ex, &scores)
             })
@@ -166,7 +168,10 @@ mod tests {
                         "long west" => vec![-1.0, 0.0],
                         other => return Err(ModelError::Engine(format!("no vector for {other}"))),
                     };
-                    Ok(Embedding { vector: v, truncated_tokens: if *t == "long west" { 7 } else { 0 } })
+                    Ok(Embedding {
+                        vector: v,
+                        truncated_tokens: if *t == "long west" { 7 } else { 0 },
+                    })
                 })
                 .collect()
         }
@@ -185,7 +190,10 @@ mod tests {
     }
 
     fn example() -> Example {
-        super::super::test_example("q", &[("p0", "north"), ("p1", "long west"), ("p2", "north-east"), ("p3", "east")])
+        super::super::test_example(
+            "q",
+            &[("p0", "north"), ("p1", "long west"), ("p2", "north-east"), ("p3", "east")],
+        )
     }
 
     /// q = (1,0). Cosine by hand: east (2,0) → 1; north-east (3,3) → 3/(1·3√2) = 1/√2 = 0.707107;
@@ -219,7 +227,10 @@ mod tests {
     fn embedder_failure_names_the_example() {
         let mut ex = example();
         ex.profile[0].text = "unknown".into();
-        let e = DenseRetriever::new(Arc::new(Fixed { sim: Similarity::Dot })).rank_all(&[ex]).unwrap_err().to_string();
+        let e = DenseRetriever::new(Arc::new(Fixed { sim: Similarity::Dot }))
+            .rank_all(&[ex])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`e1`") && e.contains("no vector for unknown"), "{e}");
     }
 
@@ -238,8 +249,14 @@ mod tests {
 
     #[test]
     fn model_names() {
-        assert_eq!(model_name("dir:/home/u/.cache/prbench/models/all-MiniLM-L6-v2/"), "all-MiniLM-L6-v2");
-        assert_eq!(model_name("hf:facebook/contriever-msmarco@0123456789abcdef"), "hf:facebook/contriever-msmarco@0123456789ab");
+        assert_eq!(
+            model_name("dir:/home/u/.cache/prbench/models/all-MiniLM-L6-v2/"),
+            "all-MiniLM-L6-v2"
+        );
+        assert_eq!(
+            model_name("hf:facebook/contriever-msmarco@0123456789abcdef"),
+            "hf:facebook/contriever-msmarco@0123456789ab"
+        );
         assert_eq!(model_name("hf:org/m"), "hf:org/m");
     }
 }

@@ -50,7 +50,10 @@ pub struct CachedEmbedder<'a> {
 
 impl std::fmt::Debug for CachedEmbedder<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CachedEmbedder").field("identity", &self.identity).field("cache", &self.cache.path()).finish()
+        f.debug_struct("CachedEmbedder")
+            .field("identity", &self.identity)
+            .field("cache", &self.cache.path())
+            .finish()
     }
 }
 
@@ -126,9 +129,12 @@ impl Embedder for CachedEmbedder<'_> {
                 )));
             }
             for (&i, e) in miss.iter().zip(computed) {
-                if let Err(err) = self.cache.put(&keys[i], EntryKind::Embedding, &self.identity.spec, &e) {
+                if let Err(err) =
+                    self.cache.put(&keys[i], EntryKind::Embedding, &self.identity.spec, &e)
+                {
                     self.write_errors.fetch_add(1, Ordering::Relaxed);
-                    let mut first = self.first_write_error.lock().unwrap_or_else(|p| p.into_inner());
+                    let mut first =
+                        self.first_write_error.lock().unwrap_or_else(|p| p.into_inner());
                     first.get_or_insert_with(|| err.to_string());
                 }
                 out[i] = Some(e);
@@ -164,7 +170,10 @@ mod tests {
             Ok(texts
                 .iter()
                 .map(|t| Embedding {
-                    vector: vec![t.len() as f32 * 0.1, t.chars().filter(|c| "aeiou".contains(*c)).count() as f32 / 3.0],
+                    vector: vec![
+                        t.len() as f32 * 0.1,
+                        t.chars().filter(|c| "aeiou".contains(*c)).count() as f32 / 3.0,
+                    ],
                     truncated_tokens: usize::from(t.len() > 5),
                 })
                 .collect())
@@ -190,19 +199,28 @@ mod tests {
         let inner = Arc::new(Counting { calls: AtomicUsize::new(0), texts: AtomicUsize::new(0) });
         let cached = CachedEmbedder::new(inner.clone(), &cache);
         let first = cached.embed(&["alpha", "beta gamma"]).unwrap();
-        assert_eq!((inner.calls.load(Ordering::Relaxed), inner.texts.load(Ordering::Relaxed)), (1, 2));
+        assert_eq!(
+            (inner.calls.load(Ordering::Relaxed), inner.texts.load(Ordering::Relaxed)),
+            (1, 2)
+        );
         assert_eq!((cached.hits(), cached.misses()), (0, 2));
 
         // Same texts again (and in another order): no call to the model, same values.
         let second = cached.embed(&["beta gamma", "alpha"]).unwrap();
-        assert_eq!((inner.calls.load(Ordering::Relaxed), inner.texts.load(Ordering::Relaxed)), (1, 2));
+        assert_eq!(
+            (inner.calls.load(Ordering::Relaxed), inner.texts.load(Ordering::Relaxed)),
+            (1, 2)
+        );
         assert_eq!((cached.hits(), cached.misses()), (2, 2));
         assert_eq!(second, vec![first[1].clone(), first[0].clone()]);
         assert_eq!(second[0].truncated_tokens, 1);
 
         // One new text among cached ones: only it reaches the model, in one call.
         let third = cached.embed(&["alpha", "delta", "beta gamma"]).unwrap();
-        assert_eq!((inner.calls.load(Ordering::Relaxed), inner.texts.load(Ordering::Relaxed)), (2, 3));
+        assert_eq!(
+            (inner.calls.load(Ordering::Relaxed), inner.texts.load(Ordering::Relaxed)),
+            (2, 3)
+        );
         assert_eq!((cached.hits(), cached.misses()), (4, 3));
         assert_eq!(third[1].vector, vec![0.5, 2.0 / 3.0]);
         assert_eq!(cached.write_errors().0, 0);
@@ -212,7 +230,10 @@ mod tests {
         rerun.embed(&["alpha"]).unwrap();
         assert_eq!((rerun.hits(), inner.texts.load(Ordering::Relaxed)), (1, 3));
         let stats = cache.stats().unwrap();
-        assert_eq!((stats[0].model.as_str(), stats[0].kind.as_str(), stats[0].entries), ("fake:counting", "embedding", 3));
+        assert_eq!(
+            (stats[0].model.as_str(), stats[0].kind.as_str(), stats[0].entries),
+            ("fake:counting", "embedding", 3)
+        );
     }
 
     #[test]
@@ -223,7 +244,11 @@ mod tests {
         assert_ne!(k, embedding_key(&id, "u"));
         id.spec = "elsewhere".into();
         assert_eq!(k, embedding_key(&id, "t"));
-        for change in [|i: &mut ModelIdentity| i.engine.push('x'), |i: &mut ModelIdentity| i.file_hash.push('x'), |i: &mut ModelIdentity| i.dtype.push('x')] {
+        for change in [
+            |i: &mut ModelIdentity| i.engine.push('x'),
+            |i: &mut ModelIdentity| i.file_hash.push('x'),
+            |i: &mut ModelIdentity| i.dtype.push('x'),
+        ] {
             let mut other = id.clone();
             change(&mut other);
             assert_ne!(k, embedding_key(&other, "t"));

@@ -52,10 +52,17 @@ impl Ranking {
     pub fn from_scores(example: &Example, scores: &[f64]) -> Result<Ranking, EvalError> {
         let err = |reason: String| EvalError::Retrieval { example_id: example.id.clone(), reason };
         if scores.len() != example.profile.len() {
-            return Err(err(format!("{} scores for {} profile posts", scores.len(), example.profile.len())));
+            return Err(err(format!(
+                "{} scores for {} profile posts",
+                scores.len(),
+                example.profile.len()
+            )));
         }
         if let Some(i) = scores.iter().position(|s| !s.is_finite()) {
-            return Err(err(format!("post `{}` has the non-finite score {}", example.profile[i].id, scores[i])));
+            return Err(err(format!(
+                "post `{}` has the non-finite score {}",
+                example.profile[i].id, scores[i]
+            )));
         }
         unique_ids(example)?;
         let mut order: Vec<usize> = (0..scores.len()).collect();
@@ -105,19 +112,28 @@ fn unique_ids(example: &Example) -> Result<HashMap<&str, usize>, EvalError> {
 /// [`EvalError::Retrieval`] when the ranking is for another example, names an id the profile
 /// does not have or names one twice, leaves a post out, has a score count unlike its id count,
 /// or the profile itself repeats an id.
-pub fn ranked_posts<'a>(example: &'a Example, ranking: &Ranking) -> Result<Vec<&'a ProfilePost>, EvalError> {
+pub fn ranked_posts<'a>(
+    example: &'a Example,
+    ranking: &Ranking,
+) -> Result<Vec<&'a ProfilePost>, EvalError> {
     let err = |reason: String| EvalError::Retrieval { example_id: example.id.clone(), reason };
     if ranking.example_id != example.id {
         return Err(err(format!("the ranking is for example `{}`", ranking.example_id)));
     }
     if ranking.scores.len() != ranking.post_ids.len() {
-        return Err(err(format!("the ranking has {} scores for {} post ids", ranking.scores.len(), ranking.post_ids.len())));
+        return Err(err(format!(
+            "the ranking has {} scores for {} post ids",
+            ranking.scores.len(),
+            ranking.post_ids.len()
+        )));
     }
     let index = unique_ids(example)?;
     let mut used = vec![false; example.profile.len()];
     let mut out = Vec::with_capacity(ranking.post_ids.len());
     for id in &ranking.post_ids {
-        let &i = index.get(id.as_str()).ok_or_else(|| err(format!("the ranking names post id `{id}`, which the profile does not have")))?;
+        let &i = index.get(id.as_str()).ok_or_else(|| {
+            err(format!("the ranking names post id `{id}`, which the profile does not have"))
+        })?;
         if std::mem::replace(&mut used[i], true) {
             return Err(err(format!("the ranking names post id `{id}` twice")));
         }
@@ -172,7 +188,14 @@ pub(crate) fn test_example(question: &str, posts: &[(&str, &str)]) -> Example {
         id: "e1".into(),
         subset: "Art_and_Entertainment".into(),
         question: question.into(),
-        profile: posts.iter().map(|(id, text)| ProfilePost { id: id.to_string(), category: "c".into(), text: text.to_string() }).collect(),
+        profile: posts
+            .iter()
+            .map(|(id, text)| ProfilePost {
+                id: id.to_string(),
+                category: "c".into(),
+                text: text.to_string(),
+            })
+            .collect(),
         rubric_aspects: vec![],
         narrative: "n".into(),
         category: "c".into(),
@@ -205,7 +228,8 @@ mod tests {
         assert_eq!(r.post_ids, ["p3", "p2", "p1"]);
         assert_eq!(r.scores, [0.3, 0.2, 0.1]);
         let posts = ranked_posts(&ex, &r).unwrap();
-        let got: Vec<(&str, &str)> = posts.iter().map(|p| (p.id.as_str(), p.text.as_str())).collect();
+        let got: Vec<(&str, &str)> =
+            posts.iter().map(|p| (p.id.as_str(), p.text.as_str())).collect();
         assert_eq!(got, [("p3", "text three"), ("p2", "text two"), ("p1", "text one")]);
     }
 
@@ -236,8 +260,14 @@ mod tests {
         other.example_id = "e2".into();
         assert!(ranked_posts(&ex, &other).unwrap_err().to_string().contains("for example `e2`"));
         let dup = test_example("q", &[("p1", "x"), ("p1", "y")]);
-        assert!(Ranking::from_scores(&dup, &[1.0, 0.0]).unwrap_err().to_string().contains("repeats post id `p1`"));
-        assert!(Ranking::from_scores(&ex, &[f64::NAN, 0.0]).unwrap_err().to_string().contains("non-finite"));
+        assert!(Ranking::from_scores(&dup, &[1.0, 0.0])
+            .unwrap_err()
+            .to_string()
+            .contains("repeats post id `p1`"));
+        assert!(Ranking::from_scores(&ex, &[f64::NAN, 0.0])
+            .unwrap_err()
+            .to_string()
+            .contains("non-finite"));
         assert!(Ranking::from_scores(&ex, &[0.0]).is_err());
     }
 }

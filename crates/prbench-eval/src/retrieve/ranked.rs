@@ -26,7 +26,12 @@ use crate::error::EvalError;
 ///
 /// # Errors
 /// As [`ranked_posts`].
-pub fn ranked_row(example: &Example, ranking: &Ranking, retriever: &str, kind: &str) -> Result<Value, EvalError> {
+pub fn ranked_row(
+    example: &Example,
+    ranking: &Ranking,
+    retriever: &str,
+    kind: &str,
+) -> Result<Value, EvalError> {
     let posts = ranked_posts(example, ranking)?;
     let mut ranked = example.clone();
     ranked.profile = posts.into_iter().cloned().collect();
@@ -50,7 +55,12 @@ pub fn ranked_row(example: &Example, ranking: &Ranking, retriever: &str, kind: &
 /// # Errors
 /// [`EvalError::Retrieval`] when the rankings do not match the examples (count, ids, posts);
 /// [`EvalError::Io`] naming the file when it cannot be written.
-pub fn write_ranked_jsonl(path: &Path, dataset: &Dataset, rankings: &[Ranking], retriever: &str) -> Result<(), EvalError> {
+pub fn write_ranked_jsonl(
+    path: &Path,
+    dataset: &Dataset,
+    rankings: &[Ranking],
+    retriever: &str,
+) -> Result<(), EvalError> {
     if rankings.len() != dataset.examples.len() {
         return Err(EvalError::Retrieval {
             example_id: "(all)".into(),

@@ -1,8 +1,8 @@
 //! [`GgufEngine`]: loading, identity and accessors.
 
 use std::num::NonZeroU32;
-use std::path::{Path, PathBuf};
 use std::ops::{Deref, DerefMut};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
@@ -36,7 +36,11 @@ const MIN_ALLOC_CTX: u32 = 512;
 /// both min(`n_ctx`, [`MAX_BATCH`]), so a prompt that fits one batch is computed in one
 /// micro-batch (by the same kernels whether it is decoded whole or as a shared prefix plus a
 /// suffix; see `gguf/fork.rs`).
-fn new_context<'m>(model: &'m LlamaModel, n_ctx: u32, n_threads: i32) -> Result<LlamaContext<'m>, ModelError> {
+fn new_context<'m>(
+    model: &'m LlamaModel,
+    n_ctx: u32,
+    n_threads: i32,
+) -> Result<LlamaContext<'m>, ModelError> {
     let n = NonZeroU32::new(n_ctx).ok_or_else(|| ModelError::Engine("n_ctx must be > 0".into()))?;
     let params = LlamaContextParams::default()
         .with_n_ctx(Some(n))
@@ -44,9 +48,9 @@ fn new_context<'m>(model: &'m LlamaModel, n_ctx: u32, n_threads: i32) -> Result<
         .with_n_ubatch(n_ctx.min(MAX_BATCH))
         .with_n_threads(n_threads)
         .with_n_threads_batch(n_threads);
-    model
-        .new_context(backend()?, params)
-        .map_err(|e| ModelError::Engine(format!("cannot create a llama.cpp context of {n_ctx} tokens: {e}")))
+    model.new_context(backend()?, params).map_err(|e| {
+        ModelError::Engine(format!("cannot create a llama.cpp context of {n_ctx} tokens: {e}"))
+    })
 }
 
 /// The engine's context, locked, with a KV cache of at least the tokens asked for.
@@ -160,15 +164,13 @@ impl GgufEngine {
 
         let template_src = match opts.chat_template {
             Some(t) => t,
-            None => model
-                .meta_val_str(CHAT_TEMPLATE_KEY)
-                .map_err(|_| ModelError::Metadata {
-                    path: path.to_owned(),
-                    key: CHAT_TEMPLATE_KEY.into(),
-                    reason: "absent (a base model without a chat template?); pass a template with \
+            None => model.meta_val_str(CHAT_TEMPLATE_KEY).map_err(|_| ModelError::Metadata {
+                path: path.to_owned(),
+                key: CHAT_TEMPLATE_KEY.into(),
+                reason: "absent (a base model without a chat template?); pass a template with \
                          GgufOptions::chat_template"
-                        .into(),
-                })?,
+                    .into(),
+            })?,
         };
         let vocab = model.vocab();
         let bos = valid_token(&model, vocab.bos());
@@ -186,9 +188,7 @@ impl GgufEngine {
         let n_ctx =
             NonZeroU32::new(n_ctx).ok_or_else(|| ModelError::Engine("n_ctx must be > 0".into()))?;
         let n_threads = opts.n_threads.filter(|&t| t > 0).unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get() as i32)
-                .unwrap_or(1)
+            std::thread::available_parallelism().map(|n| n.get() as i32).unwrap_or(1)
         });
         let ctx = new_context(&model, n_ctx.get().min(MIN_ALLOC_CTX), n_threads)?;
         // SAFETY: `LlamaContext<'a>` ties itself to the model only through a `PhantomData`
@@ -284,7 +284,8 @@ impl GgufEngine {
     pub(super) fn lock_ctx(&self, need: usize) -> Result<CtxGuard<'_>, ModelError> {
         let mut guard = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
         if (guard.n_ctx() as usize) < need {
-            let size = (need.next_power_of_two().max(MIN_ALLOC_CTX as usize)).min(self.n_ctx) as u32;
+            let size =
+                (need.next_power_of_two().max(MIN_ALLOC_CTX as usize)).min(self.n_ctx) as u32;
             let ctx = new_context(&self.model, size, self.n_threads)?;
             // SAFETY: as in `load`: the context borrows `*self.model`, boxed and dropped after
             // `ctx`; the old context is dropped by this assignment, before any new use.

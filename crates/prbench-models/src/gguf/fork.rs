@@ -135,7 +135,9 @@ fn decode_shared(
             .clear_kv_cache_seq(Some(0), Some(shared as u32), None)
             .map_err(|e| engine_err("KV cache", e))?;
         if !removed {
-            return Err(ModelError::Engine("llama.cpp could not remove a suffix from the KV cache".into()));
+            return Err(ModelError::Engine(
+                "llama.cpp could not remove a suffix from the KV cache".into(),
+            ));
         }
     }
     Ok(())
@@ -157,7 +159,9 @@ fn decode_from(
         batch.clear();
         for (j, &t) in chunk.iter().enumerate() {
             let k = ci * n_batch + j;
-            batch.add(t, (start + k) as i32, &[0], last_logits && k + 1 == tokens.len()).map_err(|e| engine_err("batch", e))?;
+            batch
+                .add(t, (start + k) as i32, &[0], last_logits && k + 1 == tokens.len())
+                .map_err(|e| engine_err("batch", e))?;
         }
         ctx.decode(batch).map_err(|e| engine_err("llama_decode", e))?;
         last = chunk.len() as i32 - 1;
@@ -176,11 +180,15 @@ impl GgufEngine {
         prompts: &[&ChatPrompt],
         candidates: &[&str],
     ) -> Result<Vec<(Vec<f32>, TokenStats)>, ModelError> {
-        let cand = candidates.iter().map(|c| self.candidate_token(c)).collect::<Result<Vec<_>, _>>()?;
-        let tokens = prompts.iter().map(|p| self.tokenize_prompt(p)).collect::<Result<Vec<_>, _>>()?;
+        let cand =
+            candidates.iter().map(|c| self.candidate_token(c)).collect::<Result<Vec<_>, _>>()?;
+        let tokens =
+            prompts.iter().map(|p| self.tokenize_prompt(p)).collect::<Result<Vec<_>, _>>()?;
         let slices: Vec<&[LlamaToken]> = tokens.iter().map(Vec::as_slice).collect();
         if let Some(i) = slices.iter().position(|t| t.is_empty()) {
-            return Err(ModelError::Engine(format!("prompt {i} has no tokens; cannot run the model on an empty prompt")));
+            return Err(ModelError::Engine(format!(
+                "prompt {i} has no tokens; cannot run the model on an empty prompt"
+            )));
         }
         let mut out: Vec<Option<Vec<f32>>> = vec![None; prompts.len()];
         for g in group_by_prefix(&slices, MAX_GROUP, MIN_PIECE, MIN_PIECE, self.n_batch) {
@@ -201,7 +209,11 @@ impl GgufEngine {
         out.into_iter()
             .zip(&tokens)
             .map(|(lp, t)| {
-                let lp = lp.ok_or_else(|| ModelError::Engine("llama.cpp returned no logits for a prompt's last token".into()))?;
+                let lp = lp.ok_or_else(|| {
+                    ModelError::Engine(
+                        "llama.cpp returned no logits for a prompt's last token".into(),
+                    )
+                })?;
                 Ok((lp, TokenStats { input_tokens: t.len(), ..TokenStats::default() }))
             })
             .collect()
@@ -269,11 +281,17 @@ mod tests {
         let p: [&[u8]; 5] = [b"aaaab", b"aaaac", b"aaaad", b"aaaae", b"aaaaf"];
         assert_eq!(group_by_prefix(&p, 2, 1, 1, 1000), [g(&[0, 1], 4), g(&[2, 3], 4), g(&[4], 0)]);
         // Prompts longer than max_len stay alone.
-        assert_eq!(group_by_prefix(&p, 8, 1, 1, 4), [g(&[0], 0), g(&[1], 0), g(&[2], 0), g(&[3], 0), g(&[4], 0)]);
+        assert_eq!(
+            group_by_prefix(&p, 8, 1, 1, 4),
+            [g(&[0], 0), g(&[1], 0), g(&[2], 0), g(&[3], 0), g(&[4], 0)]
+        );
         // Each suffix keeps min_suffix tokens: the prefix shrinks to 5 − 3 = 2.
         assert_eq!(group_by_prefix(&p, 8, 1, 3, 1000), [g(&[0, 1, 2, 3, 4], 2)]);
         // A prefix shorter than min_shared is not shared.
-        assert_eq!(group_by_prefix(&p, 8, 3, 3, 1000), [g(&[0], 0), g(&[1], 0), g(&[2], 0), g(&[3], 0), g(&[4], 0)]);
+        assert_eq!(
+            group_by_prefix(&p, 8, 3, 3, 1000),
+            [g(&[0], 0), g(&[1], 0), g(&[2], 0), g(&[3], 0), g(&[4], 0)]
+        );
     }
 
     #[test]

@@ -23,9 +23,7 @@ pub(super) fn prefill(
 ) -> Result<i32, ModelError> {
     let n_batch = ctx.n_batch() as usize;
     if tokens.is_empty() {
-        return Err(ModelError::Engine(
-            "cannot run the model on an empty prompt".into(),
-        ));
+        return Err(ModelError::Engine("cannot run the model on an empty prompt".into()));
     }
     ctx.clear_kv_cache();
     let n = tokens.len();
@@ -35,12 +33,9 @@ pub(super) fn prefill(
         let base = ci * n_batch;
         for (j, &t) in chunk.iter().enumerate() {
             let is_last = base + j + 1 == n;
-            batch
-                .add(t, (base + j) as i32, &[0], is_last)
-                .map_err(|e| engine_err("batch", e))?;
+            batch.add(t, (base + j) as i32, &[0], is_last).map_err(|e| engine_err("batch", e))?;
         }
-        ctx.decode(batch)
-            .map_err(|e| engine_err("llama_decode (prefill)", e))?;
+        ctx.decode(batch).map_err(|e| engine_err("llama_decode (prefill)", e))?;
         last_idx = chunk.len() as i32 - 1;
     }
     Ok(last_idx)
@@ -76,9 +71,7 @@ impl GgufEngine {
         }
         let n_vocab = self.model.n_vocab();
         if let Some(bad) = tokens.iter().find(|&&t| t < 0 || t >= n_vocab) {
-            return Err(ModelError::Engine(format!(
-                "token id {bad} is outside the vocabulary"
-            )));
+            return Err(ModelError::Engine(format!("token id {bad} is outside the vocabulary")));
         }
         let toks: Vec<LlamaToken> = tokens.iter().map(|&t| LlamaToken(t)).collect();
         let mut ctx = self.lock_ctx(toks.len())?;
@@ -98,19 +91,14 @@ impl NextTokenScorer for GgufEngine {
         prompt: &ChatPrompt,
         candidates: &[&str],
     ) -> Result<(Vec<f32>, TokenStats), ModelError> {
-        let cand_tokens = candidates
-            .iter()
-            .map(|c| self.candidate_token(c))
-            .collect::<Result<Vec<_>, _>>()?;
+        let cand_tokens =
+            candidates.iter().map(|c| self.candidate_token(c)).collect::<Result<Vec<_>, _>>()?;
         let tokens = self.tokenize_prompt(prompt)?;
         let mut ctx = self.lock_ctx(tokens.len())?;
         let mut batch = LlamaBatch::new(self.n_batch, 1);
         let idx = prefill(&mut ctx, &mut batch, &tokens)?;
         let logprobs = logprobs_of(ctx.get_logits_ith(idx), &cand_tokens);
-        let stats = TokenStats {
-            input_tokens: tokens.len(),
-            ..TokenStats::default()
-        };
+        let stats = TokenStats { input_tokens: tokens.len(), ..TokenStats::default() };
         Ok((logprobs, stats))
     }
 
@@ -133,7 +121,11 @@ impl NextTokenScorer for GgufEngine {
         }
     }
 
-    fn prompt_overflow(&self, prompt: &ChatPrompt, reserve: usize) -> Result<Option<usize>, ModelError> {
+    fn prompt_overflow(
+        &self,
+        prompt: &ChatPrompt,
+        reserve: usize,
+    ) -> Result<Option<usize>, ModelError> {
         self.overflow(prompt, reserve).map(Some)
     }
 

@@ -18,10 +18,7 @@ impl GgufEngine {
     /// [`ModelError::Engine`] when llama.cpp fails to decode.
     pub fn generate_one(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let tokens = self.tokenize_prompt(&req.prompt)?;
-        let mut stats = TokenStats {
-            input_tokens: tokens.len(),
-            ..TokenStats::default()
-        };
+        let mut stats = TokenStats { input_tokens: tokens.len(), ..TokenStats::default() };
         if req.max_new_tokens == 0 {
             return Ok(ChatResponse {
                 text: String::new(),
@@ -90,7 +87,11 @@ impl Generator for GgufEngine {
     }
 
     /// One request at a time, each reply handed to `done` as soon as it is decoded.
-    fn generate_each(&self, items: &[ChatRequest], done: ItemDone<'_, ChatResponse>) -> Vec<Result<ChatResponse, ModelError>> {
+    fn generate_each(
+        &self,
+        items: &[ChatRequest],
+        done: ItemDone<'_, ChatResponse>,
+    ) -> Vec<Result<ChatResponse, ModelError>> {
         items
             .iter()
             .enumerate()
@@ -104,7 +105,11 @@ impl Generator for GgufEngine {
             .collect()
     }
 
-    fn prompt_overflow(&self, prompt: &ChatPrompt, reserve: usize) -> Result<Option<usize>, ModelError> {
+    fn prompt_overflow(
+        &self,
+        prompt: &ChatPrompt,
+        reserve: usize,
+    ) -> Result<Option<usize>, ModelError> {
         self.overflow(prompt, reserve).map(Some)
     }
 

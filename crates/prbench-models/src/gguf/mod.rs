@@ -72,9 +72,7 @@ pub fn models_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("PRBENCH_MODELS").filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
     }
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("."));
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
     home.join(".cache").join("prbench").join("models")
 }
 

@@ -67,9 +67,7 @@ pub(super) fn sample_top_p(
     // Descending probability, ascending index on ties: a total order, so the result does not
     // depend on the sort algorithm.
     let desc = |a: &(usize, f64), b: &(usize, f64)| {
-        b.1.partial_cmp(&a.1)
-            .unwrap_or(Ordering::Equal)
-            .then(a.0.cmp(&b.0))
+        b.1.partial_cmp(&a.1).unwrap_or(Ordering::Equal).then(a.0.cmp(&b.0))
     };
     let kept: &[(usize, f64)] = if top_p > 0.0 && top_p < 1.0 {
         let target = f64::from(top_p) * total;
@@ -108,10 +106,7 @@ pub(super) fn sample_top_p(
         }
         u -= p.1;
     }
-    kept.iter()
-        .rev()
-        .find(|p| p.1 > 0.0)
-        .map_or_else(|| argmax(logits), |p| p.0)
+    kept.iter().rev().find(|p| p.1 > 0.0).map_or_else(|| argmax(logits), |p| p.0)
 }
 
 #[cfg(test)]
@@ -128,9 +123,7 @@ mod tests {
         let logits: Vec<f32> = (0..1000).map(|i| ((i * 37 % 101) as f32) / 10.0).collect();
         let draw = |seed| {
             let mut rng = SplitMix64::new(seed);
-            (0..50)
-                .map(|_| sample_top_p(&logits, 0.8, 0.9, &mut rng))
-                .collect::<Vec<_>>()
+            (0..50).map(|_| sample_top_p(&logits, 0.8, 0.9, &mut rng)).collect::<Vec<_>>()
         };
         assert_eq!(draw(7), draw(7));
         assert_ne!(draw(7), draw(8));

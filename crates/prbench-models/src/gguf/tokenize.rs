@@ -24,11 +24,7 @@ impl GgufEngine {
     /// [`ModelError::Template`] from rendering; [`ModelError::ContextOverflow`] when the prompt
     /// has more tokens than [`Self::n_ctx`] (truncation is decided upstream).
     pub fn tokenize(&self, prompt: &ChatPrompt) -> Result<Vec<i32>, ModelError> {
-        Ok(self
-            .tokenize_prompt(prompt)?
-            .into_iter()
-            .map(|t| t.0)
-            .collect())
+        Ok(self.tokenize_prompt(prompt)?.into_iter().map(|t| t.0).collect())
     }
 
     /// [`Self::tokenize`] with llama.cpp token values.
@@ -90,20 +86,12 @@ impl GgufEngine {
     /// Tokens of trusted text WITH special-token parsing and no BOS (e.g. to look up the id of
     /// `<|im_end|>`). Never use it on untrusted text.
     pub fn tokenize_special(&self, text: &str) -> Vec<i32> {
-        self.model
-            .vocab()
-            .tokenize(text.as_bytes(), false, true)
-            .into_iter()
-            .map(|t| t.0)
-            .collect()
+        self.model.vocab().tokenize(text.as_bytes(), false, true).into_iter().map(|t| t.0).collect()
     }
 
     /// Number of tokens in plain text (no special-token parsing, no BOS).
     pub fn count_tokens(&self, text: &str) -> usize {
-        self.model
-            .vocab()
-            .tokenize(text.as_bytes(), false, false)
-            .len()
+        self.model.vocab().tokenize(text.as_bytes(), false, false).len()
     }
 
     /// Text of token ids. With `render_special` false, control tokens (BOS, `<|im_end|>`, …)
@@ -133,16 +121,12 @@ impl GgufEngine {
 
     /// The single token a candidate continuation string maps to (no special parsing, no BOS).
     pub(super) fn candidate_token(&self, candidate: &str) -> Result<LlamaToken, ModelError> {
-        let toks = self
-            .model
-            .vocab()
-            .tokenize(candidate.as_bytes(), false, false);
+        let toks = self.model.vocab().tokenize(candidate.as_bytes(), false, false);
         match toks.as_slice() {
             [t] => Ok(*t),
-            _ => Err(ModelError::Candidate {
-                candidate: candidate.to_owned(),
-                n_tokens: toks.len(),
-            }),
+            _ => {
+                Err(ModelError::Candidate { candidate: candidate.to_owned(), n_tokens: toks.len() })
+            }
         }
     }
 }

@@ -12,7 +12,8 @@ use crate::support::*;
 
 fn text_judge(url: &str, opts: RemoteOptions) -> OpenAiJudge {
     let chat = OpenAiChat::new("m", vec![url.to_string()], opts).unwrap();
-    OpenAiJudge::new(chat, JudgeConfig { verdict: VerdictSource::Text, ..JudgeConfig::default() }).unwrap()
+    OpenAiJudge::new(chat, JudgeConfig { verdict: VerdictSource::Text, ..JudgeConfig::default() })
+        .unwrap()
 }
 
 /// A server whose first `bad` requests get `fault`, then `Result: A`.
@@ -22,7 +23,8 @@ fn flaky(bad: usize, fault: impl Fn() -> Reply + Send + Sync + 'static) -> Serve
 
 #[test]
 fn a_429_with_retry_after_is_waited_out_once() {
-    let server = flaky(1, || Reply::Raw(429, "slow down".into(), vec![("retry-after", "1".into())]));
+    let server =
+        flaky(1, || Reply::Raw(429, "slow down".into(), vec![("retry-after", "1".into())]));
     let opts = RemoteOptions { backoff_max: Duration::from_millis(500), ..fast_opts(2) };
     let judge = text_judge(&server.url, opts);
     let t0 = Instant::now();
@@ -35,8 +37,10 @@ fn a_429_with_retry_after_is_waited_out_once() {
 
 #[test]
 fn a_huge_retry_after_is_capped_and_the_error_says_so() {
-    let server = serve(|_| Reply::Raw(503, "maintenance".into(), vec![("retry-after", "3600".into())]));
-    let opts = RemoteOptions { max_retries: 1, backoff_max: Duration::from_millis(20), ..fast_opts(1) };
+    let server =
+        serve(|_| Reply::Raw(503, "maintenance".into(), vec![("retry-after", "3600".into())]));
+    let opts =
+        RemoteOptions { max_retries: 1, backoff_max: Duration::from_millis(20), ..fast_opts(1) };
     let judge = text_judge(&server.url, opts);
     let t0 = Instant::now();
     let err = judge.judge(&[judge_req(0)]).unwrap_err().to_string();
@@ -56,7 +60,9 @@ fn two_500s_then_success() {
 
 #[test]
 fn a_reply_slower_than_the_timeout_is_retried() {
-    let server = flaky(1, || Reply::After(Duration::from_secs(3), Box::new(Reply::Json(chat_json("Result: B", 1, 1)))));
+    let server = flaky(1, || {
+        Reply::After(Duration::from_secs(3), Box::new(Reply::Json(chat_json("Result: B", 1, 1))))
+    });
     let opts = RemoteOptions { timeout: Duration::from_millis(300), ..fast_opts(2) };
     let judge = text_judge(&server.url, opts);
     let t0 = Instant::now();
@@ -67,7 +73,13 @@ fn a_reply_slower_than_the_timeout_is_retried() {
 
 #[test]
 fn truncated_json_is_retried() {
-    let server = flaky(1, || Reply::Raw(200, r#"{"choices":[{"message":{"content":"Resu"#.into(), vec![("content-type", "application/json".into())]));
+    let server = flaky(1, || {
+        Reply::Raw(
+            200,
+            r#"{"choices":[{"message":{"content":"Resu"#.into(),
+            vec![("content-type", "application/json".into())],
+        )
+    });
     let judge = text_judge(&server.url, fast_opts(2));
     assert_eq!(judge.judge(&[judge_req(0)]).unwrap()[0].choice, Choice::A);
     assert_eq!(judge.call_stats().unwrap().retries, 1);
@@ -88,7 +100,10 @@ fn a_refused_connection_fails_after_every_attempt() {
     let url = format!("http://127.0.0.1:{port}/v1");
     let opts = RemoteOptions { max_retries: 2, ..fast_opts(2) };
     let err = text_judge(&url, opts).judge(&[judge_req(0)]).unwrap_err().to_string();
-    assert!(err.contains(&format!("POST {url}/chat/completions: 3 attempts, last: connection failed")), "{err}");
+    assert!(
+        err.contains(&format!("POST {url}/chat/completions: 3 attempts, last: connection failed")),
+        "{err}"
+    );
 }
 
 #[test]
@@ -134,7 +149,11 @@ fn a_400_is_not_retried() {
     });
     let judge = text_judge(&server.url, fast_opts(2));
     let err = judge.judge(&[judge_req(0)]).unwrap_err().to_string();
-    assert!(err.contains("HTTP 400: {\"error\":\"max_tokens too large\"}") && err.contains("not retried"), "{err}");
+    assert!(
+        err.contains("HTTP 400: {\"error\":\"max_tokens too large\"}")
+            && err.contains("not retried"),
+        "{err}"
+    );
     assert_eq!(seen.load(Ordering::SeqCst), 1);
     let s = judge.call_stats().unwrap();
     assert_eq!((s.requests, s.retries, s.failures), (1, 0, 1));

@@ -5,5 +5,5 @@ mod judge;
 mod probe;
 mod replicas;
 mod scalar;
-mod templated;
 mod support;
+mod templated;

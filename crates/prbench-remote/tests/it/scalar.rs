@@ -23,12 +23,18 @@ fn vllm_classify_scores_in_order_with_chat_messages_and_raw_logits() {
     let server = serve(|hit| {
         assert_eq!(hit.path, "/classify");
         let b = &hit.body;
-        assert_eq!((b["model"].as_str(), b["use_activation"].as_bool()), (Some("org/rm"), Some(false)));
+        assert_eq!(
+            (b["model"].as_str(), b["use_activation"].as_bool()),
+            (Some("org/rm"), Some(false))
+        );
         let i = item_no(&user_text(b));
         let msgs = b["messages"].as_array().unwrap();
         assert_eq!(msgs.len(), 2);
         assert_eq!(msgs[1], json!({"role": "assistant", "content": format!("answer {i}")}));
-        Reply::After(jitter_ms(i, 20), Box::new(Reply::Json(classify_reply(json!([logit(i)]), 10 + i as u64))))
+        Reply::After(
+            jitter_ms(i, 20),
+            Box::new(Reply::Json(classify_reply(json!([logit(i)]), 10 + i as u64))),
+        )
     });
     let rm = VllmClassify::new("org/rm", vec![format!("{}/", server.url)], fast_opts(8)).unwrap();
     let items: Vec<_> = (0..50).map(rm_req).collect();
@@ -44,12 +50,21 @@ fn vllm_classify_scores_in_order_with_chat_messages_and_raw_logits() {
         assert_eq!((s.tokens.input_tokens, s.tokens.output_tokens), (10 + i, 0));
     }
     let st = rm.call_stats().unwrap();
-    assert_eq!((st.requests, st.failures, st.prompt_tokens, st.completion_tokens), (50, 0, (10..60).sum::<u64>(), 0));
+    assert_eq!(
+        (st.requests, st.failures, st.prompt_tokens, st.completion_tokens),
+        (50, 0, (10..60).sum::<u64>(), 0)
+    );
     let id = rm.identity();
     // The URL is normalized (trailing `/` dropped) and named with the model: servers that ignore
     // the model name must not share cache entries.
-    assert_eq!((id.engine.as_str(), id.file_hash.as_str(), id.spec.as_str()), ("vllm classify", format!("org/rm @ {}", server.url).as_str(), "vllm-classify:org/rm"));
-    assert_eq!(rm.settings(), json!({"endpoint": "/classify", "extra": {}, "label_index": null, "use_activation": false}));
+    assert_eq!(
+        (id.engine.as_str(), id.file_hash.as_str(), id.spec.as_str()),
+        ("vllm classify", format!("org/rm @ {}", server.url).as_str(), "vllm-classify:org/rm")
+    );
+    assert_eq!(
+        rm.settings(),
+        json!({"endpoint": "/classify", "extra": {}, "label_index": null, "use_activation": false})
+    );
 }
 
 #[test]
@@ -64,10 +79,14 @@ fn vllm_multi_label_heads_need_a_label_index_and_outputs_must_be_finite() {
     let err = rm.score(&[rm_req(1)]).unwrap_err().to_string();
     assert!(err.contains("not a finite number"), "{err}");
     assert_eq!(server.log.count(), 2, "a well-formed but unusable reply is not retried");
-    let rm = VllmClassify::new("rm", vec![server.url.clone()], fast_opts(2)).unwrap().with_label_index(1);
+    let rm = VllmClassify::new("rm", vec![server.url.clone()], fast_opts(2))
+        .unwrap()
+        .with_label_index(1);
     assert_eq!(rm.score(&[rm_req(0)]).unwrap()[0].value, -1.5);
     assert_eq!(rm.settings()["label_index"], json!(1));
-    let rm = VllmClassify::new("rm", vec![server.url.clone()], fast_opts(2)).unwrap().with_label_index(2);
+    let rm = VllmClassify::new("rm", vec![server.url.clone()], fast_opts(2))
+        .unwrap()
+        .with_label_index(2);
     let err = rm.score(&[rm_req(0)]).unwrap_err().to_string();
     assert!(err.contains("`--label-index 2` is out of range for a head with 2 outputs"), "{err}");
 }
@@ -80,7 +99,8 @@ fn reward_server_sends_the_protocol_fields_and_keeps_order() {
         let q = b["query"].as_str().unwrap();
         let i = item_no(q);
         assert_eq!(q, format!("question for item {i}"));
-        let want_profile = if i.is_multiple_of(2) { format!("likes item {i}") } else { String::new() };
+        let want_profile =
+            if i.is_multiple_of(2) { format!("likes item {i}") } else { String::new() };
         assert_eq!(b["profile"].as_str(), Some(want_profile.as_str()));
         assert_eq!(b["response_text"].as_str(), Some(format!("answer {i}").as_str()));
         Reply::After(jitter_ms(i, 20), Box::new(Reply::Json(json!({"score": logit(i)}))))
@@ -88,10 +108,19 @@ fn reward_server_sends_the_protocol_fields_and_keeps_order() {
     let rm = RewardServer::new(vec![server.url.clone()], fast_opts(8)).unwrap();
     let items: Vec<_> = (0..50).map(rm_req).collect();
     let scores = rm.score(&items).unwrap();
-    assert_eq!(scores.iter().map(|s| s.value).collect::<Vec<_>>(), (0..50).map(|i| logit(i) as f32).collect::<Vec<_>>());
+    assert_eq!(
+        scores.iter().map(|s| s.value).collect::<Vec<_>>(),
+        (0..50).map(|i| logit(i) as f32).collect::<Vec<_>>()
+    );
     let id = rm.identity();
-    assert_eq!((id.engine.as_str(), id.file_hash.as_str()), ("reward server (PROTOCOL.md §7)", server.url.as_str()));
-    assert_eq!(prbench_remote::served_model_id("m", &["http://b".into(), "http://a".into()]), "m @ http://a,http://b");
+    assert_eq!(
+        (id.engine.as_str(), id.file_hash.as_str()),
+        ("reward server (PROTOCOL.md §7)", server.url.as_str())
+    );
+    assert_eq!(
+        prbench_remote::served_model_id("m", &["http://b".into(), "http://a".into()]),
+        "m @ http://a,http://b"
+    );
     assert_eq!(rm.call_stats().unwrap().requests, 50);
 }
 

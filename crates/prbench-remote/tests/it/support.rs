@@ -87,7 +87,14 @@ async fn handle(State(st): State<AppState>, uri: Uri, headers: HeaderMap, body: 
                 tokio::time::sleep(d).await;
                 reply = *inner;
             }
-            Reply::Json(v) => break (StatusCode::OK, [("content-type", "application/json".to_string())], v.to_string()).into_response(),
+            Reply::Json(v) => {
+                break (
+                    StatusCode::OK,
+                    [("content-type", "application/json".to_string())],
+                    v.to_string(),
+                )
+                    .into_response()
+            }
             Reply::Raw(status, body, extra) => {
                 let mut r = (StatusCode::from_u16(status).unwrap(), body).into_response();
                 for (k, v) in extra {
@@ -216,9 +223,18 @@ pub fn item_no(text: &str) -> usize {
 /// A judge request whose user message names item `i`.
 pub fn judge_req(i: usize) -> JudgeRequest {
     JudgeRequest {
-        pair: PairInput { example_id: format!("ex-{i}"), question: "q".into(), context: None, a: "a".into(), b: "b".into() },
+        pair: PairInput {
+            example_id: format!("ex-{i}"),
+            question: "q".into(),
+            context: None,
+            a: "a".into(),
+            b: "b".into(),
+        },
         prompt: ChatPrompt {
-            messages: vec![ChatMessage::new(Role::System, "You judge."), ChatMessage::new(Role::User, format!("Judge item {i}."))],
+            messages: vec![
+                ChatMessage::new(Role::System, "You judge."),
+                ChatMessage::new(Role::User, format!("Judge item {i}.")),
+            ],
             assistant_prefix: String::new(),
         },
         prompt_b: None,
@@ -236,7 +252,13 @@ pub fn rm_req(i: usize) -> RmRequest {
     };
     RmRequest {
         input: RmInput { example_id: format!("ex-{i}"), question, context, answer: answer.clone() },
-        prompt: ChatPrompt { messages: vec![ChatMessage::new(Role::User, user), ChatMessage::new(Role::Assistant, answer)], assistant_prefix: String::new() },
+        prompt: ChatPrompt {
+            messages: vec![
+                ChatMessage::new(Role::User, user),
+                ChatMessage::new(Role::Assistant, answer),
+            ],
+            assistant_prefix: String::new(),
+        },
     }
 }
 

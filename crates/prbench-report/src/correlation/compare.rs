@@ -57,10 +57,7 @@ impl BenchmarkSet {
                 "`{text}` has an empty path (a comma too many, or none after `=`): {form}"
             ));
         }
-        Ok(Self {
-            name: name.to_string(),
-            paths: paths.into_iter().map(PathBuf::from).collect(),
-        })
+        Ok(Self { name: name.to_string(), paths: paths.into_iter().map(PathBuf::from).collect() })
     }
 }
 
@@ -78,11 +75,7 @@ pub struct ComparisonOptions {
 impl ComparisonOptions {
     /// The given sets and downstream inputs with `correlate`'s defaults.
     pub fn new(sets: Vec<BenchmarkSet>, downstream: Vec<PathBuf>) -> Self {
-        Self {
-            sets,
-            downstream_name: None,
-            options: CorrelationOptions::new(vec![], downstream),
-        }
+        Self { sets, downstream_name: None, options: CorrelationOptions::new(vec![], downstream) }
     }
 }
 
@@ -205,10 +198,7 @@ fn check(opts: &ComparisonOptions) -> Result<()> {
 
 /// `e`, said to be about set `name`.
 fn in_set(name: &str, e: CorrelationError) -> CorrelationError {
-    CorrelationError::InSet {
-        set: name.to_string(),
-        source: Box::new(e),
-    }
+    CorrelationError::InSet { set: name.to_string(), source: Box::new(e) }
 }
 
 /// The default name of the downstream ranking: its input files' names.
@@ -216,10 +206,8 @@ fn downstream_name(paths: &[PathBuf]) -> String {
     paths
         .iter()
         .map(|p| {
-            p.file_name().map_or_else(
-                || p.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            )
+            p.file_name()
+                .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
         })
         .collect::<Vec<_>>()
         .join(" + ")
@@ -282,9 +270,8 @@ pub fn compare(opts: &ComparisonOptions, note: &mut dyn FnMut(&str)) -> Result<C
     let common: Vec<usize> = {
         let first = &sets[0].1;
         // (first set's entry, downstream model), sorted by the entry.
-        let mut order: Vec<(usize, usize)> = (0..down.len())
-            .filter_map(|j| first[j].map(|i| (i, j)))
-            .collect();
+        let mut order: Vec<(usize, usize)> =
+            (0..down.len()).filter_map(|j| first[j].map(|i| (i, j))).collect();
         order.sort_unstable();
         order
             .into_iter()
@@ -295,10 +282,7 @@ pub fn compare(opts: &ComparisonOptions, note: &mut dyn FnMut(&str)) -> Result<C
     let lacked: Vec<Vec<String>> = sets
         .iter()
         .map(|(_, m)| {
-            (0..down.len())
-                .filter(|&j| m[j].is_none())
-                .map(|j| down[j].label())
-                .collect()
+            (0..down.len()).filter(|&j| m[j].is_none()).map(|j| down[j].label()).collect()
         })
         .collect();
     for (s, l) in opts.sets.iter().zip(&lacked) {
@@ -381,15 +365,8 @@ pub fn compare(opts: &ComparisonOptions, note: &mut dyn FnMut(&str)) -> Result<C
     Ok(Comparison {
         kind: Comparison::KIND,
         downstream: DownstreamInfo {
-            name: opts
-                .downstream_name
-                .clone()
-                .unwrap_or_else(|| downstream_name(&o.downstream)),
-            inputs: o
-                .downstream
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect(),
+            name: opts.downstream_name.clone().unwrap_or_else(|| downstream_name(&o.downstream)),
+            inputs: o.downstream.iter().map(|p| p.display().to_string()).collect(),
         },
         models: common.iter().map(|&j| down[j].label()).collect(),
         sets: results,
@@ -408,17 +385,11 @@ pub fn compare(opts: &ComparisonOptions, note: &mut dyn FnMut(&str)) -> Result<C
 pub fn paper_columns<T: Copy>(rbo_p: f64) -> Vec<(String, fn(&PerStatistic<T>) -> T)> {
     vec![
         ("NDCG".to_string(), |p: &PerStatistic<T>| p.ndcg),
-        ("weighted tau".to_string(), |p: &PerStatistic<T>| {
-            p.weighted_tau
-        }),
+        ("weighted tau".to_string(), |p: &PerStatistic<T>| p.weighted_tau),
         ("rho".to_string(), |p: &PerStatistic<T>| p.spearman),
         ("tau-b".to_string(), |p: &PerStatistic<T>| p.kendall_tau_b),
         (
-            if rbo_p == DEFAULT_RBO_P {
-                "RBO".to_string()
-            } else {
-                format!("RBO (p = {rbo_p})")
-            },
+            if rbo_p == DEFAULT_RBO_P { "RBO".to_string() } else { format!("RBO (p = {rbo_p})") },
             |p: &PerStatistic<T>| p.rbo,
         ),
     ]
@@ -497,9 +468,7 @@ pub fn undefined_table(
         let counts: Vec<usize> = set_cols.iter().map(|c| (c.1)(stats).undefined).collect();
         any |= counts.iter().any(|&u| u > 0);
         rows.push(
-            std::iter::once(name.to_string())
-                .chain(counts.iter().map(usize::to_string))
-                .collect(),
+            std::iter::once(name.to_string()).chain(counts.iter().map(usize::to_string)).collect(),
         );
     }
     for (a, b, d) in pairs {
@@ -523,15 +492,7 @@ fn cell(text: &str) -> String {
 }
 
 fn write_table(s: &mut String, header: &[String], rows: &[Vec<String>], numeric_from: usize) {
-    let _ = writeln!(
-        s,
-        "| {} |",
-        header
-            .iter()
-            .map(|h| cell(h))
-            .collect::<Vec<_>>()
-            .join(" | ")
-    );
+    let _ = writeln!(s, "| {} |", header.iter().map(|h| cell(h)).collect::<Vec<_>>().join(" | "));
     let _ = writeln!(
         s,
         "|{}|",
@@ -541,11 +502,7 @@ fn write_table(s: &mut String, header: &[String], rows: &[Vec<String>], numeric_
             .join("|")
     );
     for r in rows {
-        let _ = writeln!(
-            s,
-            "| {} |",
-            r.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | ")
-        );
+        let _ = writeln!(s, "| {} |", r.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | "));
     }
 }
 
@@ -556,16 +513,10 @@ pub fn render_comparison(c: &Comparison) -> String {
     let mut s = String::new();
     let b = &c.bootstrap;
     let n = c.models.len();
-    let sets: Vec<(&str, &PerStatistic<StatInterval>)> = c
-        .sets
-        .iter()
-        .map(|r| (r.name.as_str(), &r.correlation.bootstrap.stats))
-        .collect();
-    let pairs: Vec<(&str, &str, &PerStatistic<PairedDifference>)> = c
-        .pairs
-        .iter()
-        .map(|p| (p.a.as_str(), p.b.as_str(), &p.difference))
-        .collect();
+    let sets: Vec<(&str, &PerStatistic<StatInterval>)> =
+        c.sets.iter().map(|r| (r.name.as_str(), &r.correlation.bootstrap.stats)).collect();
+    let pairs: Vec<(&str, &str, &PerStatistic<PairedDifference>)> =
+        c.pairs.iter().map(|p| (p.a.as_str(), p.b.as_str(), &p.difference)).collect();
     let _ = writeln!(
         s,
         "{} benchmark{} against the downstream ranking `{}`, on the {n} models that every set and the downstream score. Each statistic with its {}% percentile bootstrap CI over models ({} resamples, seed {}; one draw of models shared by every set).\n",
@@ -608,11 +559,7 @@ pub fn render_comparison(c: &Comparison) -> String {
         .enumerate()
         .map(|(i, m)| {
             let mut row = vec![format!("`{m}`")];
-            row.extend(
-                c.sets
-                    .iter()
-                    .map(|r| format!("{:.4}", r.correlation.models[i].1)),
-            );
+            row.extend(c.sets.iter().map(|r| format!("{:.4}", r.correlation.models[i].1)));
             row.push(format!("{:.4}", c.sets[0].correlation.models[i].2));
             row
         })
@@ -635,22 +582,14 @@ pub fn render_comparison(c: &Comparison) -> String {
             )
         })
         .collect();
-    let _ = writeln!(
-        s,
-        "\nrho's two-sided permutation p-value: {}.",
-        perms.join("; ")
-    );
+    let _ = writeln!(s, "\nrho's two-sided permutation p-value: {}.", perms.join("; "));
     for r in &c.sets {
         if !r.lacked.is_empty() {
             let _ = writeln!(
                 s,
                 "\nSet `{}` has no score for: {} (left out of every set's statistics).",
                 r.name,
-                r.lacked
-                    .iter()
-                    .map(|m| format!("`{m}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                r.lacked.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
             );
         }
         if !r.without_downstream.is_empty() {

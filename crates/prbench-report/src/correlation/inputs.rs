@@ -6,7 +6,8 @@ use super::{invalid, CorrelationError, Entry, Result};
 
 /// A file's text, the error naming it.
 pub(super) fn read_text(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|source| CorrelationError::Read { path: path.to_path_buf(), source })
+    std::fs::read_to_string(path)
+        .map_err(|source| CorrelationError::Read { path: path.to_path_buf(), source })
 }
 
 /// A CSV `model,score`: header required, each line's fields read as RFC 4180 (a quoted model
@@ -16,34 +17,57 @@ pub(super) fn read_text(path: &Path) -> Result<String> {
 pub(super) fn read_csv(path: &Path) -> Result<Vec<Entry>> {
     let text = read_text(path)?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).map(|(i, l)| (i + 1, l));
+    let mut lines =
+        text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).map(|(i, l)| (i + 1, l));
     let fields = |line: usize, text: &str| -> Result<Vec<String>> {
-        let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).trim(csv::Trim::All).from_reader(text.as_bytes());
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .trim(csv::Trim::All)
+            .from_reader(text.as_bytes());
         match reader.records().next() {
             Some(Ok(r)) => Ok(r.iter().map(String::from).collect()),
-            Some(Err(e)) => invalid!("`{}` line {line}: not a readable CSV line: {e}", path.display()),
+            Some(Err(e)) => {
+                invalid!("`{}` line {line}: not a readable CSV line: {e}", path.display())
+            }
             None => Ok(Vec::new()),
         }
     };
     match lines.next() {
         Some((n, h)) if fields(n, h)? == ["model", "score"] => {}
-        Some(_) => invalid!("`{}`: the first line must be the header `model,score`", path.display()),
-        None => invalid!("`{}`: the file is empty: expected the header `model,score` and one line per model", path.display()),
+        Some(_) => {
+            invalid!("`{}`: the first line must be the header `model,score`", path.display())
+        }
+        None => invalid!(
+            "`{}`: the file is empty: expected the header `model,score` and one line per model",
+            path.display()
+        ),
     }
     let mut out = Vec::new();
     for (line, text) in lines {
         let record = fields(line, text)?;
-        let Some((score_text, names)) = record.split_last().filter(|(_, names)| !names.is_empty()) else {
+        let Some((score_text, names)) = record.split_last().filter(|(_, names)| !names.is_empty())
+        else {
             invalid!("`{}` line {line}: expected `model,score`", path.display());
         };
         let model = names.join(",");
-        let score: f64 = score_text
-            .parse()
-            .map_err(|source| CorrelationError::Score { path: path.to_path_buf(), line, text: score_text.to_string(), source })?;
+        let score: f64 = score_text.parse().map_err(|source| CorrelationError::Score {
+            path: path.to_path_buf(),
+            line,
+            text: score_text.to_string(),
+            source,
+        })?;
         if !score.is_finite() {
             invalid!("`{}` line {line}: score must be finite", path.display());
         }
-        out.push(Entry { model: model.trim().to_string(), aliases: vec![], score, condition: None, source: format!("{} line {line}", path.display()), implicit: false });
+        out.push(Entry {
+            model: model.trim().to_string(),
+            aliases: vec![],
+            score,
+            condition: None,
+            source: format!("{} line {line}", path.display()),
+            implicit: false,
+        });
     }
     if out.is_empty() {
         invalid!("`{}`: the file has a header and no model line", path.display());
@@ -57,7 +81,8 @@ pub(super) fn read_downstream(path: &Path, k: Option<usize>) -> Result<Vec<Entry
     if path.extension().is_some_and(|e| e == "csv") {
         return read_csv(path);
     }
-    let v: serde_json::Value = serde_json::from_str(&read_text(path)?).map_err(|source| CorrelationError::Json { path: path.to_path_buf(), source })?;
+    let v: serde_json::Value = serde_json::from_str(&read_text(path)?)
+        .map_err(|source| CorrelationError::Json { path: path.to_path_buf(), source })?;
     let Some(n) = v.get("n").and_then(|n| n.as_u64()) else {
         invalid!("`{}`: not a `prbench bon` table (no `n`)", path.display());
     };
@@ -68,7 +93,11 @@ pub(super) fn read_downstream(path: &Path, k: Option<usize>) -> Result<Vec<Entry
             continue;
         }
         let name = row["name"].as_str().unwrap_or_default().to_string();
-        let point = row["curve"].as_array().into_iter().flatten().find(|p| p["k"].as_u64() == Some(k as u64));
+        let point = row["curve"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|p| p["k"].as_u64() == Some(k as u64));
         let Some(score) = point.and_then(|p| p["overall"].as_f64()) else {
             invalid!("`{}`: row `{name}` has no finite best-of-{k} score (is k in the table's k values, and does the row have examples?)", path.display());
         };
@@ -83,7 +112,10 @@ pub(super) fn read_downstream(path: &Path, k: Option<usize>) -> Result<Vec<Entry
         });
     }
     if out.is_empty() {
-        invalid!("`{}` has no reward-model rows; score samples with `prbench bon score` first", path.display());
+        invalid!(
+            "`{}` has no reward-model rows; score samples with `prbench bon score` first",
+            path.display()
+        );
     }
     Ok(out)
 }
@@ -102,17 +134,27 @@ mod tests {
     #[test]
     fn quoted_names_unquoted_commas_lines_and_errors() {
         let e = read("\u{feff}model,score\n\n\"openai:m@http://h1,http://h2\",0.5\n\"say \"\"hi\"\"\" , 1e-1\nplain:a,b,0.25\r\n m2 ,2\n").unwrap();
-        let got: Vec<(&str, f64, &str)> = e.iter().map(|x| (x.model.as_str(), x.score, x.source.as_str())).collect();
+        let got: Vec<(&str, f64, &str)> =
+            e.iter().map(|x| (x.model.as_str(), x.score, x.source.as_str())).collect();
         let names: Vec<&str> = got.iter().map(|g| g.0).collect();
         assert_eq!(names, ["openai:m@http://h1,http://h2", "say \"hi\"", "plain:a,b", "m2"]);
         assert_eq!(got.iter().map(|g| g.1).collect::<Vec<_>>(), [0.5, 0.1, 0.25, 2.0]);
         assert!(got[0].2.ends_with("line 3") && got[3].2.ends_with("line 6"), "{got:?}");
         let err = read("model,score\nm1,abc\n").unwrap_err().to_string();
         assert!(err.contains("line 2") && err.contains("abc"), "{err}");
-        assert!(read("model,score\n").unwrap_err().to_string().contains("header and no model line"));
+        assert!(read("model,score\n")
+            .unwrap_err()
+            .to_string()
+            .contains("header and no model line"));
         assert!(read("").unwrap_err().to_string().contains("empty"));
-        assert!(read("name,value\nm,1\n").unwrap_err().to_string().contains("header `model,score`"));
-        assert!(read("model,score\nlonely\n").unwrap_err().to_string().contains("line 2: expected `model,score`"));
+        assert!(read("name,value\nm,1\n")
+            .unwrap_err()
+            .to_string()
+            .contains("header `model,score`"));
+        assert!(read("model,score\nlonely\n")
+            .unwrap_err()
+            .to_string()
+            .contains("line 2: expected `model,score`"));
         assert!(read("model,score\nm,inf\n").unwrap_err().to_string().contains("finite"));
     }
 }

@@ -39,18 +39,29 @@ pub(super) struct BenchRun {
 
 /// The micro row of `rows`: strict accuracy, items, correct items.
 fn micro(rows: &serde_json::Value) -> Option<(f64, usize, usize)> {
-    let row = rows.as_array()?.iter().find(|r| r.get("label").and_then(|l| l.as_str()) == Some("micro"))?;
-    Some((row.get("strict")?.as_f64()?, row.get("n")?.as_u64()? as usize, row.get("correct")?.as_u64()? as usize))
+    let row = rows
+        .as_array()?
+        .iter()
+        .find(|r| r.get("label").and_then(|l| l.as_str()) == Some("micro"))?;
+    Some((
+        row.get("strict")?.as_f64()?,
+        row.get("n")?.as_u64()? as usize,
+        row.get("correct")?.as_u64()? as usize,
+    ))
 }
 
 /// Reads a run folder (or its `summary.json`).
 pub(super) fn read_run(path: &Path, metric: Metric, baselines: bool) -> Result<BenchRun> {
     let file = if path.is_dir() { path.join("summary.json") } else { path.to_path_buf() };
-    let v: serde_json::Value = serde_json::from_str(&read_text(&file)?).map_err(|source| CorrelationError::Json { path: file.clone(), source })?;
+    let v: serde_json::Value = serde_json::from_str(&read_text(&file)?)
+        .map_err(|source| CorrelationError::Json { path: file.clone(), source })?;
     let field = |name: &str| {
-        v.get(name)
-            .and_then(|m| m.as_str())
-            .ok_or_else(|| CorrelationError::Invalid(format!("`{}`: no `{name}` field; pass a run's summary.json", file.display())))
+        v.get(name).and_then(|m| m.as_str()).ok_or_else(|| {
+            CorrelationError::Invalid(format!(
+                "`{}`: no `{name}` field; pass a run's summary.json",
+                file.display()
+            ))
+        })
     };
     let model = field("model")?.to_string();
     let dataset_hash = field("dataset_hash")?.to_string();
@@ -63,7 +74,14 @@ pub(super) fn read_run(path: &Path, metric: Metric, baselines: bool) -> Result<B
     };
     let figure = if debiased { "position-debiased accuracy" } else { "accuracy" };
     let condition = v.get("condition").and_then(|c| c.as_str()).map(String::from);
-    let entry = |model: String, score: f64, source: String, implicit: bool| Entry { model, aliases: vec![], score, condition: condition.clone(), source, implicit };
+    let entry = |model: String, score: f64, source: String, implicit: bool| Entry {
+        model,
+        aliases: vec![],
+        score,
+        condition: condition.clone(),
+        source,
+        implicit,
+    };
     let mut out = BenchRun {
         name: path.display().to_string(),
         dataset_hash,
@@ -83,7 +101,12 @@ pub(super) fn read_run(path: &Path, metric: Metric, baselines: bool) -> Result<B
             let Some((s, ..)) = micro(&b["rows"]) else {
                 invalid!("`{}`: baseline `{name}` has no micro row", file.display());
             };
-            out.baselines.push(entry(name.to_string(), s, format!("{} (baseline accuracy, micro)", file.display()), true));
+            out.baselines.push(entry(
+                name.to_string(),
+                s,
+                format!("{} (baseline accuracy, micro)", file.display()),
+                true,
+            ));
         }
     }
     Ok(out)
@@ -109,9 +132,15 @@ impl BenchRun {
             );
         }
         let mut items = BTreeMap::new();
-        for (i, line) in read_text(&path)?.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        for (i, line) in read_text(&path)?.lines().enumerate().filter(|(_, l)| !l.trim().is_empty())
+        {
             let o: OutcomeLine =
-                serde_json::from_str(line).map_err(|source| CorrelationError::Line { path: path.clone(), line: i + 1, what: "not an outcome record", source })?;
+                serde_json::from_str(line).map_err(|source| CorrelationError::Line {
+                    path: path.clone(),
+                    line: i + 1,
+                    what: "not an outcome record",
+                    source,
+                })?;
             let r = if self.debiased {
                 let Some(r) = o.debiased_result else {
                     invalid!("`{}` line {}: no `debiased_result`, although the summary reports the position-debiased figure", path.display(), i + 1);
@@ -164,7 +193,11 @@ fn some(set: &BTreeSet<&String>) -> String {
 /// # Errors
 /// Runs on other dataset files or other items (without `common_items`), disagreeing
 /// baselines, baselines that cannot be restricted, unreadable or inconsistent outcomes.
-pub(super) fn entries(mut runs: Vec<BenchRun>, common_items: bool, note: &mut dyn FnMut(&str)) -> Result<Vec<Entry>> {
+pub(super) fn entries(
+    mut runs: Vec<BenchRun>,
+    common_items: bool,
+    note: &mut dyn FnMut(&str),
+) -> Result<Vec<Entry>> {
     if common_items && runs.len() < 2 {
         invalid!("--common-items restricts several benchmark run folders to the items they share; give at least two");
     }
@@ -184,7 +217,8 @@ pub(super) fn entries(mut runs: Vec<BenchRun>, common_items: bool, note: &mut dy
             }
             note(&format!("note: {pair}; --common-items matches their items by example id, which is right only when the files are selections of one dataset"));
         }
-        let items: Vec<BTreeMap<String, ItemResult>> = runs.iter().map(BenchRun::items).collect::<Result<_>>()?;
+        let items: Vec<BTreeMap<String, ItemResult>> =
+            runs.iter().map(BenchRun::items).collect::<Result<_>>()?;
         let mut common = ids(&items[0]);
         for (run, its) in runs.iter().zip(&items).skip(1) {
             let these = ids(its);
@@ -207,7 +241,10 @@ pub(super) fn entries(mut runs: Vec<BenchRun>, common_items: bool, note: &mut dy
             common = common.intersection(&these).copied().collect();
         }
         if common.is_empty() {
-            invalid!("--common-items: no example was evaluated by all {} runs; nothing to compare", runs.len());
+            invalid!(
+                "--common-items: no example was evaluated by all {} runs; nothing to compare",
+                runs.len()
+            );
         }
         let common: BTreeSet<String> = common.into_iter().cloned().collect();
         if common_items {
@@ -220,9 +257,21 @@ pub(super) fn entries(mut runs: Vec<BenchRun>, common_items: bool, note: &mut dy
                 let score = correct as f64 / common.len() as f64;
                 note(&format!("`{}`: {} of its {} items kept; accuracy {:.4} on all, {score:.4} on the common items", run.name, common.len(), its.len(), run.model.score));
                 run.model.score = score;
-                run.model.source = run.model.source.replace(", micro)", &format!(", micro, recomputed on the {} common items from outcomes.jsonl)", common.len()));
+                run.model.source = run.model.source.replace(
+                    ", micro)",
+                    &format!(
+                        ", micro, recomputed on the {} common items from outcomes.jsonl)",
+                        common.len()
+                    ),
+                );
             }
-            note(&format!("--common-items: {} items common to all {} runs kept ({} run{} restricted)", common.len(), runs.len(), restricted.iter().filter(|&&r| r).count(), if restricted.iter().filter(|&&r| r).count() == 1 { "" } else { "s" }));
+            note(&format!(
+                "--common-items: {} items common to all {} runs kept ({} run{} restricted)",
+                common.len(),
+                runs.len(),
+                restricted.iter().filter(|&&r| r).count(),
+                if restricted.iter().filter(|&&r| r).count() == 1 { "" } else { "s" }
+            ));
         }
     }
     let mut out: Vec<Entry> = runs.iter().map(|r| r.model.clone()).collect();

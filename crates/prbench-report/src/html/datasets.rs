@@ -68,7 +68,12 @@ impl Finder {
 
     /// Loads `spec` with `subsets` unless tried before; a dataset loaded is added to `cache`.
     /// Returns the outcome: the content hash, or why it failed.
-    fn load(&mut self, spec: &str, subsets: &[String], cache: &mut Vec<Cow<'_, Dataset>>) -> std::result::Result<String, String> {
+    fn load(
+        &mut self,
+        spec: &str,
+        subsets: &[String],
+        cache: &mut Vec<Cow<'_, Dataset>>,
+    ) -> std::result::Result<String, String> {
         if let Some(t) = self.tried.iter().find(|t| t.spec == spec && t.subsets == subsets) {
             return t.outcome.clone();
         }
@@ -82,7 +87,11 @@ impl Finder {
             }
             Err(e) => Err(e.to_string()),
         };
-        self.tried.push(Tried { spec: spec.to_string(), subsets: subsets.to_vec(), outcome: outcome.clone() });
+        self.tried.push(Tried {
+            spec: spec.to_string(),
+            subsets: subsets.to_vec(),
+            outcome: outcome.clone(),
+        });
         outcome
     }
 
@@ -92,7 +101,11 @@ impl Finder {
     /// # Errors
     /// [`ReportError::Dataset`] saying where it was looked for, with each candidate's content
     /// hash over the run's subsets (or why it could not be read), and what to do.
-    pub(crate) fn find(&mut self, run: &RunSource, cache: &mut Vec<Cow<'_, Dataset>>) -> Result<usize> {
+    pub(crate) fn find(
+        &mut self,
+        run: &RunSource,
+        cache: &mut Vec<Cow<'_, Dataset>>,
+    ) -> Result<usize> {
         let hash = recorded_hash(run).to_string();
         self.wanted.push(hash.clone());
         let subsets = subsets_of(run);
@@ -117,7 +130,8 @@ impl Finder {
             return Ok(in_cache(cache).expect("a dataset loaded is in the cache"));
         }
         let relative = prbench_data::spec::is_relative(&recorded);
-        let here = std::env::current_dir().map_or_else(|_| "the current folder".to_string(), |d| format!("`{}`", d.display()));
+        let here = std::env::current_dir()
+            .map_or_else(|_| "the current folder".to_string(), |d| format!("`{}`", d.display()));
         let scope = subsets_text(&subsets);
         let reason = if self.given.is_empty() {
             match own {
@@ -171,8 +185,12 @@ impl Finder {
                 let seen: Vec<String> = tried
                     .iter()
                     .map(|t| match &t.outcome {
-                        Ok(h) => format!("over {} its content hash is {h}", subsets_text(&t.subsets)),
-                        Err(e) => format!("it cannot be read with {} ({e})", subsets_text(&t.subsets)),
+                        Ok(h) => {
+                            format!("over {} its content hash is {h}", subsets_text(&t.subsets))
+                        }
+                        Err(e) => {
+                            format!("it cannot be read with {} ({e})", subsets_text(&t.subsets))
+                        }
                     })
                     .collect();
                 let mut runs: Vec<&str> = self.wanted.iter().map(String::as_str).collect();

@@ -22,9 +22,7 @@ pub fn to_safe_html(markdown: &str) -> String {
 fn plain_id(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= 200
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 /// As [`to_safe_html`], but keeps same-page links (`#` and a [`plain_id`]) and the anchors
@@ -33,9 +31,7 @@ fn plain_id(id: &str) -> bool {
 /// treated as in [`to_safe_html`].
 pub fn to_safe_html_anchored(markdown: &str) -> String {
     let anchor_open = |t: &str| {
-        t.strip_prefix("<a id=\"")
-            .and_then(|r| r.strip_suffix("\">"))
-            .is_some_and(plain_id)
+        t.strip_prefix("<a id=\"").and_then(|r| r.strip_suffix("\">")).is_some_and(plain_id)
     };
     let events: Vec<Event> = Parser::new_ext(markdown, Options::ENABLE_TABLES).collect();
     let mut out_events: Vec<Event> = Vec::with_capacity(events.len());
@@ -60,21 +56,11 @@ pub fn to_safe_html_anchored(markdown: &str) -> String {
                     out_events.push(Event::Text(raw));
                 }
             }
-            Event::Start(Tag::Link {
-                dest_url,
-                title,
-                link_type,
-                id,
-            }) => {
+            Event::Start(Tag::Link { dest_url, title, link_type, id }) => {
                 let keep = dest_url.strip_prefix('#').is_some_and(plain_id);
                 kept_links.push(keep);
                 if keep {
-                    out_events.push(Event::Start(Tag::Link {
-                        dest_url,
-                        title,
-                        link_type,
-                        id,
-                    }));
+                    out_events.push(Event::Start(Tag::Link { dest_url, title, link_type, id }));
                 }
             }
             Event::End(TagEnd::Link) => {
@@ -107,10 +93,7 @@ mod tests {
             "{html}"
         );
         // A stray `</a>` and an anchor left open stay text.
-        assert!(
-            html.contains("<p>&lt;/a&gt; &lt;a id=\"b\"&gt;x</p>"),
-            "{html}"
-        );
+        assert!(html.contains("<p>&lt;/a&gt; &lt;a id=\"b\"&gt;x</p>"), "{html}");
         assert_eq!(html.matches("href").count(), 1, "{html}");
         assert!(
             !html.contains("<script")
@@ -124,14 +107,8 @@ mod tests {
     fn html_links_and_images_from_the_text_cannot_act() {
         let md = "# T\n\n<script>alert(1)</script>\n\nx <img src=x onerror=alert(2)> y [click](javascript:alert(3)) ![i](http://h/x.png)\n\n| a | b |\n|---|---|\n| `<b>` | 2 |\n";
         let html = to_safe_html(md);
-        assert!(
-            html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
-            "{html}"
-        );
-        assert!(
-            html.contains("x &lt;img src=x onerror=alert(2)&gt; y click i"),
-            "{html}"
-        );
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{html}");
+        assert!(html.contains("x &lt;img src=x onerror=alert(2)&gt; y click i"), "{html}");
         assert!(
             !html.contains("href")
                 && !html.contains("src=\"")

@@ -60,7 +60,8 @@ const UNMARKED_START: &str = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta
 /// True when `head` (a file's first bytes) is the start of a report prbench wrote.
 fn is_report_start(head: &[u8]) -> bool {
     let marked = TEMPLATE.split_once(MARK).map(|(before, _)| format!("{before}{MARK}"));
-    marked.is_some_and(|m| head.starts_with(m.as_bytes())) || head.starts_with(UNMARKED_START.as_bytes())
+    marked.is_some_and(|m| head.starts_with(m.as_bytes()))
+        || head.starts_with(UNMARKED_START.as_bytes())
 }
 
 /// Checks that a report may be written to `out` before anything is read or rendered: `out`
@@ -75,15 +76,24 @@ fn is_report_start(head: &[u8]) -> bool {
 pub fn check_out(out: &std::path::Path) -> Result<()> {
     let refuse = |reason: String| Err(ReportError::Out { path: out.to_path_buf(), reason });
     if out.is_dir() {
-        return refuse(format!("is a folder; name the HTML file to write, e.g. {}", out.join("report.html").display()));
+        return refuse(format!(
+            "is a folder; name the HTML file to write, e.g. {}",
+            out.join("report.html").display()
+        ));
     }
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty() && !p.is_dir()) {
-        return refuse(format!("folder `{}` does not exist; create it or name a file in an existing folder", parent.display()));
+        return refuse(format!(
+            "folder `{}` does not exist; create it or name a file in an existing folder",
+            parent.display()
+        ));
     }
     if !out.exists() {
         // A new file must be named as a page, so a report never lands in a data folder as
         // `Art.jsonl` (which the folder's loader would then read as a subset).
-        let html = out.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
+        let html = out
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
         if !html {
             return refuse("is not named .html; the report is one HTML page: name a file ending in .html (e.g. report.html)".into());
         }
@@ -94,7 +104,9 @@ pub fn check_out(out: &std::path::Path) -> Result<()> {
     }
     use std::io::Read;
     let mut head = Vec::with_capacity(1024);
-    std::fs::File::open(out).and_then(|f| f.take(1024).read_to_end(&mut head)).map_err(crate::error::io(out))?;
+    std::fs::File::open(out)
+        .and_then(|f| f.take(1024).read_to_end(&mut head))
+        .map_err(crate::error::io(out))?;
     if is_report_start(&head) {
         return Ok(());
     }
@@ -156,15 +168,7 @@ fn leaderboard_rows(lb: &Leaderboard) -> (Vec<String>, Vec<Row>) {
     cols.extend(["n", "debiased", "micro", "macro"].map(String::from));
     cols.extend(lb.subsets.iter().cloned());
     cols.extend(
-        [
-            "both orders",
-            "consistency",
-            "unparsed",
-            "ties",
-            "errors",
-            "truncated",
-        ]
-        .map(String::from),
+        ["both orders", "consistency", "unparsed", "ties", "errors", "truncated"].map(String::from),
     );
     let plain = |text: String, v: String, col: &str| Cell {
         title: String::new(),
@@ -187,22 +191,20 @@ fn leaderboard_rows(lb: &Leaderboard) -> (Vec<String>, Vec<Row>) {
                 plain(condition, r.condition.clone(), "condition"),
             ];
             if lb.has_sees() {
-                cells.push(plain(leaderboard::sees_text(r), r.sees.clone().unwrap_or_default(), "sees"));
+                cells.push(plain(
+                    leaderboard::sees_text(r),
+                    r.sees.clone().unwrap_or_default(),
+                    "sees",
+                ));
             }
             if grouped {
                 // Sorting by this column keeps each dataset's rows together, in group order.
-                cells.push(plain(
-                    lb.groups[r.group].label(),
-                    r.group.to_string(),
-                    "dataset",
-                ));
+                cells.push(plain(lb.groups[r.group].label(), r.group.to_string(), "dataset"));
             }
             cells.push(plain(r.n.to_string(), r.n.to_string(), "n"));
             cells.push(acc_cell(
                 "debiased",
-                r.debiased
-                    .as_deref()
-                    .and_then(|b| LeaderRow::row(b, "micro")),
+                r.debiased.as_deref().and_then(|b| LeaderRow::row(b, "micro")),
             ));
             cells.push(acc_cell("micro", LeaderRow::row(&r.rows, "micro")));
             cells.push(acc_cell("macro", LeaderRow::row(&r.rows, "macro")));
@@ -211,13 +213,10 @@ fn leaderboard_rows(lb: &Leaderboard) -> (Vec<String>, Vec<Row>) {
             }
             cells.push(acc_cell(
                 "both orders",
-                r.both_orders
-                    .as_deref()
-                    .and_then(|b| LeaderRow::row(b, "micro")),
+                r.both_orders.as_deref().and_then(|b| LeaderRow::row(b, "micro")),
             ));
             cells.push(plain(
-                r.consistency
-                    .map_or("—".into(), |c| format!("{:.1}", c * 100.0)),
+                r.consistency.map_or("—".into(), |c| format!("{:.1}", c * 100.0)),
                 num(r.consistency),
                 "consistency",
             ));
@@ -253,11 +252,7 @@ fn figure(
 ) -> Figure {
     let title = title.into();
     match drawn {
-        Ok(svg) => Figure {
-            title,
-            svg: Value::from_safe_string(svg),
-            caption: caption.into(),
-        },
+        Ok(svg) => Figure { title, svg: Value::from_safe_string(svg), caption: caption.into() },
         Err(why) => Figure {
             title,
             svg: Value::from(format!("(chart not drawn: {why})")),
@@ -286,20 +281,17 @@ fn provenance(sources: &Sources) -> Vec<(String, Vec<(String, String)>)> {
         .iter()
         .map(|r| {
             let m = &r.manifest;
-            let id = r.dir.file_name().map_or_else(
-                || r.summary.run_id.clone(),
-                |n| n.to_string_lossy().into_owned(),
-            );
+            let id = r
+                .dir
+                .file_name()
+                .map_or_else(|| r.summary.run_id.clone(), |n| n.to_string_lossy().into_owned());
             let fields = vec![
                 ("folder".to_string(), r.dir.display().to_string()),
                 ("model".into(), get(m, &["model", "spec"])),
                 ("engine".into(), get(m, &["model", "engine"])),
                 ("model hash".into(), get(m, &["model", "file_hash"])),
                 ("model revision".into(), get(m, &["model", "revision"])),
-                (
-                    "chat template hash".into(),
-                    get(m, &["model", "chat_template_hash"]),
-                ),
+                ("chat template hash".into(), get(m, &["model", "chat_template_hash"])),
                 ("template hash".into(), get(m, &["template_hash"])),
                 ("judge recipe".into(), get(m, &["judge_recipe", "name"])),
                 ("judge recipe reader".into(), get(m, &["judge_recipe", "reader"])),
@@ -403,11 +395,7 @@ fn render_with(
             .blocks
             .iter()
             .map(|b| {
-                figure(
-                    b.metric.clone(),
-                    plots::matrix_heatmap(&m.matrix, b),
-                    b.meaning.clone(),
-                )
+                figure(b.metric.clone(), plots::matrix_heatmap(&m.matrix, b), b.meaning.clone())
             })
             .collect();
         matrices.push(context! { title => format!("{} on {}", m.matrix.model, m.matrix.dataset), path => m.path.display().to_string(), figures => Value::from(Serde(&figs)) });
@@ -415,10 +403,7 @@ fn render_with(
     let mut bons = Vec::new();
     for b in &sources.bons {
         for t in &b.tables {
-            let has_ci = t
-                .rows
-                .iter()
-                .all(|r| r.curve.iter().all(|p| p.overall_ci.is_some()));
+            let has_ci = t.rows.iter().all(|r| r.curve.iter().all(|p| p.overall_ci.is_some()));
             bons.push(figure(
                 format!("Best-of-N: {} (judge {})", b.dir.display(), t.judge),
                 plots::bon_curves(t),
@@ -473,16 +458,10 @@ fn render_with(
     }
     let mut env = Environment::new();
     env.add_template("report.html", TEMPLATE)
-        .map_err(|e| ReportError::Layout {
-            path: "report.html".into(),
-            reason: e.to_string(),
-        })?;
+        .map_err(|e| ReportError::Layout { path: "report.html".into(), reason: e.to_string() })?;
     let tmpl = env
         .get_template("report.html")
-        .map_err(|e| ReportError::Layout {
-            path: "report.html".into(),
-            reason: e.to_string(),
-        })?;
+        .map_err(|e| ReportError::Layout { path: "report.html".into(), reason: e.to_string() })?;
     let base = context! {
         title => opts.title.clone().unwrap_or_else(|| "prbench report".into()),
         generator => opts.generator.clone(),
@@ -503,16 +482,21 @@ fn render_with(
         js => Value::from_safe_string(JS.to_string()),
     };
     let render = |payload_text: Value| {
-        tmpl.render(context! { payload => payload_text, ..base.clone() }).map_err(|e| ReportError::Layout {
-            path: "report.html".into(),
-            reason: format!("rendering: {e}"),
+        tmpl.render(context! { payload => payload_text, ..base.clone() }).map_err(|e| {
+            ReportError::Layout { path: "report.html".into(), reason: format!("rendering: {e}") }
         })
     };
     let page = render(Value::from_safe_string(PAYLOAD_MARK.to_string()))?;
     let mut parts = page.split(PAYLOAD_MARK);
     Ok(match (parts.next(), parts.next(), parts.next()) {
-        (Some(head), Some(tail), None) => Page { head: head.to_string(), payload: json, tail: tail.to_string() },
-        _ => Page { head: render(Value::from_safe_string(json.concat()))?, payload: Vec::new(), tail: String::new() },
+        (Some(head), Some(tail), None) => {
+            Page { head: head.to_string(), payload: json, tail: tail.to_string() }
+        }
+        _ => Page {
+            head: render(Value::from_safe_string(json.concat()))?,
+            payload: Vec::new(),
+            tail: String::new(),
+        },
     })
 }
 
@@ -547,8 +531,10 @@ fn comparison_section(c: &crate::sources::ComparisonSource) -> Value {
     use crate::correlation::{difference_table, paper_table, undefined_table};
     let r = &c.comparison;
     let b = &r.bootstrap;
-    let sets: Vec<(&str, &prbench_stats::PerStatistic<prbench_stats::StatInterval>)> = r.sets.iter().map(|s| (s.name.as_str(), &s.correlation.bootstrap.stats)).collect();
-    let pairs: Vec<(&str, &str, &prbench_stats::PerStatistic<prbench_stats::PairedDifference>)> = r.pairs.iter().map(|p| (p.a.as_str(), p.b.as_str(), &p.difference)).collect();
+    let sets: Vec<(&str, &prbench_stats::PerStatistic<prbench_stats::StatInterval>)> =
+        r.sets.iter().map(|s| (s.name.as_str(), &s.correlation.bootstrap.stats)).collect();
+    let pairs: Vec<(&str, &str, &prbench_stats::PerStatistic<prbench_stats::PairedDifference>)> =
+        r.pairs.iter().map(|p| (p.a.as_str(), p.b.as_str(), &p.difference)).collect();
     let table = |(header, rows): (Vec<String>, Vec<Vec<String>>)| context! { header => header, rows => rows };
     let level = b.level * 100.0;
     let summary = format!(
@@ -565,10 +551,18 @@ fn comparison_section(c: &crate::sources::ComparisonSource) -> Value {
         .flat_map(|s| {
             let mut out = Vec::new();
             if !s.lacked.is_empty() {
-                out.push(format!("{} has no score for: {} (left out of every set).", s.name, s.lacked.join(", ")));
+                out.push(format!(
+                    "{} has no score for: {} (left out of every set).",
+                    s.name,
+                    s.lacked.join(", ")
+                ));
             }
             if !s.without_downstream.is_empty() {
-                out.push(format!("{}: no downstream score for {} (left out).", s.name, s.without_downstream.join(", ")));
+                out.push(format!(
+                    "{}: no downstream score for {} (left out).",
+                    s.name,
+                    s.without_downstream.join(", ")
+                ));
             }
             out
         })
@@ -602,9 +596,7 @@ fn comparison_section(c: &crate::sources::ComparisonSource) -> Value {
 fn build_section(b: &crate::sources::BuildSource) -> Value {
     let m = &b.manifest;
     let s = |v: &serde_json::Value| v.as_str().unwrap_or("?").to_string();
-    let all = m["counts"]
-        .as_array()
-        .and_then(|c| c.iter().find(|c| c["subset"] == "all"));
+    let all = m["counts"].as_array().and_then(|c| c.iter().find(|c| c["subset"] == "all"));
     let summary = format!(
         "From {} by generator {}, audited by {}: {} of {} pairs kept. prbench {}.",
         s(&m["input"]["source"]),
@@ -635,15 +627,13 @@ pub fn write_eval_reports(
     generator: &str,
     loaded: &[&prbench_data::Dataset],
 ) -> Result<Vec<std::path::PathBuf>> {
-    let opts = ReportOptions {
-        generator: generator.to_string(),
-        ..ReportOptions::default()
-    };
+    let opts = ReportOptions { generator: generator.to_string(), ..ReportOptions::default() };
     let all = match matrix_json {
         Some(m) => crate::sources::load(&[m.to_path_buf()])?,
         None => crate::sources::load(run_dirs)?,
     };
-    let mut datasets: Vec<std::borrow::Cow<'_, prbench_data::Dataset>> = loaded.iter().map(|&d| std::borrow::Cow::Borrowed(d)).collect();
+    let mut datasets: Vec<std::borrow::Cow<'_, prbench_data::Dataset>> =
+        loaded.iter().map(|&d| std::borrow::Cow::Borrowed(d)).collect();
     let mut written = Vec::new();
     let mut write = |sources: &Sources, out: std::path::PathBuf| -> Result<()> {
         render_with(sources, &opts, &mut datasets)?.write(&out)?;
@@ -652,21 +642,13 @@ pub fn write_eval_reports(
     };
     for run in &all.runs {
         write(
-            &Sources {
-                runs: vec![run.clone()],
-                ..Sources::default()
-            },
+            &Sources { runs: vec![run.clone()], ..Sources::default() },
             run.dir.join("report.html"),
         )?;
     }
     if let Some(m) = matrix_json {
-        let name = m
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("matrix.json");
-        let base = name
-            .strip_suffix("-matrix.json")
-            .unwrap_or(name.trim_end_matches(".json"));
+        let name = m.file_name().and_then(|n| n.to_str()).unwrap_or("matrix.json");
+        let base = name.strip_suffix("-matrix.json").unwrap_or(name.trim_end_matches(".json"));
         write(&all, m.with_file_name(format!("{base}-report.html")))?;
     }
     Ok(written)

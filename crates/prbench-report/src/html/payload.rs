@@ -189,7 +189,11 @@ pub fn build(runs: &[RunSource], data: &[String]) -> Result<Payload> {
 ///
 /// # Errors
 /// As [`build`].
-pub fn build_with(runs: &[RunSource], data: &[String], cache: &mut Vec<Cow<'_, Dataset>>) -> Result<Payload> {
+pub fn build_with(
+    runs: &[RunSource],
+    data: &[String],
+    cache: &mut Vec<Cow<'_, Dataset>>,
+) -> Result<Payload> {
     let mut finder = super::datasets::Finder::new(data);
     let mut datasets: Vec<DatasetEntry> = Vec::new();
     // Per entry of `datasets`: its index in `cache`.
@@ -201,13 +205,20 @@ pub fn build_with(runs: &[RunSource], data: &[String], cache: &mut Vec<Cow<'_, D
             Some(d) => d,
             None => {
                 let c = finder.find(run, cache)?;
-                datasets.push(DatasetEntry { source: run.summary.dataset.clone(), hash: hash.clone(), kind: run.summary.dataset_kind.clone() });
+                datasets.push(DatasetEntry {
+                    source: run.summary.dataset.clone(),
+                    hash: hash.clone(),
+                    kind: run.summary.dataset_kind.clone(),
+                });
                 loaded.push(c);
                 datasets.len() - 1
             }
         };
         entries.push(RunEntry {
-            id: run.dir.file_name().map_or_else(|| run.summary.run_id.clone(), |n| n.to_string_lossy().into_owned()),
+            id: run
+                .dir
+                .file_name()
+                .map_or_else(|| run.summary.run_id.clone(), |n| n.to_string_lossy().into_owned()),
             model: run.summary.model.clone(),
             short: short_model(&run.summary.model),
             condition: run.summary.condition.clone(),
@@ -221,7 +232,10 @@ pub fn build_with(runs: &[RunSource], data: &[String], cache: &mut Vec<Cow<'_, D
     let mut wanted: Vec<HashMap<&str, BTreeSet<&str>>> = vec![HashMap::new(); loaded.len()];
     for (run, e) in runs.iter().zip(&entries) {
         for o in &run.outcomes {
-            wanted[e.dataset].entry(o.example_id.as_str()).or_default().extend(o.post_ids.iter().map(String::as_str));
+            wanted[e.dataset]
+                .entry(o.example_id.as_str())
+                .or_default()
+                .extend(o.post_ids.iter().map(String::as_str));
         }
     }
     let mut items = Vec::new();
@@ -238,9 +252,18 @@ pub fn build_with(runs: &[RunSource], data: &[String], cache: &mut Vec<Cow<'_, D
                 q: ex.question.clone(),
                 chosen: ex.chosen.clone(),
                 rejected: ex.rejected.clone(),
-                rubric: ex.rubric_aspects.iter().map(|a| (a.aspect.clone(), a.evidence.clone(), a.reason.clone())).collect(),
+                rubric: ex
+                    .rubric_aspects
+                    .iter()
+                    .map(|a| (a.aspect.clone(), a.evidence.clone(), a.reason.clone()))
+                    .collect(),
                 narrative: ex.narrative.clone(),
-                posts: ex.profile.iter().filter(|p| posts.contains(p.id.as_str())).map(|p| (p.id.clone(), (p.category.clone(), p.text.clone()))).collect(),
+                posts: ex
+                    .profile
+                    .iter()
+                    .filter(|p| posts.contains(p.id.as_str()))
+                    .map(|p| (p.id.clone(), (p.category.clone(), p.text.clone())))
+                    .collect(),
             });
         }
     }
@@ -249,7 +272,12 @@ pub fn build_with(runs: &[RunSource], data: &[String], cache: &mut Vec<Cow<'_, D
         for (line, o) in run.outcomes.iter().enumerate() {
             let i = *index[e.dataset].get(&o.example_id).ok_or_else(|| ReportError::Layout {
                 path: run.dir.join("outcomes.jsonl"),
-                reason: format!("line {}: example `{}` is not in dataset `{}`", line + 1, o.example_id, run.summary.dataset),
+                reason: format!(
+                    "line {}: example `{}` is not in dataset `{}`",
+                    line + 1,
+                    o.example_id,
+                    run.summary.dataset
+                ),
             })?;
             outcomes.push(OutcomeEntry {
                 r,
@@ -267,7 +295,8 @@ pub fn build_with(runs: &[RunSource], data: &[String], cache: &mut Vec<Cow<'_, D
                 err: o.error.clone(),
                 tin: o.input_tokens,
                 ttr: o.truncated_tokens,
-                plan: (run.summary.condition == "planner").then(|| run.plans.get(&o.example_id).cloned().unwrap_or_default()),
+                plan: (run.summary.condition == "planner")
+                    .then(|| run.plans.get(&o.example_id).cloned().unwrap_or_default()),
             });
         }
     }
@@ -279,7 +308,10 @@ pub fn build_with(runs: &[RunSource], data: &[String], cache: &mut Vec<Cow<'_, D
 /// The 2×2 table and exact McNemar p of every pair of runs on one dataset, per metric both
 /// carry, on the items both evaluated.
 pub fn pairs(runs: &[RunSource], entries: &[RunEntry]) -> Vec<PairEntry> {
-    let by_id: Vec<HashMap<&str, &OutcomeRecord>> = runs.iter().map(|r| r.outcomes.iter().map(|o| (o.example_id.as_str(), o)).collect()).collect();
+    let by_id: Vec<HashMap<&str, &OutcomeRecord>> = runs
+        .iter()
+        .map(|r| r.outcomes.iter().map(|o| (o.example_id.as_str(), o)).collect())
+        .collect();
     let mut out = Vec::new();
     for a in 0..runs.len() {
         for b in a + 1..runs.len() {
@@ -287,10 +319,13 @@ pub fn pairs(runs: &[RunSource], entries: &[RunEntry]) -> Vec<PairEntry> {
                 continue;
             }
             for &metric in entries[a].metrics.iter().filter(|m| entries[b].metrics.contains(m)) {
-                let (mut both, mut only_a, mut only_b, mut neither, mut n) = (0u64, 0u64, 0u64, 0u64, 0usize);
+                let (mut both, mut only_a, mut only_b, mut neither, mut n) =
+                    (0u64, 0u64, 0u64, 0u64, 0usize);
                 for o in &runs[a].outcomes {
                     let Some(p) = by_id[b].get(o.example_id.as_str()) else { continue };
-                    let (Some(x), Some(y)) = (o.result_of(metric), p.result_of(metric)) else { continue };
+                    let (Some(x), Some(y)) = (o.result_of(metric), p.result_of(metric)) else {
+                        continue;
+                    };
                     n += 1;
                     match (x == ItemResult::Correct, y == ItemResult::Correct) {
                         (true, true) => both += 1,
@@ -300,7 +335,17 @@ pub fn pairs(runs: &[RunSource], entries: &[RunEntry]) -> Vec<PairEntry> {
                     }
                 }
                 if n > 0 {
-                    out.push(PairEntry { a, b, metric, n, both, only_a, only_b, neither, p: mcnemar_exact(only_a, only_b).p_value });
+                    out.push(PairEntry {
+                        a,
+                        b,
+                        metric,
+                        n,
+                        both,
+                        only_a,
+                        only_b,
+                        neither,
+                        p: mcnemar_exact(only_a, only_b).p_value,
+                    });
                 }
             }
         }
@@ -357,9 +402,11 @@ pub(crate) fn payload_script_parts(p: &Payload) -> serde_json::Result<Vec<String
         Ok(parts)
     }
     let (items, outcomes) = rayon::join(|| sequence(&p.items), || sequence(&p.outcomes));
-    let mut parts = vec![
-        format!("{{\"runs\":{},\"datasets\":{},\"items\":", to_script_json(&p.runs)?, to_script_json(&p.datasets)?),
-    ];
+    let mut parts = vec![format!(
+        "{{\"runs\":{},\"datasets\":{},\"items\":",
+        to_script_json(&p.runs)?,
+        to_script_json(&p.datasets)?
+    )];
     parts.extend(items?);
     parts.push(",\"outcomes\":".to_string());
     parts.extend(outcomes?);
@@ -392,14 +439,21 @@ fn escape_script(raw: &[u8], out: &mut String) {
             b'>' => (1, "\\u003e"),
             b'&' => (1, "\\u0026"),
             // U+2028 and U+2029 are E2 80 A8 and E2 80 A9 in UTF-8.
-            0xE2 if raw.get(i + 1) == Some(&0x80) && raw.get(i + 2) == Some(&0xA8) => (3, "\\u2028"),
-            0xE2 if raw.get(i + 1) == Some(&0x80) && raw.get(i + 2) == Some(&0xA9) => (3, "\\u2029"),
+            0xE2 if raw.get(i + 1) == Some(&0x80) && raw.get(i + 2) == Some(&0xA8) => {
+                (3, "\\u2028")
+            }
+            0xE2 if raw.get(i + 1) == Some(&0x80) && raw.get(i + 2) == Some(&0xA9) => {
+                (3, "\\u2029")
+            }
             _ => {
                 i += 1;
                 continue;
             }
         };
-        out.push_str(std::str::from_utf8(&raw[start..i]).expect("serde_json writes UTF-8, cut at a character"));
+        out.push_str(
+            std::str::from_utf8(&raw[start..i])
+                .expect("serde_json writes UTF-8, cut at a character"),
+        );
         out.push_str(escape);
         i += len;
         start = i;
@@ -429,7 +483,9 @@ mod tests {
                 rejected: "r".into(),
                 rubric: vec![(texts[k % 5].into(), "e".into(), "r".into())],
                 narrative: String::new(),
-                posts: [(format!("p{k}"), ("c".to_string(), texts[(k + 3) % 5].to_string()))].into_iter().collect(),
+                posts: [(format!("p{k}"), ("c".to_string(), texts[(k + 3) % 5].to_string()))]
+                    .into_iter()
+                    .collect(),
             })
             .collect();
         let outcomes: Vec<OutcomeEntry> = (0..130)
@@ -454,8 +510,21 @@ mod tests {
             })
             .collect();
         let p = Payload {
-            runs: vec![RunEntry { id: "r<1>".into(), model: "m".into(), short: "m".into(), condition: "none".into(), oracle: false, baseline: true, dataset: 0, metrics: vec![Metric::Primary] }],
-            datasets: vec![DatasetEntry { source: "a&b".into(), hash: "h".into(), kind: "prb".into() }],
+            runs: vec![RunEntry {
+                id: "r<1>".into(),
+                model: "m".into(),
+                short: "m".into(),
+                condition: "none".into(),
+                oracle: false,
+                baseline: true,
+                dataset: 0,
+                metrics: vec![Metric::Primary],
+            }],
+            datasets: vec![DatasetEntry {
+                source: "a&b".into(),
+                hash: "h".into(),
+                kind: "prb".into(),
+            }],
             items,
             outcomes,
             pairs: Vec::new(),
@@ -472,7 +541,10 @@ mod tests {
                 c => escaped.push(c),
             }
         }
-        assert!(whole.contains('\u{2028}') && whole.contains('<'), "the test must need the escapes");
+        assert!(
+            whole.contains('\u{2028}') && whole.contains('<'),
+            "the test must need the escapes"
+        );
         assert_eq!(payload_script_json(&p).unwrap(), escaped);
         assert_eq!(to_script_json(&p).unwrap(), escaped);
     }
@@ -481,7 +553,13 @@ mod tests {
     fn script_json_cannot_end_its_script_element_and_parses_back() {
         let text = "</script><script>alert(1)</script> & <!-- \u{2028}";
         let json = to_script_json(&serde_json::json!({ "t": text })).unwrap();
-        assert!(!json.contains('<') && !json.contains('>') && !json.contains('&') && !json.contains('\u{2028}'), "{json}");
+        assert!(
+            !json.contains('<')
+                && !json.contains('>')
+                && !json.contains('&')
+                && !json.contains('\u{2028}'),
+            "{json}"
+        );
         let back: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(back["t"], text);
     }

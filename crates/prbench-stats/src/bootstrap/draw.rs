@@ -83,9 +83,11 @@ fn half_units(x: f64) -> Option<u64> {
 /// A stratum's items as `num` half-units << 32 | `den` half-units, when they are half-units
 /// and `len × largest ≤ u32::MAX` (see the module docs).
 fn packed(g: &[Ratio]) -> Option<Vec<u64>> {
-    let units: Vec<(u64, u64)> = g.iter().map(|r| Some((half_units(r.num)?, half_units(r.den)?))).collect::<Option<_>>()?;
+    let units: Vec<(u64, u64)> =
+        g.iter().map(|r| Some((half_units(r.num)?, half_units(r.den)?))).collect::<Option<_>>()?;
     let largest = units.iter().map(|&(a, b)| a.max(b)).max().unwrap_or(0);
-    (largest.checked_mul(g.len() as u64)? <= u64::from(u32::MAX)).then(|| units.iter().map(|&(a, b)| a << 32 | b).collect())
+    (largest.checked_mul(g.len() as u64)? <= u64::from(u32::MAX))
+        .then(|| units.iter().map(|&(a, b)| a << 32 | b).collect())
 }
 
 /// How the strata's draws are summed.
@@ -203,7 +205,8 @@ mod tests {
             .map(|_| {
                 *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 let k = (*state >> 33) % 4;
-                let num = if odd { (k as f64) * 0.3 + 0.1 } else { [0.0, 0.5, 1.0, 0.0][k as usize] };
+                let num =
+                    if odd { (k as f64) * 0.3 + 0.1 } else { [0.0, 0.5, 1.0, 0.0][k as usize] };
                 Ratio { num, den: if k == 3 { 0.0 } else { 1.0 } }
             })
             .collect()
@@ -216,12 +219,23 @@ mod tests {
     #[test]
     fn equals_the_plain_loop_on_accuracy_items_and_on_arbitrary_values() {
         let mut state = 7;
-        for (sizes, odd) in [(vec![767, 989, 1074], false), (vec![1, 2, 3, 50], false), (vec![10, 333], true)] {
-            let groups: Vec<Vec<Ratio>> = sizes.iter().map(|&n| items(n, &mut state, odd)).collect();
+        for (sizes, odd) in
+            [(vec![767, 989, 1074], false), (vec![1, 2, 3, 50], false), (vec![10, 333], true)]
+        {
+            let groups: Vec<Vec<Ratio>> =
+                sizes.iter().map(|&n| items(n, &mut state, odd)).collect();
             let r = Resampler::new(&groups, 0);
-            assert_eq!(matches!(r.sums, Sums::Packed(_)), !odd, "the test must cover both sum paths");
+            assert_eq!(
+                matches!(r.sums, Sums::Packed(_)),
+                !odd,
+                "the test must cover both sum paths"
+            );
             for seed in [0, 42, u64::MAX] {
-                assert_eq!(bits(&fast(&groups, seed, 300)), bits(&reference(&groups, seed, 300)), "sizes {sizes:?} seed {seed}");
+                assert_eq!(
+                    bits(&fast(&groups, seed, 300)),
+                    bits(&reference(&groups, seed, 300)),
+                    "sizes {sizes:?} seed {seed}"
+                );
             }
         }
     }
@@ -263,7 +277,10 @@ mod tests {
     #[test]
     fn strata_pack_only_while_their_sums_fit_32_bits() {
         let r = |num, den| Ratio { num, den };
-        assert_eq!(packed(&[r(1.0, 1.0), r(0.5, 1.0), r(0.0, 0.0)]), Some(vec![2 << 32 | 2, 1 << 32 | 2, 0]));
+        assert_eq!(
+            packed(&[r(1.0, 1.0), r(0.5, 1.0), r(0.0, 0.0)]),
+            Some(vec![2 << 32 | 2, 1 << 32 | 2, 0])
+        );
         // 3 items of at most 2³¹ − 1 half-units: 3·(2³¹ − 1) > 2³² − 1.
         let big = f64::from(u32::MAX / 2) / 2.0;
         assert_eq!(packed(&[r(big, 1.0), r(0.0, 1.0)]).map(|v| v.len()), Some(2));
@@ -274,7 +291,11 @@ mod tests {
     /// Strata whose sums would not fit take the f64 path and still equal the plain loop.
     #[test]
     fn large_values_take_the_float_path() {
-        let groups = vec![vec![Ratio { num: 1e9, den: 1.0 }, Ratio { num: 3e9, den: 1.0 }, Ratio { num: 0.5, den: 0.0 }]];
+        let groups = vec![vec![
+            Ratio { num: 1e9, den: 1.0 },
+            Ratio { num: 3e9, den: 1.0 },
+            Ratio { num: 0.5, den: 0.0 },
+        ]];
         assert!(matches!(Resampler::new(&groups, 5).sums, Sums::Float));
         assert_eq!(bits(&fast(&groups, 5, 100)), bits(&reference(&groups, 5, 100)));
     }

@@ -97,13 +97,7 @@ fn to_array<T>(p: PerStatistic<T>) -> [T; 5] {
 
 /// The inverse of [`to_array`].
 fn from_array<T>([spearman, kendall_tau_b, weighted_tau, ndcg, rbo]: [T; 5]) -> PerStatistic<T> {
-    PerStatistic {
-        spearman,
-        kendall_tau_b,
-        weighted_tau,
-        ndcg,
-        rbo,
-    }
+    PerStatistic { spearman, kendall_tau_b, weighted_tau, ndcg, rbo }
 }
 
 /// The defined values (not NaN) of `v`, sorted ascending.
@@ -149,10 +143,8 @@ where
     I: IntoIterator,
     I::Item: AsRef<[usize]>,
 {
-    let points: Vec<CorrelationSet> = xs
-        .iter()
-        .map(|x| correlations(x, y, rbo_p))
-        .collect::<Result<_, _>>()?;
+    let points: Vec<CorrelationSet> =
+        xs.iter().map(|x| correlations(x, y, rbo_p)).collect::<Result<_, _>>()?;
     if !(level > 0.0 && level < 1.0) {
         return Err(RankError::InvalidLevel { level });
     }
@@ -164,16 +156,9 @@ where
     let mut resamples = 0;
     for draw in draws {
         let draw = draw.as_ref();
-        assert_eq!(
-            draw.len(),
-            n,
-            "prbench-stats: a resample draws one model index per model"
-        );
+        assert_eq!(draw.len(), n, "prbench-stats: a resample draws one model index per model");
         for (k, &i) in draw.iter().enumerate() {
-            assert!(
-                i < n,
-                "prbench-stats: resample index {i} is not below the {n} models"
-            );
+            assert!(i < n, "prbench-stats: resample index {i} is not below the {n} models");
             yr[k] = y[i];
         }
         for (x, v) in xs.iter().zip(&mut values) {
@@ -211,12 +196,8 @@ where
             let (pa, pb) = (to_array(points[a]), to_array(points[b]));
             let difference: [PairedDifference; 5] = std::array::from_fn(|t| {
                 // NaN − anything is NaN: a draw undefined for either benchmark is left out.
-                let sorted = defined_sorted(
-                    values[a][t]
-                        .iter()
-                        .zip(&values[b][t])
-                        .map(|(va, vb)| va - vb),
-                );
+                let sorted =
+                    defined_sorted(values[a][t].iter().zip(&values[b][t]).map(|(va, vb)| va - vb));
                 PairedDifference {
                     point: pa[t] - pb[t],
                     ci: percentile_interval(&sorted, level),
@@ -224,18 +205,10 @@ where
                     undefined: resamples - sorted.len(),
                 }
             });
-            pairs.push(PairComparison {
-                a,
-                b,
-                difference: from_array(difference),
-            });
+            pairs.push(PairComparison { a, b, difference: from_array(difference) });
         }
     }
-    Ok(ResampledComparison {
-        resamples,
-        sets,
-        pairs,
-    })
+    Ok(ResampledComparison { resamples, sets, pairs })
 }
 
 /// The model indices of `resamples` bootstrap resamples of `n` models, drawn as
@@ -273,20 +246,7 @@ pub fn bootstrap_comparison(
     let sets = got
         .sets
         .into_iter()
-        .map(|stats| CorrelationBootstrap {
-            resamples,
-            seed,
-            level,
-            rbo_p,
-            stats,
-        })
+        .map(|stats| CorrelationBootstrap { resamples, seed, level, rbo_p, stats })
         .collect();
-    Ok(BootstrapComparison {
-        resamples,
-        seed,
-        level,
-        rbo_p,
-        sets,
-        pairs: got.pairs,
-    })
+    Ok(BootstrapComparison { resamples, seed, level, rbo_p, sets, pairs: got.pairs })
 }

@@ -354,7 +354,6 @@ pub struct BenchRmArgs {
     pub embedder: Option<PathBuf>,
 }
 
-
 /// Threads, the PyTorch reference and the working folder, shared by `bench rm` and `bench all`.
 #[derive(Args, Debug, Clone)]
 pub struct RmReferenceArgs {

@@ -32,7 +32,6 @@ pub struct CacheArgs {
     pub no_cache: bool,
 }
 
-
 /// The flags every model-running BoN stage (`sample`, `judge`, `score`) takes.
 #[derive(Args, Debug)]
 pub struct StageArgs {

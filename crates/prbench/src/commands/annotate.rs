@@ -54,10 +54,8 @@ fn serve(args: AnnotateServeArgs) -> Result<()> {
     let data = load(&args.data.data, &args.data.subset)
         .with_context(|| format!("loading dataset `{}`", args.data.data))?;
     super::print_data_warnings(&data);
-    let examples: Vec<_> = prbench_build::select(&data.examples, args.limit)
-        .into_iter()
-        .cloned()
-        .collect();
+    let examples: Vec<_> =
+        prbench_build::select(&data.examples, args.limit).into_iter().cloned().collect();
     let per_item = args.per_item.unwrap_or(args.annotators.len().min(2));
     let selection = selection(&args);
     let spec = StoreSpec {
@@ -115,10 +113,19 @@ fn serve(args: AnnotateServeArgs) -> Result<()> {
                 }
             }
             None => {
-                let moved = previous_base.as_deref().is_some_and(|p| p.trim_end_matches('/') != base);
+                let moved =
+                    previous_base.as_deref().is_some_and(|p| p.trim_end_matches('/') != base);
                 for name in &names {
                     if moved {
-                        writeln!(out, "{name} {} (the server moved from {}; --new-tokens issues new links)", page_url_at(&base, "<the token of the link printed at the first start>"), previous_base.as_deref().unwrap_or("?"))?;
+                        writeln!(
+                            out,
+                            "{name} {} (the server moved from {}; --new-tokens issues new links)",
+                            page_url_at(
+                                &base,
+                                "<the token of the link printed at the first start>"
+                            ),
+                            previous_base.as_deref().unwrap_or("?")
+                        )?;
                     } else {
                         writeln!(out, "{name} (the link printed at its first start still works; --new-tokens issues new ones)")?;
                     }
@@ -128,17 +135,17 @@ fn serve(args: AnnotateServeArgs) -> Result<()> {
         out.flush()?;
     }
     eprintln!("prbench: rating server on http://{bound}; stop it with Ctrl-C (every saved rating is already on disk)");
-    run_blocking(
-        listener,
-        Arc::new(store),
-        prbench_downstream::serve::shutdown_signal,
-    )
-    .with_context(|| format!("serving on {bound}"))?;
+    run_blocking(listener, Arc::new(store), prbench_downstream::serve::shutdown_signal)
+        .with_context(|| format!("serving on {bound}"))?;
     Ok(())
 }
 
 /// Opens `to` (or stdout for `-`) and calls `f` with it.
-fn write_to(to: &Path, what: prbench_annotate::export::Output, f: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+fn write_to(
+    to: &Path,
+    what: prbench_annotate::export::Output,
+    f: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
     if to != Path::new("-") {
         prbench_annotate::export::check_output(to, what)?;
     }
@@ -149,8 +156,7 @@ fn write_to(to: &Path, what: prbench_annotate::export::Output, f: impl FnOnce(&m
         let mut file =
             std::fs::File::create(to).with_context(|| format!("creating `{}`", to.display()))?;
         f(&mut file)?;
-        file.sync_all()
-            .with_context(|| format!("writing `{}`", to.display()))
+        file.sync_all().with_context(|| format!("writing `{}`", to.display()))
     }
 }
 
@@ -160,10 +166,7 @@ fn export_cmd(args: AnnotateExportArgs) -> Result<()> {
         ExportFormat::Csv => (Format::Csv, "csv"),
         ExportFormat::Jsonl => (Format::Jsonl, "jsonl"),
     };
-    let to = args
-        .to
-        .clone()
-        .unwrap_or_else(|| args.out.join(format!("ratings.{ext}")));
+    let to = args.to.clone().unwrap_or_else(|| args.out.join(format!("ratings.{ext}")));
     let ratings = store.ratings()?;
     let rows = export::rows(&ratings);
     write_to(&to, export::Output::Export(format), |w| Ok(export::write(&rows, format, w, &to)?))?;
@@ -187,10 +190,7 @@ fn agreement_cmd(args: AnnotateAgreementArgs) -> Result<()> {
     let rep = agreement::agreement(&ratings, &cfg);
     if args.json {
         if !ratings.ignored_columns().is_empty() {
-            eprintln!(
-                "prbench: columns not used: {}",
-                ratings.ignored_columns().join(", ")
-            );
+            eprintln!("prbench: columns not used: {}", ratings.ignored_columns().join(", "));
         }
         println!("{}", serde_json::to_string_pretty(&rep.dimensions)?);
     } else {
@@ -202,15 +202,9 @@ fn agreement_cmd(args: AnnotateAgreementArgs) -> Result<()> {
 
 fn report_cmd(args: AnnotateReportArgs) -> Result<()> {
     let store = Store::open(&args.out)?;
-    let cfg = report::ReportConfig {
-        resamples: args.resamples,
-        seed: args.seed,
-    };
+    let cfg = report::ReportConfig { resamples: args.resamples, seed: args.seed };
     let md = report::markdown(&report::build(&store, &cfg)?);
-    let to: PathBuf = args
-        .to
-        .clone()
-        .unwrap_or_else(|| args.out.join("annotate-report.md"));
+    let to: PathBuf = args.to.clone().unwrap_or_else(|| args.out.join("annotate-report.md"));
     write_to(&to, export::Output::Report, |w| Ok(w.write_all(md.as_bytes())?))?;
     if to != Path::new("-") {
         eprintln!("prbench: wrote `{}`", to.display());

@@ -8,7 +8,8 @@ use anyhow::{bail, Result};
 use prbench_bench::{all, harness, judge, remote, rm, rm_prefix, serve};
 
 use crate::cli::{
-    BenchAllArgs, BenchAnnotateArgs, BenchCommand, BenchJudgeArgs, BenchJudgeOrdersArgs, BenchRemoteArgs, BenchRmArgs, BenchRmPrefixArgs, BenchServeArgs, JudgeWorkerArgs, RemoteArgs,
+    BenchAllArgs, BenchAnnotateArgs, BenchCommand, BenchJudgeArgs, BenchJudgeOrdersArgs,
+    BenchRemoteArgs, BenchRmArgs, BenchRmPrefixArgs, BenchServeArgs, JudgeWorkerArgs, RemoteArgs,
     RmReferenceArgs, SyntheticBenchArgs,
 };
 use crate::commands::serve_reward::{load_reward_model, serve_options};
@@ -36,7 +37,12 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
 }
 
 fn reference(a: &RmReferenceArgs) -> rm::Reference {
-    rm::Reference { threads: a.threads, python: a.python.clone(), tools: a.tools.clone(), work: a.work.clone() }
+    rm::Reference {
+        threads: a.threads,
+        python: a.python.clone(),
+        tools: a.tools.clone(),
+        work: a.work.clone(),
+    }
 }
 
 fn run_rm(a: &BenchRmArgs) -> Result<()> {
@@ -62,7 +68,13 @@ fn run_remote(a: &BenchRemoteArgs) -> Result<()> {
     if a.requests == 0 {
         bail!("--requests must be at least 1");
     }
-    let opts = remote::RemoteLoadOptions { requests: a.requests, concurrency: a.concurrency, url: a.url.clone(), model: a.model.clone(), data: a.data.clone() };
+    let opts = remote::RemoteLoadOptions {
+        requests: a.requests,
+        concurrency: a.concurrency,
+        url: a.url.clone(),
+        model: a.model.clone(),
+        data: a.data.clone(),
+    };
     let report = remote::measure(&opts)?;
     if a.json {
         println!("{}", report.json);
@@ -76,7 +88,14 @@ fn run_remote(a: &BenchRemoteArgs) -> Result<()> {
 }
 
 fn run_serve(a: &BenchServeArgs) -> Result<()> {
-    let opts = serve::ServeLoadOptions { requests: a.requests, concurrency: a.concurrency, waves: a.waves, timeout: a.timeout, data: a.data.clone(), posts: a.posts };
+    let opts = serve::ServeLoadOptions {
+        requests: a.requests,
+        concurrency: a.concurrency,
+        waves: a.waves,
+        timeout: a.timeout,
+        data: a.data.clone(),
+        posts: a.posts,
+    };
     let items = serve::requests(&opts)?;
     let model = load_reward_model(&a.model, &RemoteArgs::default())?;
     let server = serve_options(&a.serve, SocketAddr::from(([127, 0, 0, 1], 0)), false);
@@ -88,14 +107,22 @@ fn run_serve(a: &BenchServeArgs) -> Result<()> {
     }
     let dropped = serve::dropped(&report);
     if dropped > 0 {
-        bail!("{dropped} requests got no answer (connection error or over --timeout {} s)", a.timeout);
+        bail!(
+            "{dropped} requests got no answer (connection error or over --timeout {} s)",
+            a.timeout
+        );
     }
     Ok(())
 }
 
 fn run_annotate(a: &BenchAnnotateArgs) -> Result<()> {
     use prbench_annotate::load::{load_test, table, LoadOptions};
-    let opts = LoadOptions { annotators: a.annotators, seconds: a.seconds, items: a.items, reference_seconds: a.reference_seconds };
+    let opts = LoadOptions {
+        annotators: a.annotators,
+        seconds: a.seconds,
+        items: a.items,
+        reference_seconds: a.reference_seconds,
+    };
     let report = load_test(&opts)?;
     if a.json {
         println!("{}", serde_json::to_string(&report)?);
@@ -127,7 +154,12 @@ fn run_report(a: &SyntheticBenchArgs) -> Result<()> {
 }
 
 fn run_harness(a: &SyntheticBenchArgs) -> Result<()> {
-    let opts = harness::HarnessOptions { scale: a.scale, rounds: a.rounds, seed: a.seed, work: a.work.clone() };
+    let opts = harness::HarnessOptions {
+        scale: a.scale,
+        rounds: a.rounds,
+        seed: a.seed,
+        work: a.work.clone(),
+    };
     let report = harness::measure(&opts, &log)?;
     if a.json {
         println!("{}", serde_json::to_string(&report)?);
@@ -225,4 +257,3 @@ fn run_all(a: &BenchAllArgs) -> Result<()> {
     print!("{}", all::table(&rows, crate::code_version(), &invocation));
     prbench_bench::agreement_passed(&all::failed_checks(&rows))
 }
-

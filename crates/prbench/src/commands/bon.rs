@@ -9,7 +9,9 @@ use anyhow::{bail, Context, Result};
 use prbench_data::load::load;
 use prbench_data::{Dataset, Example};
 use prbench_downstream::bon::files::{read_jsonl, write_json, write_jsonl};
-use prbench_downstream::bon::folder::{check_name, name_for, BonFolder, SamplesManifest, StageManifest};
+use prbench_downstream::bon::folder::{
+    check_name, name_for, BonFolder, SamplesManifest, StageManifest,
+};
 use prbench_downstream::bon::prompts::{policy_hash, rating_hash, rubric_hash};
 use prbench_downstream::bon::rating::{RatingEngine, RatingRewardModel};
 use prbench_downstream::bon::report::{build, render, ModelScores};
@@ -26,11 +28,13 @@ use prbench_models::gguf::{default_model_path, GgufEngine, GgufOptions};
 use prbench_models::spec::ModelSpec;
 use prbench_models::{Generator, NextTokenScorer, RewardModel};
 
-use crate::cli::{BonCommand, CacheArgs, JudgeArgs, ReportArgs, SampleArgs, ScoreArgs, VerdictMode};
+use crate::cli::{
+    BonCommand, CacheArgs, JudgeArgs, ReportArgs, SampleArgs, ScoreArgs, VerdictMode,
+};
 use crate::commands::engines::{load_generator, CliEngines};
-use prbench_eval::evaluation::rank_profiles;
 use crate::commands::load::{load_model, LoadSettings, Loaded};
 use crate::progress::Bar;
+use prbench_eval::evaluation::rank_profiles;
 
 impl CacheArgs {
     /// The cache of the BoN folder `folder` (see [`default_cache`]), unless `--no-cache`.
@@ -54,8 +58,17 @@ pub fn default_cache(folder: &Path) -> PathBuf {
 
 /// Refuses an `--out` that is, or lies under, a file: a BoN folder must be a folder.
 fn check_out_folder(out: &Path) -> Result<()> {
-    if let Some(file) = out.ancestors().filter(|a| !a.as_os_str().is_empty()).find(|a| a.exists()).filter(|a| !a.is_dir()) {
-        let what = if file == out { "is a file".to_string() } else { format!("lies under `{}`, which is a file", file.display()) };
+    if let Some(file) = out
+        .ancestors()
+        .filter(|a| !a.as_os_str().is_empty())
+        .find(|a| a.exists())
+        .filter(|a| !a.is_dir())
+    {
+        let what = if file == out {
+            "is a file".to_string()
+        } else {
+            format!("lies under `{}`, which is a file", file.display())
+        };
         bail!("--out `{}` {what}; `bon sample` writes a folder of files (manifest.json, samples.jsonl, …): pass a new folder path", out.display());
     }
     Ok(())
@@ -94,9 +107,11 @@ fn sample(args: SampleArgs) -> Result<()> {
     if folder.samples().exists() {
         bail!("`{}` already holds samples; choose a new --out folder (judge and score it with `prbench bon judge/score --samples {}`)", folder.samples().display(), args.out.display());
     }
-    let data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
+    let data = load(&args.data.data, &args.data.subset)
+        .with_context(|| format!("loading dataset `{}`", args.data.data))?;
     super::print_data_warnings(&data);
-    let examples: Vec<Example> = select(&data.examples, args.limit, args.distinct_questions).into_iter().cloned().collect();
+    let examples: Vec<Example> =
+        select(&data.examples, args.limit, args.distinct_questions).into_iter().cloned().collect();
     if examples.is_empty() {
         bail!("no examples selected from `{}`", data.source);
     }
@@ -111,9 +126,25 @@ fn sample(args: SampleArgs) -> Result<()> {
     };
     let bar = Bar::new(args.stage.quiet);
     let cache = args.stage.cache.open(&args.out)?;
-    let (ranked, retriever) = rank_profiles(args.retriever.as_deref(), &data, &examples, cache.as_ref(), &CliEngines { remote: &args.stage.remote }, &bar)?;
-    let inputs = ConditionInputs { ranked, retriever: Some(retriever.clone()), ..ConditionInputs::default() };
-    eprintln!("prbench: {} examples × {} samples from `{}`; loading policy `{spec}`", examples.len(), args.n, data.source);
+    let (ranked, retriever) = rank_profiles(
+        args.retriever.as_deref(),
+        &data,
+        &examples,
+        cache.as_ref(),
+        &CliEngines { remote: &args.stage.remote },
+        &bar,
+    )?;
+    let inputs = ConditionInputs {
+        ranked,
+        retriever: Some(retriever.clone()),
+        ..ConditionInputs::default()
+    };
+    eprintln!(
+        "prbench: {} examples × {} samples from `{}`; loading policy `{spec}`",
+        examples.len(),
+        args.n,
+        data.source
+    );
     let policy = load_generator(&spec, &args.stage.remote, "policy", "--policy")?;
     let manifest = SamplesManifest {
         code_version: crate::code_version().into(),
@@ -131,7 +162,8 @@ fn sample(args: SampleArgs) -> Result<()> {
         distinct_questions: args.distinct_questions,
         example_ids: examples.iter().map(|e| e.id.clone()).collect(),
     };
-    std::fs::create_dir_all(&args.out).with_context(|| format!("creating `{}`", args.out.display()))?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating `{}`", args.out.display()))?;
     write_json(&folder.manifest(), &manifest)?;
     let counters = CacheCounters::default();
     let cached;
@@ -144,7 +176,9 @@ fn sample(args: SampleArgs) -> Result<()> {
     };
     let refs: Vec<&Example> = examples.iter().collect();
     bar.start("bon sample", (refs.len() * args.n) as u64);
-    let samples = sample_all(&refs, &inputs, &settings, generator, args.batch_size, &|done| bar.set_done(done as u64))?;
+    let samples = sample_all(&refs, &inputs, &settings, generator, args.batch_size, &|done| {
+        bar.set_done(done as u64)
+    })?;
     bar.finish();
     write_jsonl(&folder.samples(), &samples)?;
     let failed = samples.iter().filter(|s| s.error.is_some()).count();
@@ -168,7 +202,10 @@ fn sample(args: SampleArgs) -> Result<()> {
 
 /// The folder's manifest, its samples and its dataset (from `--data` or the manifest, checked
 /// by hash), and the examples by id.
-fn open_folder(dir: &Path, data: Option<&str>) -> Result<(BonFolder, SamplesManifest, Vec<BonSample>, Dataset)> {
+fn open_folder(
+    dir: &Path,
+    data: Option<&str>,
+) -> Result<(BonFolder, SamplesManifest, Vec<BonSample>, Dataset)> {
     let folder = BonFolder::new(dir);
     let manifest = folder.read_manifest()?;
     let samples: Vec<BonSample> = read_jsonl(&folder.samples())?;
@@ -205,7 +242,10 @@ fn judge(args: JudgeArgs) -> Result<()> {
     check_name(&name)?;
     let out = folder.judgements(&name);
     if out.exists() {
-        bail!("`{}` exists; pass --name for another judge, or delete it to judge again", out.display());
+        bail!(
+            "`{}` exists; pass --name for another judge, or delete it to judge again",
+            out.display()
+        );
     }
     let bar = Bar::new(args.stage.quiet);
     let cache = args.stage.cache.open(&folder.dir)?;
@@ -216,10 +256,17 @@ fn judge(args: JudgeArgs) -> Result<()> {
     let mut generator = None;
     match (args.mode, &parsed) {
         (VerdictMode::Logprob, ModelSpec::Gguf(path)) => {
-            gguf = Some(GgufEngine::load(path, GgufOptions::default()).with_context(|| format!("loading judge `{spec}`"))?);
+            gguf = Some(
+                GgufEngine::load(path, GgufOptions::default())
+                    .with_context(|| format!("loading judge `{spec}`"))?,
+            );
         }
-        (VerdictMode::Logprob, _) => bail!("--mode logprob needs a local `gguf:` judge; for `{spec}` pass --mode generate"),
-        (VerdictMode::Generate, _) => generator = Some(load_generator(&spec, &args.stage.remote, "judge", "--judge")?),
+        (VerdictMode::Logprob, _) => {
+            bail!("--mode logprob needs a local `gguf:` judge; for `{spec}` pass --mode generate")
+        }
+        (VerdictMode::Generate, _) => {
+            generator = Some(load_generator(&spec, &args.stage.remote, "judge", "--judge")?)
+        }
     }
     let (cached, cached_scorer);
     let engine = match (&gguf, generator.as_deref()) {
@@ -265,14 +312,24 @@ fn judge(args: JudgeArgs) -> Result<()> {
         let r = counters.report(c);
         eprintln!("prbench: cache `{}`: {} hits, {} calls", r.path, r.hits, r.calls);
     }
-    std::fs::create_dir_all(out.parent().expect("judgements/ folder")).with_context(|| format!("creating `{}`", out.display()))?;
+    std::fs::create_dir_all(out.parent().expect("judgements/ folder"))
+        .with_context(|| format!("creating `{}`", out.display()))?;
     write_json(&out.with_extension("manifest.json"), &stage)?;
     write_jsonl(&out, &judgements)?;
     let unparsed = judgements.iter().filter(|j| j.unparsed.is_some()).count();
     let failed = judgements.iter().filter(|j| j.error.is_some()).count();
-    eprintln!("prbench: {} judgements in {}; {unparsed} unparsed, {failed} failed", judgements.len(), out.display());
+    eprintln!(
+        "prbench: {} judgements in {}; {unparsed} unparsed, {failed} failed",
+        judgements.len(),
+        out.display()
+    );
     if let Some(u) = judgements.iter().find(|j| j.unparsed.is_some()) {
-        eprintln!("prbench: first unparsed (example `{}`, sample {}): {}", u.example_id, u.sample_index, u.unparsed.as_deref().unwrap_or(""));
+        eprintln!(
+            "prbench: first unparsed (example `{}`, sample {}): {}",
+            u.example_id,
+            u.sample_index,
+            u.unparsed.as_deref().unwrap_or("")
+        );
     }
     write_tables(&folder, Some(&name), None, false, true)
 }
@@ -287,35 +344,64 @@ fn score(args: ScoreArgs) -> Result<()> {
     check_name(&name)?;
     let out = folder.scores(&name);
     if out.exists() {
-        bail!("`{}` exists; pass --name for another file, or delete it to score again", out.display());
+        bail!(
+            "`{}` exists; pass --name for another file, or delete it to score again",
+            out.display()
+        );
     }
     let bar = Bar::new(args.stage.quiet);
     let cache = args.stage.cache.open(&folder.dir)?;
     let parsed = ModelSpec::parse(&args.model)?;
     // The examples the samples answer (PAL's users; the profiles `profile:k` ranks).
-    let examples: Vec<Example> = data.examples.iter().filter(|e| manifest.example_ids.contains(&e.id)).cloned().collect();
-    let (rm, mode, template_hash): (Box<dyn RewardModel>, &str, String) = match (&parsed, args.mode) {
+    let examples: Vec<Example> =
+        data.examples.iter().filter(|e| manifest.example_ids.contains(&e.id)).cloned().collect();
+    let (rm, mode, template_hash): (Box<dyn RewardModel>, &str, String) = match (&parsed, args.mode)
+    {
         (ModelSpec::Gguf(path), VerdictMode::Logprob) => {
-            let e = GgufEngine::load(path, GgufOptions::default()).with_context(|| format!("loading `{}`", args.model))?;
-            (Box::new(RatingRewardModel::new(RatingEngine::Logprob(Box::new(e)))), "logprob", rating_hash())
+            let e = GgufEngine::load(path, GgufOptions::default())
+                .with_context(|| format!("loading `{}`", args.model))?;
+            (
+                Box::new(RatingRewardModel::new(RatingEngine::Logprob(Box::new(e)))),
+                "logprob",
+                rating_hash(),
+            )
         }
         (ModelSpec::Gguf(_) | ModelSpec::OpenAi { .. }, VerdictMode::Generate) => {
             let g = load_generator(&args.model, &args.stage.remote, "judge", "--model")?;
-            (Box::new(RatingRewardModel::new(RatingEngine::Generate { generator: g, max_new_tokens: args.max_new_tokens })), "generate", rating_hash())
+            (
+                Box::new(RatingRewardModel::new(RatingEngine::Generate {
+                    generator: g,
+                    max_new_tokens: args.max_new_tokens,
+                })),
+                "generate",
+                rating_hash(),
+            )
         }
         (ModelSpec::OpenAi { .. }, VerdictMode::Logprob) => {
             bail!("a remote judge rates answers with --mode generate (one `Rating: <1-9>` reply per answer)")
         }
         _ => {
-            let settings = LoadSettings::for_reward_model(args.seed, vec![condition], &args.stage.remote, &args.scalar);
+            let settings = LoadSettings::for_reward_model(
+                args.seed,
+                vec![condition],
+                &args.stage.remote,
+                &args.scalar,
+            );
             let mut loaded = load_model(&parsed, &args.model, &settings)?;
             if let Loaded::Pal(pal) = &mut loaded {
                 // PAL scores each sample for its example's user: the users it was not trained on
                 // are adapted from their history pairs first, as in `eval`.
                 let spec = args.data.as_deref().unwrap_or(&manifest.dataset);
                 crate::commands::eval::prepare_pal(pal, spec, &manifest.subsets, &examples)?;
-                let items: Vec<(String, String)> =
-                    samples.iter().map(|s| (sample_item_id(&s.example_id, s.sample_index), pal.user_of(&s.example_id).to_string())).collect();
+                let items: Vec<(String, String)> = samples
+                    .iter()
+                    .map(|s| {
+                        (
+                            sample_item_id(&s.example_id, s.sample_index),
+                            pal.user_of(&s.example_id).to_string(),
+                        )
+                    })
+                    .collect();
                 pal.add_example_users(items);
             }
             (loaded.into_reward_model()?, "reward model", Prompts::new().hash())
@@ -323,7 +409,14 @@ fn score(args: ScoreArgs) -> Result<()> {
     };
     let mut inputs = ConditionInputs::default();
     if condition.profile_k().is_some() {
-        let (ranked, by) = rank_profiles(args.retriever.as_deref(), &data, &examples, cache.as_ref(), &CliEngines { remote: &args.stage.remote }, &bar)?;
+        let (ranked, by) = rank_profiles(
+            args.retriever.as_deref(),
+            &data,
+            &examples,
+            cache.as_ref(),
+            &CliEngines { remote: &args.stage.remote },
+            &bar,
+        )?;
         inputs.ranked = ranked;
         inputs.retriever = Some(by);
     }
@@ -337,24 +430,38 @@ fn score(args: ScoreArgs) -> Result<()> {
         _ => rm.as_ref(),
     };
     // The lexical profile-overlap baseline reads the whole profile whatever the condition.
-    let context = if parsed == ModelSpec::Baseline("profile-overlap".into()) { BonContext::FullProfile } else { BonContext::Condition(condition) };
+    let context = if parsed == ModelSpec::Baseline("profile-overlap".into()) {
+        BonContext::FullProfile
+    } else {
+        BonContext::Condition(condition)
+    };
     let stage = StageManifest {
         code_version: crate::code_version().into(),
         created: now(),
         model: rm.identity(),
         mode: match context {
-            BonContext::FullProfile => format!("{mode} (reads the whole profile whatever the condition, as in eval)"),
+            BonContext::FullProfile => {
+                format!("{mode} (reads the whole profile whatever the condition, as in eval)")
+            }
             BonContext::Condition(_) => mode.into(),
         },
         condition: condition.to_string(),
         template_hash,
         samples_sha256: folder.samples_sha256()?,
     };
-    eprintln!("prbench: scoring {} samples with `{}` under `{condition}`", samples.len(), args.model);
+    eprintln!(
+        "prbench: scoring {} samples with `{}` under `{condition}`",
+        samples.len(),
+        args.model
+    );
     bar.start("bon score", samples.len() as u64);
-    let scores = score_all(&by_id(&data), &samples, scorer, context, &inputs, args.batch_size, &|done| bar.set_done(done as u64))?;
+    let scores =
+        score_all(&by_id(&data), &samples, scorer, context, &inputs, args.batch_size, &|done| {
+            bar.set_done(done as u64)
+        })?;
     bar.finish();
-    std::fs::create_dir_all(out.parent().expect("scores/ folder")).with_context(|| format!("creating `{}`", out.display()))?;
+    std::fs::create_dir_all(out.parent().expect("scores/ folder"))
+        .with_context(|| format!("creating `{}`", out.display()))?;
     write_json(&out.with_extension("manifest.json"), &stage)?;
     write_jsonl(&out, &scores)?;
     if let Some(c) = cache.as_ref().filter(|_| rm.cacheable()) {
@@ -363,9 +470,18 @@ fn score(args: ScoreArgs) -> Result<()> {
     }
     let failed = scores.iter().filter(|s| s.error.is_some()).count();
     let truncated = scores.iter().filter(|s| s.tokens.truncated_tokens > 0).count();
-    eprintln!("prbench: {} scores in {}; {failed} without a score, {truncated} inputs truncated", scores.len(), out.display());
+    eprintln!(
+        "prbench: {} scores in {}; {failed} without a score, {truncated} inputs truncated",
+        scores.len(),
+        out.display()
+    );
     if let Some(f) = scores.iter().find(|s| s.error.is_some()) {
-        eprintln!("prbench: first failure (example `{}`, sample {}): {}", f.example_id, f.sample_index, f.error.as_deref().unwrap_or(""));
+        eprintln!(
+            "prbench: first failure (example `{}`, sample {}): {}",
+            f.example_id,
+            f.sample_index,
+            f.error.as_deref().unwrap_or("")
+        );
     }
     write_tables(&folder, None, None, false, true)
 }
@@ -382,11 +498,21 @@ fn report(args: ReportArgs) -> Result<()> {
 ///
 /// `auto` (after `judge` or `score`) turns "which judge?" into a note instead of an error. With
 /// `ks` the table is printed only: the files keep the default k values other commands read.
-fn write_tables(folder: &BonFolder, judge: Option<&str>, ks: Option<&[usize]>, json: bool, auto: bool) -> Result<()> {
+fn write_tables(
+    folder: &BonFolder,
+    judge: Option<&str>,
+    ks: Option<&[usize]>,
+    json: bool,
+    auto: bool,
+) -> Result<()> {
     let judges = folder.stage_names("judgements");
     let judge = match (judge, judges.as_slice()) {
         (Some(j), _) if judges.iter().any(|x| x == j) => j.to_string(),
-        (Some(j), _) => bail!("no judgements named `{j}` in `{}` (present: {})", folder.dir.display(), list(&judges)),
+        (Some(j), _) => bail!(
+            "no judgements named `{j}` in `{}` (present: {})",
+            folder.dir.display(),
+            list(&judges)
+        ),
         (None, []) => {
             eprintln!("prbench: no rubric judgements yet: run `prbench bon judge --samples {}` for the table", folder.dir.display());
             return Ok(());
@@ -396,7 +522,11 @@ fn write_tables(folder: &BonFolder, judge: Option<&str>, ks: Option<&[usize]>, j
             eprintln!("prbench: several judgements in `{}` ({}): see the table with `prbench bon report --samples {} --judge NAME`", folder.dir.display(), list(&judges), folder.dir.display());
             return Ok(());
         }
-        (None, _) => bail!("several judgements in `{}` ({}); pass --judge NAME", folder.dir.display(), list(&judges)),
+        (None, _) => bail!(
+            "several judgements in `{}` ({}); pass --judge NAME",
+            folder.dir.display(),
+            list(&judges)
+        ),
     };
     let manifest = folder.read_manifest()?;
     let samples: Vec<BonSample> = read_jsonl(&folder.samples())?;
@@ -408,7 +538,12 @@ fn write_tables(folder: &BonFolder, judge: Option<&str>, ks: Option<&[usize]>, j
         let path = folder.scores(&name);
         let stage = folder.checked_stage(&path)?;
         let scores: Vec<BonScore> = read_jsonl(&path)?;
-        models.push(ModelScores { name, spec: stage.model.spec, condition: stage.condition, scores });
+        models.push(ModelScores {
+            name,
+            spec: stage.model.spec,
+            condition: stage.condition,
+            scores,
+        });
     }
     let table = build(&samples, manifest.settings.n, &judge, &judgements, &models, ks)?;
     let md = render(&table);

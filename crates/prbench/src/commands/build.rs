@@ -40,7 +40,8 @@ pub fn run(args: BuildArgs) -> Result<()> {
     if args.no_cache && args.cache.is_some() {
         bail!("--no-cache and --cache contradict each other: pass one or the other");
     }
-    let data = load_questions(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
+    let data = load_questions(&args.data.data, &args.data.subset)
+        .with_context(|| format!("loading dataset `{}`", args.data.data))?;
     super::print_data_warnings(&data);
     let selected: Vec<&Example> = prbench_build::select(&data.examples, args.limit);
     let mut subsets: Vec<&str> = selected.iter().map(|e| e.subset.as_str()).collect();
@@ -83,10 +84,20 @@ pub fn run(args: BuildArgs) -> Result<()> {
     };
     let bar = Bar::new(args.quiet);
     let owned: Vec<Example> = selected.iter().map(|e| (*e).clone()).collect();
-    let (ranked, retriever) =
-        rank_profiles(args.retriever.as_deref(), &data, &owned, cache.as_ref(), &CliEngines { remote: &args.remote }, &bar)?;
+    let (ranked, retriever) = rank_profiles(
+        args.retriever.as_deref(),
+        &data,
+        &owned,
+        cache.as_ref(),
+        &CliEngines { remote: &args.remote },
+        &bar,
+    )?;
 
-    let judge: Option<&dyn Generator> = if args.skip_audit { None } else { Some(separate_judge.as_deref().unwrap_or(generator.as_ref())) };
+    let judge: Option<&dyn Generator> = if args.skip_audit {
+        None
+    } else {
+        Some(separate_judge.as_deref().unwrap_or(generator.as_ref()))
+    };
 
     let settings = BuildSettings {
         k_posts: args.k_posts,
@@ -103,7 +114,13 @@ pub fn run(args: BuildArgs) -> Result<()> {
         batch: args.batch_size,
     };
     let build = BuildRun {
-        input: BuildInput { data: &data, examples: selected, limit: args.limit, ranked: &ranked, retriever },
+        input: BuildInput {
+            data: &data,
+            examples: selected,
+            limit: args.limit,
+            ranked: &ranked,
+            retriever,
+        },
         engines: BuildEngines { generator: generator.as_ref(), judge },
         cache: cache.as_deref(),
         settings,
@@ -113,13 +130,18 @@ pub fn run(args: BuildArgs) -> Result<()> {
     let outcome = prbench_build::run(&build, &bar)?;
     let m = &outcome.manifest;
     for c in &m.counts {
-        let dropped: Vec<String> = c.dropped_by_reason.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let dropped: Vec<String> =
+            c.dropped_by_reason.iter().map(|(k, v)| format!("{k} {v}")).collect();
         eprintln!(
             "prbench: {}: {} built, {} kept{}",
             c.subset,
             c.examples,
             c.kept,
-            if dropped.is_empty() { String::new() } else { format!(" (dropped: {})", dropped.join(", ")) }
+            if dropped.is_empty() {
+                String::new()
+            } else {
+                format!(" (dropped: {})", dropped.join(", "))
+            }
         );
     }
     let all = m.counts.iter().find(|c| c.subset == "all").cloned().unwrap_or_default();
@@ -139,6 +161,9 @@ pub fn run(args: BuildArgs) -> Result<()> {
     if m.files.is_empty() {
         bail!("no pair survived the filter, so nothing was exported; {out}/{REPORT_FILE} lists why each pair was dropped");
     }
-    eprintln!("prbench: exported {} to {out}; evaluate them with `prbench eval --data {out}`", prbench_report::plural::count(all.kept, "pair", "pairs"));
+    eprintln!(
+        "prbench: exported {} to {out}; evaluate them with `prbench eval --data {out}`",
+        prbench_report::plural::count(all.kept, "pair", "pairs")
+    );
     Ok(())
 }

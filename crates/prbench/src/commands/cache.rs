@@ -17,7 +17,10 @@ pub fn run(cmd: CacheCommand) -> Result<()> {
 
 fn open_existing(path: &std::path::Path) -> Result<Cache> {
     if !path.is_file() {
-        bail!("no cache file at `{}` (prbench eval writes `<--out>/cache.sqlite`; pass --cache PATH)", path.display());
+        bail!(
+            "no cache file at `{}` (prbench eval writes `<--out>/cache.sqlite`; pass --cache PATH)",
+            path.display()
+        );
     }
     if std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) == 0 {
         bail!("`{}` is an empty file, not a prbench cache; pass --cache PATH", path.display());
@@ -26,24 +29,41 @@ fn open_existing(path: &std::path::Path) -> Result<Cache> {
 }
 
 fn utc(secs: i64) -> String {
-    chrono::DateTime::from_timestamp(secs, 0).map_or_else(|| secs.to_string(), |t| t.format("%Y-%m-%d %H:%M").to_string())
+    chrono::DateTime::from_timestamp(secs, 0)
+        .map_or_else(|| secs.to_string(), |t| t.format("%Y-%m-%d %H:%M").to_string())
 }
 
 fn stats(args: &CacheStatsArgs) -> Result<()> {
     let cache = open_existing(&args.cache)?;
     let rows = cache.stats()?;
     if args.json {
-        println!("{}", serde_json::json!({ "path": args.cache, "disk_bytes": cache.disk_bytes(), "models": rows }));
+        println!(
+            "{}",
+            serde_json::json!({ "path": args.cache, "disk_bytes": cache.disk_bytes(), "models": rows })
+        );
         return Ok(());
     }
     let total: u64 = rows.iter().map(|r| r.entries).sum();
-    println!("cache `{}`: {}, {:.1} MiB on disk", args.cache.display(), count(total, "entry", "entries"), cache.disk_bytes() as f64 / (1024.0 * 1024.0));
+    println!(
+        "cache `{}`: {}, {:.1} MiB on disk",
+        args.cache.display(),
+        count(total, "entry", "entries"),
+        cache.disk_bytes() as f64 / (1024.0 * 1024.0)
+    );
     if rows.is_empty() {
         return Ok(());
     }
     println!("\n| model | kind | entries | value KiB | oldest (UTC) | last used (UTC) |\n|---|---|---:|---:|---|---|");
     for r in rows {
-        println!("| `{}` | {} | {} | {:.1} | {} | {} |", r.model, r.kind, r.entries, r.value_bytes as f64 / 1024.0, utc(r.oldest), utc(r.last_used));
+        println!(
+            "| `{}` | {} | {} | {:.1} | {} | {} |",
+            r.model,
+            r.kind,
+            r.entries,
+            r.value_bytes as f64 / 1024.0,
+            utc(r.oldest),
+            utc(r.last_used)
+        );
     }
     Ok(())
 }

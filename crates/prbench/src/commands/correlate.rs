@@ -16,7 +16,10 @@ pub fn run(args: CorrelateArgs) -> Result<()> {
             bail!("--out names the markdown report (e.g. corr.md); the JSON goes next to it with the extension .json");
         }
         if out.exists() {
-            bail!("`{}` exists; choose another --out (reports are never overwritten)", out.display());
+            bail!(
+                "`{}` exists; choose another --out (reports are never overwritten)",
+                out.display()
+            );
         }
         if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty() && !p.is_dir()) {
             bail!("--out: folder `{}` does not exist", parent.display());
@@ -45,17 +48,30 @@ pub fn run(args: CorrelateArgs) -> Result<()> {
     let mut note = |note: &str| eprintln!("prbench: {note}");
     // The Markdown, and the JSON pretty (for the file) and on one line (for --json).
     let (md, pretty, line) = if compared {
-        let opts = ComparisonOptions { sets: args.benchmark_set, downstream_name: args.downstream_name, options: opts };
+        let opts = ComparisonOptions {
+            sets: args.benchmark_set,
+            downstream_name: args.downstream_name,
+            options: opts,
+        };
         let report = correlation::compare(&opts, &mut note)?;
-        (correlation::render_comparison(&report), serde_json::to_string_pretty(&report)?, serde_json::to_string(&report)?)
+        (
+            correlation::render_comparison(&report),
+            serde_json::to_string_pretty(&report)?,
+            serde_json::to_string(&report)?,
+        )
     } else {
         let report = correlate(&opts, &mut note)?;
-        (correlation::render(&report, opts.rbo_p), serde_json::to_string_pretty(&report)?, serde_json::to_string(&report)?)
+        (
+            correlation::render(&report, opts.rbo_p),
+            serde_json::to_string_pretty(&report)?,
+            serde_json::to_string(&report)?,
+        )
     };
     if let Some(out) = &args.out {
         std::fs::write(out, &md).with_context(|| format!("writing `{}`", out.display()))?;
         let json_path = out.with_extension("json");
-        std::fs::write(&json_path, pretty + "\n").with_context(|| format!("writing `{}`", json_path.display()))?;
+        std::fs::write(&json_path, pretty + "\n")
+            .with_context(|| format!("writing `{}`", json_path.display()))?;
         eprintln!("prbench: correlation report in {} and {}", out.display(), json_path.display());
     }
     if args.json {

@@ -6,8 +6,8 @@ use anyhow::{Context, Result};
 use prbench_candle::token_count::TokenCounter;
 use prbench_data::hub::HubOptions;
 use prbench_data::load::{load, load_questions};
-use prbench_data::DataError;
 use prbench_data::stats::dataset_stats;
+use prbench_data::DataError;
 use prbench_models::gguf::{GgufEngine, GgufOptions};
 use prbench_models::spec::ModelSpec;
 
@@ -44,8 +44,16 @@ pub fn run(cmd: DataCommand) -> Result<()> {
         DataCommand::Validate(args) => {
             let (spec, subsets) = (&args.data.data, &args.data.subset);
             let (loaded, what, unit) = match args.purpose {
-                ValidateFor::Eval => (load(spec, subsets), "as benchmark pairs (`--for eval`)", ("example", "examples")),
-                ValidateFor::Build => (load_questions(spec, subsets), "as `prbench build` input (`--for build`)", ("question", "questions")),
+                ValidateFor::Eval => (
+                    load(spec, subsets),
+                    "as benchmark pairs (`--for eval`)",
+                    ("example", "examples"),
+                ),
+                ValidateFor::Build => (
+                    load_questions(spec, subsets),
+                    "as `prbench build` input (`--for build`)",
+                    ("question", "questions"),
+                ),
             };
             let data = loaded.map_err(|e| {
                 let answer_missing = matches!(&e, DataError::MissingField { field, .. } if field == "chosen" || field == "rejected");
@@ -65,11 +73,17 @@ pub fn run(cmd: DataCommand) -> Result<()> {
                 }
             }
             let parts: Vec<String> = per.iter().map(|(s, n)| format!("{s}: {n}")).collect();
-            println!("ok: {} ({}); sha256 {}", prbench_report::plural::count(data.examples.len(), unit.0, unit.1), parts.join(", "), data.hash);
+            println!(
+                "ok: {} ({}); sha256 {}",
+                prbench_report::plural::count(data.examples.len(), unit.0, unit.1),
+                parts.join(", "),
+                data.hash
+            );
             Ok(())
         }
         DataCommand::Stats(args) => {
-            let data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading `{}`", args.data.data))?;
+            let data = load(&args.data.data, &args.data.subset)
+                .with_context(|| format!("loading `{}`", args.data.data))?;
             let counter = args.tokenizer.as_deref().map(Counter::load).transpose()?;
             let failed: RefCell<Option<anyhow::Error>> = RefCell::new(None);
             let count = |t: &str| match counter.as_ref().map(|c| c.count(t)) {
@@ -83,9 +97,13 @@ pub fn run(cmd: DataCommand) -> Result<()> {
                 }
                 None => 0,
             };
-            let stats = dataset_stats(&data, counter.is_some().then_some(&count as &dyn Fn(&str) -> usize));
+            let stats =
+                dataset_stats(&data, counter.is_some().then_some(&count as &dyn Fn(&str) -> usize));
             if let Some(e) = failed.into_inner() {
-                return Err(e.context(format!("counting tokens with `{}`", args.tokenizer.unwrap_or_default())));
+                return Err(e.context(format!(
+                    "counting tokens with `{}`",
+                    args.tokenizer.unwrap_or_default()
+                )));
             }
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&stats)?);

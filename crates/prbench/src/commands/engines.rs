@@ -25,7 +25,9 @@ use crate::commands::retrieve::retriever_from_spec;
 /// several models and must refuse a bad one before any of them loads; [`load_generator`] runs
 /// the same checks.
 pub(crate) fn check_generator_spec(spec: &str, role: &str, flag: &str) -> Result<ModelSpec> {
-    let parsed = ModelSpec::parse(spec).with_context(|| format!("{flag} `{spec}` names no generator; use gguf:PATH or openai:MODEL[@BASE_URL]"))?;
+    let parsed = ModelSpec::parse(spec).with_context(|| {
+        format!("{flag} `{spec}` names no generator; use gguf:PATH or openai:MODEL[@BASE_URL]")
+    })?;
     match &parsed {
         ModelSpec::Gguf(path) if !path.is_file() => {
             bail!("{role} model file `{}` not found; run scripts/setup.sh, or pass {flag} gguf:PATH or {flag} openai:MODEL@URL", path.display())
@@ -38,11 +40,17 @@ pub(crate) fn check_generator_spec(spec: &str, role: &str, flag: &str) -> Result
 /// Loads a generator (the planner, the BoN policy, a rubric judge): `gguf:PATH` or
 /// `openai:MODEL[@URL…]` with the given remote settings; `role` names it in messages (e.g.
 /// `planner`, `--planner`).
-pub(crate) fn load_generator(spec: &str, remote: &RemoteArgs, role: &str, flag: &str) -> Result<Box<dyn Generator>> {
+pub(crate) fn load_generator(
+    spec: &str,
+    remote: &RemoteArgs,
+    role: &str,
+    flag: &str,
+) -> Result<Box<dyn Generator>> {
     match check_generator_spec(spec, role, flag)? {
-        ModelSpec::Gguf(path) => {
-            Ok(Box::new(GgufEngine::load(&path, GgufOptions::default()).with_context(|| format!("loading {role} `{spec}`"))?))
-        }
+        ModelSpec::Gguf(path) => Ok(Box::new(
+            GgufEngine::load(&path, GgufOptions::default())
+                .with_context(|| format!("loading {role} `{spec}`"))?,
+        )),
         ModelSpec::OpenAi { model, base_urls } => {
             let opts = super::load::remote_options(remote)?;
             let chat = OpenAiChat::new(&model, base_urls, opts)?.with_spec(spec);
@@ -62,7 +70,11 @@ pub(crate) struct CliEngines<'a> {
 }
 
 impl Engines for CliEngines<'_> {
-    fn retriever<'c>(&self, spec: &str, cache: Option<&'c Cache>) -> Result<Box<dyn Retriever + 'c>, EngineError> {
+    fn retriever<'c>(
+        &self,
+        spec: &str,
+        cache: Option<&'c Cache>,
+    ) -> Result<Box<dyn Retriever + 'c>, EngineError> {
         Ok(retriever_from_spec(spec, cache)?)
     }
 
@@ -73,8 +85,16 @@ impl Engines for CliEngines<'_> {
     fn quality_embedder(&self) -> Result<Arc<dyn Embedder>, EngineError> {
         let dir = default_embedder_dir();
         if !dir.join("model.safetensors").is_file() {
-            return Err(format!("the MiniLM embedder is not at `{}` (run scripts/setup.sh)", dir.display()).into());
+            return Err(format!(
+                "the MiniLM embedder is not at `{}` (run scripts/setup.sh)",
+                dir.display()
+            )
+            .into());
         }
-        Ok(Arc::new(load_embedder(&dir.display().to_string(), &EmbedderOptions::default(), &HubOptions::from_env())?))
+        Ok(Arc::new(load_embedder(
+            &dir.display().to_string(),
+            &EmbedderOptions::default(),
+            &HubOptions::from_env(),
+        )?))
     }
 }

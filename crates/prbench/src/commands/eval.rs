@@ -11,7 +11,10 @@ use prbench_candle::pal::PalRewardModel;
 use prbench_data::load::load;
 use prbench_data::Dataset;
 use prbench_eval::condition::{Condition, ConditionInputs};
-use prbench_eval::evaluation::{slot_balance_warning, unparsed, Evaluation, EvaluationOptions, EvaluationReporter, PlannerOptions};
+use prbench_eval::evaluation::{
+    slot_balance_warning, unparsed, Evaluation, EvaluationOptions, EvaluationReporter,
+    PlannerOptions,
+};
 use prbench_eval::prompt::Prompts;
 use prbench_eval::recipe::JudgeRecipe;
 use prbench_eval::run::RunResult;
@@ -29,8 +32,14 @@ use crate::progress::Bar;
 /// Refuses to score pairs a trained model (BT head, PAL) was trained on (`file` lists the sha256
 /// of every pair it used): a model evaluated on its own training pairs gives a number that means
 /// nothing.
-fn check_leak(trained_pairs_sha256: &[String], file: &str, data: &Dataset, spec: &str) -> Result<()> {
-    let trained: std::collections::HashSet<&str> = trained_pairs_sha256.iter().map(String::as_str).collect();
+fn check_leak(
+    trained_pairs_sha256: &[String],
+    file: &str,
+    data: &Dataset,
+    spec: &str,
+) -> Result<()> {
+    let trained: std::collections::HashSet<&str> =
+        trained_pairs_sha256.iter().map(String::as_str).collect();
     let leaked: Vec<&str> = data
         .examples
         .iter()
@@ -50,9 +59,18 @@ fn check_leak(trained_pairs_sha256: &[String], file: &str, data: &Dataset, spec:
 /// Gives a PAL model the users of the examples to score and adapts the ones it was not trained
 /// on from their history pairs ([`prepare_eval_users`]); says what it did. Users with no
 /// history stay unknown, and their examples fail with an error naming them.
-pub(crate) fn prepare_pal(rm: &mut PalRewardModel, data: &str, subset: &[String], examples: &[prbench_data::Example]) -> Result<()> {
+pub(crate) fn prepare_pal(
+    rm: &mut PalRewardModel,
+    data: &str,
+    subset: &[String],
+    examples: &[prbench_data::Example],
+) -> Result<()> {
     let condition = Condition::parse(&rm.config().condition)?;
-    let context = |ex: &prbench_data::Example| condition.context(ex, &ConditionInputs::default(), None).expect("a PAL model trains under none or oracle, which render without prepared inputs");
+    let context = |ex: &prbench_data::Example| {
+        condition
+            .context(ex, &ConditionInputs::default(), None)
+            .expect("a PAL model trains under none or oracle, which render without prepared inputs")
+    };
     let u = prepare_eval_users(rm, data, subset, examples, &context)?;
     let a = &u.adapted;
     eprintln!(
@@ -71,7 +89,10 @@ pub(crate) fn prepare_pal(rm: &mut PalRewardModel, data: &str, subset: &[String]
             )
         },
         match u.without_history.first() {
-            Some(first) => format!("; {} no history and will not be scored (first: `{first}`)", count(u.without_history.len(), "user has", "users have")),
+            Some(first) => format!(
+                "; {} no history and will not be scored (first: `{first}`)",
+                count(u.without_history.len(), "user has", "users have")
+            ),
             None => String::new(),
         }
     );
@@ -112,8 +133,13 @@ fn preflight(
         let rm = match model {
             Loaded::SeqCls(rm) => rm,
             Loaded::Rendered(rm) => {
-                let view = rm.preflight(&req).with_context(|| format!("preflight of example `{}` under `{condition}`", ex.id))?;
-                eprintln!("prbench preflight: condition `{condition}`, example `{}` (chosen answer)", ex.id);
+                let view = rm.preflight(&req).with_context(|| {
+                    format!("preflight of example `{}` under `{condition}`", ex.id)
+                })?;
+                eprintln!(
+                    "prbench preflight: condition `{condition}`, example `{}` (chosen answer)",
+                    ex.id
+                );
                 eprintln!("{view}");
                 continue;
             }
@@ -127,18 +153,32 @@ fn preflight(
                 eprintln!("prbench preflight: condition `{condition}`, example `{}`: {e}; such items are recorded as errors", ex.id);
                 continue;
             }
-            Err(e) => return Err(e).with_context(|| format!("preflight of example `{}` under `{condition}`", ex.id)),
+            Err(e) => {
+                return Err(e).with_context(|| {
+                    format!("preflight of example `{}` under `{condition}`", ex.id)
+                })
+            }
         };
-        eprintln!("prbench preflight: condition `{condition}`, example `{}` (chosen answer)", ex.id);
+        eprintln!(
+            "prbench preflight: condition `{condition}`, example `{}` (chosen answer)",
+            ex.id
+        );
         eprintln!("----- model input (decoded from the token ids fed) -----\n{}\n-----", p.text);
         eprintln!(
             "tokens: {} of max {}; BOS tokens: {}{}; truncated: {}",
             p.tokens,
             p.max_length,
             p.bos_count,
-            if p.extra_bos_removed > 0 { format!(" ({} repeated BOS removed)", p.extra_bos_removed) } else { String::new() },
+            if p.extra_bos_removed > 0 {
+                format!(" ({} repeated BOS removed)", p.extra_bos_removed)
+            } else {
+                String::new()
+            },
             match &p.cut_preview {
-                Some(c) => format!("{} context tokens cut from the left; the kept context starts with {c:?}", p.truncated_tokens),
+                Some(c) => format!(
+                    "{} context tokens cut from the left; the kept context starts with {c:?}",
+                    p.truncated_tokens
+                ),
                 None => "no".into(),
             }
         );
@@ -147,25 +187,40 @@ fn preflight(
 }
 
 /// Flag combinations that would be silently ignored are errors instead.
-fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition], recipe: Option<&JudgeRecipe>) -> Result<()> {
+fn check_flags(
+    args: &EvalArgs,
+    spec: &ModelSpec,
+    conditions: &[Condition],
+    recipe: Option<&JudgeRecipe>,
+) -> Result<()> {
     let is_judge = spec.is_judge();
     let generative = matches!(spec, ModelSpec::Gguf(_) | ModelSpec::OpenAi { .. });
     if args.judge_recipe.is_some() && !generative {
-        bail!("--judge-recipe applies to generative judges (`gguf:` and `openai:`), not `{}`", args.model.as_deref().unwrap_or(""));
+        bail!(
+            "--judge-recipe applies to generative judges (`gguf:` and `openai:`), not `{}`",
+            args.model.as_deref().unwrap_or("")
+        );
     }
     let pointwise = recipe.is_some_and(JudgeRecipe::is_pointwise);
     if pointwise && args.both_orders {
         bail!("--both-orders: judge recipe `{}` is pointwise (each answer is rated alone), so the order of the answers cannot matter; drop the flag", recipe.map(JudgeRecipe::name).unwrap_or_default());
     }
     if pointwise {
-        for (flag, given) in [("--temperature", args.remote.temperature.is_some()), ("--top-p", args.remote.top_p.is_some())] {
+        for (flag, given) in [
+            ("--temperature", args.remote.temperature.is_some()),
+            ("--top-p", args.remote.top_p.is_some()),
+        ] {
             if given {
                 bail!("{flag}: a pointwise recipe's ratings are decoded greedily; drop the flag");
             }
         }
     }
     let is_seqcls = matches!(spec, ModelSpec::Hf(_) | ModelSpec::Dir(_));
-    let takes_label = matches!(spec, ModelSpec::VllmClassify { .. } | ModelSpec::Templated { engine: TextEngine::Sglang | TextEngine::Tei, .. });
+    let takes_label = matches!(
+        spec,
+        ModelSpec::VllmClassify { .. }
+            | ModelSpec::Templated { engine: TextEngine::Sglang | TextEngine::Tei, .. }
+    );
     if args.scalar.label_index.is_some() && !(is_seqcls || takes_label) {
         bail!("--label-index applies to sequence-classification reward models (`hf:`, `dir:`, `vllm-classify:`, `sglang-classify:`, `tei:`), not `{}`", args.model.as_deref().unwrap_or("the default judge"));
     }
@@ -176,7 +231,10 @@ fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition], reci
         );
     }
     if !is_seqcls {
-        for (flag, given) in [("--max-length", args.scalar.max_length.is_some()), ("--rm-batch", args.scalar.rm_batch.is_some())] {
+        for (flag, given) in [
+            ("--max-length", args.scalar.max_length.is_some()),
+            ("--rm-batch", args.scalar.rm_batch.is_some()),
+        ] {
             if given {
                 bail!("{flag} applies to sequence-classification reward models (`hf:` or `dir:`), not `{}`", args.model.as_deref().unwrap_or("the default judge"));
             }
@@ -186,12 +244,18 @@ fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition], reci
         bail!("--embedder applies to `bt:` and `pal:` models only");
     }
     if args.both_orders && !is_judge {
-        bail!("--both-orders applies to pairwise judges; `{}` is a pointwise reward model", args.model.as_deref().unwrap_or(""));
+        bail!(
+            "--both-orders applies to pairwise judges; `{}` is a pointwise reward model",
+            args.model.as_deref().unwrap_or("")
+        );
     }
-    if args.verdict == VerdictMode::Generate && !matches!(spec, ModelSpec::Gguf(_) | ModelSpec::OpenAi { .. }) {
+    if args.verdict == VerdictMode::Generate
+        && !matches!(spec, ModelSpec::Gguf(_) | ModelSpec::OpenAi { .. })
+    {
         bail!("--verdict generate applies to `gguf:` and `openai:` judges only");
     }
-    let planner_remote = args.planner.as_deref().is_some_and(|p| ModelSpec::parse(p).is_ok_and(|s| s.is_remote()));
+    let planner_remote =
+        args.planner.as_deref().is_some_and(|p| ModelSpec::parse(p).is_ok_and(|s| s.is_remote()));
     if !spec.is_remote() && !planner_remote {
         if let Some(flag) = args.remote.given().first() {
             bail!("{flag} applies to remote engines (`openai:`, `vllm-classify:`, `sglang-classify:`, `tei:`, `openrlhf:`, `reward-server:`), not `{}`", args.model.as_deref().unwrap_or("the default judge"));
@@ -201,7 +265,11 @@ fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition], reci
         bail!("--chat-template applies to `sglang-classify:`, `tei:` and `openrlhf:` models (servers that take rendered text), not `{}`", args.model.as_deref().unwrap_or("the default judge"));
     }
     if !matches!(spec, ModelSpec::OpenAi { .. }) {
-        for (flag, given) in [("--temperature", args.remote.temperature.is_some()), ("--top-p", args.remote.top_p.is_some()), ("--request-extra", args.remote.request_extra.is_some())] {
+        for (flag, given) in [
+            ("--temperature", args.remote.temperature.is_some()),
+            ("--top-p", args.remote.top_p.is_some()),
+            ("--request-extra", args.remote.request_extra.is_some()),
+        ] {
             if given && spec.is_remote() {
                 bail!("{flag} applies to `openai:` judges only");
             }
@@ -215,7 +283,9 @@ fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition], reci
     }
     // Ranges (--max-new-tokens ≥ 1, --max-error-rate in [0, 1], --limit ≥ 1, …) are checked
     // while the flags are parsed (crate::bounds).
-    let generates = matches!(spec, ModelSpec::OpenAi { .. }) || (matches!(spec, ModelSpec::Gguf(_)) && (args.verdict == VerdictMode::Generate || pointwise));
+    let generates = matches!(spec, ModelSpec::OpenAi { .. })
+        || (matches!(spec, ModelSpec::Gguf(_))
+            && (args.verdict == VerdictMode::Generate || pointwise));
     if args.max_new_tokens.is_some() && !generates {
         bail!(
             "--max-new-tokens applies to generated verdicts (`--verdict generate` with a `gguf:` judge, or an `openai:` judge); `{}` {}",
@@ -225,13 +295,19 @@ fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition], reci
     }
     let ranked = conditions.iter().any(|c| c.profile_k().is_some() || *c == Condition::Planner);
     if args.retriever.is_some() && !ranked {
-        bail!("--retriever applies to the `profile` and `planner` conditions; none is in --condition");
+        bail!(
+            "--retriever applies to the `profile` and `planner` conditions; none is in --condition"
+        );
     }
     if args.sample && args.limit.is_none() {
         bail!("--sample draws a seeded random sample of N examples per subset and needs --limit N (e.g. --limit 20 --sample)");
     }
     if !conditions.contains(&Condition::Planner) {
-        for (flag, given) in [("--planner", args.planner.is_some()), ("--planner-k", args.planner_k != 10), ("--planner-max-new-tokens", args.planner_max_new_tokens != 128)] {
+        for (flag, given) in [
+            ("--planner", args.planner.is_some()),
+            ("--planner-k", args.planner_k != 10),
+            ("--planner-max-new-tokens", args.planner_max_new_tokens != 128),
+        ] {
             if given {
                 bail!("{flag} applies to the `planner` condition; add `planner` to --condition");
             }
@@ -243,8 +319,13 @@ fn check_flags(args: &EvalArgs, spec: &ModelSpec, conditions: &[Condition], reci
 /// Writes the HTML reports of the runs (and of the matrix) and says where. A report that cannot
 /// be written is a warning naming the command that makes it: the runs themselves are complete.
 /// `data` is the dataset evaluated: the reports take the items' texts from it instead of reading it again.
-fn write_reports(args: &EvalArgs, result: &prbench_eval::evaluation::EvaluationResult, data: &prbench_data::Dataset) {
-    let dirs: Vec<std::path::PathBuf> = result.runs.iter().map(|(_, id)| args.out.join(id)).collect();
+fn write_reports(
+    args: &EvalArgs,
+    result: &prbench_eval::evaluation::EvaluationResult,
+    data: &prbench_data::Dataset,
+) {
+    let dirs: Vec<std::path::PathBuf> =
+        result.runs.iter().map(|(_, id)| args.out.join(id)).collect();
     let matrix = result.matrix.as_ref().map(|m| m.json_path.as_path());
     match prbench_report::html::write_eval_reports(&dirs, matrix, &format!("prbench {}", crate::code_version()), &[data]) {
         Ok(files) => match (matrix, files.last()) {
@@ -287,7 +368,13 @@ fn default_judge() -> Result<String> {
 }
 
 /// The library's options from the flags (defaults resolved: batch size, cache file, planner).
-fn options(args: &EvalArgs, spec: &str, parsed: &ModelSpec, conditions: Vec<Condition>, recipe: Option<Arc<JudgeRecipe>>) -> EvaluationOptions {
+fn options(
+    args: &EvalArgs,
+    spec: &str,
+    parsed: &ModelSpec,
+    conditions: Vec<Condition>,
+    recipe: Option<Arc<JudgeRecipe>>,
+) -> EvaluationOptions {
     EvaluationOptions {
         model: spec.to_string(),
         conditions,
@@ -295,16 +382,24 @@ fn options(args: &EvalArgs, spec: &str, parsed: &ModelSpec, conditions: Vec<Cond
         run_id: args.run_id.clone(),
         seed: args.seed,
         both_orders: args.both_orders,
-        batch_size: args.batch_size.unwrap_or(if parsed.is_remote() { 4 * args.remote.concurrency() } else { 8 }),
+        batch_size: args.batch_size.unwrap_or(if parsed.is_remote() {
+            4 * args.remote.concurrency()
+        } else {
+            8
+        }),
         limit: args.limit,
         sample: args.sample,
         bootstrap: args.bootstrap,
-        cache: (!args.no_cache).then(|| args.cache.clone().unwrap_or_else(|| args.out.join("cache.sqlite"))),
+        cache: (!args.no_cache)
+            .then(|| args.cache.clone().unwrap_or_else(|| args.out.join("cache.sqlite"))),
         preflight: args.preflight,
         max_error_rate: args.max_error_rate,
         retriever: args.retriever.clone(),
         planner: PlannerOptions {
-            model: args.planner.clone().unwrap_or_else(|| format!("gguf:{}", default_model_path().display())),
+            model: args
+                .planner
+                .clone()
+                .unwrap_or_else(|| format!("gguf:{}", default_model_path().display())),
             k: args.planner_k,
             max_new_tokens: args.planner_max_new_tokens,
         },
@@ -345,7 +440,10 @@ impl EvaluationReporter for Printer {
         } else {
             println!("{}", prbench_report::markdown::render(summary));
         }
-        eprintln!("prbench: run files in {}/ (summary.md, summary.json, outcomes.jsonl, manifest.json)", dir.display());
+        eprintln!(
+            "prbench: run files in {}/ (summary.md, summary.json, outcomes.jsonl, manifest.json)",
+            dir.display()
+        );
     }
 
     fn run_finished(&self, result: &RunResult) {
@@ -360,7 +458,15 @@ impl EvaluationReporter for Printer {
                 c.path,
                 count(c.hits, "hit", "hits"),
                 count(c.calls, "call", "calls"),
-                if c.write_errors > 0 { format!(", {} results NOT stored (first: {})", c.write_errors, c.first_error.as_deref().unwrap_or("")) } else { String::new() }
+                if c.write_errors > 0 {
+                    format!(
+                        ", {} results NOT stored (first: {})",
+                        c.write_errors,
+                        c.first_error.as_deref().unwrap_or("")
+                    )
+                } else {
+                    String::new()
+                }
             );
         }
         if let Some(r) = &result.summary.remote {
@@ -372,7 +478,11 @@ impl EvaluationReporter for Printer {
                 r.usage_text()
             );
         }
-        if let Some(w) = slot_balance_warning(&result.outcomes, result.summary.sample_per_subset.is_some(), result.summary.both_orders.is_some()) {
+        if let Some(w) = slot_balance_warning(
+            &result.outcomes,
+            result.summary.sample_per_subset.is_some(),
+            result.summary.both_orders.is_some(),
+        ) {
             eprintln!("prbench: warning: {w}");
         }
         let errors: Vec<&str> = result.outcomes.iter().filter_map(|o| o.error.as_deref()).collect();
@@ -387,7 +497,10 @@ impl EvaluationReporter for Printer {
                 prbench_report::markdown::unparsed_reason(&result.summary.decoding)
             );
         }
-        eprintln!("prbench: run files in {}/ (summary.md, summary.json, outcomes.jsonl, manifest.json)", result.dir.display());
+        eprintln!(
+            "prbench: run files in {}/ (summary.md, summary.json, outcomes.jsonl, manifest.json)",
+            result.dir.display()
+        );
     }
 }
 
@@ -408,14 +521,22 @@ pub fn run(args: EvalArgs) -> Result<()> {
         eprintln!("prbench: note: {note}");
     }
     crate::commands::refuse_file_as_folder("--out", &args.out, "run folders")?;
-    let data = load(&args.data.data, &args.data.subset).with_context(|| format!("loading dataset `{}`", args.data.data))?;
+    let data = load(&args.data.data, &args.data.subset)
+        .with_context(|| format!("loading dataset `{}`", args.data.data))?;
     super::print_data_warnings(&data);
     // Run folders are checked before the model loads, so an id taken by other settings or by
     // damaged run files fails fast.
-    let eval = Evaluation::plan(&data, options(&args, &spec, &parsed, conditions.clone(), recipe.clone()))?;
+    let eval = Evaluation::plan(
+        &data,
+        options(&args, &spec, &parsed, conditions.clone(), recipe.clone()),
+    )?;
     let n_eval = eval.examples().len();
     if n_eval == data.examples.len() {
-        eprintln!("prbench: {} from `{}`; loading model `{spec}`", count(data.examples.len(), "example", "examples"), data.source);
+        eprintln!(
+            "prbench: {} from `{}`; loading model `{spec}`",
+            count(data.examples.len(), "example", "examples"),
+            data.source
+        );
     } else {
         eprintln!(
             "prbench: {n_eval} of {} from `{}` ({} {} per subset{}); loading model `{spec}`",
@@ -426,9 +547,15 @@ pub fn run(args: EvalArgs) -> Result<()> {
             if args.sample { format!(", seed {}", args.seed) } else { String::new() }
         );
     }
-    let mut model = load_model(&parsed, &spec, &LoadSettings { recipe, ..LoadSettings::of_eval(&args, &conditions) })?;
+    let mut model = load_model(
+        &parsed,
+        &spec,
+        &LoadSettings { recipe, ..LoadSettings::of_eval(&args, &conditions) },
+    )?;
     match &mut model {
-        Loaded::Bt(rm) => check_leak(&rm.config().data.trained_pairs_sha256, "bt.json", &data, &spec)?,
+        Loaded::Bt(rm) => {
+            check_leak(&rm.config().data.trained_pairs_sha256, "bt.json", &data, &spec)?
+        }
         Loaded::Pal(rm) => {
             check_leak(&rm.config().data.trained_pairs_sha256, "pal.json", &data, &spec)?;
             prepare_pal(rm, &args.data.data, &args.data.subset, eval.examples())?;
@@ -440,7 +567,11 @@ pub fn run(args: EvalArgs) -> Result<()> {
     if has_preflight(&model) {
         preflight(&model, eval.examples(), &conditions, prepared.inputs(), &args)?;
         if args.preflight {
-            let untouched = if matches!(model, Loaded::Rendered(_)) { " (the server was not contacted)" } else { "" };
+            let untouched = if matches!(model, Loaded::Rendered(_)) {
+                " (the server was not contacted)"
+            } else {
+                ""
+            };
             eprintln!("prbench: --preflight: stopping before scoring{untouched}");
             return Ok(());
         }
@@ -451,7 +582,11 @@ pub fn run(args: EvalArgs) -> Result<()> {
     }
     if let (Some(m), false) = (&result.matrix, args.json) {
         println!("{}", m.markdown);
-        let guide = GuideInputs { share_a: result.share_a.clone(), data_arg: args.data.data.clone(), psoups_arg: psoups_arg() };
+        let guide = GuideInputs {
+            share_a: result.share_a.clone(),
+            data_arg: args.data.data.clone(),
+            psoups_arg: psoups_arg(),
+        };
         println!("{}", prbench_report::guide::render(&m.matrix, &guide));
     }
     let retry = retry_hint(&args, eval.rerun_id(), result.errors);
@@ -473,7 +608,9 @@ pub fn run(args: EvalArgs) -> Result<()> {
 fn retry_hint(args: &EvalArgs, rerun_id: Option<&str>, errors: usize) -> String {
     let items = count(errors, "failed item", "failed items");
     if args.no_cache {
-        return format!("Rerun without --no-cache to retry the {items} and keep what succeeds from then on.");
+        return format!(
+            "Rerun without --no-cache to retry the {items} and keep what succeeds from then on."
+        );
     }
     match (&args.run_id, rerun_id) {
         (Some(_), _) => format!("Rerun the same command to retry exactly the {items} in the same run folder: the items that succeeded come from the cache."),

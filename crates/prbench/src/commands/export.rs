@@ -34,13 +34,17 @@ fn check_flags(args: &ExportArgs, format: Format, condition: Condition) -> Resul
     if !format.is_reward() && args.condition.is_some() {
         bail!("--condition applies to the reward formats (trl-reward, openrlhf-reward); trl-sft-planner's input is the planner's prompt (question and top --planner-k posts) and its target the rubric, whatever the condition");
     }
-    let ranks = !format.is_reward() || condition.profile_k().is_some() || condition == Condition::Planner;
+    let ranks =
+        !format.is_reward() || condition.profile_k().is_some() || condition == Condition::Planner;
     if args.retriever.is_some() && !ranks {
         bail!("--retriever applies to the `profile` and `planner` conditions and to trl-sft-planner; `{condition}` shows no posts");
     }
     let planner_runs = format.is_reward() && condition == Condition::Planner;
     if !planner_runs {
-        for (flag, given) in [("--planner", args.planner.is_some()), ("--planner-max-new-tokens", args.planner_max_new_tokens != 128)] {
+        for (flag, given) in [
+            ("--planner", args.planner.is_some()),
+            ("--planner-max-new-tokens", args.planner_max_new_tokens != 128),
+        ] {
             if given {
                 bail!("{flag} applies to `--condition planner` (a reward format), where the planner runs");
             }
@@ -49,7 +53,8 @@ fn check_flags(args: &ExportArgs, format: Format, condition: Condition) -> Resul
     if args.planner_k != 10 && !planner_runs && format.is_reward() {
         bail!("--planner-k applies to `--condition planner` and to trl-sft-planner");
     }
-    let planner_remote = args.planner.as_deref().is_some_and(|p| ModelSpec::parse(p).is_ok_and(|s| s.is_remote()));
+    let planner_remote =
+        args.planner.as_deref().is_some_and(|p| ModelSpec::parse(p).is_ok_and(|s| s.is_remote()));
     if !planner_remote {
         if let Some(flag) = args.remote_given().first() {
             bail!("{flag} applies to a remote planner (`--planner openai:…`, with `--condition planner`)");
@@ -58,12 +63,16 @@ fn check_flags(args: &ExportArgs, format: Format, condition: Condition) -> Resul
     if args.sample && args.limit.is_none() {
         bail!("--sample draws a seeded random sample of N examples per subset and needs --limit N");
     }
-    let uses_cache = planner_runs || args.retriever.as_deref().is_some_and(|r| r.trim().starts_with("dense"));
+    let uses_cache =
+        planner_runs || args.retriever.as_deref().is_some_and(|r| r.trim().starts_with("dense"));
     if args.cache.is_some() && !uses_cache {
         bail!("--cache applies to `--condition planner` and dense retrievers; this export computes nothing worth caching");
     }
     if DataFormat::from_path(&args.out) != Some(DataFormat::Jsonl) {
-        bail!("--out `{}` must be a .jsonl file (exports are JSONL, one row per line)", args.out.display());
+        bail!(
+            "--out `{}` must be a .jsonl file (exports are JSONL, one row per line)",
+            args.out.display()
+        );
     }
     // As `prbench report --out` and `correlate --out`: a missing folder is more likely a typo
     // than a wish, so it is refused rather than created.
@@ -79,22 +88,28 @@ pub fn run(args: ExportArgs) -> Result<()> {
     let condition = parse_condition(args.condition.as_deref())?;
     check_flags(&args, format, condition)?;
     let planner_runs = format.is_reward() && condition == Condition::Planner;
-    let uses_cache = planner_runs || args.retriever.as_deref().is_some_and(|r| r.trim().starts_with("dense"));
-    let cache: Option<PathBuf> = (uses_cache && !args.no_cache).then(|| args.cache.clone().unwrap_or_else(|| PathBuf::from("runs/cache.sqlite")));
+    let uses_cache =
+        planner_runs || args.retriever.as_deref().is_some_and(|r| r.trim().starts_with("dense"));
+    let cache: Option<PathBuf> = (uses_cache && !args.no_cache)
+        .then(|| args.cache.clone().unwrap_or_else(|| PathBuf::from("runs/cache.sqlite")));
     // Refuse a taken --out before any work (the library refuses again when writing).
     for p in [args.out.clone(), prbench_eval::training_export::manifest_path(&args.out)] {
         if p.exists() {
             bail!("`{}` already exists; remove it or choose another --out (exports are never overwritten)", p.display());
         }
     }
-    let data = load(&args.data, &args.subset).with_context(|| format!("loading dataset `{}`", args.data))?;
+    let data = load(&args.data, &args.subset)
+        .with_context(|| format!("loading dataset `{}`", args.data))?;
     super::print_data_warnings(&data);
     let opts = ExportOptions {
         format,
         condition,
         retriever: args.retriever.clone(),
         planner: PlannerOptions {
-            model: args.planner.clone().unwrap_or_else(|| format!("gguf:{}", default_model_path().display())),
+            model: args
+                .planner
+                .clone()
+                .unwrap_or_else(|| format!("gguf:{}", default_model_path().display())),
             k: args.planner_k,
             max_new_tokens: args.planner_max_new_tokens,
         },
@@ -111,7 +126,14 @@ pub fn run(args: ExportArgs) -> Result<()> {
     // What was written, on stderr (stdout stays empty: the rows are in the file).
     let c = &export.counts;
     let under = if format.is_reward() {
-        format!(", condition {condition}{}", if condition.is_oracle() { ", the true rubric: for upper-bound studies only" } else { "" })
+        format!(
+            ", condition {condition}{}",
+            if condition.is_oracle() {
+                ", the true rubric: for upper-bound studies only"
+            } else {
+                ""
+            }
+        )
     } else {
         String::new()
     };

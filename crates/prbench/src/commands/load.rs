@@ -8,9 +8,9 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 
 use prbench_candle::bt::BtRewardModel;
-use prbench_candle::pal::PalRewardModel;
 use prbench_candle::embed::default_embedder_dir;
 use prbench_candle::hub::{fetch_chat_template, fetch_model};
+use prbench_candle::pal::PalRewardModel;
 use prbench_candle::reward::{SeqClsOptions, SeqClsRewardModel};
 use prbench_data::hub::HubOptions;
 use prbench_eval::condition::Condition;
@@ -19,10 +19,14 @@ use prbench_eval::runner::Backend;
 use prbench_models::baselines::{Baseline, SlotA};
 use prbench_models::gguf::{GgufEngine, GgufOptions};
 use prbench_models::judge::{GenerateJudge, LogprobJudge, RatingJudge};
-use prbench_models::verdict_reader::VerdictReader;
 use prbench_models::spec::{ModelSpec, TextEngine};
+use prbench_models::verdict_reader::VerdictReader;
 use prbench_models::{Judge, RewardModel};
-use prbench_remote::{ChatRenderer, JudgeConfig, OpenAiChat, OpenAiJudge, OpenRlhfReward, RemoteOptions, RenderedRewardModel, RewardServer, SglangClassify, TeiPredict, TemplatedRewardModel, TextEndpoint, VerdictSource, VllmClassify};
+use prbench_remote::{
+    ChatRenderer, JudgeConfig, OpenAiChat, OpenAiJudge, OpenRlhfReward, RemoteOptions,
+    RenderedRewardModel, RewardServer, SglangClassify, TeiPredict, TemplatedRewardModel,
+    TextEndpoint, VerdictSource, VllmClassify,
+};
 
 use crate::cli::{EvalArgs, RemoteArgs, ScalarRmArgs, VerdictMode};
 
@@ -66,8 +70,22 @@ impl<'a> LoadSettings<'a> {
     /// The settings of a command that needs a pointwise reward model (`bon score`,
     /// `serve-reward`, `bench serve`): judge flags do not apply, so the verdict mode and the
     /// new-token budget are left at inert values.
-    pub(crate) fn for_reward_model(seed: u64, conditions: Vec<Condition>, remote: &'a RemoteArgs, scalar: &ScalarRmArgs) -> Self {
-        LoadSettings { verdict: VerdictMode::Logprob, max_new_tokens: 0, seed, conditions, remote, scalar: scalar.clone(), recipe: None, preflight: false }
+    pub(crate) fn for_reward_model(
+        seed: u64,
+        conditions: Vec<Condition>,
+        remote: &'a RemoteArgs,
+        scalar: &ScalarRmArgs,
+    ) -> Self {
+        LoadSettings {
+            verdict: VerdictMode::Logprob,
+            max_new_tokens: 0,
+            seed,
+            conditions,
+            remote,
+            scalar: scalar.clone(),
+            recipe: None,
+            preflight: false,
+        }
     }
 }
 
@@ -121,12 +139,23 @@ pub(crate) fn not_pointwise(spec: &str) -> anyhow::Error {
     )
 }
 
-fn load_seqcls(dir: &Path, spec: &str, revision: Option<String>, args: &LoadSettings<'_>) -> Result<Loaded> {
+fn load_seqcls(
+    dir: &Path,
+    spec: &str,
+    revision: Option<String>,
+    args: &LoadSettings<'_>,
+) -> Result<Loaded> {
     if !dir.is_dir() {
         bail!("`{}` is not a directory; `dir:PATH` takes a model directory in the Hugging Face layout (config.json, tokenizer.json, *.safetensors)", dir.display());
     }
-    let opts = SeqClsOptions { max_length: args.scalar.max_length, label_index: args.scalar.label_index, max_batch: args.scalar.rm_batch(), ..SeqClsOptions::default() };
-    let rm = SeqClsRewardModel::load(dir, spec, revision, &opts).with_context(|| format!("loading `{spec}`"))?;
+    let opts = SeqClsOptions {
+        max_length: args.scalar.max_length,
+        label_index: args.scalar.label_index,
+        max_batch: args.scalar.rm_batch(),
+        ..SeqClsOptions::default()
+    };
+    let rm = SeqClsRewardModel::load(dir, spec, revision, &opts)
+        .with_context(|| format!("loading `{spec}`"))?;
     Ok(Loaded::SeqCls(Box::new(rm)))
 }
 
@@ -148,28 +177,37 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
             Ok(Loaded::Judge(local_judge(engine, args)?))
         }
         ModelSpec::Baseline(name) if name == "slot-a" => Ok(Loaded::Judge(Box::new(SlotA))),
-        ModelSpec::Baseline(name) => Ok(Loaded::RewardModel(Box::new(Baseline::from_name(&name, args.seed)?))),
+        ModelSpec::Baseline(name) => {
+            Ok(Loaded::RewardModel(Box::new(Baseline::from_name(&name, args.seed)?)))
+        }
         ModelSpec::Dir(dir) => load_seqcls(&dir, text, None, args),
         ModelSpec::Hf(repo) => {
             let hub = fetch_model(&repo, &HubOptions::from_env())?;
             load_seqcls(&hub.dir, text, Some(hub.commit), args)
         }
         ModelSpec::Bt(path) => {
-            let rm = BtRewardModel::load(&path, &args.scalar.embedder.clone().unwrap_or_else(default_embedder_dir))
-                .map(|m| m.with_spec(text))
-                .with_context(|| format!("loading `{text}`"))?;
+            let rm = BtRewardModel::load(
+                &path,
+                &args.scalar.embedder.clone().unwrap_or_else(default_embedder_dir),
+            )
+            .map(|m| m.with_spec(text))
+            .with_context(|| format!("loading `{text}`"))?;
             note_other_conditions(text, &rm.config().condition, &args.conditions);
             Ok(Loaded::Bt(Box::new(rm)))
         }
         ModelSpec::Pal(path) => {
-            let rm = PalRewardModel::load(&path, &args.scalar.embedder.clone().unwrap_or_else(default_embedder_dir))
-                .map(|m| m.with_spec(text))
-                .with_context(|| format!("loading `{text}`"))?;
+            let rm = PalRewardModel::load(
+                &path,
+                &args.scalar.embedder.clone().unwrap_or_else(default_embedder_dir),
+            )
+            .map(|m| m.with_spec(text))
+            .with_context(|| format!("loading `{text}`"))?;
             note_other_conditions(text, &rm.config().condition, &args.conditions);
             Ok(Loaded::Pal(Box::new(rm)))
         }
         ModelSpec::OpenAi { model, base_urls } => {
-            let mut chat = OpenAiChat::new(&model, base_urls, remote_options(args.remote)?)?.with_spec(text);
+            let mut chat =
+                OpenAiChat::new(&model, base_urls, remote_options(args.remote)?)?.with_spec(text);
             if let Some(extra) = request_extra(args.remote)? {
                 chat = chat.with_extra(extra)?;
             }
@@ -186,23 +224,35 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
             // A judge that reads text only, or rates, sends no log-probability probe of its own:
             // one test request still checks URL, model and key, so a dead or wrong URL stops
             // here, with the same hint as for the other engines, not after a run of errors.
-            let rating = matches!(args.recipe.as_deref().map(JudgeRecipe::reader), Some(RecipeReader::Rating(_)));
+            let rating = matches!(
+                args.recipe.as_deref().map(JudgeRecipe::reader),
+                Some(RecipeReader::Rating(_))
+            );
             if cfg.verdict != VerdictSource::Auto || rating {
                 chat.probe_logprobs().with_context(|| format!("connecting to `{text}`"))?;
             }
             let reader = match args.recipe.as_deref().map(JudgeRecipe::reader) {
-                Some(RecipeReader::Rating(rating)) => return Ok(Loaded::Judge(Box::new(RatingJudge::new(chat, args.max_new_tokens, *rating)))),
+                Some(RecipeReader::Rating(rating)) => {
+                    return Ok(Loaded::Judge(Box::new(RatingJudge::new(
+                        chat,
+                        args.max_new_tokens,
+                        *rating,
+                    ))))
+                }
                 Some(RecipeReader::Pairwise(reader)) => reader.clone(),
                 None => VerdictReader::ResultLine,
             };
-            let judge = OpenAiJudge::new(chat, cfg).with_context(|| format!("connecting to `{text}`"))?.with_reader(reader);
+            let judge = OpenAiJudge::new(chat, cfg)
+                .with_context(|| format!("connecting to `{text}`"))?
+                .with_reader(reader);
             if args.verdict == VerdictMode::Logprob && !judge.uses_logprobs() {
                 eprintln!("prbench: `{text}` returns no log-probabilities: verdicts are parsed from the text only (no p_A, no debiased figure)");
             }
             Ok(Loaded::Judge(Box::new(judge)))
         }
         ModelSpec::VllmClassify { model, base_urls } => {
-            let mut rm = VllmClassify::new(&model, base_urls, remote_options(args.remote)?)?.with_spec(text);
+            let mut rm =
+                VllmClassify::new(&model, base_urls, remote_options(args.remote)?)?.with_spec(text);
             if let Some(i) = args.scalar.label_index {
                 rm = rm.with_label_index(i);
             }
@@ -215,9 +265,21 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
             let renderer = chat_renderer(text, &model, args.remote.chat_template.as_deref())?;
             let opts = remote_options(args.remote)?;
             let rm: Box<dyn RenderedRewardModel> = match engine {
-                TextEngine::Sglang => Box::new(templated(SglangClassify::new(&model, base_urls, renderer, opts)?.with_spec(text), text, args)?),
-                TextEngine::Tei => Box::new(templated(TeiPredict::new(&model, base_urls, renderer, opts)?.with_spec(text), text, args)?),
-                TextEngine::OpenRlhf => Box::new(templated(OpenRlhfReward::new(&model, base_urls, renderer, opts)?.with_spec(text), text, args)?),
+                TextEngine::Sglang => Box::new(templated(
+                    SglangClassify::new(&model, base_urls, renderer, opts)?.with_spec(text),
+                    text,
+                    args,
+                )?),
+                TextEngine::Tei => Box::new(templated(
+                    TeiPredict::new(&model, base_urls, renderer, opts)?.with_spec(text),
+                    text,
+                    args,
+                )?),
+                TextEngine::OpenRlhf => Box::new(templated(
+                    OpenRlhfReward::new(&model, base_urls, renderer, opts)?.with_spec(text),
+                    text,
+                    args,
+                )?),
             };
             Ok(Loaded::Rendered(rm))
         }
@@ -233,7 +295,11 @@ pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) 
 /// A `sglang-classify:`/`tei:`/`openrlhf:` model with `--label-index` applied, probed: a dead or
 /// wrong URL stops the load (and TEI's label names are read). Under `--preflight` nothing is
 /// sent: the preflight shows the rendered text, which needs no server.
-fn templated<E: TextEndpoint>(mut rm: TemplatedRewardModel<E>, text: &str, args: &LoadSettings<'_>) -> Result<TemplatedRewardModel<E>> {
+fn templated<E: TextEndpoint>(
+    mut rm: TemplatedRewardModel<E>,
+    text: &str,
+    args: &LoadSettings<'_>,
+) -> Result<TemplatedRewardModel<E>> {
     if let Some(i) = args.scalar.label_index {
         rm = rm.with_label_index(i)?;
     }
@@ -251,7 +317,8 @@ fn chat_renderer(text: &str, model: &str, flag: Option<&str>) -> Result<ChatRend
     let source = flag.map_or_else(|| format!("hf:{model}"), str::to_string);
     let hint = "give the template with `--chat-template dir:PATH` (a directory holding chat_template.jinja or a tokenizer_config.json with `chat_template`) or `--chat-template hf:ORG/NAME[@REV]`";
     let (dir, origin) = if let Some(path) = source.strip_prefix("dir:").filter(|p| !p.is_empty()) {
-        let dir = prbench_models::spec::expand_home(path).map_err(|e| anyhow::anyhow!("--chat-template `{source}`: {e}"))?;
+        let dir = prbench_models::spec::expand_home(path)
+            .map_err(|e| anyhow::anyhow!("--chat-template `{source}`: {e}"))?;
         if !dir.exists() {
             bail!("--chat-template `{source}`: folder `{}` does not exist; {hint}", dir.display());
         }
@@ -296,8 +363,12 @@ fn local_judge(engine: GgufEngine, args: &LoadSettings<'_>) -> Result<Box<dyn Ju
         });
     };
     Ok(match (recipe.reader(), args.verdict) {
-        (RecipeReader::Rating(rating), _) => Box::new(RatingJudge::new(engine, args.max_new_tokens, *rating)),
-        (RecipeReader::Pairwise(reader), VerdictMode::Generate) => Box::new(GenerateJudge::new(engine, args.max_new_tokens).with_reader(reader.clone())),
+        (RecipeReader::Rating(rating), _) => {
+            Box::new(RatingJudge::new(engine, args.max_new_tokens, *rating))
+        }
+        (RecipeReader::Pairwise(reader), VerdictMode::Generate) => {
+            Box::new(GenerateJudge::new(engine, args.max_new_tokens).with_reader(reader.clone()))
+        }
         (RecipeReader::Pairwise(reader), VerdictMode::Logprob) => {
             let Some(lp) = recipe.logprob() else {
                 bail!(
@@ -308,11 +379,16 @@ fn local_judge(engine: GgufEngine, args: &LoadSettings<'_>) -> Result<Box<dyn Ju
             };
             // A candidate that is not one token of this model's vocabulary would fail every item:
             // one forward pass now says so before the run starts.
-            let probe = prbench_models::ChatPrompt { messages: vec![prbench_models::ChatMessage::new(prbench_models::Role::User, "Hi")], assistant_prefix: lp.prefix.clone() };
+            let probe = prbench_models::ChatPrompt {
+                messages: vec![prbench_models::ChatMessage::new(prbench_models::Role::User, "Hi")],
+                assistant_prefix: lp.prefix.clone(),
+            };
             prbench_models::NextTokenScorer::next_token_logprobs(&engine, &probe, &[lp.candidates[0].as_str(), lp.candidates[1].as_str()]).with_context(|| {
                 format!("judge recipe `{}`: each `[logprob] candidates` entry must be exactly one token of this model's vocabulary (often with a leading space, e.g. \" A\")", recipe.name())
             })?;
-            Box::new(LogprobJudge::new(engine).with_verdict_prefix(&lp.prefix, lp.candidates.clone()))
+            Box::new(
+                LogprobJudge::new(engine).with_verdict_prefix(&lp.prefix, lp.candidates.clone()),
+            )
         }
     })
 }
@@ -333,7 +409,9 @@ pub(crate) fn remote_options(r: &RemoteArgs) -> Result<RemoteOptions> {
 }
 
 /// `--request-extra` as a JSON object.
-pub(crate) fn request_extra(r: &RemoteArgs) -> Result<Option<serde_json::Map<String, serde_json::Value>>> {
+pub(crate) fn request_extra(
+    r: &RemoteArgs,
+) -> Result<Option<serde_json::Map<String, serde_json::Value>>> {
     let Some(text) = &r.request_extra else { return Ok(None) };
     match serde_json::from_str::<serde_json::Value>(text) {
         Ok(serde_json::Value::Object(m)) => Ok(Some(m)),

@@ -5,11 +5,11 @@ pub mod bench;
 pub mod bon;
 pub mod build;
 pub mod cache;
-pub mod engines;
-pub mod export;
 pub mod correlate;
 pub mod data;
+pub mod engines;
 pub mod eval;
+pub mod export;
 pub mod load;
 pub mod report;
 pub mod retrieve;
@@ -27,7 +27,11 @@ pub(crate) fn print_data_warnings(data: &prbench_data::Dataset) {
 
 /// Refuses a folder flag (`--out`) that names an existing file, before anything is written
 /// (creating a folder under it would fail later with a bare "File exists").
-pub(crate) fn refuse_file_as_folder(flag: &str, path: &std::path::Path, holds: &str) -> anyhow::Result<()> {
+pub(crate) fn refuse_file_as_folder(
+    flag: &str,
+    path: &std::path::Path,
+    holds: &str,
+) -> anyhow::Result<()> {
     if path.exists() && !path.is_dir() {
         anyhow::bail!("{flag} `{}` is a file; pass a folder for {holds}", path.display());
     }

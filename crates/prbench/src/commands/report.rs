@@ -4,7 +4,7 @@ use anyhow::{Context, Result};
 use prbench_report::html::ReportOptions;
 use prbench_report::leaderboard::{self, Format};
 
-use crate::cli::{LeaderboardArgs, LeaderboardFormat, HtmlReportArgs};
+use crate::cli::{HtmlReportArgs, LeaderboardArgs, LeaderboardFormat};
 
 /// Runs `prbench report`.
 pub fn run(args: HtmlReportArgs) -> Result<()> {
@@ -15,9 +15,14 @@ pub fn run(args: HtmlReportArgs) -> Result<()> {
     for note in &sources.skipped {
         eprintln!("prbench: note: {note}");
     }
-    let opts = ReportOptions { data: args.data, title: args.title, generator: format!("prbench {}", crate::code_version()) };
+    let opts = ReportOptions {
+        data: args.data,
+        title: args.title,
+        generator: format!("prbench {}", crate::code_version()),
+    };
     let html = prbench_report::html::render(&sources, &opts)?;
-    std::fs::write(&args.out, &html).with_context(|| format!("writing `{}`", args.out.display()))?;
+    std::fs::write(&args.out, &html)
+        .with_context(|| format!("writing `{}`", args.out.display()))?;
     use prbench_report::plural::count;
     let parts: Vec<String> = [
         (sources.runs.len(), "run", "runs"),
@@ -31,7 +36,12 @@ pub fn run(args: HtmlReportArgs) -> Result<()> {
     .filter(|(n, _, _)| *n > 0)
     .map(|(n, one, many)| count(n, one, many))
     .collect();
-    eprintln!("prbench: report of {} in {} ({:.1} MB); open it in a browser (it needs no network)", parts.join(", "), args.out.display(), html.len() as f64 / 1e6);
+    eprintln!(
+        "prbench: report of {} in {} ({:.1} MB); open it in a browser (it needs no network)",
+        parts.join(", "),
+        args.out.display(),
+        html.len() as f64 / 1e6
+    );
     Ok(())
 }
 
@@ -55,7 +65,9 @@ pub fn leaderboard(args: LeaderboardArgs) -> Result<()> {
     };
     let text = leaderboard::render(&leaderboard::build(&sources.runs), format)?;
     match &args.out {
-        Some(out) => std::fs::write(out, &text).with_context(|| format!("writing `{}`", out.display()))?,
+        Some(out) => {
+            std::fs::write(out, &text).with_context(|| format!("writing `{}`", out.display()))?
+        }
         None => print!("{text}"),
     }
     Ok(())

@@ -32,7 +32,10 @@ pub const RETRIEVER_FORMS: &str = "bm25, dense, dense:DIR or dense:hf:ORG/NAME[@
 /// sits beside what the command wrote (as `prbench eval`'s sits beside its run folders) and
 /// `retrieve --out runs/ranked.jsonl` shares `runs/cache.sqlite` with `prbench eval`.
 pub fn default_cache(out: &Path) -> PathBuf {
-    out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).join("cache.sqlite")
+    out.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .join("cache.sqlite")
 }
 
 /// Examples ranked per progress-bar step.
@@ -54,12 +57,16 @@ const CHUNK: usize = 8;
 /// # Errors
 /// An unknown form, or an embedder that cannot be found or loaded (the message names the path or
 /// repo and what to do).
-pub fn retriever_from_spec<'a>(spec: &str, cache: Option<&'a Cache>) -> Result<Box<dyn Retriever + 'a>> {
+pub fn retriever_from_spec<'a>(
+    spec: &str,
+    cache: Option<&'a Cache>,
+) -> Result<Box<dyn Retriever + 'a>> {
     let spec = spec.trim();
     let Some(model) = dense_model(spec)? else {
         return Ok(Box::new(Bm25Retriever::default()));
     };
-    let embedder = load_embedder(&model, &EmbedderOptions::default(), &HubOptions::from_env()).with_context(|| loading_embedder(spec, &model))?;
+    let embedder = load_embedder(&model, &EmbedderOptions::default(), &HubOptions::from_env())
+        .with_context(|| loading_embedder(spec, &model))?;
     let embedder: Arc<dyn Embedder + 'a> = Arc::new(embedder);
     Ok(Box::new(match cache {
         Some(c) => DenseRetriever::with_cache(embedder, c),
@@ -94,7 +101,8 @@ pub(crate) fn check_retriever_spec(spec: &str) -> Result<()> {
     let spec = spec.trim();
     match dense_model(spec)? {
         Some(model) if !model.starts_with("hf:") => {
-            prbench_candle::embedder::resolve_embedder_dir(&model, &HubOptions::from_env()).with_context(|| loading_embedder(spec, &model))?;
+            prbench_candle::embedder::resolve_embedder_dir(&model, &HubOptions::from_env())
+                .with_context(|| loading_embedder(spec, &model))?;
             Ok(())
         }
         _ => Ok(()),
@@ -108,17 +116,25 @@ fn is_dense(spec: &str) -> bool {
 /// Runs `prbench retrieve`.
 pub fn run(args: RetrieveArgs) -> Result<()> {
     if Format::from_path(&args.out) != Some(Format::Jsonl) {
-        bail!("--out `{}` must be a .jsonl file (the ranked dataset is written as JSONL)", args.out.display());
+        bail!(
+            "--out `{}` must be a .jsonl file (the ranked dataset is written as JSONL)",
+            args.out.display()
+        );
     }
     if args.out.exists() {
         bail!("--out `{}` already exists; remove it or choose another file (ranked datasets are never overwritten)", args.out.display());
     }
     if !is_dense(&args.retriever) && args.cache.is_some() {
-        bail!("--cache applies to dense retrievers only (`{}` computes nothing worth caching)", args.retriever);
+        bail!(
+            "--cache applies to dense retrievers only (`{}` computes nothing worth caching)",
+            args.retriever
+        );
     }
-    let dataset = load(&args.data.data, &args.data.subset).with_context(|| format!("loading `{}`", args.data.data))?;
+    let dataset = load(&args.data.data, &args.data.subset)
+        .with_context(|| format!("loading `{}`", args.data.data))?;
     super::print_data_warnings(&dataset);
-    let cache_path: Option<PathBuf> = match (&args.cache, args.no_cache, is_dense(&args.retriever)) {
+    let cache_path: Option<PathBuf> = match (&args.cache, args.no_cache, is_dense(&args.retriever))
+    {
         (_, true, _) | (_, _, false) => None,
         (Some(p), false, true) => Some(p.clone()),
         (None, false, true) => Some(default_cache(&args.out)),
@@ -127,7 +143,10 @@ pub fn run(args: RetrieveArgs) -> Result<()> {
     let retriever = retriever_from_spec(&args.retriever, cache.as_ref())?;
     let describe = retriever.describe();
     if !args.quiet {
-        eprintln!("prbench: ranking {} with {describe}", prbench_report::plural::count(dataset.examples.len(), "profile", "profiles"));
+        eprintln!(
+            "prbench: ranking {} with {describe}",
+            prbench_report::plural::count(dataset.examples.len(), "profile", "profiles")
+        );
     }
 
     let bar = Bar::new(args.quiet);
@@ -154,8 +173,15 @@ pub fn run(args: RetrieveArgs) -> Result<()> {
         println!("texts truncated by the embedder: 0 (bm25 reads whole texts)");
     }
     match &cache_path {
-        Some(p) => println!("embedding cache: {} hits, {} misses ({})", stats.cache_hits, stats.cache_misses, p.display()),
-        None if is_dense(&args.retriever) => println!("embedding cache: off (--no-cache); {} texts embedded", stats.cache_misses),
+        Some(p) => println!(
+            "embedding cache: {} hits, {} misses ({})",
+            stats.cache_hits,
+            stats.cache_misses,
+            p.display()
+        ),
+        None if is_dense(&args.retriever) => {
+            println!("embedding cache: off (--no-cache); {} texts embedded", stats.cache_misses)
+        }
         None => println!("embedding cache: not used"),
     }
     if stats.cache_write_errors > 0 {

@@ -14,22 +14,39 @@ use crate::cli::{RemoteArgs, RmModelArgs, ServeRewardArgs, ServeTuningArgs};
 use crate::commands::load::{load_model, not_pointwise, LoadSettings};
 
 /// Loads `--model` as a pointwise reward model (judges are refused before anything loads).
-pub(crate) fn load_reward_model(m: &RmModelArgs, remote: &RemoteArgs) -> Result<Box<dyn RewardModel>> {
+pub(crate) fn load_reward_model(
+    m: &RmModelArgs,
+    remote: &RemoteArgs,
+) -> Result<Box<dyn RewardModel>> {
     let spec = ModelSpec::parse(&m.model)?;
     if spec.is_judge() {
         return Err(not_pointwise(&m.model));
     }
     if !spec.is_remote() {
         if let Some(flag) = remote.given().first() {
-            bail!("{flag} applies to remote engines (`vllm-classify:`, `reward-server:`), not `{}`", m.model);
+            bail!(
+                "{flag} applies to remote engines (`vllm-classify:`, `reward-server:`), not `{}`",
+                m.model
+            );
         }
     }
-    for (flag, given) in [("--temperature", remote.temperature.is_some()), ("--top-p", remote.top_p.is_some()), ("--request-extra", remote.request_extra.is_some())] {
+    for (flag, given) in [
+        ("--temperature", remote.temperature.is_some()),
+        ("--top-p", remote.top_p.is_some()),
+        ("--request-extra", remote.request_extra.is_some()),
+    ] {
         if given {
-            bail!("{flag} applies to `openai:` judges only, which cannot be served as reward models");
+            bail!(
+                "{flag} applies to `openai:` judges only, which cannot be served as reward models"
+            );
         }
     }
-    load_model(&spec, &m.model, &LoadSettings::for_reward_model(m.seed, Vec::new(), remote, &m.scalar))?.into_reward_model()
+    load_model(
+        &spec,
+        &m.model,
+        &LoadSettings::for_reward_model(m.seed, Vec::new(), remote, &m.scalar),
+    )?
+    .into_reward_model()
 }
 
 /// The library's server settings from the flags.
@@ -57,7 +74,8 @@ pub fn run(args: ServeRewardArgs) -> Result<()> {
     }
     let id = model.identity();
     let file_hash = if id.file_hash.is_empty() { "none".to_string() } else { id.file_hash.clone() };
-    let (normalize, batch, wait, queue) = (opts.normalize, opts.max_batch, args.serve.batch_wait_ms, opts.queue_capacity);
+    let (normalize, batch, wait, queue) =
+        (opts.normalize, opts.max_batch, args.serve.batch_wait_ms, opts.queue_capacity);
     run_until_signal(Arc::from(model), opts, |addr| {
         eprintln!(
             "prbench: serving `{}` (engine {}, file hash or revision {file_hash}) on http://{addr}; reward: {} (--normalize {normalize}); max batch {batch}, batch wait {wait} ms, queue {queue} items; Ctrl-C or SIGTERM stops after answering the requests in flight",

@@ -9,9 +9,13 @@
 //! The flags become [`TrainPalOptions`]; the work is [`prbench_candle::pal::pipeline`]'s.
 
 use anyhow::{bail, Context, Result};
-use prbench_candle::bt::pipeline::{fmt, train_bt as train, PairSource as Pairs, TrainBtOptions, TrainReporter};
+use prbench_candle::bt::pipeline::{
+    fmt, train_bt as train, PairSource as Pairs, TrainBtOptions, TrainReporter,
+};
 use prbench_candle::bt::{self, TrainOptions};
-use prbench_candle::pal::pipeline::{held_out_summary, holds_model, train_pal as train_pal_model, TrainPalOptions};
+use prbench_candle::pal::pipeline::{
+    held_out_summary, holds_model, train_pal as train_pal_model, TrainPalOptions,
+};
 use prbench_candle::pal::{PalTrainOptions, Variant};
 use prbench_eval::condition::{Condition, ConditionInputs};
 
@@ -82,14 +86,23 @@ fn train_bt(args: TrainBtArgs) -> Result<()> {
     if !(0.0..1.0).contains(&args.held_out) {
         bail!("--held-out {} must be in [0, 1)", args.held_out);
     }
-    crate::commands::refuse_file_as_folder("--out", &args.out, "the BT model (head.safetensors and bt.json)")?;
+    crate::commands::refuse_file_as_folder(
+        "--out",
+        &args.out,
+        "the BT model (head.safetensors and bt.json)",
+    )?;
     check_training_condition(condition, &args.data, &args.subset)?;
     if args.out.join(bt::config::CONFIG_FILE).exists() && !args.force {
-        bail!("{} already holds a BT model; pass --force to replace it or choose another --out", args.out.display());
+        bail!(
+            "{} already holds a BT model; pass --force to replace it or choose another --out",
+            args.out.display()
+        );
     }
     // Each training copy's profile (its other history pairs) is ranked on its own, as `eval` ranks by default.
     let context = |ex: &prbench_data::Example| {
-        condition.standalone_context(ex).expect("validated data has unique post ids, so BM25 ranks every profile")
+        condition
+            .standalone_context(ex)
+            .expect("validated data has unique post ids, so BM25 ranks every profile")
     };
     let t = train(&options(&args, condition), &context, &Say { quiet: args.quiet })?;
     let (tr, er) = (&t.config.training, &t.config.embedding);
@@ -133,10 +146,17 @@ fn training_condition(text: &str, command: &str) -> Result<Condition> {
 
 fn train_pal(args: TrainPalArgs) -> Result<()> {
     let condition = training_condition(&args.condition, "pal")?;
-    crate::commands::refuse_file_as_folder("--out", &args.out, "the PAL model (pal.safetensors and pal.json)")?;
+    crate::commands::refuse_file_as_folder(
+        "--out",
+        &args.out,
+        "the PAL model (pal.safetensors and pal.json)",
+    )?;
     check_training_condition(condition, &args.data, &args.subset)?;
     if holds_model(&args.out) && !args.force {
-        bail!("{} already holds a PAL model; pass --force to replace it or choose another --out", args.out.display());
+        bail!(
+            "{} already holds a PAL model; pass --force to replace it or choose another --out",
+            args.out.display()
+        );
     }
     let variant = match args.variant {
         PalVariantArg::A => Variant::A,
@@ -164,7 +184,11 @@ fn train_pal(args: TrainPalArgs) -> Result<()> {
         embed_batch: args.embed_batch,
         code_version: crate::code_version().to_string(),
     };
-    let context = |ex: &prbench_data::Example| condition.context(ex, &ConditionInputs::default(), None).expect("none and oracle render without prepared inputs");
+    let context = |ex: &prbench_data::Example| {
+        condition
+            .context(ex, &ConditionInputs::default(), None)
+            .expect("none and oracle render without prepared inputs")
+    };
     let t = train_pal_model(&opts, &context, &Say { quiet: args.quiet })?;
     let (tr, er) = (&t.config.training, &t.config.embedding);
     let last = tr.history.last().expect("at least one epoch");

@@ -11,7 +11,11 @@ pub fn repo() -> PathBuf {
 
 /// Runs the built binary with `args` in `cwd`.
 pub fn prbench(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_prbench")).args(args).current_dir(cwd).output().expect("binary runs")
+    Command::new(env!("CARGO_BIN_EXE_prbench"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("binary runs")
 }
 
 /// Lossy UTF-8 of captured output.
@@ -35,7 +39,8 @@ pub fn seqcls_model(tmp: &Path) -> String {
         std::fs::copy(&p, dst.join(p.file_name().unwrap())).unwrap();
     }
     let cfg = dst.join("config.json");
-    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&cfg).unwrap()).unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&cfg).unwrap()).unwrap();
     v["max_position_embeddings"] = 4096.into();
     std::fs::write(&cfg, serde_json::to_string_pretty(&v).unwrap()).unwrap();
     format!("dir:{}", dst.display())
@@ -46,7 +51,8 @@ pub fn seqcls_model(tmp: &Path) -> String {
 /// many results the cache kept: the set-up of every "a killed run resumes" test.
 pub fn kill_once_cached(args: &[&str], cwd: &Path, cache: &Path, entries: usize) -> usize {
     let watch = prbench_eval::cache::Cache::open(cache).unwrap();
-    let stored = || watch.stats().map_or(0, |rows| rows.iter().map(|r| r.entries).sum::<u64>()) as usize;
+    let stored =
+        || watch.stats().map_or(0, |rows| rows.iter().map(|r| r.entries).sum::<u64>()) as usize;
     let mut child = Command::new(env!("CARGO_BIN_EXE_prbench"))
         .args(args)
         .current_dir(cwd)
@@ -69,11 +75,12 @@ pub fn kill_once_cached(args: &[&str], cwd: &Path, cache: &Path, entries: usize)
 /// repeated with new ids and questions), so that a run lasts long enough to be killed, or to
 /// lose its server, halfway; returns the file's path.
 pub fn write_dataset(dir: &Path, n: usize) -> String {
-    let rows: Vec<serde_json::Value> = std::fs::read_to_string(repo().join("data/sample/Art_and_Entertainment.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows: Vec<serde_json::Value> =
+        std::fs::read_to_string(repo().join("data/sample/Art_and_Entertainment.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
     let mut body = String::new();
     for i in 0..n {
         let mut r = rows[i % rows.len()].clone();

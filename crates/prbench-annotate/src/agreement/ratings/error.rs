@@ -121,9 +121,5 @@ fn quoted(names: &[String]) -> String {
     if names.is_empty() {
         return "no columns".into();
     }
-    names
-        .iter()
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
 }

@@ -86,59 +86,34 @@ impl Ratings {
             return Err(RatingsError::Io { file, source });
         }
         let line = |pos: Option<&csv::Position>| line_at(&bytes, pos);
-        let mut rdr = csv::ReaderBuilder::new()
-            .trim(csv::Trim::All)
-            .from_reader(bytes.as_slice());
-        let header = rdr
-            .headers()
-            .map_err(|e| csv_error(&file, &bytes, e))?
-            .clone();
+        let mut rdr = csv::ReaderBuilder::new().trim(csv::Trim::All).from_reader(bytes.as_slice());
+        let header = rdr.headers().map_err(|e| csv_error(&file, &bytes, e))?.clone();
         if header.is_empty() {
             return Err(RatingsError::Empty { file });
         }
         let header_line = line(header.position());
         let names: Vec<String> = header.iter().map(str::to_string).collect();
         let cols = required_columns(&file, header_line, &names)?;
-        let ignored_columns = names
-            .iter()
-            .filter(|n| !REQUIRED_COLUMNS.contains(&n.as_str()))
-            .cloned()
-            .collect();
+        let ignored_columns =
+            names.iter().filter(|n| !REQUIRED_COLUMNS.contains(&n.as_str())).cloned().collect();
 
         let mut seen: HashMap<(String, String, String), u64> = HashMap::new();
         let mut by_dim: BTreeMap<String, DimensionBuilder> = BTreeMap::new();
         let mut record = csv::StringRecord::new();
-        while rdr
-            .read_record(&mut record)
-            .map_err(|e| csv_error(&file, &bytes, e))?
-        {
+        while rdr.read_record(&mut record).map_err(|e| csv_error(&file, &bytes, e))? {
             let line = line(record.position());
             let mut fields = [""; 4];
             for (f, (&col, &name)) in fields.iter_mut().zip(cols.iter().zip(&REQUIRED_COLUMNS)) {
                 *f = &record[col];
                 if f.is_empty() {
-                    return Err(RatingsError::EmptyField {
-                        file,
-                        line,
-                        field: name,
-                    });
+                    return Err(RatingsError::EmptyField { file, line, field: name });
                 }
             }
             let [annotator, unit, dimension, score] = fields;
-            let value = score
-                .parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite())
-                .ok_or_else(|| RatingsError::BadScore {
-                    file: file.clone(),
-                    line,
-                    value: score.to_string(),
-                })?;
-            let key = (
-                annotator.to_string(),
-                unit.to_string(),
-                dimension.to_string(),
-            );
+            let value = score.parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| {
+                RatingsError::BadScore { file: file.clone(), line, value: score.to_string() }
+            })?;
+            let key = (annotator.to_string(), unit.to_string(), dimension.to_string());
             if let Some(&first_line) = seen.get(&key) {
                 let (annotator, unit, dimension) = key;
                 return Err(RatingsError::DuplicateRating {
@@ -152,10 +127,7 @@ impl Ratings {
             }
             seen.insert(key, line);
             let dim = by_dim.entry(dimension.to_string()).or_default();
-            dim.units
-                .entry(unit.to_string())
-                .or_default()
-                .push(Rating::new(annotator, value));
+            dim.units.entry(unit.to_string()).or_default().push(Rating::new(annotator, value));
             dim.annotators.insert(annotator.to_string());
         }
         if by_dim.is_empty() {
@@ -166,20 +138,10 @@ impl Ratings {
             .map(|(name, dim)| {
                 // Finite scores, one per (annotator, unit) and at least one per unit: checked above.
                 let data = ReliabilityData::new(dim.units).expect("ratings checked while reading");
-                (
-                    name,
-                    DimensionRatings {
-                        data,
-                        n_annotators: dim.annotators.len(),
-                    },
-                )
+                (name, DimensionRatings { data, n_annotators: dim.annotators.len() })
             })
             .collect();
-        Ok(Ratings {
-            source: file,
-            ignored_columns,
-            dimensions,
-        })
+        Ok(Ratings { source: file, ignored_columns, dimensions })
     }
 
     /// The source's name as given (the path, for [`Ratings::from_csv_path`]).
@@ -209,11 +171,7 @@ struct DimensionBuilder {
 fn required_columns(file: &str, line: u64, names: &[String]) -> Result<[usize; 4], RatingsError> {
     let mut cols = [0usize; 4];
     for (col, &name) in cols.iter_mut().zip(&REQUIRED_COLUMNS) {
-        let mut at = names
-            .iter()
-            .enumerate()
-            .filter(|(_, n)| *n == name)
-            .map(|(i, _)| i);
+        let mut at = names.iter().enumerate().filter(|(_, n)| *n == name).map(|(i, _)| i);
         *col = at.next().ok_or_else(|| RatingsError::MissingColumn {
             file: file.to_string(),
             line,
@@ -237,13 +195,8 @@ fn required_columns(file: &str, line: u64, names: &[String]) -> Result<[usize; 4
 fn line_at(bytes: &[u8], pos: Option<&csv::Position>) -> u64 {
     let Some(pos) = pos else { return 0 };
     let mut line = pos.line();
-    let start = usize::try_from(pos.byte())
-        .unwrap_or(bytes.len())
-        .min(bytes.len());
-    for &b in bytes[start..]
-        .iter()
-        .take_while(|&&b| b == b'\n' || b == b'\r')
-    {
+    let start = usize::try_from(pos.byte()).unwrap_or(bytes.len()).min(bytes.len());
+    for &b in bytes[start..].iter().take_while(|&&b| b == b'\n' || b == b'\r') {
         line += u64::from(b == b'\n');
     }
     line
@@ -253,32 +206,17 @@ fn csv_error(file: &str, bytes: &[u8], e: csv::Error) -> RatingsError {
     let file = file.to_string();
     let line = line_at(bytes, e.position());
     match e.kind() {
-        csv::ErrorKind::UnequalLengths {
-            expected_len, len, ..
-        } => {
-            return RatingsError::FieldCount {
-                file,
-                line,
-                expected: *expected_len,
-                got: *len,
-            };
+        csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
+            return RatingsError::FieldCount { file, line, expected: *expected_len, got: *len };
         }
         csv::ErrorKind::Utf8 { err, .. } => {
-            return RatingsError::NotUtf8 {
-                file,
-                line,
-                field: err.field() + 1,
-            }
+            return RatingsError::NotUtf8 { file, line, field: err.field() + 1 }
         }
         _ => {}
     }
     let message = e.to_string();
     match e.into_kind() {
         csv::ErrorKind::Io(source) => RatingsError::Io { file, source },
-        _ => RatingsError::Csv {
-            file,
-            line,
-            message,
-        },
+        _ => RatingsError::Csv { file, line, message },
     }
 }
