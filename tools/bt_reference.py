@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Reference implementation of prbench's Bradley-Terry head training in PyTorch, and the fixture
-that the Rust implementation (crates/prbench-candle/src/bt/train.rs, `train_head_from`) is
-checked against (crates/prbench-candle/tests/bt.rs, `matches_the_pytorch_reference`).
+that the Rust implementation (crates/prbench-train/src/bt/train.rs, `train_head_from`) is
+checked against (crates/prbench-train/tests/bt.rs, `matches_the_pytorch_reference`).
 
 Written from the spec below (README "Bradley-Terry RM", the doc comments of bt/head.rs and
 bt/train.rs), with torch's own layers, loss and optimizer; nothing is translated from the Rust.
@@ -40,7 +40,7 @@ pairs; `step_losses` (each step's batch loss) and `last` (the last epoch's weigh
 informative (prbench does not report them).
 
 Run: /root/.cache/prbench/torchref/bin/python tools/bt_reference.py \
-         crates/prbench-candle/tests/fixtures/bt_reference.json
+         crates/prbench-train/tests/fixtures/bt_reference.json
 (needs torch and numpy; the committed fixture was written with torch 2.15.0, numpy 2.4.6; its
 "torch" and "numpy" keys record the versions).
 """

@@ -30,7 +30,7 @@ When trl is importable: trl.data_utils.is_conversational is true for every row, 
 trl.data_utils.maybe_apply_chat_template renders each row with no error and keeps every
 message's text. When openrlhf is importable (with --tokenizer): its own preprocess_data renders
 openrlhf-reward rows. With --trl-train MODEL_DIR (a small Hugging Face model directory, e.g. the
-qwen2-f32 fixture of crates/prbench-candle/tests/fixtures/seqcls): the file is loaded with
+qwen2-f32 fixture of crates/prbench-rm/tests/fixtures/seqcls): the file is loaded with
 datasets.load_dataset("json") and TRL's own trainer takes one optimizer step on it on the CPU
 (RewardTrainer on the model for trl-reward; SFTTrainer on a randomly initialised causal LM of
 the model's config for trl-sft-planner), so TRL's dataset preparation accepts every row.

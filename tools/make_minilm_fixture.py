@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Reference embeddings for the MiniLM parity test (crates/prbench-candle/tests/embed.rs).
+"""Reference embeddings for the MiniLM parity test (crates/prbench-rm/tests/embed.rs).
 
 Loads the local all-MiniLM-L6-v2 directory with transformers' AutoModel + AutoTokenizer (no
 sentence-transformers), computes mean pooling over the attention mask and L2 normalisation (what
 sentence-transformers does for this model), and writes
-crates/prbench-candle/tests/fixtures/minilm.json with, for three single texts, the first 8
+crates/prbench-rm/tests/fixtures/minilm.json with, for three single texts, the first 8
 dimensions of each embedding and the pairwise cosine similarities; and for one (context, text)
 sentence pair cut to 32 tokens from the LEFT of the context (truncation="only_first",
 truncation_side="left"), its token counts and first 8 dimensions.

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Full-width reference vectors for the BERT encoder parity test
-(crates/prbench-candle/tests/embed.rs, `encoder_matches_transformers_on_every_dimension`).
+(crates/prbench-rm/tests/embed.rs, `encoder_matches_transformers_on_every_dimension`).
 
 Runs the local all-MiniLM-L6-v2 with transformers' AutoModel on token-id sequences of mixed
 lengths (1 to 300 tokens, seeded random word pieces; some with [CLS]/[SEP] and a second segment
 of token type 1), all in ONE right-padded batch with its attention mask, and writes
-crates/prbench-candle/tests/fixtures/minilm_ids.json with, per sequence, the ids, the token
+crates/prbench-rm/tests/fixtures/minilm_ids.json with, per sequence, the ids, the token
 types and all 384 dimensions of the masked mean of the last hidden state, raw and
 L2-normalised (torch.nn.functional.normalize).
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the sequence-classification parity fixtures of crates/prbench-candle/tests (run by hand,
+"""Writes the sequence-classification parity fixtures of crates/prbench-rm/tests (run by hand,
 output committed).
 
     pip install torch transformers          # tokenizers and safetensors come with transformers
@@ -10,7 +10,7 @@ used are recorded in expected.json. The script is deterministic (fixed torch see
 deterministic algorithms): rerunning it with the same versions rewrites byte-identical files.
 Other versions may train a different tokenizer or change the last bits of the scores.
 
-What it makes, under crates/prbench-candle/tests/fixtures/seqcls/ (the directory is wiped first):
+What it makes, under crates/prbench-rm/tests/fixtures/seqcls/ (the directory is wiped first):
 
 - Byte-level BPE tokenizers (vocab 512 including 6 special tokens <|endoftext|> <|im_start|>
   <|im_end|> <s> </s> <pad>, ids 0-5) trained here with `tokenizers` on the questions, answers and

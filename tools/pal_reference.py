@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Reference implementation of PAL-A and PAL-B on frozen embeddings, in PyTorch, and the fixture
-that prbench's Rust implementation (crates/prbench-candle/src/pal) is checked against.
+that prbench's Rust implementation (crates/prbench-train/src/pal) is checked against.
 
 PAL: Chen et al., "PAL: Sample-Efficient Personalized Reward Modeling for Pluralistic
 Alignment", ICLR 2025. Written from the paper and a reading of the authors' code
@@ -34,7 +34,7 @@ The model (the same in Rust; names are the safetensors tensor names):
   it: "loss += bound_loss; reduce performance").
 
 Run: python tools/pal_reference.py OUT.json   (needs torch and numpy; written with torch 2.x)
-The committed fixture crates/prbench-candle/tests/fixtures/pal_reference.json is its output.
+The committed fixture crates/prbench-train/tests/fixtures/pal_reference.json is its output.
 """
 
 import json

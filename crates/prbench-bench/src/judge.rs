@@ -29,7 +29,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
-use prbench_models::gguf::{models_dir, GgufEngine, GgufOptions};
+use prbench_models::assets::models_dir;
+use prbench_llm::{GgufEngine, GgufOptions};
 use prbench_models::judge::{RESULT_PREFIX, SLOT_TOKENS};
 use prbench_models::{JudgeRequest, PairInput};
 
@@ -135,7 +136,7 @@ pub(crate) fn models_or_default(models: &[PathBuf], log: &dyn Fn(&str)) -> Vec<P
         return models.to_vec();
     }
     let dir = models_dir();
-    let mut v = vec![dir.join(prbench_models::gguf::DEFAULT_MODEL_FILE)];
+    let mut v = vec![dir.join(prbench_models::assets::DEFAULT_MODEL_FILE)];
     let gemma = dir.join("gemma-3-270m-q4_k_m.gguf");
     if gemma.is_file() {
         v.push(gemma);

@@ -45,7 +45,7 @@ use std::path::PathBuf;
 
 /// Default working folder for bench models, inputs and logs: `$PRBENCH_MODELS/bench`.
 pub fn default_work_dir() -> PathBuf {
-    prbench_models::gguf::models_dir().join("bench")
+    prbench_models::assets::models_dir().join("bench")
 }
 
 /// The `prbench` binary the child-process benches run (`prbench eval`, `prbench data

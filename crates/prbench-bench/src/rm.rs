@@ -16,8 +16,8 @@ use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use prbench_candle::embed::{default_embedder_dir, MiniLmEmbedder};
-use prbench_candle::seqcls::SeqClsModel;
+use prbench_rm::embed::{default_embedder_dir, MiniLmEmbedder};
+use prbench_rm::seqcls::SeqClsModel;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -231,7 +231,7 @@ fn minilm(args: &RmOptions) -> Result<Vec<(Side, Side)>> {
     // Ids 1000..20000 are ordinary word pieces in the MiniLM vocabulary; [CLS]/[SEP] added by
     // neither side, so both see exactly these ids.
     let batches = token_batches(args, 1000, 20000);
-    rounds(args, "bert", prbench_candle::encoder::ENGINE, &dir, &batches, |b| {
+    rounds(args, "bert", prbench_rm::encoder::ENGINE, &dir, &batches, |b| {
         Ok(embedder.embed_ids(b)?.into_iter().map(|v| f64::from(v[0])).collect())
     })
 }

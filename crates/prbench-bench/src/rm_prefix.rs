@@ -25,9 +25,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use prbench_candle::batch::by_length;
-use prbench_candle::embed::default_embedder_dir;
-use prbench_candle::reward::{SeqClsOptions, SeqClsRewardModel};
+use prbench_rm::batch::by_length;
+use prbench_rm::embed::default_embedder_dir;
+use prbench_rm::reward::{SeqClsOptions, SeqClsRewardModel};
 use prbench_models::{RewardModel, RmRequest};
 use serde::Serialize;
 
@@ -41,7 +41,7 @@ pub const SHARED_TOLERANCE: f64 = 1e-5;
 /// The committed parity fixture scored when the bench decoder cannot be written (no torch):
 /// a 2-layer Qwen2 classifier with its own tokenizer and chat template (relative to the
 /// repository root).
-pub const FIXTURE_MODEL: &str = "crates/prbench-candle/tests/fixtures/seqcls/qwen2-f32";
+pub const FIXTURE_MODEL: &str = "crates/prbench-rm/tests/fixtures/seqcls/qwen2-f32";
 
 /// What `bench rm-prefix` measures and with what.
 #[derive(Debug, Clone)]

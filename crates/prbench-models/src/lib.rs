@@ -1,13 +1,15 @@
-//! Backends for prbench: the role traits ([`RewardModel`], [`Judge`], [`Generator`],
-//! [`NextTokenScorer`]), the values that cross the backend boundary, the verdict parser,
-//! the local GGUF engine (llama.cpp) and the control baselines.
+//! What a model is to prbench, apart from any engine: the role traits ([`RewardModel`],
+//! [`Judge`], [`Generator`], [`NextTokenScorer`]), the values that cross the backend boundary,
+//! model specs, chat templates, the verdict readers, where the pinned model files live, and the
+//! control baselines. Engines (llama.cpp, candle, HTTP servers) live in their own crates and
+//! implement these traits; nothing here compiles an engine.
 #![warn(missing_docs)]
 
+pub mod assets;
 pub mod baselines;
 pub mod chat_template;
 pub mod error;
 pub mod file_hash;
-pub mod gguf;
 pub mod io;
 pub mod judge;
 pub mod spec;

@@ -8,7 +8,7 @@ use common::{prbench, repo, sample, text};
 
 /// Whether the SmolLM2 GGUF the judge benches run is absent (the skip reason printed).
 fn smollm2_absent() -> bool {
-    let absent = !prbench_models::gguf::default_model_path().is_file();
+    let absent = !prbench_models::assets::default_model_path().is_file();
     if absent {
         prbench_testkit::unavailable("the SmolLM2 GGUF is absent; run scripts/setup.sh --tests");
     }
@@ -50,7 +50,7 @@ fn bench_harness_short_mode() {
 /// tokens greedily. Skipped when the model is absent.
 #[test]
 fn bench_judge_short_mode() {
-    let model = prbench_models::gguf::default_model_path();
+    let model = prbench_models::assets::default_model_path();
     if !model.is_file() {
         prbench_testkit::unavailable(format!(
             "{} absent; run scripts/setup.sh --tests",
@@ -99,7 +99,7 @@ fn bench_judge_short_mode() {
 #[test]
 fn bench_rm_prefix_short_mode_agrees_with_the_unshared_path() {
     let work = tempfile::tempdir().unwrap();
-    let model = repo().join("crates/prbench-candle/tests/fixtures/seqcls/qwen2-f32");
+    let model = repo().join("crates/prbench-rm/tests/fixtures/seqcls/qwen2-f32");
     let args = [
         "bench",
         "rm-prefix",

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 fn model_present() -> bool {
-    let p = prbench_models::gguf::default_model_path();
+    let p = prbench_models::assets::default_model_path();
     if !p.is_file() {
         prbench_testkit::unavailable(format!(
             "{} is missing (run scripts/setup.sh --tests)",
@@ -475,7 +475,7 @@ fn bon_paths_cache_next_to_the_folder_absolute_dataset_and_clear_errors() {
 /// for each example's user (computed here through the library).
 #[test]
 fn bon_score_with_pal_scores_each_sample_for_its_user() {
-    let emb = prbench_candle::embed::default_embedder_dir();
+    let emb = prbench_rm::embed::default_embedder_dir();
     if !emb.join("model.safetensors").is_file() {
         prbench_testkit::unavailable(format!(
             "MiniLM not found at {} (run scripts/setup.sh --tests)",
@@ -518,7 +518,7 @@ fn bon_score_with_pal_scores_each_sample_for_its_user() {
     assert_eq!(scores.len(), 6);
 
     use prbench_models::{ChatPrompt, RewardModel, RmInput, RmRequest};
-    let model = prbench_candle::pal::PalRewardModel::load(&tmp.path().join("pal"), &emb).unwrap();
+    let model = prbench_train::pal::PalRewardModel::load(&tmp.path().join("pal"), &emb).unwrap();
     let loaded = prbench_data::load::load(&data, &[]).unwrap();
     for s in &scores {
         let id = s["example_id"].as_str().unwrap();

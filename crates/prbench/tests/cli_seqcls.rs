@@ -127,14 +127,14 @@ fn rm_only_flags_are_refused_elsewhere_and_multi_label_needs_an_index() {
         "{}",
         text(&out.stderr)
     );
-    let two = repo().join("crates/prbench-candle/tests/fixtures/seqcls/qwen2-2labels");
+    let two = repo().join("crates/prbench-rm/tests/fixtures/seqcls/qwen2-2labels");
     let out = prbench(
         &["eval", "--data", &sample(), "--model", &format!("dir:{}", two.display()), "--preflight"],
         tmp.path(),
     );
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("--label-index"), "{}", text(&out.stderr));
-    let unsupported = repo().join("crates/prbench-candle/tests/fixtures/seqcls/unsupported");
+    let unsupported = repo().join("crates/prbench-rm/tests/fixtures/seqcls/unsupported");
     let out = prbench(
         &["eval", "--data", &sample(), "--model", &format!("dir:{}", unsupported.display())],
         tmp.path(),
@@ -150,7 +150,7 @@ fn rm_only_flags_are_refused_elsewhere_and_multi_label_needs_an_index() {
 #[test]
 fn failed_loads_leave_no_folder_and_an_all_error_run_fails() {
     let tmp = tempfile::tempdir().unwrap();
-    let two = repo().join("crates/prbench-candle/tests/fixtures/seqcls/qwen2-2labels");
+    let two = repo().join("crates/prbench-rm/tests/fixtures/seqcls/qwen2-2labels");
     let spec = format!("dir:{}", two.display());
     let out =
         prbench(&["eval", "--data", &sample(), "--model", &spec, "--run-id", "r1"], tmp.path());

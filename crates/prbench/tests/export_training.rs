@@ -441,7 +441,7 @@ fn bad_flags_and_taken_files_are_refused() {
 /// an eval run its rows show exactly the aspects that run's planner.jsonl holds.
 #[test]
 fn planner_condition_reuses_eval_planner_replies() {
-    let gguf = prbench_models::gguf::default_model_path();
+    let gguf = prbench_models::assets::default_model_path();
     if !gguf.is_file() {
         prbench_testkit::unavailable(format!(
             "SmolLM2 not found at {} (run scripts/setup.sh --tests)",

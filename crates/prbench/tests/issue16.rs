@@ -188,7 +188,7 @@ fn data_stats_counts_tokens_with_a_reward_models_tokenizer_json() {
             PathBuf::from(std::env::var("HOME").unwrap()).join(".cache/prbench/models")
         })
         .join("all-MiniLM-L6-v2");
-    let mut dirs = vec![repo().join("crates/prbench-candle/tests/fixtures/seqcls/qwen2-f32")];
+    let mut dirs = vec![repo().join("crates/prbench-rm/tests/fixtures/seqcls/qwen2-f32")];
     if minilm.join("tokenizer.json").is_file() {
         // Its tokenizer.json truncates and pads to 128: counts must ignore both.
         dirs.push(minilm);

@@ -277,7 +277,7 @@ fn out_that_is_a_file_is_a_clear_error() {
 
 #[test]
 fn dense_retrieve_puts_its_default_cache_next_to_out() {
-    let dir = prbench_candle::embed::default_embedder_dir();
+    let dir = prbench_rm::embed::default_embedder_dir();
     if !dir.join("model.safetensors").is_file() {
         prbench_testkit::unavailable(format!(
             "MiniLM not found at {} (run scripts/setup.sh --tests)",

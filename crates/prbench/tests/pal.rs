@@ -6,8 +6,8 @@ mod common;
 use common::*;
 use std::path::{Path, PathBuf};
 
-use prbench_candle::embed::default_embedder_dir;
-use prbench_candle::pal::PalRewardModel;
+use prbench_rm::embed::default_embedder_dir;
+use prbench_train::pal::PalRewardModel;
 use prbench_models::{ChatPrompt, RewardModel, RmInput, RmRequest};
 
 fn fixture() -> String {

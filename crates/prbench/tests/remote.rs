@@ -395,7 +395,7 @@ fn openai_judge_on_a_real_llama_server_matches_the_in_process_engine() {
         prbench_testkit::unavailable("PRBENCH_LLAMA_SERVER_URL is not set (scripts/llama-server.sh start prints it; .ci/run sets it)");
         return;
     };
-    let gguf = prbench_models::gguf::default_model_path();
+    let gguf = prbench_models::assets::default_model_path();
     if !gguf.is_file() {
         prbench_testkit::unavailable(format!(
             "{} absent (run scripts/setup.sh --tests)",

@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use prbench_candle::embed::{default_embedder_dir, MiniLmEmbedder};
+use prbench_rm::embed::{default_embedder_dir, MiniLmEmbedder};
 use prbench_data::load::load;
 use prbench_eval::retrieve::dense::DenseRetriever;
 use prbench_eval::retrieve::Retriever;

@@ -5,8 +5,8 @@ mod common;
 use common::*;
 use std::path::PathBuf;
 
-use prbench_candle::bt::BtRewardModel;
-use prbench_candle::embed::default_embedder_dir;
+use prbench_train::bt::BtRewardModel;
+use prbench_rm::embed::default_embedder_dir;
 use prbench_models::{ChatPrompt, RewardModel, RmInput, RmRequest};
 
 fn fixture() -> String {

@@ -11,7 +11,7 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
-use prbench_models::gguf::{backend, GgufEngine, GgufOptions};
+use prbench_llm::{backend, GgufEngine, GgufOptions};
 use prbench_models::judge::{GenerateJudge, LogprobJudge};
 use prbench_models::{Judge, JudgeRequest};
 use serde::{Deserialize, Serialize};
@@ -217,7 +217,7 @@ fn reference_side(model_path: &Path, input: &WorkerInput) -> Result<WorkerOutput
     Ok(WorkerOutput {
         side: format!(
             "llama.cpp via llama-cpp-2 {}, n_ctx {}",
-            prbench_models::gguf::ENGINE_NAME,
+            prbench_llm::ENGINE_NAME,
             input.ref_ctx
         ),
         load_s,

@@ -180,7 +180,7 @@ impl EvaluationOptions {
             max_error_rate: 0.01,
             retriever: None,
             planner: PlannerOptions {
-                model: format!("gguf:{}", prbench_models::gguf::default_model_path().display()),
+                model: format!("gguf:{}", prbench_models::assets::default_model_path().display()),
                 k: 10,
                 max_new_tokens: 128,
             },

@@ -132,10 +132,10 @@ pub struct TrainPalArgs {
     #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
     pub seed: u64,
     /// Training epochs (the authors train 1).
-    #[arg(long, default_value_t = prbench_candle::pal::train::DEFAULT_EPOCHS, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
+    #[arg(long, default_value_t = prbench_train::pal::train::DEFAULT_EPOCHS, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
     pub epochs: usize,
     /// Few-shot adaptation epochs over a new user's pairs (the authors: 1).
-    #[arg(long, default_value_t = prbench_candle::pal::train::DEFAULT_ADAPT_EPOCHS, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
+    #[arg(long, default_value_t = prbench_train::pal::train::DEFAULT_ADAPT_EPOCHS, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
     pub adapt_epochs: usize,
     /// Pairs per optimizer step (the authors' 4).
     #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1_000_000))]

@@ -24,7 +24,8 @@ use prbench_eval::condition::{Condition, ConditionInputs};
 use prbench_eval::planner::CachedGenerator;
 use prbench_eval::prompt::Prompts;
 use prbench_eval::runner::Reporter;
-use prbench_models::gguf::{default_model_path, GgufEngine, GgufOptions};
+use prbench_models::assets::default_model_path;
+use prbench_llm::{GgufEngine, GgufOptions};
 use prbench_models::spec::ModelSpec;
 use prbench_models::{Generator, NextTokenScorer, RewardModel};
 

@@ -8,7 +8,7 @@ use prbench_build::{BuildEngines, BuildInput, BuildRun, BuildSettings};
 use prbench_data::{load_questions, Example};
 use prbench_eval::cache::Cache;
 use prbench_eval::evaluation::rank_profiles;
-use prbench_models::gguf::{default_judge_path, default_model_path};
+use prbench_models::assets::{default_judge_path, default_model_path};
 use prbench_models::Generator;
 
 use crate::cli::BuildArgs;

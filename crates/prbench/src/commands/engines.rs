@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 
-use prbench_candle::embed::{default_embedder_dir, EmbedderOptions};
-use prbench_candle::embedder::load_embedder;
+use prbench_rm::embed::{default_embedder_dir, EmbedderOptions};
+use prbench_rm::embedder::load_embedder;
 use prbench_data::hub::HubOptions;
 use prbench_eval::cache::Cache;
 use prbench_eval::evaluation::{EngineError, Engines};
 use prbench_eval::retrieve::Retriever;
-use prbench_models::gguf::{GgufEngine, GgufOptions};
+use prbench_llm::{GgufEngine, GgufOptions};
 use prbench_models::spec::ModelSpec;
 use prbench_models::{Embedder, Generator};
 use prbench_remote::OpenAiChat;

@@ -9,7 +9,7 @@ use prbench_data::load::{load, Format as DataFormat};
 use prbench_eval::condition::Condition;
 use prbench_eval::evaluation::PlannerOptions;
 use prbench_eval::training_export::{render, write, ExportOptions, Format};
-use prbench_models::gguf::default_model_path;
+use prbench_models::assets::default_model_path;
 use prbench_models::spec::ModelSpec;
 
 use crate::cli::ExportArgs;

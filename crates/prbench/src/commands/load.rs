@@ -7,17 +7,17 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 
-use prbench_candle::bt::BtRewardModel;
-use prbench_candle::embed::default_embedder_dir;
-use prbench_candle::hub::{fetch_chat_template, fetch_model};
-use prbench_candle::pal::PalRewardModel;
-use prbench_candle::reward::{SeqClsOptions, SeqClsRewardModel};
+use prbench_train::bt::BtRewardModel;
+use prbench_rm::embed::default_embedder_dir;
+use prbench_rm::hub::{fetch_chat_template, fetch_model};
+use prbench_train::pal::PalRewardModel;
+use prbench_rm::reward::{SeqClsOptions, SeqClsRewardModel};
 use prbench_data::hub::HubOptions;
 use prbench_eval::condition::Condition;
 use prbench_eval::recipe::{JudgeRecipe, RecipeReader};
 use prbench_eval::runner::Backend;
 use prbench_models::baselines::{Baseline, SlotA};
-use prbench_models::gguf::{GgufEngine, GgufOptions};
+use prbench_llm::{GgufEngine, GgufOptions};
 use prbench_models::judge::{GenerateJudge, LogprobJudge, RatingJudge};
 use prbench_models::spec::{ModelSpec, TextEngine};
 use prbench_models::verdict_reader::VerdictReader;

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 
-use prbench_candle::embed::{default_embedder_dir, EmbedderOptions};
-use prbench_candle::embedder::load_embedder;
+use prbench_rm::embed::{default_embedder_dir, EmbedderOptions};
+use prbench_rm::embedder::load_embedder;
 use prbench_data::hub::HubOptions;
 use prbench_data::load::{load, Format};
 use prbench_eval::cache::Cache;
@@ -101,7 +101,7 @@ pub(crate) fn check_retriever_spec(spec: &str) -> Result<()> {
     let spec = spec.trim();
     match dense_model(spec)? {
         Some(model) if !model.starts_with("hf:") => {
-            prbench_candle::embedder::resolve_embedder_dir(&model, &HubOptions::from_env())
+            prbench_rm::embedder::resolve_embedder_dir(&model, &HubOptions::from_env())
                 .with_context(|| loading_embedder(spec, &model))?;
             Ok(())
         }

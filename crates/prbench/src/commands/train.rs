@@ -2,21 +2,21 @@
 //! head on frozen MiniLM embeddings of (condition context, question, answer), trained with
 //! `−log σ(r_chosen − r_rejected)`; saved as `head.safetensors` + `bt.json`, loaded with
 //! `--model bt:DIR`. The flags become [`TrainBtOptions`]; the work is
-//! [`prbench_candle::bt::pipeline`]'s.
+//! [`prbench_train::bt::pipeline`]'s.
 //!
 //! `prbench train pal`: PAL-A or PAL-B (Chen et al., ICLR 2025) on the same embeddings, one
 //! weight row per user; saved as `pal.safetensors` + `pal.json`, loaded with `--model pal:DIR`.
-//! The flags become [`TrainPalOptions`]; the work is [`prbench_candle::pal::pipeline`]'s.
+//! The flags become [`TrainPalOptions`]; the work is [`prbench_train::pal::pipeline`]'s.
 
 use anyhow::{bail, Context, Result};
-use prbench_candle::bt::pipeline::{
+use prbench_train::bt::pipeline::{
     fmt, train_bt as train, PairSource as Pairs, TrainBtOptions, TrainReporter,
 };
-use prbench_candle::bt::{self, TrainOptions};
-use prbench_candle::pal::pipeline::{
+use prbench_train::bt::{self, TrainOptions};
+use prbench_train::pal::pipeline::{
     held_out_summary, holds_model, train_pal as train_pal_model, TrainPalOptions,
 };
-use prbench_candle::pal::{PalTrainOptions, Variant};
+use prbench_train::pal::{PalTrainOptions, Variant};
 use prbench_eval::condition::{Condition, ConditionInputs};
 
 use crate::cli::{PairSource, PalVariantArg, TrainBtArgs, TrainCommand, TrainPalArgs};

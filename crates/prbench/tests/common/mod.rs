@@ -31,7 +31,7 @@ pub fn sample() -> String {
 /// A copy of the committed qwen2-f32 sequence-classification fixture in `tmp/rm`, with a
 /// 4,096-token position limit; returns its `dir:` spec.
 pub fn seqcls_model(tmp: &Path) -> String {
-    let src = repo().join("crates/prbench-candle/tests/fixtures/seqcls/qwen2-f32");
+    let src = repo().join("crates/prbench-rm/tests/fixtures/seqcls/qwen2-f32");
     let dst = tmp.join("rm");
     std::fs::create_dir_all(&dst).unwrap();
     for e in std::fs::read_dir(&src).unwrap() {

@@ -1,0 +1,322 @@
+//! [`GgufEngine`]: loading, identity and accessors.
+
+use std::num::NonZeroU32;
+use std::ops::{Deref, DerefMut};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::token::LlamaToken;
+
+use super::backend::backend;
+use super::meta::dtype_from_meta;
+use super::{GgufOptions, ENGINE_NAME};
+use prbench_models::chat_template::ChatTemplate;
+use prbench_models::error::ModelError;
+use prbench_models::file_hash::sha256_file;
+use prbench_models::traits::ModelIdentity;
+
+/// Metadata key of the chat template in a GGUF file.
+pub(crate) const CHAT_TEMPLATE_KEY: &str = "tokenizer.chat_template";
+
+/// Upper bound of the default context window, in tokens.
+const DEFAULT_MAX_CTX: u32 = 8192;
+
+/// Upper bound of the logical batch size (tokens per `llama_decode` call).
+const MAX_BATCH: u32 = 2048;
+
+/// Smallest KV cache allocated, in tokens.
+const MIN_ALLOC_CTX: u32 = 512;
+
+/// A llama.cpp context of `n_ctx` tokens; logical and physical batch (`n_batch`, `n_ubatch`)
+/// both min(`n_ctx`, [`MAX_BATCH`]), so a prompt that fits one batch is computed in one
+/// micro-batch (by the same kernels whether it is decoded whole or as a shared prefix plus a
+/// suffix; see `gguf/fork.rs`).
+fn new_context<'m>(
+    model: &'m LlamaModel,
+    n_ctx: u32,
+    n_threads: i32,
+) -> Result<LlamaContext<'m>, ModelError> {
+    let n = NonZeroU32::new(n_ctx).ok_or_else(|| ModelError::Engine("n_ctx must be > 0".into()))?;
+    let params = LlamaContextParams::default()
+        .with_n_ctx(Some(n))
+        .with_n_batch(n_ctx.min(MAX_BATCH))
+        .with_n_ubatch(n_ctx.min(MAX_BATCH))
+        .with_n_threads(n_threads)
+        .with_n_threads_batch(n_threads);
+    model.new_context(backend()?, params).map_err(|e| {
+        ModelError::Engine(format!("cannot create a llama.cpp context of {n_ctx} tokens: {e}"))
+    })
+}
+
+/// The engine's context, locked, with a KV cache of at least the tokens asked for.
+pub(super) struct CtxGuard<'a>(MutexGuard<'a, LlamaContext<'static>>);
+
+impl Deref for CtxGuard<'_> {
+    type Target = LlamaContext<'static>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl DerefMut for CtxGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+/// A GGUF causal LM run by llama.cpp: a judge primitive ([`prbench_models::NextTokenScorer`]) and a
+/// [`prbench_models::Generator`].
+///
+/// One llama.cpp context is reused by every call behind a mutex, so calls on one engine run one
+/// at a time; the KV cache is cleared at the start of each call. The context window
+/// ([`Self::n_ctx`]) is the limit prompts are checked against, but the KV cache is allocated
+/// only as large as the calls so far needed (a power of two from 512 tokens, recreated larger
+/// when a longer call comes): a judge on 400-token prompts does not hold an 8,192-token cache
+/// (188 MB for SmolLM2-135M). Results do not depend on the allocated size: the same cells
+/// are used and prefill is chunked the same way (`n_batch` = min(allocated, 2048) is at least
+/// min(tokens, 2048)). Cheap to share as `Arc<GgufEngine>`.
+pub struct GgufEngine {
+    // Field order matters: `ctx` refers to the model in `model` and must be dropped first
+    // (Rust drops fields in declaration order).
+    /// The llama.cpp context. Its `'static` lifetime is a lie told once in `load`: it really
+    /// borrows `*model`, which lives in a `Box` (stable address) and is dropped after it.
+    pub(super) ctx: Mutex<LlamaContext<'static>>,
+    /// Threads of every context.
+    n_threads: i32,
+    pub(super) model: Box<LlamaModel>,
+    pub(super) template: ChatTemplate,
+    pub(super) path: PathBuf,
+    pub(super) file_hash: String,
+    pub(super) dtype: String,
+    pub(super) n_ctx: usize,
+    pub(super) n_batch: usize,
+    /// Prepend BOS (tokenizer metadata says so and the template does not emit it itself).
+    pub(super) add_bos: bool,
+    /// BOS token, if the vocabulary has one.
+    pub(super) bos: Option<LlamaToken>,
+    /// BOS text as the template sees it (`bos_token`); empty when there is none.
+    pub(super) bos_text: String,
+    /// Whether `next_token_logprobs_many` decodes a common prefix once ([`Self::share_prefix`]).
+    share_prefix: AtomicBool,
+    /// Prompt tokens not decoded because a shared prefix was reused
+    /// ([`Self::shared_prefix_tokens`]).
+    pub(super) shared_prefix_tokens: AtomicU64,
+}
+
+impl std::fmt::Debug for GgufEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GgufEngine")
+            .field("path", &self.path)
+            .field("dtype", &self.dtype)
+            .field("n_ctx", &self.n_ctx)
+            .field("add_bos", &self.add_bos)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Text of a special token with special rendering on; empty for a missing token.
+pub(super) fn special_piece(model: &LlamaModel, tok: Option<LlamaToken>) -> String {
+    match tok {
+        Some(t) => {
+            String::from_utf8_lossy(&model.vocab().token_to_piece(t, true, None)).into_owned()
+        }
+        None => String::new(),
+    }
+}
+
+/// A token id that exists in the vocabulary (llama.cpp returns -1 for "none").
+fn valid_token(model: &LlamaModel, t: LlamaToken) -> Option<LlamaToken> {
+    (t.0 >= 0 && t.0 < model.n_vocab()).then_some(t)
+}
+
+impl GgufEngine {
+    /// Loads a GGUF file and creates its context.
+    ///
+    /// Reads the whole file once to hash it (sha256, for the manifest); the weights are
+    /// memory-mapped by llama.cpp. The chat template comes from `opts.chat_template` or the
+    /// metadata key `tokenizer.chat_template`.
+    ///
+    /// # Errors
+    /// [`ModelError::File`] when the file is missing or llama.cpp cannot load it;
+    /// [`ModelError::Metadata`] when there is no chat template (base models) and no override;
+    /// [`ModelError::Template`] when the template does not compile;
+    /// [`ModelError::Engine`] when the backend or context cannot be created.
+    pub fn load(path: &Path, opts: GgufOptions) -> Result<Self, ModelError> {
+        if !path.is_file() {
+            return Err(ModelError::File {
+                path: path.to_owned(),
+                reason: "no such file (run scripts/setup.sh for the default models)".into(),
+            });
+        }
+        let backend = backend()?;
+        let file_hash = sha256_file(path)?;
+        let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
+            .map_err(|e| ModelError::File {
+                path: path.to_owned(),
+                reason: format!("llama.cpp cannot load it as GGUF: {e}"),
+            })?;
+        let model = Box::new(model);
+
+        let template_src = match opts.chat_template {
+            Some(t) => t,
+            None => model.meta_val_str(CHAT_TEMPLATE_KEY).map_err(|_| ModelError::Metadata {
+                path: path.to_owned(),
+                key: CHAT_TEMPLATE_KEY.into(),
+                reason: "absent (a base model without a chat template?); pass a template with \
+                         GgufOptions::chat_template"
+                    .into(),
+            })?,
+        };
+        let vocab = model.vocab();
+        let bos = valid_token(&model, vocab.bos());
+        let eos = valid_token(&model, vocab.eos());
+        let bos_text = special_piece(&model, bos);
+        let eos_text = special_piece(&model, eos);
+        let add_bos = vocab.should_add_bos() && bos.is_some();
+        let template = ChatTemplate::new(template_src, bos_text.clone(), eos_text)?;
+        let dtype = dtype_from_meta(model.meta_val_str("general.file_type").ok().as_deref());
+
+        let n_ctx = opts.n_ctx.unwrap_or_else(|| match model.n_ctx_train() {
+            0 => DEFAULT_MAX_CTX,
+            n => n.min(DEFAULT_MAX_CTX),
+        });
+        let n_ctx =
+            NonZeroU32::new(n_ctx).ok_or_else(|| ModelError::Engine("n_ctx must be > 0".into()))?;
+        let n_threads = opts.n_threads.filter(|&t| t > 0).unwrap_or_else(|| {
+            std::thread::available_parallelism().map(|n| n.get() as i32).unwrap_or(1)
+        });
+        let ctx = new_context(&model, n_ctx.get().min(MIN_ALLOC_CTX), n_threads)?;
+        // SAFETY: `LlamaContext<'a>` ties itself to the model only through a `PhantomData`
+        // borrow; the C context points at the C model owned by `*model`. `model` is boxed (its
+        // address never changes when `GgufEngine` moves), is never mutated or replaced, and is
+        // declared after `ctx` so it is dropped after it. The `'static` context never leaves
+        // the engine: it is only reached through `&self` methods under the mutex.
+        let ctx: LlamaContext<'static> = unsafe { std::mem::transmute(ctx) };
+        let n_ctx_actual = n_ctx.get() as usize;
+        let n_batch = n_ctx.get().min(MAX_BATCH) as usize;
+
+        Ok(Self {
+            ctx: Mutex::new(ctx),
+            n_threads,
+            model,
+            template,
+            path: path.to_owned(),
+            file_hash,
+            dtype,
+            n_ctx: n_ctx_actual,
+            n_batch,
+            add_bos,
+            bos,
+            bos_text,
+            share_prefix: AtomicBool::new(opts.share_prefix),
+            shared_prefix_tokens: AtomicU64::new(0),
+        })
+    }
+
+    /// Context window in tokens (prompt + generated); prompts longer than this fail with
+    /// [`ModelError::ContextOverflow`].
+    pub fn n_ctx(&self) -> usize {
+        self.n_ctx
+    }
+
+    /// Vocabulary size (length of a logits vector).
+    pub fn n_vocab(&self) -> usize {
+        self.model.n_vocab().max(0) as usize
+    }
+
+    /// The chat template applied to prompts.
+    pub fn chat_template(&self) -> &ChatTemplate {
+        &self.template
+    }
+
+    /// The model file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The loaded llama.cpp model (e.g. for reading metadata with `meta_val_str`).
+    pub fn model(&self) -> &LlamaModel {
+        &self.model
+    }
+
+    /// Whether prompts get a BOS token prepended: the file's tokenizer metadata asks for it
+    /// (`tokenizer.ggml.add_bos_token`) and the rendered template does not start with it.
+    /// This is the metadata half; the per-prompt check happens in [`Self::tokenize`].
+    pub fn add_bos(&self) -> bool {
+        self.add_bos
+    }
+
+    /// The BOS token id, if the vocabulary has one.
+    pub fn bos_token(&self) -> Option<i32> {
+        self.bos.map(|t| t.0)
+    }
+
+    /// The metadata value for `key` as a string (numbers are formatted), `None` when absent.
+    pub fn meta(&self, key: &str) -> Option<String> {
+        self.model.meta_val_str(key).ok()
+    }
+
+    /// The engine's identity for manifests: spec `gguf:<path>`, engine
+    /// [`ENGINE_NAME`], the file's sha256, the chat template's sha256, and
+    /// the weight type from `general.file_type` (e.g. `Q4_1`).
+    pub fn identity(&self) -> ModelIdentity {
+        ModelIdentity {
+            spec: format!("gguf:{}", self.path.display()),
+            engine: ENGINE_NAME.into(),
+            file_hash: self.file_hash.clone(),
+            chat_template_hash: self.template.hash(),
+            dtype: self.dtype.clone(),
+        }
+    }
+
+    /// Locks the context, first replacing it with a larger one when its KV cache holds fewer
+    /// than `need` tokens (the next power of two, at least 512, at most [`Self::n_ctx`]). A
+    /// panic in an earlier call does not poison it for good (every call clears the KV cache
+    /// first).
+    ///
+    /// # Errors
+    /// [`ModelError::Engine`] when llama.cpp cannot create the larger context.
+    pub(super) fn lock_ctx(&self, need: usize) -> Result<CtxGuard<'_>, ModelError> {
+        let mut guard = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
+        if (guard.n_ctx() as usize) < need {
+            let size =
+                (need.next_power_of_two().max(MIN_ALLOC_CTX as usize)).min(self.n_ctx) as u32;
+            let ctx = new_context(&self.model, size, self.n_threads)?;
+            // SAFETY: as in `load`: the context borrows `*self.model`, boxed and dropped after
+            // `ctx`; the old context is dropped by this assignment, before any new use.
+            *guard = unsafe { std::mem::transmute::<LlamaContext<'_>, LlamaContext<'static>>(ctx) };
+        }
+        Ok(CtxGuard(guard))
+    }
+
+    /// Whether [`prbench_models::NextTokenScorer::next_token_logprobs_many`] (the logprob judge's call)
+    /// decodes the common token prefix of consecutive prompts once and each prompt's suffix
+    /// after it (true, the default from [`GgufOptions::share_prefix`]), or scores each
+    /// prompt alone from a cleared cache (false).
+    pub fn share_prefix(&self) -> bool {
+        self.share_prefix.load(Ordering::Relaxed)
+    }
+
+    /// Turns shared-prefix scoring on or off for later calls (e.g. to time both paths on one
+    /// loaded engine). Results are bit-identical either way (`gguf/fork.rs` says how).
+    pub fn set_share_prefix(&self, on: bool) {
+        self.share_prefix.store(on, Ordering::Relaxed);
+    }
+
+    /// Prompt tokens not decoded since load because a shared prefix was reused: for each group
+    /// of n prompts decoded together, (n − 1) × the prefix length.
+    pub fn shared_prefix_tokens(&self) -> u64 {
+        self.shared_prefix_tokens.load(Ordering::Relaxed)
+    }
+
+    /// Tokens the KV cache currently holds room for (allocated, not the limit
+    /// [`Self::n_ctx`]).
+    pub fn allocated_ctx(&self) -> usize {
+        self.ctx.lock().unwrap_or_else(|e| e.into_inner()).n_ctx() as usize
+    }
+}
