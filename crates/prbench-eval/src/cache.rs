@@ -29,7 +29,7 @@ use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::EvalError;
-pub use prbench_report::CacheReport;
+pub use prbench_records::CacheReport;
 
 /// Version of the key layout; bumping it makes every old entry a miss.
 const KEY_VERSION: u32 = 1;

@@ -390,7 +390,7 @@ pub struct ConditionInputs {
     /// What the planner was (spec, k, decoding, plans hash), for manifests.
     pub planner: Option<serde_json::Value>,
     /// The planner's summary figures (failures, quality), copied into `planner` runs' summaries.
-    pub planner_report: Option<prbench_report::PlannerReport>,
+    pub planner_report: Option<prbench_records::PlannerReport>,
 }
 
 impl ConditionInputs {

@@ -1,4 +1,4 @@
-//! Builds the conditioning matrix ([`prbench_report::matrix::Matrix`]) from the outcomes of
+//! Builds the conditioning matrix ([`prbench_records::matrix::Matrix`]) from the outcomes of
 //! one model under several conditions: accuracy with CI per subset and overall, the gain of
 //! each condition over `none` on the same items with a paired exact McNemar test, and Holm's
 //! correction over every gain of a metric (PROTOCOL.md §2, §5).
@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use prbench_data::short_subset;
-use prbench_report::matrix::{Gain, Matrix, MatrixBlock, MatrixCondition};
+use prbench_records::matrix::{Gain, Matrix, MatrixBlock, MatrixCondition};
 use prbench_stats::bootstrap::BootstrapConfig;
 use prbench_stats::outcome::ItemResult;
 use prbench_stats::paired::{holm, mcnemar};
@@ -265,7 +265,7 @@ mod tests {
         assert_eq!(b.accuracy[0].last().unwrap().strict, Some(2.0 / 6.0));
         assert_eq!(b.accuracy[1].last().unwrap().strict, Some(5.0 / 6.0));
         assert!(m.conditions[1].oracle);
-        let md = prbench_report::matrix::render(&m);
+        let md = prbench_records::matrix::render(&m);
         assert!(md.contains("upper bound"));
         assert!(md.contains("+75.0 (3/0; p 0.2500; Holm 0.7500)"), "{md}");
     }

@@ -12,7 +12,7 @@ use std::time::Instant;
 use chrono::{DateTime, Utc};
 use prbench_data::{Dataset, Example};
 use prbench_models::ModelIdentity;
-use prbench_report::{ProfileReport, RemoteCalls, Summary};
+use prbench_records::{ProfileReport, RemoteCalls, Summary};
 use prbench_stats::bootstrap::BootstrapConfig;
 use prbench_stats::outcome::ItemResult;
 use serde::{Deserialize, Serialize};
@@ -453,7 +453,7 @@ pub fn run(
     };
     write_json(&cfg.dir.join("summary.json"), &summary)?;
     let md = cfg.dir.join("summary.md");
-    fs::write(&md, prbench_report::markdown::render(&summary)).map_err(io_err(&md))?;
+    fs::write(&md, prbench_records::markdown::render(&summary)).map_err(io_err(&md))?;
     manifest.finished = Some(Utc::now());
     manifest.control_rows = Some(control_source.describe());
     write_json(&cfg.dir.join("manifest.json"), &manifest)?;

@@ -8,7 +8,7 @@
 //! user id is then a user of its own.
 
 use prbench_data::short_subset;
-use prbench_report::{AccuracyRow, BothOrders, PositionBias};
+use prbench_records::{AccuracyRow, BothOrders, PositionBias};
 use prbench_stats::accuracy::TieMode;
 use prbench_stats::bootstrap::{
     accuracy_with_cis, accuracy_with_cis_by_cluster, BootstrapConfig, Stat,

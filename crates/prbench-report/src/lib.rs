@@ -9,11 +9,9 @@ pub mod error;
 pub mod guide;
 pub mod html;
 pub mod leaderboard;
-pub mod markdown;
-pub mod matrix;
 pub mod plots;
-pub mod plural;
 pub mod sources;
-pub mod summary;
 
+// The run records and their Markdown forms, defined once in prbench-records.
+pub use prbench_records::{markdown, matrix, plural, summary};
 pub use summary::*;

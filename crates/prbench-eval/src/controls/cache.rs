@@ -19,7 +19,7 @@
 //! nearest float only with its `float_roundtrip` feature, which this workspace does not enable,
 //! and rows from the cache must be the rows computed, bit for bit.
 
-use prbench_report::{AccuracyRow, BaselineRow};
+use prbench_records::{AccuracyRow, BaselineRow};
 use prbench_stats::accuracy::Tally;
 use prbench_stats::bootstrap::BootstrapConfig;
 use serde::{Deserialize, Serialize};

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use prbench_data::Example;
 use prbench_models::baselines::{Baseline, SlotA};
 use prbench_models::{ChatPrompt, Judge, JudgeRequest, PairInput, RewardModel, RmInput, RmRequest};
-use prbench_report::BaselineRow;
+use prbench_records::BaselineRow;
 use prbench_stats::bootstrap::BootstrapConfig;
 use prbench_stats::outcome::ItemResult;
 use rayon::prelude::*;

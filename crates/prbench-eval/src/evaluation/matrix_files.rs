@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use prbench_data::Dataset;
-use prbench_report::matrix::Matrix;
+use prbench_records::matrix::Matrix;
 use prbench_stats::bootstrap::BootstrapConfig;
 
 use crate::condition::{Condition, ConditionInputs};
@@ -84,7 +84,7 @@ pub(super) fn write_matrix(
     let matrix =
         crate::matrix::build(&condition_runs, spec, &data.source, &data.kind, seed, boot, notes);
     let md_path = out.join(format!("{base}.md"));
-    let markdown = prbench_report::matrix::render(&matrix);
+    let markdown = prbench_records::matrix::render(&matrix);
     write(&md_path, &markdown)?;
     let json_path = out.join(format!("{base}.json"));
     write(
@@ -98,6 +98,6 @@ pub(super) fn write_matrix(
 /// cannot be read).
 pub(super) fn share_a_verdicts(dir: &Path) -> Option<f64> {
     let text = std::fs::read_to_string(dir.join("summary.json")).ok()?;
-    let summary: prbench_report::Summary = serde_json::from_str(&text).ok()?;
+    let summary: prbench_records::Summary = serde_json::from_str(&text).ok()?;
     summary.position_bias?.share_a_verdicts
 }

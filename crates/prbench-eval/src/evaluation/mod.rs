@@ -48,7 +48,7 @@ use std::sync::Arc;
 use prbench_data::{Dataset, Example};
 use prbench_models::spec::ModelSpec;
 use prbench_models::{Embedder, Generator};
-use prbench_report::Summary;
+use prbench_records::Summary;
 use prbench_stats::bootstrap::BootstrapConfig;
 use prbench_stats::outcome::ItemResult;
 

@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use prbench_data::{Dataset, Example, ProfilePost};
 use prbench_models::{Embedder, Generator};
-use prbench_report::PlannerReport;
+use prbench_records::PlannerReport;
 
 use super::{Engines, EvaluationReporter, PlannerOptions};
 use crate::cache::{Cache, CacheCounters};

@@ -176,7 +176,7 @@ pub(super) fn matrix_base(
             let base = format!("{id}-matrix");
             let path = out.join(format!("{base}.json"));
             if let Ok(text) = std::fs::read_to_string(&path) {
-                let old: prbench_report::matrix::Matrix =
+                let old: prbench_records::matrix::Matrix =
                     serde_json::from_str(&text).map_err(|e| {
                         EvalError::evaluation_with(
                             format!(
