@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Reference fixture for crates/prbench-annotate/src/agreement (Krippendorff's alpha, issue 19):
-writes crates/prbench-annotate/tests/fixtures/alpha/krippendorff_reference.json, read by
-crates/prbench-annotate/tests/alpha_parity.rs.
+writes crates/prbench-stats/tests/fixtures/alpha/krippendorff_reference.json, read by
+crates/prbench-stats/tests/alpha_parity.rs.
 
 Each case is a reliability matrix, annotators x units (rows x columns), a missing rating written
 as null (np.nan for the package). For each case the script records what

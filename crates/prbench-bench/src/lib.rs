@@ -1,4 +1,4 @@
-//! prbench's performance harnesses (issue 7, docs/perf.md): each of prbench's engines measured
+//! prbench's performance harnesses and load testers (docs/perf.md): each of prbench's engines measured
 //! side by side with a reference engine in the same run, and the harness itself at full
 //! benchmark scale.
 //!
@@ -10,7 +10,8 @@
 //!   renders as eval does;
 //! - [`harness`]: load, render, retrieve and write on a synthetic 2,830-row benchmark;
 //! - [`remote`]: the `openai:` judge client against the loopback fault server;
-//! - [`serve`]: the reward server under waves of concurrent requests;
+//! - [`serve`]: the reward server under waves of concurrent requests ([`serve_load`] drives it);
+//! - [`annotate_load`]: the rating server of `prbench annotate` under simulated annotators;
 //! - [`report`]: the HTML report of a full-scale synthetic benchmark, opened in Chromium;
 //! - [`all`]: every bench above but remote, serve and report, in one table.
 //!
@@ -31,6 +32,7 @@
 #![warn(missing_docs)]
 
 pub mod all;
+pub mod annotate_load;
 pub mod child;
 pub mod harness;
 pub mod inputs;
@@ -40,6 +42,7 @@ pub mod report;
 pub mod rm;
 pub mod rm_prefix;
 pub mod serve;
+pub mod serve_load;
 
 use std::path::PathBuf;
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use prbench_downstream::serve::load::{load_test, LoadOptions, LoadReport};
+use crate::serve_load::{load_test, LoadOptions, LoadReport};
 use prbench_downstream::serve::{ScoreItem, ServeOptions};
 use prbench_eval::condition::profile_context;
 use prbench_models::RewardModel;

@@ -1,9 +1,11 @@
 //! Statistics for prbench (PROTOCOL.md §3–5): per-item outcomes, accuracy under the three tie
 //! rules, seeded stratified percentile-bootstrap confidence intervals, and position-bias figures
-//! for pairwise judges. Pure logic, no engine dependencies.
+//! for pairwise judges, rank correlation of model rankings, and inter-annotator agreement
+//! (Krippendorff's alpha, [`agreement`]). Pure logic, no engine dependencies.
 #![warn(missing_docs)]
 
 pub mod accuracy;
+pub mod agreement;
 pub mod best_of_k;
 pub mod bootstrap;
 pub mod outcome;

@@ -38,7 +38,7 @@
 mod app;
 mod batcher;
 mod handle;
-pub mod load;
+
 pub mod log;
 mod normalize;
 mod protocol;

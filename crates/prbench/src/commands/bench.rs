@@ -116,7 +116,7 @@ fn run_serve(a: &BenchServeArgs) -> Result<()> {
 }
 
 fn run_annotate(a: &BenchAnnotateArgs) -> Result<()> {
-    use prbench_annotate::load::{load_test, table, LoadOptions};
+    use prbench_bench::annotate_load::{load_test, table, LoadOptions};
     let opts = LoadOptions {
         annotators: a.annotators,
         seconds: a.seconds,

@@ -1,8 +1,8 @@
-//! Parity of prbench_annotate::agreement::alpha with the Python `krippendorff` package on the
+//! Parity of prbench_stats::agreement::alpha with the Python `krippendorff` package on the
 //! fixture written by tools/make_alpha_fixtures.py (issue 19: equal to 1e-9 at the nominal,
 //! ordinal and interval levels; undefined where the package raises or returns nan).
 
-use prbench_annotate::agreement::{alpha, AlphaUndefined, Level, ReliabilityData};
+use prbench_stats::agreement::{alpha, AlphaUndefined, Level, ReliabilityData};
 use serde_json::Value;
 
 const TOL: f64 = 1e-9;

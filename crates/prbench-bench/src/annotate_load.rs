@@ -4,7 +4,7 @@
 //!
 //! **What runs.** A new store in a temporary folder, `items` synthetic items (a question,
 //! three posts and two answers of about 60 words each), every item rated by 2 of the
-//! `annotators`; the server ([`crate::server`]) on `127.0.0.1:0` in this process. Each
+//! `annotators`; the server ([`prbench_annotate::server`]) on `127.0.0.1:0` in this process. Each
 //! simulated annotator is one task with its own HTTP connection pool: `GET` its item, `PUT` a
 //! rating whose comment names (annotator, request number), move to its next position, wrap
 //! around at the end of its list (so later saves are changes, new revisions) until the time
@@ -30,10 +30,10 @@ use prbench_data::{Example, ProfilePost, RubricAspect};
 use prbench_stats::bootstrap::percentile;
 use serde::Serialize;
 
-use crate::error::AnnotateError;
-use crate::export;
-use crate::store::{Store, StoreSpec};
-use crate::submission::{AnswerRating, Submission};
+use prbench_annotate::error::AnnotateError;
+use prbench_annotate::export;
+use prbench_annotate::store::{Store, StoreSpec};
+use prbench_annotate::submission::{AnswerRating, Submission};
 
 /// Load settings.
 #[derive(Debug, Clone)]
@@ -179,8 +179,8 @@ fn make_store(
         selection: "all items",
     };
     match Store::open_or_create(dir, &spec)? {
-        (s, crate::store::Opened::Created(t)) => Ok((s, t)),
-        (_, crate::store::Opened::Resumed) => {
+        (s, prbench_annotate::store::Opened::Created(t)) => Ok((s, t)),
+        (_, prbench_annotate::store::Opened::Resumed) => {
             Err(AnnotateError::Items("the load test's folder was not new".into()))
         }
     }
@@ -266,7 +266,7 @@ pub fn load_test(opts: &LoadOptions) -> Result<LoadReport, AnnotateError> {
     let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).map_err(io)?;
     let addr = listener.local_addr().map_err(io)?;
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = rt.spawn(crate::server::serve(listener, Arc::clone(&store), async move {
+    let server = rt.spawn(prbench_annotate::server::serve(listener, Arc::clone(&store), async move {
         let _ = stop_rx.await;
     }));
     let start = Instant::now();

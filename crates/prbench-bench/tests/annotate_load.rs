@@ -1,7 +1,7 @@
 //! The load test's own check: every acknowledged save is found in the store reopened from
 //! disk. (Its speed is reported by `prbench bench annotate`, not asserted here.)
 
-use prbench_annotate::load::{load_test, table, LoadOptions};
+use prbench_bench::annotate_load::{load_test, table, LoadOptions};
 
 #[test]
 fn every_acknowledged_save_is_in_the_reopened_store() {

@@ -13,7 +13,7 @@
 //!   [`markdown_table`].
 //!
 //! ```
-//! use prbench_annotate::agreement::{agreement, alpha, markdown_table, AgreementConfig, Level, Ratings};
+//! use prbench_stats::agreement::{agreement, alpha, markdown_table, AgreementConfig, Level, Ratings};
 //!
 //! let csv = "annotator,unit,dimension,score\n\
 //!            ann,q1,fit,4\nbob,q1,fit,4\nann,q2,fit,2\nbob,q2,fit,3\nann,q3,fit,5\n";

@@ -1,7 +1,7 @@
 //! Reading ratings CSVs: columns in any order, grouping by dimension, and errors that name the
 //! file, the line (as an editor numbers it) and the field.
 
-use prbench_annotate::agreement::{Ratings, RatingsError};
+use prbench_stats::agreement::{Ratings, RatingsError};
 
 const FILE: &str = "ratings.csv";
 

@@ -1,7 +1,7 @@
 //! The per-dimension agreement report: its JSON shape, its independence from row order, and its
 //! Markdown table.
 
-use prbench_annotate::agreement::{
+use prbench_stats::agreement::{
     agreement, alpha, markdown_table, AgreementConfig, AlphaBootstrapConfig, Level, Ratings,
 };
 use rand::seq::SliceRandom;

@@ -16,12 +16,12 @@
 //!    which alpha is undefined (all its values equal) is dropped and counted.
 //! 4. The interval is the percentile interval of the kept alphas: the `100·(1 − confidence)/2`
 //!    and `100·(1 + confidence)/2` percentiles with linear interpolation
-//!    ([`prbench_stats::percentile`], numpy's `np.percentile` default).
+//!    ([`crate::percentile`], numpy's `np.percentile` default).
 //!
 //! Nothing runs in parallel, so the result does not depend on the thread count either.
 
-use prbench_stats::bootstrap::MAX_RESAMPLES;
-use prbench_stats::{percentile, Interval};
+use crate::bootstrap::MAX_RESAMPLES;
+use crate::{percentile, Interval};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
@@ -46,7 +46,7 @@ pub enum ConfigError {
     Resamples {
         /// The number asked for.
         got: usize,
-        /// [`prbench_stats::bootstrap::MAX_RESAMPLES`].
+        /// [`crate::bootstrap::MAX_RESAMPLES`].
         max: usize,
     },
     /// Confidence not strictly between 0 and 1.
