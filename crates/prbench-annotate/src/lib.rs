@@ -21,9 +21,9 @@ pub mod server;
 pub mod store;
 pub mod submission;
 
+pub use error::AnnotateError;
 /// Krippendorff's alpha and its report, defined in `prbench-stats` (agreement is statistics,
 /// for ratings from any source).
 pub use prbench_stats::agreement;
-pub use error::AnnotateError;
 pub use store::{Opened, Store, StoreSpec};
 pub use submission::{AnswerRating, Submission};

@@ -266,9 +266,10 @@ pub fn load_test(opts: &LoadOptions) -> Result<LoadReport, AnnotateError> {
     let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).map_err(io)?;
     let addr = listener.local_addr().map_err(io)?;
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = rt.spawn(prbench_annotate::server::serve(listener, Arc::clone(&store), async move {
-        let _ = stop_rx.await;
-    }));
+    let server =
+        rt.spawn(prbench_annotate::server::serve(listener, Arc::clone(&store), async move {
+            let _ = stop_rx.await;
+        }));
     let start = Instant::now();
     let deadline = start + Duration::from_secs_f64(opts.seconds);
     let results = rt.block_on(async {

@@ -29,8 +29,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
-use prbench_models::assets::models_dir;
 use prbench_llm::{GgufEngine, GgufOptions};
+use prbench_models::assets::models_dir;
 use prbench_models::judge::{RESULT_PREFIX, SLOT_TOKENS};
 use prbench_models::{JudgeRequest, PairInput};
 

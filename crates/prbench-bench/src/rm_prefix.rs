@@ -25,10 +25,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
+use prbench_models::{RewardModel, RmRequest};
 use prbench_rm::batch::by_length;
 use prbench_rm::embed::default_embedder_dir;
 use prbench_rm::reward::{SeqClsOptions, SeqClsRewardModel};
-use prbench_models::{RewardModel, RmRequest};
 use serde::Serialize;
 
 use crate::child::median;

@@ -11,8 +11,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
 use crate::serve_load::{load_test, LoadOptions, LoadReport};
+use anyhow::{bail, Context, Result};
 use prbench_downstream::serve::{ScoreItem, ServeOptions};
 use prbench_eval::condition::profile_context;
 use prbench_models::RewardModel;

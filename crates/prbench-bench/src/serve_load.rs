@@ -10,8 +10,8 @@ use prbench_models::RewardModel;
 use serde::Serialize;
 use tokio::sync::Semaphore;
 
-use prbench_downstream::serve::{ScoreItem, ServeOptions, ServerHandle};
 use prbench_downstream::error::ServeError;
+use prbench_downstream::serve::{ScoreItem, ServeOptions, ServerHandle};
 
 /// Load settings.
 #[derive(Debug, Clone)]

@@ -58,4 +58,3 @@ impl Default for GgufOptions {
         Self { n_ctx: None, n_threads: None, chat_template: None, share_prefix: true }
     }
 }
-

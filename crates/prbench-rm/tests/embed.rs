@@ -5,9 +5,9 @@
 
 use std::path::PathBuf;
 
+use prbench_models::ModelError;
 use prbench_rm::embed::{default_embedder_dir, EmbedInput, EmbedderOptions, MiniLmEmbedder};
 use prbench_rm::encoder::{BertEncoder, Packed};
-use prbench_models::ModelError;
 use serde_json::Value;
 
 fn model_dir() -> Option<PathBuf> {

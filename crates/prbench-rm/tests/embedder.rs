@@ -5,10 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use prbench_rm::embed::{default_embedder_dir, EmbedInput, EmbedderOptions, MiniLmEmbedder};
-use prbench_rm::embedder::{load_embedder, resolve_embedder_dir};
 use prbench_data::hub::HubOptions;
 use prbench_models::{Embedder, Similarity};
+use prbench_rm::embed::{default_embedder_dir, EmbedInput, EmbedderOptions, MiniLmEmbedder};
+use prbench_rm::embedder::{load_embedder, resolve_embedder_dir};
 use serde_json::Value;
 
 fn model_dir() -> Option<PathBuf> {

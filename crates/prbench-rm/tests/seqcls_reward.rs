@@ -5,10 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use prbench_rm::hub::fetch_model;
-use prbench_rm::reward::{SeqClsOptions, SeqClsRewardModel};
 use prbench_data::hub::HubOptions;
 use prbench_models::{ChatMessage, ChatPrompt, RewardModel, RmInput, RmRequest, Role};
+use prbench_rm::hub::fetch_model;
+use prbench_rm::reward::{SeqClsOptions, SeqClsRewardModel};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 

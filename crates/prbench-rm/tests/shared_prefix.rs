@@ -13,9 +13,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use prbench_models::{ChatMessage, ChatPrompt, RewardModel, RmInput, RmRequest, Role};
 use prbench_rm::reward::{SeqClsOptions, SeqClsRewardModel};
 use prbench_rm::seqcls::{PaddingSide, SeqClsModel};
-use prbench_models::{ChatMessage, ChatPrompt, RewardModel, RmInput, RmRequest, Role};
 use rand::{Rng, SeedableRng};
 use serde_json::Value;
 

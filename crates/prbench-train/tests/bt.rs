@@ -7,6 +7,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use candle_core::{DType, Device, Tensor};
+use prbench_models::{ChatPrompt, RewardModel, RmInput, RmRequest};
+use prbench_rm::embed::{default_embedder_dir, MiniLmEmbedder};
 use prbench_train::bt::config::{
     BtConfig, DataRecord, EmbedRecord, EmbedderRecord, TrainingRecord,
 };
@@ -14,8 +16,6 @@ use prbench_train::bt::{
     compose, composition_sha256, held_out_mask, save, train_head, train_head_from, BtHead,
     BtRewardModel, TrainOptions, TrainStart, COMPOSITION,
 };
-use prbench_rm::embed::{default_embedder_dir, MiniLmEmbedder};
-use prbench_models::{ChatPrompt, RewardModel, RmInput, RmRequest};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;

@@ -664,12 +664,12 @@ fn training_is_deterministic() {
 
 mod saved {
     use super::*;
-    use prbench_train::bt::{compose, BtPair, DataRecord, EmbedRecord, EmbedderRecord};
+    use prbench_models::{ChatPrompt, RewardModel, RmInput, RmRequest};
     use prbench_rm::embed::{default_embedder_dir, MiniLmEmbedder};
+    use prbench_train::bt::{compose, BtPair, DataRecord, EmbedRecord, EmbedderRecord};
     use prbench_train::pal::compose::{composition, composition_sha256, prompt_input};
     use prbench_train::pal::config::PalTrainingRecord;
     use prbench_train::pal::{save, PalConfig, PalRewardModel, UserHistory};
-    use prbench_models::{ChatPrompt, RewardModel, RmInput, RmRequest};
 
     fn config(variant: Variant, sha: &str, users: &[&str], adapt_epochs: usize) -> PalConfig {
         PalConfig {

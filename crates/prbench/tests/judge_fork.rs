@@ -12,8 +12,8 @@ use std::time::Instant;
 use prbench_bench::judge::GEMMA_TURN_TEMPLATE;
 use prbench_eval::condition::{profile_context, Condition};
 use prbench_eval::prompt::Prompts;
-use prbench_models::assets::{models_dir, DEFAULT_MODEL_FILE};
 use prbench_llm::{GgufEngine, GgufOptions};
+use prbench_models::assets::{models_dir, DEFAULT_MODEL_FILE};
 use prbench_models::judge::LogprobJudge;
 use prbench_models::{Judge, JudgeRequest, ModelError, PairInput, Verdict};
 

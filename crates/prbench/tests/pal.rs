@@ -6,9 +6,9 @@ mod common;
 use common::*;
 use std::path::{Path, PathBuf};
 
+use prbench_models::{ChatPrompt, RewardModel, RmInput, RmRequest};
 use prbench_rm::embed::default_embedder_dir;
 use prbench_train::pal::PalRewardModel;
-use prbench_models::{ChatPrompt, RewardModel, RmInput, RmRequest};
 
 fn fixture() -> String {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/psoups-mini");

@@ -6,11 +6,11 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use prbench_rm::embed::{default_embedder_dir, MiniLmEmbedder};
 use prbench_data::load::load;
 use prbench_eval::retrieve::dense::DenseRetriever;
 use prbench_eval::retrieve::Retriever;
 use prbench_models::{Embedder, Similarity};
+use prbench_rm::embed::{default_embedder_dir, MiniLmEmbedder};
 
 fn minilm() -> Option<std::path::PathBuf> {
     let dir = default_embedder_dir();

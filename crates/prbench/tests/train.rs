@@ -5,9 +5,9 @@ mod common;
 use common::*;
 use std::path::PathBuf;
 
-use prbench_train::bt::BtRewardModel;
-use prbench_rm::embed::default_embedder_dir;
 use prbench_models::{ChatPrompt, RewardModel, RmInput, RmRequest};
+use prbench_rm::embed::default_embedder_dir;
+use prbench_train::bt::BtRewardModel;
 
 fn fixture() -> String {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/psoups-mini");

@@ -8,8 +8,8 @@ use prbench_models::{ModelError, ModelIdentity, RewardModel, RmRequest, Score};
 use super::compose::{compose, composition_sha256, COMPOSITION};
 use super::config::{BtConfig, BT_FORMAT, CONFIG_FILE, HEAD_FILE};
 use super::head::BtHead;
-use prbench_rm::embed::{EmbedderOptions, MiniLmEmbedder};
 use prbench_models::file_hash::sha256_file;
+use prbench_rm::embed::{EmbedderOptions, MiniLmEmbedder};
 
 /// Engine name in manifests.
 pub const BT_ENGINE: &str = "candle bt-head on all-MiniLM-L6-v2";

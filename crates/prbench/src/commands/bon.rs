@@ -24,17 +24,17 @@ use prbench_eval::condition::{Condition, ConditionInputs};
 use prbench_eval::planner::CachedGenerator;
 use prbench_eval::prompt::Prompts;
 use prbench_eval::runner::Reporter;
-use prbench_models::assets::default_model_path;
 use prbench_llm::{GgufEngine, GgufOptions};
+use prbench_models::assets::default_model_path;
 use prbench_models::spec::ModelSpec;
 use prbench_models::{Generator, NextTokenScorer, RewardModel};
 
 use crate::cli::{
     BonCommand, CacheArgs, JudgeArgs, ReportArgs, SampleArgs, ScoreArgs, VerdictMode,
 };
-use crate::commands::engines::{load_generator, CliEngines};
-use crate::commands::load::{load_model, LoadSettings, Loaded};
 use crate::progress::Bar;
+use prbench_engines::generators::{load_generator, SpecEngines};
+use prbench_engines::load::{load_model, LoadSettings, Loaded};
 use prbench_eval::evaluation::rank_profiles;
 
 impl CacheArgs {
@@ -132,7 +132,7 @@ fn sample(args: SampleArgs) -> Result<()> {
         &data,
         &examples,
         cache.as_ref(),
-        &CliEngines { remote: &args.stage.remote },
+        &SpecEngines { remote: &args.stage.remote },
         &bar,
     )?;
     let inputs = ConditionInputs {
@@ -415,7 +415,7 @@ fn score(args: ScoreArgs) -> Result<()> {
             &data,
             &examples,
             cache.as_ref(),
-            &CliEngines { remote: &args.stage.remote },
+            &SpecEngines { remote: &args.stage.remote },
             &bar,
         )?;
         inputs.ranked = ranked;

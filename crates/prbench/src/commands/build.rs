@@ -12,9 +12,9 @@ use prbench_models::assets::{default_judge_path, default_model_path};
 use prbench_models::Generator;
 
 use crate::cli::BuildArgs;
-use crate::commands::engines::{check_generator_spec, load_generator, CliEngines};
-use crate::commands::retrieve::check_retriever_spec;
 use crate::progress::Bar;
+use prbench_engines::generators::{check_generator_spec, load_generator, SpecEngines};
+use prbench_engines::retrieve::check_retriever_spec;
 
 /// The default generator's spec, or an error that says how to get it or what to pass.
 fn default_generator() -> Result<String> {
@@ -53,7 +53,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
         None => default_generator()?,
     };
     check_generator_spec(&gen_spec, "generator", "--generator")?;
-    super::load::remote_options(&args.remote)?;
+    prbench_engines::load::remote_options(&args.remote)?;
     let judge_spec = args.judge.clone().unwrap_or_else(|| gen_spec.clone());
     if !args.skip_audit && judge_spec != gen_spec {
         check_generator_spec(&judge_spec, "audit judge", "--judge")?;
@@ -89,7 +89,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
         &data,
         &owned,
         cache.as_ref(),
-        &CliEngines { remote: &args.remote },
+        &SpecEngines { remote: &args.remote },
         &bar,
     )?;
 

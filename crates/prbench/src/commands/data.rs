@@ -3,13 +3,13 @@
 use std::cell::RefCell;
 
 use anyhow::{Context, Result};
-use prbench_rm::token_count::TokenCounter;
 use prbench_data::hub::HubOptions;
 use prbench_data::load::{load, load_questions};
 use prbench_data::stats::dataset_stats;
 use prbench_data::DataError;
 use prbench_llm::{GgufEngine, GgufOptions};
 use prbench_models::spec::ModelSpec;
+use prbench_rm::token_count::TokenCounter;
 
 use crate::cli::{DataCommand, ValidateFor};
 

@@ -5,9 +5,6 @@ use anyhow::{bail, Context, Result};
 use std::path::Path;
 use std::sync::Arc;
 
-use prbench_train::bt::pair_sha256;
-use prbench_train::pal::pipeline::prepare_eval_users;
-use prbench_train::pal::PalRewardModel;
 use prbench_data::load::load;
 use prbench_data::Dataset;
 use prbench_eval::condition::{Condition, ConditionInputs};
@@ -23,11 +20,14 @@ use prbench_models::assets::{default_judge_path, default_model_path};
 use prbench_models::spec::{ModelSpec, TextEngine};
 use prbench_report::guide::GuideInputs;
 use prbench_report::plural::count;
+use prbench_train::bt::pair_sha256;
+use prbench_train::pal::pipeline::prepare_eval_users;
+use prbench_train::pal::PalRewardModel;
 
 use crate::cli::{EvalArgs, VerdictMode};
-use crate::commands::engines::CliEngines;
-use crate::commands::load::{load_model, LoadSettings, Loaded};
 use crate::progress::Bar;
+use prbench_engines::generators::SpecEngines;
+use prbench_engines::load::{load_model, LoadSettings, Loaded};
 
 /// Refuses to score pairs a trained model (BT head, PAL) was trained on (`file` lists the sha256
 /// of every pair it used): a model evaluated on its own training pairs gives a number that means
@@ -550,7 +550,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
     let mut model = load_model(
         &parsed,
         &spec,
-        &LoadSettings { recipe, ..LoadSettings::of_eval(&args, &conditions) },
+        &LoadSettings { recipe, ..eval_load_settings(&args, &conditions) },
     )?;
     match &mut model {
         Loaded::Bt(rm) => {
@@ -563,7 +563,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
         _ => {}
     }
     let printer = Printer { bar: Bar::new(args.quiet), json: args.json };
-    let prepared = eval.prepare(&CliEngines { remote: &args.remote }, &printer)?;
+    let prepared = eval.prepare(&SpecEngines { remote: &args.remote }, &printer)?;
     if has_preflight(&model) {
         preflight(&model, eval.examples(), &conditions, prepared.inputs(), &args)?;
         if args.preflight {
@@ -616,5 +616,22 @@ fn retry_hint(args: &EvalArgs, rerun_id: Option<&str>, errors: usize) -> String 
         (Some(_), _) => format!("Rerun the same command to retry exactly the {items} in the same run folder: the items that succeeded come from the cache."),
         (None, Some(id)) => format!("Rerun the same command with `--run-id {id}` to retry exactly the {items} in the same run folder: the items that succeeded come from the cache."),
         (None, None) => format!("Rerun the same command to retry the {items} in a new run folder: the items that succeeded come from the cache."),
+    }
+}
+
+/// The model-loading settings of `prbench eval`.
+pub(crate) fn eval_load_settings<'a>(
+    args: &'a EvalArgs,
+    conditions: &[Condition],
+) -> LoadSettings<'a> {
+    LoadSettings {
+        verdict: args.verdict,
+        max_new_tokens: args.max_new_tokens(),
+        seed: args.seed,
+        conditions: conditions.to_vec(),
+        remote: &args.remote,
+        scalar: args.scalar.clone(),
+        recipe: None,
+        preflight: args.preflight,
     }
 }

@@ -13,8 +13,8 @@ use prbench_models::assets::default_model_path;
 use prbench_models::spec::ModelSpec;
 
 use crate::cli::ExportArgs;
-use crate::commands::engines::CliEngines;
 use crate::progress::Bar;
+use prbench_engines::generators::SpecEngines;
 
 /// `--condition`: one condition per export (every row of a file is rendered under it), so a list
 /// or a k sweep is refused with the forms export takes.
@@ -121,7 +121,7 @@ pub fn run(args: ExportArgs) -> Result<()> {
     };
     let bar = Bar::new(args.quiet);
     let remote = args.remote();
-    let export = render(&data, &opts, &CliEngines { remote: &remote }, &bar)?;
+    let export = render(&data, &opts, &SpecEngines { remote: &remote }, &bar)?;
     let manifest = write(&args.out, &export)?;
     // What was written, on stderr (stdout stays empty: the rows are in the file).
     let c = &export.counts;

@@ -11,7 +11,7 @@ use prbench_models::spec::ModelSpec;
 use prbench_models::RewardModel;
 
 use crate::cli::{RemoteArgs, RmModelArgs, ServeRewardArgs, ServeTuningArgs};
-use crate::commands::load::{load_model, not_pointwise, LoadSettings};
+use prbench_engines::load::{load_model, not_pointwise, LoadSettings};
 
 /// Loads `--model` as a pointwise reward model (judges are refused before anything loads).
 pub(crate) fn load_reward_model(

@@ -9,6 +9,7 @@
 //! The flags become [`TrainPalOptions`]; the work is [`prbench_train::pal::pipeline`]'s.
 
 use anyhow::{bail, Context, Result};
+use prbench_eval::condition::{Condition, ConditionInputs};
 use prbench_train::bt::pipeline::{
     fmt, train_bt as train, PairSource as Pairs, TrainBtOptions, TrainReporter,
 };
@@ -17,7 +18,6 @@ use prbench_train::pal::pipeline::{
     held_out_summary, holds_model, train_pal as train_pal_model, TrainPalOptions,
 };
 use prbench_train::pal::{PalTrainOptions, Variant};
-use prbench_eval::condition::{Condition, ConditionInputs};
 
 use crate::cli::{PairSource, PalVariantArg, TrainBtArgs, TrainCommand, TrainPalArgs};
 

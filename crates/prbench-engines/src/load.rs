@@ -1,23 +1,18 @@
-//! Loading a model from its spec (DESIGN.md "Model specs"), shared by `eval`, `bon score` and
-//! `serve-reward`: local GGUF judges, sequence-classification, Bradley-Terry and PAL reward models,
-//! control baselines and remote engines.
+//! Loading a model from its spec ([`prbench_models::spec::ModelSpec`]), shared by `eval`,
+//! `bon score`, `serve-reward` and the benches: local GGUF judges, sequence-classification,
+//! Bradley-Terry and PAL reward models, control baselines and remote engines.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 
-use prbench_train::bt::BtRewardModel;
-use prbench_rm::embed::default_embedder_dir;
-use prbench_rm::hub::{fetch_chat_template, fetch_model};
-use prbench_train::pal::PalRewardModel;
-use prbench_rm::reward::{SeqClsOptions, SeqClsRewardModel};
 use prbench_data::hub::HubOptions;
 use prbench_eval::condition::Condition;
 use prbench_eval::recipe::{JudgeRecipe, RecipeReader};
 use prbench_eval::runner::Backend;
-use prbench_models::baselines::{Baseline, SlotA};
 use prbench_llm::{GgufEngine, GgufOptions};
+use prbench_models::baselines::{Baseline, SlotA};
 use prbench_models::judge::{GenerateJudge, LogprobJudge, RatingJudge};
 use prbench_models::spec::{ModelSpec, TextEngine};
 use prbench_models::verdict_reader::VerdictReader;
@@ -27,11 +22,16 @@ use prbench_remote::{
     RenderedRewardModel, RewardServer, SglangClassify, TeiPredict, TemplatedRewardModel,
     TextEndpoint, VerdictSource, VllmClassify,
 };
+use prbench_rm::embed::default_embedder_dir;
+use prbench_rm::hub::{fetch_chat_template, fetch_model};
+use prbench_rm::reward::{SeqClsOptions, SeqClsRewardModel};
+use prbench_train::bt::BtRewardModel;
+use prbench_train::pal::PalRewardModel;
 
-use crate::cli::{EvalArgs, RemoteArgs, ScalarRmArgs, VerdictMode};
+use crate::flags::{RemoteArgs, ScalarRmArgs, VerdictMode};
 
 /// The flags model loading reads, whichever command parsed them.
-pub(crate) struct LoadSettings<'a> {
+pub struct LoadSettings<'a> {
     /// How a local or remote judge gives its verdict.
     pub verdict: VerdictMode,
     /// New-token budget of a generating judge.
@@ -53,24 +53,10 @@ pub(crate) struct LoadSettings<'a> {
 }
 
 impl<'a> LoadSettings<'a> {
-    /// The settings of `prbench eval`.
-    pub(crate) fn of_eval(args: &'a EvalArgs, conditions: &[Condition]) -> Self {
-        LoadSettings {
-            verdict: args.verdict,
-            max_new_tokens: args.max_new_tokens(),
-            seed: args.seed,
-            conditions: conditions.to_vec(),
-            remote: &args.remote,
-            scalar: args.scalar.clone(),
-            recipe: None,
-            preflight: args.preflight,
-        }
-    }
-
     /// The settings of a command that needs a pointwise reward model (`bon score`,
     /// `serve-reward`, `bench serve`): judge flags do not apply, so the verdict mode and the
     /// new-token budget are left at inert values.
-    pub(crate) fn for_reward_model(
+    pub fn for_reward_model(
         seed: u64,
         conditions: Vec<Condition>,
         remote: &'a RemoteArgs,
@@ -90,8 +76,11 @@ impl<'a> LoadSettings<'a> {
 }
 
 /// The model under test, owned.
-pub(crate) enum Loaded {
+pub enum Loaded {
+    /// A pairwise judge (`gguf:`, `openai:`, `baseline:slot-a`).
     Judge(Box<dyn Judge>),
+    /// A pointwise reward model with nothing more to it (baselines, `vllm-classify:`,
+    /// `reward-server:`).
     RewardModel(Box<dyn RewardModel>),
     /// A sequence-classification RM: scored like any RM, plus a preflight view.
     SeqCls(Box<SeqClsRewardModel>),
@@ -107,7 +96,7 @@ pub(crate) enum Loaded {
 
 impl Loaded {
     /// The backend the runner calls.
-    pub(crate) fn backend(&self) -> Backend<'_> {
+    pub fn backend(&self) -> Backend<'_> {
         match self {
             Loaded::Judge(j) => Backend::Judge(j.as_ref()),
             Loaded::RewardModel(r) => Backend::RewardModel(r.as_ref()),
@@ -120,7 +109,7 @@ impl Loaded {
 
     /// The model as a pointwise reward model (`serve-reward`, `bench serve`); a pairwise judge is
     /// refused: it compares two answers and has no reward for one.
-    pub(crate) fn into_reward_model(self) -> Result<Box<dyn RewardModel>> {
+    pub fn into_reward_model(self) -> Result<Box<dyn RewardModel>> {
         match self {
             Loaded::RewardModel(r) => Ok(r),
             Loaded::SeqCls(r) => Ok(r),
@@ -133,7 +122,7 @@ impl Loaded {
 }
 
 /// The error for a pairwise judge given where a pointwise reward model is needed.
-pub(crate) fn not_pointwise(spec: &str) -> anyhow::Error {
+pub fn not_pointwise(spec: &str) -> anyhow::Error {
     anyhow::anyhow!(
         "`{spec}` is a pairwise judge: it picks the better of two answers and gives no reward for one; use a pointwise reward model instead (`hf:`, `dir:`, `bt:`, `pal:`, `vllm-classify:`, `reward-server:`, or `baseline:longer|shorter|random|profile-overlap`)"
     )
@@ -160,7 +149,7 @@ fn load_seqcls(
 }
 
 /// Loads the model `spec` (its text form `text`, kept for manifests and messages).
-pub(crate) fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) -> Result<Loaded> {
+pub fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) -> Result<Loaded> {
     match spec.clone() {
         ModelSpec::Gguf(path) => {
             if path.is_dir() {
@@ -394,7 +383,7 @@ fn local_judge(engine: GgufEngine, args: &LoadSettings<'_>) -> Result<Box<dyn Ju
 }
 
 /// The HTTP settings of a remote engine, from the flags.
-pub(crate) fn remote_options(r: &RemoteArgs) -> Result<RemoteOptions> {
+pub fn remote_options(r: &RemoteArgs) -> Result<RemoteOptions> {
     let timeout = r.timeout.unwrap_or(120.0);
     if !(timeout.is_finite() && timeout > 0.0 && timeout <= 86_400.0) {
         bail!("--timeout is in seconds, more than 0 and at most 86400 (a day); got {timeout}");
@@ -409,9 +398,7 @@ pub(crate) fn remote_options(r: &RemoteArgs) -> Result<RemoteOptions> {
 }
 
 /// `--request-extra` as a JSON object.
-pub(crate) fn request_extra(
-    r: &RemoteArgs,
-) -> Result<Option<serde_json::Map<String, serde_json::Value>>> {
+pub fn request_extra(r: &RemoteArgs) -> Result<Option<serde_json::Map<String, serde_json::Value>>> {
     let Some(text) = &r.request_extra else { return Ok(None) };
     match serde_json::from_str::<serde_json::Value>(text) {
         Ok(serde_json::Value::Object(m)) => Ok(Some(m)),

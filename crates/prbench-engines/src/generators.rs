@@ -6,8 +6,6 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 
-use prbench_rm::embed::{default_embedder_dir, EmbedderOptions};
-use prbench_rm::embedder::load_embedder;
 use prbench_data::hub::HubOptions;
 use prbench_eval::cache::Cache;
 use prbench_eval::evaluation::{EngineError, Engines};
@@ -16,15 +14,17 @@ use prbench_llm::{GgufEngine, GgufOptions};
 use prbench_models::spec::ModelSpec;
 use prbench_models::{Embedder, Generator};
 use prbench_remote::OpenAiChat;
+use prbench_rm::embed::{default_embedder_dir, EmbedderOptions};
+use prbench_rm::embedder::load_embedder;
 
-use crate::cli::RemoteArgs;
-use crate::commands::retrieve::retriever_from_spec;
+use crate::flags::RemoteArgs;
+use crate::retrieve::retriever_from_spec;
 
 /// Checks a generator spec without loading anything: it parses, names a generator
 /// (`gguf:PATH` or `openai:MODEL[@URL…]`), and a GGUF file is there. For commands that take
 /// several models and must refuse a bad one before any of them loads; [`load_generator`] runs
 /// the same checks.
-pub(crate) fn check_generator_spec(spec: &str, role: &str, flag: &str) -> Result<ModelSpec> {
+pub fn check_generator_spec(spec: &str, role: &str, flag: &str) -> Result<ModelSpec> {
     let parsed = ModelSpec::parse(spec).with_context(|| {
         format!("{flag} `{spec}` names no generator; use gguf:PATH or openai:MODEL[@BASE_URL]")
     })?;
@@ -40,7 +40,7 @@ pub(crate) fn check_generator_spec(spec: &str, role: &str, flag: &str) -> Result
 /// Loads a generator (the planner, the BoN policy, a rubric judge): `gguf:PATH` or
 /// `openai:MODEL[@URL…]` with the given remote settings; `role` names it in messages (e.g.
 /// `planner`, `--planner`).
-pub(crate) fn load_generator(
+pub fn load_generator(
     spec: &str,
     remote: &RemoteArgs,
     role: &str,
@@ -52,7 +52,7 @@ pub(crate) fn load_generator(
                 .with_context(|| format!("loading {role} `{spec}`"))?,
         )),
         ModelSpec::OpenAi { model, base_urls } => {
-            let opts = super::load::remote_options(remote)?;
+            let opts = crate::load::remote_options(remote)?;
             let chat = OpenAiChat::new(&model, base_urls, opts)?.with_spec(spec);
             // One test request checks URL, model and key before any generation (as for judges).
             chat.probe_logprobs().with_context(|| format!("connecting to {role} `{spec}`"))?;
@@ -62,14 +62,15 @@ pub(crate) fn load_generator(
     }
 }
 
-/// The engines of `eval` and `bon`: generators as `--planner` names them (with the remote
-/// flags), retrievers as `--retriever` names them, and the default MiniLM embedder.
-pub(crate) struct CliEngines<'a> {
+/// The engines [`prbench_eval::evaluation`] loads on demand, built from specs: generators as
+/// `--planner` names them (with the remote flags), retrievers as `--retriever` names them, and
+/// the default MiniLM embedder.
+pub struct SpecEngines<'a> {
     /// Remote engine flags, for an `openai:` planner.
     pub remote: &'a RemoteArgs,
 }
 
-impl Engines for CliEngines<'_> {
+impl Engines for SpecEngines<'_> {
     fn retriever<'c>(
         &self,
         spec: &str,

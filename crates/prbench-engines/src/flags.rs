@@ -1,0 +1,119 @@
+//! The flags every front-end that loads a model shares, as clap argument groups: the scalar
+//! reward model's ([`ScalarRmArgs`]), the remote engines' ([`RemoteArgs`]) and a judge's verdict
+//! mode ([`VerdictMode`]). Every value is optional, so a flag that was given can be told from
+//! one that was not; the defaults are in the accessors.
+
+use std::path::PathBuf;
+
+use clap::builder::TypedValueParser as _;
+use clap::{Args, ValueEnum};
+
+/// Flags of scalar reward models (sequence classifiers, BT heads), shared by every command that
+/// loads one (`eval`, `bon score`, `serve-reward`, `bench serve`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct ScalarRmArgs {
+    /// Scalar reward models with a multi-label head: the logit to read (0-based).
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(0, 65_535))]
+    pub label_index: Option<usize>,
+    /// Scalar reward models: token limit per input (default: the model's own); longer inputs
+    /// lose context from the left, never the answer, and are counted as truncated.
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1_048_576))]
+    pub max_length: Option<usize>,
+    /// Sequence-classification models (`hf:`, `dir:`): sequences per forward pass (sorted by
+    /// length), 1 to 4096 [default: 8].
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 4096))]
+    pub rm_batch: Option<usize>,
+    /// `bt:` and `pal:` models: the MiniLM embedder directory (default: the one
+    /// scripts/fetch-models.sh caches); it must be the embedder the model was trained on
+    /// (checked by hash).
+    #[arg(long)]
+    pub embedder: Option<PathBuf>,
+}
+
+impl ScalarRmArgs {
+    /// `--rm-batch`, or its default 8.
+    pub fn rm_batch(&self) -> usize {
+        self.rm_batch.unwrap_or(8)
+    }
+}
+
+/// How remote engines (`openai:`, `vllm-classify:`, `sglang-classify:`, `tei:`, `openrlhf:`,
+/// `reward-server:`) are driven. Every field
+/// is optional so that giving one to a local engine is an error rather than silently ignored;
+/// the defaults are in the accessors.
+#[derive(Args, Debug, Clone, Default)]
+pub struct RemoteArgs {
+    /// Remote engines: requests in flight at once, over all replicas, 1 to 4096 [default: 16].
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 4096))]
+    pub concurrency: Option<usize>,
+    /// Remote engines: seconds before a request is abandoned and retried, more than 0 and at
+    /// most 86400 (a day) [default: 120].
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Open(0.0), crate::bounds::End::Closed(86_400.0), "seconds"))]
+    pub timeout: Option<f64>,
+    /// Remote engines: retries after a 429, a 5xx, a timeout or a dropped connection (with
+    /// exponential backoff and jitter, honouring Retry-After) before the item is an error, 0 to
+    /// 100 [default: 6].
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<u32>(0, 100))]
+    pub max_retries: Option<u32>,
+    /// Remote engines: the environment variable holding the API key, sent as a Bearer token and
+    /// never logged or written; unset or empty means no Authorization header
+    /// [default: OPENAI_API_KEY].
+    #[arg(long)]
+    pub api_key_env: Option<String>,
+    /// Sampling temperature in [0, 2] (the OpenAI API's range): `openai:` judges default to 0 (greedy);
+    /// `bon sample` uses it for the policy (any engine) and defaults to 1.0; `build` for the
+    /// answers (any engine; the audit is greedy) and defaults to 0.7.
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Closed(0.0), crate::bounds::End::Closed(2.0), "a sampling temperature").map(|v| v as f32))]
+    pub temperature: Option<f32>,
+    /// Nucleus sampling mass in (0, 1]: `openai:` judges default to 1; `bon sample` uses it for the
+    /// policy (any engine) and defaults to 0.9; `build` for the answers, default 0.95.
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Open(0.0), crate::bounds::End::Closed(1.0), "a probability mass").map(|v| v as f32))]
+    pub top_p: Option<f32>,
+    /// `openai:` judges: extra JSON fields merged into every request body, e.g.
+    /// `'{"repeat_penalty":1.0}'` for llama.cpp servers (recorded in the manifest and the cache key).
+    #[arg(long)]
+    pub request_extra: Option<String>,
+    /// `sglang-classify:`, `tei:` and `openrlhf:` reward models (servers that take rendered
+    /// text): the chat template prbench renders each conversation with, `dir:PATH` (a model
+    /// directory's chat_template.jinja, else the `chat_template` of its tokenizer_config.json)
+    /// or `hf:ORG/NAME[@REV]` (those files only, through the hub cache). Default: `hf:MODEL`,
+    /// the served model's own. Its hash is part of the model identity and cache key.
+    #[arg(long)]
+    pub chat_template: Option<String>,
+}
+
+impl RemoteArgs {
+    /// Requests in flight.
+    pub fn concurrency(&self) -> usize {
+        self.concurrency.unwrap_or(16)
+    }
+
+    /// The flags given, by name (for "applies to remote engines only" errors).
+    pub fn given(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        for (name, set) in [
+            ("--concurrency", self.concurrency.is_some()),
+            ("--timeout", self.timeout.is_some()),
+            ("--max-retries", self.max_retries.is_some()),
+            ("--api-key-env", self.api_key_env.is_some()),
+            ("--temperature", self.temperature.is_some()),
+            ("--top-p", self.top_p.is_some()),
+            ("--request-extra", self.request_extra.is_some()),
+            ("--chat-template", self.chat_template.is_some()),
+        ] {
+            if set {
+                v.push(name);
+            }
+        }
+        v
+    }
+}
+
+/// How a local judge gives its verdict.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VerdictMode {
+    /// Next-token log-probabilities of A vs B after `Result:` (one forward pass, never unparsed).
+    Logprob,
+    /// Greedy generation of a short reasoning ending in `Result: A|B`, then parsing.
+    Generate,
+}

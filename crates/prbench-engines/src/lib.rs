@@ -1,0 +1,15 @@
+//! From a model spec to an engine, the same way for every front-end (the `prbench` binary, a
+//! study plan, a test): [`load::load_model`] turns `gguf:`, `hf:`, `dir:`, `bt:`, `pal:`,
+//! `baseline:` and the remote specs into a judge or reward model; [`generators`] loads the
+//! planner's, Best-of-N's and build's generators and implements
+//! [`prbench_eval::evaluation::Engines`]; [`retrieve`] builds the retriever a `--retriever`
+//! value names; [`flags`] and [`bounds`] are the model-loading flags and their bounded parsers.
+//!
+//! This is the one crate that depends on every engine crate (`prbench-llm`, `prbench-rm`,
+//! `prbench-train`, `prbench-remote`); the libraries below it take engines as trait objects.
+
+pub mod bounds;
+pub mod flags;
+pub mod generators;
+pub mod load;
+pub mod retrieve;
