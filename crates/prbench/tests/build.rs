@@ -339,10 +339,10 @@ fn skip_audit_is_described_in_the_help_as_in_the_readme() {
     let rule = prbench_build::settings::SKIP_AUDIT_RULE;
     let o = prbench(&["build", "--help"], tmp.path());
     assert!(words(&text(&o.stdout)).contains(rule), "{}", text(&o.stdout));
-    let readme = std::fs::read_to_string(common::repo().join("README.md")).unwrap();
+    let guide = std::fs::read_to_string(common::repo().join("docs/guide/src/build.md")).unwrap();
     assert!(
-        words(&readme).contains(&format!("`--skip-audit`: {rule}")),
-        "the README's build section does not say `--skip-audit`: {rule}"
+        words(&guide).contains(&format!("`--skip-audit`: {rule}")),
+        "the user guide's build page (docs/guide/src/build.md) does not say `--skip-audit`: {rule}"
     );
 }
 
