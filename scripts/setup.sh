@@ -132,8 +132,8 @@ PyYAML==6.0.4 \
 # Debian package here: built from crates.io with `cargo install`, the version pinned and
 # --locked (every dependency at the version and checksum of mdBook's own Cargo.lock), without
 # the default features (serve, watch, search: `mdbook build` needs none of them), into
-# $PRBENCH_TOOLS/mdbook-<version>, 2-3 minutes on 2 cores, once. It is reused while that binary reports
-# the pinned version; $PRBENCH_TOOLS/bin/mdbook points to it (the path .ci/run uses).
+# $PRBENCH_TOOLS/mdbook-<version>, 2-3 minutes on 2 cores, once. It is reused while that binary
+# reports the pinned version; $PRBENCH_TOOLS/bin/mdbook points to it (the path .ci/run uses).
 mdbook_setup() {
   local version=0.4.52
   local tools="${PRBENCH_TOOLS:-$HOME/.cache/prbench/tools}"
