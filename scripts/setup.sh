@@ -23,7 +23,7 @@ tests_only=0
 for arg in "$@"; do
   case "$arg" in
     --tests) tests_only=1 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "setup: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
