@@ -182,7 +182,8 @@ fn bad_input_is_refused_naming_file_row_and_field_and_a_previous_build_is_kept()
     let before = std::fs::read(&parquet).unwrap();
     let requests = server.requests();
 
-    let cases: [(&str, Box<dyn Fn(&mut Vec<serde_json::Value>)>, &str); 3] = [
+    type RowEdit = Box<dyn Fn(&mut Vec<serde_json::Value>)>;
+    let cases: [(&str, RowEdit, &str); 3] = [
         ("no-aspects.jsonl", Box::new(|r| r[1]["rubric_aspects"] = serde_json::json!([])), "row 2"),
         ("empty-question.jsonl", Box::new(|r| r[2]["question"] = serde_json::json!("  ")), "row 3"),
         ("dup.jsonl", Box::new(|r| r[3]["id"] = r[0]["id"].clone()), "row 4"),
