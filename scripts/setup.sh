@@ -5,8 +5,9 @@
 #
 #   scripts/setup.sh           everything the main job needs: packages, test models, the 1.5B judge
 #   scripts/setup.sh --tests   what `cargo test` needs: packages, the small test models, the
-#                              reference Python (pyarrow + PyYAML, for the export tests) and
-#                              llama.cpp's server (the xllamacpp wheel, for the remote tests)
+#                              reference Python (pyarrow + PyYAML, for the export tests),
+#                              llama.cpp's server (the xllamacpp wheel, for the remote tests) and
+#                              mdBook (CI builds the user guide, docs/guide)
 #
 # Packages: cmake, libclang and a C/C++ compiler (llama.cpp is compiled from source by the
 # llama-cpp-2 crate and bindgen needs libclang), pip and venv (model download; the remote-engine
@@ -22,7 +23,7 @@ tests_only=0
 for arg in "$@"; do
   case "$arg" in
     --tests) tests_only=1 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "setup: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -127,10 +128,42 @@ PyYAML==6.0.4 \
   echo "setup: reference Python (pyarrow 26.0.1, PyYAML 6.0.4) installed: $venv/bin/python"
 }
 
+# mdBook, which renders the user guide (docs/guide; CI runs `mdbook build docs/guide`). Not a
+# Debian package here: built from crates.io with `cargo install`, the version pinned and
+# --locked (every dependency at the version and checksum of mdBook's own Cargo.lock), without
+# the default features (serve, watch, search: `mdbook build` needs none of them), into
+# $PRBENCH_TOOLS/mdbook-<version>, 2-3 minutes on 2 cores, once. It is reused while that binary
+# reports the pinned version; $PRBENCH_TOOLS/bin/mdbook points to it (the path .ci/run uses).
+mdbook_setup() {
+  local version=0.4.52
+  local tools="${PRBENCH_TOOLS:-$HOME/.cache/prbench/tools}"
+  local root="$tools/mdbook-$version"
+  local bin="$root/bin/mdbook"
+  if [[ -x "$bin" && "$("$bin" --version 2>/dev/null)" == "mdbook v$version" ]]; then
+    mkdir -p "$tools/bin"
+    ln -sfn "$bin" "$tools/bin/mdbook"
+    echo "setup: mdBook $version present: $bin"
+    return
+  fi
+  rm -rf "$root"
+  mkdir -p "$tools/bin"
+  echo "setup: building mdBook $version from crates.io (2-3 minutes, once)"
+  # From $tools, not the repository: the workspace's .cargo/config.toml is not mdBook's.
+  if ! (cd "$tools" && cargo install --quiet mdbook --version "=$version" --locked \
+    --no-default-features --root "$root") >&2; then
+    rm -rf "$root"
+    echo "setup: cargo install mdbook $version failed" >&2
+    exit 1
+  fi
+  ln -sfn "$bin" "$tools/bin/mdbook"
+  echo "setup: mdBook $version installed: $bin"
+}
+
 if ((tests_only)); then
   bash scripts/fetch-models.sh
   pyref_setup
   bash scripts/llama-server.sh install
+  mdbook_setup
 else
   bash scripts/fetch-models.sh --judge
 fi

@@ -43,7 +43,7 @@ const SYNTHETIC_SCALE: f64 = 0.005;
 pub struct InputSet {
     /// `sample`, `psoups` or `prb-synthetic`.
     pub name: String,
-    /// The data spec ([`prbench_data::load`]).
+    /// The data spec ([`prbench_data::load()`]).
     pub spec: String,
 }
 
@@ -173,7 +173,7 @@ impl Rendered {
     }
 
     /// The requests eval sends a reward model for `answers` of `ex` (one per answer, all after
-    /// the same context and question), posts fitted to `overflow` (see [`Rendered::fitted`];
+    /// the same context and question), posts fitted to `overflow` (see `Rendered::fitted`;
     /// pass the model's [`prbench_models::RewardModel::input_overflow`]).
     ///
     /// # Errors

@@ -540,7 +540,7 @@ fn manifest_for(
     }
 }
 
-/// Checks that the run in `cfg.dir` (one [`inspect_run`] found unfinished, or finished with
+/// Checks that the run in `cfg.dir` (one `inspect_run` found unfinished, or finished with
 /// errored items or a missing file) was started with the same model, decoding, prompts, data,
 /// condition, condition inputs, seed, order mode, limit and bootstrap as `cfg`, so resuming it
 /// into the same folder gives the same outcomes.

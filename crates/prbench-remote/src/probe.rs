@@ -5,15 +5,15 @@
 //! sends its own endpoint's request for [`probe_request`] and reads the reply with the same code
 //! that reads an item's; this module runs it once per URL and words the failure.
 //!
-//! A probe request is retried exactly as an item's is ([`RemoteClient::post_json`]): a 2xx whose
+//! A probe request is retried exactly as an item's is (`RemoteClient::post_json`): a 2xx whose
 //! body is not JSON or ends early is retried (a reply cut in transit), well-formed JSON of the
 //! wrong shape is not (the server would send it again), and either fails the probe as an answer
 //! that cannot be used. "Did not answer" is kept for requests that got no HTTP response at all
 //! (connection refused or reset, timeouts).
 //!
 //! The `openai:` judge's own test request ([`crate::OpenAiChat::probe_logprobs`]) words a server
-//! that did not answer with the same [`did_not_answer`], so every engine says "is the server up"
-//! alike; a 404 to a reward model's probe adds what it means ([`not_found_hint`]).
+//! that did not answer with the same `did_not_answer`, so every engine says "is the server up"
+//! alike; a 404 to a reward model's probe adds what it means (`not_found_hint`).
 //!
 //! Probe requests go through a client of that one URL (so the retries cannot move to another
 //! replica and a dead replica is named as such), built for the probe and dropped after it: they

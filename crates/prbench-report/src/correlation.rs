@@ -27,11 +27,11 @@ mod runs;
 pub use compare::{
     compare, difference_table, difference_text, interval_text, paper_columns, paper_table,
     render_comparison, undefined_table, BenchmarkSet, Comparison, ComparisonOptions,
-    ComparisonSettings, DownstreamInfo, PairResult, SetResult,
+    ComparisonSettings, DownstreamInfo, PairResult, PaperColumn, SetResult,
 };
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -57,7 +57,7 @@ pub enum Metric {
 pub struct CorrelationOptions {
     /// Benchmark results: run folders or their summary.json, or CSVs `model,score`.
     pub benchmark: Vec<PathBuf>,
-    /// Downstream results: `prbench bon` tables (bon-<judge>.json), or CSVs `model,score`.
+    /// Downstream results: `prbench bon` tables (`bon-<judge>.json`), or CSVs `model,score`.
     pub downstream: Vec<PathBuf>,
     /// Which benchmark figure to read from run summaries.
     pub metric: Metric,
@@ -209,7 +209,7 @@ pub struct Correlation {
     pub sources: Vec<String>,
 }
 
-fn is_csv(p: &PathBuf) -> bool {
+fn is_csv(p: &Path) -> bool {
     p.extension().is_some_and(|e| e == "csv")
 }
 
@@ -229,7 +229,7 @@ fn check_shared_options(opts: &CorrelationOptions) -> Result<()> {
     if !(opts.rbo_p > 0.0 && opts.rbo_p < 1.0) {
         invalid!("--rbo-p is the RBO persistence, strictly between 0 and 1 (got {})", opts.rbo_p);
     }
-    if opts.k.is_some() && opts.downstream.iter().all(is_csv) {
+    if opts.k.is_some() && opts.downstream.iter().all(|p| is_csv(p)) {
         invalid!("--k picks a column of `prbench bon` tables; every --downstream input is a CSV, whose scores are taken as they are");
     }
     Ok(())
@@ -242,7 +242,7 @@ fn check_benchmark_flags<'a>(
     opts: &CorrelationOptions,
     all_csv: &str,
 ) -> Result<()> {
-    if paths.all(is_csv) {
+    if paths.all(|p| is_csv(p)) {
         if opts.metric != Metric::Auto {
             invalid!("--metric picks the figure read from run summaries; {all_csv}, whose scores are taken as they are");
         }

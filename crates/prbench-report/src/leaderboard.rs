@@ -433,8 +433,8 @@ const RENDERED_STARTS: [&str; 4] = [
 /// data file, the user's own notes) is refused, so a mistyped `--out` destroys nothing.
 ///
 /// # Errors
-/// [`ReportError::Out`] naming the path and what to do; [`ReportError::Io`] when an existing
-/// file cannot be read.
+/// [`ReportError::Out`](crate::error::ReportError::Out) naming the path and what to do;
+/// [`ReportError::Io`](crate::error::ReportError::Io) when an existing file cannot be read.
 pub fn check_out(out: &std::path::Path) -> Result<(), crate::error::ReportError> {
     let refuse =
         |reason: String| Err(crate::error::ReportError::Out { path: out.to_path_buf(), reason });
@@ -505,7 +505,7 @@ pub fn render(lb: &Leaderboard, format: Format) -> Result<String, serde_json::Er
             .map(String::from)
             .collect::<Vec<_>>();
             for sc in lb.subsets.iter().map(String::as_str).chain(["micro", "macro"]) {
-                head.extend([format!("{sc}"), format!("{sc}_ci_lo"), format!("{sc}_ci_hi")]);
+                head.extend([sc.to_string(), format!("{sc}_ci_lo"), format!("{sc}_ci_hi")]);
             }
             head.extend(
                 [

@@ -103,7 +103,7 @@ fn each_set_equals_its_own_correlate_run() {
     }
     assert_eq!(
         c_here["statistics"],
-        serde_json::to_value(&got.sets[1].correlation.statistics).unwrap()
+        serde_json::to_value(got.sets[1].correlation.statistics).unwrap()
     );
     // B and C hold the same scores in the comparison's order: their resamples are identical, so
     // B − C is exactly 0 everywhere.
@@ -153,10 +153,7 @@ fn models_a_set_lacks_are_left_out_said_and_recorded() {
     write_csv(&p.join("a6.csv"), &scores(&A)[..6]);
     write_csv(&p.join("down.csv"), &DOWN[..6]);
     let a6 = alone(p, p.join("a6.csv"));
-    assert_eq!(
-        serde_json::to_value(&got.sets[0].correlation.statistics).unwrap(),
-        a6["statistics"]
-    );
+    assert_eq!(serde_json::to_value(got.sets[0].correlation.statistics).unwrap(), a6["statistics"]);
     let md = render_comparison(&got);
     assert!(
         md.contains("Set `B` has no score for: `m7` (left out of every set's statistics)."),
@@ -292,7 +289,7 @@ fn the_html_report_shows_a_comparison_with_text_from_data_as_text() {
     let got = compare(&opts, &mut |_| {}).unwrap();
     let path = p.join("cmp.json");
     std::fs::write(&path, serde_json::to_string_pretty(&got).unwrap()).unwrap();
-    let sources = prbench_report::sources::load(&[path.clone()]).unwrap();
+    let sources = prbench_report::sources::load(std::slice::from_ref(&path)).unwrap();
     assert_eq!((sources.comparisons.len(), sources.correlations.len()), (1, 0));
     assert_eq!(sources.comparisons[0].comparison.sets[0].name, hostile);
     let html =

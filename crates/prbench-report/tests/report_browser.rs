@@ -187,7 +187,7 @@ fn leaderboard_shows_the_figures_of_summary_json() {
     screenshot(&page, "#sec-bon", "bon.png");
     screenshot(&page, "#sec-correlation", "correlation.png");
     screenshot(&page, "#sec-provenance", "provenance.png");
-    assert_eq!(page.requests(), [url.clone()], "the report made a network request");
+    assert_eq!(page.requests(), [url.as_str()], "the report made a network request");
 }
 
 #[test]
@@ -565,7 +565,7 @@ fn an_annotation_folder_gets_a_human_evaluation_section_linking_each_disagreemen
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(page.eval("typeof window.pwned").unwrap(), "undefined");
     assert!(page.dialogs().is_empty(), "{:?}", page.dialogs());
-    assert_eq!(page.requests(), [url.clone()]);
+    assert_eq!(page.requests(), [url.as_str()]);
     page.eval("location.hash = ''; window.scrollTo(0, 0)").unwrap();
     screenshot(&page, "#sec-annotate", "annotate-report.png");
 }

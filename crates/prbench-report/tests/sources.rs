@@ -219,7 +219,7 @@ fn an_unfinished_run_is_named_with_how_to_resume() {
     let run = dir.path().join("intr-oracle");
     copy_dir(&fixture().join("runs/smol-oracle"), &run);
     std::fs::remove_file(run.join("summary.json")).unwrap();
-    let err = load(&[run.clone()]).unwrap_err().to_string();
+    let err = load(std::slice::from_ref(&run)).unwrap_err().to_string();
     assert!(err.contains("unfinished run") && err.contains("--run-id intr-oracle"), "{err}");
     // In a folder of runs it is left out with the same note, and the others load.
     copy_dir(&fixture().join("runs/longer"), &dir.path().join("longer"));

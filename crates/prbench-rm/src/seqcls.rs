@@ -241,7 +241,7 @@ impl SeqClsModel {
         batch: usize,
         positions: Positions,
     ) -> Result<Vec<Vec<f32>>, ModelError> {
-        if batch == 0 || input_ids.is_empty() || input_ids.len() % batch != 0 {
+        if batch == 0 || input_ids.is_empty() || !input_ids.len().is_multiple_of(batch) {
             return Err(ModelError::Engine(format!(
                 "{} token ids do not form {batch} non-empty rows",
                 input_ids.len()

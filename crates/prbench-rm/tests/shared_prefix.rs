@@ -230,6 +230,8 @@ fn timing_two_answers_after_a_long_prefix() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
     let vocab = m.vocab_size();
     let prefix = random_ids(&mut rng, 1500, vocab, m.pad_token_id());
+    /// Scores one chunk of inputs.
+    type BatchScorer<'a> = dyn Fn(&[Vec<u32>]) -> Vec<Vec<f32>> + 'a;
     for n in [2usize, 16] {
         let suffixes: Vec<Vec<u32>> =
             (0..n).map(|i| random_ids(&mut rng, 60 + 13 * i, vocab, m.pad_token_id())).collect();
@@ -246,9 +248,8 @@ fn timing_two_answers_after_a_long_prefix() {
             }
             (best, out)
         };
-        let batches = |xs: &[Vec<u32>], f: &dyn Fn(&[Vec<u32>]) -> Vec<Vec<f32>>| {
-            xs.chunks(8).flat_map(f).collect::<Vec<_>>()
-        };
+        let batches =
+            |xs: &[Vec<u32>], f: &BatchScorer<'_>| xs.chunks(8).flat_map(f).collect::<Vec<_>>();
         let (unshared, a) = time(&|| batches(&full, &|c| m.score_batch(c).unwrap()));
         let (shared, b) = time(&|| {
             let cache = m.prefix_cache(&prefix).unwrap();

@@ -3,7 +3,6 @@
 //! stopped, then export, agreement and report on the folder; and bad input.
 
 #[path = "../../prbench-annotate/tests/common/http.rs"]
-#[allow(dead_code)]
 mod annotate_common;
 mod common;
 

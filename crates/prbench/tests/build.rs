@@ -182,7 +182,8 @@ fn bad_input_is_refused_naming_file_row_and_field_and_a_previous_build_is_kept()
     let before = std::fs::read(&parquet).unwrap();
     let requests = server.requests();
 
-    let cases: [(&str, Box<dyn Fn(&mut Vec<serde_json::Value>)>, &str); 3] = [
+    type RowEdit = Box<dyn Fn(&mut Vec<serde_json::Value>)>;
+    let cases: [(&str, RowEdit, &str); 3] = [
         ("no-aspects.jsonl", Box::new(|r| r[1]["rubric_aspects"] = serde_json::json!([])), "row 2"),
         ("empty-question.jsonl", Box::new(|r| r[2]["question"] = serde_json::json!("  ")), "row 3"),
         ("dup.jsonl", Box::new(|r| r[3]["id"] = r[0]["id"].clone()), "row 4"),
@@ -339,10 +340,10 @@ fn skip_audit_is_described_in_the_help_as_in_the_readme() {
     let rule = prbench_build::settings::SKIP_AUDIT_RULE;
     let o = prbench(&["build", "--help"], tmp.path());
     assert!(words(&text(&o.stdout)).contains(rule), "{}", text(&o.stdout));
-    let readme = std::fs::read_to_string(common::repo().join("README.md")).unwrap();
+    let guide = std::fs::read_to_string(common::repo().join("docs/guide/src/build.md")).unwrap();
     assert!(
-        words(&readme).contains(&format!("`--skip-audit`: {rule}")),
-        "the README's build section does not say `--skip-audit`: {rule}"
+        words(&guide).contains(&format!("`--skip-audit`: {rule}")),
+        "the user guide's build page (docs/guide/src/build.md) does not say `--skip-audit`: {rule}"
     );
 }
 

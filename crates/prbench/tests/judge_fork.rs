@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use prbench_bench::judge::GEMMA_TURN_TEMPLATE;
@@ -41,7 +41,7 @@ fn models() -> Vec<PathBuf> {
     found
 }
 
-fn load(path: &PathBuf) -> GgufEngine {
+fn load(path: &Path) -> GgufEngine {
     match GgufEngine::load(path, GgufOptions::default()) {
         // Gemma-3-270M base ships no chat template; bench judge uses Gemma's turn format.
         Err(ModelError::Metadata { .. }) => GgufEngine::load(

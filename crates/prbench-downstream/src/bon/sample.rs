@@ -202,11 +202,11 @@ fn to_sample(
 /// (all when `None`), and with `distinct_questions` only the first example of each question
 /// text (after trimming) across the whole selection: P-Soups asks one question of several
 /// users, and the protocol wants distinct prompts.
-pub fn select<'a>(
-    examples: &'a [Example],
+pub fn select(
+    examples: &[Example],
     per_subset: Option<usize>,
     distinct_questions: bool,
-) -> Vec<&'a Example> {
+) -> Vec<&Example> {
     let mut taken: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut questions = std::collections::HashSet::new();
     let mut out = Vec::new();

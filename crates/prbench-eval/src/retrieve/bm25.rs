@@ -34,7 +34,7 @@
 //! 4. drop English stop words (NLTK's list);
 //! 5. stem each word with the Snowball English (Porter2) stemmer (`drums` → `drum`).
 //!
-//! Tokens are interned per thread ([`super::bm25_tokens`]): two tokens are the same term when
+//! Tokens are interned per thread (`super::bm25_tokens`): two tokens are the same term when
 //! their stems are equal strings. The crate compares 64-bit `fxhash` values of the strings
 //! instead, so it would merge two distinct stems of one profile whose hashes collide; no such
 //! collision occurs on the texts the equality test covers.

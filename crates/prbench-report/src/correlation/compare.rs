@@ -183,7 +183,7 @@ fn check(opts: &ComparisonOptions) -> Result<()> {
         // the items its runs share, and a set mixing both refused as for one benchmark.
         let mut restricted = 0;
         for s in &opts.sets {
-            if s.paths.iter().all(is_csv) {
+            if s.paths.iter().all(|p| is_csv(p)) {
                 continue;
             }
             check_common_items(&s.paths).map_err(|e| in_set(&s.name, e))?;
@@ -380,9 +380,12 @@ pub fn compare(opts: &ComparisonOptions, note: &mut dyn FnMut(&str)) -> Result<C
     })
 }
 
+/// One table column: its header and the field of a [`PerStatistic`] it shows.
+pub type PaperColumn<T> = (String, fn(&PerStatistic<T>) -> T);
+
 /// The statistics in the paper's column order (NDCG, weighted tau, rho), then Kendall's tau-b and
 /// RBO: (column header, field of a [`PerStatistic`]).
-pub fn paper_columns<T: Copy>(rbo_p: f64) -> Vec<(String, fn(&PerStatistic<T>) -> T)> {
+pub fn paper_columns<T: Copy>(rbo_p: f64) -> Vec<PaperColumn<T>> {
     vec![
         ("NDCG".to_string(), |p: &PerStatistic<T>| p.ndcg),
         ("weighted tau".to_string(), |p: &PerStatistic<T>| p.weighted_tau),

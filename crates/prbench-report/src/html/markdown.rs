@@ -25,8 +25,8 @@ fn plain_id(id: &str) -> bool {
         && id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
-/// As [`to_safe_html`], but keeps same-page links (`#` and a [`plain_id`]) and the anchors
-/// `<a id="…"></a>` (a [`plain_id`], alone on a line) that `prbench annotate report` writes,
+/// As [`to_safe_html`], but keeps same-page links (`#` and a `plain_id`) and the anchors
+/// `<a id="…"></a>` (a `plain_id`, alone on a line) that `prbench annotate report` writes,
 /// so its table of disagreements links to each item's view. Any other HTML, link or image is
 /// treated as in [`to_safe_html`].
 pub fn to_safe_html_anchored(markdown: &str) -> String {

@@ -1,5 +1,5 @@
-//! Padding, positions and pooling of one batch: which keys each query may see (causal + padding
-//! + optional sliding window, as transformers `masking_utils.py` builds it), the RoPE position
+//! Padding, positions and pooling of one batch: which keys each query may see (causal, padding
+//! and an optional sliding window, as transformers `masking_utils.py` builds it), the RoPE position
 //! of every token, and the position whose hidden state the score head reads.
 
 /// How RoPE positions are assigned to a padded batch.

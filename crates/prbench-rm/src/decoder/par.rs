@@ -8,7 +8,7 @@ pub fn for_row_chunks<F>(dst: &mut [f32], row_len: usize, f: F)
 where
     F: Fn(usize, &mut [f32]) + Sync,
 {
-    let n_rows = if row_len == 0 { 0 } else { dst.len() / row_len };
+    let n_rows = dst.len().checked_div(row_len).unwrap_or(0);
     let threads = candle_core::utils::get_num_threads().clamp(1, n_rows.max(1));
     if threads == 1 || dst.len() < 1 << 14 {
         f(0, dst);

@@ -11,7 +11,7 @@ use super::config::{DecoderConfig, RopeScaling};
 
 /// Inverse frequencies `[head_dim / 2]` in f32, computed in f32 as transformers does.
 ///
-/// Default: inv_freq[i] = 1 / θ^(2i/d) (`<Arch>RotaryEmbedding.compute_default_rope_parameters`).
+/// Default: `inv_freq[i] = 1 / θ^(2i/d)` (`<Arch>RotaryEmbedding.compute_default_rope_parameters`).
 /// Linear: inv_freq / factor. Llama 3 (`modeling_rope_utils._compute_llama3_parameters`):
 /// wavelen = 2π / inv_freq; wavelengths above `original_max / low_freq_factor` are divided by
 /// `factor`, those below `original_max / high_freq_factor` kept, the band between interpolated
@@ -40,7 +40,7 @@ pub fn inv_freq(head_dim: usize, theta: f64, scaling: RopeScaling) -> Vec<f32> {
                 .map(|f| {
                     let wavelen = (2.0 * std::f64::consts::PI) as f32 / f;
                     let scaled = if wavelen > low_freq_wavelen { f / factor } else { f };
-                    let medium = !(wavelen < high_freq_wavelen) && !(wavelen > low_freq_wavelen);
+                    let medium = !(wavelen < high_freq_wavelen || wavelen > low_freq_wavelen);
                     if medium {
                         let smooth = (old / wavelen - low) / band;
                         (1.0 - smooth) * scaled / factor + smooth * scaled

@@ -94,7 +94,8 @@ impl BertConfig {
                 ));
             }
         }
-        if raw.num_attention_heads == 0 || raw.hidden_size % raw.num_attention_heads != 0 {
+        if raw.num_attention_heads == 0 || !raw.hidden_size.is_multiple_of(raw.num_attention_heads)
+        {
             return Err(meta(
                 "num_attention_heads",
                 format!(

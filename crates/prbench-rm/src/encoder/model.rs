@@ -4,7 +4,7 @@
 //!
 //! Per layer (transformers `BertLayer`): qkv = x·W_qkvᵀ + b (q, k and v in one GEMM);
 //! ctx = attention; a = LayerNorm(ctx·W_oᵀ + b + x); x = LayerNorm(act(a·W_iᵀ + b)·W_2ᵀ + b + a).
-//! Embeddings (`BertEmbeddings`): LayerNorm(word[id] + type[type_id] + position[i]), i counted
+//! Embeddings (`BertEmbeddings`): `LayerNorm(word[id] + type[type_id] + position[i])`, i counted
 //! from 0 in each sequence (absolute positions).
 
 use std::path::Path;

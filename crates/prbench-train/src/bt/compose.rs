@@ -29,6 +29,19 @@ pub fn compose(context: Option<&str>, question: &str, answer: &str) -> EmbedInpu
     EmbedInput::Pair { context: first, text: answer.to_string() }
 }
 
+/// Identity of a preference pair for leak checks between training and evaluation: sha256 (hex)
+/// of the whitespace-trimmed question, chosen and rejected texts, each followed by a NUL byte.
+/// The context is left out on purpose: the same pair under another user is still the same pair.
+pub fn pair_sha256(question: &str, chosen: &str, rejected: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for part in [question, chosen, rejected] {
+        h.update(part.trim().as_bytes());
+        h.update([0u8]);
+    }
+    hex::encode(h.finalize())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,17 +63,4 @@ mod tests {
         );
         assert_eq!(composition_sha256().len(), 64);
     }
-}
-
-/// Identity of a preference pair for leak checks between training and evaluation: sha256 (hex)
-/// of the whitespace-trimmed question, chosen and rejected texts, each followed by a NUL byte.
-/// The context is left out on purpose: the same pair under another user is still the same pair.
-pub fn pair_sha256(question: &str, chosen: &str, rejected: &str) -> String {
-    use sha2::{Digest, Sha256};
-    let mut h = Sha256::new();
-    for part in [question, chosen, rejected] {
-        h.update(part.trim().as_bytes());
-        h.update([0u8]);
-    }
-    hex::encode(h.finalize())
 }

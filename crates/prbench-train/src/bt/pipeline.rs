@@ -84,9 +84,9 @@ pub enum TrainError {
     Data {
         /// What was being loaded (e.g. "loading `psoups:DIR`").
         what: String,
-        /// The cause.
+        /// The cause (boxed: a `DataError` is large and this is the error path).
         #[source]
-        source: DataError,
+        source: Box<DataError>,
     },
     /// The embedder could not be loaded, or the head not saved.
     #[error("{what}")]
@@ -142,7 +142,8 @@ pub struct PairRequest<'a> {
 }
 
 fn load_data(spec: &str, subset: &[String], what: String) -> Result<Dataset, TrainError> {
-    prbench_data::load(spec, subset).map_err(|source| TrainError::Data { what, source })
+    prbench_data::load(spec, subset)
+        .map_err(|source| TrainError::Data { what, source: Box::new(source) })
 }
 
 /// Loads the data and builds its pairs ([`super::pairs`]): every pair equal to a target pair of
@@ -168,7 +169,7 @@ pub fn build_pairs(
         PairSource::History => {
             let history = |subset: &[String]| {
                 prbench_data::load_with_history(req.data, subset)
-                    .map_err(|source| TrainError::Data { what: format!("loading `{}`", req.data), source })?
+                    .map_err(|source| TrainError::Data { what: format!("loading `{}`", req.data), source: Box::new(source) })?
                     .ok_or_else(|| {
                         TrainError::Invalid(format!(
                             "--pairs history needs data whose rows carry users' past preference pairs ({}), and `{}` is \

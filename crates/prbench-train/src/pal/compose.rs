@@ -1,4 +1,4 @@
-//! What the embedder sees for PAL: items exactly as the BT head's ([`crate::bt::compose`]),
+//! What the embedder sees for PAL: items exactly as the BT head's ([`crate::bt::compose()`]),
 //! and, for PAL-B, the prompt on its own.
 
 use sha2::{Digest, Sha256};
@@ -24,7 +24,7 @@ pub fn composition_sha256() -> String {
     hex::encode(Sha256::digest(composition().as_bytes()))
 }
 
-/// The embedder input of an answer: [`bt::compose`].
+/// The embedder input of an answer: [`bt::compose()`].
 pub fn item_input(context: Option<&str>, question: &str, answer: &str) -> EmbedInput {
     bt::compose(context, question, answer)
 }

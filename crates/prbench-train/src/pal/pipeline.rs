@@ -291,9 +291,11 @@ pub fn eval_histories(
     examples: &[Example],
     context: Context<'_>,
 ) -> Result<Vec<UserHistory>, TrainError> {
-    let loaded = prbench_data::load_with_history(data, subset).map_err(|source| {
-        TrainError::Data { what: format!("loading the history pairs of `{data}`"), source }
-    })?;
+    let loaded =
+        prbench_data::load_with_history(data, subset).map_err(|source| TrainError::Data {
+            what: format!("loading the history pairs of `{data}`"),
+            source: Box::new(source),
+        })?;
     let Some((dataset, histories)) = loaded else {
         return Ok(Vec::new());
     };

@@ -2,7 +2,7 @@
 //! scores with it.
 //!
 //! Users: the model scores an answer for the user of the request's example. The example's user
-//! key is the one given by [`PalRewardModel::with_example_users`] (the dataset row's `user_id`),
+//! key is the one given by [`PalRewardModel::set_example_users`] (the dataset row's `user_id`),
 //! else the example id itself (P-Soups: one user per row). A user the model was trained on uses
 //! their trained row of `W`; an unknown user must have been adapted first, few-shot from their
 //! history pairs ([`PalRewardModel::adapt_users`]: a fresh row `init_user_row(seed, user)`

@@ -35,7 +35,7 @@ pub struct CorrelateArgs {
     /// With --benchmark-set: the downstream ranking's name in the tables (default: its file names).
     #[arg(long)]
     pub downstream_name: Option<String>,
-    /// Downstream results: `prbench bon` tables (bon-<judge>.json), or a CSV `model,score`.
+    /// Downstream results: `prbench bon` tables (`bon-<judge>.json`), or a CSV `model,score`.
     #[arg(long, num_args = 1.., required = true)]
     pub downstream: Vec<PathBuf>,
     /// Which benchmark figure to read from run summaries.

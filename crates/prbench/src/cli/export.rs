@@ -13,6 +13,8 @@ pub enum TrainingExportFormat {
     TrlReward,
     /// OpenRLHF train_rm: `prompt` ([user turn]), `chosen` and `rejected` ([answer]) message
     /// lists, for `--data.apply_chat_template --data.prompt_key prompt`.
+    // This text is the `--help` line, where `[answer]` is a literal one-message list, not a link.
+    #[allow(rustdoc::broken_intra_doc_links)]
     OpenrlhfReward,
     /// TRL SFTTrainer for a planner: `prompt` (the planner's system + user turns, question and
     /// top --planner-k posts), `completion` (the rubric aspect titles as a `- ` list).

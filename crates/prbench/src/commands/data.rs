@@ -17,15 +17,15 @@ use crate::cli::{DataCommand, ValidateFor};
 /// `tokenizer.json` (`dir:PATH`, `hf:ORG/NAME[@REV]`).
 enum Counter {
     Gguf(Box<GgufEngine>),
-    Hf(TokenCounter),
+    Hf(Box<TokenCounter>),
 }
 
 impl Counter {
     fn load(spec: &str) -> Result<Self> {
         Ok(match ModelSpec::parse(spec)? {
             ModelSpec::Gguf(path) => Counter::Gguf(Box::new(GgufEngine::load(&path, GgufOptions::default())?)),
-            ModelSpec::Dir(dir) => Counter::Hf(TokenCounter::load(&dir)?),
-            ModelSpec::Hf(repo) => Counter::Hf(TokenCounter::from_hub(&repo, &HubOptions::from_env())?),
+            ModelSpec::Dir(dir) => Counter::Hf(Box::new(TokenCounter::load(&dir)?)),
+            ModelSpec::Hf(repo) => Counter::Hf(Box::new(TokenCounter::from_hub(&repo, &HubOptions::from_env())?)),
             _ => anyhow::bail!("--tokenizer takes `gguf:PATH`, `dir:PATH` or `hf:ORG/NAME[@REV]` (a model with a tokenizer); got `{spec}`"),
         })
     }
