@@ -86,7 +86,7 @@ def main():
         },
     }
     here = os.path.dirname(os.path.abspath(__file__))
-    out = os.path.join(here, "..", "crates", "prbench-candle", "tests", "fixtures", "minilm.json")
+    out = os.path.join(here, "..", "crates", "prbench-rm", "tests", "fixtures", "minilm.json")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as f:
         json.dump(fixture, f, indent=1, ensure_ascii=False)

@@ -84,7 +84,7 @@ def main():
         ],
     }
     here = os.path.dirname(os.path.abspath(__file__))
-    out = os.path.join(here, "..", "crates", "prbench-candle", "tests", "fixtures", "minilm_ids.json")
+    out = os.path.join(here, "..", "crates", "prbench-rm", "tests", "fixtures", "minilm_ids.json")
     with open(out, "w") as f:
         json.dump(fixture, f)
         f.write("\n")

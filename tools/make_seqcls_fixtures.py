@@ -126,7 +126,7 @@ from transformers import (
 )
 
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-OUT = os.path.join(REPO, "crates", "prbench-candle", "tests", "fixtures", "seqcls")
+OUT = os.path.join(REPO, "crates", "prbench-rm", "tests", "fixtures", "seqcls")
 GENERATOR = "tools/make_seqcls_fixtures.py"
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<s>", "</s>", "<pad>"]

@@ -1,5 +1,5 @@
 //! GGUF engine tests against the real SmolLM2-135M-Instruct file (skipped when it is absent).
-//! Run with `cargo test --release -p prbench-models` (debug builds are ~30x slower).
+//! Run with `cargo test --release -p prbench-llm` (debug builds are ~30x slower).
 
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, OnceLock};

@@ -1,6 +1,6 @@
 //! Shared-prefix scoring on the GGUF engine (`next_token_logprobs_many`, KV sequence copy)
 //! against scoring each prompt alone, on the real SmolLM2-135M-Instruct file (skipped when it
-//! is absent). Run with `cargo test --release -p prbench-models --test gguf_fork`.
+//! is absent). Run with `cargo test --release -p prbench-llm --test gguf_fork`.
 
 use std::sync::{Mutex, MutexGuard};
 

@@ -3,7 +3,7 @@
 //! `chat_template` key of `tokenizer_config.json`; the `bos_token` / `eos_token` strings the
 //! template sees come from `tokenizer_config.json`.
 //!
-//! Shared by the local sequence-classification engine (prbench-candle's tokenizer) and the
+//! Shared by the local sequence-classification engine (prbench-rm's tokenizer) and the
 //! remote engines that take pre-rendered text (SGLang, TEI, OpenRLHF in prbench-remote), so a
 //! model's conversation is rendered from the same files whichever engine scores it.
 

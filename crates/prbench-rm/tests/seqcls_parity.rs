@@ -6,7 +6,7 @@
 //!
 //! Also: a random-weights Qwen2-shaped model written by [`write_random_qwen2`] (no fixture
 //! needed) for batch == single at larger sizes, and an `#[ignore]`d throughput measurement:
-//! `cargo test --release -p prbench-candle --test seqcls_parity -- --ignored --nocapture`.
+//! `cargo test --release -p prbench-rm --test seqcls_parity -- --ignored --nocapture`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@
 //!
 //! An `#[ignore]`d timing: set `PRBENCH_SHARED_BENCH_DIR` to a model directory (e.g. the
 //! 6-layer decoder of `tools/bench_rm.py make-decoder DIR`) and run
-//! `cargo test --release -p prbench-candle --test shared_prefix -- --ignored --nocapture`.
+//! `cargo test --release -p prbench-rm --test shared_prefix -- --ignored --nocapture`.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
