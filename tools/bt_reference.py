@@ -3,8 +3,9 @@
 that the Rust implementation (crates/prbench-train/src/bt/train.rs, `train_head_from`) is
 checked against (crates/prbench-train/tests/bt.rs, `matches_the_pytorch_reference`).
 
-Written from the spec below (README "Bradley-Terry RM", the doc comments of bt/head.rs and
-bt/train.rs), with torch's own layers, loss and optimizer; nothing is translated from the Rust.
+Written from the spec below (the user guide's docs/guide/src/personalized-rms.md, "Bradley-Terry
+RM"; the doc comments of bt/head.rs and bt/train.rs), with torch's own layers, loss and
+optimizer; nothing is translated from the Rust.
 
 The spec:
 - head: Linear(dim -> hidden) -> GELU (exact, erf) -> Linear(hidden -> 1, no bias); the linear

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference fixture for crates/prbench-annotate/src/agreement (Krippendorff's alpha, issue 19):
+"""Reference fixture for crates/prbench-stats/src/agreement (Krippendorff's alpha):
 writes crates/prbench-stats/tests/fixtures/alpha/krippendorff_reference.json, read by
 crates/prbench-stats/tests/alpha_parity.rs.
 

@@ -1,6 +1,6 @@
-//! `bench all`: every bench in one run, one table (issues 7 and 22): workload, prbench,
-//! reference, ratio, agreement check, peak RSS, target (met / NOT met), the exact command of
-//! each row, and the machine. The benches:
+//! `bench all`: every bench in one run, one table: workload, prbench, reference, ratio, agreement
+//! check, peak RSS, target (met / NOT met), the exact command of each row, and the machine. The
+//! benches:
 //!
 //! - `bench judge`: the judge's single-order prefill and generate verdict vs llama.cpp;
 //! - `bench judge-orders`: the judge in both orders under `profile:10`, forked vs unforked vs
@@ -240,7 +240,7 @@ fn harness_rows(report: &serde_json::Value, short: bool) -> Vec<Row> {
         .map(|w| {
             let (wall, beyond) = (f(&w["wall_s_median"]), f(&w["peak_rss_beyond_profile_mib"]));
             let name = w["workload"].as_str().unwrap_or("");
-            // Issue 22: `eval profile:10` under 3 s; everything else under 2 s.
+            // The harness targets: `eval profile:10` under 3 s; everything else under 2 s.
             let limit = if name.contains("profile:") { 3.0 } else { 2.0 };
             let polled = w["rss_source"]
                 .as_array()

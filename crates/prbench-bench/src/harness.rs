@@ -1,5 +1,5 @@
 //! `bench harness`: the harness's own cost at full benchmark scale, with a zero-cost
-//! backend (issue 7).
+//! backend.
 //!
 //! A synthetic benchmark the size of the real one ([`prbench_data::synthetic`]: 3 parquet
 //! configs, 2,830 rows, ~100 MB of profile text, the real schema) is written once under
@@ -18,9 +18,9 @@
 //! from it; `baseline:slot-a` itself makes no cached calls). Both figures are reported; the cold
 //! one is what a first `eval` of a dataset costs.
 //!
-//! `baseline:slot-a` answers A without looking, so what is measured is the harness. Targets
-//! (issues 7 and 22): `eval none` < 2 s and `eval profile:10` < 3 s wall, < 1 GB peak RSS
-//! beyond the profile text itself.
+//! `baseline:slot-a` answers A without looking, so what is measured is the harness. Targets:
+//! `eval none` < 2 s and `eval profile:10` < 3 s wall, < 1 GB peak RSS beyond the profile text
+//! itself.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

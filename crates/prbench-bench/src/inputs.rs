@@ -1,5 +1,5 @@
-//! Real inputs for the prefix-sharing benches (issue 22): the reward-model conversations and
-//! judge prompts `prbench eval` renders, from three input sets.
+//! Real inputs for the prefix-sharing benches: the reward-model conversations and judge prompts
+//! `prbench eval` renders, from three input sets.
 //!
 //! - `data/sample` (the repository's sample, real text, short profiles);
 //! - P-Soups at `../shared/data/alignx-psoups` (skipped, with the reason logged, when absent);

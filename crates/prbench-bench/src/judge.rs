@@ -1,5 +1,5 @@
-//! `bench judge`: the local GGUF judge against llama.cpp driven directly, same file,
-//! same prompts, same threads, each side in its own child process (issue 7).
+//! `bench judge`: the local GGUF judge against llama.cpp driven directly, same file, same prompts,
+//! same threads, each side in its own child process.
 //!
 //! The parent renders real judge prompts (chosen in slot A and in slot B) from each `--data`
 //! source under `--condition`, tokenizes them once with prbench's engine (the ids the reference

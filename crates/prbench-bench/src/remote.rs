@@ -1,4 +1,4 @@
-//! `bench remote`: the `openai:` judge client under load (issue 4's load test).
+//! `bench remote`: the `openai:` judge client under load.
 //!
 //! `--requests` judge requests (default 2,000) at `--concurrency` (default 64) through the same
 //! `OpenAiJudge` that `prbench eval --model openai:…` uses: prompts rendered by prbench's judge

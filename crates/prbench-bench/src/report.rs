@@ -1,5 +1,5 @@
 //! `prbench bench report`: how large the HTML report of a full-scale benchmark is and how long
-//! it takes to write and to open in Chromium (issue 17).
+//! it takes to write and to open in Chromium.
 //!
 //! The synthetic benchmark of [`crate::harness`] (2,830 rows, the real schema) is evaluated by
 //! three control baselines run as models (`baseline:slot-a` as a judge in both orders,

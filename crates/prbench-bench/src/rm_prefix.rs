@@ -1,5 +1,5 @@
-//! `bench rm-prefix`: the scalar reward model on the inputs eval and best-of-N really send it
-//! (issue 22), three ways side by side in one run:
+//! `bench rm-prefix`: the scalar reward model on the inputs eval and best-of-N really send it,
+//! three ways side by side in one run:
 //!
 //! - **prbench shared**: [`SeqClsRewardModel`] as eval loads it, with shared-prefix scoring on
 //!   (`SeqClsOptions::shared_prefix`, the default): a call's items that share a token prefix
@@ -604,7 +604,7 @@ pub fn measure(args: &PrefixOptions, log: &dyn Fn(&str)) -> Result<PrefixReport>
 }
 
 /// The target a row is graded against: pairs under `profile:k` ≥ 1.7× transformers,
-/// best-of-N ≥ 4× transformers (issue 22); `None` for pairs under `none`.
+/// best-of-N ≥ 4× transformers; `None` for pairs under `none`.
 pub fn target(row: &PrefixRow) -> Option<f64> {
     if row.kind.starts_with("bon") {
         Some(4.0)

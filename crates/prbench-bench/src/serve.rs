@@ -1,4 +1,4 @@
-//! `bench serve`: the reward server under load (issue 6's load test).
+//! `bench serve`: the reward server under load.
 //!
 //! The server runs in this process on `127.0.0.1:0` with the given model and settings; waves of
 //! `--requests` `POST /score` requests (default 1,000) go out with `--concurrency` in flight

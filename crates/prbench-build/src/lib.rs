@@ -1,6 +1,5 @@
-//! Benchmark construction (issue 18; DESIGN.md "prbench-build"): from rows of questions with a
-//! user profile and rubric aspects (LaMP-QA's shape, or any PRB-schema data), write a
-//! Personalized-RewardBench-style benchmark:
+//! Benchmark construction: from rows of questions with a user profile and rubric aspects (LaMP-QA's
+//! shape, or any PRB-schema data), write a Personalized-RewardBench-style benchmark:
 //!
 //! 1. [`stages::chosen`]: a generator answers each question told to meet the user's aspects;
 //! 2. [`stages::rejected`]: the same inputs, told to avoid them, keeping general quality;

@@ -1,10 +1,10 @@
-//! The build's settings and their defaults (issue 18; the paper's construction).
+//! The build's settings and their defaults (the paper's construction).
 
 use serde::{Deserialize, Serialize};
 
-/// What skipping the audit (`--skip-audit`) keeps, in the words the command's help, the
-/// dataset card, the build report and the README all use (the filter's `pre_audit` is the
-/// code it describes).
+/// What skipping the audit (`--skip-audit`) keeps, in the words the command's help, the dataset
+/// card, the build report and the guide (`docs/guide/src/build.md`) all use (the filter's
+/// `pre_audit` is the code it describes).
 pub const SKIP_AUDIT_RULE: &str = "only pairs with a failed, empty or truncated answer, or with two identical answers, are dropped; the word limit (--max-words), the length ratio (--max-length-ratio) and the audit's checks are not applied";
 
 /// Everything that decides what a build generates and keeps. Recorded in `build.json`.

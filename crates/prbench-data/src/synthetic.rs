@@ -1,4 +1,4 @@
-//! A synthetic benchmark the size of the real one, for measuring the harness (issue 7):
+//! A synthetic benchmark the size of the real one, for measuring the harness:
 //! the three LaMP-QA configs with the real row counts (767 + 989 + 1,074 = 2,830), the real
 //! parquet schema (PROTOCOL.md §1, Hugging Face layout `<config>/test-00000-of-00001.parquet`)
 //! and about 100 MB of profile text.

@@ -127,7 +127,7 @@ fn missing_file_unless_subset_selects_the_other() {
     assert_eq!(e.id, "student_phd-0000");
     assert_eq!(e.profile[0].text, "Q: q\nPreferred: c\nNot preferred: r");
     assert_eq!(e.rubric_aspects[0].evidence, "Likes fruit");
-    // A short name selects the one subset it fits (issue 16); an unknown one lists the names.
+    // A short name selects the one subset it fits; an unknown one lists the names.
     let short = load_psoups(tmp.path(), &["phd".to_string()], "p").unwrap();
     assert_eq!(short.examples, ds.examples);
     let err = load_psoups(tmp.path(), &["kind".to_string()], "p").unwrap_err();

@@ -1,6 +1,6 @@
-//! Issue 16, item 3: validation before any model loads. Repeated post ids within a profile
-//! are refused (naming file, row, field and id), the other JSON layout than the extension says
-//! is named as such, and empty profiles and rubrics are warned about with their counts.
+//! Validation before any model loads. Repeated post ids within a profile are refused (naming file,
+//! row, field and id), the other JSON layout than the extension says is named as such, and empty
+//! profiles and rubrics are warned about with their counts.
 
 mod common;
 

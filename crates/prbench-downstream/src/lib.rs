@@ -1,5 +1,5 @@
-//! Downstream validation for prbench (DESIGN.md: Best-of-N, reward serving for PPO, the rubric
-//! judge): uses of a reward model beyond the benchmark, whose results the benchmark's accuracy
+//! Downstream validation for prbench (Best-of-N, reward serving for PPO, the rubric judge):
+//! uses of a reward model beyond the benchmark, whose results the benchmark's accuracy
 //! should predict (PROTOCOL.md §6–8).
 //!
 //! - [`bon`]: Best-of-N (PROTOCOL.md §6): policy sampling, the rubric judge, scoring samples

@@ -1,6 +1,7 @@
-//! The content-addressed run cache (DESIGN.md, files a run writes): every score and verdict a
-//! model engine returns is stored under a sha256 of (model identity, decoding parameters,
-//! example id, rendered input), so a rerun or a resumed run repeats no completed call.
+//! The content-addressed run cache (docs/ARCHITECTURE.md, "Determinism, caching and manifests"):
+//! every score and verdict a model engine returns is stored under a sha256 of (model identity,
+//! decoding parameters, example id, rendered input), so a rerun or a resumed run repeats no
+//! completed call.
 //!
 //! Why SQLite (rusqlite with the bundled library) and not a pure-Rust store such as redb:
 //! - several `prbench eval` processes may share one cache file (a condition sweep in parallel);

@@ -1,6 +1,6 @@
 //! Evaluation for prbench: conditions decide what the model under test may see, prompts
 //! render it, the leakage guard checks every rendered input, the runner calls the backend,
-//! and outcomes and summaries come out (DESIGN.md, data flow; PROTOCOL.md §2–5).
+//! and outcomes and summaries come out (docs/ARCHITECTURE.md, "Data flow"; PROTOCOL.md §2–5).
 //!
 //! ```no_run
 //! use prbench_eval::{condition::Condition, runner::{evaluate, Backend, EvalOptions, Silent}, prompt::Prompts};

@@ -1,4 +1,4 @@
-//! Judge recipes (issue 21): a generative reward model's own prompt and verdict format.
+//! Judge recipes: a generative reward model's own prompt and verdict format.
 //!
 //! A recipe is a folder of three files:
 //!

@@ -1,6 +1,6 @@
 //! One evaluation run end to end: the model under test and the control baselines on the same
 //! items, then `runs/<run-id>/{manifest.json, outcomes.jsonl, summary.json, summary.md}`
-//! (DESIGN.md, files a run writes).
+//! (docs/ARCHITECTURE.md, "File formats").
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};

@@ -1,8 +1,8 @@
-//! Issue 20: data from the `prism:` and `synthesizeme:` adapters (prbench-data's fixtures) goes
-//! through the evaluation like PRB data: the multi-turn transcript in the question and the
-//! survey or history profile reach the model under `none` / `profile:k` past the leakage guard,
-//! `oracle`, which would have nothing to show, is refused before any run folder is made, and
-//! the run's CIs resample users.
+//! Data from the `prism:` and `synthesizeme:` adapters (prbench-data's fixtures) goes through the
+//! evaluation like PRB data: the multi-turn transcript in the question and the survey or history
+//! profile reach the model under `none` / `profile:k` past the leakage guard, `oracle`, which would
+//! have nothing to show, is refused before any run folder is made, and the run's CIs resample
+//! users.
 
 mod common;
 

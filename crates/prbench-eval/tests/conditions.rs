@@ -1,6 +1,6 @@
-//! The four conditions end to end through the runner (issue 5): what every backend kind
-//! receives under `none`, `profile:k`, `planner` and `oracle`, and how `profile:k` drops the
-//! lowest-ranked posts when an input would overflow the engine.
+//! The four conditions end to end through the runner: what every backend kind receives under
+//! `none`, `profile:k`, `planner` and `oracle`, and how `profile:k` drops the lowest-ranked posts
+//! when an input would overflow the engine.
 
 mod common;
 

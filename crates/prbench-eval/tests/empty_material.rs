@@ -1,6 +1,6 @@
-//! Issue 16, items 1 and 2: an example with nothing to show under its condition (an empty
-//! profile under `profile:k`, an empty rubric under `oracle`) is rendered exactly as under
-//! `none`, and counted in outcomes, summary.json and summary.md.
+//! An example with nothing to show under its condition (an empty profile under `profile:k`, an
+//! empty rubric under `oracle`) is rendered exactly as under `none`, and counted in outcomes,
+//! summary.json and summary.md.
 
 mod common;
 

@@ -1,5 +1,5 @@
-//! The leakage guard (issue 2, item 5): narrative and rubric text reach a backend only under
-//! `oracle`. Checked on what a recording backend actually received, for every backend kind.
+//! The leakage guard: narrative and rubric text reach a backend only under `oracle`. Checked on
+//! what a recording backend actually received, for every backend kind.
 
 mod common;
 

@@ -1,5 +1,5 @@
-//! Issue 16, item 8: `--limit N --sample` takes a seeded random sample of N examples per
-//! subset: the N with the smallest sha256(seed ‖ id), whatever the input order.
+//! `--limit N --sample` takes a seeded random sample of N examples per subset: the N with the
+//! smallest sha256(seed ‖ id), whatever the input order.
 
 mod common;
 

@@ -8,7 +8,7 @@ use prbench_llm::{GgufEngine, GgufOptions};
 use prbench_models::{ChatMessage, ChatPrompt, NextTokenScorer, Role};
 
 /// Largest difference allowed between a shared-prefix log-probability and the one from the
-/// prompt alone (issue 22: judge margins within 1e-5).
+/// prompt alone (the judge's margins must agree within 1e-5).
 const TOL: f32 = 1e-5;
 
 const CANDIDATES: [&str; 2] = [" A", " B"];

@@ -3,11 +3,11 @@
 
 use std::path::PathBuf;
 
-/// File name of the default local judge / generator model (DESIGN.md, assets).
+/// File name of the default local judge / generator model, fetched by `scripts/setup.sh`.
 pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 
 /// File name of the default judge of `prbench eval`: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M
-/// (DESIGN.md, assets), fetched by `scripts/setup.sh`. Large enough to show the
+/// fetched by `scripts/setup.sh`. Large enough to show the
 /// personalization gap between `none` and `oracle`; the tests use [`DEFAULT_MODEL_FILE`].
 pub const DEFAULT_JUDGE_FILE: &str = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf";
 

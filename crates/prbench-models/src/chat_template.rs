@@ -4,8 +4,7 @@
 //! but keeps the template's own text (which carries special-token strings such as
 //! `<|im_start|>`) apart from the untrusted message contents. Engines tokenize
 //! [`Segment::Template`] with special-token parsing and [`Segment::Content`] without it, so a
-//! profile post containing `<|im_end|>` stays plain text and cannot close a chat turn
-//! (DESIGN.md, engine notes).
+//! profile post containing `<|im_end|>` stays plain text and cannot close a chat turn.
 //!
 //! How the split works: every non-empty message content is replaced by a unique sentinel
 //! string, the template is rendered, and the output is cut at the sentinels. The result is

@@ -1,4 +1,4 @@
-//! The values that cross the Prompt → Backend boundary (DESIGN.md, data flow).
+//! The values that cross the Prompt → Backend boundary (docs/ARCHITECTURE.md, "Data flow").
 
 use serde::{Deserialize, Serialize};
 
@@ -67,7 +67,7 @@ impl ChatPrompt {
     }
 }
 
-/// Pointwise input: one answer to score (DESIGN.md `RmInput`).
+/// Pointwise input: one answer to score.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RmInput {
     /// Example the input belongs to (seeds per-example random choices).
@@ -90,7 +90,7 @@ pub struct RmRequest {
     pub prompt: ChatPrompt,
 }
 
-/// Pairwise input: two answers in slots A and B (DESIGN.md `PairInput`).
+/// Pairwise input: two answers in slots A and B.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PairInput {
     /// Example the pair belongs to (seeds per-example random choices).

@@ -1,4 +1,4 @@
-//! Model specs as typed on the command line (DESIGN.md, model specs).
+//! Model specs as typed on the command line (the user guide's `docs/guide/src/models.md`).
 
 use std::path::PathBuf;
 

@@ -1,4 +1,5 @@
-//! One small trait per role (DESIGN.md, core types). Every engine implements the roles it can.
+//! One small trait per role (docs/ARCHITECTURE.md, "Role traits"). Every engine implements the
+//! roles it can.
 
 use serde::{Deserialize, Serialize};
 

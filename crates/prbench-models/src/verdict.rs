@@ -1,4 +1,4 @@
-//! Judge verdicts (DESIGN.md `Verdict`) and the verdict parser (PROTOCOL.md §4).
+//! Judge verdicts and the verdict parser (PROTOCOL.md §4).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,5 +1,5 @@
-//! Verdict readers: how a judge recipe's reply is turned into a verdict (issue 21; our own
-//! `Result:` rule is PROTOCOL.md §4).
+//! Verdict readers: how a judge recipe's reply is turned into a verdict (our own `Result:` rule is
+//! PROTOCOL.md §4).
 //!
 //! Generative reward models each write their verdict their own way, and a recipe names the
 //! reader that matches its prompt:

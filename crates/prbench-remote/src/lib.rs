@@ -1,5 +1,5 @@
-//! Remote engines for prbench: backends reached over HTTP (DESIGN.md, model specs `openai:`,
-//! `vllm-classify:`, `sglang-classify:`, `tei:`, `openrlhf:` and `reward-server:`).
+//! Remote engines for prbench: backends reached over HTTP (model specs `openai:`, `vllm-classify:`,
+//! `sglang-classify:`, `tei:`, `openrlhf:` and `reward-server:`; docs/guide/src/models.md).
 //!
 //! - [`OpenAiChat`]: an OpenAI-compatible chat endpoint as a [`prbench_models::Generator`];
 //!   [`OpenAiJudge`] makes it a pairwise [`prbench_models::Judge`] (PROTOCOL.md §4), with

@@ -1,6 +1,6 @@
-//! Keeps the API key out of every string prbench shows: error messages, `Debug` output,
-//! identities and decoding records (DESIGN.md: "key from an env var, never a flag or a log
-//! line").
+//! Keeps the API key out of every string prbench shows: error messages, `Debug` output, identities
+//! and decoding records: the key comes from an env var, never from a flag, and never reaches a log
+//! line.
 
 use std::fmt;
 

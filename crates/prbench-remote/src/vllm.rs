@@ -15,7 +15,7 @@
 //!   v0.13 API reference); a server that only knows the text form (`input`) answers 4xx, which
 //!   fails every item at once with the server's message rather than scoring unrendered text.
 //!
-//! Re-checked for issue 21 against vLLM's main branch (stored commit 055e47c2): the request and
+//! Re-checked later against vLLM's main branch (stored commit 055e47c2): the request and
 //! response models moved to `vllm/frontend/entrypoints/pooling/classify/protocol.py` and
 //! `…/pooling/base/protocol.py` (the old `vllm/entrypoints/pooling/…` paths are compatibility
 //! shims), route `POST /classify` in `…/pooling/classify/api_router.py`. The shapes this client

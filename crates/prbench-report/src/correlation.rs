@@ -6,7 +6,7 @@
 //! `runs`).
 //!
 //! Several named benchmarks against one downstream ranking, side by side with the paired
-//! difference of every statistic between every two of them (issue 20): [`compare()`] and
+//! difference of every statistic between every two of them: [`compare()`] and
 //! [`render_comparison`].
 //!
 //! Inputs are files only: run folders (their `summary.json` and `outcomes.jsonl`, read as

@@ -1,7 +1,7 @@
 //! Reports for prbench runs: the [`Summary`] data that `summary.json` holds and its Markdown
 //! rendering (`summary.md`), the conditioning matrix, the leaderboard across runs
 //! ([`leaderboard`]) and the self-contained HTML report ([`html`]). No engine dependencies
-//! (DESIGN.md, workspace).
+//! (docs/ARCHITECTURE.md, "Crates").
 #![warn(missing_docs)]
 
 pub mod correlation;

@@ -1,7 +1,7 @@
-//! Several benchmarks side by side against one downstream ranking (`correlate --benchmark-set`,
-//! issue 20): each set's statistics equal those of the set run alone through `correlate`, models
-//! a set lacks are left out and recorded, the tables read as the paper's, and the HTML report
-//! shows a comparison with its text from data kept as text.
+//! Several benchmarks side by side against one downstream ranking (`correlate --benchmark-set`):
+//! each set's statistics equal those of the set run alone through `correlate`, models a set lacks
+//! are left out and recorded, the tables read as the paper's, and the HTML report shows a
+//! comparison with its text from data kept as text.
 
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,6 @@
-//! The item browser's data carries each example's user for data with user ids (issue 20:
-//! SynthesizeMe, PRISM), and nothing more for PRB data, which has none. The page prints it in
-//! the item's header line (`… · subset · user ID · …`, as text).
+//! The item browser's data carries each example's user for data with user ids (SynthesizeMe,
+//! PRISM), and nothing more for PRB data, which has none. The page prints it in the item's header
+//! line (`… · subset · user ID · …`, as text).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@
 //!
 //! Rendering and tokenization follow transformers' `apply_chat_template(..., tokenize=True)`:
 //! the rendered text is tokenized *without* adding special tokens again, so a template that
-//! emits BOS gives exactly one BOS (DESIGN.md engine notes). One deliberate difference: the
+//! emits BOS gives exactly one BOS. One deliberate difference: the
 //! template's own text is tokenized with special-token matching while message contents are
 //! tokenized as plain text ([`ChatTemplate::render_segments_with`]), so a profile post that
 //! contains `<|im_end|>` cannot close a chat turn.

@@ -29,7 +29,7 @@
 //!
 //! **Several benchmarks.** [`bootstrap_comparison`] scores several benchmarks' rankings of the
 //! same models against one downstream ranking on one shared bootstrap draw, with the paired
-//! difference of every statistic between every two benchmarks (issue 20).
+//! difference of every statistic between every two benchmarks.
 
 use std::cmp::Ordering;
 use std::fmt;

@@ -1,6 +1,6 @@
-//! Parity of prbench_stats::agreement::alpha with the Python `krippendorff` package on the
-//! fixture written by tools/make_alpha_fixtures.py (issue 19: equal to 1e-9 at the nominal,
-//! ordinal and interval levels; undefined where the package raises or returns nan).
+//! Parity of prbench_stats::agreement::alpha with the Python `krippendorff` package on the fixture
+//! written by tools/make_alpha_fixtures.py (equal to 1e-9 at the nominal, ordinal and interval
+//! levels; undefined where the package raises or returns nan).
 
 use prbench_stats::agreement::{alpha, AlphaUndefined, Level, ReliabilityData};
 use serde_json::Value;
@@ -95,7 +95,7 @@ fn alpha_matches_the_package() {
     println!("{checked} checks, largest |ours − package| = {max_delta:e}");
 }
 
-/// The fixture covers what the issue asks for, so a regenerated fixture cannot quietly lose it.
+/// The fixture covers the cases checked below, so a regenerated fixture cannot quietly lose them.
 #[test]
 fn fixture_covers_the_required_cases() {
     let f = fixture();

@@ -1,7 +1,7 @@
-//! Several benchmarks against one downstream ranking (issue 20): a case small enough to enumerate
-//! every resample and compute by hand, the seeded comparison against each benchmark's own
-//! `bootstrap_correlations` and against the documented draw reproduced here, pairing, and
-//! undefined resamples.
+//! Several benchmarks against one downstream ranking: a case small enough to enumerate every
+//! resample and compute by hand, the seeded comparison against each benchmark's own
+//! `bootstrap_correlations` and against the documented draw reproduced here, pairing, and undefined
+//! resamples.
 
 use prbench_stats::rank::*;
 use rand::{Rng, SeedableRng};

@@ -526,7 +526,7 @@ fn refuses_another_embedder() {
 }
 
 /// safetensors writes through a 0600 temporary file; the saved head must be 0644 like bt.json
-/// is under the usual umask 022 (issue 16: `train bt` left head.safetensors unreadable to others).
+/// is under the usual umask 022 (`train bt` once left head.safetensors unreadable to others).
 #[cfg(unix)]
 #[test]
 fn saved_head_is_readable_by_everyone() {

@@ -153,7 +153,9 @@ mod tests {
         assert!(checked > 60, "only {checked} numeric args found: is the walk broken?");
     }
 
-    /// The flags issue 16 named, refused at parse time with the range in the message.
+    /// Out-of-range values of eval's numeric flags (`--bootstrap` too large for memory,
+    /// `--max-error-rate`, `--limit`, `--concurrency`, `--max-new-tokens`), refused at parse time
+    /// with the range in the message.
     #[test]
     fn bootstrap_flag_refuses_values_that_do_not_fit_in_memory() {
         let e = refused(&["eval".into()], "bootstrap", "4294967295").expect("refused");

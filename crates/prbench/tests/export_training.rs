@@ -175,7 +175,7 @@ fn reward_exports_hold_eval_text_and_no_hidden_text_outside_oracle() {
                     .unwrap_or_else(|| panic!("{name}: unknown id {id}"));
                 assert_eq!(row["condition"], condition);
                 assert!(row.get("user_id").is_none(), "the sample has no user ids");
-                // The keys the README's table lists for the format (the sample has no user ids).
+                // The keys the guide's export table lists (the sample has no user ids).
                 let want: &[&str] = if format == "trl-reward" {
                     &["chosen", "condition", "id", "rejected", "subset"]
                 } else {
@@ -276,7 +276,7 @@ fn planner_sft_rows_are_eval_planner_prompts_with_the_rubric_as_target() {
     for row in &rows {
         let id = row["id"].as_str().unwrap();
         let src = data.iter().find(|r| r["id"] == id).unwrap();
-        // As the README's table says: no `condition` (the input is the planner's prompt).
+        // As the guide's export table says: no `condition` (the input is the planner's prompt).
         assert_eq!(keys(row), ["completion", "id", "prompt", "subset"], "{id}");
         let (p, c) = (contents(&row["prompt"]), contents(&row["completion"]));
         assert_eq!(
@@ -316,7 +316,7 @@ fn planner_sft_rows_are_eval_planner_prompts_with_the_rubric_as_target() {
         }
     }
     python_check(&file, 12);
-    // The checker holds planner rows to the README's keys: a `condition` key is refused.
+    // The checker holds planner rows to the guide's keys: a `condition` key is refused.
     if let Some(python) = pyref::pyref_or_skip() {
         let mut first = rows[0].clone();
         first["condition"] = Value::from("none");

@@ -1,4 +1,4 @@
-//! Issue 22, the llama.cpp judge in both orders: the logprob judge on the GGUF engine decodes
+//! The llama.cpp judge in both orders: the logprob judge on the GGUF engine decodes
 //! the prefix the two orders of a pair share once, then each order's suffix after it. On real judge prompts (the bundled sample, rendered by `prbench eval`'s own prompts
 //! under `none` and `profile:k`, chosen in slot A then in slot B as `--both-orders` sends
 //! them), its margins equal the unforked judge's within 1e-5 and every verdict is the same.
@@ -17,7 +17,7 @@ use prbench_models::assets::{models_dir, DEFAULT_MODEL_FILE};
 use prbench_models::judge::LogprobJudge;
 use prbench_models::{Judge, JudgeRequest, ModelError, PairInput, Verdict};
 
-/// Margins may differ by floating-point summation order only (issue 22).
+/// Margins may differ by floating-point summation order only.
 const TOL: f32 = 1e-5;
 
 /// Examples judged per condition (each in both orders).

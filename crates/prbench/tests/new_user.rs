@@ -1,7 +1,7 @@
-//! What a new user hit (issue 16), through the real binary: flag ranges, negative seeds,
-//! inapplicable flags, the RM preflight under --quiet, help text, broken pipes, messages,
-//! resumed-run manifests, default paths and --out files. Every run is a control baseline on
-//! the bundled sample with few bootstrap resamples, so each test takes well under a second.
+//! What a new user hit, through the real binary: flag ranges, negative seeds, inapplicable flags,
+//! the RM preflight under --quiet, help text, broken pipes, messages, resumed-run manifests,
+//! default paths and --out files. Every run is a control baseline on the bundled sample with few
+//! bootstrap resamples, so each test takes well under a second.
 
 mod common;
 

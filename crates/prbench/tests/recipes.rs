@@ -1,8 +1,8 @@
-//! Judge recipes through the real binary (issue 21): a recipe folder's prompt reaches the judge,
-//! its reader reads the replies, the manifest and the cache keys record it, and the leakage
-//! guard checks its text. The OpenAI judge runs against the loopback fault server, whose
-//! scripted replies are chosen by markers the recipe's template writes; the local judge is the
-//! default GGUF model when it is present.
+//! Judge recipes through the real binary: a recipe folder's prompt reaches the judge, its reader
+//! reads the replies, the manifest and the cache keys record it, and the leakage guard checks its
+//! text. The OpenAI judge runs against the loopback fault server, whose scripted replies are chosen
+//! by markers the recipe's template writes; the local judge is the default GGUF model when it is
+//! present.
 
 mod common;
 

@@ -1,9 +1,9 @@
 //! `prbench eval` run again with the same `--run-id`, through the real binary. One rule holds for
-//! an existing run folder (README, "Rerunning with the same `--run-id`"): other settings are
-//! refused by name; a finished run with every item answered is reused (its table printed, no
-//! model call), with one condition as with several; a killed run, one whose backend failed on
-//! items, or one missing a file is resumed from the cache; run files that cannot be read or
-//! disagree are refused, naming the file. Also the slot-balance warning of limited runs, which
+//! an existing run folder (docs/guide/src/eval-runs.md, "Rerunning with the same `--run-id`"):
+//! other settings are refused by name; a finished run with every item answered is reused (its table
+//! printed, no model call), with one condition as with several; a killed run, one whose backend
+//! failed on items, or one missing a file is resumed from the cache; run files that cannot be read
+//! or disagree are refused, naming the file. Also the slot-balance warning of limited runs, which
 //! counts every evaluated item. Models are control baselines and the loopback fault server, so
 //! every test takes a few seconds.
 

@@ -1,5 +1,5 @@
-//! `bench judge-orders`: the logprob judge in both orders (issue 22), three ways, each a child
-//! process per round, on the same GGUF and the same prompts:
+//! `bench judge-orders`: the logprob judge in both orders, three ways, each a child process per
+//! round, on the same GGUF and the same prompts:
 //!
 //! - **prbench forked**: `LogprobJudge` on `GgufEngine` with the shared prefix on (the
 //!   default): the two orders of a pair share the system prompt, context and question, decoded

@@ -13,8 +13,8 @@
 //! 7. the audit picks chosen as the better fit in both orders.
 //!
 //! With `skip_audit` only check 1 applies ([`crate::settings::SKIP_AUDIT_RULE`] says so in the
-//! help, the card, the report and the README). Pairs failing 1–3 are not sent to the audit
-//! (it would be a paid call for a pair that cannot be kept); their reasons list 1–3 only.
+//! help, the card, the report and the guide's build page). Pairs failing 1–3 are not sent to the
+//! audit (it would be a paid call for a pair that cannot be kept); their reasons list 1–3 only.
 
 use serde::{Deserialize, Serialize};
 

@@ -201,7 +201,7 @@ fn to_sample(
 /// Picks the examples to sample: in dataset order, at most `per_subset` from each subset
 /// (all when `None`), and with `distinct_questions` only the first example of each question
 /// text (after trimming) across the whole selection: P-Soups asks one question of several
-/// users, and the protocol wants distinct prompts.
+/// users, and Best-of-N wants each prompt sampled once.
 pub fn select(
     examples: &[Example],
     per_subset: Option<usize>,

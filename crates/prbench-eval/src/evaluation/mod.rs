@@ -1,7 +1,6 @@
-//! The evaluation of one model under a list of conditions, callable without the CLI (DESIGN.md,
-//! workspace: "the evaluation's orchestration"): plan the run folders, prepare what the
-//! conditions show (ranked profiles, the planner's aspects), run each condition, and write the
-//! conditioning matrix when there are several.
+//! The evaluation of one model under a list of conditions, callable without the CLI: plan the run
+//! folders, prepare what the conditions show (ranked profiles, the planner's aspects), run each
+//! condition, and write the conditioning matrix when there are several.
 //!
 //! The steps are separate so that a caller can do its own work between them: [`Evaluation::plan`]
 //! checks the run folders before any model loads (a run id taken by other settings or holding

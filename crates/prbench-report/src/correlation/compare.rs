@@ -1,5 +1,5 @@
-//! Several benchmarks side by side against one downstream ranking (issue 20): the paper's
-//! comparison of Personalized RewardBench with Chatbot Arena-Personalized and PRISM-Personalized.
+//! Several benchmarks side by side against one downstream ranking: the paper's comparison of
+//! Personalized RewardBench with Chatbot Arena-Personalized and PRISM-Personalized.
 //!
 //! Each named benchmark set is read exactly as `correlate`'s `--benchmark` list (run folders,
 //! summary.json, CSVs `model,score`; `--metric`, `--with-baselines` and `--common-items` apply per

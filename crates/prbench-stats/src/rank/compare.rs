@@ -1,7 +1,6 @@
-//! Several benchmarks' scores of the same models against one downstream ranking: each
-//! benchmark's statistics with their bootstrap intervals, and for every two benchmarks the paired
-//! bootstrap difference of every statistic (issue 20; the statistics are PROTOCOL.md §8's, see
-//! the parent module).
+//! Several benchmarks' scores of the same models against one downstream ranking: each benchmark's
+//! statistics with their bootstrap intervals, and for every two benchmarks the paired bootstrap
+//! difference of every statistic (the statistics are PROTOCOL.md §8's, see the parent module).
 //!
 //! **One draw for all benchmarks.** Every resample draws `n` model indices once and evaluates
 //! every benchmark on those same models, so

@@ -1,4 +1,4 @@
-//! `prbench annotate` arguments (issue 19).
+//! `prbench annotate` arguments.
 
 use std::net::IpAddr;
 use std::path::PathBuf;

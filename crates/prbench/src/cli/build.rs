@@ -7,7 +7,7 @@ use clap::Args;
 use super::{DataArgs, RemoteArgs};
 use crate::bounds::{real, whole, End};
 
-/// `build` arguments (issue 18): generate chosen/rejected pairs, audit them, filter, export.
+/// `build` arguments: generate chosen/rejected pairs, audit them, filter, export.
 #[derive(Args, Debug)]
 pub struct BuildArgs {
     /// Input rows: any `--data` spec of eval (rows without `chosen`/`rejected` are fine), or

@@ -304,7 +304,8 @@ pub struct EvalArgs {
     pub verdict: VerdictMode,
     /// The judge's prompt and verdict format (`gguf:` and `openai:` judges): a built-in recipe
     /// (`default`: prbench's own; `rating`: each answer rated 1-10 alone, the higher wins) or a
-    /// folder holding `system.txt`, `user.jinja` and `recipe.toml` (README, "Judge recipes").
+    /// folder holding `system.txt`, `user.jinja` and `recipe.toml`
+    /// (docs/guide/src/judge-recipes.md).
     #[arg(long, value_name = "NAME|DIR")]
     pub judge_recipe: Option<String>,
     /// Judge each pair in both orders (consistency and position-debiased figures).

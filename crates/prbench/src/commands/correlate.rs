@@ -1,6 +1,6 @@
-//! `prbench correlate`: does the benchmark rank reward models the way a downstream use ranks
-//! them (PROTOCOL.md §8)? The flags become [`CorrelationOptions`] (with `--benchmark-set`,
-//! [`ComparisonOptions`]: several benchmarks side by side, issue 20); the work is
+//! `prbench correlate`: does the benchmark rank reward models the way a downstream use ranks them
+//! (PROTOCOL.md §8)? The flags become [`CorrelationOptions`] (with `--benchmark-set`,
+//! [`ComparisonOptions`]: several benchmarks side by side); the work is
 //! [`prbench_report::correlation`]'s. This writes `--out` (Markdown, JSON beside it) and prints.
 
 use anyhow::{bail, Context, Result};

@@ -345,7 +345,7 @@ fn write_reports(
 
 /// `psoups:DIR` for the guide's next command: the P-Soups copy beside the source tree the binary
 /// was built from (`<repo>/../shared/data/alignx-psoups`) as an absolute path when it is there,
-/// so the command works from any folder; else the README's relative path.
+/// so the command works from any folder; else the relative path the guide uses.
 fn psoups_arg() -> String {
     let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/alignx-psoups");
     match beside.canonicalize() {

@@ -1,5 +1,5 @@
-//! Issue 16 (a new user's report) through the real binary: dataset warnings and refusals come
-//! before any model loads, `--limit N --sample`, and `data stats --tokenizer dir:PATH`.
+//! Dataset checks through the real binary: dataset warnings and refusals come before any model
+//! loads, `--limit N --sample`, and `data stats --tokenizer dir:PATH`.
 
 mod common;
 
