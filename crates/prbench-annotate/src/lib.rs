@@ -10,7 +10,7 @@
 //! - [`report`]: the human-evaluation report (the paper's table, agreement, label checks);
 //! - [`agreement`]: Krippendorff's alpha (nominal, ordinal, interval) with a bootstrap CI over
 //!   units, from `prbench-stats`.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod assign;
 pub mod dims;

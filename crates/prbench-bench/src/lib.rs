@@ -29,7 +29,7 @@
 //! print!("{}", prbench_bench::harness::table(&report));
 //! # Ok::<(), anyhow::Error>(())
 //! ```
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod all;
 pub mod annotate_load;

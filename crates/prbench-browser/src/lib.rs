@@ -19,7 +19,7 @@
 //! println!("{rows} rows, loaded in {:.0} ms", page.load_ms());
 //! # Ok(()) }
 //! ```
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod cdp;
 mod error;

@@ -12,7 +12,7 @@
 //! Every model call goes through the run cache (key: model identity, the stage's template
 //! hash, decoding, seed and rendered prompt), so a killed build resumes with no call
 //! repeated. Entry point: [`run`].
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod error;
 pub mod manifest;

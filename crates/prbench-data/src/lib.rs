@@ -6,7 +6,7 @@
 //! Entry points: [`load()`] (`load(spec, subsets)`, benchmark pairs) and [`load_questions()`]
 //! (question rows for `prbench build`, including the [`lampqa`] adapter); see the
 //! [`load`](mod@load) module for the spec forms.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod dialogue;
 pub mod error;

@@ -19,7 +19,7 @@
 //! server.shutdown()?;
 //! # Ok::<(), prbench_downstream::ServeError>(())
 //! ```
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod bon;
 pub mod error;

@@ -8,6 +8,8 @@
 //! This is the one crate that depends on every engine crate (`prbench-llm`, `prbench-rm`,
 //! `prbench-train`, `prbench-remote`); the libraries below it take engines as trait objects.
 
+#![deny(missing_docs)]
+
 pub mod bounds;
 pub mod flags;
 pub mod generators;

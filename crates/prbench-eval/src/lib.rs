@@ -10,7 +10,7 @@
 //! let outcomes = evaluate(&data.examples, Backend::RewardModel(&Baseline::Longer), &opts, &Prompts::new(), &Silent).unwrap();
 //! println!("{} outcomes", outcomes.len());
 //! ```
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod cache;
 pub mod cached_scorer;

@@ -1,4 +1,4 @@
-//! Turns outcomes into the [`Summary`](prbench_report::Summary) figures (PROTOCOL.md §5): accuracy per subset, micro
+//! Turns outcomes into the [`Summary`](prbench_records::Summary) figures (PROTOCOL.md §5): accuracy per subset, micro
 //! and macro, under three tie modes, with seeded bootstrap CIs; position bias; both-orders
 //! figures.
 //!

@@ -39,7 +39,7 @@
 //! The fast path takes no lock except the request log's (one push per request, off with
 //! `record: false`) and the `times` counters (only for rules with `times`), never holds a lock
 //! across an await, and writes nothing to stdout or stderr.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod app;
 mod config;

@@ -12,7 +12,7 @@
 //! llama.cpp's log output is silenced unless the environment variable `PRBENCH_LLAMA_LOG=1`
 //! is set when the first engine is loaded.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod backend;
 mod engine;

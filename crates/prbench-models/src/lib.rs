@@ -3,7 +3,7 @@
 //! model specs, chat templates, the verdict readers, where the pinned model files live, and the
 //! control baselines. Engines (llama.cpp, candle, HTTP servers) live in their own crates and
 //! implement these traits; nothing here compiles an engine.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod assets;
 pub mod baselines;

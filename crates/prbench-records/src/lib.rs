@@ -3,7 +3,7 @@
 //! Markdown form `summary.md` ([`summary`], [`markdown`]), and the conditioning matrix
 //! `<id>-matrix.{json,md}` ([`matrix`]). No engine, no server: a reader of run files compiles
 //! only this, `prbench-stats` and `prbench-models`' value types.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod markdown;
 pub mod matrix;

@@ -70,7 +70,7 @@ pub struct Outcome {
     /// `oracle`: the example's rubric has no aspects, so it was rendered as under `none`.
     #[serde(default)]
     pub empty_rubric: bool,
-    /// The example's user, when the dataset has user ids ([`prbench_data::Example::user_id`]):
+    /// The example's user, when the dataset has user ids (`Example::user_id` in `prbench-data`):
     /// the bootstrap then resamples users. Written only when present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,

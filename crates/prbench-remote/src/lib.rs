@@ -30,7 +30,7 @@
 //! let judge = OpenAiJudge::new(chat, JudgeConfig { verdict: VerdictSource::Auto, ..JudgeConfig::default() })?;
 //! # Ok::<(), prbench_models::ModelError>(())
 //! ```
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod client;
 pub mod logprobs;

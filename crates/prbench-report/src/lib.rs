@@ -2,7 +2,7 @@
 //! rendering (`summary.md`), the conditioning matrix, the leaderboard across runs
 //! ([`leaderboard`]) and the self-contained HTML report ([`html`]). No engine dependencies
 //! (docs/ARCHITECTURE.md, "Crates").
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod correlation;
 pub mod error;

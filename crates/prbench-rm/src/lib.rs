@@ -1,7 +1,7 @@
 //! The local reward-model engines, on candle in f32 on CPU: sequence-classification reward models
 //! in the Hugging Face layout (BERT-style encoders and Llama/Qwen-style decoders) and the MiniLM
 //! embedder that dense retrieval and the personalized reward models (`prbench-train`) build on.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod batch;
 pub mod decoder;

@@ -2,7 +2,7 @@
 //! rules, seeded stratified percentile-bootstrap confidence intervals, and position-bias figures
 //! for pairwise judges, rank correlation of model rankings, and inter-annotator agreement
 //! (Krippendorff's alpha, [`agreement`]). Pure logic, no engine dependencies.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod accuracy;
 pub mod agreement;

@@ -4,7 +4,7 @@
 //! [`prbench_models::RewardModel`]: PAL scores an unseen user after a few gradient steps on
 //! that user's history, so its scoring needs the trainer, and both live here, apart from the
 //! inference-only engines.
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod bt;
 pub mod pal;
