@@ -26,8 +26,8 @@ use crate::manifest::BuildManifest;
 
 /// The build's own folder inside the output folder.
 pub const BUILD_DIR: &str = "build";
-/// The manifest, relative to the output folder.
-pub const MANIFEST_FILE: &str = "build/build.json";
+/// The manifest, relative to the output folder (defined beside its record type).
+pub use prbench_records::build::MANIFEST_FILE;
 /// The chosen answers.
 pub const CHOSEN_FILE: &str = "build/chosen.jsonl";
 /// The rejected answers.
@@ -36,8 +36,8 @@ pub const REJECTED_FILE: &str = "build/rejected.jsonl";
 pub const AUDIT_FILE: &str = "build/audit.jsonl";
 /// The filter's decisions.
 pub const FILTER_FILE: &str = "build/filter.jsonl";
-/// The build report.
-pub const REPORT_FILE: &str = "build-report.md";
+/// The build report (defined beside the manifest, for the report that reads both).
+pub use prbench_records::build::REPORT_FILE;
 /// The dataset card.
 pub const CARD_FILE: &str = "README.md";
 
