@@ -1,7 +1,7 @@
 //! Personalized-RewardBench data: the schema, loaders (parquet / JSON / JSONL / Hugging Face hub),
 //! validation, the adapters of other datasets ([`psoups`], [`lampqa`], [`synthesizeme`],
-//! [`prism`]), dataset statistics, and the export to the Hugging Face layout
-//! ([`write_hf_layout`], [`card_yaml`]).
+//! [`prism`]), dataset statistics, the export to the Hugging Face layout ([`write_hf_layout`],
+//! [`card_yaml`]), and the four rating dimensions of the human and LLM audits ([`dims`]).
 //!
 //! Entry points: [`load()`] (`load(spec, subsets)`, benchmark pairs) and [`load_questions()`]
 //! (question rows for `prbench build`, including the [`lampqa`] adapter); see the
@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 pub mod dialogue;
+pub mod dims;
 pub mod error;
 pub mod export;
 pub mod hub;

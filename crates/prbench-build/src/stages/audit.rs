@@ -4,11 +4,12 @@
 //! [`super::audit_parse::parse_audit`]; an unparsed reply is kept with its error, never
 //! given a default score.
 
+use prbench_data::dims::Dimension;
 use prbench_data::Example;
 use prbench_models::{ChatRequest, Generator, TokenStats};
 use serde::{Deserialize, Serialize};
 
-use super::audit_parse::{parse_audit, AuditReply, DIMENSIONS};
+use super::audit_parse::{parse_audit, AuditReply};
 use super::{generate_batched, StageContext};
 use crate::error::BuildError;
 
@@ -209,5 +210,5 @@ pub fn run(
 
 /// Names of the four dimensions in score order, for tables.
 pub fn dimension_labels() -> [&'static str; 4] {
-    DIMENSIONS.map(|d| d.label())
+    Dimension::ALL.map(|d| d.label())
 }

@@ -3,50 +3,17 @@
 //! Accepted, per line (case-insensitive; `*` emphasis, a leading bullet `-`/`*`/`#` and
 //! surrounding spaces are ignored; `rubric-fit` / `rubric_fit` read as `rubric fit`):
 //! - `Answer N DIMENSION: S - reason`, N in {1, 2}, DIMENSION one of `factuality`,
-//!   `relevance`, `helpfulness`, `rubric fit`, S an integer 1–5, optionally written `S/5` or
-//!   `S out of 5`; the reason follows `-`, `–`, `—`, `:` or `.` and may be empty (counted);
+//!   `relevance`, `helpfulness`, `rubric fit` ([`Dimension::label`]), S an integer 1–5,
+//!   optionally written `S/5` or `S out of 5`; the reason follows `-`, `–`, `—`, `:` or `.`
+//!   and may be empty (counted);
 //! - `Better fit: N` or `Better fit: Answer N`, N in {1, 2}, optionally followed by a reason.
 //!
 //! Any other line is ignored (a preamble such as "Here are my ratings:"). A reply is read only
 //! when all eight ratings and the choice appear exactly once; otherwise it is unparsed, with
 //! the first problem found. An unparsed reply is never given a default score.
 
+use prbench_data::dims::Dimension;
 use serde::{Deserialize, Serialize};
-
-/// One audit dimension (the paper's human-evaluation dimensions).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Dimension {
-    /// Is what the answer says correct?
-    Factuality,
-    /// Does it address the question and follow its instructions?
-    Relevance,
-    /// Is it helpful and harmless?
-    Helpfulness,
-    /// How well does it meet this user's rubric aspects?
-    RubricFit,
-}
-
-/// The four dimensions in reply order; the first three are general quality.
-pub const DIMENSIONS: [Dimension; 4] =
-    [Dimension::Factuality, Dimension::Relevance, Dimension::Helpfulness, Dimension::RubricFit];
-
-impl Dimension {
-    /// The label as the reply writes it (`factuality`, …, `rubric fit`).
-    pub fn label(self) -> &'static str {
-        match self {
-            Dimension::Factuality => "factuality",
-            Dimension::Relevance => "relevance",
-            Dimension::Helpfulness => "helpfulness",
-            Dimension::RubricFit => "rubric fit",
-        }
-    }
-
-    /// Index in [`DIMENSIONS`].
-    pub fn index(self) -> usize {
-        DIMENSIONS.iter().position(|d| *d == self).expect("listed")
-    }
-}
 
 /// One rating: a score 1–5 and the judge's reason (possibly empty).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,7 +27,7 @@ pub struct Rating {
 /// A fully read audit reply, in the judge's labels (answer 1 and answer 2).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuditReply {
-    /// `ratings[answer - 1][dimension index]`.
+    /// `ratings[answer - 1][dimension index]` ([`Dimension::index`]).
     pub ratings: [[Rating; 4]; 2],
     /// The answer (1 or 2) the judge says fits the user better.
     pub better: u8,
@@ -172,7 +139,7 @@ pub fn parse_audit(reply: &str) -> Result<AuditReply, AuditParseError> {
             "2" => 1,
             _ => continue,
         };
-        let Some(d) = DIMENSIONS.iter().find(|d| d.label() == dim.trim()) else { continue };
+        let Some(d) = Dimension::from_label(dim.trim()) else { continue };
         let full = format!("answer {} {}", answer + 1, d.label());
         let (score_text, after) = split_value(value);
         let score =
@@ -191,7 +158,7 @@ pub fn parse_audit(reply: &str) -> Result<AuditReply, AuditParseError> {
     for (a, row) in ratings.iter().enumerate() {
         for (d, r) in row.iter().enumerate() {
             if r.is_none() {
-                missing.push(format!("answer {} {}", a + 1, DIMENSIONS[d].label()));
+                missing.push(format!("answer {} {}", a + 1, Dimension::ALL[d].label()));
             }
         }
     }

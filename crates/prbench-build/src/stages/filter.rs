@@ -16,11 +16,11 @@
 //! help, the card, the report and the guide's build page). Pairs failing 1–3 are not sent to the
 //! audit (it would be a paid call for a pair that cannot be kept); their reasons list 1–3 only.
 
+use prbench_data::dims::Dimension;
 use serde::{Deserialize, Serialize};
 
 use super::answers::{AnswerRecord, AnswerStatus};
 use super::audit::{AuditOrder, AuditRecord};
-use super::audit_parse::DIMENSIONS;
 use super::Side;
 use crate::settings::BuildSettings;
 
@@ -204,7 +204,7 @@ pub fn post_audit(audit: &AuditRecord, s: &BuildSettings) -> Vec<DropReason> {
         }
     }
     let (Some(c), Some(r)) = (audit.chosen, audit.rejected) else { return out };
-    let fit = DIMENSIONS.len() - 1;
+    let fit = Dimension::RubricFit.index();
     let gap = c[fit] - r[fit];
     if gap < s.min_fit_gap {
         out.push(DropReason::FitGap { gap, min: s.min_fit_gap });
@@ -219,7 +219,7 @@ pub fn post_audit(audit: &AuditRecord, s: &BuildSettings) -> Vec<DropReason> {
             .fold(0.0, f64::max);
         if gap > s.max_quality_gap {
             out.push(DropReason::QualityGap {
-                dimension: DIMENSIONS[d].label().into(),
+                dimension: Dimension::ALL[d].label().into(),
                 gap,
                 max: s.max_quality_gap,
             });
