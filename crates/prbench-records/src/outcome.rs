@@ -3,11 +3,14 @@
 
 use std::io::Write;
 
-use prbench_models::Verdict;
 use prbench_stats::outcome::ItemResult;
 use serde::{Deserialize, Serialize};
 
-use prbench_stats::Slot;
+/// The judge verdict an outcome holds, and its pick (`prbench-models`' value types, re-exported
+/// so a reader of outcomes needs no other crate).
+pub use prbench_models::{Choice, Verdict};
+/// The slot that held `chosen`.
+pub use prbench_stats::Slot;
 
 /// One scored item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -6,11 +6,12 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use prbench_records::bon::BonTable;
 
 use crate::correlation::paper_columns;
 use crate::leaderboard::{LeaderRow, Leaderboard, RowKind};
 use crate::matrix::{scope_name, Matrix, MatrixBlock};
-use crate::sources::{BonTableRecord, ComparisonRecord, CorrelationRecord};
+use crate::sources::{ComparisonRecord, CorrelationRecord};
 use crate::summary::AccuracyRow;
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
@@ -372,7 +373,7 @@ pub fn position_bias(lb: &Leaderboard) -> Option<Result<String, String>> {
 /// Best-of-k curves of one table: expected rubric score (0–2) against k (log₂ axis), one line
 /// per reward model and the two references (random pick, oracle, in grey), each with its
 /// bootstrap 95% CI band when the table has CIs.
-pub fn bon_curves(t: &BonTableRecord) -> Result<String, String> {
+pub fn bon_curves(t: &BonTable) -> Result<String, String> {
     let kmax = t.ks.iter().copied().max().unwrap_or(1).max(2) as f64;
     let (lo, hi) = t
         .rows

@@ -3,99 +3,22 @@
 //! Best-of-N folders (`bon-<judge>.json`) and `prbench correlate` results, one benchmark or
 //! several compared (`--out X.md` writes `X.json`, or `--json` on stdout saved to a file).
 //!
-//! The records are read as the report needs them (unknown fields are ignored, so files from
-//! newer runs still load); a file that does not parse is an error naming it and its line,
-//! never skipped.
+//! Run files, Best-of-N tables and build manifests are read as the `prbench_records` types
+//! their writers write (unknown fields are ignored, so files from newer runs still load); a
+//! file that does not parse is an error naming it and its line, never skipped.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use prbench_stats::{ItemResult, Slot};
+use prbench_records::bon::BonTable;
+use prbench_records::build::BuildManifest;
+use prbench_records::outcome::Outcome;
+use prbench_stats::ItemResult;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{io, layout, ReportError, Result};
 use crate::matrix::Matrix;
 use crate::summary::Summary;
-
-/// One judge verdict as `outcomes.jsonl` stores it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct VerdictRecord {
-    /// `A`, `B`, `Tie` or `Unparsed`.
-    pub choice: String,
-    /// Probability of A (softmax over the A and B tokens) for logprob verdicts.
-    #[serde(default)]
-    pub p_a: Option<f64>,
-    /// log p(A) − log p(B), nats, for logprob verdicts.
-    #[serde(default)]
-    pub margin: Option<f64>,
-    /// The raw reply (generate verdicts) or a description of the log-probabilities.
-    #[serde(default)]
-    pub raw: String,
-}
-
-/// One line of `outcomes.jsonl`: one example under one condition for one model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OutcomeRecord {
-    /// Example id.
-    pub example_id: String,
-    /// Long subset name.
-    pub subset: String,
-    /// Judges: the slot that held `chosen` in the primary order.
-    #[serde(default)]
-    pub chosen_slot: Option<Slot>,
-    /// Judges: the verdict with chosen in `chosen_slot`.
-    #[serde(default)]
-    pub verdict: Option<VerdictRecord>,
-    /// Judges in both-orders mode: the verdict with chosen in the other slot.
-    #[serde(default)]
-    pub swapped_verdict: Option<VerdictRecord>,
-    /// Reward models: score of `chosen` (a logit-scale reward; higher is better).
-    #[serde(default)]
-    pub score_chosen: Option<f64>,
-    /// Reward models: score of `rejected`.
-    #[serde(default)]
-    pub score_rejected: Option<f64>,
-    /// The primary result.
-    pub result: ItemResult,
-    /// Both-orders mode: correct only when both verdicts pick `chosen`.
-    #[serde(default)]
-    pub both_orders_result: Option<ItemResult>,
-    /// Both-orders mode with logprob verdicts: the position-debiased result.
-    #[serde(default)]
-    pub debiased_result: Option<ItemResult>,
-    /// Tokens fed to the backend for this item.
-    #[serde(default)]
-    pub input_tokens: usize,
-    /// Tokens cut to fit the context.
-    #[serde(default)]
-    pub truncated_tokens: usize,
-    /// Why the backend failed (result `error`).
-    #[serde(default)]
-    pub error: Option<String>,
-    /// `profile:k`: posts shown.
-    #[serde(default)]
-    pub posts_shown: Option<usize>,
-    /// `profile:k`: lowest-ranked posts dropped to fit.
-    #[serde(default)]
-    pub posts_dropped: usize,
-    /// `profile:k`: ids of the top-k posts, best first (shown, then dropped).
-    #[serde(default)]
-    pub post_ids: Vec<String>,
-    /// `planner`: no usable plan; scored with no context.
-    #[serde(default)]
-    pub planner_failed: bool,
-}
-
-impl OutcomeRecord {
-    /// The result under `metric` (`None` when the run did not compute it).
-    pub fn result_of(&self, metric: Metric) -> Option<ItemResult> {
-        match metric {
-            Metric::Primary => Some(self.result),
-            Metric::BothOrders => self.both_orders_result,
-            Metric::Debiased => self.debiased_result,
-        }
-    }
-}
 
 /// Which per-item result a comparison reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -109,6 +32,17 @@ pub enum Metric {
     Debiased,
 }
 
+impl Metric {
+    /// The result of `o` under this metric (`None` when the run did not compute it).
+    pub fn of(self, o: &Outcome) -> Option<ItemResult> {
+        match self {
+            Metric::Primary => Some(o.result),
+            Metric::BothOrders => o.both_orders_result,
+            Metric::Debiased => o.debiased_result,
+        }
+    }
+}
+
 /// One run folder.
 #[derive(Debug, Clone)]
 pub struct RunSource {
@@ -120,7 +54,7 @@ pub struct RunSource {
     /// `summary.json`.
     pub summary: Summary,
     /// `outcomes.jsonl`, in file order.
-    pub outcomes: Vec<OutcomeRecord>,
+    pub outcomes: Vec<Outcome>,
     /// `planner.jsonl` (planner runs): example id → planned aspects.
     pub plans: HashMap<String, Vec<String>>,
 }
@@ -154,50 +88,6 @@ pub struct MatrixSource {
     pub matrix: Matrix,
 }
 
-/// One Best-of-N point as `bon-<judge>.json` stores it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BonPointRecord {
-    /// Samples drawn (k).
-    pub k: usize,
-    /// Expected rubric score of best-of-k over all examples, on 0–2.
-    pub overall: f64,
-    /// Its bootstrap 95% CI, on 0–2 (tables written before CIs existed have none).
-    #[serde(default)]
-    pub overall_ci: Option<[f64; 2]>,
-}
-
-/// One row of a Best-of-N table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BonRowRecord {
-    /// Reward model name or reference name.
-    pub name: String,
-    /// `reward model` or `reference`.
-    pub kind: String,
-    /// The reward model's spec.
-    #[serde(default)]
-    pub spec: Option<String>,
-    /// The condition it scored under.
-    #[serde(default)]
-    pub condition: Option<String>,
-    /// Examples in the row.
-    pub examples: usize,
-    /// One point per k.
-    pub curve: Vec<BonPointRecord>,
-}
-
-/// A Best-of-N table (`bon-<judge>.json`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BonTableRecord {
-    /// Samples per question (N).
-    pub n: usize,
-    /// The k values.
-    pub ks: Vec<usize>,
-    /// The rubric judge.
-    pub judge: String,
-    /// Rows: references first, then reward models.
-    pub rows: Vec<BonRowRecord>,
-}
-
 /// A Best-of-N folder: one table per rubric judge.
 #[derive(Debug, Clone)]
 pub struct BonSource {
@@ -206,7 +96,7 @@ pub struct BonSource {
     /// `manifest.json` of the samples.
     pub manifest: serde_json::Value,
     /// Tables, by file name order.
-    pub tables: Vec<BonTableRecord>,
+    pub tables: Vec<BonTable>,
 }
 
 /// A `prbench correlate` result.
@@ -296,16 +186,16 @@ pub struct CorrelationSource {
 pub struct BuildSource {
     /// The folder.
     pub dir: PathBuf,
-    /// `build/build.json`, as JSON (the report reads only a few fields, by name).
-    pub manifest: serde_json::Value,
+    /// `build/build.json`.
+    pub manifest: BuildManifest,
     /// `build-report.md`, the build's own report (Markdown).
     pub report: String,
 }
 
-/// The manifest of a build folder, relative to it (prbench-build's `MANIFEST_FILE`).
-pub const BUILD_MANIFEST: &str = "build/build.json";
-/// The report of a build folder (prbench-build's `REPORT_FILE`).
-pub const BUILD_REPORT: &str = "build-report.md";
+/// The manifest of a build folder, relative to it.
+pub use prbench_records::build::MANIFEST_FILE as BUILD_MANIFEST;
+/// The report of a build folder, relative to it.
+pub use prbench_records::build::REPORT_FILE as BUILD_REPORT;
 
 /// Reads a `prbench build` folder.
 ///
@@ -313,7 +203,7 @@ pub const BUILD_REPORT: &str = "build-report.md";
 /// An unreadable or malformed `build/build.json`, or a missing `build-report.md` (a build that
 /// stopped before it finished: rerun its command, which resumes from the cache).
 pub fn read_build(dir: &Path) -> Result<BuildSource> {
-    let manifest: serde_json::Value = read_json(&dir.join(BUILD_MANIFEST))?;
+    let manifest: BuildManifest = read_json(&dir.join(BUILD_MANIFEST))?;
     let report_path = dir.join(BUILD_REPORT);
     if !report_path.is_file() {
         return Err(layout(dir, "a build folder without build-report.md: the build stopped before it finished; rerun its `prbench build` command (it resumes from the cache)"));
@@ -422,7 +312,7 @@ fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
 pub fn read_run(dir: &Path) -> Result<RunSource> {
     let manifest: serde_json::Value = read_json(&dir.join("manifest.json"))?;
     let summary: Summary = read_json(&dir.join("summary.json"))?;
-    let outcomes: Vec<OutcomeRecord> = read_jsonl(&dir.join("outcomes.jsonl"))?;
+    let outcomes: Vec<Outcome> = read_jsonl(&dir.join("outcomes.jsonl"))?;
     let n = summary.rows.iter().find(|r| r.label == "micro").map(|r| r.tally.n);
     if let Some(n) = n {
         if n != outcomes.len() {
@@ -465,7 +355,7 @@ pub fn read_bon(dir: &Path) -> Result<BonSource> {
     names.sort();
     let mut tables = Vec::new();
     for p in &names {
-        tables.push(read_json::<BonTableRecord>(p)?);
+        tables.push(read_json::<BonTable>(p)?);
     }
     if tables.is_empty() {
         return Err(layout(dir, "a Best-of-N folder without a table (bon-<judge>.json): run `prbench bon judge` and `prbench bon score` on it first"));

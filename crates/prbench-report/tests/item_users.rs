@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use prbench_data::Dataset;
+use prbench_records::outcome::Outcome;
 use prbench_report::html::payload::build_with;
-use prbench_report::sources::{OutcomeRecord, RunSource};
+use prbench_report::sources::RunSource;
 use prbench_report::Summary;
 use serde_json::{json, Value};
 
@@ -32,12 +33,14 @@ fn run_on(data: &Dataset, n: usize) -> RunSource {
     let tally = &mut summary.rows[0].tally;
     (tally.n, tally.correct, tally.wrong) = (n, n, 0);
     summary.baselines.clear();
-    let outcomes: Vec<OutcomeRecord> = data.examples[..n]
+    let outcomes: Vec<Outcome> = data.examples[..n]
         .iter()
         .map(|e| {
-            serde_json::from_value(
-                json!({"example_id": e.id, "subset": e.subset, "result": "correct"}),
-            )
+            serde_json::from_value(json!({
+                "example_id": e.id, "subset": e.subset, "condition": summary.condition,
+                "model": summary.model, "result": "correct", "input_tokens": 0,
+                "truncated_tokens": 0, "latency_ms": 0.0
+            }))
             .unwrap()
         })
         .collect();

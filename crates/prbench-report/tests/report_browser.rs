@@ -409,14 +409,42 @@ fn a_build_folder_gets_a_section_whose_text_cannot_act() {
     let tmp = tempfile::tempdir().unwrap();
     let build = tmp.path().join("built");
     std::fs::create_dir_all(build.join("build")).unwrap();
-    let manifest = serde_json::json!({
-        "code_version": "0.1.0 (test)",
-        "input": {"source": "data/<b>sample</b>"},
-        "generator": {"spec": "gguf:/m/qwen.gguf"},
-        "judge": {"spec": "gguf:/m/qwen.gguf"},
-        "counts": [{"subset": "Art_and_Entertainment", "examples": 4, "kept": 1}, {"subset": "all", "examples": 12, "kept": 5}],
-    });
-    std::fs::write(build.join("build/build.json"), manifest.to_string()).unwrap();
+    use prbench_records::build::{
+        BuildManifest, BuildSettings, InputInfo, PromptHashes, StageCounts, StageTimes,
+    };
+    let qwen = || {
+        serde_json::from_value(serde_json::json!({"spec": "gguf:/m/qwen.gguf", "engine": "llama.cpp", "file_hash": "", "chat_template_hash": "", "dtype": "Q4_1"})).unwrap()
+    };
+    let counts = |subset: &str, examples, kept| StageCounts {
+        subset: subset.into(),
+        examples,
+        kept,
+        ..StageCounts::default()
+    };
+    let manifest = BuildManifest {
+        code_version: "0.1.0 (test)".into(),
+        started: "2026-01-01T00:00:00Z".into(),
+        finished: "2026-01-01T00:01:00Z".into(),
+        input: InputInfo {
+            source: "data/<b>sample</b>".into(),
+            kind: "prb".into(),
+            hash: "0".repeat(64),
+            rows: 12,
+            built: 12,
+            limit: None,
+        },
+        retriever: "bm25".into(),
+        generator: qwen(),
+        judge: Some(qwen()),
+        prompts: PromptHashes { chosen: "c".into(), rejected: "r".into(), audit: "a".into() },
+        settings: BuildSettings::default(),
+        counts: vec![counts("Art_and_Entertainment", 4, 1), counts("all", 12, 5)],
+        cache: None,
+        wall_seconds: StageTimes::default(),
+        files: vec![],
+    };
+    std::fs::write(build.join("build/build.json"), serde_json::to_string(&manifest).unwrap())
+        .unwrap();
     std::fs::write(
         build.join("build-report.md"),
         "# Build report\n\n- **kept 5 of 12 pairs (41.7%)**\n\n<script>window.pwned = 1</script>\n\n| subset | built | kept |\n|---|---:|---:|\n| Art | 4 | 1 |\n| all | 12 | 5 |\n\n\

@@ -13,9 +13,20 @@ const HASH: &str = "aaaaaaaaaaaa000000000000000000000000000000000000000000000000
 /// One outcome: example id, result, and the position-debiased result when the run has one.
 type Item<'a> = (&'a str, &'a str, Option<&'a str>);
 
+/// A summary's accuracy row `micro`, every field `prbench eval` writes.
+fn micro_row(n: usize, correct: usize, strict: f64) -> serde_json::Value {
+    serde_json::json!({ "label": "micro", "n": n, "correct": correct, "wrong": n - correct, "ties": 0, "unparsed": 0, "errors": 0, "truncated": 0, "strict": strict, "strict_ci": null, "half": strict, "excluded": strict })
+}
+
 fn micro(results: &[&str]) -> serde_json::Value {
     let correct = results.iter().filter(|r| **r == "correct").count();
-    serde_json::json!([{ "label": "micro", "n": results.len(), "correct": correct, "strict": correct as f64 / results.len() as f64 }])
+    serde_json::json!([micro_row(results.len(), correct, correct as f64 / results.len() as f64)])
+}
+
+/// One line of `outcomes.jsonl` of a run of `model` under `none`, every field `prbench eval`
+/// writes for a reward model (no scores: only the results matter here).
+fn outcome(model: &str, id: &str, result: &str, debiased: Option<&str>) -> String {
+    serde_json::json!({ "example_id": id, "subset": "Art_and_Entertainment", "condition": "none", "model": model, "chosen_slot": null, "verdict": null, "swapped_verdict": null, "score_chosen": null, "score_rejected": null, "result": result, "both_orders_result": null, "debiased_result": debiased, "input_tokens": 0, "output_tokens": 0, "truncated_tokens": 0, "latency_ms": 0.0, "error": null, "posts_dropped": 0, "planner_failed": false, "empty_profile": false, "empty_rubric": false }).to_string()
 }
 
 /// Writes the summary.json and outcomes.jsonl of a run of `model` under `none`, made on the
@@ -32,19 +43,31 @@ fn write_run(
     let results: Vec<&str> = items.iter().map(|i| i.1).collect();
     let debiased: Option<Vec<&str>> = items.iter().map(|i| i.2).collect();
     let summary = serde_json::json!({
+        "run_id": model,
         "model": model,
+        "engine": "test",
+        "decoding": null,
         "condition": "none",
+        "condition_meaning": "no context",
+        "oracle": false,
+        "dataset": "data",
+        "dataset_kind": "prb",
         "dataset_hash": hash,
         "limit_per_subset": limit,
+        "sample_per_subset": null,
+        "seed": 42,
+        "bootstrap_resamples": 1000,
         "rows": micro(&results),
-        "both_orders": debiased.as_ref().map(|d| serde_json::json!({ "rows": micro(d), "debiased_rows": micro(d) })),
-        "baselines": baselines.iter().map(|(name, s)| serde_json::json!({ "name": name, "rows": [{ "label": "micro", "n": items.len(), "correct": 0, "strict": s }] })).collect::<Vec<_>>(),
+        "position_bias": null,
+        "both_orders": debiased.as_ref().map(|d| serde_json::json!({ "rows": micro(d), "consistency": null, "debiased_rows": micro(d) })),
+        "baselines": baselines.iter().map(|(name, s)| serde_json::json!({ "name": name, "sees": "none", "rows": [micro_row(items.len(), 0, *s)] })).collect::<Vec<_>>(),
+        "input_tokens": 0,
+        "truncated_tokens": 0,
+        "output_tokens": 0,
+        "wall_seconds": 0.0,
     });
     std::fs::write(dir.join("summary.json"), summary.to_string()).unwrap();
-    let lines: Vec<String> = items
-        .iter()
-        .map(|(id, r, d)| serde_json::json!({ "example_id": id, "subset": "Art_and_Entertainment", "result": r, "debiased_result": d }).to_string())
-        .collect();
+    let lines: Vec<String> = items.iter().map(|(id, r, d)| outcome(model, id, r, *d)).collect();
     std::fs::write(dir.join("outcomes.jsonl"), lines.join("\n") + "\n").unwrap();
 }
 
@@ -157,8 +180,7 @@ fn correlate_refuses_runs_on_other_items_and_common_items_recomputes_accuracy_on
     );
     assert!(!ok && err.contains("the baselines of `Cb` are over all its 4 items"), "{err}");
     // A summary whose outcomes do not add up to it is refused.
-    std::fs::write(p.join("C/outcomes.jsonl"), "{\"example_id\":\"e1\",\"result\":\"wrong\"}\n")
-        .unwrap();
+    std::fs::write(p.join("C/outcomes.jsonl"), outcome("m3", "e1", "wrong", None) + "\n").unwrap();
     let (ok, _, err) =
         run(&["--benchmark", "A", "B", "C", "--downstream", "down.csv", "--common-items"], p);
     assert!(

@@ -8,6 +8,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use prbench_records::outcome::Outcome;
+use prbench_records::summary::{AccuracyRow, Summary};
 use prbench_stats::ItemResult;
 use serde::Deserialize;
 
@@ -37,43 +39,30 @@ pub(super) struct BenchRun {
     baselines: Vec<Entry>,
 }
 
-/// The micro row of `rows`: strict accuracy, items, correct items.
-fn micro(rows: &serde_json::Value) -> Option<(f64, usize, usize)> {
-    let row = rows
-        .as_array()?
-        .iter()
-        .find(|r| r.get("label").and_then(|l| l.as_str()) == Some("micro"))?;
-    Some((
-        row.get("strict")?.as_f64()?,
-        row.get("n")?.as_u64()? as usize,
-        row.get("correct")?.as_u64()? as usize,
-    ))
+/// The micro row of `rows`: strict accuracy, items, correct items (`None` without a micro
+/// row or when its accuracy is undefined).
+fn micro(rows: &[AccuracyRow]) -> Option<(f64, usize, usize)> {
+    let row = rows.iter().find(|r| r.label == "micro")?;
+    Some((row.strict?, row.tally.n, row.tally.correct))
 }
 
 /// Reads a run folder (or its `summary.json`).
 pub(super) fn read_run(path: &Path, metric: Metric, baselines: bool) -> Result<BenchRun> {
     let file = if path.is_dir() { path.join("summary.json") } else { path.to_path_buf() };
-    let v: serde_json::Value = serde_json::from_str(&read_text(&file)?)
+    let json: serde_json::Value = serde_json::from_str(&read_text(&file)?)
         .map_err(|source| CorrelationError::Json { path: file.clone(), source })?;
-    let field = |name: &str| {
-        v.get(name).and_then(|m| m.as_str()).ok_or_else(|| {
-            CorrelationError::Invalid(format!(
-                "`{}`: no `{name}` field; pass a run's summary.json",
-                file.display()
-            ))
-        })
-    };
-    let model = field("model")?.to_string();
-    let dataset_hash = field("dataset_hash")?.to_string();
-    let limit = v.get("limit_per_subset").and_then(serde_json::Value::as_u64).map(|l| l as usize);
-    let debiased_row = v.get("both_orders").and_then(|b| b.get("debiased_rows")).and_then(micro);
+    let v = Summary::deserialize(json).map_err(|e| {
+        CorrelationError::Invalid(format!("`{}`: {e}; pass a run's summary.json", file.display()))
+    })?;
+    let debiased_row =
+        v.both_orders.as_ref().and_then(|b| b.debiased_rows.as_deref()).and_then(micro);
     let (row, debiased) = match (metric, debiased_row) {
         (Metric::Auto | Metric::Debiased, Some(d)) => (d, true),
         (Metric::Debiased, None) => invalid!("`{}`: the run did not judge both orders; rerun with --both-orders or use --metric accuracy", file.display()),
-        _ => (micro(&v["rows"]).ok_or_else(|| CorrelationError::Invalid(format!("`{}`: no micro accuracy row", file.display())))?, false),
+        _ => (micro(&v.rows).ok_or_else(|| CorrelationError::Invalid(format!("`{}`: no micro accuracy row", file.display())))?, false),
     };
     let figure = if debiased { "position-debiased accuracy" } else { "accuracy" };
-    let condition = v.get("condition").and_then(|c| c.as_str()).map(String::from);
+    let condition = Some(v.condition.clone());
     let entry = |model: String, score: f64, source: String, implicit: bool| Entry {
         model,
         aliases: vec![],
@@ -84,25 +73,27 @@ pub(super) fn read_run(path: &Path, metric: Metric, baselines: bool) -> Result<B
     };
     let mut out = BenchRun {
         name: path.display().to_string(),
-        dataset_hash,
-        limit,
+        dataset_hash: v.dataset_hash.clone(),
+        limit: v.limit_per_subset,
         debiased,
         n: row.1,
         correct: row.2,
-        model: entry(model, row.0, format!("{} ({figure}, micro)", file.display()), false),
+        model: entry(
+            v.model.clone(),
+            row.0,
+            format!("{} ({figure}, micro)", file.display()),
+            false,
+        ),
         baselines: vec![],
         file: file.clone(),
     };
     if baselines {
-        for b in v.get("baselines").and_then(|b| b.as_array()).into_iter().flatten() {
-            let Some(name) = b.get("name").and_then(|n| n.as_str()) else {
-                invalid!("`{}`: a baseline without a name", file.display());
-            };
-            let Some((s, ..)) = micro(&b["rows"]) else {
-                invalid!("`{}`: baseline `{name}` has no micro row", file.display());
+        for b in &v.baselines {
+            let Some((s, ..)) = micro(&b.rows) else {
+                invalid!("`{}`: baseline `{}` has no micro row", file.display(), b.name);
             };
             out.baselines.push(entry(
-                name.to_string(),
+                b.name.clone(),
                 s,
                 format!("{} (baseline accuracy, micro)", file.display()),
                 true,
@@ -110,14 +101,6 @@ pub(super) fn read_run(path: &Path, metric: Metric, baselines: bool) -> Result<B
         }
     }
     Ok(out)
-}
-
-#[derive(Deserialize)]
-struct OutcomeLine {
-    example_id: String,
-    result: ItemResult,
-    #[serde(default)]
-    debiased_result: Option<ItemResult>,
 }
 
 impl BenchRun {
@@ -134,7 +117,7 @@ impl BenchRun {
         let mut items = BTreeMap::new();
         for (i, line) in read_text(&path)?.lines().enumerate().filter(|(_, l)| !l.trim().is_empty())
         {
-            let o: OutcomeLine =
+            let o: Outcome =
                 serde_json::from_str(line).map_err(|source| CorrelationError::Line {
                     path: path.clone(),
                     line: i + 1,

@@ -595,20 +595,15 @@ fn comparison_section(c: &crate::sources::ComparisonSource) -> Value {
 /// its own `build-report.md`, drawn by [`markdown::to_safe_html`].
 fn build_section(b: &crate::sources::BuildSource) -> Value {
     let m = &b.manifest;
-    let s = |v: &serde_json::Value| v.as_str().unwrap_or("?").to_string();
-    let all = m["counts"].as_array().and_then(|c| c.iter().find(|c| c["subset"] == "all"));
+    let all = m.counts.iter().find(|c| c.subset == "all");
     let summary = format!(
         "From {} by generator {}, audited by {}: {} of {} pairs kept. prbench {}.",
-        s(&m["input"]["source"]),
-        s(&m["generator"]["spec"]),
-        if m["judge"].is_null() {
-            "nobody (--skip-audit)".to_string()
-        } else {
-            s(&m["judge"]["spec"])
-        },
-        all.map_or("?".into(), |a| a["kept"].to_string()),
-        all.map_or("?".into(), |a| a["examples"].to_string()),
-        s(&m["code_version"]),
+        m.input.source,
+        m.generator.spec,
+        m.judge.as_ref().map_or("nobody (--skip-audit)", |j| j.spec.as_str()),
+        all.map_or("?".into(), |a| a.kept.to_string()),
+        all.map_or("?".into(), |a| a.examples.to_string()),
+        m.code_version,
     );
     context! { dir => b.dir.display().to_string(), summary => summary, html => Value::from_safe_string(markdown::to_safe_html(&b.report)) }
 }

@@ -7,13 +7,14 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use prbench_data::Dataset;
+use prbench_records::outcome::{Choice, Outcome, Verdict};
 use prbench_stats::paired::mcnemar_exact;
 use prbench_stats::ItemResult;
 use serde::Serialize;
 
 use crate::error::{ReportError, Result};
 use crate::plots::short_model;
-use crate::sources::{Metric, OutcomeRecord, RunSource, VerdictRecord};
+use crate::sources::{Metric, RunSource};
 
 /// One run as the page lists it.
 #[derive(Debug, Serialize)]
@@ -73,6 +74,37 @@ pub struct ItemEntry {
     pub posts: BTreeMap<String, (String, String)>,
 }
 
+/// A judge verdict as the page shows it: the outcome's verdict without its token counts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VerdictEntry {
+    /// `A`, `B`, `Tie` or `Unparsed`.
+    pub choice: Choice,
+    /// Probability of A for logprob verdicts.
+    pub p_a: Option<f64>,
+    /// log p(A) − log p(B), nats, for logprob verdicts.
+    pub margin: Option<f64>,
+    /// The raw reply (generate verdicts) or a description of the log-probabilities.
+    pub raw: String,
+}
+
+/// The `f64` a JSON reader would take from the digits `outcomes.jsonl` holds for `x` (written
+/// as the shortest decimal that reads back as the `f32`), so the page shows the file's value,
+/// not the `f32`'s binary expansion.
+fn widen(x: f32) -> f64 {
+    x.to_string().parse().unwrap_or(f64::from(x))
+}
+
+impl From<&Verdict> for VerdictEntry {
+    fn from(v: &Verdict) -> Self {
+        VerdictEntry {
+            choice: v.choice,
+            p_a: v.p_a.map(widen),
+            margin: v.margin.map(widen),
+            raw: v.raw.clone(),
+        }
+    }
+}
+
 /// One outcome record for the page.
 #[derive(Debug, Serialize)]
 pub struct OutcomeEntry {
@@ -93,10 +125,10 @@ pub struct OutcomeEntry {
     pub slot: Option<prbench_stats::Slot>,
     /// Verdict, primary order.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub v: Option<VerdictRecord>,
+    pub v: Option<VerdictEntry>,
     /// Verdict, swapped order.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sv: Option<VerdictRecord>,
+    pub sv: Option<VerdictEntry>,
     /// Score of chosen.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sc: Option<f64>,
@@ -159,7 +191,7 @@ pub struct Payload {
     pub pairs: Vec<PairEntry>,
 }
 
-fn metrics_of(o: &[OutcomeRecord]) -> Vec<Metric> {
+fn metrics_of(o: &[Outcome]) -> Vec<Metric> {
     let mut m = vec![Metric::Primary];
     if !o.is_empty() && o.iter().all(|o| o.both_orders_result.is_some()) {
         m.push(Metric::BothOrders);
@@ -286,10 +318,10 @@ pub fn build_with(
                 bo: o.both_orders_result,
                 db: o.debiased_result,
                 slot: o.chosen_slot,
-                v: o.verdict.clone(),
-                sv: o.swapped_verdict.clone(),
-                sc: o.score_chosen,
-                sr: o.score_rejected,
+                v: o.verdict.as_ref().map(VerdictEntry::from),
+                sv: o.swapped_verdict.as_ref().map(VerdictEntry::from),
+                sc: o.score_chosen.map(widen),
+                sr: o.score_rejected.map(widen),
                 pids: o.post_ids.clone(),
                 ps: o.posts_shown,
                 err: o.error.clone(),
@@ -308,7 +340,7 @@ pub fn build_with(
 /// The 2×2 table and exact McNemar p of every pair of runs on one dataset, per metric both
 /// carry, on the items both evaluated.
 pub fn pairs(runs: &[RunSource], entries: &[RunEntry]) -> Vec<PairEntry> {
-    let by_id: Vec<HashMap<&str, &OutcomeRecord>> = runs
+    let by_id: Vec<HashMap<&str, &Outcome>> = runs
         .iter()
         .map(|r| r.outcomes.iter().map(|o| (o.example_id.as_str(), o)).collect())
         .collect();
@@ -323,7 +355,7 @@ pub fn pairs(runs: &[RunSource], entries: &[RunEntry]) -> Vec<PairEntry> {
                     (0u64, 0u64, 0u64, 0u64, 0usize);
                 for o in &runs[a].outcomes {
                     let Some(p) = by_id[b].get(o.example_id.as_str()) else { continue };
-                    let (Some(x), Some(y)) = (o.result_of(metric), p.result_of(metric)) else {
+                    let (Some(x), Some(y)) = (metric.of(o), metric.of(p)) else {
                         continue;
                     };
                     n += 1;
