@@ -3,7 +3,8 @@
 //! `baseline:` and the remote specs into a judge or reward model; [`generators`] loads the
 //! planner's, Best-of-N's and build's generators and implements
 //! [`prbench_eval::evaluation::Engines`]; [`retrieve`] builds the retriever a `--retriever`
-//! value names; [`flags`] and [`bounds`] are the model-loading flags and their bounded parsers.
+//! value names; [`prepare`] readies a loaded model for the data (leak check, PAL adaptation,
+//! preflight); [`flags`] and [`bounds`] are the model-loading flags and their bounded parsers.
 //!
 //! This is the one crate that depends on every engine crate (`prbench-llm`, `prbench-rm`,
 //! `prbench-train`, `prbench-remote`); the libraries below it take engines as trait objects.
@@ -14,4 +15,5 @@ pub mod bounds;
 pub mod flags;
 pub mod generators;
 pub mod load;
+pub mod prepare;
 pub mod retrieve;

@@ -35,6 +35,7 @@ use crate::cli::{
 use crate::progress::Bar;
 use prbench_engines::generators::{load_generator, SpecEngines};
 use prbench_engines::load::{load_model, LoadSettings, Loaded};
+use prbench_engines::prepare::prepare_pal;
 use prbench_eval::evaluation::rank_profiles;
 
 impl CacheArgs {
@@ -393,7 +394,8 @@ fn score(args: ScoreArgs) -> Result<()> {
                 // PAL scores each sample for its example's user: the users it was not trained on
                 // are adapted from their history pairs first, as in `eval`.
                 let spec = args.data.as_deref().unwrap_or(&manifest.dataset);
-                crate::commands::eval::prepare_pal(pal, spec, &manifest.subsets, &examples)?;
+                let note = prepare_pal(pal, spec, &manifest.subsets, &examples)?;
+                eprintln!("prbench: {note}");
                 let items: Vec<(String, String)> = samples
                     .iter()
                     .map(|s| {

@@ -6,185 +6,26 @@ use std::path::Path;
 use std::sync::Arc;
 
 use prbench_data::load::load;
-use prbench_data::Dataset;
-use prbench_eval::condition::{Condition, ConditionInputs};
+use prbench_eval::condition::Condition;
 use prbench_eval::evaluation::{
     slot_balance_warning, unparsed, Evaluation, EvaluationOptions, EvaluationReporter,
     PlannerOptions,
 };
-use prbench_eval::prompt::Prompts;
 use prbench_eval::recipe::JudgeRecipe;
 use prbench_eval::run::RunResult;
-use prbench_eval::runner::{rm_request, ContextSource, EvalOptions, Reporter};
+use prbench_eval::runner::Reporter;
 use prbench_models::assets::{default_judge_path, default_model_path};
 use prbench_models::spec::{ModelSpec, TextEngine};
 use prbench_report::guide::GuideInputs;
 use prbench_report::plural::count;
-use prbench_train::bt::pair_sha256;
-use prbench_train::pal::pipeline::prepare_eval_users;
-use prbench_train::pal::PalRewardModel;
 
 use crate::cli::{EvalArgs, VerdictMode};
 use crate::progress::Bar;
 use prbench_engines::generators::SpecEngines;
 use prbench_engines::load::{load_model, LoadSettings, Loaded};
-
-/// Refuses to score pairs a trained model (BT head, PAL) was trained on (`file` lists the sha256
-/// of every pair it used): a model evaluated on its own training pairs gives a number that means
-/// nothing.
-fn check_leak(
-    trained_pairs_sha256: &[String],
-    file: &str,
-    data: &Dataset,
-    spec: &str,
-) -> Result<()> {
-    let trained: std::collections::HashSet<&str> =
-        trained_pairs_sha256.iter().map(String::as_str).collect();
-    let leaked: Vec<&str> = data
-        .examples
-        .iter()
-        .filter(|ex| trained.contains(pair_sha256(&ex.question, &ex.chosen, &ex.rejected).as_str()))
-        .map(|ex| ex.id.as_str())
-        .collect();
-    if let Some(first) = leaked.first() {
-        bail!(
-            "{} of the {} examples to evaluate (first: `{first}`) are pairs `{spec}` was trained on (its {file} lists them); train on other data, or with `--exclude-data` naming this dataset",
-            leaked.len(),
-            data.examples.len()
-        );
-    }
-    Ok(())
-}
-
-/// Gives a PAL model the users of the examples to score and adapts the ones it was not trained
-/// on from their history pairs ([`prepare_eval_users`]); says what it did. Users with no
-/// history stay unknown, and their examples fail with an error naming them.
-pub(crate) fn prepare_pal(
-    rm: &mut PalRewardModel,
-    data: &str,
-    subset: &[String],
-    examples: &[prbench_data::Example],
-) -> Result<()> {
-    let condition = Condition::parse(&rm.config().condition)?;
-    let context = |ex: &prbench_data::Example| {
-        condition
-            .context(ex, &ConditionInputs::default(), None)
-            .expect("a PAL model trains under none or oracle, which render without prepared inputs")
-    };
-    let u = prepare_eval_users(rm, data, subset, examples, &context)?;
-    let a = &u.adapted;
-    eprintln!(
-        "prbench: PAL: {} of the examples' users were trained on; {}{}",
-        u.known,
-        if a.adapted == 0 {
-            "none adapted".to_string()
-        } else {
-            format!(
-                "{} adapted few-shot from their history ({} pairs, {} epochs, mean final loss {:.4}, {:.1} s)",
-                count(a.adapted, "user", "users"),
-                a.pairs,
-                rm.config().training.adapt_epochs,
-                a.mean_final_loss,
-                a.seconds
-            )
-        },
-        match u.without_history.first() {
-            Some(first) => format!(
-                "; {} no history and will not be scored (first: `{first}`)",
-                count(u.without_history.len(), "user has", "users have")
-            ),
-            None => String::new(),
-        }
-    );
-    Ok(())
-}
-
-/// Whether `model` has a preflight view: a local sequence-classification RM, or a served one
-/// whose conversations prbench renders.
-fn has_preflight(model: &Loaded) -> bool {
-    matches!(model, Loaded::SeqCls(_) | Loaded::Rendered(_))
-}
-
-/// Renders (and for a local model tokenizes) the first example under each condition, so a
-/// template or tokenizer problem stops the run before any scoring, and prints the model's exact
-/// view of it to stderr (PROTOCOL.md §3), `--quiet` or not: it is what makes a scalar-RM run
-/// trustworthy. A local sequence-classification RM shows the decoded token ids and their
-/// counts; a served RM whose server takes rendered text shows the exact text sent. Other models
-/// have no such view and print nothing.
-fn preflight(
-    model: &Loaded,
-    examples: &[prbench_data::Example],
-    conditions: &[Condition],
-    inputs: &Arc<ConditionInputs>,
-    args: &EvalArgs,
-) -> Result<()> {
-    let Some(ex) = examples.first() else { return Ok(()) };
-    let prompts = Prompts::new();
-    for &condition in conditions {
-        let opts = EvalOptions {
-            condition,
-            seed: args.seed,
-            both_orders: false,
-            batch_size: 1,
-            context: ContextSource::Condition,
-            inputs: inputs.clone(),
-        };
-        let req = rm_request(ex, &ex.chosen, &opts, &prompts, None)?;
-        let rm = match model {
-            Loaded::SeqCls(rm) => rm,
-            Loaded::Rendered(rm) => {
-                let view = rm.preflight(&req).with_context(|| {
-                    format!("preflight of example `{}` under `{condition}`", ex.id)
-                })?;
-                eprintln!(
-                    "prbench preflight: condition `{condition}`, example `{}` (chosen answer)",
-                    ex.id
-                );
-                eprintln!("{view}");
-                continue;
-            }
-            _ => return Ok(()),
-        };
-        let p = match rm.preflight(&req) {
-            Ok(p) => p,
-            // An input that cannot fit is that item's error in a run (counted, never scored);
-            // only an explicit --preflight stops on it.
-            Err(e @ prbench_models::ModelError::ContextOverflow { .. }) if !args.preflight => {
-                eprintln!("prbench preflight: condition `{condition}`, example `{}`: {e}; such items are recorded as errors", ex.id);
-                continue;
-            }
-            Err(e) => {
-                return Err(e).with_context(|| {
-                    format!("preflight of example `{}` under `{condition}`", ex.id)
-                })
-            }
-        };
-        eprintln!(
-            "prbench preflight: condition `{condition}`, example `{}` (chosen answer)",
-            ex.id
-        );
-        eprintln!("----- model input (decoded from the token ids fed) -----\n{}\n-----", p.text);
-        eprintln!(
-            "tokens: {} of max {}; BOS tokens: {}{}; truncated: {}",
-            p.tokens,
-            p.max_length,
-            p.bos_count,
-            if p.extra_bos_removed > 0 {
-                format!(" ({} repeated BOS removed)", p.extra_bos_removed)
-            } else {
-                String::new()
-            },
-            match &p.cut_preview {
-                Some(c) => format!(
-                    "{} context tokens cut from the left; the kept context starts with {c:?}",
-                    p.truncated_tokens
-                ),
-                None => "no".into(),
-            }
-        );
-    }
-    Ok(())
-}
+use prbench_engines::prepare::{
+    check_trained_pairs, has_preflight, preflight, prepare_pal, PreflightOptions,
+};
 
 /// Flag combinations that would be silently ignored are errors instead.
 fn check_flags(
@@ -554,18 +395,22 @@ pub fn run(args: EvalArgs) -> Result<()> {
     )?;
     match &mut model {
         Loaded::Bt(rm) => {
-            check_leak(&rm.config().data.trained_pairs_sha256, "bt.json", &data, &spec)?
+            check_trained_pairs(&rm.config().data.trained_pairs_sha256, "bt.json", &data, &spec)?
         }
         Loaded::Pal(rm) => {
-            check_leak(&rm.config().data.trained_pairs_sha256, "pal.json", &data, &spec)?;
-            prepare_pal(rm, &args.data.data, &args.data.subset, eval.examples())?;
+            check_trained_pairs(&rm.config().data.trained_pairs_sha256, "pal.json", &data, &spec)?;
+            let note = prepare_pal(rm, &args.data.data, &args.data.subset, eval.examples())?;
+            eprintln!("prbench: {note}");
         }
         _ => {}
     }
     let printer = Printer { bar: Bar::new(args.quiet), json: args.json };
     let prepared = eval.prepare(&SpecEngines { remote: &args.remote }, &printer)?;
     if has_preflight(&model) {
-        preflight(&model, eval.examples(), &conditions, prepared.inputs(), &args)?;
+        let opts = PreflightOptions { seed: args.seed, stop_on_overflow: args.preflight };
+        preflight(&model, eval.examples(), &conditions, prepared.inputs(), opts, &mut |line| {
+            eprintln!("{line}")
+        })?;
         if args.preflight {
             let untouched = if matches!(model, Loaded::Rendered(_)) {
                 " (the server was not contacted)"
