@@ -110,13 +110,9 @@ pub fn check_output(path: &Path, what: Output) -> Result<(), AnnotateError> {
         Output::Export(Format::Jsonl) => format!("{{\"{}\":", COLUMNS[0]),
         Output::Report => REPORT_FIRST_LINE.to_string(),
     };
-    let mut head = Vec::with_capacity(start.len());
-    std::fs::File::open(path)
-        .and_then(|f| {
-            std::io::Read::read_to_end(&mut std::io::Read::take(f, start.len() as u64), &mut head)
-        })
-        .map_err(|source| AnnotateError::Io { path: path.to_path_buf(), source })?;
-    if head == start.as_bytes() {
+    if prbench_files::starts_with(path, start.as_bytes())
+        .map_err(|source| AnnotateError::Io { path: path.to_path_buf(), source })?
+    {
         return Ok(());
     }
     let what = match what {

@@ -174,11 +174,8 @@ pub fn refuse_store_path(path: &Path) -> Result<(), AnnotateError> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let ours = [STORE_FILE, LOCK_FILE].contains(&name)
         || [STORE_FILE].iter().any(|f| name == format!("{f}-wal") || name == format!("{f}-shm"));
-    let mut head = [0u8; 16];
-    let sqlite = std::fs::File::open(path)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
-        .is_ok()
-        && &head == b"SQLite format 3\0";
+    // A file that cannot be read is no database this would destroy.
+    let sqlite = prbench_files::is_sqlite(path).unwrap_or(false);
     if ours || sqlite {
         return Err(AnnotateError::Refused {
             path: path.to_path_buf(),
@@ -353,7 +350,10 @@ impl Store {
             store._lock = Some(held);
             return Ok((store, Opened::Resumed));
         }
-        // Build in a side file and rename, so a kill mid-creation leaves no half store.
+        // Build in a side file and rename, so a kill mid-creation leaves no half store. Not
+        // prbench_files::write_atomic: SQLite writes this file itself (with its -wal/-shm), and
+        // the side file has a fixed name that a later start recognises and clears
+        // (`made_before_the_store`).
         let tmp = dir.join(format!("{STORE_FILE}.new"));
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", tmp.display()));

@@ -20,9 +20,8 @@
 //! `Utf8` column, `user_id`, after `rejected`, null for the examples without one; the loader
 //! reads it back (null = no user id).
 
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use arrow_array::builder::{ListBuilder, StringBuilder, StructBuilder};
@@ -200,7 +199,7 @@ fn arrow_bytes(rows: &[&Example], with_user_id: bool) -> u64 {
 
 /// A file writer that hashes and counts what goes through it.
 struct HashingWriter {
-    inner: BufWriter<std::fs::File>,
+    inner: prbench_files::AtomicFile,
     hash: Sha256,
     bytes: u64,
 }
@@ -308,47 +307,27 @@ pub fn check_target(dir: &Path, subsets: &[&str]) -> Result<(), DataError> {
     Ok(())
 }
 
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Writes one config's file through a temporary file in the same folder, renamed into place.
+/// Writes one config's file atomically ([`prbench_files::AtomicFile`]: a hidden temporary file
+/// in the same folder, fsync, renamed into place; removed on an error), hashing what it writes.
 fn write_config(dir: &Path, subset: &str, rows: &[&Example]) -> Result<ExportedConfig, DataError> {
     let with_user_id = rows.iter().any(|e| e.user_id.is_some());
     let folder = dir.join(subset);
     std::fs::create_dir_all(&folder).map_err(|e| write_err(&folder, e))?;
     let path = folder.join(FILE_NAME);
-    // Hidden, so a leftover (after a crash) is never read by the loader.
-    let tmp = folder.join(format!(
-        ".{FILE_NAME}.{}-{}.tmp",
-        std::process::id(),
-        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let written = (|| {
-        let file = std::fs::File::create(&tmp).map_err(|e| write_err(&tmp, e))?;
-        let sink = HashingWriter { inner: BufWriter::new(file), hash: Sha256::new(), bytes: 0 };
-        let schema = Arc::new(schema(with_user_id));
-        let props = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
-        let mut writer = ArrowWriter::try_new(sink, schema.clone(), Some(props))
-            .map_err(|e| write_err(&path, e))?;
-        for chunk in rows.chunks(BATCH_ROWS) {
-            let b = batch(&schema, chunk).map_err(|e| write_err(&path, e))?;
-            writer.write(&b).map_err(|e| write_err(&path, e))?;
-        }
-        let sink = writer.into_inner().map_err(|e| write_err(&path, e))?;
-        let file = sink.inner.into_inner().map_err(|e| write_err(&tmp, e.error()))?;
-        file.sync_all().map_err(|e| write_err(&tmp, e))?;
-        Ok::<_, DataError>((sink.bytes, hex::encode(sink.hash.finalize())))
-    })();
-    let (bytes, sha256) = match written {
-        Ok(w) => w,
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
-        }
-    };
-    if let Err(e) = std::fs::rename(&tmp, &path) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(write_err(&path, e));
+    let file =
+        prbench_files::AtomicFile::create(&path).map_err(|e| write_err(&e.path, e.source))?;
+    let sink = HashingWriter { inner: file, hash: Sha256::new(), bytes: 0 };
+    let schema = Arc::new(schema(with_user_id));
+    let props = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
+    let mut writer =
+        ArrowWriter::try_new(sink, schema.clone(), Some(props)).map_err(|e| write_err(&path, e))?;
+    for chunk in rows.chunks(BATCH_ROWS) {
+        let b = batch(&schema, chunk).map_err(|e| write_err(&path, e))?;
+        writer.write(&b).map_err(|e| write_err(&path, e))?;
     }
+    let sink = writer.into_inner().map_err(|e| write_err(&path, e))?;
+    let (bytes, sha256) = (sink.bytes, hex::encode(sink.hash.finalize()));
+    sink.inner.commit().map_err(|e| write_err(&e.path, e.source))?;
     Ok(ExportedConfig {
         subset: subset.to_string(),
         path: PathBuf::from(subset).join(FILE_NAME),

@@ -555,14 +555,10 @@ impl RewardModel for CachedRewardModel<'_> {
     }
 }
 
-/// The 16 bytes every SQLite 3 database file starts with (sqlite.org/fileformat.html, §1.3).
-const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
-
 /// Refuses an existing non-empty file that is not a SQLite database: SQLite opens a short file
 /// of any content as a new database and writes over it, so a mistyped `--cache notes.jsonl`
 /// would destroy the file. A missing or empty file is fine.
 fn refuse_foreign_file(path: &Path) -> Result<(), String> {
-    use std::io::Read;
     let Ok(meta) = std::fs::metadata(path) else { return Ok(()) };
     if meta.is_dir() {
         return Err("is a folder; pass a file path such as runs/cache.sqlite".into());
@@ -570,11 +566,7 @@ fn refuse_foreign_file(path: &Path) -> Result<(), String> {
     if meta.len() == 0 {
         return Ok(());
     }
-    let mut head = Vec::with_capacity(SQLITE_MAGIC.len());
-    std::fs::File::open(path)
-        .and_then(|f| f.take(SQLITE_MAGIC.len() as u64).read_to_end(&mut head))
-        .map_err(|e| format!("cannot be read: {e}"))?;
-    if head != SQLITE_MAGIC {
+    if !prbench_files::is_sqlite(path).map_err(|e| format!("cannot be read: {e}"))? {
         return Err("exists and is not a SQLite file, so using it as the cache would destroy it; pass another --cache PATH (a new file, or a prbench cache)".into());
     }
     Ok(())

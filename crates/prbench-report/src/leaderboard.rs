@@ -450,11 +450,7 @@ pub fn check_out(out: &std::path::Path) -> Result<(), crate::error::ReportError>
     if !out.is_file() {
         return refuse("exists and is not a regular file; name a new file".into());
     }
-    use std::io::Read;
-    let mut head = Vec::with_capacity(128);
-    std::fs::File::open(out)
-        .and_then(|f| f.take(128).read_to_end(&mut head))
-        .map_err(crate::error::io(out))?;
+    let head = prbench_files::read_head(out, 128).map_err(crate::error::io(out))?;
     if RENDERED_STARTS.iter().any(|start| head.starts_with(start.as_bytes())) {
         return Ok(());
     }

@@ -12,7 +12,7 @@ use std::process::Command;
 /// docs/ARCHITECTURE.md.
 const STAGES: &[(&str, &[&str])] = &[
     ("test support", &["prbench-testkit", "prbench-browser", "prbench-fault-server"]),
-    ("foundations", &["prbench-data", "prbench-stats", "prbench-models"]),
+    ("foundations", &["prbench-files", "prbench-data", "prbench-stats", "prbench-models"]),
     ("records", &["prbench-records"]),
     ("backends", &["prbench-llm", "prbench-rm", "prbench-remote", "prbench-train"]),
     ("evaluation", &["prbench-eval"]),
@@ -23,9 +23,13 @@ const STAGES: &[(&str, &[&str])] = &[
     ("binary", &["prbench"]),
 ];
 
-/// Same-stage edges that are allowed: the trained reward models embed with prbench-rm's MiniLM.
-const SAME_STAGE: &[(&str, &str)] =
-    &[("prbench-train", "prbench-rm"), ("prbench-browser", "prbench-testkit")];
+/// Same-stage edges that are allowed: the trained reward models embed with prbench-rm's MiniLM;
+/// `data export` writes its parquet files through prbench-files' atomic writer.
+const SAME_STAGE: &[(&str, &str)] = &[
+    ("prbench-train", "prbench-rm"),
+    ("prbench-browser", "prbench-testkit"),
+    ("prbench-data", "prbench-files"),
+];
 
 /// (crate, normal dependencies on workspace crates), from `cargo metadata`.
 fn workspace_edges() -> BTreeMap<String, BTreeSet<String>> {

@@ -14,8 +14,7 @@
 //! top-level `.json`/`.jsonl` file as a config: so the folder loads unchanged with
 //! `prbench eval --data DIR` and with Hugging Face `datasets`.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use prbench_data::export::{card_yaml, write_hf_layout, ExportedConfig};
 use prbench_data::Example;
@@ -161,23 +160,21 @@ pub fn create_folder(out: &Path) -> Result<(), BuildError> {
     std::fs::create_dir_all(&dir).map_err(|e| BuildError::io(&dir, e))
 }
 
-/// Writes `path` atomically (a temporary file beside it, then a rename).
+/// Writes `path` atomically ([`prbench_files::write_atomic`]: a temporary file beside it,
+/// fsync, then a rename).
+///
+/// # Errors
+/// [`BuildError::Io`] naming `path`.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BuildError> {
-    let tmp: PathBuf = path.with_extension("tmp");
-    let mut f = std::fs::File::create(&tmp).map_err(|e| BuildError::io(&tmp, e))?;
-    f.write_all(bytes).map_err(|e| BuildError::io(&tmp, e))?;
-    f.sync_all().map_err(|e| BuildError::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| BuildError::io(path, e))
+    prbench_files::write_atomic(path, bytes).map_err(|e| BuildError::io(&e.path, e.source))
 }
 
-/// Writes one JSON object per line.
+/// Writes one JSON object per line, atomically ([`prbench_files::write_jsonl`]).
+///
+/// # Errors
+/// [`BuildError::Io`] naming `path`.
 pub fn write_jsonl<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), BuildError> {
-    let mut text = String::new();
-    for r in rows {
-        text.push_str(&serde_json::to_string(r).expect("records serialize"));
-        text.push('\n');
-    }
-    write_atomic(path, text.as_bytes())
+    prbench_files::write_jsonl(path, rows).map_err(|e| BuildError::io(&e.path, e.source))
 }
 
 /// Replaces a previous build's exported files (listed in its manifest; config folders left

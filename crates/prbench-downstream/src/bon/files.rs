@@ -1,7 +1,6 @@
 //! Reading and writing the Best-of-N files (JSON Lines, one record per line), with errors that
 //! name the file and line.
 
-use std::io::Write;
 use std::path::Path;
 
 use serde::de::DeserializeOwned;
@@ -33,35 +32,29 @@ pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, BonError> 
         .collect()
 }
 
-/// Writes `rows` as JSONL to `path` through a temporary file renamed into place, so a killed
-/// run never leaves a half-written file under the final name.
+/// Writes `rows` as JSONL to `path` atomically ([`prbench_files::write_jsonl`]: a temporary
+/// file beside it, renamed into place), so a killed run never leaves a half-written file under
+/// the final name. Nothing is kept for a resume: a killed stage resumes from the run cache, never
+/// from a half-written file.
 ///
 /// # Errors
 /// [`BonError::File`] when the file cannot be written.
 pub fn write_jsonl<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), BonError> {
-    let err = |e: String| BonError::File { path: path.display().to_string(), line: 0, reason: e };
-    let tmp = path.with_extension("jsonl.partial");
-    let mut f =
-        std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(|e| err(e.to_string()))?);
-    for r in rows {
-        serde_json::to_writer(&mut f, r).map_err(|e| err(e.to_string()))?;
-        f.write_all(b"\n").map_err(|e| err(e.to_string()))?;
-    }
-    f.flush().map_err(|e| err(e.to_string()))?;
-    drop(f);
-    std::fs::rename(&tmp, path).map_err(|e| err(e.to_string()))
+    prbench_files::write_jsonl(path, rows).map_err(|e| file_error(path, e))
 }
 
-/// Writes `value` as pretty JSON (with a final newline) through a renamed temporary file.
+/// Writes `value` as pretty JSON (with a final newline) atomically
+/// ([`prbench_files::write_json_pretty`]).
 ///
 /// # Errors
 /// [`BonError::File`] when the file cannot be written.
 pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), BonError> {
-    let err = |e: String| BonError::File { path: path.display().to_string(), line: 0, reason: e };
-    let text = serde_json::to_string_pretty(value).map_err(|e| err(e.to_string()))? + "\n";
-    let tmp = path.with_extension("json.partial");
-    std::fs::write(&tmp, text).map_err(|e| err(e.to_string()))?;
-    std::fs::rename(&tmp, path).map_err(|e| err(e.to_string()))
+    prbench_files::write_json_pretty(path, value).map_err(|e| file_error(path, e))
+}
+
+/// A write error as [`BonError::File`]: the path, no line, the I/O (or serde) message.
+fn file_error(path: &Path, e: prbench_files::WriteError) -> BonError {
+    BonError::File { path: path.display().to_string(), line: 0, reason: e.source.to_string() }
 }
 
 /// Reads a JSON file.

@@ -12,7 +12,6 @@
 //! [`prbench_data::Dataset::profile_ranking`] = the retriever description, and the original
 //! [`prbench_data::Dataset::kind`] (so P-Soups data stays marked as not-PRB).
 
-use std::io::Write;
 use std::path::Path;
 
 use prbench_data::{Dataset, Example, DATASET_KIND_FIELD, PROFILE_RANKING_FIELD};
@@ -76,11 +75,5 @@ pub fn write_ranked_jsonl(
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(io)?;
     }
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tmp"));
-    let mut f = std::fs::File::create(&tmp).map_err(io)?;
-    f.write_all(text.as_bytes()).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)?;
-    Ok(())
+    prbench_files::write_atomic(path, text.as_bytes()).map_err(|e| io(e.source))
 }

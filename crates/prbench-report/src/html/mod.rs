@@ -102,11 +102,7 @@ pub fn check_out(out: &std::path::Path) -> Result<()> {
     if !out.is_file() {
         return refuse("exists and is not a regular file; name a new HTML file".into());
     }
-    use std::io::Read;
-    let mut head = Vec::with_capacity(1024);
-    std::fs::File::open(out)
-        .and_then(|f| f.take(1024).read_to_end(&mut head))
-        .map_err(crate::error::io(out))?;
+    let head = prbench_files::read_head(out, 1024).map_err(crate::error::io(out))?;
     if is_report_start(&head) {
         return Ok(());
     }
