@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use prbench_data::{Example, ProfilePost, RubricAspect};
-use prbench_stats::bootstrap::percentile;
+use prbench_stats::LatencySummary;
 use serde::Serialize;
 
 use prbench_annotate::error::AnnotateError;
@@ -54,18 +54,6 @@ impl Default for LoadOptions {
     }
 }
 
-/// Latency percentiles, in milliseconds (linear interpolation between order statistics, as
-/// numpy's default).
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct Latency {
-    /// Median.
-    pub p50_ms: f64,
-    /// 99th percentile.
-    pub p99_ms: f64,
-    /// Slowest.
-    pub max_ms: f64,
-}
-
 /// One side's figures.
 #[derive(Debug, Clone, Serialize)]
 pub struct SideReport {
@@ -79,10 +67,10 @@ pub struct SideReport {
     pub wall_seconds: f64,
     /// `saves / wall_seconds`.
     pub saves_per_second: f64,
-    /// Latency of a save.
-    pub save_latency: Latency,
+    /// Latency of a save (nearest-rank percentiles, [`prbench_stats::latency`]).
+    pub save_latency: LatencySummary,
     /// Latency of an item load (HTTP side; zeros on the reference side).
-    pub load_latency: Latency,
+    pub load_latency: LatencySummary,
 }
 
 /// The load test's result.
@@ -104,16 +92,9 @@ pub struct LoadReport {
     pub export_rows: usize,
 }
 
-fn latency(mut ms: Vec<f64>) -> Latency {
-    if ms.is_empty() {
-        return Latency { p50_ms: 0.0, p99_ms: 0.0, max_ms: 0.0 };
-    }
-    ms.sort_by(f64::total_cmp);
-    Latency {
-        p50_ms: percentile(&ms, 0.50).expect("not empty, q in [0, 1]"),
-        p99_ms: percentile(&ms, 0.99).expect("not empty, q in [0, 1]"),
-        max_ms: *ms.last().expect("not empty"),
-    }
+/// The summary of `ms`; zeros when nothing was measured (the reference side loads no item).
+fn latency(ms: Vec<f64>) -> LatencySummary {
+    LatencySummary::of_ms(ms).unwrap_or(LatencySummary::empty(0.0))
 }
 
 fn words(seed: usize, n: usize) -> String {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use prbench_models::RewardModel;
+use prbench_stats::LatencySummary;
 use serde::Serialize;
 use tokio::sync::Semaphore;
 
@@ -37,17 +38,6 @@ impl Default for LoadOptions {
     }
 }
 
-/// Latency percentiles of one wave, in milliseconds.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct Latency {
-    /// Median.
-    pub p50_ms: f64,
-    /// 99th percentile (nearest rank).
-    pub p99_ms: f64,
-    /// Slowest request.
-    pub max_ms: f64,
-}
-
 /// One wave's figures.
 #[derive(Debug, Clone, Serialize)]
 pub struct WaveReport {
@@ -57,8 +47,9 @@ pub struct WaveReport {
     pub wall_seconds: f64,
     /// `requests / wall_seconds`.
     pub requests_per_second: f64,
-    /// Per request, from sending to the last byte of the answer.
-    pub latency: Latency,
+    /// Per request, from sending to the last byte of the answer (nearest-rank percentiles,
+    /// [`prbench_stats::latency`]; NaN when no request got an answer).
+    pub latency: LatencySummary,
     /// Answers 200 with a finite `score`.
     pub ok: usize,
     /// Answers 503 (queue full).
@@ -102,15 +93,6 @@ pub fn rss_mib() -> Option<f64> {
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
     let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib / 1024.0)
-}
-
-/// Nearest-rank percentile of sorted `v` (`q` in 0..=1).
-fn percentile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
 }
 
 enum Answer {
@@ -259,35 +241,16 @@ async fn wave(
         }
     }
     let wall = clock.elapsed().as_secs_f64();
-    latencies.sort_by(f64::total_cmp);
     let requests = bodies.len();
     WaveReport {
         requests,
         wall_seconds: wall,
         requests_per_second: requests as f64 / wall,
-        latency: Latency {
-            p50_ms: percentile(&latencies, 0.50),
-            p99_ms: percentile(&latencies, 0.99),
-            max_ms: latencies.last().copied().unwrap_or(f64::NAN),
-        },
+        latency: LatencySummary::of_ms(latencies).unwrap_or(LatencySummary::empty(f64::NAN)),
         ok,
         unavailable,
         other,
         no_answer: none,
         rss_mib_after: rss_mib(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::percentile;
-
-    #[test]
-    fn nearest_rank_percentiles() {
-        let v: Vec<f64> = (1..=100).map(f64::from).collect();
-        assert_eq!(percentile(&v, 0.5), 50.0);
-        assert_eq!(percentile(&v, 0.99), 99.0);
-        assert_eq!(percentile(&[7.0], 0.99), 7.0);
-        assert!(percentile(&[], 0.5).is_nan());
     }
 }

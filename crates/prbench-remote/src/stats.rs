@@ -4,6 +4,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use prbench_models::CallStats;
+pub use prbench_stats::latency::LatencySummary;
 
 /// Lock-free counters behind [`CallStats`].
 #[derive(Debug, Default)]
@@ -25,7 +26,15 @@ const BUCKETS: usize = 2400;
 const GROWTH: f64 = 1.01;
 
 /// Item latencies (first attempt to final result, retries and backoff included), in a
-/// fixed-size log-scale histogram.
+/// fixed-size log-scale histogram: the streaming collector of [`LatencySummary`], for runs too
+/// long to keep every latency.
+///
+/// How close it is: [`LatencyHistogram::summary`] applies the nearest-rank rule of
+/// [`prbench_stats::latency`] to the bucket counts (the same rank `⌈q·n⌉`, so the same order
+/// statistic falls in the chosen bucket) and reports the bucket's geometric middle,
+/// `GROWTH^(b+½)` µs, which is within a factor `√1.01` (0.5%) of every value in the bucket;
+/// `max_ms` is the upper bound of the last non-empty bucket, within 1% above the true maximum.
+/// Latencies under 1 µs share bucket 0 and those over 6.6 hours the last bucket.
 #[derive(Debug)]
 pub struct LatencyHistogram {
     counts: Box<[AtomicU64]>,
@@ -35,20 +44,6 @@ impl Default for LatencyHistogram {
     fn default() -> Self {
         Self { counts: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect() }
     }
-}
-
-/// Item latency percentiles of a remote backend, milliseconds (each within 1% of the exact
-/// value: read from a log-scale histogram as the geometric middle of its bucket).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct LatencySummary {
-    /// Items measured (successes and failures).
-    pub count: u64,
-    /// Median, ms.
-    pub p50_ms: f64,
-    /// 99th percentile, ms.
-    pub p99_ms: f64,
-    /// Largest, ms (bucket upper bound).
-    pub max_ms: f64,
 }
 
 impl LatencyHistogram {
@@ -65,7 +60,8 @@ impl LatencyHistogram {
         self.counts[Self::bucket(d)].fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Percentiles of what was recorded; `None` before the first item.
+    /// Percentiles of what was recorded (each within 1% of the exact nearest-rank value: see
+    /// the type's docs); `None` before the first item.
     pub fn summary(&self) -> Option<LatencySummary> {
         let counts: Vec<u64> = self.counts.iter().map(|c| c.load(Ordering::Relaxed)).collect();
         let n: u64 = counts.iter().sum();
@@ -75,7 +71,7 @@ impl LatencyHistogram {
         let mid_ms = |b: usize| GROWTH.powf(b as f64 + 0.5) / 1000.0;
         // The smallest bucket whose cumulative count reaches rank ceil(q·n) (nearest-rank).
         let at = |q: f64| {
-            let rank = ((q * n as f64).ceil() as u64).max(1);
+            let rank = prbench_stats::latency::nearest_rank_index(n, q);
             let mut seen = 0;
             for (b, &c) in counts.iter().enumerate() {
                 seen += c;

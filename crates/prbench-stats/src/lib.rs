@@ -1,13 +1,15 @@
 //! Statistics for prbench (PROTOCOL.md §3–5): per-item outcomes, accuracy under the three tie
 //! rules, seeded stratified percentile-bootstrap confidence intervals, and position-bias figures
 //! for pairwise judges, rank correlation of model rankings, and inter-annotator agreement
-//! (Krippendorff's alpha, [`agreement`]). Pure logic, no engine dependencies.
+//! (Krippendorff's alpha, [`agreement`]), and latency summaries with one percentile rule
+//! ([`latency`]). Pure logic, no engine dependencies.
 #![deny(missing_docs)]
 
 pub mod accuracy;
 pub mod agreement;
 pub mod best_of_k;
 pub mod bootstrap;
+pub mod latency;
 pub mod outcome;
 pub mod paired;
 pub mod position;
@@ -21,6 +23,7 @@ pub use bootstrap::{
     accuracy_with_ci, bootstrap_ci, bootstrap_distribution, percentile, point, AccuracyEstimate,
     BootstrapConfig, Distribution, Interval, Stat,
 };
+pub use latency::LatencySummary;
 pub use outcome::ItemResult;
 pub use position::{position_bias, PositionBias, PositionItem, Slot};
 pub use rank::{
