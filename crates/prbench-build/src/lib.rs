@@ -92,17 +92,9 @@ pub struct BuildOutcome {
 }
 
 /// The examples to build: in dataset order, at most `per_subset` from each subset (all when
-/// `None`).
+/// `None`): [`prbench_data::select::first_per_subset`].
 pub fn select(examples: &[Example], per_subset: Option<usize>) -> Vec<&Example> {
-    let mut taken: HashMap<&str, usize> = HashMap::new();
-    examples
-        .iter()
-        .filter(|ex| {
-            let n = taken.entry(ex.subset.as_str()).or_insert(0);
-            *n += 1;
-            per_subset.is_none_or(|m| *n <= m)
-        })
-        .collect()
+    prbench_data::select::first_per_subset(examples, per_subset)
 }
 
 /// Wraps `inner` in the cache with the stage's template hash, or passes it through.

@@ -18,6 +18,7 @@ pub mod load;
 pub mod prism;
 pub mod psoups;
 pub mod schema;
+pub mod select;
 pub mod spec;
 pub mod stats;
 pub mod synthesizeme;

@@ -132,19 +132,11 @@ pub fn create_run_dir(out_dir: &Path, run_id: &str) -> Result<PathBuf, EvalError
     Ok(dir)
 }
 
-/// The first `limit` examples of each subset, in order (all when `limit` is `None`).
+/// The first `limit` examples of each subset, in order (all when `limit` is `None`):
+/// [`prbench_data::select::first_per_subset`], cloned.
 pub fn limit_per_subset(examples: &[Example], limit: Option<usize>) -> Vec<Example> {
     let Some(limit) = limit else { return examples.to_vec() };
-    let mut counts: HashMap<&str, usize> = HashMap::new();
-    examples
-        .iter()
-        .filter(|ex| {
-            let c = counts.entry(ex.subset.as_str()).or_default();
-            *c += 1;
-            *c <= limit
-        })
-        .cloned()
-        .collect()
+    prbench_data::select::first_per_subset(examples, Some(limit)).into_iter().cloned().collect()
 }
 
 /// A seeded random sample of `n` examples of each subset, in input order: in each subset the

@@ -201,27 +201,19 @@ fn to_sample(
 /// Picks the examples to sample: in dataset order, at most `per_subset` from each subset
 /// (all when `None`), and with `distinct_questions` only the first example of each question
 /// text (after trimming) across the whole selection: P-Soups asks one question of several
-/// users, and Best-of-N wants each prompt sampled once.
+/// users, and Best-of-N wants each prompt sampled once. The repeated-question check is the
+/// filter of [`prbench_data::select::first_per_subset_where`], so a repeated question uses no
+/// room in its subset, and an example left out because its subset is full marks no question as
+/// taken.
 pub fn select(
     examples: &[Example],
     per_subset: Option<usize>,
     distinct_questions: bool,
 ) -> Vec<&Example> {
-    let mut taken: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut questions = std::collections::HashSet::new();
-    let mut out = Vec::new();
-    for ex in examples {
-        let count = taken.entry(ex.subset.as_str()).or_insert(0);
-        if per_subset.is_some_and(|m| *count >= m) {
-            continue;
-        }
-        if distinct_questions && !questions.insert(ex.question.trim()) {
-            continue;
-        }
-        *count += 1;
-        out.push(ex);
-    }
-    out
+    prbench_data::select::first_per_subset_where(examples, per_subset, |ex| {
+        !distinct_questions || questions.insert(ex.question.trim())
+    })
 }
 
 #[cfg(test)]
