@@ -3,8 +3,10 @@
 //! (pairs from a dataset, the training loop, the saved files) and the trained model's
 //! [`prbench_models::RewardModel`]: PAL scores an unseen user after a few gradient steps on
 //! that user's history, so its scoring needs the trainer, and both live here, apart from the
-//! inference-only engines.
+//! inference-only engines. Both take one [`options::RunOptions`] (the flags they share, and
+//! the method's own training settings).
 #![deny(missing_docs)]
 
 pub mod bt;
+pub mod options;
 pub mod pal;

@@ -12,9 +12,9 @@ use prbench_models::ModelError;
 
 use super::pairs::{self, Built, Context};
 use super::{
-    composition_sha256, BtConfig, DataRecord, EmbedderRecord, TrainOptions, TrainingRecord,
-    COMPOSITION,
+    composition_sha256, BtConfig, DataRecord, EmbedderRecord, TrainingRecord, COMPOSITION,
 };
+use crate::options::TrainBtOptions;
 use prbench_rm::embed::{default_embedder_dir, EmbedderOptions, MiniLmEmbedder};
 
 /// Below this many distinct pairs, training warns that held-out figures mean little.
@@ -38,33 +38,6 @@ impl PairSource {
             PairSource::Target => "target",
         }
     }
-}
-
-/// Everything a training run needs (the `train bt` flags, validated).
-#[derive(Debug, Clone)]
-pub struct TrainBtOptions {
-    /// Training data: any dataset spec (`psoups:DIR` or `synthesizeme:DIR` for [`PairSource::History`]).
-    pub data: String,
-    /// Subsets to train on; all when empty.
-    pub subset: Vec<String>,
-    /// The condition whose context the inputs carry, by name (recorded in `bt.json`).
-    pub condition: String,
-    /// Pairs to train on.
-    pub pairs: PairSource,
-    /// Output folder (gets head.safetensors and bt.json).
-    pub out: PathBuf,
-    /// Datasets whose target pairs are kept out of training too.
-    pub exclude_data: Vec<String>,
-    /// The head's training settings (seed, width, epochs, optimizer, split).
-    pub train: TrainOptions,
-    /// Token limit per embedded input (default: the embedder's own).
-    pub max_length: Option<usize>,
-    /// MiniLM directory (default: the one scripts/fetch-models.sh caches).
-    pub embedder: Option<PathBuf>,
-    /// Texts per embedding forward pass.
-    pub embed_batch: usize,
-    /// prbench version, for `bt.json`.
-    pub code_version: String,
 }
 
 /// Where a training run's progress lines and warnings go.
@@ -352,18 +325,6 @@ pub fn embedder_record(embedder_dir: &Path, embedder: &MiniLmEmbedder) -> Embedd
         dim: embedder.dim(),
         pooling: "mean".into(),
         normalize: true,
-    }
-}
-
-impl TrainBtOptions {
-    fn request(&self) -> PairRequest<'_> {
-        PairRequest {
-            data: &self.data,
-            subset: &self.subset,
-            pairs: self.pairs,
-            exclude_data: &self.exclude_data,
-            condition: &self.condition,
-        }
     }
 }
 

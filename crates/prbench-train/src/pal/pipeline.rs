@@ -8,7 +8,7 @@
 //! ([`super::train::train_pal`]) and saved as `pal.safetensors` + `pal.json`.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use prbench_data::Example;
 
@@ -20,41 +20,15 @@ use super::train::{self, PalData, PalPair, PalTrainOptions, AUTHORS_ADAPT_EPOCHS
 use crate::bt::pairs::{self, Built, Context};
 use crate::bt::pipeline::{
     build_pairs, data_record, embed_progress_line, embedder_record, fmt, load_embedder,
-    report_pairs, PairRequest, PairSource, TrainError, TrainReporter,
+    report_pairs, TrainError, TrainReporter,
 };
 use crate::bt::{embed_distinct, DistinctInputs};
+use crate::options::TrainPalOptions;
 
 /// A row's user: its `user_id` when the dataset has one, else its example id (P-Soups and
 /// Personalized-RewardBench: every row is its own user).
 pub fn user_key(ex: &Example) -> String {
     ex.user_id.clone().unwrap_or_else(|| ex.id.clone())
-}
-
-/// Everything a training run needs (the `train pal` flags, validated).
-#[derive(Debug, Clone)]
-pub struct TrainPalOptions {
-    /// Training data: any dataset spec (`psoups:DIR` or `synthesizeme:DIR` for [`PairSource::History`]).
-    pub data: String,
-    /// Subsets to train on; all when empty.
-    pub subset: Vec<String>,
-    /// The condition whose context the inputs carry, by name (recorded in `pal.json`).
-    pub condition: String,
-    /// Pairs to train on.
-    pub pairs: PairSource,
-    /// Output folder (gets pal.safetensors and pal.json).
-    pub out: PathBuf,
-    /// Datasets whose target pairs are kept out of training too.
-    pub exclude_data: Vec<String>,
-    /// Variant, K, seed, epochs, batch size, adaptation, held-out users, optimizer.
-    pub train: PalTrainOptions,
-    /// Token limit per embedded input (default: the embedder's own).
-    pub max_length: Option<usize>,
-    /// MiniLM directory (default: the one scripts/fetch-models.sh caches).
-    pub embedder: Option<PathBuf>,
-    /// Texts per embedding forward pass.
-    pub embed_batch: usize,
-    /// prbench version, for `pal.json`.
-    pub code_version: String,
 }
 
 /// A trained and saved PAL model, with what the summary line reports.
@@ -170,13 +144,7 @@ pub fn train_pal(
 ) -> Result<Trained, TrainError> {
     let o = &opts.train;
     // 1. Pairs, per user.
-    let req = PairRequest {
-        data: &opts.data,
-        subset: &opts.subset,
-        pairs: opts.pairs,
-        exclude_data: &opts.exclude_data,
-        condition: &opts.condition,
-    };
+    let req = opts.request();
     let src = build_pairs(&req, context, &user_key)?;
     report_pairs(&req, &src, reporter)?;
     let b = &src.built;

@@ -1,5 +1,6 @@
 //! `train` command-line types.
 
+use std::marker::PhantomData;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
@@ -33,32 +34,97 @@ pub enum PairSource {
     History,
 }
 
-/// `train bt` arguments.
+/// The wording of the shared flags whose help speaks of the method (`--data`, `--condition`,
+/// `--out`, `--seed`); the other shared flags are worded once, in [`TrainDataArgs`] and
+/// [`TrainRunArgs`]. Each text is one line of `--help`, without a closing period.
+pub trait MethodHelp {
+    /// `--data`.
+    const DATA: &'static str;
+    /// `--condition`.
+    const CONDITION: &'static str;
+    /// `--out`.
+    const OUT: &'static str;
+    /// `--seed`.
+    const SEED: &'static str;
+}
+
+/// `train bt`'s wording of the shared flags.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BtHelp;
+
+impl MethodHelp for BtHelp {
+    const DATA: &'static str = "Training data: any dataset spec (`psoups:DIR` or `synthesizeme:DIR[#SPLIT]` for `--pairs history`)";
+    const CONDITION: &'static str = "Condition whose context the inputs carry: `none`, `profile:k` (a user-conditioned BT: the user's top-k profile posts, BM25-ranked, before the question) or `oracle`. Evaluate with the same one";
+    const OUT: &'static str = "Output directory (gets head.safetensors and bt.json)";
+    const SEED: &'static str = "Seed: initialisation, shuffling, held-out split";
+}
+
+/// `train pal`'s wording of the shared flags.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PalHelp;
+
+impl MethodHelp for PalHelp {
+    const DATA: &'static str = "Training data: any dataset spec (`psoups:DIR` or `synthesizeme:DIR[#SPLIT]` for `--pairs history`). Users are the rows' `user_id`, else each row is its own user";
+    const CONDITION: &'static str = "Condition whose context the inputs carry: `none` or `oracle` (data with a rubric). The user enters through their row of `W`. Evaluate with the same one";
+    const OUT: &'static str = "Output directory (gets pal.safetensors and pal.json)";
+    const SEED: &'static str =
+        "Seed: initialisation, batch order, held-out users, new users' initial weights";
+}
+
+/// What to train on, where to save it, and the seed: the leading flags `train bt` and
+/// `train pal` share (their help shows them first, in this order). `H` words the four whose
+/// help differs by method.
 #[derive(Args, Debug)]
-pub struct TrainBtArgs {
-    /// Training data: any dataset spec (`psoups:DIR` or `synthesizeme:DIR[#SPLIT]` for `--pairs history`).
-    #[arg(long)]
+pub struct TrainDataArgs<H: MethodHelp> {
+    #[arg(long, help = H::DATA)]
     pub data: String,
     /// Subsets to train on (long or short names, comma-separated); all when omitted.
     #[arg(long, value_delimiter = ',')]
     pub subset: Vec<String>,
-    /// Condition whose context the inputs carry: `none`, `profile:k` (a user-conditioned BT: the
-    /// user's top-k profile posts, BM25-ranked, before the question) or `oracle`. Evaluate with the
-    /// same one.
-    #[arg(long, default_value = "none")]
+    #[arg(long, default_value = "none", help = H::CONDITION)]
     pub condition: String,
     /// Pairs to train on.
     #[arg(long, value_enum)]
     pub pairs: PairSource,
-    /// Output directory (gets head.safetensors and bt.json).
-    #[arg(long)]
+    #[arg(long, help = H::OUT)]
     pub out: PathBuf,
     /// Drop training pairs equal to a target pair of this dataset too (repeatable).
     #[arg(long)]
     pub exclude_data: Vec<String>,
-    /// Seed: initialisation, shuffling, held-out split.
-    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed, help = H::SEED)]
     pub seed: u64,
+    #[arg(skip)]
+    method: PhantomData<H>,
+}
+
+/// The embedder and the run's output: the trailing flags `train bt` and `train pal` share
+/// (their help shows them last, in this order).
+#[derive(Args, Debug)]
+pub struct TrainRunArgs {
+    /// Token limit per embedded input (default: the embedder's max_position_embeddings); the
+    /// context is cut from the left, never the answer, and cuts are counted.
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 8192))]
+    pub max_length: Option<usize>,
+    /// MiniLM directory (default: the one scripts/fetch-models.sh caches).
+    #[arg(long)]
+    pub embedder: Option<PathBuf>,
+    /// Texts per embedding forward pass.
+    #[arg(long, default_value_t = 16, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 4096))]
+    pub embed_batch: usize,
+    /// Replace an existing model in --out.
+    #[arg(long)]
+    pub force: bool,
+    /// No progress output (the summary line is still printed).
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// `train bt` arguments: the shared flags and BT's own.
+#[derive(Args, Debug)]
+pub struct TrainBtArgs {
+    /// Data, condition, pairs, output, seed.
+    #[command(flatten)]
+    pub input: TrainDataArgs<BtHelp>,
     /// Hidden width of the head; 0 = a linear head.
     #[arg(long, default_value_t = 256, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(0, 65_536))]
     pub hidden: usize,
@@ -80,26 +146,13 @@ pub struct TrainBtArgs {
     /// Share of pairs held out for early stopping, chosen by sha256(seed, pair id).
     #[arg(long, default_value_t = 0.2, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Closed(0.0), crate::bounds::End::Open(1.0), "a share of pairs"))]
     pub held_out: f64,
-    /// Token limit per embedded input (default: the embedder's max_position_embeddings); the
-    /// context is cut from the left, never the answer, and cuts are counted.
-    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 8192))]
-    pub max_length: Option<usize>,
-    /// MiniLM directory (default: the one scripts/fetch-models.sh caches).
-    #[arg(long)]
-    pub embedder: Option<PathBuf>,
-    /// Texts per embedding forward pass.
-    #[arg(long, default_value_t = 16, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 4096))]
-    pub embed_batch: usize,
-    /// Replace an existing model in --out.
-    #[arg(long)]
-    pub force: bool,
-    /// No progress output (the summary line is still printed).
-    #[arg(long)]
-    pub quiet: bool,
+    /// Embedder, overwrite, progress.
+    #[command(flatten)]
+    pub run: TrainRunArgs,
 }
 
-/// `train pal` arguments. Optimizer settings are the authors' (config/optim_config/vanilla.yaml)
-/// and recorded in pal.json.
+/// `train pal` arguments: PAL's variant and K, the shared flags and PAL's own. Optimizer
+/// settings are the authors' (config/optim_config/vanilla.yaml) and recorded in pal.json.
 #[derive(Args, Debug)]
 pub struct TrainPalArgs {
     /// PAL-A or PAL-B.
@@ -108,29 +161,9 @@ pub struct TrainPalArgs {
     /// Number of prototypes (the authors' configs use 2).
     #[arg(long, default_value_t = 2, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 64))]
     pub k: usize,
-    /// Training data: any dataset spec (`psoups:DIR` or `synthesizeme:DIR[#SPLIT]` for `--pairs history`). Users are the rows'
-    /// `user_id`, else each row is its own user.
-    #[arg(long)]
-    pub data: String,
-    /// Subsets to train on (long or short names, comma-separated); all when omitted.
-    #[arg(long, value_delimiter = ',')]
-    pub subset: Vec<String>,
-    /// Condition whose context the inputs carry: `none` or `oracle` (data with a rubric). The
-    /// user enters through their row of `W`. Evaluate with the same one.
-    #[arg(long, default_value = "none")]
-    pub condition: String,
-    /// Pairs to train on.
-    #[arg(long, value_enum)]
-    pub pairs: PairSource,
-    /// Output directory (gets pal.safetensors and pal.json).
-    #[arg(long)]
-    pub out: PathBuf,
-    /// Drop training pairs equal to a target pair of this dataset too (repeatable).
-    #[arg(long)]
-    pub exclude_data: Vec<String>,
-    /// Seed: initialisation, batch order, held-out users, new users' initial weights.
-    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
-    pub seed: u64,
+    /// Data, condition, pairs, output, seed.
+    #[command(flatten)]
+    pub input: TrainDataArgs<PalHelp>,
     /// Training epochs (the authors train 1).
     #[arg(long, default_value_t = prbench_train::pal::train::DEFAULT_EPOCHS, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
     pub epochs: usize,
@@ -144,20 +177,7 @@ pub struct TrainPalArgs {
     /// of their pairs and tested on the rest (figures in pal.json).
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Closed(0.0), crate::bounds::End::Open(1.0), "a share of users"))]
     pub holdout_users: f64,
-    /// Token limit per embedded input (default: the embedder's max_position_embeddings); the
-    /// context is cut from the left, never the answer, and cuts are counted.
-    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 8192))]
-    pub max_length: Option<usize>,
-    /// MiniLM directory (default: the one scripts/fetch-models.sh caches).
-    #[arg(long)]
-    pub embedder: Option<PathBuf>,
-    /// Texts per embedding forward pass.
-    #[arg(long, default_value_t = 16, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 4096))]
-    pub embed_batch: usize,
-    /// Replace an existing model in --out.
-    #[arg(long)]
-    pub force: bool,
-    /// No progress output (the summary line is still printed).
-    #[arg(long)]
-    pub quiet: bool,
+    /// Embedder, overwrite, progress.
+    #[command(flatten)]
+    pub run: TrainRunArgs,
 }
