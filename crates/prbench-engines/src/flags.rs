@@ -13,15 +13,15 @@ use clap::{Args, ValueEnum};
 #[derive(Args, Debug, Clone, Default)]
 pub struct ScalarRmArgs {
     /// Scalar reward models with a multi-label head: the logit to read (0-based).
-    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(0, 65_535))]
+    #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::whole::<usize>(0, 65_535))]
     pub label_index: Option<usize>,
     /// Scalar reward models: token limit per input (default: the model's own); longer inputs
     /// lose context from the left, never the answer, and are counted as truncated.
-    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1_048_576))]
+    #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::whole::<usize>(1, 1_048_576))]
     pub max_length: Option<usize>,
     /// Sequence-classification models (`hf:`, `dir:`): sequences per forward pass (sorted by
     /// length), 1 to 4096 [default: 8].
-    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 4096))]
+    #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::whole::<usize>(1, 4096))]
     pub rm_batch: Option<usize>,
     /// `bt:` and `pal:` models: the MiniLM embedder directory (default: the one
     /// scripts/fetch-models.sh caches); it must be the embedder the model was trained on
@@ -44,16 +44,16 @@ impl ScalarRmArgs {
 #[derive(Args, Debug, Clone, Default)]
 pub struct RemoteArgs {
     /// Remote engines: requests in flight at once, over all replicas, 1 to 4096 [default: 16].
-    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 4096))]
+    #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::whole::<usize>(1, 4096))]
     pub concurrency: Option<usize>,
     /// Remote engines: seconds before a request is abandoned and retried, more than 0 and at
     /// most 86400 (a day) [default: 120].
-    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Open(0.0), crate::bounds::End::Closed(86_400.0), "seconds"))]
+    #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::real(prbench_flags::bounds::End::Open(0.0), prbench_flags::bounds::End::Closed(86_400.0), "seconds"))]
     pub timeout: Option<f64>,
     /// Remote engines: retries after a 429, a 5xx, a timeout or a dropped connection (with
     /// exponential backoff and jitter, honouring Retry-After) before the item is an error, 0 to
     /// 100 [default: 6].
-    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<u32>(0, 100))]
+    #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::whole::<u32>(0, 100))]
     pub max_retries: Option<u32>,
     /// Remote engines: the environment variable holding the API key, sent as a Bearer token and
     /// never logged or written; unset or empty means no Authorization header
@@ -63,11 +63,11 @@ pub struct RemoteArgs {
     /// Sampling temperature in [0, 2] (the OpenAI API's range): `openai:` judges default to 0 (greedy);
     /// `bon sample` uses it for the policy (any engine) and defaults to 1.0; `build` for the
     /// answers (any engine; the audit is greedy) and defaults to 0.7.
-    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Closed(0.0), crate::bounds::End::Closed(2.0), "a sampling temperature").map(|v| v as f32))]
+    #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::real(prbench_flags::bounds::End::Closed(0.0), prbench_flags::bounds::End::Closed(2.0), "a sampling temperature").map(|v| v as f32))]
     pub temperature: Option<f32>,
     /// Nucleus sampling mass in (0, 1]: `openai:` judges default to 1; `bon sample` uses it for the
     /// policy (any engine) and defaults to 0.9; `build` for the answers, default 0.95.
-    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Open(0.0), crate::bounds::End::Closed(1.0), "a probability mass").map(|v| v as f32))]
+    #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::real(prbench_flags::bounds::End::Open(0.0), prbench_flags::bounds::End::Closed(1.0), "a probability mass").map(|v| v as f32))]
     pub top_p: Option<f32>,
     /// `openai:` judges: extra JSON fields merged into every request body, e.g.
     /// `'{"repeat_penalty":1.0}'` for llama.cpp servers (recorded in the manifest and the cache key).

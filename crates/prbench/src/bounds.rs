@@ -1,45 +1,8 @@
-//! The binary's own flag parsers (the dataset spec with its source-tree default) and the test
-//! that every numeric flag of every verb has a bounded parser. The parsers themselves are
-//! [`prbench_engines::bounds`], re-exported here.
+//! The test that every numeric flag of every verb has a bounded parser. The parsers themselves
+//! are [`prbench_flags::bounds`], re-exported here for the binary's own clap groups.
 
-use std::path::{Path, PathBuf};
-
-pub use prbench_engines::bounds::*;
-
-/// The folder the binary was built from holds `data/sample`; the default `--data` falls back
-/// to it when the current folder has none.
-const DEFAULT_DATA: &str = "data/sample";
-
-/// Parser of `--data` values: the default `data/sample` is resolved against the current folder
-/// first and then against the source tree the binary was built from (so the default works from
-/// any folder), saying on stderr which one is used; every other value passes unchanged.
-///
-/// # Errors
-/// `data/sample` in neither place: the message names both.
-pub fn data_spec(s: &str) -> Result<String, String> {
-    if s != DEFAULT_DATA || Path::new(s).exists() {
-        return Ok(s.to_string());
-    }
-    let built = source_tree_sample();
-    if built.is_dir() {
-        eprintln!(
-            "prbench: no `{DEFAULT_DATA}` in the current folder; using the bundled sample of the source tree prbench was built from, `{}`",
-            built.display()
-        );
-        return Ok(built.display().to_string());
-    }
-    let here = std::env::current_dir().map_or_else(|_| PathBuf::from(s), |d| d.join(s));
-    Err(format!(
-        "the bundled sample is in neither `{}` (the current folder) nor `{}` (the source tree prbench was built from); run from the repository root or pass --data DIR",
-        here.display(),
-        built.display()
-    ))
-}
-
-/// `data/sample` in the source tree this binary was built from.
-pub fn source_tree_sample() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(DEFAULT_DATA).components().collect()
-}
+pub use prbench_flags::bounds::*;
+pub use prbench_flags::data::data_spec;
 
 #[cfg(test)]
 mod tests {
@@ -182,19 +145,5 @@ mod tests {
             assert!(e.contains("--seed") && e.contains("takes a non-negative integer"), "{e}");
             assert!(!e.contains("unexpected argument"), "{e}");
         }
-    }
-
-    #[test]
-    fn default_data_falls_back_to_the_source_tree_sample() {
-        // The test runs in crates/prbench, which has no data/sample of its own.
-        assert!(!Path::new("data/sample").exists());
-        let got = data_spec("data/sample").unwrap();
-        assert_eq!(PathBuf::from(&got), source_tree_sample());
-        assert!(
-            PathBuf::from(&got).join("Art_and_Entertainment.jsonl").exists()
-                || PathBuf::from(&got).is_dir()
-        );
-        // Any other relative path is left alone (and fails later, naming itself).
-        assert_eq!(data_spec("data/other").unwrap(), "data/other");
     }
 }

@@ -12,7 +12,7 @@ use std::process::Command;
 /// docs/ARCHITECTURE.md.
 const STAGES: &[(&str, &[&str])] = &[
     ("test support", &["prbench-testkit", "prbench-browser", "prbench-fault-server"]),
-    ("foundations", &["prbench-files", "prbench-data", "prbench-stats", "prbench-models"]),
+    ("foundations", &["prbench-files", "prbench-flags", "prbench-data", "prbench-stats", "prbench-models"]),
     ("records", &["prbench-records"]),
     ("backends", &["prbench-llm", "prbench-rm", "prbench-remote", "prbench-train"]),
     ("evaluation", &["prbench-eval"]),

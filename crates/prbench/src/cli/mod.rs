@@ -20,6 +20,7 @@ pub use export::*;
 pub use train::*;
 // Model-loading flags are defined with the loader that reads them.
 pub use prbench_engines::flags::{RemoteArgs, ScalarRmArgs, VerdictMode};
+pub use prbench_flags::data::DataArgs;
 
 /// prbench: does a reward model prefer the answer that fits this user?
 #[derive(Parser, Debug)]
@@ -199,23 +200,6 @@ pub enum DataCommand {
     Validate(ValidateArgs),
     /// Per-subset counts and lengths (tokens with --tokenizer, else words).
     Stats(StatsArgs),
-}
-
-/// Where the data comes from.
-#[derive(Args, Debug, Clone)]
-pub struct DataArgs {
-    /// Dataset: a directory (HF layout `<config>/*.parquet` or `<config>.{parquet,json,jsonl}`),
-    /// a single file, `psoups:DIR`, `synthesizeme:DIR[#SPLIT]` (SynthesizeMe's personalized
-    /// Chatbot Arena and PRISM), `prism:DIR` (raw PRISM), or `hf:ORG/NAME[@REV]` (through the
-    /// hf-hub cache); for
-    /// `build` also `lampqa:DIR[#SPLIT]` (LaMP-QA questions, which have no pairs to evaluate).
-    /// The default `data/sample` is looked for in the current folder, then in the source tree
-    /// prbench was built from (stderr says which).
-    #[arg(long, default_value = "data/sample", value_parser = crate::bounds::data_spec)]
-    pub data: String,
-    /// Subsets to load (long or short names, comma-separated); all when omitted.
-    #[arg(long, value_delimiter = ',')]
-    pub subset: Vec<String>,
 }
 
 /// `data validate` arguments.
