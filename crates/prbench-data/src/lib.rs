@@ -8,6 +8,7 @@
 //! [`load`](mod@load) module for the spec forms.
 #![deny(missing_docs)]
 
+pub mod builder;
 pub mod dialogue;
 pub mod dims;
 pub mod error;
@@ -30,6 +31,7 @@ mod parquet_rows;
 mod parquet_values;
 mod rows;
 
+pub use builder::ExampleBuilder;
 pub use error::DataError;
 pub use export::{card_yaml, write_hf_layout, ExportedConfig};
 pub use load::{load, load_questions, load_with_history, RowShape, HISTORY_SPECS};

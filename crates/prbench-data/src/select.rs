@@ -41,18 +41,14 @@ mod tests {
     use super::*;
 
     fn ex(id: &str, subset: &str) -> Example {
-        Example {
-            id: id.into(),
-            subset: subset.into(),
-            question: format!("q{id}"),
-            profile: vec![],
-            rubric_aspects: vec![],
-            narrative: "n".into(),
-            category: "c".into(),
-            chosen: "a".into(),
-            rejected: "b".into(),
-            user_id: None,
-        }
+        crate::ExampleBuilder::new(id)
+            .subset(subset)
+            .question(format!("q{id}"))
+            .narrative("n")
+            .category("c")
+            .chosen("a")
+            .rejected("b")
+            .build()
     }
 
     fn ids(v: Vec<&Example>) -> Vec<&str> {

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use common::{expected_hash, fixture, names};
 use prbench_data::prism::{KIND_PRISM, STATED_PREFS_INTRO};
-use prbench_data::{load, load_questions, Example, ProfilePost};
+use prbench_data::{load, load_questions, Example, ExampleBuilder, ProfilePost};
 use serde_json::{json, Value};
 
 fn spec(dir: &Path) -> String {
@@ -47,18 +47,15 @@ fn example(
     rejected: &str,
     user: &str,
 ) -> Example {
-    Example {
-        id: id.into(),
-        subset: "prism".into(),
-        question: question.into(),
-        profile,
-        rubric_aspects: vec![],
-        narrative: String::new(),
-        category: category.into(),
-        chosen: chosen.into(),
-        rejected: rejected.into(),
-        user_id: Some(user.into()),
-    }
+    ExampleBuilder::new(id)
+        .subset("prism")
+        .question(question)
+        .profile(profile)
+        .category(category)
+        .chosen(chosen)
+        .rejected(rejected)
+        .user_id(user)
+        .build()
 }
 
 fn expected() -> Vec<Example> {

@@ -1,7 +1,7 @@
 //! dataset_stats on a small dataset whose figures are counted by hand below.
 
 use prbench_data::stats::{dataset_stats, Summary};
-use prbench_data::{Dataset, Example, ProfilePost, RubricAspect};
+use prbench_data::{Dataset, Example, ExampleBuilder, ProfilePost, RubricAspect};
 
 fn post(text: &str) -> ProfilePost {
     ProfilePost { id: "p".into(), category: "c".into(), text: text.into() }
@@ -20,18 +20,15 @@ fn ex(
     chosen: &str,
     rejected: &str,
 ) -> Example {
-    Example {
-        id: id.into(),
-        subset: subset.into(),
-        question: q.into(),
-        profile: posts.iter().map(|t| post(t)).collect(),
-        rubric_aspects: (0..aspects).map(|_| aspect()).collect(),
-        narrative: String::new(),
-        category: "c".into(),
-        chosen: chosen.into(),
-        rejected: rejected.into(),
-        user_id: None,
-    }
+    ExampleBuilder::new(id)
+        .subset(subset)
+        .question(q)
+        .profile(posts.iter().map(|t| post(t)))
+        .aspects((0..aspects).map(|_| aspect()))
+        .category("c")
+        .chosen(chosen)
+        .rejected(rejected)
+        .build()
 }
 
 /// Art: e1 (q 3 words, posts 2+3 = 5 words, 2 aspects, chosen 1, rejected 4)

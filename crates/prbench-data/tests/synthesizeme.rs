@@ -11,7 +11,7 @@ use prbench_data::psoups::history_text;
 use prbench_data::synthesizeme::{
     load_synthesizeme, load_synthesizeme_with_history, KIND_SYNTHESIZEME,
 };
-use prbench_data::{dataset_warnings, load, load_questions, Example, ProfilePost};
+use prbench_data::{dataset_warnings, load, load_questions, Example, ExampleBuilder, ProfilePost};
 
 const FILE: &str = "test-00000-of-00001.parquet";
 
@@ -35,18 +35,15 @@ fn example(
     rejected: &str,
     user: &str,
 ) -> Example {
-    Example {
-        id: id.into(),
-        subset: subset.into(),
-        question: question.into(),
-        profile,
-        rubric_aspects: vec![],
-        narrative: String::new(),
-        category: category.into(),
-        chosen: chosen.into(),
-        rejected: rejected.into(),
-        user_id: Some(user.into()),
-    }
+    ExampleBuilder::new(id)
+        .subset(subset)
+        .question(question)
+        .profile(profile)
+        .category(category)
+        .chosen(chosen)
+        .rejected(rejected)
+        .user_id(user)
+        .build()
 }
 
 /// arena-u1's two `train` rows as profile posts (its `val` row c-103 is not among them).

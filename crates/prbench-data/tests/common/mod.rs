@@ -126,75 +126,52 @@ pub fn write_parquet(
     path.to_path_buf()
 }
 
-fn post(id: &str, category: &str, text: &str) -> prbench_data::ProfilePost {
-    prbench_data::ProfilePost { id: id.into(), category: category.into(), text: text.into() }
-}
-
-fn aspect(a: &str, e: &str, r: &str) -> prbench_data::RubricAspect {
-    prbench_data::RubricAspect { aspect: a.into(), evidence: e.into(), reason: r.into() }
-}
-
 /// Examples with text that trips writers up (unicode, emoji, newlines, quotes, backslashes, a
 /// NUL, YAML/JSON-looking text), an empty profile and rubric, in two subsets (a PRB config and
 /// P-Soups' `friendly_unfriendly`) given interleaved: the export and a load give the PRB config
 /// first, then `friendly_unfriendly`, rows in this order within each.
 pub fn tricky_examples() -> Vec<prbench_data::Example> {
-    use prbench_data::Example;
+    use prbench_data::ExampleBuilder;
     vec![
-        Example {
-            id: "pf-001".into(),
-            subset: "friendly_unfriendly".into(),
-            question: "Say \"hi\" — 'nicely'?\nSecond line\r\nthird\tline".into(),
-            profile: vec![
-                post("p1", "Chat", "I like 😀 and 👩‍👩‍👧 emoji; ça va, 日本語, Ελληνικά"),
-                post("p2", "Chat", "back\\slash, nul \u{0} byte, {\"json\": [1, 2]}"),
-            ],
-            rubric_aspects: vec![aspect("Friendly: yes", "- a list item?", "null")],
-            narrative: "---\nnot: a card\n...".into(),
-            category: "yes".into(),
-            chosen: "Hi there! 👋".into(),
-            rejected: "What do you want.".into(),
-            user_id: None,
-        },
-        Example {
-            id: "art-001".into(),
-            subset: "Art_and_Entertainment".into(),
-            question: "Which film tonight?".into(),
-            profile: vec![post("a1", "Movies", "I loved Spirited Away.")],
-            rubric_aspects: vec![
-                aspect("Animation", "Spirited Away", "likes Ghibli"),
-                aspect("Short", "", ""),
-            ],
-            narrative: "A Ghibli fan.".into(),
-            category: "Movies".into(),
-            chosen: "Princess Mononoke.".into(),
-            rejected: "A superhero film.".into(),
-            user_id: None,
-        },
-        Example {
-            id: "pf-002".into(),
-            subset: "friendly_unfriendly".into(),
-            question: "Empty profile and rubric?".into(),
-            profile: vec![],
-            rubric_aspects: vec![],
-            narrative: "".into(),
-            category: "".into(),
-            chosen: "Sure, happy to help!".into(),
-            rejected: "No.".into(),
-            user_id: None,
-        },
-        Example {
-            id: "art-002".into(),
-            subset: "Art_and_Entertainment".into(),
-            question: "A novel for a flight?".into(),
-            profile: vec![post("b1", "Books", "Mysteries"), post("b2", "Books", " padded \n")],
-            rubric_aspects: vec![aspect("Mystery", "b1", "favourite genre")],
-            narrative: "Reads mysteries.".into(),
-            category: "Books".into(),
-            chosen: "Gone Girl.".into(),
-            rejected: "A history of Rome.".into(),
-            user_id: None,
-        },
+        ExampleBuilder::new("pf-001")
+            .subset("friendly_unfriendly")
+            .question("Say \"hi\" — 'nicely'?\nSecond line\r\nthird\tline")
+            .post("p1", "Chat", "I like 😀 and 👩‍👩‍👧 emoji; ça va, 日本語, Ελληνικά")
+            .post("p2", "Chat", "back\\slash, nul \u{0} byte, {\"json\": [1, 2]}")
+            .aspect("Friendly: yes", "- a list item?", "null")
+            .narrative("---\nnot: a card\n...")
+            .category("yes")
+            .chosen("Hi there! 👋")
+            .rejected("What do you want.")
+            .build(),
+        ExampleBuilder::new("art-001")
+            .subset("Art_and_Entertainment")
+            .question("Which film tonight?")
+            .post("a1", "Movies", "I loved Spirited Away.")
+            .aspect("Animation", "Spirited Away", "likes Ghibli")
+            .aspect("Short", "", "")
+            .narrative("A Ghibli fan.")
+            .category("Movies")
+            .chosen("Princess Mononoke.")
+            .rejected("A superhero film.")
+            .build(),
+        ExampleBuilder::new("pf-002")
+            .subset("friendly_unfriendly")
+            .question("Empty profile and rubric?")
+            .chosen("Sure, happy to help!")
+            .rejected("No.")
+            .build(),
+        ExampleBuilder::new("art-002")
+            .subset("Art_and_Entertainment")
+            .question("A novel for a flight?")
+            .post("b1", "Books", "Mysteries")
+            .post("b2", "Books", " padded \n")
+            .aspect("Mystery", "b1", "favourite genre")
+            .narrative("Reads mysteries.")
+            .category("Books")
+            .chosen("Gone Girl.")
+            .rejected("A history of Rome.")
+            .build(),
     ]
 }
 
