@@ -7,6 +7,10 @@ use std::path::PathBuf;
 
 use clap::builder::TypedValueParser as _;
 use clap::{Args, ValueEnum};
+use prbench_models::spec::ModelSpec;
+use prbench_models::RewardModel;
+
+use crate::load::{load_model, not_pointwise, LoadSettings};
 
 /// Flags of scalar reward models (sequence classifiers, BT heads), shared by every command that
 /// loads one (`eval`, `bon score`, `serve-reward`, `bench serve`).
@@ -116,4 +120,64 @@ pub enum VerdictMode {
     Logprob,
     /// Greedy generation of a short reasoning ending in `Result: A|B`, then parsing.
     Generate,
+}
+
+/// The reward model a server loads (`serve-reward`, `bench serve`).
+#[derive(Args, Debug, Clone)]
+pub struct RmModelArgs {
+    /// Reward model to serve: `hf:ORG/NAME[@REV]` or `dir:PATH` (sequence-classification
+    /// reward model in the Hugging Face layout), `bt:PATH` (a head from `prbench train bt`),
+    /// `pal:PATH` (a PAL model from `prbench train pal`; users it was not trained on are
+    /// refused), `vllm-classify:MODEL@BASE_URL`, `sglang-classify:MODEL@BASE_URL`,
+    /// `tei:MODEL@BASE_URL`, `openrlhf:MODEL@BASE_URL`, `reward-server:URL`, or `baseline:NAME`
+    /// (`longer`, `shorter`, `random`, `profile-overlap`). Pairwise judges (`gguf:`, `openai:`,
+    /// `baseline:slot-a`) give no reward for a single answer and are refused.
+    #[arg(long)]
+    pub model: String,
+    /// Seed of `baseline:random` (each draw also depends on the request's `id`).
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = prbench_flags::bounds::seed)]
+    pub seed: u64,
+    /// Scalar reward model flags.
+    #[command(flatten)]
+    pub scalar: ScalarRmArgs,
+}
+
+impl RmModelArgs {
+    /// Loads `--model` as a pointwise reward model (judges are refused before anything loads).
+    ///
+    /// # Errors
+    /// A pairwise judge, a remote or sampling flag that does not apply to the spec, or the
+    /// loader's error.
+    pub fn load(&self, remote: &RemoteArgs) -> anyhow::Result<Box<dyn RewardModel>> {
+        let m = self;
+        let spec = ModelSpec::parse(&m.model)?;
+        if spec.is_judge() {
+            return Err(not_pointwise(&m.model));
+        }
+        if !spec.is_remote() {
+            if let Some(flag) = remote.given().first() {
+                anyhow::bail!(
+                    "{flag} applies to remote engines (`vllm-classify:`, `reward-server:`), not `{}`",
+                    m.model
+                );
+            }
+        }
+        for (flag, given) in [
+            ("--temperature", remote.temperature.is_some()),
+            ("--top-p", remote.top_p.is_some()),
+            ("--request-extra", remote.request_extra.is_some()),
+        ] {
+            if given {
+                anyhow::bail!(
+                    "{flag} applies to `openai:` judges only, which cannot be served as reward models"
+                );
+            }
+        }
+        load_model(
+            &spec,
+            &m.model,
+            &LoadSettings::for_reward_model(m.seed, Vec::new(), remote, &m.scalar),
+        )?
+        .into_reward_model()
+    }
 }

@@ -37,6 +37,7 @@
 
 mod app;
 mod batcher;
+pub mod flags;
 mod handle;
 
 pub mod log;

@@ -4,21 +4,21 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-mod annotate;
-mod bench;
 mod bon;
 mod build;
 mod correlate;
 mod export;
 mod train;
-pub use annotate::*;
-pub use bench::*;
 pub use bon::*;
 pub use build::*;
 pub use correlate::*;
 pub use export::*;
 pub use train::*;
-// Model-loading flags are defined with the loader that reads them.
+// Each verb's flags are defined with the library that reads them.
+pub use prbench_annotate::flags::*;
+pub use prbench_bench::flags::*;
+pub use prbench_downstream::serve::flags::ServeRewardArgs;
+pub use prbench_engines::evaluate::EvalArgs;
 pub use prbench_engines::flags::{RemoteArgs, ScalarRmArgs, VerdictMode};
 pub use prbench_flags::data::DataArgs;
 
@@ -82,74 +82,6 @@ pub enum Command {
     /// model), or `trl-sft-planner` pairs (the planner's prompt → the rubric aspects), as JSONL
     /// with a manifest; the leakage guard checks every row.
     Export(ExportArgs),
-}
-
-/// The reward model a server loads (`serve-reward`, `bench serve`).
-#[derive(Args, Debug, Clone)]
-pub struct RmModelArgs {
-    /// Reward model to serve: `hf:ORG/NAME[@REV]` or `dir:PATH` (sequence-classification
-    /// reward model in the Hugging Face layout), `bt:PATH` (a head from `prbench train bt`),
-    /// `pal:PATH` (a PAL model from `prbench train pal`; users it was not trained on are
-    /// refused), `vllm-classify:MODEL@BASE_URL`, `sglang-classify:MODEL@BASE_URL`,
-    /// `tei:MODEL@BASE_URL`, `openrlhf:MODEL@BASE_URL`, `reward-server:URL`, or `baseline:NAME`
-    /// (`longer`, `shorter`, `random`, `profile-overlap`). Pairwise judges (`gguf:`, `openai:`,
-    /// `baseline:slot-a`) give no reward for a single answer and are refused.
-    #[arg(long)]
-    pub model: String,
-    /// Seed of `baseline:random` (each draw also depends on the request's `id`).
-    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
-    pub seed: u64,
-    /// Scalar reward model flags.
-    #[command(flatten)]
-    pub scalar: ScalarRmArgs,
-}
-
-/// How the reward server batches, queues and turns scores into rewards.
-#[derive(Args, Debug, Clone)]
-pub struct ServeTuningArgs {
-    /// Most items per model call.
-    #[arg(long, default_value_t = 16, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 65_536))]
-    pub max_batch: usize,
-    /// Milliseconds the server waits for a batch to fill once an item has arrived (0 = never
-    /// wait); a lone request waits at most this long.
-    #[arg(long, default_value_t = 5, allow_negative_numbers = true, value_parser = crate::bounds::whole::<u64>(0, 60_000))]
-    pub batch_wait_ms: u64,
-    /// Items that may wait in the queue. A request that does not fit is answered 503 with
-    /// `Retry-After: 1`; a batch request with more items than this, 413.
-    #[arg(long, default_value_t = 1024, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1_000_000))]
-    pub queue: usize,
-    /// Largest request body in bytes (default 1 MiB); larger bodies are answered 413.
-    #[arg(long, default_value_t = 1_048_576, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1 << 30))]
-    pub max_body_bytes: usize,
-    /// How the raw score becomes the reward: `none` (the reward model's raw score), `sigmoid`
-    /// (1 / (1 + e^-score)) or `affine:SCALE,SHIFT` (score × SCALE + SHIFT). Shown by /health.
-    #[arg(long, default_value = "none", value_parser = |s: &str| s.parse::<prbench_downstream::serve::Normalize>())]
-    pub normalize: prbench_downstream::serve::Normalize,
-}
-
-/// `serve-reward` arguments.
-#[derive(Args, Debug)]
-pub struct ServeRewardArgs {
-    /// The model.
-    #[command(flatten)]
-    pub model: RmModelArgs,
-    /// Address to listen on. The server has no authentication: anything but a loopback
-    /// address (e.g. `0.0.0.0`) prints a warning.
-    #[arg(long, default_value = "127.0.0.1")]
-    pub host: std::net::IpAddr,
-    /// TCP port; 0 = any free port (the address is printed on stderr either way).
-    #[arg(long, default_value_t = 8000, allow_negative_numbers = true, value_parser = crate::bounds::whole::<u16>(0, 65_535))]
-    pub port: u16,
-    /// Batching, queue, body limit, normalization.
-    #[command(flatten)]
-    pub serve: ServeTuningArgs,
-    /// No request log (one JSON line per request on stderr, without request text); the start
-    /// line and errors still print.
-    #[arg(long)]
-    pub quiet: bool,
-    /// Remote engines (`vllm-classify:`, `sglang-classify:`, `tei:`, `openrlhf:`, `reward-server:`).
-    #[command(flatten)]
-    pub remote: RemoteArgs,
 }
 
 /// Cache sub-verbs.
@@ -237,139 +169,6 @@ pub struct StatsArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
-}
-
-/// `eval` arguments.
-#[derive(Args, Debug)]
-pub struct EvalArgs {
-    /// Data selection.
-    #[command(flatten)]
-    pub data: DataArgs,
-    /// Model under test: `gguf:PATH` (judge), `openai:MODEL[@BASE_URL[,BASE_URL…]]` (remote
-    /// judge; several URLs = replicas), `hf:ORG/NAME[@REV]` or `dir:PATH` (sequence-classification
-    /// reward model in the Hugging Face layout), `vllm-classify:MODEL@BASE_URL`,
-    /// `sglang-classify:MODEL@BASE_URL`, `tei:MODEL@BASE_URL`, `openrlhf:MODEL@BASE_URL`
-    /// (servers taking text rendered here with MODEL's chat template, see --chat-template) and
-    /// `reward-server:URL` (remote reward models), `bt:PATH` (a head from `prbench train bt`),
-    /// `pal:PATH` (a PAL model from `prbench train pal`) or `baseline:NAME`. Default: the
-    /// Qwen2.5-Coder-1.5B-Instruct GGUF judge fetched by scripts/setup.sh (the tests' fast 135M
-    /// model is SmolLM2-135M-Instruct.Q4_1.gguf beside it).
-    #[arg(long)]
-    pub model: Option<String>,
-    /// Conditions, comma-separated: `none`; `profile` or `profile:K` (the user's top-K profile
-    /// posts, default 10; `profile:k=1,3,5,10` is a k sweep); `planner` (aspects a planner model
-    /// inferred from the question and the top posts); `oracle` (the true rubric aspects: an
-    /// upper bound). One run per condition; with several, a conditioning matrix
-    /// (`<out>/<id>-matrix.md`) compares each with `none` (exact McNemar, Holm).
-    #[arg(long, value_delimiter = ',', default_value = "none")]
-    pub condition: Vec<String>,
-    /// How `profile` and `planner` rank the profile posts: `bm25` (default), `dense`
-    /// (all-MiniLM-L6-v2), `dense:DIR` or `dense:hf:ORG/NAME[@REV]`. A dataset file written by
-    /// `prbench retrieve` is already ranked and is used as it is unless this is given.
-    #[arg(long)]
-    pub retriever: Option<String>,
-    /// The `planner` condition's generator: `gguf:PATH` or `openai:MODEL[@BASE_URL]`
-    /// (default: the SmolLM2-135M-Instruct GGUF).
-    #[arg(long)]
-    pub planner: Option<String>,
-    /// Profile posts the planner reads (top-ranked), 1 to 10000.
-    #[arg(long, default_value_t = 10, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 10_000))]
-    pub planner_k: usize,
-    /// Token budget of each planner reply.
-    #[arg(long, default_value_t = 128, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 32_768))]
-    pub planner_max_new_tokens: usize,
-    /// Verdict mode. Local (`gguf:`) judges: `logprob` reads the next-token log-probabilities
-    /// of A and B after `Result:` (one forward pass, never unparsed); `generate` decodes a
-    /// reply and parses its `Result:` line. `openai:` judges always generate and parse (a chat
-    /// endpoint cannot continue an assistant turn); with `logprob` they also ask for
-    /// log-probabilities (if the server gives them, checked once at load) to add p_A, and
-    /// `generate` skips that.
-    #[arg(long, value_enum, default_value_t = VerdictMode::Logprob)]
-    pub verdict: VerdictMode,
-    /// The judge's prompt and verdict format (`gguf:` and `openai:` judges): a built-in recipe
-    /// (`default`: prbench's own; `rating`: each answer rated 1-10 alone, the higher wins) or a
-    /// folder holding `system.txt`, `user.jinja` and `recipe.toml`
-    /// (docs/guide/src/judge-recipes.md).
-    #[arg(long, value_name = "NAME|DIR")]
-    pub judge_recipe: Option<String>,
-    /// Judge each pair in both orders (consistency and position-debiased figures).
-    #[arg(long)]
-    pub both_orders: bool,
-    /// New-token budget of a generated verdict, 1 to 32768: `--verdict generate` and `openai:`
-    /// judges (which always generate) [default: 256].
-    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 32_768))]
-    pub max_new_tokens: Option<usize>,
-    /// Run seed: slot assignment, random baseline, bootstrap.
-    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
-    pub seed: u64,
-    /// Bootstrap resamples per CI, 100 to 1,000,000 (each keeps 8 bytes per statistic per
-    /// core in flight, and time grows with it).
-    #[arg(long, default_value_t = 10_000, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(100, prbench_stats::bootstrap::MAX_RESAMPLES as u64))]
-    pub bootstrap: usize,
-    /// Examples per backend call, 1 to 65536 (default 8; for remote engines 4 × --concurrency,
-    /// so the requests in flight stay near the limit).
-    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 65_536))]
-    pub batch_size: Option<usize>,
-    /// Evaluate only the first N examples of each subset, 1 to 1,000,000 (quick looks; recorded
-    /// in the manifest).
-    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1_000_000))]
-    pub limit: Option<usize>,
-    /// With --limit N: evaluate a seeded random sample of N examples per subset instead of the
-    /// first N (the N with the smallest sha256(--seed, id); independent of file order; recorded
-    /// in the manifest and summary).
-    #[arg(long)]
-    pub sample: bool,
-    /// Folder for run folders.
-    #[arg(long, default_value = "runs")]
-    pub out: PathBuf,
-    /// Run id (folder name); default: UTC time, model and condition. Given again with the same
-    /// settings, a finished run is reused (no item scored again) and a killed one, or one with items
-    /// the backend failed on, is resumed from the cache; other settings are refused.
-    #[arg(long)]
-    pub run_id: Option<String>,
-    /// Scalar reward models: render the first example of each condition, print the model's view
-    /// of it and stop before scoring. `hf:`/`dir:`: the text decoded from the token ids, token
-    /// count, BOS count and where truncation would cut; `sglang-classify:`/`tei:`/`openrlhf:`: the
-    /// exact text sent and what became of the template's BOS, without contacting the server. (The
-    /// same preflight is printed at the start of every such run.)
-    #[arg(long)]
-    pub preflight: bool,
-    /// Scalar reward model flags.
-    #[command(flatten)]
-    pub scalar: ScalarRmArgs,
-    /// Remote engines.
-    #[command(flatten)]
-    pub remote: RemoteArgs,
-    /// The run cache: every model score and verdict is stored here under a hash of (model,
-    /// decoding, example, rendered input), so a rerun or a resumed run repeats no call
-    /// (default: `<--out>/cache.sqlite`).
-    #[arg(long)]
-    pub cache: Option<PathBuf>,
-    /// Neither read nor write the cache (every call is made again).
-    #[arg(long, conflicts_with = "cache")]
-    pub no_cache: bool,
-    /// Exit non-zero when more than this share of items, in [0, 1], failed in the backend
-    /// (after retries); the run files are written either way.
-    #[arg(long, default_value_t = 0.01, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Closed(0.0), crate::bounds::End::Closed(1.0), "a share of items (0.01 = 1%)"))]
-    pub max_error_rate: f64,
-    /// No progress bar.
-    #[arg(long)]
-    pub quiet: bool,
-    /// Print each run's summary.json to stdout as one JSON line (one line per condition)
-    /// instead of the table.
-    #[arg(long)]
-    pub json: bool,
-    /// Do not write the HTML reports (`report.html` in each run folder, `<id>-report.html`
-    /// beside the matrix); `prbench report` makes them later.
-    #[arg(long)]
-    pub no_report: bool,
-}
-
-impl EvalArgs {
-    /// `--max-new-tokens`, or its default 256.
-    pub fn max_new_tokens(&self) -> usize {
-        self.max_new_tokens.unwrap_or(256)
-    }
 }
 
 /// `retrieve` arguments.
