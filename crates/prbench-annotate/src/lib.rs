@@ -9,13 +9,17 @@
 //! - [`export`]: one row per annotator × item × answer × dimension, with the true label;
 //! - [`report`]: the human-evaluation report (the paper's table, agreement, label checks);
 //! - [`agreement`]: Krippendorff's alpha (nominal, ordinal, interval) with a bootstrap CI over
-//!   units, from `prbench-stats`.
+//!   units, from `prbench-stats`;
+//! - [`flags`]: the command-line flags of `prbench annotate` (clap groups);
+//! - [`front`]: each sub-verb's work behind those flags (options in; notes, links and files out).
 #![deny(missing_docs)]
 
 pub mod assign;
 pub mod dims;
 pub mod error;
 pub mod export;
+pub mod flags;
+pub mod front;
 pub mod report;
 pub mod server;
 pub mod store;

@@ -1,12 +1,15 @@
-//! `prbench annotate` arguments.
+//! The flags of `prbench annotate` and its sub-verbs, as clap groups: the binary parses them and
+//! [`crate::front`] turns them into the work. `serve`'s data flags are
+//! [`prbench_flags::data::DataArgs`]; every numeric flag has a bounded parser from
+//! [`prbench_flags::bounds`].
 
 use std::net::IpAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::DataArgs;
-use crate::bounds::whole;
+use prbench_flags::bounds::whole;
+use prbench_flags::data::DataArgs;
 
 /// `annotate` subcommands.
 #[derive(Subcommand, Debug)]
@@ -47,7 +50,7 @@ pub struct AnnotateServeArgs {
     pub limit: Option<usize>,
     /// Seed of the assignment and of each annotator's answer order. Raters who can read
     /// prbench's code and know the seed could work out the order: use a seed of your own.
-    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = prbench_flags::bounds::seed)]
     pub seed: u64,
     /// Address to listen on (an IP address, or `localhost`); a non-loopback one is warned
     /// about (links are secret, but the traffic is plain HTTP).
@@ -86,6 +89,15 @@ pub enum ExportFormat {
     Jsonl,
 }
 
+impl From<ExportFormat> for crate::export::Format {
+    fn from(f: ExportFormat) -> Self {
+        match f {
+            ExportFormat::Csv => crate::export::Format::Csv,
+            ExportFormat::Jsonl => crate::export::Format::Jsonl,
+        }
+    }
+}
+
 /// `annotate export` arguments.
 #[derive(Args, Debug)]
 pub struct AnnotateExportArgs {
@@ -113,7 +125,7 @@ pub struct AnnotateAgreementArgs {
     #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = whole::<usize>(1, 1_000_000))]
     pub resamples: usize,
     /// Bootstrap seed.
-    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = prbench_flags::bounds::seed)]
     pub seed: u64,
 }
 
@@ -130,6 +142,6 @@ pub struct AnnotateReportArgs {
     #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = whole::<usize>(1, 1_000_000))]
     pub resamples: usize,
     /// Bootstrap seed.
-    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = prbench_flags::bounds::seed)]
     pub seed: u64,
 }
