@@ -507,24 +507,16 @@ mod tests {
 
     #[test]
     fn oracle_is_refused_only_when_no_example_has_a_rubric() {
-        let ex = |id: &str, aspects: &[&str]| Example {
-            id: id.into(),
-            subset: "prism".into(),
-            question: "q".into(),
-            profile: vec![],
-            rubric_aspects: aspects
-                .iter()
-                .map(|a| prbench_data::RubricAspect {
-                    aspect: a.to_string(),
-                    evidence: String::new(),
-                    reason: String::new(),
-                })
-                .collect(),
-            narrative: String::new(),
-            category: "c".into(),
-            chosen: "a".into(),
-            rejected: "b".into(),
-            user_id: Some("u".into()),
+        let ex = |id: &str, aspects: &[&str]| {
+            prbench_data::ExampleBuilder::new(id)
+                .subset("prism")
+                .question("q")
+                .aspects(aspects.iter().map(|a| prbench_data::RubricAspect::new(*a, "", "")))
+                .category("c")
+                .chosen("a")
+                .rejected("b")
+                .user_id("u")
+                .build()
         };
         let bare = [ex("x", &[]), ex("y", &[])];
         let err = check_oracle_material(&[Condition::None, Condition::Oracle], &bare, "prism")

@@ -170,35 +170,15 @@ pub fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use prbench_records::outcome::OutcomeBuilder;
     use ItemResult::{Correct, Wrong};
 
     fn outcome(id: &str, subset: &str, condition: Condition, result: ItemResult) -> Outcome {
-        Outcome {
-            example_id: id.into(),
-            subset: subset.into(),
-            condition: condition.to_string(),
-            model: "m".into(),
-            chosen_slot: None,
-            verdict: None,
-            swapped_verdict: None,
-            score_chosen: None,
-            score_rejected: None,
-            result,
-            both_orders_result: None,
-            debiased_result: None,
-            input_tokens: 0,
-            output_tokens: 0,
-            truncated_tokens: 0,
-            latency_ms: 0.0,
-            error: None,
-            posts_shown: None,
-            posts_dropped: 0,
-            post_ids: Vec::new(),
-            planner_failed: false,
-            empty_profile: false,
-            empty_rubric: false,
-            user_id: None,
-        }
+        OutcomeBuilder::new(id, result)
+            .subset(subset)
+            .condition(condition.to_string())
+            .model("m")
+            .build()
     }
 
     fn run(condition: Condition, results: &[(&str, &str, ItemResult)]) -> ConditionRun {

@@ -229,35 +229,19 @@ pub fn both_orders(outcomes: &[Outcome], boot: &BootstrapConfig) -> Option<BothO
 #[cfg(test)]
 mod tests {
     use super::*;
+    use prbench_records::outcome::OutcomeBuilder;
     use ItemResult::{Correct, Wrong};
 
     fn outcome(id: usize, subset: &str, user: Option<String>, result: ItemResult) -> Outcome {
-        Outcome {
-            example_id: format!("e{id}"),
-            subset: subset.into(),
-            condition: "none".into(),
-            model: "m".into(),
-            chosen_slot: None,
-            verdict: None,
-            swapped_verdict: None,
-            score_chosen: None,
-            score_rejected: None,
-            result,
-            both_orders_result: None,
-            debiased_result: None,
-            input_tokens: 0,
-            output_tokens: 0,
-            truncated_tokens: 0,
-            latency_ms: 0.0,
-            error: None,
-            posts_shown: None,
-            posts_dropped: 0,
-            post_ids: Vec::new(),
-            planner_failed: false,
-            empty_profile: false,
-            empty_rubric: false,
-            user_id: user,
+        let o = OutcomeBuilder::new(format!("e{id}"), result)
+            .subset(subset)
+            .condition("none")
+            .model("m");
+        match user {
+            Some(user) => o.user_id(user),
+            None => o,
         }
+        .build()
     }
 
     /// 20 users with 3 examples each (listed round-robin), 14 users right on all three, 6 wrong

@@ -540,37 +540,19 @@ mod slot_balance_tests {
     use super::{slot_balance_warning, slots_unbalanced};
     use crate::outcome::Outcome;
     use crate::slots::Slot;
+    use prbench_records::outcome::OutcomeBuilder;
     use prbench_stats::outcome::ItemResult;
 
     /// A judge outcome with chosen in `slot` (the warning reads nothing else), errored or
     /// correct.
     fn item(i: usize, slot: Slot, errored: bool) -> Outcome {
-        Outcome {
-            example_id: format!("e{i}"),
-            subset: "Art_and_Entertainment".into(),
-            condition: "none".into(),
-            model: "test".into(),
-            chosen_slot: Some(slot),
-            verdict: None,
-            swapped_verdict: None,
-            score_chosen: None,
-            score_rejected: None,
-            result: if errored { ItemResult::Error } else { ItemResult::Correct },
-            both_orders_result: None,
-            debiased_result: None,
-            input_tokens: 0,
-            output_tokens: 0,
-            truncated_tokens: 0,
-            latency_ms: 0.0,
-            error: errored.then(|| "backend failed".to_string()),
-            posts_shown: None,
-            posts_dropped: 0,
-            post_ids: Vec::new(),
-            planner_failed: false,
-            empty_profile: false,
-            empty_rubric: false,
-            user_id: None,
-        }
+        let result = if errored { ItemResult::Error } else { ItemResult::Correct };
+        let o = OutcomeBuilder::new(format!("e{i}"), result)
+            .subset("Art_and_Entertainment")
+            .condition("none")
+            .model("test")
+            .chosen_slot(slot);
+        if errored { o.error("backend failed") } else { o }.build()
     }
 
     #[test]

@@ -257,7 +257,7 @@ pub fn plan_quality_all(
 mod tests {
     use std::sync::Mutex;
 
-    use prbench_data::{Example, RubricAspect};
+    use prbench_data::{Example, ExampleBuilder, RubricAspect};
     use prbench_models::{ModelIdentity, Similarity};
 
     use super::*;
@@ -353,25 +353,11 @@ mod tests {
     }
 
     fn example(id: &str, aspects: &[&str]) -> Example {
-        Example {
-            id: id.into(),
-            subset: "Art_and_Entertainment".into(),
-            question: "q".into(),
-            profile: Vec::new(),
-            rubric_aspects: aspects
-                .iter()
-                .map(|a| RubricAspect {
-                    aspect: a.to_string(),
-                    evidence: String::new(),
-                    reason: String::new(),
-                })
-                .collect(),
-            narrative: String::new(),
-            category: String::new(),
-            chosen: String::new(),
-            rejected: String::new(),
-            user_id: None,
-        }
+        ExampleBuilder::new(id)
+            .subset("Art_and_Entertainment")
+            .question("q")
+            .aspects(aspects.iter().map(|a| RubricAspect::new(*a, "", "")))
+            .build()
     }
 
     fn plan(id: &str, aspects: &[&str], error: Option<&str>) -> Plan {

@@ -4,7 +4,7 @@
 
 use std::sync::Mutex;
 
-use prbench_data::{Example, ProfilePost, RubricAspect};
+use prbench_data::{Example, ExampleBuilder, ProfilePost};
 use prbench_models::{ChatRequest, ChatResponse, Generator, ModelError, ModelIdentity, TokenStats};
 use sha2::{Digest, Sha256};
 
@@ -88,22 +88,20 @@ fn post(id: &str, j: usize) -> ProfilePost {
 }
 
 fn example(id: &str, question: &str, n_posts: usize) -> Example {
-    Example {
-        id: id.into(),
-        subset: "Lifestyle_and_Personal_Development".into(),
-        question: question.into(),
-        profile: (0..n_posts).map(|j| post(id, j)).collect(),
-        rubric_aspects: vec![RubricAspect {
-            aspect: format!("Hidden aspect title {id}"),
-            evidence: format!("Hidden evidence text {id}"),
-            reason: format!("Hidden reason text {id}"),
-        }],
-        narrative: format!("Hidden narrative about user {id}"),
-        category: "Fitness".into(),
-        chosen: "chosen answer".into(),
-        rejected: "rejected answer".into(),
-        user_id: None,
-    }
+    ExampleBuilder::new(id)
+        .subset("Lifestyle_and_Personal_Development")
+        .question(question)
+        .profile((0..n_posts).map(|j| post(id, j)))
+        .aspect(
+            format!("Hidden aspect title {id}"),
+            format!("Hidden evidence text {id}"),
+            format!("Hidden reason text {id}"),
+        )
+        .narrative(format!("Hidden narrative about user {id}"))
+        .category("Fitness")
+        .chosen("chosen answer")
+        .rejected("rejected answer")
+        .build()
 }
 
 /// The profile posts of `ex` in the order `order` (indices into the profile).

@@ -184,25 +184,15 @@ pub trait Retriever: Send + Sync {
 /// A one-example fixture for the retrieval tests: `question` and `(post id, text)` pairs.
 #[cfg(test)]
 pub(crate) fn test_example(question: &str, posts: &[(&str, &str)]) -> Example {
-    Example {
-        id: "e1".into(),
-        subset: "Art_and_Entertainment".into(),
-        question: question.into(),
-        profile: posts
-            .iter()
-            .map(|(id, text)| ProfilePost {
-                id: id.to_string(),
-                category: "c".into(),
-                text: text.to_string(),
-            })
-            .collect(),
-        rubric_aspects: vec![],
-        narrative: "n".into(),
-        category: "c".into(),
-        chosen: "a".into(),
-        rejected: "b".into(),
-        user_id: None,
-    }
+    prbench_data::ExampleBuilder::new("e1")
+        .subset("Art_and_Entertainment")
+        .question(question)
+        .profile(posts.iter().map(|(id, text)| ProfilePost::new(*id, "c", *text)))
+        .narrative("n")
+        .category("c")
+        .chosen("a")
+        .rejected("b")
+        .build()
 }
 
 #[cfg(test)]
