@@ -10,7 +10,7 @@ use prbench_build::stages::Side;
 use prbench_build::{
     run, select, BuildEngines, BuildInput, BuildManifest, BuildRun, BuildSettings,
 };
-use prbench_data::{Dataset, Example, ProfilePost, RubricAspect};
+use prbench_data::{Dataset, Example, ExampleBuilder, ProfilePost};
 use prbench_eval::cache::Cache;
 use prbench_eval::runner::Silent;
 use prbench_models::{ChatRequest, ChatResponse, Generator, ModelError, ModelIdentity, TokenStats};
@@ -101,38 +101,18 @@ impl Generator for Fake {
     }
 }
 
-fn post(id: &str, text: &str) -> ProfilePost {
-    ProfilePost { id: id.into(), category: "forum".into(), text: text.into() }
-}
-
 fn example(id: &str, subset: &str, question: &str) -> Example {
-    Example {
-        id: id.into(),
-        subset: subset.into(),
-        question: question.into(),
-        profile: vec![
-            post("p1", "I restore old bikes."),
-            post("p2", "Budget matters to me."),
-            post("p3", "I live in Oslo."),
-        ],
-        rubric_aspects: vec![
-            RubricAspect {
-                aspect: "Mentions cheap parts".into(),
-                evidence: "SECRET-EVIDENCE about budgets".into(),
-                reason: "tight budget".into(),
-            },
-            RubricAspect {
-                aspect: "Suggests doing it yourself".into(),
-                evidence: "SECRET-EVIDENCE restores bikes".into(),
-                reason: "".into(),
-            },
-        ],
-        narrative: "SECRET-NARRATIVE: a thrifty tinkerer who wants to do the work alone.".into(),
-        category: "Lifestyle".into(),
-        chosen: String::new(),
-        rejected: String::new(),
-        user_id: None,
-    }
+    ExampleBuilder::new(id)
+        .subset(subset)
+        .question(question)
+        .post("p1", "forum", "I restore old bikes.")
+        .post("p2", "forum", "Budget matters to me.")
+        .post("p3", "forum", "I live in Oslo.")
+        .aspect("Mentions cheap parts", "SECRET-EVIDENCE about budgets", "tight budget")
+        .aspect("Suggests doing it yourself", "SECRET-EVIDENCE restores bikes", "")
+        .narrative("SECRET-NARRATIVE: a thrifty tinkerer who wants to do the work alone.")
+        .category("Lifestyle")
+        .build()
 }
 
 fn dataset() -> Dataset {

@@ -305,10 +305,7 @@ mod tests {
                 }
             })
             .collect();
-        AuditRecord::from_calls(
-            &prbench_data::Example { id: "x".into(), subset: "s".into(), ..empty() },
-            calls,
-        )
+        AuditRecord::from_calls(&example(), calls)
     }
 
     fn codes(d: &Decision) -> Vec<&'static str> {
@@ -345,10 +342,7 @@ mod tests {
         let mut a = audit([5, 5, 5, 4], [5, 5, 5, 2], [true, false]);
         // Make the orders disagree on rubric fit: 4 vs 2 and 3 vs 2 → mean gap 1.5.
         a.calls[1].reply.as_mut().unwrap().ratings[1][3].score = 3;
-        let a = AuditRecord::from_calls(
-            &prbench_data::Example { id: "x".into(), subset: "s".into(), ..empty() },
-            a.calls,
-        );
+        let a = AuditRecord::from_calls(&example(), a.calls);
         let d = decide(
             &answer(Side::Chosen, 60, AnswerStatus::Ok),
             &answer(Side::Rejected, 60, AnswerStatus::Ok),
@@ -360,19 +354,9 @@ mod tests {
         assert_eq!(d.reasons[1], DropReason::PrefersRejected { order: AuditOrder::RejectedFirst });
     }
 
-    fn empty() -> prbench_data::Example {
-        prbench_data::Example {
-            id: String::new(),
-            subset: String::new(),
-            question: String::new(),
-            profile: vec![],
-            rubric_aspects: vec![],
-            narrative: String::new(),
-            category: String::new(),
-            chosen: String::new(),
-            rejected: String::new(),
-            user_id: None,
-        }
+    /// The example an audit record names: id `x` in subset `s`, every other field empty.
+    fn example() -> prbench_data::Example {
+        prbench_data::ExampleBuilder::new("x").subset("s").build()
     }
 
     #[test]
@@ -383,10 +367,7 @@ mod tests {
         let r = a.calls[1].reply.as_mut().unwrap();
         r.ratings[0] = [5, 5, 5, 1].map(|score| Rating { score, reason: String::new() });
         r.ratings[1] = [3, 3, 3, 5].map(|score| Rating { score, reason: String::new() });
-        let a = AuditRecord::from_calls(
-            &prbench_data::Example { id: "x".into(), subset: "s".into(), ..empty() },
-            a.calls,
-        );
+        let a = AuditRecord::from_calls(&example(), a.calls);
         assert_eq!(a.chosen.unwrap()[..3], [4.0, 4.0, 4.0]);
         assert_eq!(a.rejected.unwrap()[..3], [4.0, 4.0, 4.0]);
         let d = decide(
@@ -468,10 +449,7 @@ mod tests {
         let mut a = audit([5, 5, 5, 5], [5, 5, 5, 1], [true, true]);
         a.calls[1].reply = None;
         a.calls[1].parse_error = Some("missing better fit".into());
-        let a = AuditRecord::from_calls(
-            &prbench_data::Example { id: "x".into(), subset: "s".into(), ..empty() },
-            a.calls,
-        );
+        let a = AuditRecord::from_calls(&example(), a.calls);
         assert!(a.chosen.is_none(), "no default score from one order");
         let d = decide(
             &answer(Side::Chosen, 60, AnswerStatus::Ok),
