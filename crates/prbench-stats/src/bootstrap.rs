@@ -1,7 +1,7 @@
 //! Seeded, stratified percentile-bootstrap confidence intervals (PROTOCOL.md §5).
 //!
 //! Every item contributes a [`Ratio`] `(num, den)`; an accuracy is a ratio of sums, so the
-//! three [`TieMode`](crate::TieMode)s are bootstrapped alike (an excluded item is `(0, 0)`). Items carry a
+//! three [`TieMode`]s are bootstrapped alike (an excluded item is `(0, 0)`). Items carry a
 //! stratum label (the subset, e.g. Art / Lifestyle / Society); a resample redraws each stratum
 //! separately, with replacement and at its own size, so every resample keeps each subset's
 //! size.
@@ -20,6 +20,8 @@
 //!    `100·(1 − level)/2` and `100·(1 + level)/2` percentiles (2.5 and 97.5 for `level` 0.95)
 //!    with [`percentile`]'s linear interpolation, i.e. `np.percentile(stats, [2.5, 97.5])`
 //!    (numpy's default `method="linear"`).
+//!
+//! [`TieMode`]: crate::TieMode
 
 mod draw;
 mod estimate;

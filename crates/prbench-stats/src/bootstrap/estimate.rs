@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+#[cfg(doc)]
+use super::bootstrap_ci;
 use super::{bootstrap_cis, point, BootstrapConfig, Interval, Stat};
 use crate::accuracy::{Ratio, Tally, TieMode};
 use crate::outcome::ItemResult;
@@ -12,14 +14,14 @@ use crate::outcome::ItemResult;
 pub struct AccuracyEstimate {
     /// The accuracy on the full sample ([`point`]); `None` when undefined.
     pub point: Option<f64>,
-    /// The bootstrap interval ([`bootstrap_ci`](super::bootstrap_ci)); `None` when undefined.
+    /// The bootstrap interval ([`bootstrap_ci`]); `None` when undefined.
     pub ci: Option<Interval>,
     /// Counts of the results (over all strata).
     pub tally: Tally,
 }
 
 /// Accuracy of `results` under `mode` as `stat` over `strata`, with its seeded bootstrap
-/// interval: [`point`] and [`bootstrap_ci`](super::bootstrap_ci) over [`Ratio::of_all`]`(results, mode)`.
+/// interval: [`point`] and [`bootstrap_ci`] over [`Ratio::of_all`]`(results, mode)`.
 ///
 /// For [`Stat::Micro`] the point equals [`Tally::accuracy`]`(mode)` of the same results.
 ///

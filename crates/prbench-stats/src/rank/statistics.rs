@@ -287,11 +287,13 @@ pub(super) fn check_relevance(relevance: &[f64]) -> Result<(), RankError> {
 ///
 /// `RBO_EXT = (1 − p)·Σ_{d=1..n} p^(d−1)·A_d + A_n·p^n` (with `A_n = 1`),
 ///
-/// clamped to [0, 1] (it is in [0, 1] up to rounding). `p` is the persistence ([`DEFAULT_RBO_P`](super::DEFAULT_RBO_P)).
+/// clamped to [0, 1] (it is in [0, 1] up to rounding). `p` is the persistence ([`DEFAULT_RBO_P`]).
 ///
 /// # Errors
 /// [`RankError::LengthMismatch`], [`RankError::TooFewModels`], [`RankError::NonFinite`];
 /// [`RankError::InvalidPersistence`] unless 0 < p < 1.
+///
+/// [`DEFAULT_RBO_P`]: super::DEFAULT_RBO_P
 pub fn rbo_ext(x: &[f64], y: &[f64], p: f64) -> Result<f64, RankError> {
     let n = validate(x, y)?;
     check_p(p)?;
