@@ -5,7 +5,7 @@
 //!
 //! - [`assign`]: which annotator rates which item (balanced, seeded), and the answer order;
 //! - [`store`]: the SQLite store (items, hashed tokens, assignment, ratings);
-//! - [`server`]: the axum server and its compiled-in rating page;
+//! - `server` (the default feature `server`): the axum server and its compiled-in rating page;
 //! - [`export`]: one row per annotator × item × answer × dimension, with the true label;
 //! - [`report`]: the human-evaluation report (the paper's table, agreement, label checks);
 //! - [`agreement`]: Krippendorff's alpha (nominal, ordinal, interval) with a bootstrap CI over
@@ -21,6 +21,7 @@ pub mod export;
 pub mod flags;
 pub mod front;
 pub mod report;
+#[cfg(feature = "server")]
 pub mod server;
 pub mod store;
 pub mod submission;

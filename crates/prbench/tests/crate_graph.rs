@@ -12,7 +12,10 @@ use std::process::Command;
 /// docs/ARCHITECTURE.md.
 const STAGES: &[(&str, &[&str])] = &[
     ("test support", &["prbench-testkit", "prbench-browser", "prbench-fault-server"]),
-    ("foundations", &["prbench-files", "prbench-flags", "prbench-data", "prbench-stats", "prbench-models"]),
+    (
+        "foundations",
+        &["prbench-files", "prbench-flags", "prbench-data", "prbench-stats", "prbench-models"],
+    ),
     ("records", &["prbench-records"]),
     ("backends", &["prbench-llm", "prbench-rm", "prbench-remote", "prbench-train"]),
     ("evaluation", &["prbench-eval"]),
@@ -135,4 +138,21 @@ fn the_rule_catches_a_backward_edge_a_same_stage_edge_and_an_unplaced_crate() {
         ("prbench-bench", &["prbench-fault-server", "prbench-report"]),
     ]));
     assert!(ok.is_empty(), "{ok:#?}");
+}
+
+/// The report reads annotation stores but never serves the rating page: built alone, it
+/// compiles prbench-annotate without the feature `server`, so no axum. `cargo tree` resolves the
+/// features of the report on its own, as `cargo build -p prbench-report` would.
+#[test]
+fn the_report_compiles_no_http_server() {
+    let out = Command::new(env!("CARGO"))
+        .args(["tree", "-p", "prbench-report", "-e", "normal", "--prefix", "none", "--offline"])
+        .current_dir(common::repo())
+        .output()
+        .expect("cargo tree runs");
+    assert!(out.status.success(), "cargo tree: {}", String::from_utf8_lossy(&out.stderr));
+    let tree = String::from_utf8(out.stdout).unwrap();
+    assert!(tree.lines().any(|l| l.starts_with("prbench-annotate ")), "{tree}");
+    let servers: Vec<&str> = tree.lines().filter(|l| l.starts_with("axum ")).collect();
+    assert!(servers.is_empty(), "prbench-report compiles {servers:?}: depend on prbench-annotate without its `server` feature");
 }
