@@ -17,7 +17,10 @@
 //!
 //! Each module turns its options into a report (`measure`) and the report into the table the
 //! `prbench bench` command prints (`table`); progress lines go to a `log` callback, so the
-//! binary decides where they are drawn. The judge and harness benches run the `prbench` binary
+//! binary decides where they are drawn. The command line is here too: [`flags`] holds the
+//! `prbench bench` flags (clap groups) and [`command::run`] turns a parsed sub-verb into its
+//! options, runs it and hands the result to an [`command::Output`], so the binary only parses
+//! and prints. The judge and harness benches run the `prbench` binary
 //! itself as child processes ([`prbench_exe`]), so that each side's memory is its own.
 //!
 //! Errors are `anyhow` errors: every one ends as a message of `prbench bench`, and most wrap a
@@ -34,6 +37,8 @@
 pub mod all;
 pub mod annotate_load;
 pub mod child;
+pub mod command;
+pub mod flags;
 pub mod harness;
 pub mod inputs;
 pub mod judge;

@@ -1,11 +1,16 @@
-//! `bench` command-line types.
+//! The `prbench bench` flags: one clap group per sub-verb ([`BenchCommand`]), defined beside the
+//! benches that read them. [`crate::command::run`] turns them into each bench's options; the
+//! binary only parses them and hands them over. `bench serve` flattens the reward server's own
+//! groups ([`RmModelArgs`], [`ServeTuningArgs`]), so its model and server flags are
+//! `serve-reward`'s, word for word.
 
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-
-use super::RmModelArgs;
-use super::ServeTuningArgs;
+use prbench_downstream::serve::flags::ServeTuningArgs;
+use prbench_engines::flags::RmModelArgs;
+use prbench_flags::bounds::{real, seed, whole, End};
+use prbench_flags::data::data_spec;
 
 /// `bench serve` arguments.
 #[derive(Args, Debug)]
@@ -17,24 +22,24 @@ pub struct BenchServeArgs {
     #[command(flatten)]
     pub serve: ServeTuningArgs,
     /// `POST /score` requests per wave.
-    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1_000_000))]
+    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = whole::<usize>(1, 1_000_000))]
     pub requests: usize,
     /// Requests in flight at once (each holds a connection; mind `ulimit -n`).
-    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 10_000))]
+    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = whole::<usize>(1, 10_000))]
     pub concurrency: usize,
     /// Identical waves, one after the other (memory after the second shows whether it grows).
-    #[arg(long, default_value_t = 2, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
+    #[arg(long, default_value_t = 2, allow_negative_numbers = true, value_parser = whole::<usize>(1, 100))]
     pub waves: usize,
     /// Seconds before a request without an answer counts as dropped.
-    #[arg(long, default_value_t = 300, allow_negative_numbers = true, value_parser = crate::bounds::whole::<u64>(1, 86_400))]
+    #[arg(long, default_value_t = 300, allow_negative_numbers = true, value_parser = whole::<u64>(1, 86_400))]
     pub timeout: u64,
     /// Dataset whose examples fill the requests (cycled; each question is numbered, so no two
     /// bodies are equal).
-    #[arg(long, default_value = "data/sample", value_parser = crate::bounds::data_spec)]
+    #[arg(long, default_value = "data/sample", value_parser = data_spec)]
     pub data: String,
     /// Profile posts per request, rendered as the `profile:k` condition renders them (in the
     /// dataset's order).
-    #[arg(long, default_value_t = 10, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(0, 10_000))]
+    #[arg(long, default_value_t = 10, allow_negative_numbers = true, value_parser = whole::<usize>(0, 10_000))]
     pub posts: usize,
     /// Print one JSON line instead of the table.
     #[arg(long)]
@@ -45,17 +50,17 @@ pub struct BenchServeArgs {
 #[derive(Args, Debug)]
 pub struct BenchAnnotateArgs {
     /// Simulated annotators submitting at once.
-    #[arg(long, default_value_t = 50, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 10_000))]
+    #[arg(long, default_value_t = 50, allow_negative_numbers = true, value_parser = whole::<usize>(1, 10_000))]
     pub annotators: usize,
     /// Seconds they submit for.
-    #[arg(long, default_value_t = 60.0, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Open(0.0), crate::bounds::End::Closed(86_400.0), "a duration in seconds"))]
+    #[arg(long, default_value_t = 60.0, allow_negative_numbers = true, value_parser = real(End::Open(0.0), End::Closed(86_400.0), "a duration in seconds"))]
     pub seconds: f64,
     /// Items in the store (each rated by 2 annotators).
-    #[arg(long, default_value_t = 500, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1_000_000))]
+    #[arg(long, default_value_t = 500, allow_negative_numbers = true, value_parser = whole::<usize>(1, 1_000_000))]
     pub items: usize,
     /// Seconds of the reference run (the same saves straight into the store, no HTTP); 0
     /// skips it.
-    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true, value_parser = crate::bounds::real(crate::bounds::End::Closed(0.0), crate::bounds::End::Closed(86_400.0), "a duration in seconds"))]
+    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true, value_parser = real(End::Closed(0.0), End::Closed(86_400.0), "a duration in seconds"))]
     pub reference_seconds: f64,
     /// Print one JSON line instead of the table.
     #[arg(long)]
@@ -126,25 +131,25 @@ pub struct BenchJudgeArgs {
     #[arg(long, default_value = "none")]
     pub condition: String,
     /// Judge prompts per dataset.
-    #[arg(long, default_value_t = 24, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
+    #[arg(long, default_value_t = 24, allow_negative_numbers = true, value_parser = whole::<usize>(1, 100_000))]
     pub prompts: usize,
     /// Prompts the generate verdict is timed on (the first ones).
-    #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
+    #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = whole::<usize>(1, 100_000))]
     pub gen_prompts: usize,
     /// Generate verdict: most new tokens per prompt (greedy, stops at end of generation).
-    #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 32_768))]
+    #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = whole::<usize>(1, 32_768))]
     pub max_new_tokens: usize,
     /// Alternating rounds (the side that goes first alternates).
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = whole::<usize>(1, 100))]
     pub rounds: usize,
     /// CPU threads for both sides (1 to 1024).
-    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get().min(1024)), allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1024))]
+    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get().min(1024)), allow_negative_numbers = true, value_parser = whole::<usize>(1, 1024))]
     pub threads: usize,
     /// The reference's context size in tokens (default: longest prompt + --max-new-tokens + 1).
-    #[arg(long, allow_negative_numbers = true, value_parser = crate::bounds::whole::<u32>(1, 1_048_576))]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u32>(1, 1_048_576))]
     pub ref_ctx: Option<u32>,
     /// Folder for the worker inputs and logs (default: `$PRBENCH_MODELS/bench`).
-    #[arg(long, default_value_os_t = prbench_bench::default_work_dir())]
+    #[arg(long, default_value_os_t = crate::default_work_dir())]
     pub work: PathBuf,
     /// Print one JSON line instead of the table.
     #[arg(long)]
@@ -163,28 +168,28 @@ pub struct BenchRmPrefixArgs {
     #[arg(long, value_delimiter = ',', default_value = "none,profile:10")]
     pub conditions: Vec<String>,
     /// Examples per input set in the pair workloads.
-    #[arg(long, default_value_t = 8, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
+    #[arg(long, default_value_t = 8, allow_negative_numbers = true, value_parser = whole::<usize>(1, 100_000))]
     pub pairs: usize,
     /// Conditions of the best-of-N workloads (empty: no best-of-N).
     #[arg(long, value_delimiter = ',', default_value = "profile:10")]
     pub bon_conditions: Vec<String>,
     /// Prompts per input set in the best-of-N workloads.
-    #[arg(long, default_value_t = 2, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(0, 10_000))]
+    #[arg(long, default_value_t = 2, allow_negative_numbers = true, value_parser = whole::<usize>(0, 10_000))]
     pub bon_prompts: usize,
     /// Answers per best-of-N prompt (the set's other examples' chosen and rejected texts).
-    #[arg(long, default_value_t = 16, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1024))]
+    #[arg(long, default_value_t = 16, allow_negative_numbers = true, value_parser = whole::<usize>(1, 1024))]
     pub bon_n: usize,
     /// Examples per `score` call in the pair workloads (eval's batch).
-    #[arg(long, default_value_t = 8, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 4096))]
+    #[arg(long, default_value_t = 8, allow_negative_numbers = true, value_parser = whole::<usize>(1, 4096))]
     pub per_call: usize,
     /// Sequences per forward pass (the model's max batch, and transformers' batches).
-    #[arg(long, default_value_t = 8, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 4096))]
+    #[arg(long, default_value_t = 8, allow_negative_numbers = true, value_parser = whole::<usize>(1, 4096))]
     pub max_batch: usize,
     /// Timed passes per round.
-    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1000))]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = whole::<usize>(1, 1000))]
     pub repeats: usize,
     /// Rounds (the order of the sides alternates).
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = whole::<usize>(1, 100))]
     pub rounds: usize,
     /// A sequence-classification model folder (default: the bench decoder, a 6-layer Qwen2
     /// with MiniLM's tokenizer written once by tools/bench_rm.py; the committed parity
@@ -213,20 +218,20 @@ pub struct BenchJudgeOrdersArgs {
     #[arg(long, default_value = "profile:10")]
     pub condition: String,
     /// Examples per input set (each judged in both orders).
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = whole::<usize>(1, 100_000))]
     pub examples: usize,
     /// The judge's window for the bench, in prompt tokens: under `profile:k` the posts shown
     /// are fitted to it as eval fits them (2,048 keeps PRB-length contexts near ~1,500 tokens).
-    #[arg(long, default_value_t = 2048, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(16, 1_048_576))]
+    #[arg(long, default_value_t = 2048, allow_negative_numbers = true, value_parser = whole::<usize>(16, 1_048_576))]
     pub max_prompt_tokens: usize,
     /// Rounds (the side that goes first rotates).
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = whole::<usize>(1, 100))]
     pub rounds: usize,
     /// CPU threads for every side (1 to 1024).
-    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get().min(1024)), allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1024))]
+    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get().min(1024)), allow_negative_numbers = true, value_parser = whole::<usize>(1, 1024))]
     pub threads: usize,
     /// Folder for the worker inputs, logs and synthetic data (default: `$PRBENCH_MODELS/bench`).
-    #[arg(long, default_value_os_t = prbench_bench::default_work_dir())]
+    #[arg(long, default_value_os_t = crate::default_work_dir())]
     pub work: PathBuf,
     /// Print one JSON line instead of the table.
     #[arg(long)]
@@ -240,10 +245,10 @@ pub struct BenchAllArgs {
     #[arg(long)]
     pub short: bool,
     /// Alternating rounds of each bench.
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = whole::<usize>(1, 100))]
     pub rounds: usize,
     /// Judge prompts per dataset (data/sample, and P-Soups when ../shared holds it).
-    #[arg(long, default_value_t = 12, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100_000))]
+    #[arg(long, default_value_t = 12, allow_negative_numbers = true, value_parser = whole::<usize>(1, 100_000))]
     pub judge_prompts: usize,
     /// Threads, the PyTorch reference and the working folder.
     #[command(flatten)]
@@ -274,14 +279,14 @@ pub struct SyntheticBenchArgs {
     pub scale: f64,
     /// Rounds: each measured workload is repeated this many times (`harness`: the three
     /// workloads, median wall time and max peak RSS; `report`: opening the report, medians).
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = whole::<usize>(1, 100))]
     pub rounds: usize,
     /// Seed of the synthetic data and the runs.
-    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = seed)]
     pub seed: u64,
     /// Folder for the synthetic data, the runs, the child logs and the report (default:
     /// `$PRBENCH_MODELS/bench`).
-    #[arg(long, default_value_os_t = prbench_bench::default_work_dir())]
+    #[arg(long, default_value_os_t = crate::default_work_dir())]
     pub work: PathBuf,
     /// Print one JSON line instead of the table.
     #[arg(long)]
@@ -301,10 +306,10 @@ fn parse_scale(s: &str) -> Result<f64, String> {
 #[derive(Args, Debug)]
 pub struct BenchRemoteArgs {
     /// Judge requests to send.
-    #[arg(long, default_value_t = 2000, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1_000_000))]
+    #[arg(long, default_value_t = 2000, allow_negative_numbers = true, value_parser = whole::<usize>(1, 1_000_000))]
     pub requests: usize,
     /// Requests in flight at once.
-    #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 4096))]
+    #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = whole::<usize>(1, 4096))]
     pub concurrency: usize,
     /// An OpenAI-compatible base URL to load instead of the in-process fault server (loopback
     /// only, please: this sends every request as fast as it can).
@@ -314,7 +319,7 @@ pub struct BenchRemoteArgs {
     #[arg(long, default_value = "fault-model")]
     pub model: String,
     /// Dataset whose examples fill the prompts (cycled).
-    #[arg(long, default_value = "data/sample", value_parser = crate::bounds::data_spec)]
+    #[arg(long, default_value = "data/sample", value_parser = data_spec)]
     pub data: String,
     /// Print one JSON line instead of the table.
     #[arg(long)]
@@ -329,22 +334,22 @@ pub struct BenchRmArgs {
     #[arg(long, value_delimiter = ',', default_value = "decoder,minilm")]
     pub models: Vec<String>,
     /// Sequences per forward pass.
-    #[arg(long, default_value_t = 8, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 4096))]
+    #[arg(long, default_value_t = 8, allow_negative_numbers = true, value_parser = whole::<usize>(1, 4096))]
     pub batch: usize,
     /// Tokens per sequence.
-    #[arg(long, default_value_t = 256, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 512))]
+    #[arg(long, default_value_t = 256, allow_negative_numbers = true, value_parser = whole::<usize>(1, 512))]
     pub seq_len: usize,
     /// Distinct batches.
-    #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 10_000))]
+    #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = whole::<usize>(1, 10_000))]
     pub batches: usize,
     /// Timed passes over all batches (after one warm-up pass).
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1000))]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = whole::<usize>(1, 1000))]
     pub repeats: usize,
     /// Alternating rounds (prbench, then transformers); the table reports medians.
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 100))]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = whole::<usize>(1, 100))]
     pub rounds: usize,
     /// Seed of the random token ids.
-    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = seed)]
     pub seed: u64,
     /// Threads, the PyTorch reference and the working folder.
     #[command(flatten)]
@@ -359,7 +364,7 @@ pub struct BenchRmArgs {
 pub struct RmReferenceArgs {
     /// CPU threads, 1 to 1024, for both sides of a comparison: torch's and prbench's (its
     /// compute pool and candle's kernels); under `bench all`, every engine's.
-    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get().min(1024)), allow_negative_numbers = true, value_parser = crate::bounds::whole::<usize>(1, 1024))]
+    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get().min(1024)), allow_negative_numbers = true, value_parser = whole::<usize>(1, 1024))]
     pub threads: usize,
     /// Python interpreter with torch and transformers (`bench rm`'s reference).
     #[arg(long, default_value = "python3")]
@@ -368,6 +373,6 @@ pub struct RmReferenceArgs {
     #[arg(long, default_value = "tools")]
     pub tools: PathBuf,
     /// Working folder for the bench model, inputs and logs (default: `$PRBENCH_MODELS/bench`).
-    #[arg(long, default_value_os_t = prbench_bench::default_work_dir())]
+    #[arg(long, default_value_os_t = crate::default_work_dir())]
     pub work: PathBuf,
 }
