@@ -289,25 +289,15 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     fn example(id: &str, aspects: &[&str]) -> Example {
-        Example {
-            id: id.into(),
-            subset: "Art_and_Entertainment".into(),
-            question: format!("question {id}"),
-            profile: vec![],
-            rubric_aspects: aspects
-                .iter()
-                .map(|a| RubricAspect {
-                    aspect: (*a).into(),
-                    evidence: "e".into(),
-                    reason: "r".into(),
-                })
-                .collect(),
-            narrative: "n".into(),
-            category: "c".into(),
-            chosen: "x".into(),
-            rejected: "y".into(),
-            user_id: None,
-        }
+        prbench_data::ExampleBuilder::new(id)
+            .subset("Art_and_Entertainment")
+            .question(format!("question {id}"))
+            .aspects(aspects.iter().map(|a| RubricAspect::new(*a, "e", "r")))
+            .narrative("n")
+            .category("c")
+            .chosen("x")
+            .rejected("y")
+            .build()
     }
 
     fn sample(id: &str, i: usize, text: &str) -> BonSample {

@@ -230,18 +230,14 @@ mod tests {
     }
 
     fn ex(id: &str, subset: &str, q: &str) -> Example {
-        Example {
-            id: id.into(),
-            subset: subset.into(),
-            question: q.into(),
-            profile: vec![],
-            rubric_aspects: vec![],
-            narrative: "n".into(),
-            category: "c".into(),
-            chosen: "a".into(),
-            rejected: "b".into(),
-            user_id: None,
-        }
+        prbench_data::ExampleBuilder::new(id)
+            .subset(subset)
+            .question(q)
+            .narrative("n")
+            .category("c")
+            .chosen("a")
+            .rejected("b")
+            .build()
     }
 
     #[test]
