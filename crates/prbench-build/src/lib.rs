@@ -11,10 +11,13 @@
 //!
 //! Every model call goes through the run cache (key: model identity, the stage's template
 //! hash, decoding, seed and rendered prompt), so a killed build resumes with no call
-//! repeated. Entry point: [`run`].
+//! repeated. Entry point: [`run`]. `prbench build`'s flags are [`flags`], and the work behind
+//! them (checks, model loading, the closing notes) is [`front`].
 #![deny(missing_docs)]
 
 pub mod error;
+pub mod flags;
+pub mod front;
 pub mod manifest;
 pub mod prompts;
 pub mod report;

@@ -5,17 +5,16 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod bon;
-mod build;
 mod correlate;
 mod export;
 mod train;
 pub use bon::*;
-pub use build::*;
 pub use correlate::*;
 pub use export::*;
 pub use train::*;
 // Each verb's flags are defined with the library that reads them.
 pub use prbench_annotate::flags::*;
+pub use prbench_build::flags::*;
 pub use prbench_bench::flags::*;
 pub use prbench_downstream::serve::flags::ServeRewardArgs;
 pub use prbench_engines::evaluate::EvalArgs;

@@ -1,11 +1,15 @@
-//! `prbench build` arguments.
+//! The flags of `prbench build`, as a clap group: the binary parses them and [`crate::front`]
+//! does the work. The data flags are [`prbench_flags::data::DataArgs`], the remote engines'
+//! [`prbench_engines::flags::RemoteArgs`]; every numeric flag has a bounded parser from
+//! [`prbench_flags::bounds`].
 
 use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{DataArgs, RemoteArgs};
-use crate::bounds::{real, whole, End};
+use prbench_engines::flags::RemoteArgs;
+use prbench_flags::bounds::{real, whole, End};
+use prbench_flags::data::DataArgs;
 
 /// `build` arguments: generate chosen/rejected pairs, audit them, filter, export.
 #[derive(Args, Debug)]
@@ -24,7 +28,7 @@ pub struct BuildArgs {
     pub judge: Option<String>,
     /// Skip the audit (help: `prbench_build::settings::SKIP_AUDIT_RULE`, the card's and the
     /// report's words).
-    #[arg(long, help = format!("Skip the audit: {}; the dataset card says so", prbench_build::settings::SKIP_AUDIT_RULE))]
+    #[arg(long, help = format!("Skip the audit: {}; the dataset card says so", crate::settings::SKIP_AUDIT_RULE))]
     pub skip_audit: bool,
     /// The output folder (new, empty, or a previous build's, which is then resumed/rebuilt).
     #[arg(long)]
@@ -40,7 +44,7 @@ pub struct BuildArgs {
     #[arg(long, allow_negative_numbers = true, value_parser = whole::<usize>(1, 10_000_000))]
     pub limit: Option<usize>,
     /// Run seed; each answer's sampling seed is sha256(seed, example id, side).
-    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = crate::bounds::seed)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = prbench_flags::bounds::seed)]
     pub seed: u64,
     /// Profile posts shown to the generator (top-k by the ranking, as for `profile:k`).
     #[arg(long, default_value_t = 10, allow_negative_numbers = true, value_parser = whole::<usize>(0, 10_000))]
