@@ -4,9 +4,12 @@
 //! [`prbench_models::RewardModel`]: PAL scores an unseen user after a few gradient steps on
 //! that user's history, so its scoring needs the trainer, and both live here, apart from the
 //! inference-only engines. Both take one [`options::RunOptions`] (the flags they share, and
-//! the method's own training settings).
+//! the method's own training settings). `prbench train`'s flags are [`flags`], and what the
+//! command does between them and the pipelines is [`front`].
 #![deny(missing_docs)]
 
 pub mod bt;
+pub mod flags;
+pub mod front;
 pub mod options;
 pub mod pal;

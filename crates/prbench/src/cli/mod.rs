@@ -7,11 +7,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 mod bon;
 mod correlate;
 mod export;
-mod train;
 pub use bon::*;
 pub use correlate::*;
 pub use export::*;
-pub use train::*;
 // Each verb's flags are defined with the library that reads them.
 pub use prbench_annotate::flags::*;
 pub use prbench_build::flags::*;
@@ -20,6 +18,7 @@ pub use prbench_downstream::serve::flags::ServeRewardArgs;
 pub use prbench_engines::evaluate::EvalArgs;
 pub use prbench_engines::flags::{RemoteArgs, ScalarRmArgs, VerdictMode};
 pub use prbench_flags::data::DataArgs;
+pub use prbench_train::flags::*;
 
 /// prbench: does a reward model prefer the answer that fits this user?
 #[derive(Parser, Debug)]
