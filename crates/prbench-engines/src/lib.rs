@@ -5,7 +5,8 @@
 //! [`prbench_eval::evaluation::Engines`]; [`retrieve`] builds the retriever a `--retriever`
 //! value names; [`prepare`] readies a loaded model for the data (leak check, PAL adaptation,
 //! preflight); [`flags`] are the model-loading flags; [`evaluate`] is the `eval` verb's flags
-//! and what they become (checked combinations, the evaluation's options, the retry hint).
+//! and what they become (checked combinations, the evaluation's options, the retry hint);
+//! [`export`] is the `export` verb's (training data from the rendered inputs).
 //!
 //! This is the one crate that depends on every engine crate (`prbench-llm`, `prbench-rm`,
 //! `prbench-train`, `prbench-remote`); the libraries below it take engines as trait objects.
@@ -13,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod evaluate;
+pub mod export;
 pub mod flags;
 pub mod generators;
 pub mod load;

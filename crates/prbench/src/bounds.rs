@@ -2,7 +2,6 @@
 //! are [`prbench_flags::bounds`], re-exported here for the binary's own clap groups.
 
 pub use prbench_flags::bounds::*;
-pub use prbench_flags::data::data_spec;
 
 #[cfg(test)]
 mod tests {

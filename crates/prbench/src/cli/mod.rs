@@ -6,17 +6,15 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod bon;
 mod correlate;
-mod export;
 pub use bon::*;
 pub use correlate::*;
-pub use export::*;
 // Each verb's flags are defined with the library that reads them.
 pub use prbench_annotate::flags::*;
 pub use prbench_build::flags::*;
 pub use prbench_bench::flags::*;
 pub use prbench_downstream::serve::flags::ServeRewardArgs;
 pub use prbench_engines::evaluate::EvalArgs;
-pub use prbench_engines::flags::{RemoteArgs, ScalarRmArgs, VerdictMode};
+pub use prbench_engines::export::ExportArgs;
 pub use prbench_flags::data::DataArgs;
 pub use prbench_train::flags::*;
 
