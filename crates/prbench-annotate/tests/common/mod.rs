@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 #[allow(unused_imports)]
 pub use http::*;
 
-use prbench_data::{Example, ProfilePost, RubricAspect};
+use prbench_data::{Example, ExampleBuilder};
 
 /// The probes every text field of [`hostile_example`] carries.
 pub const XSS: &str = "<script>alert(1)</script> <img src=x onerror=alert(2)> </svg>";
@@ -16,36 +16,22 @@ pub const XSS: &str = "<script>alert(1)</script> <img src=x onerror=alert(2)> </
 /// `n` examples in two subsets, ids `q0…`, chosen `CHOSEN i`, rejected `REJECTED i`.
 pub fn examples(n: usize) -> Vec<Example> {
     (0..n)
-        .map(|i| Example {
-            id: format!("q{i}"),
-            subset: if i % 2 == 0 {
-                "Art_and_Entertainment".into()
-            } else {
-                "Lifestyle_and_Personal_Development".into()
-            },
-            question: format!("QUESTION {i}: how do I start?"),
-            profile: vec![
-                ProfilePost {
-                    id: format!("p{i}a"),
-                    category: "Hobbies".into(),
-                    text: format!("POST {i} A"),
-                },
-                ProfilePost {
-                    id: format!("p{i}b"),
-                    category: String::new(),
-                    text: format!("POST {i} B"),
-                },
-            ],
-            rubric_aspects: vec![RubricAspect {
-                aspect: format!("ASPECT {i}"),
-                evidence: format!("EVIDENCE {i}"),
-                reason: format!("REASON {i}"),
-            }],
-            narrative: format!("NARRATIVE {i}"),
-            category: "Hobbies".into(),
-            chosen: format!("CHOSEN {i}"),
-            rejected: format!("REJECTED {i}"),
-            user_id: None,
+        .map(|i| {
+            ExampleBuilder::new(format!("q{i}"))
+                .subset(if i % 2 == 0 {
+                    "Art_and_Entertainment"
+                } else {
+                    "Lifestyle_and_Personal_Development"
+                })
+                .question(format!("QUESTION {i}: how do I start?"))
+                .post(format!("p{i}a"), "Hobbies", format!("POST {i} A"))
+                .post(format!("p{i}b"), "", format!("POST {i} B"))
+                .aspect(format!("ASPECT {i}"), format!("EVIDENCE {i}"), format!("REASON {i}"))
+                .narrative(format!("NARRATIVE {i}"))
+                .category("Hobbies")
+                .chosen(format!("CHOSEN {i}"))
+                .rejected(format!("REJECTED {i}"))
+                .build()
         })
         .collect()
 }
