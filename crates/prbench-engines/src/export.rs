@@ -19,7 +19,7 @@ use prbench_eval::training_export::{manifest_path, render, write, ExportOptions,
 use prbench_models::assets::default_model_path;
 use prbench_models::spec::ModelSpec;
 
-use crate::flags::RemoteArgs;
+use crate::flags::{ConnectionArgs, ConnectionWording, RemoteArgs};
 use crate::generators::SpecEngines;
 
 /// Row formats of `export` (see `prbench_eval::training_export`).
@@ -48,10 +48,12 @@ impl TrainingExportFormat {
     }
 }
 
-/// `export` arguments. The data and remote flags are export's own fields (not the shared
-/// `DataArgs`/`RemoteArgs`) so that `prbench export --help` describes what each does here, and
-/// export has no flag it would ignore (an `openai:` planner reads only the connection settings:
-/// eval's planner decodes greedily, with no sampling or request extras).
+/// `export` arguments. The data flags are export's own fields (not the shared `DataArgs`) so
+/// that `prbench export --help` describes what each does here; of the remote flags it takes
+/// only the connection group ([`ConnectionArgs`], worded for the planner by
+/// [`PlannerWording`]), not all of `RemoteArgs`, so export has no flag it would ignore (an
+/// `openai:` planner reads only the connection settings: eval's planner decodes greedily, with
+/// no sampling or request extras).
 #[derive(Args, Debug)]
 pub struct ExportArgs {
     /// Dataset to export from, with preference pairs (and rubric aspects for trl-sft-planner and
@@ -113,27 +115,23 @@ pub struct ExportArgs {
     /// Neither read nor write the cache.
     #[arg(long, conflicts_with = "cache")]
     pub no_cache: bool,
-    /// `--planner openai:…` only: planner requests in flight at once, over all replicas, 1 to
-    /// 4096 [default: 16].
-    #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::whole::<usize>(1, 4096))]
-    pub concurrency: Option<usize>,
-    /// `--planner openai:…` only: seconds before a planner request is abandoned and retried,
-    /// more than 0 and at most 86400 (a day) [default: 120].
-    #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::real(prbench_flags::bounds::End::Open(0.0), prbench_flags::bounds::End::Closed(86_400.0), "seconds"))]
-    pub timeout: Option<f64>,
-    /// `--planner openai:…` only: retries of a planner request after a 429, a 5xx, a timeout or
-    /// a dropped connection (exponential backoff with jitter, honouring Retry-After) before its
-    /// example is left out (counted), 0 to 100 [default: 6].
-    #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::whole::<u32>(0, 100))]
-    pub max_retries: Option<u32>,
-    /// `--planner openai:…` only: the environment variable holding the planner server's API
-    /// key, sent as a Bearer token and never logged or written; unset or empty means no
-    /// Authorization header [default: OPENAI_API_KEY].
-    #[arg(long)]
-    pub api_key_env: Option<String>,
+    /// The planner server's connection (`--planner openai:…` only).
+    #[command(flatten)]
+    pub connection: ConnectionArgs<PlannerWording>,
     /// No progress bar (the closing summary of what was written still goes to stderr).
     #[arg(long)]
     pub quiet: bool,
+}
+
+/// `export`'s wording of the connection flags: they apply to its planner only.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PlannerWording;
+
+impl ConnectionWording for PlannerWording {
+    const CONCURRENCY: &'static str = "`--planner openai:…` only: planner requests in flight at once, over all replicas, 1 to 4096 [default: 16]";
+    const TIMEOUT: &'static str = "`--planner openai:…` only: seconds before a planner request is abandoned and retried, more than 0 and at most 86400 (a day) [default: 120]";
+    const MAX_RETRIES: &'static str = "`--planner openai:…` only: retries of a planner request after a 429, a 5xx, a timeout or a dropped connection (exponential backoff with jitter, honouring Retry-After) before its example is left out (counted), 0 to 100 [default: 6]";
+    const API_KEY_ENV: &'static str = "`--planner openai:…` only: the environment variable holding the planner server's API key, sent as a Bearer token and never logged or written; unset or empty means no Authorization header [default: OPENAI_API_KEY]";
 }
 
 /// `--condition`: one condition per export (every row of a file is rendered under it), so a list
@@ -152,18 +150,12 @@ fn parse_condition(text: Option<&str>) -> Result<Condition> {
 impl ExportArgs {
     /// The planner's remote settings as the shared engine loader takes them.
     pub fn remote(&self) -> RemoteArgs {
-        RemoteArgs {
-            concurrency: self.concurrency,
-            timeout: self.timeout,
-            max_retries: self.max_retries,
-            api_key_env: self.api_key_env.clone(),
-            ..RemoteArgs::default()
-        }
+        RemoteArgs { connection: self.connection.reworded(), ..RemoteArgs::default() }
     }
 
     /// The remote flags given, by name.
     pub fn remote_given(&self) -> Vec<&'static str> {
-        self.remote().given()
+        self.connection.given()
     }
 
     /// Whether the planner runs: a reward format under `--condition planner`.

@@ -1,7 +1,9 @@
 //! The flags every front-end that loads a model shares, as clap argument groups: the scalar
 //! reward model's ([`ScalarRmArgs`]), the remote engines' ([`RemoteArgs`]) and a judge's verdict
-//! mode ([`VerdictMode`]). Every value is optional, so a flag that was given can be told from
-//! one that was not; the defaults are in the accessors.
+//! mode ([`VerdictMode`]). The connection flags of a remote server ([`ConnectionArgs`]) are one
+//! group, flattened into [`RemoteArgs`] and into `export`'s flags, each worded for its command
+//! by a [`ConnectionWording`]. Every value is optional, so a flag that was given can be told
+//! from one that was not; the defaults are in the accessors.
 
 use std::path::PathBuf;
 
@@ -47,23 +49,9 @@ impl ScalarRmArgs {
 /// the defaults are in the accessors.
 #[derive(Args, Debug, Clone, Default)]
 pub struct RemoteArgs {
-    /// Remote engines: requests in flight at once, over all replicas, 1 to 4096 [default: 16].
-    #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::whole::<usize>(1, 4096))]
-    pub concurrency: Option<usize>,
-    /// Remote engines: seconds before a request is abandoned and retried, more than 0 and at
-    /// most 86400 (a day) [default: 120].
-    #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::real(prbench_flags::bounds::End::Open(0.0), prbench_flags::bounds::End::Closed(86_400.0), "seconds"))]
-    pub timeout: Option<f64>,
-    /// Remote engines: retries after a 429, a 5xx, a timeout or a dropped connection (with
-    /// exponential backoff and jitter, honouring Retry-After) before the item is an error, 0 to
-    /// 100 [default: 6].
-    #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::whole::<u32>(0, 100))]
-    pub max_retries: Option<u32>,
-    /// Remote engines: the environment variable holding the API key, sent as a Bearer token and
-    /// never logged or written; unset or empty means no Authorization header
-    /// [default: OPENAI_API_KEY].
-    #[arg(long)]
-    pub api_key_env: Option<String>,
+    /// The connection to the servers (concurrency, timeout, retries, API key).
+    #[command(flatten)]
+    pub connection: ConnectionArgs<EngineWording>,
     /// Sampling temperature in [0, 2] (the OpenAI API's range): `openai:` judges default to 0 (greedy);
     /// `bon sample` uses it for the policy (any engine) and defaults to 1.0; `build` for the
     /// answers (any engine; the audit is greedy) and defaults to 0.7.
@@ -89,17 +77,13 @@ pub struct RemoteArgs {
 impl RemoteArgs {
     /// Requests in flight.
     pub fn concurrency(&self) -> usize {
-        self.concurrency.unwrap_or(16)
+        self.connection.concurrency.unwrap_or(16)
     }
 
     /// The flags given, by name (for "applies to remote engines only" errors).
     pub fn given(&self) -> Vec<&'static str> {
-        let mut v = Vec::new();
+        let mut v = self.connection.given();
         for (name, set) in [
-            ("--concurrency", self.concurrency.is_some()),
-            ("--timeout", self.timeout.is_some()),
-            ("--max-retries", self.max_retries.is_some()),
-            ("--api-key-env", self.api_key_env.is_some()),
             ("--temperature", self.temperature.is_some()),
             ("--top-p", self.top_p.is_some()),
             ("--request-extra", self.request_extra.is_some()),
@@ -110,6 +94,80 @@ impl RemoteArgs {
             }
         }
         v
+    }
+}
+
+/// The wording of the connection flags ([`ConnectionArgs`]) for the command that flattens
+/// them: each text is one line of `--help`, without a closing period.
+pub trait ConnectionWording {
+    /// `--concurrency`.
+    const CONCURRENCY: &'static str;
+    /// `--timeout`.
+    const TIMEOUT: &'static str;
+    /// `--max-retries`.
+    const MAX_RETRIES: &'static str;
+    /// `--api-key-env`.
+    const API_KEY_ENV: &'static str;
+}
+
+/// The wording of [`RemoteArgs`]: the connection of every remote engine.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EngineWording;
+
+impl ConnectionWording for EngineWording {
+    const CONCURRENCY: &'static str =
+        "Remote engines: requests in flight at once, over all replicas, 1 to 4096 [default: 16]";
+    const TIMEOUT: &'static str = "Remote engines: seconds before a request is abandoned and retried, more than 0 and at most 86400 (a day) [default: 120]";
+    const MAX_RETRIES: &'static str = "Remote engines: retries after a 429, a 5xx, a timeout or a dropped connection (with exponential backoff and jitter, honouring Retry-After) before the item is an error, 0 to 100 [default: 6]";
+    const API_KEY_ENV: &'static str = "Remote engines: the environment variable holding the API key, sent as a Bearer token and never logged or written; unset or empty means no Authorization header [default: OPENAI_API_KEY]";
+}
+
+/// How prbench connects to a remote server: requests in flight, timeout, retries and the API
+/// key's variable, one definition (names, bounds, defaults) for every command that takes them.
+/// `W` words their help for the command ([`EngineWording`] in [`RemoteArgs`]; `export` words
+/// them for its planner). Every value is optional, so a flag that was given can be told from
+/// one that was not; the defaults are applied by [`crate::load::remote_options`].
+#[derive(Args, Debug, Clone, Default)]
+pub struct ConnectionArgs<W: ConnectionWording> {
+    /// `--concurrency` (help: [`ConnectionWording::CONCURRENCY`]).
+    #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::whole::<usize>(1, 4096), help = W::CONCURRENCY)]
+    pub concurrency: Option<usize>,
+    /// `--timeout` in seconds (help: [`ConnectionWording::TIMEOUT`]).
+    #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::real(prbench_flags::bounds::End::Open(0.0), prbench_flags::bounds::End::Closed(86_400.0), "seconds"), help = W::TIMEOUT)]
+    pub timeout: Option<f64>,
+    /// `--max-retries` (help: [`ConnectionWording::MAX_RETRIES`]).
+    #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::whole::<u32>(0, 100), help = W::MAX_RETRIES)]
+    pub max_retries: Option<u32>,
+    /// `--api-key-env` (help: [`ConnectionWording::API_KEY_ENV`]).
+    #[arg(long, help = W::API_KEY_ENV)]
+    pub api_key_env: Option<String>,
+    #[arg(skip)]
+    wording: std::marker::PhantomData<W>,
+}
+
+impl<W: ConnectionWording> ConnectionArgs<W> {
+    /// The same values under another wording (the help differs, never the values).
+    pub fn reworded<V: ConnectionWording>(&self) -> ConnectionArgs<V> {
+        ConnectionArgs {
+            concurrency: self.concurrency,
+            timeout: self.timeout,
+            max_retries: self.max_retries,
+            api_key_env: self.api_key_env.clone(),
+            wording: std::marker::PhantomData,
+        }
+    }
+
+    /// The flags given, by name.
+    pub fn given(&self) -> Vec<&'static str> {
+        [
+            ("--concurrency", self.concurrency.is_some()),
+            ("--timeout", self.timeout.is_some()),
+            ("--max-retries", self.max_retries.is_some()),
+            ("--api-key-env", self.api_key_env.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect()
     }
 }
 

@@ -384,15 +384,17 @@ fn local_judge(engine: GgufEngine, args: &LoadSettings<'_>) -> Result<Box<dyn Ju
 
 /// The HTTP settings of a remote engine, from the flags.
 pub fn remote_options(r: &RemoteArgs) -> Result<RemoteOptions> {
-    let timeout = r.timeout.unwrap_or(120.0);
+    let timeout = r.connection.timeout.unwrap_or(120.0);
     if !(timeout.is_finite() && timeout > 0.0 && timeout <= 86_400.0) {
         bail!("--timeout is in seconds, more than 0 and at most 86400 (a day); got {timeout}");
     }
     Ok(RemoteOptions {
         concurrency: r.concurrency(),
         timeout: std::time::Duration::from_secs_f64(timeout),
-        max_retries: r.max_retries.unwrap_or(6),
-        api_key_env: Some(r.api_key_env.clone().unwrap_or_else(|| "OPENAI_API_KEY".into())),
+        max_retries: r.connection.max_retries.unwrap_or(6),
+        api_key_env: Some(
+            r.connection.api_key_env.clone().unwrap_or_else(|| "OPENAI_API_KEY".into()),
+        ),
         ..RemoteOptions::default()
     })
 }

@@ -7,7 +7,6 @@ pub use prbench_flags::bounds::*;
 mod tests {
     use clap::CommandFactory;
 
-    use super::*;
     use crate::cli::Cli;
 
     /// The type id a parser yielding `T` reports.
