@@ -30,4 +30,46 @@ pub enum BonError {
     /// An expected best-of-k value could not be computed.
     #[error("best-of-k: {0}")]
     BestOfK(#[from] prbench_stats::best_of_k::BestOfKError),
+    /// A step refuses its options or the state of its folder before it writes anything (a
+    /// sampling setting out of range, an output that exists, a condition Best-of-N does not
+    /// score under); the message names the flag and what to do.
+    #[error("{0}")]
+    Refused(String),
+    /// The dataset could not be loaded.
+    #[error("{context}")]
+    Dataset {
+        /// Which dataset, and where its spec came from.
+        context: String,
+        /// Cause (boxed: a data error is large).
+        #[source]
+        source: Box<prbench_data::DataError>,
+    },
+    /// A folder or file of the BoN folder could not be created or written.
+    #[error("{context}")]
+    Io {
+        /// What was being written.
+        context: String,
+        /// Cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A model spec is malformed.
+    #[error(transparent)]
+    Model(#[from] prbench_models::ModelError),
+    /// A local GGUF model could not be loaded.
+    #[error("{context}")]
+    Load {
+        /// Which model.
+        context: String,
+        /// Cause.
+        #[source]
+        source: prbench_models::ModelError,
+    },
+    /// The engine factory (`prbench_engines`) failed to load or prepare a model; shown as its own
+    /// error, causes kept.
+    #[error(transparent)]
+    Engine(prbench_models::BoxError),
+    /// The table could not be serialized.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
 }

@@ -441,6 +441,16 @@ mod tests {
         }
     }
 
+    /// One reward model, `rm` (spec `baseline:x`, condition `none`), with these scores.
+    fn one_model(scores: Vec<BonScore>) -> Vec<ModelScores> {
+        vec![ModelScores {
+            name: "rm".into(),
+            spec: "baseline:x".into(),
+            condition: "none".into(),
+            scores,
+        }]
+    }
+
     /// Two examples, N = 3. Example a: rubric [0, 2, 1], RM [1, 3, 2] (agrees); example b:
     /// rubric [2, 0, 0], RM [0, 5, 5] (disagrees, ties at the top). By hand:
     /// - a: k=1 mean 1; k=2 subsets {0,1}→2, {0,2}→1, {1,2}→2 → 5/3; k=3 → 2.
@@ -468,20 +478,7 @@ mod tests {
             score("b", 1, Some(5.0)),
             score("b", 2, Some(5.0)),
         ];
-        let t = build(
-            &samples,
-            3,
-            "j",
-            &js,
-            &[ModelScores {
-                name: "rm".into(),
-                spec: "baseline:x".into(),
-                condition: "none".into(),
-                scores: rm,
-            }],
-            Some(&[1, 2, 3]),
-        )
-        .unwrap();
+        let t = build(&samples, 3, "j", &js, &one_model(rm), Some(&[1, 2, 3])).unwrap();
         let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-12, "{a} vs {b}");
         let rmrow = &t.rows[2];
         close(rmrow.curve[0].per_subset["s1"], 1.0);
@@ -517,20 +514,7 @@ mod tests {
             score("b", 0, Some(1.0)),
             score("b", 1, None),
         ];
-        let t = build(
-            &samples,
-            2,
-            "j",
-            &js,
-            &[ModelScores {
-                name: "rm".into(),
-                spec: "baseline:x".into(),
-                condition: "none".into(),
-                scores: rm,
-            }],
-            None,
-        )
-        .unwrap();
+        let t = build(&samples, 2, "j", &js, &one_model(rm), None).unwrap();
         assert_eq!(
             (t.judged_examples, t.excluded.judge_unparsed, t.unparsed_judgements),
             (1, 1, 1)
@@ -622,18 +606,10 @@ mod tests {
         let samples: Vec<BonSample> = (0..2).map(|i| sample("a", "s", i)).collect();
         let good = || vec![judgement("a", 0, Some(vec![1])), judgement("a", 1, Some(vec![2]))];
         let rm = |v: f64| vec![score("a", 0, Some(1.0)), score("a", 1, Some(v))];
-        let model = |scores| {
-            vec![ModelScores {
-                name: "rm".into(),
-                spec: "baseline:x".into(),
-                condition: "none".into(),
-                scores,
-            }]
-        };
         let err = |js: Vec<RubricJudgement>, scores: Vec<BonScore>| {
-            build(&samples, 2, "j", &js, &model(scores), None).unwrap_err().to_string()
+            build(&samples, 2, "j", &js, &one_model(scores), None).unwrap_err().to_string()
         };
-        assert!(build(&samples, 2, "j", &good(), &model(rm(2.0)), None).is_ok());
+        assert!(build(&samples, 2, "j", &good(), &one_model(rm(2.0)), None).is_ok());
         let mut dup = good();
         dup.push(judgement("a", 1, Some(vec![0])));
         assert!(err(dup, rm(2.0)).contains("judgements `j` records 2 and 3"));
