@@ -6,24 +6,12 @@
 mod common;
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::remote::*;
 use common::*;
 use prbench_fault_server::{Fault, FaultRule, FaultServer, ServerConfig};
-
-fn read_outcomes(dir: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(dir.join("outcomes.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-fn read_json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
 
 /// An outcome without the fields that differ between two runs of the same items (wall time).
 fn comparable(mut o: serde_json::Value) -> serde_json::Value {
@@ -56,7 +44,7 @@ fn judge_requests(server: &FaultServer) -> Vec<prbench_fault_server::RequestReco
 #[test]
 fn openai_judge_survives_every_fault_with_the_same_verdicts_as_a_clean_server() {
     let tmp = tempfile::tempdir().unwrap();
-    let clean = FaultServer::start(ServerConfig::default()).unwrap();
+    let clean = clean_server();
     // Every request body fails three times — 429 with Retry-After, a truncated JSON body, a
     // dropped connection — then gets its answer; one question's body also times out once.
     let faulty = FaultServer::start(
@@ -244,10 +232,7 @@ fn served_reward_models_score_every_pair_through_retries() {
     // Both servers score an answer by its length (characters / 100), so each item's result must
     // equal the `longer` control baseline's on the same item.
     let tmp = tempfile::tempdir().unwrap();
-    let server = FaultServer::start(
-        ServerConfig::default().with_rule(FaultRule::new("", Fault::ServerError).times(1)),
-    )
-    .unwrap();
+    let server = first_attempt_fails_server();
     for (id, model) in [
         ("vllm", format!("vllm-classify:rm@{}", server.base_url())),
         ("rs", format!("reward-server:{}", server.base_url())),
@@ -532,7 +517,7 @@ fn openai_judge_on_a_real_llama_server_matches_the_in_process_engine() {
 #[test]
 fn a_multi_condition_run_resumes_its_unfinished_condition_and_skips_the_finished_one() {
     let tmp = tempfile::tempdir().unwrap();
-    let server = FaultServer::start(ServerConfig::default()).unwrap();
+    let server = clean_server();
     let model = format!("openai:fault-model@{}", server.openai_base());
     let args = [
         "eval",
@@ -598,18 +583,10 @@ fn a_server_url_without_its_scheme_is_refused_before_any_request() {
     assert!(!tmp.path().join("runs").exists());
 }
 
-/// A loopback URL where nothing listens (a port the OS just handed out and took back).
-fn dead_url() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    drop(listener);
-    format!("http://127.0.0.1:{port}")
-}
-
 #[test]
 fn reward_server_is_probed_at_load_and_a_dead_url_is_refused_by_name() {
     let tmp = tempfile::tempdir().unwrap();
-    let server = FaultServer::start(ServerConfig::default()).unwrap();
+    let server = clean_server();
     let dead = dead_url();
     let eval = |model: &str, id: &str| {
         prbench(
@@ -671,14 +648,8 @@ fn reward_server_is_probed_at_load_and_a_dead_url_is_refused_by_name() {
 #[test]
 fn served_reward_models_are_probed_at_load_and_a_dead_url_is_refused_by_name() {
     let tmp = tempfile::tempdir().unwrap();
-    let template = tmp.path().join("rm-template");
-    std::fs::create_dir_all(&template).unwrap();
-    std::fs::write(
-        template.join("chat_template.jinja"),
-        "{% for m in messages %}{{ m['content'] }}\n{% endfor %}",
-    )
-    .unwrap();
-    let template = format!("dir:{}", template.display());
+    let template =
+        template_dir(tmp.path(), "{% for m in messages %}{{ m['content'] }}\n{% endfor %}", None);
     let dead = dead_url();
     let data = sample();
     for (id, model, server) in [
@@ -775,7 +746,7 @@ fn the_remote_summary_says_failed_without_claiming_retries_that_were_not_made() 
 #[test]
 fn a_reward_server_root_given_with_v1_is_refused_before_any_request_with_the_spec_to_type() {
     let tmp = tempfile::tempdir().unwrap();
-    let server = FaultServer::start(ServerConfig::default()).unwrap();
+    let server = clean_server();
     let root = server.base_url();
     for kind in ["vllm-classify", "sglang-classify", "tei", "openrlhf"] {
         let model = format!("{kind}:org/rm@{root}/v1");

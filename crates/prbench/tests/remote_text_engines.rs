@@ -9,17 +9,13 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
+use common::remote::*;
 use common::*;
-use prbench_fault_server::{Fault, FaultRule, FaultServer, ServerConfig};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// The test model's chat template (BOS `<s>` from tokenizer_config.json).
 const TEMPLATE: &str = "{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}<|end|>\n{% endfor %}{% if add_generation_prompt %}<|assistant|>\n{% endif %}";
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
 
 /// The fixture's examples: `(id, question, chosen, rejected)`.
 fn fixture() -> Vec<(String, String, String, String)> {
@@ -37,16 +33,9 @@ fn fixture() -> Vec<(String, String, String, String)> {
     out
 }
 
+/// `root/rm-template` with [`TEMPLATE`] and its tokenizer config; returns its `dir:` spec.
 fn model_dir(root: &Path) -> String {
-    let dir = root.join("rm-template");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("chat_template.jinja"), TEMPLATE).unwrap();
-    std::fs::write(
-        dir.join("tokenizer_config.json"),
-        r#"{"bos_token": "<s>", "eos_token": "<|end|>"}"#,
-    )
-    .unwrap();
-    format!("dir:{}", dir.display())
+    template_dir(root, TEMPLATE, Some(r#"{"bos_token": "<s>", "eos_token": "<|end|>"}"#))
 }
 
 #[test]
@@ -59,10 +48,7 @@ fn text_engines_score_the_rendered_conversation_through_eval() {
     let want_correct = examples.iter().filter(|e| chars(&e.2) > chars(&e.3)).count();
     assert!(examples.iter().all(|e| chars(&e.2) != chars(&e.3)), "no ties in the fixture");
     // Every request body's first attempt gets a 500.
-    let server = FaultServer::start(
-        ServerConfig::default().with_rule(FaultRule::new("", Fault::ServerError).times(1)),
-    )
-    .unwrap();
+    let server = first_attempt_fails_server();
     for (kind, base, path, keeps_bos) in [
         ("sglang-classify", server.sglang_base(), "/sglang/classify", false),
         ("tei", server.base_url(), "/predict", false),
@@ -174,7 +160,7 @@ fn text_engines_score_the_rendered_conversation_through_eval() {
 #[test]
 fn a_missing_chat_template_is_a_clear_error() {
     let tmp = tempfile::tempdir().unwrap();
-    let server = FaultServer::start(ServerConfig::default()).unwrap();
+    let server = clean_server();
     let empty = tmp.path().join("no-template");
     std::fs::create_dir_all(&empty).unwrap();
     let model = format!("tei:test/rm@{}", server.base_url());
@@ -291,7 +277,7 @@ fn a_missing_chat_template_is_a_clear_error() {
 fn label_index_is_accepted_for_tei_and_sglang_and_refused_for_openrlhf() {
     let tmp = tempfile::tempdir().unwrap();
     let template = model_dir(tmp.path());
-    let server = FaultServer::start(ServerConfig::default()).unwrap();
+    let server = clean_server();
     // The fault server's heads have one label, `LABEL_0` (TEI's GET /info says so): label 0 is
     // read by name for TEI, by position for SGLang, and the scores are those without the flag.
     for (kind, base) in [("tei", server.base_url()), ("sglang-classify", server.sglang_base())] {
@@ -360,9 +346,7 @@ fn label_index_is_accepted_for_tei_and_sglang_and_refused_for_openrlhf() {
 #[test]
 fn an_unreachable_hub_is_named_as_such_not_as_an_invalid_spec() {
     let tmp = tempfile::tempdir().unwrap();
-    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let hub = format!("http://127.0.0.1:{}", dead.local_addr().unwrap().port());
-    drop(dead);
+    let hub = dead_url();
     let out = Command::new(env!("CARGO_BIN_EXE_prbench"))
         .args([
             "eval",
@@ -406,7 +390,7 @@ fn preflight_text(stderr: &str) -> String {
 fn preflight_shows_the_exact_text_each_rendering_engine_sends_without_contacting_the_server() {
     let tmp = tempfile::tempdir().unwrap();
     let template = model_dir(tmp.path());
-    let server = FaultServer::start(ServerConfig::default()).unwrap();
+    let server = clean_server();
     for (kind, base, keeps_bos) in [
         ("sglang-classify", server.sglang_base(), false),
         ("tei", server.base_url(), false),
@@ -507,7 +491,7 @@ fn preflight_shows_the_exact_text_each_rendering_engine_sends_without_contacting
 fn an_openrlhf_run_reports_its_prompt_tokens_as_unknown_not_0() {
     let tmp = tempfile::tempdir().unwrap();
     let template = model_dir(tmp.path());
-    let server = FaultServer::start(ServerConfig::default()).unwrap();
+    let server = clean_server();
     // OpenRLHF's reply has no token count; no --run-id, so the default id is used too.
     let out = prbench(
         &[

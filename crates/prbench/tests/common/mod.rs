@@ -1,6 +1,8 @@
 //! Helpers shared by the binary's integration tests: run the real `prbench` binary in a folder.
 #![allow(dead_code)]
 
+pub mod remote;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
