@@ -68,7 +68,7 @@ pub enum BonError {
     /// The engine factory (`prbench_engines`) failed to load or prepare a model; shown as its own
     /// error, causes kept.
     #[error(transparent)]
-    Engine(prbench_models::BoxError),
+    Engine(Box<dyn std::error::Error + Send + Sync>),
     /// The table could not be serialized.
     #[error(transparent)]
     Json(#[from] serde_json::Error),

@@ -107,7 +107,7 @@ fn cache_note(cache: Option<&Arc<Cache>>, counters: &CacheCounters, reporter: &d
 }
 
 /// An error of the engine factory (`prbench_engines`), kept with its causes.
-fn engine(e: impl Into<prbench_models::BoxError>) -> BonError {
+fn engine(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> BonError {
     BonError::Engine(e.into())
 }
 
