@@ -321,13 +321,13 @@ fn chat_renderer(text: &str, model: &str, flag: Option<&str>) -> Result<ChatRend
             Ok(hub) => hub,
             // Getting the files failed (offline and not cached, hub unreachable, no such repo): a
             // network/offline failure, not an invalid spec.
-            Err(prbench_models::ModelError::Spec { reason, .. }) if reason.contains("cannot fetch") || reason.contains("cache") => {
+            Err(e @ prbench_models::ModelError::Hub { .. }) => {
                 let why = if opts.offline {
                     "HF_HUB_OFFLINE is set and the template is not in the local hub cache"
                 } else {
                     "the Hugging Face hub could not be reached, or the repo is not there (offline? hub unreachable?)"
                 };
-                bail!("`{text}` needs the model's chat template to render each conversation (the server takes rendered text), but it could not be fetched from `{source}`: {why}. Pass the template with `--chat-template dir:PATH` (a directory holding chat_template.jinja or a tokenizer_config.json with `chat_template`), or `--chat-template hf:ORG/NAME[@REV]` for a repo in the cache or reachable. Detail: {reason}")
+                return Err(anyhow::Error::new(e).context(format!("`{text}` needs the model's chat template to render each conversation (the server takes rendered text), but it could not be fetched from `{source}`: {why}. Pass the template with `--chat-template dir:PATH` (a directory holding chat_template.jinja or a tokenizer_config.json with `chat_template`), or `--chat-template hf:ORG/NAME[@REV]` for a repo in the cache or reachable")));
             }
             Err(e) => return Err(anyhow::Error::new(e).context(format!("`{text}` needs the model's chat template to render each conversation (the server takes rendered text); fetching it from `{source}` failed; {hint}"))),
         };
@@ -404,8 +404,12 @@ pub fn request_extra(r: &RemoteArgs) -> Result<Option<serde_json::Map<String, se
     let Some(text) = &r.request_extra else { return Ok(None) };
     match serde_json::from_str::<serde_json::Value>(text) {
         Ok(serde_json::Value::Object(m)) => Ok(Some(m)),
-        Ok(other) => bail!("--request-extra must be a JSON object like '{{\"repeat_penalty\":1.0}}'; got {other}"),
-        Err(e) => bail!("--request-extra is not valid JSON ({e}); pass an object like '{{\"repeat_penalty\":1.0}}'"),
+        Ok(other) => bail!(
+            "--request-extra must be a JSON object like '{{\"repeat_penalty\":1.0}}'; got {other}"
+        ),
+        Err(e) => Err(anyhow::Error::new(e).context(
+            "--request-extra is not valid JSON; pass an object like '{\"repeat_penalty\":1.0}'",
+        )),
     }
 }
 

@@ -327,10 +327,10 @@ fn score_chunk(
 /// Marks `o` as failed with the backend's error for this item (counted, never scored).
 fn fail(o: &mut Outcome, model: &str, example_id: &str, source: ModelError) {
     o.result = ItemResult::Error;
-    o.error = Some(
-        EvalError::Backend { model: model.into(), example_id: example_id.into(), source }
-            .to_string(),
-    );
+    // The record is text: the model error's causes follow the message that shows it.
+    let causes = prbench_models::error::causes(&source);
+    let e = EvalError::Backend { model: model.into(), example_id: example_id.into(), source };
+    o.error = Some(format!("{e}{causes}"));
 }
 
 fn base_outcome(

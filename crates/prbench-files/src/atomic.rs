@@ -7,9 +7,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 
-/// A write that failed: the file it was for and the I/O error, kept as the source.
+/// A write that failed: the file it was for and the I/O error, kept as the source (and not
+/// repeated in the message: a chain printer shows it).
 #[derive(Debug, thiserror::Error)]
-#[error("cannot write `{}`: {source}", path.display())]
+#[error("cannot write `{}`", path.display())]
 pub struct WriteError {
     /// The target file (not its temporary file, whose name means nothing to a user).
     pub path: PathBuf,

@@ -7,7 +7,8 @@ use llama_cpp_2::{send_logs_to_tracing, LogOptions};
 
 use prbench_models::error::ModelError;
 
-static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+static BACKEND: OnceLock<Result<LlamaBackend, std::sync::Arc<llama_cpp_2::LlamaCppError>>> =
+    OnceLock::new();
 
 /// The llama.cpp backend, initialised on first use and kept for the process lifetime
 /// (`LlamaBackend::init` fails when called twice, so every llama.cpp user in the process must
@@ -25,8 +26,10 @@ pub fn backend() -> Result<&'static LlamaBackend, ModelError> {
             if std::env::var("PRBENCH_LLAMA_LOG").as_deref() != Ok("1") {
                 send_logs_to_tracing(LogOptions::default().with_logs_enabled(false));
             }
-            LlamaBackend::init().map_err(|e| e.to_string())
+            LlamaBackend::init().map_err(std::sync::Arc::new)
         })
         .as_ref()
-        .map_err(|e| ModelError::Engine(format!("cannot initialise the llama.cpp backend: {e}")))
+        .map_err(|e| {
+            ModelError::engine("cannot initialise the llama.cpp backend", std::sync::Arc::clone(e))
+        })
 }

@@ -49,7 +49,7 @@ fn new_context<'m>(
         .with_n_threads(n_threads)
         .with_n_threads_batch(n_threads);
     model.new_context(backend()?, params).map_err(|e| {
-        ModelError::Engine(format!("cannot create a llama.cpp context of {n_ctx} tokens: {e}"))
+        ModelError::engine(format!("cannot create a llama.cpp context of {n_ctx} tokens"), e)
     })
 }
 
@@ -148,18 +148,19 @@ impl GgufEngine {
     /// [`ModelError::Engine`] when the backend or context cannot be created.
     pub fn load(path: &Path, opts: GgufOptions) -> Result<Self, ModelError> {
         if !path.is_file() {
-            return Err(ModelError::File {
-                path: path.to_owned(),
-                reason: "no such file (run scripts/setup.sh for the default models)".into(),
+            let source = std::fs::metadata(path).err().unwrap_or_else(|| {
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file")
             });
+            return Err(ModelError::file(
+                path,
+                "run scripts/setup.sh for the default models",
+                source,
+            ));
         }
         let backend = backend()?;
         let file_hash = sha256_file(path)?;
         let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
-            .map_err(|e| ModelError::File {
-                path: path.to_owned(),
-                reason: format!("llama.cpp cannot load it as GGUF: {e}"),
-            })?;
+            .map_err(|e| ModelError::file(path, "llama.cpp cannot load it as GGUF", e))?;
         let model = Box::new(model);
 
         let template_src = match opts.chat_template {

@@ -9,8 +9,8 @@ use prbench_models::error::ModelError;
 use prbench_models::io::{ChatPrompt, TokenStats};
 use prbench_models::traits::{ModelIdentity, NextTokenScorer};
 
-pub(super) fn engine_err(what: &str, e: impl std::fmt::Display) -> ModelError {
-    ModelError::Engine(format!("{what}: {e}"))
+pub(super) fn engine_err(what: &str, e: impl Into<prbench_models::BoxError>) -> ModelError {
+    ModelError::engine(what, e)
 }
 
 /// Clears the KV cache and decodes `tokens` from position 0 in chunks of the context's `n_batch`, asking

@@ -54,11 +54,9 @@ impl GgufEngine {
                 break;
             }
             batch.clear();
-            batch
-                .add(next, pos as i32, &[0], true)
-                .map_err(|e| ModelError::Engine(format!("batch: {e}")))?;
+            batch.add(next, pos as i32, &[0], true).map_err(|e| ModelError::engine("batch", e))?;
             ctx.decode(&mut batch)
-                .map_err(|e| ModelError::Engine(format!("llama_decode (generation): {e}")))?;
+                .map_err(|e| ModelError::engine("llama_decode (generation)", e))?;
             idx = 0;
             pos += 1;
         }

@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 use crate::error::ModelError;
 
 fn file_err(path: &Path, e: std::io::Error) -> ModelError {
-    ModelError::File { path: path.to_owned(), reason: e.to_string() }
+    ModelError::file(path, "", e)
 }
 
 /// Feeds `path`'s bytes into `hasher`, streamed in 1 MiB blocks. With `header = Some(name)` the

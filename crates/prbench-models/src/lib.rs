@@ -19,7 +19,7 @@ pub mod verdict;
 pub mod verdict_parse;
 pub mod verdict_reader;
 
-pub use error::ModelError;
+pub use error::{BoxError, ModelError};
 pub use io::*;
 pub use traits::*;
 pub use verdict::{Choice, Verdict};

@@ -38,8 +38,8 @@ impl TemplateSource {
     }
 }
 
-fn file_err(path: &Path, reason: impl Into<String>) -> ModelError {
-    ModelError::File { path: path.to_path_buf(), reason: reason.into() }
+fn file_err(path: &Path, context: &str, source: impl Into<crate::error::BoxError>) -> ModelError {
+    ModelError::file(path, context, source)
 }
 
 fn meta_err(path: &Path, key: &str, reason: impl Into<String>) -> ModelError {
@@ -101,15 +101,16 @@ pub fn read_tokenizer_config(dir: &Path) -> Result<Value, ModelError> {
     if !path.is_file() {
         return Ok(Value::Object(Default::default()));
     }
-    let text = std::fs::read_to_string(&path).map_err(|e| file_err(&path, e.to_string()))?;
-    serde_json::from_str(&text).map_err(|e| file_err(&path, format!("not valid JSON: {e}")))
+    let text = std::fs::read_to_string(&path).map_err(|e| file_err(&path, "", e))?;
+    serde_json::from_str(&text).map_err(|e| file_err(&path, "not valid JSON", e))
 }
 
 /// The chat template of the model directory `dir` (see the module docs) and where it came from.
 ///
 /// # Errors
-/// [`ModelError::File`] when `dir` has neither `chat_template.jinja` nor a `chat_template` key
-/// in `tokenizer_config.json` (the message names both), or a file is unreadable;
+/// [`ModelError::FileReason`] when `dir` has neither `chat_template.jinja` nor a `chat_template` key
+/// in `tokenizer_config.json` (the message names both); [`ModelError::File`] when a file is
+/// unreadable;
 /// [`ModelError::Metadata`] for malformed keys; [`ModelError::Template`] when the template does
 /// not compile.
 pub fn load_dir_template(dir: &Path) -> Result<(ChatTemplate, TemplateSource), ModelError> {
@@ -119,13 +120,12 @@ pub fn load_dir_template(dir: &Path) -> Result<(ChatTemplate, TemplateSource), M
     let eos = token_string(&cfg, "eos_token", &cfg_path)?;
     let jinja_path = dir.join(JINJA_FILE);
     let (source, from) = if jinja_path.is_file() {
-        let s = std::fs::read_to_string(&jinja_path)
-            .map_err(|e| file_err(&jinja_path, e.to_string()))?;
+        let s = std::fs::read_to_string(&jinja_path).map_err(|e| file_err(&jinja_path, "", e))?;
         (s, TemplateSource::JinjaFile(jinja_path))
     } else if let Some(s) = config_template(&cfg, &cfg_path)? {
         (s, TemplateSource::TokenizerConfig(cfg_path))
     } else {
-        return Err(file_err(dir, "no chat template: expected chat_template.jinja or a `chat_template` key in tokenizer_config.json"));
+        return Err(ModelError::file_reason(dir, "no chat template: expected chat_template.jinja or a `chat_template` key in tokenizer_config.json"));
     };
     Ok((ChatTemplate::new(source, bos, eos)?, from))
 }

@@ -95,12 +95,12 @@ impl RemoteClient {
             .thread_name("prbench-remote")
             .enable_all()
             .build()
-            .map_err(|e| ModelError::Engine(format!("cannot start the HTTP runtime: {e}")))?;
+            .map_err(|e| ModelError::engine("cannot start the HTTP runtime", e))?;
         let http = reqwest::Client::builder()
             .timeout(opts.timeout)
             .user_agent(concat!("prbench-remote/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| ModelError::Engine(format!("cannot build the HTTP client: {e}")))?;
+            .map_err(|e| ModelError::engine("cannot build the HTTP client", e))?;
         let key = opts.api_key_env.as_deref().and_then(Secret::from_env);
         let redactor = Redactor::new(key.as_ref());
         Ok(Self {
@@ -204,7 +204,9 @@ impl RemoteClient {
         match e {
             ModelError::Engine(m) => ModelError::Engine(self.redact(&m)),
             other => {
-                let text = other.to_string();
+                // The key may sit in a cause as well as in the message: look at the whole chain,
+                // and when it is there the redacted chain becomes the message.
+                let text = prbench_models::error::chain(&other);
                 let clean = self.redact(&text);
                 if clean == text {
                     other

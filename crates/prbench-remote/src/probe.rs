@@ -122,7 +122,7 @@ pub(crate) fn each_url(
             Err(ProbeFailure::Unusable(e)) => {
                 let why = match e {
                     ModelError::Engine(m) => m,
-                    other => other.to_string(),
+                    other => prbench_models::error::chain(&other),
                 };
                 return Err(ModelError::Engine(answered(&why)));
             }

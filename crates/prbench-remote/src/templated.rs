@@ -354,8 +354,11 @@ impl<E: TextEndpoint> TemplatedRewardModel<E> {
             (Outputs::ByIndex(v), index) => Ok(v[pick_index(index, v.len(), &what)?]),
             (Outputs::ByLabel(v), None) => {
                 let names: Vec<&str> = v.iter().map(|(l, _)| l.as_str()).collect();
-                pick_index(None, v.len(), &what).map(|i| v[i].1).map_err(|e| {
-                    ModelError::Engine(format!("{e}; the reply's labels: {}", names.join(", ")))
+                pick_index(None, v.len(), &what).map(|i| v[i].1).map_err(|e| match e {
+                    ModelError::Engine(m) => {
+                        ModelError::Engine(format!("{m}; the reply's labels: {}", names.join(", ")))
+                    }
+                    other => other,
                 })
             }
             (Outputs::ByLabel(v), Some(index)) => {

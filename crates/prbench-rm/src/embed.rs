@@ -116,8 +116,8 @@ impl std::fmt::Debug for MiniLmEmbedder {
     }
 }
 
-fn file_err(path: &Path, reason: impl std::fmt::Display) -> ModelError {
-    ModelError::File { path: path.to_path_buf(), reason: reason.to_string() }
+fn file_err(path: &Path, reason: &str) -> ModelError {
+    ModelError::file_reason(path, reason)
 }
 
 /// The sentence-transformers module types prbench runs (anything else in `modules.json` is
@@ -145,15 +145,16 @@ pub struct SentenceTransformersConfig {
 }
 
 fn read_json(path: &Path) -> Result<serde_json::Value, ModelError> {
-    let text = std::fs::read_to_string(path).map_err(|e| file_err(path, e))?;
-    serde_json::from_str(&text).map_err(|e| file_err(path, format!("not valid JSON: {e}")))
+    let text = std::fs::read_to_string(path).map_err(|e| ModelError::file(path, "", e))?;
+    serde_json::from_str(&text).map_err(|e| ModelError::file(path, "not valid JSON", e))
 }
 
 /// Reads `modules.json`, each Pooling module's config and `sentence_bert_config.json` in `dir`
 /// (each optional).
 ///
 /// # Errors
-/// [`ModelError::File`] for an unreadable or malformed file; [`ModelError::Metadata`] naming the
+/// [`ModelError::File`] for an unreadable or malformed file ([`ModelError::FileReason`] for
+/// a `modules.json` that is not a list); [`ModelError::Metadata`] naming the
 /// file and key when `modules.json` lists a module prbench does not run (e.g. `Dense`), a
 /// Pooling module's config is missing, or its mode is not mean pooling.
 pub fn read_sentence_transformers_config(
@@ -235,7 +236,7 @@ impl MiniLmEmbedder {
     /// Loads the embedder in `dir` with default options.
     ///
     /// # Errors
-    /// [`ModelError::File`] naming a missing or unreadable file; [`ModelError::Metadata`] for a
+    /// [`ModelError::FileReason`] naming a missing file, [`ModelError::File`] an unreadable one; [`ModelError::Metadata`] for a
     /// config that is not a BERT config.
     pub fn load(dir: &Path) -> Result<Self, ModelError> {
         Self::load_with(dir, &EmbedderOptions::default())
@@ -281,11 +282,11 @@ impl MiniLmEmbedder {
         }
         let weights_sha256 = model.weights_sha256().to_string();
         let hidden = model.config().hidden_size;
-        let mut tokenizer =
-            Tokenizer::from_file(&tokenizer_path).map_err(|e| file_err(&tokenizer_path, e))?;
+        let mut tokenizer = Tokenizer::from_file(&tokenizer_path)
+            .map_err(|e| ModelError::file(&tokenizer_path, "", e))?;
         // The file ships fixed padding and right truncation at 128 tokens: we pad and cut ourselves.
         tokenizer.with_padding(None);
-        tokenizer.with_truncation(None).map_err(|e| file_err(&tokenizer_path, e))?;
+        tokenizer.with_truncation(None).map_err(|e| ModelError::file(&tokenizer_path, "", e))?;
         // Untrusted text: a literal "[SEP]" inside an answer stays plain text.
         tokenizer.set_encode_special_tokens(true);
         let (n_special_single, n_special_pair) = match tokenizer.get_post_processor() {
@@ -362,7 +363,7 @@ impl MiniLmEmbedder {
         let enc = self
             .tokenizer
             .post_process(enc, None, true)
-            .map_err(|e| ModelError::Engine(format!("tokenizer post-processing: {e}")))?;
+            .map_err(|e| ModelError::engine("tokenizer post-processing", e))?;
         Ok(Prepared {
             ids: enc.get_ids().to_vec(),
             type_ids: enc.get_type_ids().to_vec(),
@@ -410,9 +411,7 @@ impl MiniLmEmbedder {
     }
 
     fn encode_plain(&self, text: &str) -> Result<Encoding, ModelError> {
-        self.tokenizer
-            .encode(text, false)
-            .map_err(|e| ModelError::Engine(format!("tokenizer: {e}")))
+        self.tokenizer.encode(text, false).map_err(|e| ModelError::engine("tokenizer", e))
     }
 
     fn prepare(&self, index: usize, input: &EmbedInput) -> Result<Prepared, ModelError> {
@@ -461,7 +460,7 @@ impl MiniLmEmbedder {
         let enc = self
             .tokenizer
             .post_process(first, second, true)
-            .map_err(|e| ModelError::Engine(format!("tokenizer post-processing: {e}")))?;
+            .map_err(|e| ModelError::engine("tokenizer post-processing", e))?;
         debug_assert_eq!(enc.len(), full - truncated);
         Ok(Prepared {
             ids: enc.get_ids().to_vec(),

@@ -31,35 +31,31 @@ fn spec_err(spec: &str, reason: String) -> ModelError {
 /// `repo_spec` is the part after `hf:`.
 ///
 /// # Errors
-/// [`ModelError::Spec`] naming the repo, revision and file when a required file cannot be
-/// fetched or is not cached offline (with what a dense embedder repo must hold).
+/// [`ModelError::Hub`] saying what a dense embedder repo must hold, its source naming the
+/// repo, revision and file, when a required file cannot be fetched or is not cached offline;
+/// [`ModelError::Spec`] for an unusable repo id.
 pub fn fetch_embedder(repo_spec: &str, opts: &HubOptions) -> Result<HubModel, ModelError> {
     let spec = format!("hf:{repo_spec}");
-    let model = fetch_model(repo_spec, opts).map_err(|e| {
-        // The hub error already names the spec; keep only its reason.
-        let e = match e {
-            ModelError::Spec { reason, .. } => reason,
-            other => other.to_string(),
-        };
-        spec_err(
-            &spec,
-            format!(
-                "{e}; a dense embedder repo must hold config.json, tokenizer.json and model.safetensors \
-                 (a repo with only pytorch_model.bin needs converting to safetensors first, then load \
-                 the directory with dense:DIR)"
-            ),
-        )
+    let hint = "a dense embedder repo must hold config.json, tokenizer.json and model.safetensors \
+                (a repo with only pytorch_model.bin needs converting to safetensors first, then load \
+                the directory with dense:DIR)";
+    let model = fetch_model(repo_spec, opts).map_err(|e| match e {
+        ModelError::Spec { spec, reason } => spec_err(&spec, format!("{reason}; {hint}")),
+        ModelError::Hub { spec, source, .. } => {
+            ModelError::Hub { spec, context: hint.to_string(), source }
+        }
+        other => other,
     })?;
-    let (repo, _) = parse_repo(repo_spec, &spec).map_err(|e| spec_err(&spec, e.to_string()))?;
+    let hub_err = |e| crate::hub::hub_err(&spec, e);
+    let (repo, _) = parse_repo(repo_spec, &spec).map_err(hub_err)?;
     // Pinned to the snapshot fetch_model resolved, so every file comes from one commit.
-    let hub = HubRepo::open(RepoKind::Model, &repo, Some(&model.commit), opts)
-        .map_err(|e| spec_err(&spec, e.to_string()))?;
+    let hub = HubRepo::open(RepoKind::Model, &repo, Some(&model.commit), opts).map_err(hub_err)?;
     for f in ST_FILES {
-        hub.get_optional(f).map_err(|e| spec_err(&spec, e.to_string()))?;
+        hub.get_optional(f).map_err(hub_err)?;
     }
     for rel in pooling_configs(&model.dir.join("modules.json"))? {
         // Missing here is reported by the loader, which names the module.
-        hub.get_optional(&rel).map_err(|e| spec_err(&spec, e.to_string()))?;
+        hub.get_optional(&rel).map_err(hub_err)?;
     }
     Ok(model)
 }
@@ -70,10 +66,9 @@ fn pooling_configs(modules: &Path) -> Result<Vec<String>, ModelError> {
     if !modules.is_file() {
         return Ok(Vec::new());
     }
-    let err = |reason: String| ModelError::File { path: modules.to_path_buf(), reason };
-    let text = std::fs::read_to_string(modules).map_err(|e| err(e.to_string()))?;
+    let text = std::fs::read_to_string(modules).map_err(|e| ModelError::file(modules, "", e))?;
     let v: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| err(format!("not valid JSON: {e}")))?;
+        serde_json::from_str(&text).map_err(|e| ModelError::file(modules, "not valid JSON", e))?;
     Ok(v.as_array()
         .into_iter()
         .flatten()
@@ -93,8 +88,9 @@ fn pooling_configs(modules: &Path) -> Result<Vec<String>, ModelError> {
 /// ([`prbench_models::spec::expand_home`]).
 ///
 /// # Errors
-/// [`ModelError::Spec`] for an empty spec, a failed hub fetch or a `~/` path without `$HOME`;
-/// [`ModelError::File`] when a local directory does not exist.
+/// [`ModelError::Spec`] for an empty spec or a `~/` path without `$HOME`; as
+/// [`fetch_embedder`] for `hf:`; [`ModelError::FileReason`] when a local directory does not
+/// exist.
 pub fn resolve_embedder_dir(
     spec: &str,
     opts: &HubOptions,
@@ -114,7 +110,7 @@ pub fn resolve_embedder_dir(
     let dir = prbench_models::spec::expand_home(path).map_err(|e| spec_err(spec, e))?;
     if !dir.is_dir() {
         let exists = dir.exists();
-        return Err(ModelError::File {
+        return Err(ModelError::FileReason {
             path: dir,
             reason: format!(
                 "{}; an embedder is a model directory in the Hugging Face layout (config.json, tokenizer.json, \
@@ -155,7 +151,7 @@ mod tests {
         };
         for spec in ["~/prbench-absent-embedder", "dir:~/prbench-absent-embedder"] {
             match resolve_embedder_dir(spec, &HubOptions::default()) {
-                Err(ModelError::File { path, reason }) => {
+                Err(ModelError::FileReason { path, reason }) => {
                     assert_eq!(
                         path,
                         PathBuf::from(&home).join("prbench-absent-embedder"),

@@ -32,23 +32,32 @@ pub struct HubModel {
     pub commit: String,
 }
 
-fn hub_err(spec: &str, e: prbench_data::DataError) -> ModelError {
-    ModelError::Spec { spec: spec.into(), reason: e.to_string() }
+/// A failure of the hub client: an unusable repo id is a [`ModelError::Spec`] (its message is
+/// the reason), anything else (the client cannot be built, a file cannot be fetched or is not
+/// cached offline) a [`ModelError::Hub`] keeping the hub's error as its source.
+pub(crate) fn hub_err(spec: &str, e: prbench_data::DataError) -> ModelError {
+    match e {
+        prbench_data::DataError::BadSpec { .. } => {
+            ModelError::Spec { spec: spec.into(), reason: e.to_string() }
+        }
+        other => ModelError::hub(spec, other),
+    }
 }
 
 /// Shard file names listed by a `model.safetensors.index.json` (`weight_map` values), sorted and
 /// deduplicated.
 ///
 /// # Errors
-/// [`ModelError::File`] when the index is unreadable or has no `weight_map` object.
+/// [`ModelError::File`] when the index is unreadable or not JSON, [`ModelError::FileReason`]
+/// when it has no `weight_map` object.
 pub fn shard_names(index: &Path) -> Result<Vec<String>, ModelError> {
-    let err = |reason: String| ModelError::File { path: index.to_path_buf(), reason };
-    let text = std::fs::read_to_string(index).map_err(|e| err(e.to_string()))?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| err(format!("not valid JSON: {e}")))?;
+    let text = std::fs::read_to_string(index).map_err(|e| ModelError::file(index, "", e))?;
+    let v: Value =
+        serde_json::from_str(&text).map_err(|e| ModelError::file(index, "not valid JSON", e))?;
     let map = v
         .get("weight_map")
         .and_then(Value::as_object)
-        .ok_or_else(|| err("no `weight_map` object".into()))?;
+        .ok_or_else(|| ModelError::file_reason(index, "no `weight_map` object"))?;
     let mut names: Vec<String> =
         map.values().filter_map(Value::as_str).map(str::to_string).collect();
     names.sort();
@@ -61,8 +70,9 @@ pub fn shard_names(index: &Path) -> Result<Vec<String>, ModelError> {
 /// part after `hf:`.
 ///
 /// # Errors
-/// [`ModelError::Spec`] naming the repo, revision, file and cache directory when a file cannot
-/// be fetched or is not cached offline.
+/// [`ModelError::Spec`] for an unusable repo id; [`ModelError::Hub`] (its source naming the
+/// repo, revision, file and cache directory) when a file cannot be fetched or is not cached
+/// offline.
 pub fn fetch_model(repo_spec: &str, opts: &HubOptions) -> Result<HubModel, ModelError> {
     let spec = format!("hf:{repo_spec}");
     let (repo, revision) = parse_repo(repo_spec, &spec).map_err(|e| hub_err(&spec, e))?;
@@ -97,8 +107,8 @@ pub fn fetch_model(repo_spec: &str, opts: &HubOptions) -> Result<HubModel, Model
 /// directory with [`prbench_models::template_files::load_dir_template`].
 ///
 /// # Errors
-/// [`ModelError::Spec`] when the repo or revision cannot be resolved, a file cannot be fetched
-/// or is not cached offline, or the repo has neither file.
+/// [`ModelError::Spec`] for an unusable repo id or a repo that has neither file;
+/// [`ModelError::Hub`] when a file cannot be fetched, or offline when neither is in the cache.
 pub fn fetch_chat_template(repo_spec: &str, opts: &HubOptions) -> Result<HubModel, ModelError> {
     let spec = format!("hf:{repo_spec}");
     let (repo, revision) = parse_repo(repo_spec, &spec).map_err(|e| hub_err(&spec, e))?;
@@ -111,14 +121,14 @@ pub fn fetch_chat_template(repo_spec: &str, opts: &HubOptions) -> Result<HubMode
         }
     }
     let Some(path) = found else {
-        let reason = if opts.offline {
-            format!("neither {} nor {} is in the local hub cache, and HF_HUB_OFFLINE is set so nothing was downloaded", OPTIONAL_FILES[0], OPTIONAL_FILES[1])
-        } else {
-            format!(
-                "the repo has no chat template: neither {} nor {}",
-                OPTIONAL_FILES[0], OPTIONAL_FILES[1]
-            )
-        };
+        if opts.offline {
+            let why = format!("neither {} nor {} is in the local hub cache, and HF_HUB_OFFLINE is set so nothing was downloaded", OPTIONAL_FILES[0], OPTIONAL_FILES[1]);
+            return Err(ModelError::hub(spec, why));
+        }
+        let reason = format!(
+            "the repo has no chat template: neither {} nor {}",
+            OPTIONAL_FILES[0], OPTIONAL_FILES[1]
+        );
         return Err(ModelError::Spec { spec, reason });
     };
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();

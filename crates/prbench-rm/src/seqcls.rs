@@ -60,7 +60,7 @@ pub struct SeqClsModel {
 const MIN_KEYS: usize = 3;
 
 fn engine(e: candle_core::Error) -> ModelError {
-    ModelError::Engine(format!("candle forward pass: {e}"))
+    ModelError::engine("candle forward pass", e)
 }
 
 impl SeqClsModel {
@@ -72,8 +72,8 @@ impl SeqClsModel {
     /// - [`ModelError::Metadata`] naming `config.json` and the key: an architecture other than
     ///   [`Architecture::SUPPORTED`] (the message lists them), a missing required key, a value
     ///   of the wrong type, an unsupported RoPE type or activation;
-    /// - [`ModelError::File`]: no weights, a shard listed in the index but missing (named), an
-    ///   unreadable file;
+    /// - [`ModelError::FileReason`]: no weights, a shard listed in the index but missing
+    ///   (named); [`ModelError::File`]: an unreadable file;
     /// - [`ModelError::Metadata`] naming the weights file and tensor: a missing tensor, a
     ///   shape that disagrees with `config.json`, a dtype other than F32/BF16/F16.
     pub fn load(dir: &Path) -> Result<Self, ModelError> {

@@ -20,17 +20,17 @@ impl TokenCounter {
     /// Loads `dir/tokenizer.json`.
     ///
     /// # Errors
-    /// [`ModelError::File`] naming the file when it is missing or not a tokenizer.
+    /// [`ModelError::FileReason`] naming the file when it is missing; [`ModelError::File`] when
+    /// it is not a tokenizer.
     pub fn load(dir: &Path) -> Result<Self, ModelError> {
         let path = dir.join("tokenizer.json");
-        let err = |reason: String| ModelError::File { path: path.clone(), reason };
         if !path.is_file() {
-            return Err(err("missing: `dir:PATH` takes a model directory in the Hugging Face layout, with tokenizer.json".into()));
+            return Err(ModelError::file_reason(&path, "missing: `dir:PATH` takes a model directory in the Hugging Face layout, with tokenizer.json"));
         }
-        let mut tokenizer =
-            Tokenizer::from_file(&path).map_err(|e| err(format!("not a tokenizer: {e}")))?;
+        let mut tokenizer = Tokenizer::from_file(&path)
+            .map_err(|e| ModelError::file(&path, "not a tokenizer", e))?;
         tokenizer.set_encode_special_tokens(true);
-        tokenizer.with_truncation(None).map_err(|e| err(e.to_string()))?;
+        tokenizer.with_truncation(None).map_err(|e| ModelError::file(&path, "", e))?;
         tokenizer.with_padding(None);
         Ok(Self { tokenizer })
     }
@@ -39,14 +39,11 @@ impl TokenCounter {
     /// `repo_spec` (the text after `hf:`, `ORG/NAME[@REV]`) and loads it.
     ///
     /// # Errors
-    /// [`ModelError::Spec`] when the file cannot be fetched or is not cached offline; as
+    /// [`ModelError::Hub`] when the file cannot be fetched or is not cached offline; as
     /// [`TokenCounter::load`].
     pub fn from_hub(repo_spec: &str, opts: &HubOptions) -> Result<Self, ModelError> {
         let spec = format!("hf:{repo_spec}");
-        let hub_err = |e: prbench_data::DataError| ModelError::Spec {
-            spec: spec.clone(),
-            reason: e.to_string(),
-        };
+        let hub_err = |e| crate::hub::hub_err(&spec, e);
         let (repo, revision) = parse_repo(repo_spec, &spec).map_err(hub_err)?;
         let hub =
             HubRepo::open(RepoKind::Model, &repo, revision.as_deref(), opts).map_err(hub_err)?;
@@ -62,6 +59,6 @@ impl TokenCounter {
         self.tokenizer
             .encode(text, false)
             .map(|e| e.len())
-            .map_err(|e| ModelError::Engine(format!("tokenizing a {}-byte text: {e}", text.len())))
+            .map_err(|e| ModelError::engine(format!("tokenizing a {}-byte text", text.len()), e))
     }
 }

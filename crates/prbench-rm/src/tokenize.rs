@@ -48,7 +48,7 @@ impl std::fmt::Debug for HfTokenizer {
 }
 
 fn file_err(path: &Path, reason: impl Into<String>) -> ModelError {
-    ModelError::File { path: path.to_path_buf(), reason: reason.into() }
+    ModelError::file_reason(path, reason)
 }
 
 /// Token ids of one conversation, with what was cut.
@@ -72,8 +72,9 @@ impl HfTokenizer {
     /// `dir`.
     ///
     /// # Errors
-    /// [`ModelError::File`] for a missing or unreadable `tokenizer.json` or a directory with no
-    /// chat template in either place (naming both); [`ModelError::Metadata`] for malformed keys;
+    /// [`ModelError::FileReason`] for a missing `tokenizer.json` or a directory with no
+    /// chat template in either place (naming both); [`ModelError::File`] for an unreadable
+    /// one; [`ModelError::Metadata`] for malformed keys;
     /// [`ModelError::Template`] when the template does not compile.
     pub fn load(dir: &Path) -> Result<Self, ModelError> {
         let tok_path = dir.join("tokenizer.json");
@@ -84,7 +85,7 @@ impl HfTokenizer {
             ));
         }
         let special =
-            Tokenizer::from_file(&tok_path).map_err(|e| file_err(&tok_path, e.to_string()))?;
+            Tokenizer::from_file(&tok_path).map_err(|e| ModelError::file(&tok_path, "", e))?;
         let mut plain = special.clone();
         plain.set_encode_special_tokens(true);
 
@@ -130,14 +131,13 @@ impl HfTokenizer {
     /// # Errors
     /// [`ModelError::Engine`] when the ids are outside the vocabulary.
     pub fn decode(&self, ids: &[u32]) -> Result<String, ModelError> {
-        self.special.decode(ids, false).map_err(|e| ModelError::Engine(format!("decode: {e}")))
+        self.special.decode(ids, false).map_err(|e| ModelError::engine("decode", e))
     }
 
     /// Ids and byte offsets (into `text`) of one encoding.
     fn encode(&self, text: &str, content: bool) -> Result<Encoded, ModelError> {
         let tok = if content { &self.plain } else { &self.special };
-        let enc =
-            tok.encode(text, false).map_err(|e| ModelError::Engine(format!("tokenize: {e}")))?;
+        let enc = tok.encode(text, false).map_err(|e| ModelError::engine("tokenize", e))?;
         Ok((enc.get_ids().to_vec(), enc.get_offsets().to_vec()))
     }
 

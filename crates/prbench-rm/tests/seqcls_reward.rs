@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use prbench_data::hub::HubOptions;
+use prbench_models::error::chain;
 use prbench_models::{ChatMessage, ChatPrompt, RewardModel, RmInput, RmRequest, Role};
 use prbench_rm::hub::fetch_model;
 use prbench_rm::reward::{SeqClsOptions, SeqClsRewardModel};
@@ -324,9 +325,10 @@ fn hub_cache_layout_loads_offline_with_shards() {
         &[shard.as_str()],
     );
     let opts2 = HubOptions { cache_dir: Some(tmp2.path().to_path_buf()), offline: true };
-    let e = fetch_model("test-org/tiny-rm", &opts2).unwrap_err().to_string();
+    // The message and its causes, as the binary prints them.
+    let e = chain(&fetch_model("test-org/tiny-rm", &opts2).unwrap_err());
     assert!(e.contains(&shard) && e.contains("test-org/tiny-rm"), "{e}");
-    let e = fetch_model("test-org/absent", &opts).unwrap_err().to_string();
+    let e = chain(&fetch_model("test-org/absent", &opts).unwrap_err());
     assert!(e.contains("config.json") && e.contains("--repo-type model"), "{e}");
 }
 

@@ -226,14 +226,16 @@ impl<'a> Planner<'a> {
                         aspects: Vec::new(),
                         raw: String::new(),
                         parse_error: None,
-                        error: Some(
-                            EvalError::Backend {
+                        // The model error's causes follow the message that shows it.
+                        error: Some({
+                            let causes = prbench_models::error::causes(&source);
+                            let e = EvalError::Backend {
                                 model: model.clone(),
                                 example_id: id.into(),
                                 source,
-                            }
-                            .to_string(),
-                        ),
+                            };
+                            format!("{e}{causes}")
+                        }),
                         posts_shown: shown[i],
                         tokens: TokenStats::default(),
                         hit_max_new_tokens: false,

@@ -133,13 +133,12 @@ impl Attention {
         let k = Linear::load(w, &format!("{prefix}.k_proj"), h, nkv * d, cfg.qkv_bias)?;
         let v = Linear::load(w, &format!("{prefix}.v_proj"), h, nkv * d, cfg.qkv_bias)?;
         let o = Linear::load(w, &format!("{prefix}.o_proj"), nh * d, h, cfg.o_bias)?;
-        let qkv =
-            Linear::concat(&[q, k, v]).map_err(|e| ModelError::Engine(format!("{prefix}: {e}")))?;
+        let qkv = Linear::concat(&[q, k, v]).map_err(|e| ModelError::engine(prefix, e))?;
         let mut head_norm = |name: &str| -> std::result::Result<Arc<HeadNorm>, ModelError> {
             let t = w.tensor(&format!("{prefix}.{name}.weight"), &[d])?;
             let weight = t
                 .to_vec1::<f32>()
-                .map_err(|e| ModelError::Engine(format!("{prefix}.{name}: {e}")))?;
+                .map_err(|e| ModelError::engine(format!("{prefix}.{name}"), e))?;
             Ok(Arc::new(HeadNorm { weight, eps: cfg.rms_norm_eps as f32 }))
         };
         let (q_norm, k_norm) = if cfg.qk_norm {

@@ -272,12 +272,9 @@ impl DecoderConfig {
     /// an inconsistent combination (heads not divisible, a sliding layer without a window).
     pub fn from_dir(dir: &Path) -> Result<Self, ModelError> {
         let path = dir.join("config.json");
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| ModelError::File { path: path.clone(), reason: e.to_string() })?;
-        let value: Value = serde_json::from_str(&text).map_err(|e| ModelError::File {
-            path: path.clone(),
-            reason: format!("not valid JSON: {e}"),
-        })?;
+        let text = std::fs::read_to_string(&path).map_err(|e| ModelError::file(&path, "", e))?;
+        let value: Value = serde_json::from_str(&text)
+            .map_err(|e| ModelError::file(&path, "not valid JSON", e))?;
         Self::from_json(&value, &path)
     }
 
@@ -440,94 +437,6 @@ impl DecoderConfig {
     }
 }
 
-/// RoPE base and scaling, as `RotaryEmbeddingConfigMixin.convert_rope_params_to_dict` and
-/// `standardize_rope_params` (transformers `modeling_rope_utils.py`) resolve them: the dict is
-/// `rope_scaling` (pre-v5 configs) or else `rope_parameters` (v5); `rope_theta` comes from the
-/// dict, else the top-level key, else 10000; the type from `rope_type`, else `type`, else
-/// `default`.
-fn rope(k: &Keys<'_>, max_position_embeddings: usize) -> Result<(f64, RopeScaling), ModelError> {
-    let key = if k.get("rope_scaling").is_some_and(|v| v.as_object().is_some_and(|o| !o.is_empty()))
-    {
-        "rope_scaling"
-    } else {
-        "rope_parameters"
-    };
-    let empty = serde_json::Map::new();
-    let params = match k.get(key) {
-        None => &empty,
-        Some(Value::Object(o)) => o,
-        Some(v) => return Err(k.err(key, format!("expected an object, found `{v}`"))),
-    };
-    if params.contains_key("full_attention") || params.contains_key("sliding_attention") {
-        return Err(k.err(key, "RoPE parameters per layer type are not supported"));
-    }
-    let p = Keys { v: params, path: k.path };
-    let num = |name: &str| -> Result<Option<f64>, ModelError> {
-        p.opt_f64(name).map_err(|_| k.err(&format!("{key}.{name}"), "expected a number"))
-    };
-    let rope_theta = match num("rope_theta")? {
-        Some(t) => t,
-        None => k.opt_f64("rope_theta")?.unwrap_or(10_000.0),
-    };
-    if rope_theta <= 0.0 {
-        return Err(k.err("rope_theta", format!("{rope_theta} must be positive")));
-    }
-    let partial = match num("partial_rotary_factor")? {
-        Some(f) => Some(f),
-        None => k.opt_f64("partial_rotary_factor")?,
-    };
-    if partial.is_some_and(|f| f != 1.0) {
-        return Err(k.err(
-            "partial_rotary_factor",
-            format!("{} is not supported (only 1.0)", partial.unwrap_or(1.0)),
-        ));
-    }
-    let rope_type = match params.get("rope_type").or_else(|| params.get("type")) {
-        None | Some(Value::Null) => "default",
-        Some(Value::String(s)) => s.as_str(),
-        Some(v) => {
-            return Err(
-                k.err(&format!("{key}.rope_type"), format!("expected a string, found `{v}`"))
-            )
-        }
-    };
-    let required = |name: &str| -> Result<f64, ModelError> {
-        num(name)?.ok_or_else(|| {
-            k.err(
-                &format!("{key}.{name}"),
-                format!("missing (required for rope_type `{rope_type}`)"),
-            )
-        })
-    };
-    let scaling = match rope_type {
-        "default" => RopeScaling::Default,
-        "linear" => RopeScaling::Linear { factor: required("factor")? },
-        "llama3" => RopeScaling::Llama3 {
-            factor: required("factor")?,
-            low_freq_factor: required("low_freq_factor")?,
-            high_freq_factor: required("high_freq_factor")?,
-            original_max_position_embeddings: num("original_max_position_embeddings")?
-                .unwrap_or(max_position_embeddings as f64),
-        },
-        other => {
-            return Err(k.err(
-                &format!("{key}.rope_type"),
-                format!(
-                    "RoPE type `{other}` is not supported (supported: default, linear, llama3)"
-                ),
-            ))
-        }
-    };
-    if let RopeScaling::Llama3 { low_freq_factor, high_freq_factor, .. } = scaling {
-        if high_freq_factor == low_freq_factor {
-            return Err(
-                k.err(&format!("{key}.high_freq_factor"), "must differ from low_freq_factor")
-            );
-        }
-    }
-    Ok((rope_theta, scaling))
-}
-
 /// Sliding window and per-layer attention pattern, per architecture:
 /// Llama: all causal; Mistral: every layer uses `sliding_window` when set (default 4096,
 /// `MistralModel.forward` picks `create_sliding_window_causal_mask`); Qwen 2/3: the window only
@@ -662,119 +571,8 @@ fn labels(k: &Keys<'_>) -> Result<(usize, Vec<String>), ModelError> {
     }
 }
 
+mod rope;
+use rope::rope;
+
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn base(arch: &str) -> Value {
-        json!({
-            "architectures": [arch],
-            "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 4,
-            "num_attention_heads": 4, "num_key_value_heads": 2,
-        })
-    }
-
-    fn parse(v: &Value) -> Result<DecoderConfig, ModelError> {
-        DecoderConfig::from_json(v, Path::new("m/config.json"))
-    }
-
-    #[test]
-    fn unsupported_architecture_names_file_key_and_supported_list() {
-        let err = parse(&base("GPT2ForSequenceClassification")).unwrap_err().to_string();
-        assert!(err.contains("m/config.json"), "{err}");
-        assert!(err.contains("GPT2ForSequenceClassification"), "{err}");
-        for s in Architecture::SUPPORTED {
-            assert!(err.contains(s), "{err}");
-        }
-    }
-
-    #[test]
-    fn missing_required_key_is_named() {
-        let mut v = base("LlamaForSequenceClassification");
-        v.as_object_mut().unwrap().remove("intermediate_size");
-        let err = parse(&v).unwrap_err().to_string();
-        assert!(
-            err.contains("config.json")
-                && err.contains("intermediate_size")
-                && err.contains("missing"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn llama_defaults_and_llama3_rope_scaling() {
-        let mut v = base("LlamaForSequenceClassification");
-        let o = v.as_object_mut().unwrap();
-        o.insert("rope_theta".into(), json!(500000.0));
-        o.insert(
-            "rope_scaling".into(),
-            json!({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}),
-        );
-        o.insert("eos_token_id".into(), json!([128001, 128009]));
-        o.insert("pad_token_id".into(), Value::Null);
-        let c = parse(&v).unwrap();
-        assert_eq!(c.head_dim, 16);
-        assert_eq!(c.rope_theta, 500000.0);
-        assert!(matches!(c.rope_scaling, RopeScaling::Llama3 { factor, .. } if factor == 8.0));
-        assert_eq!(c.eos_token_ids, vec![128001, 128009]);
-        assert_eq!(c.pad_token_id, None);
-        assert_eq!(c.bos_token_id, Some(1));
-        assert_eq!(c.num_labels, 2);
-        assert_eq!(c.layer_types, vec![LayerKind::Full; 4]);
-    }
-
-    #[test]
-    fn v5_rope_parameters_and_unsupported_type() {
-        let mut v = base("Qwen2ForSequenceClassification");
-        v["rope_parameters"] = json!({"rope_theta": 1000000.0, "rope_type": "default"});
-        let c = parse(&v).unwrap();
-        assert_eq!(c.rope_theta, 1e6);
-        assert!(c.qkv_bias && !c.o_bias);
-        v["rope_parameters"] = json!({"rope_theta": 1000000.0, "rope_type": "yarn", "factor": 4.0});
-        let err = parse(&v).unwrap_err().to_string();
-        assert!(err.contains("yarn") && err.contains("rope_parameters.rope_type"), "{err}");
-    }
-
-    #[test]
-    fn layer_types_per_architecture() {
-        let mut v = base("Gemma2ForSequenceClassification");
-        let c = parse(&v).unwrap();
-        use LayerKind::*;
-        assert_eq!(c.layer_types, vec![Sliding, Full, Sliding, Full]);
-        assert_eq!(c.sliding_window, Some(4096));
-        assert_eq!(c.head_dim, 256);
-        assert_eq!(c.attn_logit_softcapping, Some(50.0));
-        assert_eq!(c.pad_token_id, Some(0));
-        v["sliding_window"] = Value::Null;
-        assert!(parse(&v).unwrap_err().to_string().contains("sliding_window"));
-
-        let mut q = base("Qwen2ForSequenceClassification");
-        q["sliding_window"] = json!(16);
-        assert_eq!(parse(&q).unwrap().layer_types, vec![Full; 4]);
-        q["use_sliding_window"] = json!(true);
-        q["max_window_layers"] = json!(2);
-        let c = parse(&q).unwrap();
-        assert_eq!(c.layer_types, vec![Full, Full, Sliding, Sliding]);
-        assert_eq!(c.sliding_window, Some(16));
-
-        let mut m = base("MistralForSequenceClassification");
-        m["sliding_window"] = json!(8);
-        assert_eq!(parse(&m).unwrap().layer_types, vec![Sliding; 4]);
-        m["sliding_window"] = Value::Null;
-        assert_eq!(parse(&m).unwrap().layer_types, vec![Full; 4]);
-    }
-
-    #[test]
-    fn labels_from_id2label_or_num_labels() {
-        let mut v = base("Qwen3ForSequenceClassification");
-        v["id2label"] = json!({"0": "reward"});
-        let c = parse(&v).unwrap();
-        assert_eq!((c.num_labels, c.label_names.clone()), (1, vec!["reward".to_string()]));
-        assert!(c.qk_norm);
-        v["num_labels"] = json!(3);
-        assert!(parse(&v).unwrap_err().to_string().contains("num_labels"));
-        v.as_object_mut().unwrap().remove("id2label");
-        assert_eq!(parse(&v).unwrap().num_labels, 3);
-    }
-}
+mod tests;

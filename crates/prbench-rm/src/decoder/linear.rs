@@ -35,7 +35,7 @@ impl Linear {
     ) -> std::result::Result<Self, ModelError> {
         let weight = w.tensor(&format!("{prefix}.weight"), &[out_dim, in_dim])?;
         let bias = if bias { Some(w.tensor(&format!("{prefix}.bias"), &[out_dim])?) } else { None };
-        Self::new(weight, bias).map_err(|e| ModelError::Engine(format!("{prefix}: {e}")))
+        Self::new(weight, bias).map_err(|e| ModelError::engine(prefix, e))
     }
 
     fn new(weight: Tensor, bias: Option<Tensor>) -> Result<Self> {

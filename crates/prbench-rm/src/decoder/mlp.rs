@@ -84,8 +84,7 @@ impl Mlp {
         let gate = Linear::load(w, &format!("{prefix}.gate_proj"), h, i, bias)?;
         let up = Linear::load(w, &format!("{prefix}.up_proj"), h, i, bias)?;
         let down = Linear::load(w, &format!("{prefix}.down_proj"), i, h, bias)?;
-        let gate_up = Linear::concat(&[gate, up])
-            .map_err(|e| ModelError::Engine(format!("{prefix}: {e}")))?;
+        let gate_up = Linear::concat(&[gate, up]).map_err(|e| ModelError::engine(prefix, e))?;
         Ok(Self { gate_up, down, inter: i, act: cfg.activation })
     }
 

@@ -30,11 +30,7 @@ impl RmsNorm {
         gemma: bool,
     ) -> std::result::Result<Self, ModelError> {
         let t = w.tensor(name, &[dim])?;
-        let scale = if gemma {
-            (t + 1.0).map_err(|e| ModelError::Engine(format!("{name}: {e}")))?
-        } else {
-            t
-        };
+        let scale = if gemma { (t + 1.0).map_err(|e| ModelError::engine(name, e))? } else { t };
         Ok(Self { scale, eps: eps as f32 })
     }
 

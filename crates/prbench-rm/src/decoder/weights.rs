@@ -38,16 +38,17 @@ impl std::fmt::Debug for Weights {
 }
 
 fn file_err(path: &Path, reason: impl Into<String>) -> ModelError {
-    ModelError::File { path: path.to_path_buf(), reason: reason.into() }
+    ModelError::file_reason(path, reason)
 }
 
 /// The safetensors files of `dir`, in hashing order (see [`Weights::sha256`]), and whether
 /// they are shards.
 ///
 /// # Errors
-/// [`ModelError::File`] when neither `model.safetensors` nor `model.safetensors.index.json`
-/// exists, the index is not valid JSON or lacks `weight_map`, or a shard it lists is missing
-/// (the error names that shard).
+/// [`ModelError::FileReason`] when neither `model.safetensors` nor
+/// `model.safetensors.index.json` exists, the index lacks `weight_map`, or a shard it lists is
+/// missing (the error names that shard); [`ModelError::File`] when the index is unreadable or
+/// not valid JSON.
 pub fn locate(dir: &Path) -> Result<(Vec<PathBuf>, bool), ModelError> {
     let single = dir.join(SINGLE_FILE);
     if single.is_file() {
@@ -60,9 +61,9 @@ pub fn locate(dir: &Path) -> Result<(Vec<PathBuf>, bool), ModelError> {
             format!("no `{SINGLE_FILE}` or `{INDEX_FILE}` in `{}`", dir.display()),
         ));
     }
-    let text = std::fs::read_to_string(&index).map_err(|e| file_err(&index, e.to_string()))?;
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| file_err(&index, format!("not valid JSON: {e}")))?;
+    let text = std::fs::read_to_string(&index).map_err(|e| ModelError::file(&index, "", e))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| ModelError::file(&index, "not valid JSON", e))?;
     let map = v
         .get("weight_map")
         .and_then(|m| m.as_object())
@@ -122,7 +123,7 @@ impl Weights {
         // and candle included), they must not be modified while the model is loading. Tensors
         // are copied out (converted to f32) before `Weights` is dropped.
         let st = unsafe { MmapedSafetensors::multi(&files) }
-            .map_err(|e| file_err(&files[0], format!("not a readable safetensors file: {e}")))?;
+            .map_err(|e| ModelError::file(&files[0], "not a readable safetensors file", e))?;
         Ok(Self {
             files,
             sharded,
@@ -148,7 +149,9 @@ impl Weights {
     ///
     /// # Errors
     /// [`ModelError::Metadata`] (path = the weights file, key = the tensor name) when the
-    /// tensor is missing, stored in a dtype other than F32/BF16/F16, or has another shape.
+    /// tensor is missing, stored in a dtype other than F32/BF16/F16, or has another shape;
+    /// [`ModelError::File`] (with candle's error as the source) when it cannot be read or
+    /// converted.
     pub fn tensor(&mut self, name: &str, shape: &[usize]) -> Result<Tensor, ModelError> {
         let where_ = if self.sharded {
             self.files[0].with_file_name(INDEX_FILE)
@@ -170,7 +173,7 @@ impl Weights {
             )));
         }
         let t = candle_core::safetensors::Load::load(&view, &Device::Cpu)
-            .map_err(|e| err(format!("cannot read tensor: {e}")))?;
+            .map_err(|e| ModelError::file(&where_, format!("cannot read tensor `{name}`"), e))?;
         match t.dtype() {
             DType::F32 | DType::BF16 | DType::F16 => {}
             d => {
@@ -181,7 +184,9 @@ impl Weights {
         if self.loaded.insert(name.to_string()) {
             self.params += t.elem_count();
         }
-        t.to_dtype(DType::F32).map_err(|e| err(format!("cannot convert to f32: {e}")))
+        t.to_dtype(DType::F32).map_err(|e| {
+            ModelError::file(&where_, format!("cannot convert tensor `{name}` to f32"), e)
+        })
     }
 
     /// Stored dtypes of the tensors read so far, e.g. `bf16`, or `bf16+f32` when mixed.

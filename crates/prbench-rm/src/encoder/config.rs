@@ -123,8 +123,7 @@ impl BertConfig {
     /// # Errors
     /// [`ModelError::File`] when unreadable; as [`BertConfig::parse`].
     pub fn load(path: &Path) -> Result<Self, ModelError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ModelError::File { path: path.to_path_buf(), reason: e.to_string() })?;
+        let text = std::fs::read_to_string(path).map_err(|e| ModelError::file(path, "", e))?;
         Self::parse(&text, path)
     }
 

@@ -104,9 +104,7 @@ impl Reader<'_> {
     fn vec(&mut self, name: &str, shape: &[usize]) -> Result<Vec<f32>, ModelError> {
         let full = format!("{}{name}", self.prefix);
         let t = self.w.tensor(&full, shape)?;
-        t.flatten_all()
-            .and_then(|t| t.to_vec1::<f32>())
-            .map_err(|e| ModelError::Engine(format!("{full}: {e}")))
+        t.flatten_all().and_then(|t| t.to_vec1::<f32>()).map_err(|e| ModelError::engine(full, e))
     }
 
     fn dense(&mut self, name: &str, inputs: usize, outputs: usize) -> Result<Dense, ModelError> {

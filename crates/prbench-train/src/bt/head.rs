@@ -14,8 +14,8 @@ use rand::Rng;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-fn engine(e: impl std::fmt::Display) -> ModelError {
-    ModelError::Engine(e.to_string())
+fn engine(e: impl Into<prbench_models::BoxError>) -> ModelError {
+    ModelError::engine("BT head", e)
 }
 
 /// A scoring head on fixed-size embeddings.
@@ -162,7 +162,7 @@ impl BtHead {
     /// [`BtHead::from_tensors`].
     pub fn load(path: &Path, dim: usize, hidden: usize) -> Result<Self, ModelError> {
         let tensors = candle_core::safetensors::load(path, &Device::Cpu)
-            .map_err(|e| ModelError::File { path: path.to_path_buf(), reason: e.to_string() })?;
+            .map_err(|e| ModelError::file(path, "", e))?;
         Self::from_tensors(&tensors, dim, hidden)
     }
 
@@ -207,7 +207,7 @@ impl BtHead {
     /// [`ModelError::File`] when the file cannot be written.
     pub fn save(&self, path: &Path) -> Result<(), ModelError> {
         candle_core::safetensors::save(&self.tensors(), path)
-            .map_err(|e| ModelError::File { path: path.to_path_buf(), reason: e.to_string() })
+            .map_err(|e| ModelError::file(path, "", e))
     }
 
     /// Scores a batch `(n, dim)` → `(n,)`, in the head's dtype; differentiable (used in

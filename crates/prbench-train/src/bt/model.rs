@@ -3,10 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
+use prbench_files::readable_by_all;
 use prbench_models::{ModelError, ModelIdentity, RewardModel, RmRequest, Score};
 
 use super::compose::{compose, composition_sha256, COMPOSITION};
-use super::config::{BtConfig, BT_FORMAT, CONFIG_FILE, HEAD_FILE};
+use super::config::{BtConfig, EmbedderRecord, BT_FORMAT, CONFIG_FILE, HEAD_FILE};
 use super::head::BtHead;
 use prbench_models::file_hash::sha256_file;
 use prbench_rm::embed::{EmbedderOptions, MiniLmEmbedder};
@@ -32,31 +33,61 @@ pub fn save(dir: &Path, head: &BtHead, config: &BtConfig) -> Result<(), ModelErr
             ),
         });
     }
-    std::fs::create_dir_all(dir)
-        .map_err(|e| ModelError::File { path: dir.to_path_buf(), reason: e.to_string() })?;
+    std::fs::create_dir_all(dir).map_err(|e| ModelError::file(dir, "", e))?;
     head.save(&dir.join(HEAD_FILE))?;
-    readable_by_all(&dir.join(HEAD_FILE))?;
+    // safetensors writes through a 0600 temporary file: readable by the other users, as bt.json.
+    readable_by_all(&dir.join(HEAD_FILE))
+        .map_err(|e| ModelError::file(dir.join(HEAD_FILE), "cannot make it readable by all", e))?;
     let mut config = config.clone();
     config.head_sha256 = sha256_file(&dir.join(HEAD_FILE))?;
     let path = dir.join(CONFIG_FILE);
     let text =
-        serde_json::to_string_pretty(&config).map_err(|e| ModelError::Engine(e.to_string()))?;
-    std::fs::write(&path, text + "\n").map_err(|e| ModelError::File { path, reason: e.to_string() })
+        serde_json::to_string_pretty(&config).map_err(|e| ModelError::engine("bt.json", e))?;
+    std::fs::write(&path, text + "\n").map_err(|e| ModelError::file(path, "", e))
 }
 
-/// Gives `path` mode 0644, like the files `std::fs::write` makes: safetensors writes through a
-/// temporary file and renames it, and temporary files are created 0600, so a head would
-/// otherwise be unreadable to the other users of a shared machine.
-fn readable_by_all(path: &Path) -> Result<(), ModelError> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))
-            .map_err(|e| ModelError::File { path: path.to_path_buf(), reason: e.to_string() })?;
+/// The frozen embedder in `embedder_dir` that a model (`trained`: `head` for BT, `model` for
+/// PAL) was trained on, loaded with the recorded `max_length`: its weights must have the
+/// sha256 `record` holds and its output the dimension `dim.1` (the config key `dim.0`). One
+/// loader for BT and PAL, so both refuse a different embedder the same way.
+///
+/// # Errors
+/// [`ModelError::Metadata`] naming `config_path` and the key (`embedder.model_safetensors_sha256`
+/// or `dim.0`) when the weights or the dimension differ; as [`MiniLmEmbedder::load_with`].
+pub(crate) fn load_trained_embedder(
+    config_path: &Path,
+    embedder_dir: &Path,
+    record: &EmbedderRecord,
+    max_length: usize,
+    dim: (&str, usize),
+    trained: &str,
+) -> Result<MiniLmEmbedder, ModelError> {
+    let meta = |key: &str, reason: String| ModelError::Metadata {
+        path: config_path.to_path_buf(),
+        key: key.into(),
+        reason,
+    };
+    let weights = embedder_dir.join("model.safetensors");
+    let have = sha256_file(&weights)?;
+    if have != record.model_safetensors_sha256 {
+        return Err(meta(
+            "embedder.model_safetensors_sha256",
+            format!(
+                "the {trained} was trained on embedder weights with sha256 {}, but {} has sha256 {have}; \
+                 pass the embedder it was trained on",
+                record.model_safetensors_sha256,
+                weights.display()
+            ),
+        ));
     }
-    #[cfg(not(unix))]
-    let _ = path;
-    Ok(())
+    let embedder = MiniLmEmbedder::load_with(
+        embedder_dir,
+        &EmbedderOptions { max_length: Some(max_length), batch_size: None },
+    )?;
+    if embedder.dim() != dim.1 {
+        return Err(meta(dim.0, format!("{} but the embedder gives {}", dim.1, embedder.dim())));
+    }
+    Ok(embedder)
 }
 
 /// Reads and checks `dir/bt.json` (format and composition).
@@ -65,11 +96,8 @@ fn readable_by_all(path: &Path) -> Result<(), ModelError> {
 /// [`ModelError::File`] / [`ModelError::Metadata`] naming the file and key at fault.
 pub fn read_config(dir: &Path) -> Result<BtConfig, ModelError> {
     let path = dir.join(CONFIG_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|e| ModelError::File {
-        path: path.clone(),
-        reason: format!(
-            "{e} (a BT model directory holds bt.json and head.safetensors, as written by `prbench train bt`)"
-        ),
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        ModelError::file(&path, "a BT model directory holds bt.json and head.safetensors, as written by `prbench train bt`", e)
     })?;
     let config: BtConfig = serde_json::from_str(&text).map_err(|e| ModelError::Metadata {
         path: path.clone(),
@@ -126,35 +154,14 @@ impl BtRewardModel {
     /// [`MiniLmEmbedder::load`].
     pub fn load(path: &Path, embedder_dir: &Path) -> Result<Self, ModelError> {
         let config = read_config(path)?;
-        let weights = embedder_dir.join("model.safetensors");
-        let have = sha256_file(&weights)?;
-        if have != config.embedder.model_safetensors_sha256 {
-            return Err(ModelError::Metadata {
-                path: path.join(CONFIG_FILE),
-                key: "embedder.model_safetensors_sha256".into(),
-                reason: format!(
-                    "the head was trained on embedder weights with sha256 {}, but {} has sha256 {have}; \
-                     pass the embedder it was trained on",
-                    config.embedder.model_safetensors_sha256,
-                    weights.display()
-                ),
-            });
-        }
-        let embedder = MiniLmEmbedder::load_with(
+        let embedder = load_trained_embedder(
+            &path.join(CONFIG_FILE),
             embedder_dir,
-            &EmbedderOptions { max_length: Some(config.max_length), batch_size: None },
+            &config.embedder,
+            config.max_length,
+            ("embedder.dim", config.embedder.dim),
+            "head",
         )?;
-        if embedder.dim() != config.embedder.dim {
-            return Err(ModelError::Metadata {
-                path: path.join(CONFIG_FILE),
-                key: "embedder.dim".into(),
-                reason: format!(
-                    "{} but the embedder gives {}",
-                    config.embedder.dim,
-                    embedder.dim()
-                ),
-            });
-        }
         let head_path = path.join(HEAD_FILE);
         let head = BtHead::load(&head_path, config.embedder.dim, config.hidden)?;
         let head_sha256 = sha256_file(&head_path)?;

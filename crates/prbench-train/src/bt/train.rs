@@ -19,8 +19,8 @@ use super::config::{EmbedRecord, EpochStats};
 use super::head::{rows_tensor, BtHead};
 use prbench_rm::embed::{EmbedInput, MiniLmEmbedder};
 
-fn engine(e: impl std::fmt::Display) -> ModelError {
-    ModelError::Engine(e.to_string())
+fn engine(e: impl Into<prbench_models::BoxError>) -> ModelError {
+    ModelError::engine("BT training", e)
 }
 
 /// One training pair: the condition's context (if any), the question and the two answers.

@@ -17,6 +17,7 @@
 //! The executable specification is `tools/pal_reference.py` (PyTorch, f64); `tests/pal.rs`
 //! checks this implementation against its fixture.
 
+pub mod adapt;
 pub mod compose;
 pub mod config;
 pub mod model;

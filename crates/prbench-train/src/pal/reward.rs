@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use candle_core::{Device, Tensor};
+use prbench_files::readable_by_all;
 use prbench_models::file_hash::sha256_file;
 use prbench_models::{ModelError, ModelIdentity, RewardModel, RmRequest, Score};
 use sha2::{Digest, Sha256};
@@ -20,11 +21,12 @@ use super::compose::{composition, composition_sha256, item_input, prompt_input};
 use super::config::{PalConfig, CONFIG_FILE, PAL_FORMAT, WEIGHTS_FILE};
 use super::model::{init_user_row, load_tensors, save_tensors, PalNet, Variant};
 use super::train::{adapt_schedule, adapt_user, Hyper, PalData, PalPair};
+use crate::bt::model::load_trained_embedder;
 use crate::bt::{embed_distinct, BtPair, DistinctInputs, EmbedProgress};
-use prbench_rm::embed::{EmbedderOptions, MiniLmEmbedder};
+use prbench_rm::embed::MiniLmEmbedder;
 
-fn engine(e: impl std::fmt::Display) -> ModelError {
-    ModelError::Engine(e.to_string())
+fn engine(e: impl Into<prbench_models::BoxError>) -> ModelError {
+    ModelError::engine("PAL scoring", e)
 }
 
 /// Engine name in manifests (`{variant}` is `a` or `b`).
@@ -61,16 +63,17 @@ pub fn save(dir: &Path, net: &PalNet, w: &Tensor, config: &PalConfig) -> Result<
     }
     check_users(&config.users, w.dims().first().copied().unwrap_or(0))
         .map_err(|reason| ModelError::Spec { spec: spec(), reason })?;
-    std::fs::create_dir_all(dir)
-        .map_err(|e| ModelError::File { path: dir.to_path_buf(), reason: e.to_string() })?;
+    std::fs::create_dir_all(dir).map_err(|e| ModelError::file(dir, "", e))?;
     let weights = dir.join(WEIGHTS_FILE);
     save_tensors(&weights, net, w)?;
-    readable_by_all(&weights)?;
+    // safetensors writes through a 0600 temporary file: readable by the other users, as pal.json.
+    readable_by_all(&weights)
+        .map_err(|e| ModelError::file(&weights, "cannot make it readable by all", e))?;
     let mut config = config.clone();
     config.weights_sha256 = sha256_file(&weights)?;
     let path = dir.join(CONFIG_FILE);
     let text = serde_json::to_string_pretty(&config).map_err(engine)?;
-    std::fs::write(&path, text + "\n").map_err(|e| ModelError::File { path, reason: e.to_string() })
+    std::fs::write(&path, text + "\n").map_err(|e| ModelError::file(path, "", e))
 }
 
 /// The users table must map onto the rows `0..n_users` one to one.
@@ -86,28 +89,14 @@ fn check_users(users: &BTreeMap<String, usize>, n_users: usize) -> Result<(), St
     Ok(())
 }
 
-/// Mode 0644, as `bt::save` gives its head (safetensors writes through a 0600 temporary file).
-fn readable_by_all(path: &Path) -> Result<(), ModelError> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))
-            .map_err(|e| ModelError::File { path: path.to_path_buf(), reason: e.to_string() })?;
-    }
-    #[cfg(not(unix))]
-    let _ = path;
-    Ok(())
-}
-
 /// Reads and checks `dir/pal.json` (format, variant, composition, users table).
 ///
 /// # Errors
 /// [`ModelError::File`] / [`ModelError::Metadata`] naming the file and key at fault.
 pub fn read_config(dir: &Path) -> Result<PalConfig, ModelError> {
     let path = dir.join(CONFIG_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|e| ModelError::File {
-        path: path.clone(),
-        reason: format!("{e} (a PAL model directory holds pal.json and pal.safetensors, as written by `prbench train pal`)"),
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        ModelError::file(&path, "a PAL model directory holds pal.json and pal.safetensors, as written by `prbench train pal`", e)
     })?;
     let config: PalConfig = serde_json::from_str(&text).map_err(|e| ModelError::Metadata {
         path: path.clone(),
@@ -199,18 +188,14 @@ impl PalRewardModel {
             key: key.into(),
             reason,
         };
-        let weights = embedder_dir.join("model.safetensors");
-        let have = sha256_file(&weights)?;
-        if have != config.embedder.model_safetensors_sha256 {
-            return Err(meta(
-                "embedder.model_safetensors_sha256",
-                format!(
-                    "the model was trained on embedder weights with sha256 {}, but {} has sha256 {have}; pass the embedder it was trained on",
-                    config.embedder.model_safetensors_sha256,
-                    weights.display()
-                ),
-            ));
-        }
+        let embedder = load_trained_embedder(
+            &path.join(CONFIG_FILE),
+            embedder_dir,
+            &config.embedder,
+            config.max_length,
+            ("dim", config.dim),
+            "model",
+        )?;
         let weights_path = path.join(WEIGHTS_FILE);
         let weights_sha256 = sha256_file(&weights_path)?;
         if !config.weights_sha256.is_empty() && config.weights_sha256 != weights_sha256 {
@@ -221,16 +206,6 @@ impl PalRewardModel {
                     weights_path.display(),
                     config.weights_sha256
                 ),
-            ));
-        }
-        let embedder = MiniLmEmbedder::load_with(
-            embedder_dir,
-            &EmbedderOptions { max_length: Some(config.max_length), batch_size: None },
-        )?;
-        if embedder.dim() != config.dim {
-            return Err(meta(
-                "dim",
-                format!("{} but the embedder gives {}", config.dim, embedder.dim()),
             ));
         }
         let (net, w) =

@@ -26,8 +26,10 @@ use super::model::{init_user_row, pair_loss, PairFeatures, PalNet, Variant};
 use super::optim::{AdamSettings, ParamGroup, TorchAdam};
 use crate::bt::held_out_mask;
 
-fn engine(e: impl std::fmt::Display) -> ModelError {
-    ModelError::Engine(e.to_string())
+pub use super::adapt::{adapt_schedule, adapt_user, Adapted};
+
+pub(super) fn engine(e: impl Into<prbench_models::BoxError>) -> ModelError {
+    ModelError::engine("PAL training", e)
 }
 
 /// One preference pair as indices: the user's row of `W`, and rows of [`PalData`]'s prompt and
@@ -55,7 +57,7 @@ pub struct PalData {
     pub pairs: Vec<PalPair>,
 }
 
-fn index(idx: impl IntoIterator<Item = usize>) -> Result<Tensor, ModelError> {
+pub(super) fn index(idx: impl IntoIterator<Item = usize>) -> Result<Tensor, ModelError> {
     let v: Vec<u32> = idx.into_iter().map(|i| i as u32).collect();
     let n = v.len();
     Tensor::from_vec(v, n, &Device::Cpu).map_err(engine)
@@ -179,7 +181,7 @@ pub struct Trainer {
 }
 
 /// A loss tensor's value.
-fn scalar(t: &Tensor) -> Result<f64, ModelError> {
+pub(super) fn scalar(t: &Tensor) -> Result<f64, ModelError> {
     t.to_dtype(DType::F64).and_then(|t| t.to_scalar::<f64>()).map_err(engine)
 }
 
@@ -321,66 +323,6 @@ impl Trainer {
     }
 }
 
-/// A new user's adapted row and the loss of each adaptation step (before the step).
-#[derive(Debug, Clone)]
-pub struct Adapted {
-    /// The adapted row `[K]`, in the network's dtype.
-    pub w: Tensor,
-    /// Loss per step.
-    pub losses: Vec<f64>,
-}
-
-/// Few-shot adaptation of one new user (the authors' `main_pal_*_unseen.py`): a weight row
-/// starting at `w_init` `[K]`, trained alone with torch AdamW (`adapt_lr`,
-/// `adapt_weight_decay`) on the batches of pairs `batches` (indices into `data.pairs`; their
-/// `user` field is not read), everything else frozen. The network's `W`-independent features
-/// are computed once.
-///
-/// # Errors
-/// Candle errors; an empty batch.
-pub fn adapt_user(
-    net: &PalNet,
-    data: &PalData,
-    w_init: &Tensor,
-    batches: &[Vec<usize>],
-    hyper: &Hyper,
-) -> Result<Adapted, ModelError> {
-    let mut slot: BTreeMap<usize, usize> = BTreeMap::new();
-    for &i in batches.iter().flatten() {
-        let n = slot.len();
-        slot.entry(i).or_insert(n);
-    }
-    let mut order = vec![0; slot.len()];
-    for (&i, &s) in &slot {
-        order[s] = i;
-    }
-    let features = data.features(net, &order)?;
-    let var =
-        Var::from_tensor(&w_init.to_dtype(net.dtype()).and_then(|t| t.copy()).map_err(engine)?)
-            .map_err(engine)?;
-    let group = ParamGroup {
-        name: "W".into(),
-        lr: hyper.adapt_lr,
-        weight_decay: hyper.adapt_weight_decay,
-        params: vec![var.clone()],
-    };
-    let mut opt = TorchAdam::new(vec![group], AdamSettings { decoupled: true, ..hyper.adam });
-    let mut losses = Vec::with_capacity(batches.len());
-    for batch in batches {
-        if batch.is_empty() {
-            return Err(ModelError::Engine("an adaptation batch is empty".into()));
-        }
-        let f = features.select(&index(batch.iter().map(|i| slot[i]))?).map_err(engine)?;
-        // One row for the whole batch: PAL-A's ideal point is computed once.
-        let w = var.as_tensor().unsqueeze(0).map_err(engine)?;
-        let (rc, rr) = net.pair_rewards_from(&f, &w).map_err(engine)?;
-        let loss = pair_loss(net.variant(), &rc, &rr).and_then(|l| l.mean_all()).map_err(engine)?;
-        opt.step(&loss.backward().map_err(engine)?).map_err(engine)?;
-        losses.push(scalar(&loss)?);
-    }
-    Ok(Adapted { w: var.as_tensor().detach().copy().map_err(engine)?, losses })
-}
-
 /// Rewards of the chosen and rejected answers of pairs `idx` for weight rows `w` `[n, K]` (row
 /// `i` for pair `idx[i]`), in chunks of 512 pairs.
 ///
@@ -441,27 +383,6 @@ pub fn seeded_order(seed: u64, salt: &str, ids: &[&str]) -> Vec<usize> {
         .collect();
     keyed.sort();
     keyed.into_iter().map(|(_, i)| i).collect()
-}
-
-/// A new user's adaptation schedule: `epochs` passes over their pairs (`pair_ids[i]` for
-/// `pairs[i]`, indices into the data), each in the order [`seeded_order`]`(seed,
-/// "adapt/{user}/{epoch}")` cut into batches of `batch_size`.
-pub fn adapt_schedule(
-    seed: u64,
-    user: &str,
-    pairs: &[usize],
-    pair_ids: &[&str],
-    epochs: usize,
-    batch_size: usize,
-) -> Vec<Vec<usize>> {
-    let mut out = Vec::new();
-    for epoch in 1..=epochs {
-        let order = seeded_order(seed, &format!("adapt/{user}/{epoch}"), pair_ids);
-        for part in order.chunks(batch_size.max(1)) {
-            out.push(part.iter().map(|&i| pairs[i]).collect());
-        }
-    }
-    out
 }
 
 /// Options of [`train_pal`].
