@@ -20,8 +20,8 @@
 //! binary decides where they are drawn. The command line is here too: [`flags`] holds the
 //! `prbench bench` flags (clap groups) and [`command::run`] turns a parsed sub-verb into its
 //! options, runs it and hands the result to an [`command::Output`], so the binary only parses
-//! and prints. The judge and harness benches run the `prbench` binary
-//! itself as child processes ([`prbench_exe`]), so that each side's memory is its own.
+//! and prints. The judge and harness benches run the `prbench` binary itself as child
+//! processes ([`prbench_exe`]), so that each side's memory is its own.
 //!
 //! Errors are `anyhow` errors: every one ends as a message of `prbench bench`, and most wrap a
 //! failing child process, script or engine whose own error is the cause.
