@@ -5,20 +5,27 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 /// One point of a scaling curve: the expected rubric score (0–2) of best-of-k.
+///
+/// A mean over no example (a row whose examples were all left out) is NaN; JSON has no NaN, so
+/// `serde_json` writes it as `null`, and `overall`, `overall_normalized` and `macro_mean` read
+/// `null` back as NaN.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BonPoint {
     /// Samples drawn (k).
     pub k: usize,
     /// Mean over the subset's examples, per subset (in dataset order of first appearance).
     pub per_subset: BTreeMap<String, f64>,
-    /// Mean over all examples (micro), on 0–2.
+    /// Mean over all examples (micro), on 0–2; NaN (`null` in the file) without examples.
+    #[serde(deserialize_with = "nan_for_null")]
     pub overall: f64,
-    /// `overall / 2`, on 0–1.
+    /// `overall / 2`, on 0–1; NaN (`null`) without examples.
+    #[serde(deserialize_with = "nan_for_null")]
     pub overall_normalized: f64,
-    /// Mean of the subset means (macro), on 0–2.
+    /// Mean of the subset means (macro), on 0–2; NaN (`null`) without examples.
+    #[serde(deserialize_with = "nan_for_null")]
     pub macro_mean: f64,
     /// Seeded percentile-bootstrap 95% CI of `overall` on 0–2 ([`prbench_stats::bootstrap`]:
     /// 10,000 resamples, seed 42, examples resampled within each subset); `None` in tables
@@ -91,4 +98,53 @@ pub struct BonTable {
     /// Reference rows first (random pick, oracle), then one row per reward model in the order
     /// given.
     pub rows: Vec<BonRow>,
+}
+
+/// Reads a number, or `null` as NaN: the reverse of `serde_json`'s writing of a non-finite
+/// `f64` as `null`, so that a table with an empty row reads back as it was computed.
+///
+/// # Errors
+/// The deserializer's error for anything but a number or `null`.
+fn nan_for_null<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(deserializer)?.unwrap_or(f64::NAN))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A point over no example is written with `null` means and reads back with NaN ones; a
+    /// finite point reads back unchanged.
+    #[test]
+    fn non_finite_means_round_trip_through_null() {
+        let empty = BonPoint {
+            k: 2,
+            per_subset: BTreeMap::new(),
+            overall: f64::NAN,
+            overall_normalized: f64::NAN,
+            macro_mean: f64::NAN,
+            overall_ci: None,
+        };
+        let text = serde_json::to_string(&empty).unwrap();
+        assert_eq!(
+            text,
+            r#"{"k":2,"per_subset":{},"overall":null,"overall_normalized":null,"macro_mean":null,"overall_ci":null}"#
+        );
+        let back: BonPoint = serde_json::from_str(&text).unwrap();
+        assert!(back.overall.is_nan() && back.overall_normalized.is_nan());
+        assert!(back.macro_mean.is_nan());
+        let full = BonPoint {
+            per_subset: BTreeMap::from([("Art".to_string(), 1.5)]),
+            overall: 1.5,
+            overall_normalized: 0.75,
+            macro_mean: 1.5,
+            overall_ci: Some([1.0, 2.0]),
+            ..empty
+        };
+        let back: BonPoint = serde_json::from_str(&serde_json::to_string(&full).unwrap()).unwrap();
+        assert_eq!(back, full);
+        // Only numbers and null: a string is still an error.
+        let text = r#"{"k":2,"per_subset":{},"overall":"x","overall_normalized":1,"macro_mean":1}"#;
+        assert!(serde_json::from_str::<BonPoint>(text).is_err());
+    }
 }

@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use prbench_records::bon::BonTable;
+
 use super::{invalid, CorrelationError, Entry, Result};
 
 /// A file's text, the error naming it.
@@ -81,32 +83,29 @@ pub(super) fn read_downstream(path: &Path, k: Option<usize>) -> Result<Vec<Entry
     if path.extension().is_some_and(|e| e == "csv") {
         return read_csv(path);
     }
-    let v: serde_json::Value = serde_json::from_str(&read_text(path)?)
-        .map_err(|source| CorrelationError::Json { path: path.to_path_buf(), source })?;
-    let Some(n) = v.get("n").and_then(|n| n.as_u64()) else {
-        invalid!("`{}`: not a `prbench bon` table (no `n`)", path.display());
-    };
-    let k = k.unwrap_or(n as usize);
-    let mut out = Vec::new();
-    for row in v["rows"].as_array().into_iter().flatten() {
-        if row.get("kind").and_then(|k| k.as_str()) != Some("reward model") {
-            continue;
+    let table: BonTable = serde_json::from_str(&read_text(path)?).map_err(|source| {
+        if source.is_data() {
+            // JSON, but not a table: say what the file should have been.
+            CorrelationError::Invalid(format!(
+                "`{}`: not a `prbench bon` table ({source})",
+                path.display()
+            ))
+        } else {
+            CorrelationError::Json { path: path.to_path_buf(), source }
         }
-        let name = row["name"].as_str().unwrap_or_default().to_string();
-        let point = row["curve"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|p| p["k"].as_u64() == Some(k as u64));
-        let Some(score) = point.and_then(|p| p["overall"].as_f64()) else {
-            invalid!("`{}`: row `{name}` has no finite best-of-{k} score (is k in the table's k values, and does the row have examples?)", path.display());
+    })?;
+    let k = k.unwrap_or(table.n);
+    let mut out = Vec::new();
+    for row in table.rows.into_iter().filter(|r| r.kind == "reward model") {
+        let point = row.curve.iter().find(|p| p.k == k);
+        let Some(score) = point.map(|p| p.overall).filter(|s| s.is_finite()) else {
+            invalid!("`{}`: row `{}` has no finite best-of-{k} score (is k in the table's k values, and does the row have examples?)", path.display(), row.name);
         };
-        let spec = row.get("spec").and_then(|s| s.as_str()).map(String::from);
         out.push(Entry {
-            model: spec.clone().unwrap_or_else(|| name.clone()),
-            aliases: vec![name],
+            model: row.spec.clone().unwrap_or_else(|| row.name.clone()),
+            aliases: vec![row.name],
             score,
-            condition: row.get("condition").and_then(|c| c.as_str()).map(String::from),
+            condition: row.condition,
             source: format!("{} (best-of-{k} rubric score)", path.display()),
             implicit: false,
         });
@@ -156,5 +155,65 @@ mod tests {
             .to_string()
             .contains("line 2: expected `model,score`"));
         assert!(read("model,score\nm,inf\n").unwrap_err().to_string().contains("finite"));
+    }
+
+    /// A `prbench bon` table read as `BonTable`: a row over no example has `null` means, read
+    /// as NaN and refused as having no finite score; the other rows give the spec, the file
+    /// name as an alias and the condition; JSON that is no table says so.
+    #[test]
+    fn bon_tables_are_read_as_the_typed_table() {
+        use prbench_records::bon::{BonPoint, BonRow, BonTable, Exclusions};
+        use std::collections::BTreeMap;
+        let point = |k: usize, overall: f64| BonPoint {
+            k,
+            per_subset: BTreeMap::new(),
+            overall,
+            overall_normalized: overall / 2.0,
+            macro_mean: overall,
+            overall_ci: None,
+        };
+        let row = |name: &str, overall: f64| BonRow {
+            name: name.into(),
+            kind: "reward model".into(),
+            spec: Some(format!("gguf:{name}.gguf")),
+            condition: Some("none".into()),
+            examples: 3,
+            subset_examples: BTreeMap::new(),
+            excluded_for_score_errors: 0,
+            curve: vec![point(1, 1.0), point(2, overall)],
+        };
+        let mut table = BonTable {
+            n: 2,
+            ks: vec![1, 2],
+            judge: "j".into(),
+            subsets: vec![],
+            examples: 3,
+            judged_examples: 3,
+            excluded: Exclusions::default(),
+            unparsed_judgements: 0,
+            failed_judgements: 0,
+            rows: vec![row("good", 1.5), row("empty", f64::NAN)],
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("bon-j.json");
+        let write = |t: &BonTable| std::fs::write(&p, serde_json::to_string(t).unwrap()).unwrap();
+        write(&table);
+        assert!(std::fs::read_to_string(&p).unwrap().contains(r#""overall":null"#));
+        let err = read_downstream(&p, None).unwrap_err().to_string();
+        assert!(err.contains("row `empty` has no finite best-of-2 score"), "{err}");
+        table.rows.pop();
+        write(&table);
+        let e = read_downstream(&p, None).unwrap();
+        assert_eq!((e[0].model.as_str(), e[0].score), ("gguf:good.gguf", 1.5));
+        assert_eq!(
+            (e[0].aliases.as_slice(), e[0].condition.as_deref()),
+            (&["good".to_string()][..], Some("none"))
+        );
+        assert_eq!(read_downstream(&p, Some(1)).unwrap()[0].score, 1.0);
+        std::fs::write(&p, r#"{"model": "m"}"#).unwrap();
+        let err = read_downstream(&p, None).unwrap_err().to_string();
+        assert!(err.contains("not a `prbench bon` table"), "{err}");
+        std::fs::write(&p, "{").unwrap();
+        assert!(read_downstream(&p, None).unwrap_err().to_string().contains("is not JSON"));
     }
 }
