@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::sources::RunSource;
 use crate::summary::{AccuracyRow, PositionBias};
+use prbench_records::manifest::PartialManifest;
 
 /// What a row is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -302,8 +303,9 @@ fn pct_ci(r: Option<&AccuracyRow>) -> String {
 /// two recipes on one model are two rows that say which is which; and the condition a model
 /// prbench trained was trained under (`bt:m (trained: none)`, manifest.json's
 /// `model_training_condition`), so a row under another condition shows the mismatch.
-fn model_label(spec: &str, manifest: &serde_json::Value) -> String {
-    let mut label = match manifest["judge_recipe"]["name"].as_str() {
+fn model_label(spec: &str, manifest: &PartialManifest) -> String {
+    let recipe = manifest.judge_recipe.as_ref().and_then(|r| r["name"].as_str());
+    let mut label = match recipe {
         Some(name) => {
             let short = std::path::Path::new(name)
                 .file_name()
@@ -312,7 +314,7 @@ fn model_label(spec: &str, manifest: &serde_json::Value) -> String {
         }
         None => spec.to_string(),
     };
-    if let Some(trained) = manifest["model_training_condition"].as_str() {
+    if let Some(trained) = &manifest.model_training_condition {
         label.push_str(&format!(" (trained: {trained})"));
     }
     label
@@ -588,17 +590,23 @@ pub fn render(lb: &Leaderboard, format: Format) -> Result<String, serde_json::Er
 #[cfg(test)]
 mod tests {
     use super::{csv_cell, latex_cell, md_cell, model_label};
+    use prbench_records::manifest::PartialManifest;
+
+    /// A `manifest.json` of these fields, read as the report reads one.
+    fn manifest(fields: serde_json::Value) -> PartialManifest {
+        serde_json::from_value(fields).unwrap()
+    }
 
     #[test]
     fn a_trained_models_label_names_its_training_condition() {
-        let m = serde_json::json!({ "model_training_condition": "profile:2" });
+        let m = manifest(serde_json::json!({ "model_training_condition": "profile:2" }));
         assert_eq!(model_label("bt:runs/m", &m), "bt:runs/m (trained: profile:2)");
         // Manifests written before the field, and models prbench did not train, have none.
-        assert_eq!(model_label("bt:runs/m", &serde_json::json!({})), "bt:runs/m");
+        assert_eq!(model_label("bt:runs/m", &manifest(serde_json::json!({}))), "bt:runs/m");
         assert_eq!(
             model_label(
                 "gguf:j.gguf",
-                &serde_json::json!({ "judge_recipe": { "name": "recipes/mt-bench" } })
+                &manifest(serde_json::json!({ "judge_recipe": { "name": "recipes/mt-bench" } }))
             ),
             "gguf:j.gguf [recipe mt-bench]"
         );

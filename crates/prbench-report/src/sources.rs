@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use prbench_records::bon::BonTable;
 use prbench_records::build::BuildManifest;
+use prbench_records::manifest::PartialManifest;
 use prbench_records::outcome::Outcome;
 use prbench_stats::ItemResult;
 use serde::{Deserialize, Serialize};
@@ -48,9 +49,9 @@ impl Metric {
 pub struct RunSource {
     /// The folder.
     pub dir: PathBuf,
-    /// `manifest.json` as written (model hash, template hash, dataset hash, seed, code
-    /// version, …).
-    pub manifest: serde_json::Value,
+    /// `manifest.json` (model hash, template hash, dataset hash, seed, code version, …), each
+    /// field `None` where the file lacks it: a report shows what a run recorded.
+    pub manifest: PartialManifest,
     /// `summary.json`.
     pub summary: Summary,
     /// `outcomes.jsonl`, in file order.
@@ -69,8 +70,7 @@ impl RunSource {
     /// `cp -r runs/x runs/y`): the same run id, model, condition and dataset content hash in
     /// its manifest, and the same outcomes. Listing both would rank one result twice.
     pub fn same_run(&self, other: &RunSource) -> bool {
-        let id =
-            |r: &RunSource| (r.manifest.get("run_id").cloned(), r.manifest.get("model").cloned());
+        let id = |r: &RunSource| (r.manifest.run_id.clone(), r.manifest.model.clone());
         id(self) == id(other)
             && self.summary.model == other.summary.model
             && self.summary.condition == other.summary.condition
@@ -310,7 +310,7 @@ fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
 /// A missing or unreadable `manifest.json`, `summary.json` or `outcomes.jsonl`, a record that
 /// does not parse (named by file and line), or outcomes that disagree with the summary's count.
 pub fn read_run(dir: &Path) -> Result<RunSource> {
-    let manifest: serde_json::Value = read_json(&dir.join("manifest.json"))?;
+    let manifest: PartialManifest = read_json(&dir.join("manifest.json"))?;
     let summary: Summary = read_json(&dir.join("summary.json"))?;
     let outcomes: Vec<Outcome> = read_jsonl(&dir.join("outcomes.jsonl"))?;
     let n = summary.rows.iter().find(|r| r.label == "micro").map(|r| r.tally.n);

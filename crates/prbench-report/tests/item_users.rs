@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use prbench_data::Dataset;
+use prbench_records::manifest::PartialManifest;
 use prbench_records::outcome::Outcome;
 use prbench_report::html::payload::build_with;
 use prbench_report::sources::RunSource;
@@ -46,7 +47,7 @@ fn run_on(data: &Dataset, n: usize) -> RunSource {
         .collect();
     RunSource {
         dir: PathBuf::from("runs/r"),
-        manifest: json!({}),
+        manifest: PartialManifest::default(),
         summary,
         outcomes,
         plans: HashMap::new(),

@@ -34,22 +34,18 @@ pub(crate) struct Finder {
 /// The hash of the run's dataset as its manifest records it (its summary's for runs whose
 /// manifest lacks it).
 fn recorded_hash(run: &RunSource) -> &str {
-    run.manifest.get("dataset_hash").and_then(|h| h.as_str()).unwrap_or(&run.summary.dataset_hash)
+    run.manifest.dataset_hash.as_deref().unwrap_or(&run.summary.dataset_hash)
 }
 
 /// Where the run's manifest says its dataset is (its summary's spec for runs whose manifest
 /// lacks it).
 fn recorded_spec(run: &RunSource) -> &str {
-    run.manifest.get("dataset").and_then(|h| h.as_str()).unwrap_or(&run.summary.dataset)
+    run.manifest.dataset.as_deref().unwrap_or(&run.summary.dataset)
 }
 
 /// The subsets the run loaded (empty: all).
 fn subsets_of(run: &RunSource) -> Vec<String> {
-    run.manifest
-        .get("subsets")
-        .and_then(|s| s.as_array())
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
-        .unwrap_or_default()
+    run.manifest.subsets.clone().unwrap_or_default()
 }
 
 fn subsets_text(subsets: &[String]) -> String {

@@ -258,47 +258,44 @@ fn figure(
 }
 
 fn provenance(sources: &Sources) -> Vec<(String, Vec<(String, String)>)> {
-    let get = |v: &serde_json::Value, path: &[&str]| -> String {
-        let mut cur = v;
-        for p in path {
-            match cur.get(p) {
-                Some(x) => cur = x,
-                None => return "—".into(),
-            }
-        }
-        match cur {
-            serde_json::Value::String(s) => s.clone(),
-            serde_json::Value::Null => "—".into(),
-            other => other.to_string(),
+    // A recorded value as shown: text as it is, other JSON as JSON, "—" when not recorded.
+    let json = |v: Option<&serde_json::Value>| -> String {
+        match v {
+            Some(serde_json::Value::String(s)) => s.clone(),
+            None | Some(serde_json::Value::Null) => "—".into(),
+            Some(other) => other.to_string(),
         }
     };
+    let text = |v: Option<&str>| v.map_or_else(|| "—".to_string(), str::to_string);
+    // A time as the manifest writes it (RFC 3339, UTC).
+    let time = |t| json(serde_json::to_value(t).ok().as_ref());
     sources
         .runs
         .iter()
         .map(|r| {
             let m = &r.manifest;
+            let (model, recipe) = (m.model.as_ref(), m.judge_recipe.as_ref());
             let id = r
                 .dir
                 .file_name()
                 .map_or_else(|| r.summary.run_id.clone(), |n| n.to_string_lossy().into_owned());
             let fields = vec![
                 ("folder".to_string(), r.dir.display().to_string()),
-                ("model".into(), get(m, &["model", "spec"])),
-                ("engine".into(), get(m, &["model", "engine"])),
-                ("model hash".into(), get(m, &["model", "file_hash"])),
-                ("model revision".into(), get(m, &["model", "revision"])),
-                ("chat template hash".into(), get(m, &["model", "chat_template_hash"])),
-                ("template hash".into(), get(m, &["template_hash"])),
-                ("judge recipe".into(), get(m, &["judge_recipe", "name"])),
-                ("judge recipe reader".into(), get(m, &["judge_recipe", "reader"])),
-                ("condition".into(), get(m, &["condition"])),
-                ("dataset".into(), get(m, &["dataset"])),
-                ("dataset hash".into(), get(m, &["dataset_hash"])),
-                ("seed".into(), get(m, &["seed"])),
-                ("decoding".into(), get(m, &["decoding"])),
-                ("code version".into(), get(m, &["code_version"])),
-                ("started".into(), get(m, &["started"])),
-                ("finished".into(), get(m, &["finished"])),
+                ("model".into(), text(model.map(|i| i.spec.as_str()))),
+                ("engine".into(), text(model.map(|i| i.engine.as_str()))),
+                ("model hash".into(), text(model.map(|i| i.file_hash.as_str()))),
+                ("chat template hash".into(), text(model.map(|i| i.chat_template_hash.as_str()))),
+                ("template hash".into(), text(m.template_hash.as_deref())),
+                ("judge recipe".into(), json(recipe.and_then(|r| r.get("name")))),
+                ("judge recipe reader".into(), json(recipe.and_then(|r| r.get("reader")))),
+                ("condition".into(), text(m.condition.as_deref())),
+                ("dataset".into(), text(m.dataset.as_deref())),
+                ("dataset hash".into(), text(m.dataset_hash.as_deref())),
+                ("seed".into(), m.seed.map_or_else(|| "—".into(), |s| s.to_string())),
+                ("decoding".into(), json(Some(&m.decoding))),
+                ("code version".into(), text(m.code_version.as_deref())),
+                ("started".into(), time(m.started)),
+                ("finished".into(), time(m.finished)),
             ];
             (id, fields.into_iter().filter(|(_, v)| v != "—").collect())
         })
