@@ -44,7 +44,7 @@ pub enum EvalError {
         snippet: String,
     },
     /// A backend failed.
-    #[error("backend `{model}` failed on example `{example_id}`: {source}")]
+    #[error("backend `{model}` failed on example `{example_id}`")]
     Backend {
         /// Model spec.
         model: String,

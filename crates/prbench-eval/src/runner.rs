@@ -327,10 +327,9 @@ fn score_chunk(
 /// Marks `o` as failed with the backend's error for this item (counted, never scored).
 fn fail(o: &mut Outcome, model: &str, example_id: &str, source: ModelError) {
     o.result = ItemResult::Error;
-    // The record is text: the model error's causes follow the message that shows it.
-    let causes = prbench_models::error::causes(&source);
+    // The record is text, read by no chain printer: the message with all its causes.
     let e = EvalError::Backend { model: model.into(), example_id: example_id.into(), source };
-    o.error = Some(format!("{e}{causes}"));
+    o.error = Some(prbench_models::error::chain(&e));
 }
 
 fn base_outcome(

@@ -189,10 +189,11 @@ fn to_sample(
             ..base
         },
         Err(source) => BonSample {
-            error: Some(
-                EvalError::Backend { model: model.into(), example_id: ex.id.clone(), source }
-                    .to_string(),
-            ),
+            error: Some(prbench_models::error::chain(&EvalError::Backend {
+                model: model.into(),
+                example_id: ex.id.clone(),
+                source,
+            })),
             ..base
         },
     }

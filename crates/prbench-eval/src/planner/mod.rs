@@ -226,16 +226,12 @@ impl<'a> Planner<'a> {
                         aspects: Vec::new(),
                         raw: String::new(),
                         parse_error: None,
-                        // The model error's causes follow the message that shows it.
-                        error: Some({
-                            let causes = prbench_models::error::causes(&source);
-                            let e = EvalError::Backend {
-                                model: model.clone(),
-                                example_id: id.into(),
-                                source,
-                            };
-                            format!("{e}{causes}")
-                        }),
+                        // The message with its causes: no chain printer reads a plan.
+                        error: Some(prbench_models::error::chain(&EvalError::Backend {
+                            model: model.clone(),
+                            example_id: id.into(),
+                            source,
+                        })),
                         posts_shown: shown[i],
                         tokens: TokenStats::default(),
                         hit_max_new_tokens: false,

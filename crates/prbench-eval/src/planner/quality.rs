@@ -348,8 +348,10 @@ mod tests {
             plan_quality(&s(&["T1"]), &s(&["unknown"]), &e),
             Err(EvalError::Backend { .. })
         ));
-        let err = plan_quality(&s(&["T1"]), &s(&["D2"]), &e).unwrap_err();
-        assert!(err.to_string().contains("different dimension"), "{err}");
+        // The message a user reads: the error and its causes (the binary prints each once).
+        let err =
+            prbench_models::error::chain(&plan_quality(&s(&["T1"]), &s(&["D2"]), &e).unwrap_err());
+        assert!(err.contains("different dimension"), "{err}");
     }
 
     fn example(id: &str, aspects: &[&str]) -> Example {

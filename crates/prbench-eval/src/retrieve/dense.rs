@@ -227,10 +227,12 @@ mod tests {
     fn embedder_failure_names_the_example() {
         let mut ex = example();
         ex.profile[0].text = "unknown".into();
-        let e = DenseRetriever::new(Arc::new(Fixed { sim: Similarity::Dot }))
-            .rank_all(&[ex])
-            .unwrap_err()
-            .to_string();
+        // The message a user reads: the error and its causes (the binary prints each once).
+        let e = prbench_models::error::chain(
+            &DenseRetriever::new(Arc::new(Fixed { sim: Similarity::Dot }))
+                .rank_all(&[ex])
+                .unwrap_err(),
+        );
         assert!(e.contains("`e1`") && e.contains("no vector for unknown"), "{e}");
     }
 
