@@ -34,7 +34,9 @@ pub struct BuildArgs {
     #[arg(long)]
     pub out: PathBuf,
     /// The run cache (every generation and audit reply): a killed build resumes from it.
-    /// Default: `<out>/build/cache.sqlite`.
+    /// Default: `cache.sqlite` beside the --out folder (in its parent, e.g. builds/cache.sqlite
+    /// for `--out builds/b1`), shared by the builds there; a folder built before this rule keeps
+    /// using its own `build/cache.sqlite` while that file is there.
     #[arg(long)]
     pub cache: Option<PathBuf>,
     /// Neither read nor write the cache.

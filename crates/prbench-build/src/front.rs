@@ -93,7 +93,7 @@ pub struct BuildOptions {
     pub skip_audit: bool,
     /// The output folder.
     pub out: PathBuf,
-    /// The run cache; `None`: `<out>/build/cache.sqlite`.
+    /// The run cache; `None`: [`default_cache`] of `out`.
     pub cache: Option<PathBuf>,
     /// Neither read nor write the cache.
     pub no_cache: bool,
@@ -196,7 +196,10 @@ pub fn build<R: EvaluationReporter>(
     let cache = if opts.no_cache {
         None
     } else {
-        let path = opts.cache.clone().unwrap_or_else(|| opts.out.join("build/cache.sqlite"));
+        let path = match &opts.cache {
+            Some(p) => p.clone(),
+            None => default_cache(&opts.out, note),
+        };
         Some(Arc::new(Cache::open(&path)?))
     };
     let owned: Vec<Example> = selected.iter().map(|e| (*e).clone()).collect();
@@ -300,4 +303,41 @@ pub fn exported(out: &Path, outcome: &BuildOutcome) -> Result<String, FrontError
         out.display(),
         out.display()
     ))
+}
+
+/// Where a build whose `--cache` is not given keeps its run cache: `cache.sqlite` beside the
+/// build folder `out`, the rule of every command ([`prbench_eval::cache::default_beside`]).
+/// A folder built before that rule kept its cache inside, at `build/cache.sqlite`; while that
+/// file is there it is used (with a note), so resuming such a build repeats no call.
+pub fn default_cache(out: &Path, note: &mut dyn FnMut(&str)) -> PathBuf {
+    let inside = out.join("build").join(prbench_eval::cache::FILE_NAME);
+    if inside.is_file() {
+        note(&format!(
+            "using this folder's own cache `{}`, made before builds kept theirs beside the folder; pass --cache to choose another",
+            inside.display()
+        ));
+        return inside;
+    }
+    prbench_eval::cache::default_beside(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_cache_is_beside_the_build_folder_unless_the_folder_holds_an_older_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("b1");
+        let mut notes = Vec::new();
+        let got = default_cache(&out, &mut |n| notes.push(n.to_string()));
+        assert_eq!(got, tmp.path().join("cache.sqlite"));
+        assert!(notes.is_empty(), "{notes:?}");
+        std::fs::create_dir_all(out.join("build")).unwrap();
+        std::fs::write(out.join("build/cache.sqlite"), b"").unwrap();
+        let got = default_cache(&out, &mut |n| notes.push(n.to_string()));
+        assert_eq!(got, out.join("build/cache.sqlite"));
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].contains("made before builds kept theirs beside the folder"), "{notes:?}");
+    }
 }

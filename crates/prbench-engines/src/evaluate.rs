@@ -326,8 +326,9 @@ impl EvalArgs {
             limit: self.limit,
             sample: self.sample,
             bootstrap: self.bootstrap,
-            cache: (!self.no_cache)
-                .then(|| self.cache.clone().unwrap_or_else(|| self.out.join("cache.sqlite"))),
+            cache: (!self.no_cache).then(|| {
+                self.cache.clone().unwrap_or_else(|| prbench_eval::cache::default_in(&self.out))
+            }),
             preflight: self.preflight,
             max_error_rate: self.max_error_rate,
             retriever: self.retriever.clone(),

@@ -11,7 +11,9 @@
 //!   pages; `synchronous=NORMAL` keeps a power loss from corrupting the file);
 //! - the file is inspectable with the `sqlite3` shell, which researchers have.
 //!
-//! The cache lives at `<out>/cache.sqlite` by default (`--cache PATH`, `--no-cache`).
+//! Where the cache lives by default is one rule for every command, [`default_beside`]:
+//! `cache.sqlite` in the folder that holds what the command writes (`--cache PATH` chooses
+//! another file, `--no-cache` none).
 //! Control baselines make no cached calls ([`prbench_models::Judge::cacheable`]); their rows
 //! are stored whole, per data, items, condition, seed, bootstrap settings and build
 //! ([`crate::controls::cache`]).
@@ -31,6 +33,31 @@ use sha2::{Digest, Sha256};
 
 use crate::error::EvalError;
 pub use prbench_records::CacheReport;
+
+/// The run cache's file name.
+pub const FILE_NAME: &str = "cache.sqlite";
+
+/// The default run cache of a command, the one rule every command follows: `cache.sqlite` in
+/// the folder that holds the command's output `output` (a run folder, a Best-of-N folder, a
+/// build folder, a ranked dataset file), so that the outputs side by side in one folder share
+/// one cache and no default depends on the folder the command runs in, except for a bare name
+/// (`bon1`, `ranked.jsonl`), whose folder is the current one (the result is then the relative
+/// `cache.sqlite`).
+///
+/// `prbench eval`'s outputs are the run folders `<--out>/<run-id>`, so its cache is
+/// `<--out>/cache.sqlite` ([`default_in`]).
+pub fn default_beside(output: &Path) -> PathBuf {
+    match output.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder.join(FILE_NAME),
+        _ => PathBuf::from(FILE_NAME),
+    }
+}
+
+/// [`default_beside`] for a command whose outputs are written into `folder` (`prbench eval`'s
+/// run folders inside `--out`): `<folder>/cache.sqlite`.
+pub fn default_in(folder: &Path) -> PathBuf {
+    folder.join(FILE_NAME)
+}
 
 /// Version of the key layout; bumping it makes every old entry a miss.
 const KEY_VERSION: u32 = 1;
@@ -570,4 +597,26 @@ fn refuse_foreign_file(path: &Path) -> Result<(), String> {
         return Err("exists and is not a SQLite file, so using it as the cache would destroy it; pass another --cache PATH (a new file, or a prbench cache)".into());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod default_path_tests {
+    use std::path::{Path, PathBuf};
+
+    use super::{default_beside, default_in};
+
+    #[test]
+    fn the_default_cache_sits_in_the_folder_that_holds_the_output() {
+        // Best-of-N folder, ranked dataset file, build folder: the folder holding each.
+        assert_eq!(default_beside(Path::new("runs/bon1")), PathBuf::from("runs/cache.sqlite"));
+        assert_eq!(
+            default_beside(Path::new("/data/x/ranked.jsonl")),
+            PathBuf::from("/data/x/cache.sqlite")
+        );
+        // A bare name is in the current folder: the relative file name, never `/cache.sqlite`.
+        assert_eq!(default_beside(Path::new("bon1")), PathBuf::from("cache.sqlite"));
+        // eval's run folders live inside --out.
+        assert_eq!(default_in(Path::new("runs")), PathBuf::from("runs/cache.sqlite"));
+        assert_eq!(default_in(Path::new("runs")), default_beside(Path::new("runs/any-run-id")));
+    }
 }

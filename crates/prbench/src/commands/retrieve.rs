@@ -19,16 +19,6 @@ use prbench_eval::runner::Reporter;
 use crate::cli::RetrieveArgs;
 use crate::progress::Bar;
 
-/// Default cache file of dense retrieval: `cache.sqlite` in the folder of `--out`, so the cache
-/// sits beside what the command wrote (as `prbench eval`'s sits beside its run folders) and
-/// `retrieve --out runs/ranked.jsonl` shares `runs/cache.sqlite` with `prbench eval`.
-pub fn default_cache(out: &Path) -> PathBuf {
-    out.parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .join("cache.sqlite")
-}
-
 /// Examples ranked per progress-bar step.
 const CHUNK: usize = 8;
 
@@ -56,7 +46,7 @@ pub fn run(args: RetrieveArgs) -> Result<()> {
     {
         (_, true, _) | (_, _, false) => None,
         (Some(p), false, true) => Some(p.clone()),
-        (None, false, true) => Some(default_cache(&args.out)),
+        (None, false, true) => Some(prbench_eval::cache::default_beside(&args.out)),
     };
     let cache = cache_path.as_deref().map(Cache::open).transpose()?;
     let retriever = retriever_from_spec(&args.retriever, cache.as_ref())?;

@@ -58,22 +58,14 @@ pub trait BonReporter: EvaluationReporter {
     fn table(&self, text: &str);
 }
 
-/// The default cache of a BoN folder: `cache.sqlite` in the folder's parent (the current
-/// folder for a bare name such as `bon1`), never a path that depends on where the command
-/// runs. BoN folders side by side thus share one cache, as eval's run folders share
-/// `<out>/cache.sqlite`.
-pub fn default_cache(folder: &Path) -> PathBuf {
-    match folder.parent() {
-        Some(parent) => parent.join("cache.sqlite"),
-        None => folder.join("cache.sqlite"),
-    }
-}
-
 impl CacheOptions {
-    /// The cache of the BoN folder `folder`: the one asked for, else [`default_cache`]; `None`
+    /// The cache of the BoN folder `folder`: the one asked for, else `cache.sqlite` in the
+    /// folder's parent, every command's rule ([`prbench_eval::cache::default_beside`]); `None`
     /// with `no_cache`.
     pub fn path(&self, folder: &Path) -> Option<PathBuf> {
-        (!self.no_cache).then(|| self.cache.clone().unwrap_or_else(|| default_cache(folder)))
+        (!self.no_cache).then(|| {
+            self.cache.clone().unwrap_or_else(|| prbench_eval::cache::default_beside(folder))
+        })
     }
 
     /// Opens [`CacheOptions::path`].
