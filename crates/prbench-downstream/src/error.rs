@@ -11,7 +11,7 @@ pub enum ServeError {
     #[error("invalid server setting: {0}")]
     Options(String),
     /// The listening socket could not be opened.
-    #[error("cannot listen on `{addr}`: {source} (is another server using the port? pass another --port, or --port 0 for any free one)")]
+    #[error("cannot listen on `{addr}` (is another server using the port? pass another --port, or --port 0 for any free one)")]
     Bind {
         /// Address asked for.
         addr: SocketAddr,
@@ -20,7 +20,7 @@ pub enum ServeError {
         source: std::io::Error,
     },
     /// The tokio runtime or a server thread could not start, or the server loop failed.
-    #[error("reward server: {0}")]
+    #[error("reward server: starting its runtime or serving failed")]
     Io(#[from] std::io::Error),
     /// The load test's HTTP client could not be built.
     #[error("load test client: {0}")]

@@ -215,7 +215,7 @@ impl RmModelArgs {
         if !spec.is_remote() {
             if let Some(flag) = remote.given().first() {
                 anyhow::bail!(
-                    "{flag} applies to remote engines (`vllm-classify:`, `reward-server:`), not `{}`",
+                    "{flag} applies to remote engines (`vllm-classify:`, `sglang-classify:`, `tei:`, `openrlhf:`, `reward-server:`), not `{}`",
                     m.model
                 );
             }

@@ -90,7 +90,7 @@ pub enum EvalError {
         reason: String,
     },
     /// Writing run files failed.
-    #[error("cannot write `{path}`: {source}")]
+    #[error("cannot write `{path}`")]
     Io {
         /// Path.
         path: std::path::PathBuf,

@@ -163,7 +163,7 @@ pub fn measure(args: &OrdersOptions, log: &dyn Fn(&str)) -> Result<Vec<OrdersRow
             // engine's own window (whichever says more).
             let overflow = |r: &prbench_models::JudgeRequest| -> Result<Option<usize>, prbench_models::ModelError> {
                 let own = judge.input_overflow(r)?.unwrap_or(0);
-                let tokens = prefill_ids(&engine, std::slice::from_ref(r)).map_err(|e| prbench_models::ModelError::Engine(format!("{e:#}")))?[0].len();
+                let tokens = prefill_ids(&engine, std::slice::from_ref(r)).map_err(|e| prbench_models::ModelError::engine("rendering and tokenizing the judge prompt", e))?[0].len();
                 Ok(Some(own.max(tokens.saturating_sub(args.max_prompt_tokens))))
             };
             let rendered = inputs::prepare(set, &args.condition, args.examples)?;

@@ -182,8 +182,13 @@ fn record(
                 ..base
             }
         }
-        Err(e) => {
-            AnswerRecord { error: Some(format!("`{model}` on example `{}`: {e}", ex.id)), ..base }
-        }
+        Err(e) => AnswerRecord {
+            error: Some(format!(
+                "`{model}` on example `{}`: {}",
+                ex.id,
+                prbench_models::error::chain(&e)
+            )),
+            ..base
+        },
     }
 }

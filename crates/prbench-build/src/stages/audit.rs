@@ -196,7 +196,11 @@ pub fn run(
                         raw: String::new(),
                         reply: None,
                         parse_error: None,
-                        error: Some(format!("`{model}` on example `{}`: {e}", ex.id)),
+                        error: Some(format!(
+                            "`{model}` on example `{}`: {}",
+                            ex.id,
+                            prbench_models::error::chain(&e)
+                        )),
                         truncated: false,
                         tokens: TokenStats::default(),
                     },

@@ -28,7 +28,7 @@ pub enum BonError {
         reason: String,
     },
     /// An expected best-of-k value could not be computed.
-    #[error("best-of-k: {0}")]
+    #[error("computing the best-of-k table")]
     BestOfK(#[from] prbench_stats::best_of_k::BestOfKError),
     /// A step refuses its options or the state of its folder before it writes anything (a
     /// sampling setting out of range, an output that exists, a condition Best-of-N does not

@@ -225,7 +225,7 @@ fn judge_one(
                     j.raw = reply.text;
                 }
                 Ok(None) => j.error = Some("the judge returned no reply".into()),
-                Err(e) => j.error = Some(e.to_string()),
+                Err(e) => j.error = Some(prbench_models::error::chain(&e)),
             }
         }
         RubricEngine::Logprob(scorer) => {
@@ -252,7 +252,7 @@ fn judge_one(
                         return Ok(());
                     }
                     Err(e) => {
-                        j.error = Some(e.to_string());
+                        j.error = Some(prbench_models::error::chain(&e));
                         return Ok(());
                     }
                 }

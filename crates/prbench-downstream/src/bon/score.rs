@@ -151,7 +151,7 @@ pub fn score_all(
                     example_id: s.example_id.clone(),
                     sample_index: s.sample_index,
                     score: None,
-                    error: Some(e.to_string()),
+                    error: Some(prbench_models::error::chain(&e)),
                     tokens: TokenStats::default(),
                 },
             });

@@ -10,8 +10,8 @@ pub use bon::*;
 pub use correlate::*;
 // Each verb's flags are defined with the library that reads them.
 pub use prbench_annotate::flags::*;
-pub use prbench_build::flags::*;
 pub use prbench_bench::flags::*;
+pub use prbench_build::flags::*;
 pub use prbench_downstream::serve::flags::ServeRewardArgs;
 pub use prbench_engines::evaluate::EvalArgs;
 pub use prbench_engines::export::ExportArgs;
