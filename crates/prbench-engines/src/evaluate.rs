@@ -23,6 +23,12 @@ use prbench_records::plural::count;
 use crate::flags::{RemoteArgs, ScalarRmArgs, VerdictMode};
 use crate::load::LoadSettings;
 
+/// The planner's generator when `--planner` is not given (`eval` and `export`): the
+/// SmolLM2-135M-Instruct GGUF of `scripts/setup.sh`.
+pub fn default_planner() -> String {
+    format!("gguf:{}", default_model_path().display())
+}
+
 /// Profile posts the planner reads when `--planner-k` is not given.
 pub const PLANNER_K: usize = 10;
 /// Token budget of a planner reply when `--planner-max-new-tokens` is not given.
@@ -333,10 +339,7 @@ impl EvalArgs {
             max_error_rate: self.max_error_rate,
             retriever: self.retriever.clone(),
             planner: PlannerOptions {
-                model: self
-                    .planner
-                    .clone()
-                    .unwrap_or_else(|| format!("gguf:{}", default_model_path().display())),
+                model: self.planner.clone().unwrap_or_else(default_planner),
                 k: self.planner_k.unwrap_or(PLANNER_K),
                 max_new_tokens: self.planner_max_new_tokens.unwrap_or(PLANNER_MAX_NEW_TOKENS),
             },

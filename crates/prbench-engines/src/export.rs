@@ -16,9 +16,10 @@ use prbench_data::load::{load, Format as DataFormat};
 use prbench_eval::condition::Condition;
 use prbench_eval::evaluation::{EvaluationReporter, PlannerOptions};
 use prbench_eval::training_export::{manifest_path, render, write, ExportOptions, Format};
-use prbench_models::assets::default_model_path;
+
 use prbench_models::spec::ModelSpec;
 
+use crate::evaluate::{default_planner, PLANNER_K, PLANNER_MAX_NEW_TOKENS};
 use crate::flags::{ConnectionArgs, ConnectionWording, RemoteArgs};
 use crate::generators::SpecEngines;
 
@@ -91,12 +92,12 @@ pub struct ExportArgs {
     #[arg(long)]
     pub planner: Option<String>,
     /// Profile posts a planner prompt shows (top-ranked), 1 to 10000: the `planner` condition
-    /// and trl-sft-planner's input.
-    #[arg(long, default_value_t = 10, allow_negative_numbers = true, value_parser = prbench_flags::bounds::whole::<usize>(1, 10_000))]
-    pub planner_k: usize,
-    /// Token budget of each planner reply (`planner` condition).
-    #[arg(long, default_value_t = 128, allow_negative_numbers = true, value_parser = prbench_flags::bounds::whole::<usize>(1, 32_768))]
-    pub planner_max_new_tokens: usize,
+    /// and trl-sft-planner's input [default: 10].
+    #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::whole::<usize>(1, 10_000))]
+    pub planner_k: Option<usize>,
+    /// Token budget of each planner reply (`planner` condition) [default: 128].
+    #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::whole::<usize>(1, 32_768))]
+    pub planner_max_new_tokens: Option<usize>,
     /// Seed of --sample and of the planner's requests (part of their cache key: keep eval's
     /// --seed to reuse its planner replies).
     #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = prbench_flags::bounds::seed)]
@@ -192,14 +193,14 @@ impl ExportArgs {
         if !planner_runs {
             for (flag, given) in [
                 ("--planner", self.planner.is_some()),
-                ("--planner-max-new-tokens", self.planner_max_new_tokens != 128),
+                ("--planner-max-new-tokens", self.planner_max_new_tokens.is_some()),
             ] {
                 if given {
                     bail!("{flag} applies to `--condition planner` (a reward format), where the planner runs");
                 }
             }
         }
-        if self.planner_k != 10 && !planner_runs && format.is_reward() {
+        if self.planner_k.is_some() && !planner_runs && format.is_reward() {
             bail!("--planner-k applies to `--condition planner` and to trl-sft-planner");
         }
         let planner_remote = self
@@ -256,12 +257,9 @@ impl ExportArgs {
             condition,
             retriever: self.retriever.clone(),
             planner: PlannerOptions {
-                model: self
-                    .planner
-                    .clone()
-                    .unwrap_or_else(|| format!("gguf:{}", default_model_path().display())),
-                k: self.planner_k,
-                max_new_tokens: self.planner_max_new_tokens,
+                model: self.planner.clone().unwrap_or_else(default_planner),
+                k: self.planner_k.unwrap_or(PLANNER_K),
+                max_new_tokens: self.planner_max_new_tokens.unwrap_or(PLANNER_MAX_NEW_TOKENS),
             },
             seed: self.seed,
             limit: self.limit,
