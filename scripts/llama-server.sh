@@ -13,6 +13,9 @@
 # venv lives in $PRBENCH_TOOLS (default ~/.cache/prbench/tools) and is reused while its marker
 # file names the same pin.
 set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=lib/serve.sh
+source "$here/lib/serve.sh"
 
 version=2026.10.11549
 wheel=xllamacpp-$version-cp310-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl
@@ -55,11 +58,11 @@ start() {
     echo "llama-server: $model missing; run scripts/setup.sh --tests first" >&2
     exit 1
   fi
-  port=$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  port=$(free_port "$venv/bin/python")
   log="${TMPDIR:-/tmp}/prbench-llama-server-$port.log"
   # n_ctx 4096 fits every judge prompt of the sample and P-Soups; one thread per core. The
   # server runs in xllamacpp's own threads until this process gets SIGTERM or SIGINT.
-  nohup "$venv/bin/python" - "$model" "$port" "$(nproc)" >"$log" 2>&1 <<'PY' &
+  setsid nohup "$venv/bin/python" - "$model" "$port" "$(nproc)" >"$log" 2>&1 <<'PY' &
 import signal, sys
 import xllamacpp
 
@@ -76,28 +79,15 @@ server = xllamacpp.Server(params)
 signal.sigwait([signal.SIGTERM, signal.SIGINT])
 PY
   pid=$!
-  for _ in $(seq 1 120); do
-    if "$venv/bin/python" -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" "http://127.0.0.1:$port/health" >/dev/null 2>&1; then
-      echo "export PRBENCH_LLAMA_SERVER_URL=http://127.0.0.1:$port/v1"
-      echo "export PRBENCH_LLAMA_SERVER_PID=$pid"
-      echo "llama-server: llama.cpp's server (xllamacpp $version) serving smollm2 at http://127.0.0.1:$port/v1 (pid $pid, log $log)" >&2
-      return
-    fi
-    if ! kill -0 "$pid" 2>/dev/null; then
-      echo "llama-server: the server exited; its log ($log):" >&2
-      tail -20 "$log" >&2
-      exit 1
-    fi
-    sleep 1
-  done
-  echo "llama-server: no answer on port $port after 120 s; log: $log" >&2
-  kill "$pid" 2>/dev/null || true
-  exit 1
+  wait_ready llama-server "$pid" "$log" "$venv/bin/python" "http://127.0.0.1:$port/health" "" 120 || exit 1
+  echo "export PRBENCH_LLAMA_SERVER_URL=http://127.0.0.1:$port/v1"
+  echo "export PRBENCH_LLAMA_SERVER_PID=$pid"
+  echo "llama-server: llama.cpp's server (xllamacpp $version) serving smollm2 at http://127.0.0.1:$port/v1 (pid $pid, log $log)" >&2
 }
 
 case "${1:-}" in
   install) install ;;
   start) start ;;
-  stop) kill "${2:?pid}" 2>/dev/null || true ;;
+  stop) stop_group "${2:?pid}" ;;
   *) echo "usage: $0 install|start|stop PID" >&2; exit 2 ;;
 esac
