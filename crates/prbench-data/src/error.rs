@@ -387,6 +387,55 @@ pub enum DataError {
         cache_dir: PathBuf,
     },
 
+    /// `prbench data fetch`: a downloaded file is not the one its source publishes. The
+    /// download was refused: its temporary file is removed and nothing was put in place.
+    #[error(
+        "{file} (from {url}): {what} is {found}, but the source publishes {expected}; the \
+         download was refused and nothing was kept. Run the fetch again; if it repeats, the \
+         server (or a proxy or mirror in between) does not serve the published file: fetch from \
+         another mirror or report it"
+    )]
+    FetchMismatch {
+        /// The file as the source names it.
+        file: String,
+        /// Where it was downloaded from.
+        url: String,
+        /// `size` or `sha256`.
+        what: &'static str,
+        /// The published value.
+        expected: String,
+        /// The downloaded file's value.
+        found: String,
+    },
+
+    /// `prbench data fetch`: a request failed.
+    #[error(
+        "cannot download {what} from {url}: {detail}; check the network, or point prbench at a \
+         mirror (HF_ENDPOINT for the hub, PRBENCH_GITHUB_RAW or --github-raw for GitHub files)"
+    )]
+    Download {
+        /// The file or source.
+        what: String,
+        /// The URL requested.
+        url: String,
+        /// What went wrong.
+        detail: String,
+    },
+
+    /// `prbench data fetch` in offline mode (`HF_HUB_OFFLINE`): a file is not in place.
+    #[error(
+        "{name}: {file} is not there and offline mode is on (HF_HUB_OFFLINE), so it was not \
+         downloaded from {url}; unset HF_HUB_OFFLINE and fetch again, or put the file there"
+    )]
+    FetchOffline {
+        /// The source's name.
+        name: String,
+        /// The missing file.
+        file: String,
+        /// Where a fetch would download it from.
+        url: String,
+    },
+
     /// Fetching a file from the Hugging Face Hub failed.
     #[error(
         "hf:{repo}@{revision}: cannot fetch {file} (cache {}): {detail}; check the repo id, \

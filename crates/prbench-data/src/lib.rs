@@ -1,7 +1,8 @@
 //! Personalized-RewardBench data: the schema, loaders (parquet / JSON / JSONL / Hugging Face hub),
 //! validation, the adapters of other datasets ([`psoups`], [`lampqa`], [`synthesizeme`],
 //! [`prism`]), dataset statistics, the export to the Hugging Face layout ([`write_hf_layout`],
-//! [`card_yaml`]), and the four rating dimensions of the human and LLM audits ([`dims`]).
+//! [`card_yaml`]), the four rating dimensions of the human and LLM audits ([`dims`]), and the
+//! download of named data sets into the places `--data` specs read ([`fetch`]).
 //!
 //! Entry points: [`load()`] (`load(spec, subsets)`, benchmark pairs) and [`load_questions()`]
 //! (question rows for `prbench build`, including the [`lampqa`] adapter); see the
@@ -13,6 +14,7 @@ pub mod dialogue;
 pub mod dims;
 pub mod error;
 pub mod export;
+pub mod fetch;
 pub mod hub;
 pub mod lampqa;
 pub mod load;

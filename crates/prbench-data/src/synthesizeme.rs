@@ -11,7 +11,9 @@
 //! folder holding several such folders (e.g. `chatbot_arena_personalized_0125/` and
 //! `prism_personalized_0125/`). Each dataset is one subset, named after its folder with a
 //! trailing `_personalized_<digits>` removed: `chatbot_arena`, `prism` (other folder names are
-//! kept as they are). Its files are `data/<SPLIT>-*.parquet`, read in name order.
+//! kept as they are). A Hugging Face cache snapshot (`…/datasets--ORG--NAME/snapshots/<commit>`,
+//! as `prbench data fetch` leaves it) is named after the repo's `NAME` instead of the commit.
+//! Its files are `data/<SPLIT>-*.parquet`, read in name order.
 //!
 //! The Hugging Face splits (`train`, `validation`, `test`; default `test`) hold disjoint sets of
 //! users. Inside each, every row also has a per-user `split` column (`train`, `val`, `test`):
@@ -146,6 +148,21 @@ pub fn dataset_name(folder: &str) -> String {
     folder.to_string()
 }
 
+/// The dataset name of folder `path`: its name, or for a Hugging Face cache snapshot
+/// (`…/datasets--ORG--NAME/snapshots/<commit>`, where `prbench data fetch` puts the data) the
+/// repo's `NAME`.
+fn folder_name(path: &Path) -> Option<String> {
+    let own = path.file_name()?.to_string_lossy().into_owned();
+    let parent = path.parent()?;
+    if parent.file_name().is_some_and(|n| n == "snapshots") {
+        let repo = parent.parent()?.file_name()?.to_string_lossy().into_owned();
+        if let Some(name) = repo.strip_prefix("datasets--").and_then(|r| r.rsplit("--").next()) {
+            return Some(name.to_string());
+        }
+    }
+    Some(own)
+}
+
 /// One dataset folder's files of the split.
 struct Source {
     subset: String,
@@ -178,7 +195,7 @@ fn discover(dir: &Path, split: &str, source: &str) -> Result<Vec<Source>, DataEr
     if dir.join("data").is_dir() {
         let name = std::fs::canonicalize(dir)
             .ok()
-            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .and_then(|p| folder_name(&p))
             .unwrap_or_else(|| "synthesizeme".into());
         let files = split_files(dir, "", split)?;
         if !files.is_empty() {
@@ -461,6 +478,17 @@ fn examples<'r>(rows: &'r [Row], subset: &str) -> Vec<(Example, &'r Row, Vec<His
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hub_snapshot_is_named_after_its_repo() {
+        let snap = Path::new("/c/datasets--MichaelR207--prism_personalized_0125/snapshots/abc123");
+        assert_eq!(folder_name(snap).as_deref(), Some("prism_personalized_0125"));
+        assert_eq!(dataset_name(&folder_name(snap).unwrap()), "prism");
+        let plain = Path::new("/d/chatbot_arena_personalized_0125");
+        assert_eq!(folder_name(plain).as_deref(), Some("chatbot_arena_personalized_0125"));
+        let other = Path::new("/d/snapshots/abc123");
+        assert_eq!(folder_name(other).as_deref(), Some("abc123"));
+    }
 
     #[test]
     fn dataset_names_drop_the_personalized_suffix_only() {
