@@ -512,13 +512,17 @@ async fn fetch_github(
     Ok(done)
 }
 
-/// An error and its causes, `: `-joined (reqwest's top message alone says little).
+/// An error and its causes, `: `-joined, each cause once (reqwest's top message alone says
+/// little, and hf-hub repeats its cause's text in its own).
 fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut cur = e.source();
     while let Some(c) = cur {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
+        let text = c.to_string();
+        if !s.contains(&text) {
+            s.push_str(": ");
+            s.push_str(&text);
+        }
         cur = c.source();
     }
     s
@@ -527,6 +531,9 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 fn is_commit_hash(s: &str) -> bool {
     s.len() == 40 && s.chars().all(|c| c.is_ascii_hexdigit())
 }
+
+/// What hub messages name as the file when the revision itself could not be listed.
+const LISTING: &str = "the revision's file list";
 
 struct HubFetch {
     repo: &'static str,
@@ -573,7 +580,8 @@ impl HubFetch {
             builder = builder.endpoint(e.clone());
         }
         let fallback = opts.out.clone().unwrap_or_else(hf_hub::resolve_cache_dir);
-        let client = builder.build().map_err(|e| self.hub_error(&fallback, "-", e.to_string()))?;
+        let client =
+            builder.build().map_err(|e| self.hub_error(&fallback, LISTING, e.to_string()))?;
         let cache_dir = client.cache_dir().to_path_buf();
         let repo_dir = cache_dir.join(format!("datasets--{}", self.repo.replace('/', "--")));
         if opts.offline {
@@ -586,17 +594,17 @@ impl HubFetch {
             .revision(self.revision.to_string())
             .send()
             .await
-            .map_err(|e| self.hub_error(&cache_dir, "-", hf_detail(&e)))?;
+            .map_err(|e| self.hub_error(&cache_dir, LISTING, hf_detail(&e)))?;
         let commit = info.sha.filter(|s| is_commit_hash(s)).ok_or_else(|| {
-            self.hub_error(&cache_dir, "-", "the hub named no commit for this revision".into())
+            self.hub_error(&cache_dir, LISTING, "the hub named no commit for this revision".into())
         })?;
         let http = reqwest::Client::builder()
             .user_agent(concat!("prbench/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| self.hub_error(&cache_dir, "-", error_chain(&e)))?;
+            .map_err(|e| self.hub_error(&cache_dir, LISTING, error_chain(&e)))?;
         let mut listed: Vec<Listed> = list_tree(&http, client.endpoint(), self.repo, &commit)
             .await
-            .map_err(|detail| self.hub_error(&cache_dir, "-", detail))?
+            .map_err(|detail| self.hub_error(&cache_dir, LISTING, detail))?
             .into_iter()
             .filter(|e| e.kind == "file" && (self.wanted)(&e.path))
             .map(|e| {

@@ -128,6 +128,31 @@ pub enum DataCommand {
     Validate(ValidateArgs),
     /// Per-subset counts and lengths (tokens with --tokenizer, else words).
     Stats(StatsArgs),
+    /// Download a named data set from where its authors publish it, check each file's size
+    /// and sha256, put it where `--data` reads it, and print the `--data` spec.
+    Fetch(FetchArgs),
+}
+
+/// `data fetch` arguments.
+#[derive(Args, Debug)]
+pub struct FetchArgs {
+    /// The data set.
+    #[arg(value_parser = clap::builder::PossibleValuesParser::new(
+        prbench_data::fetch::SOURCES
+            .iter()
+            .map(|s| clap::builder::PossibleValue::new(s.name).help(s.about)),
+    ))]
+    pub name: String,
+    /// `psoups`: the folder the two files go into [default: data/psoups]. Hub data sets: the
+    /// Hugging Face cache directory [default: hf-hub's: HF_HUB_CACHE, else HF_HOME/hub, else
+    /// ~/.cache/huggingface/hub], which `--data hf:` then reads when HF_HUB_CACHE names the same
+    /// folder.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Base URL of raw GitHub files (`psoups`), for a mirror [default: $PRBENCH_GITHUB_RAW,
+    /// else https://raw.githubusercontent.com]. The hub's is HF_ENDPOINT.
+    #[arg(long, value_name = "URL")]
+    pub github_raw: Option<String>,
 }
 
 /// `data validate` arguments.

@@ -1,4 +1,4 @@
-//! `prbench data {validate,stats}`.
+//! `prbench data {validate,stats,fetch}`.
 
 use std::cell::RefCell;
 
@@ -11,7 +11,7 @@ use prbench_llm::{GgufEngine, GgufOptions};
 use prbench_models::spec::ModelSpec;
 use prbench_rm::token_count::TokenCounter;
 
-use crate::cli::{DataCommand, ValidateFor};
+use crate::cli::{DataCommand, FetchArgs, ValidateFor};
 
 /// The tokenizer of `data stats --tokenizer`: a GGUF model's, or a Hugging Face model's
 /// `tokenizer.json` (`dir:PATH`, `hf:ORG/NAME[@REV]`).
@@ -38,9 +38,48 @@ impl Counter {
     }
 }
 
+/// `data fetch`: the library fetches; this prints each file and then the `--data` spec.
+fn fetch(args: FetchArgs) -> Result<()> {
+    let mut opts = prbench_data::fetch::FetchOptions::from_env(args.out);
+    if let Some(url) = args.github_raw {
+        opts.github_raw = url;
+    }
+    let mode = if opts.offline { " (offline: HF_HUB_OFFLINE is set)" } else { "" };
+    eprintln!("prbench: fetching {}{mode}", args.name);
+    let got = prbench_data::fetch::fetch(&args.name, &opts)
+        .with_context(|| format!("fetching `{}`", args.name))?;
+    let downloaded = got.files.iter().filter(|f| f.downloaded).count();
+    for f in &got.files {
+        let check = match &f.sha256 {
+            Some(sha) => format!("sha256 {sha}"),
+            None => "size checked".into(),
+        };
+        let how = if f.downloaded { "downloaded" } else { "already there" };
+        eprintln!("  {}  {} bytes, {check}, {how}", f.path.display(), f.size);
+    }
+    eprintln!(
+        "prbench: {}: {} from commit {} in {} ({downloaded} downloaded)",
+        got.name,
+        prbench_report::plural::count(got.files.len(), "file", "files"),
+        got.commit,
+        got.dir.display()
+    );
+    // `hf:` specs read the default cache; a fetch into another one needs it named.
+    let cache_note = match (&opts.out, got.spec.starts_with("hf:")) {
+        (Some(dir), true) => Some(format!("with HF_HUB_CACHE={}", dir.display())),
+        _ => None,
+    };
+    match cache_note.as_deref().or(got.note) {
+        Some(note) => println!("--data {}   # {note}", got.spec),
+        None => println!("--data {}", got.spec),
+    }
+    Ok(())
+}
+
 /// Runs a `data` sub-verb.
 pub fn run(cmd: DataCommand) -> Result<()> {
     match cmd {
+        DataCommand::Fetch(args) => fetch(args),
         DataCommand::Validate(args) => {
             let (spec, subsets) = (&args.data.data, &args.data.subset);
             let (loaded, what, unit) = match args.purpose {
