@@ -20,7 +20,7 @@ use prbench_models::assets::{default_judge_path, default_model_path};
 use prbench_models::spec::{ModelSpec, TextEngine};
 use prbench_records::plural::count;
 
-use crate::flags::{RemoteArgs, ScalarRmArgs, VerdictMode};
+use crate::flags::{RemoteArgs, ScalarRmArgs, TransportArg, VerdictMode};
 use crate::load::LoadSettings;
 
 /// The planner's generator when `--planner` is not given (`eval` and `export`): the
@@ -73,14 +73,25 @@ pub struct EvalArgs {
     /// Token budget of each planner reply [default: 128].
     #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::whole::<usize>(1, 32_768))]
     pub planner_max_new_tokens: Option<usize>,
-    /// Verdict mode. Local (`gguf:`) judges: `logprob` reads the next-token log-probabilities
-    /// of A and B after `Result:` (one forward pass, never unparsed); `generate` decodes a
-    /// reply and parses its `Result:` line. `openai:` judges always generate and parse (a chat
-    /// endpoint cannot continue an assistant turn); with `logprob` they also ask for
-    /// log-probabilities (if the server gives them, checked once at load) to add p_A, and
-    /// `generate` skips that.
-    #[arg(long, value_enum, default_value_t = VerdictMode::Logprob)]
-    pub verdict: VerdictMode,
+    /// Verdict mode [default: logprob]. `logprob` reads the next-token log-probabilities of A
+    /// and B after `Result:` (one forward pass, nothing generated): in process for `gguf:`
+    /// judges; for `openai:` judges, given explicitly, through the server (the prompt plus
+    /// `Result:` as the start of the assistant turn, one token, the top 20 log-probabilities;
+    /// see --logprob-transport); a letter missing from them leaves the verdict unparsed, never
+    /// guessed. `generate` decodes a reply and parses its `Result:` line. An `openai:` judge
+    /// without the flag generates and parses, with p_A read at the reply's letter when the
+    /// server returns log-probabilities.
+    #[arg(long, value_enum)]
+    pub verdict: Option<VerdictMode>,
+    /// How an `openai:` judge with `--verdict logprob` asks the server for the next-token
+    /// log-probabilities: `chat-prefill` (the chat endpoint continuing an assistant message
+    /// holding `Result:`, the server's own chat template), `completions` (`/completions` with
+    /// the prompt rendered by prbench from `--chat-template`, or else from the template the
+    /// server reports at `GET /props`, as llama.cpp's does), or `auto` (chat-prefill if the
+    /// server offers it, else completions; decided once at load and recorded in the manifest)
+    /// [default: auto].
+    #[arg(long, value_enum)]
+    pub logprob_transport: Option<TransportArg>,
     /// The judge's prompt and verdict format (`gguf:` and `openai:` judges): a built-in recipe
     /// (`default`: prbench's own; `rating`: each answer rated 1-10 alone, the higher wins) or a
     /// folder holding `system.txt`, `user.jinja` and `recipe.toml`
@@ -235,10 +246,26 @@ impl EvalArgs {
                 self.model.as_deref().unwrap_or("")
             );
         }
-        if self.verdict == VerdictMode::Generate
+        if self.verdict == Some(VerdictMode::Generate)
             && !matches!(spec, ModelSpec::Gguf(_) | ModelSpec::OpenAi { .. })
         {
             bail!("--verdict generate applies to `gguf:` and `openai:` judges only");
+        }
+        let openai = matches!(spec, ModelSpec::OpenAi { .. });
+        let server_logprob = openai && self.verdict == Some(VerdictMode::Logprob) && !pointwise;
+        if self.logprob_transport.is_some() && !server_logprob {
+            bail!("--logprob-transport applies to `openai:` judges with `--verdict logprob` (a pairwise recipe), not `{}`{}", self.model.as_deref().unwrap_or("the default judge"), if openai { " without it: add --verdict logprob" } else { "" });
+        }
+        if server_logprob {
+            for (flag, given) in [
+                ("--temperature", self.remote.temperature.is_some()),
+                ("--top-p", self.remote.top_p.is_some()),
+                ("--max-new-tokens", self.max_new_tokens.is_some()),
+            ] {
+                if given {
+                    bail!("{flag}: `--verdict logprob` reads one token's log-probabilities at temperature 0 (nothing is sampled or generated); drop the flag, or use --verdict generate");
+                }
+            }
         }
         let planner_remote = self
             .planner
@@ -249,8 +276,11 @@ impl EvalArgs {
                 bail!("{flag} applies to remote engines (`openai:`, `vllm-classify:`, `sglang-classify:`, `tei:`, `openrlhf:`, `reward-server:`), not `{}`", self.model.as_deref().unwrap_or("the default judge"));
             }
         }
-        if self.remote.chat_template.is_some() && !matches!(spec, ModelSpec::Templated { .. }) {
-            bail!("--chat-template applies to `sglang-classify:`, `tei:` and `openrlhf:` models (servers that take rendered text), not `{}`", self.model.as_deref().unwrap_or("the default judge"));
+        if self.remote.chat_template.is_some()
+            && !matches!(spec, ModelSpec::Templated { .. })
+            && !server_logprob
+        {
+            bail!("--chat-template applies to `sglang-classify:`, `tei:` and `openrlhf:` models (servers that take rendered text) and to `openai:` judges with `--verdict logprob` (the completions transport), not `{}`", self.model.as_deref().unwrap_or("the default judge"));
         }
         if !matches!(spec, ModelSpec::OpenAi { .. }) {
             for (flag, given) in [
@@ -273,7 +303,7 @@ impl EvalArgs {
         // while the flags are parsed (crate::bounds).
         let generates = matches!(spec, ModelSpec::OpenAi { .. })
             || (matches!(spec, ModelSpec::Gguf(_))
-                && (self.verdict == VerdictMode::Generate || pointwise));
+                && (self.verdict == Some(VerdictMode::Generate) || pointwise));
         if self.max_new_tokens.is_some() && !generates {
             bail!(
                 "--max-new-tokens applies to generated verdicts (`--verdict generate` with a `gguf:` judge, or an `openai:` judge); `{}` {}",
@@ -367,7 +397,9 @@ impl EvalArgs {
     /// The model-loading settings of `prbench eval`.
     pub fn load_settings(&self, conditions: &[Condition]) -> LoadSettings<'_> {
         LoadSettings {
-            verdict: self.verdict,
+            verdict: self.verdict.unwrap_or(VerdictMode::Logprob),
+            server_logprob: (self.verdict == Some(VerdictMode::Logprob))
+                .then(|| self.logprob_transport.unwrap_or(TransportArg::Auto)),
             max_new_tokens: self.max_new_tokens(),
             seed: self.seed,
             conditions: conditions.to_vec(),

@@ -180,6 +180,29 @@ pub enum VerdictMode {
     Generate,
 }
 
+/// How an `openai:` judge's logprob verdict reaches the next-token log-probabilities
+/// (`--logprob-transport`; [`prbench_remote::next_token`]).
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportArg {
+    /// The chat prefill if the server offers it, else the completions endpoint.
+    Auto,
+    /// The chat endpoint continuing an assistant message that holds the verdict prefix.
+    ChatPrefill,
+    /// The completions endpoint with the prompt rendered by prbench.
+    Completions,
+}
+
+impl TransportArg {
+    /// The transport forced, `None` for `auto`.
+    pub fn forced(self) -> Option<prbench_remote::LogprobTransport> {
+        match self {
+            TransportArg::Auto => None,
+            TransportArg::ChatPrefill => Some(prbench_remote::LogprobTransport::ChatPrefill),
+            TransportArg::Completions => Some(prbench_remote::LogprobTransport::Completions),
+        }
+    }
+}
+
 /// The reward model a server loads (`serve-reward`, `bench serve`).
 #[derive(Args, Debug, Clone)]
 pub struct RmModelArgs {

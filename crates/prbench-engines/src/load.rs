@@ -18,9 +18,9 @@ use prbench_models::spec::{ModelSpec, TextEngine};
 use prbench_models::verdict_reader::VerdictReader;
 use prbench_models::{Judge, RewardModel};
 use prbench_remote::{
-    ChatRenderer, JudgeConfig, OpenAiChat, OpenAiJudge, OpenRlhfReward, RemoteOptions,
-    RenderedRewardModel, RewardServer, SglangClassify, TeiPredict, TemplatedRewardModel,
-    TextEndpoint, VerdictSource, VllmClassify,
+    ChatRenderer, JudgeConfig, NextTokenConfig, OpenAiChat, OpenAiJudge, OpenRlhfReward,
+    RemoteOptions, RenderedRewardModel, RewardServer, ServerLogprobJudge, SglangClassify,
+    TeiPredict, TemplatedRewardModel, TextEndpoint, VerdictSource, VllmClassify,
 };
 use prbench_rm::embed::default_embedder_dir;
 use prbench_rm::hub::{fetch_chat_template, fetch_model};
@@ -28,12 +28,16 @@ use prbench_rm::reward::{SeqClsOptions, SeqClsRewardModel};
 use prbench_train::bt::BtRewardModel;
 use prbench_train::pal::PalRewardModel;
 
-use crate::flags::{RemoteArgs, ScalarRmArgs, VerdictMode};
+use crate::flags::{RemoteArgs, ScalarRmArgs, TransportArg, VerdictMode};
 
 /// The flags model loading reads, whichever command parsed them.
 pub struct LoadSettings<'a> {
     /// How a local or remote judge gives its verdict.
     pub verdict: VerdictMode,
+    /// `Some` when `--verdict logprob` was given: an `openai:` judge then reads its verdict from
+    /// the server's next-token log-probabilities through this transport choice
+    /// ([`ServerLogprobJudge`]); `None`: it generates a reply and parses it.
+    pub server_logprob: Option<TransportArg>,
     /// New-token budget of a generating judge.
     pub max_new_tokens: usize,
     /// Run seed (seeded baselines, remote sampling).
@@ -64,6 +68,7 @@ impl<'a> LoadSettings<'a> {
     ) -> Self {
         LoadSettings {
             verdict: VerdictMode::Logprob,
+            server_logprob: None,
             max_new_tokens: 0,
             seed,
             conditions,
@@ -200,6 +205,15 @@ pub fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) -> Resu
             if let Some(extra) = request_extra(args.remote)? {
                 chat = chat.with_extra(extra)?;
             }
+            let rating = matches!(
+                args.recipe.as_deref().map(JudgeRecipe::reader),
+                Some(RecipeReader::Rating(_))
+            );
+            if let (Some(transport), false) = (args.server_logprob, rating) {
+                return Ok(Loaded::Judge(Box::new(server_logprob_judge(
+                    chat, &model, text, transport, args,
+                )?)));
+            }
             let cfg = JudgeConfig {
                 temperature: args.remote.temperature.unwrap_or(0.0),
                 top_p: args.remote.top_p.unwrap_or(1.0),
@@ -213,10 +227,6 @@ pub fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) -> Resu
             // A judge that reads text only, or rates, sends no log-probability probe of its own:
             // one test request still checks URL, model and key, so a dead or wrong URL stops
             // here, with the same hint as for the other engines, not after a run of errors.
-            let rating = matches!(
-                args.recipe.as_deref().map(JudgeRecipe::reader),
-                Some(RecipeReader::Rating(_))
-            );
             if cfg.verdict != VerdictSource::Auto || rating {
                 chat.probe_logprobs().with_context(|| format!("connecting to `{text}`"))?;
             }
@@ -380,6 +390,41 @@ fn local_judge(engine: GgufEngine, args: &LoadSettings<'_>) -> Result<Box<dyn Ju
             )
         }
     })
+}
+
+/// An `openai:` judge reading its logprob verdict from the server's next-token
+/// log-probabilities: after `Result:`, or after a pairwise recipe's `[logprob]` prefix with its
+/// candidates (a recipe without one is refused, as for a local judge). The transport is
+/// probed now (or forced); the completions transport renders with `--chat-template` when given.
+fn server_logprob_judge(
+    chat: OpenAiChat,
+    model: &str,
+    text: &str,
+    transport: TransportArg,
+    args: &LoadSettings<'_>,
+) -> Result<ServerLogprobJudge> {
+    let mut cfg = NextTokenConfig { transport: transport.forced(), ..NextTokenConfig::default() };
+    if let Some(recipe) = args.recipe.as_deref() {
+        let Some(lp) = recipe.logprob() else {
+            bail!(
+                "judge recipe `{}` has no `[logprob]` section, so `{text}` cannot read its verdict from one token's log-probabilities; add `--verdict generate` (replies are then generated and parsed), or give recipe.toml a `[logprob]` prefix and candidates",
+                recipe.name()
+            );
+        };
+        cfg.prefix = lp.prefix.clone();
+        cfg.candidates = lp.candidates.clone();
+    }
+    if let Some(flag) = args.remote.chat_template.as_deref() {
+        cfg.template = Some(chat_renderer(text, model, Some(flag))?);
+    }
+    let judge =
+        ServerLogprobJudge::new(chat, cfg).with_context(|| format!("connecting to `{text}`"))?;
+    eprintln!(
+        "prbench: `{text}`: logprob verdicts through the {} transport{}",
+        judge.transport().name(),
+        if judge.detected() { " (the first the server offers)" } else { "" }
+    );
+    Ok(judge)
 }
 
 /// The HTTP settings of a remote engine, from the flags.

@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 use crate::config::{Fault, RequestRecord, ServerConfig};
 use crate::conn::ConnHandle;
-use crate::{engines, openai, reward};
+use crate::{engines, next_token, openai, reward};
 
 /// State shared by every request of one server.
 pub(crate) struct Shared {
@@ -92,6 +92,8 @@ pub(crate) fn word_count(text: &str) -> usize {
 enum Endpoint {
     Models,
     Chat,
+    Completions,
+    Props,
     Score,
     ScoreBatch,
     Classify,
@@ -108,6 +110,8 @@ impl Endpoint {
         Some(match path {
             "/v1/models" | "/models" if *method == Method::GET => Endpoint::Models,
             "/v1/chat/completions" | "/chat/completions" if post => Endpoint::Chat,
+            "/v1/completions" | "/completions" if post => Endpoint::Completions,
+            "/props" if *method == Method::GET => Endpoint::Props,
             "/score" if post => Endpoint::Score,
             "/score/batch" if post => Endpoint::ScoreBatch,
             "/classify" | "/v1/classify" if post => Endpoint::Classify,
@@ -157,6 +161,8 @@ fn answer(endpoint: Endpoint, shared: &Shared, body: &[u8], seq: u64) -> (Status
         Endpoint::Models => Ok(openai::models()),
         Endpoint::TeiInfo => Ok(engines::tei_info()),
         Endpoint::Chat => openai::chat(&shared.cfg, body, seq, created),
+        Endpoint::Completions => next_token::completions(&shared.cfg, body, seq, created),
+        Endpoint::Props => Ok(next_token::props()),
         Endpoint::Score => reward::score(body),
         Endpoint::ScoreBatch => reward::score_batch(body),
         Endpoint::Classify => reward::classify(body, seq, created),
@@ -194,13 +200,15 @@ async fn handle(
     body: Bytes,
 ) -> Response {
     let seq = shared.requests.fetch_add(1, Ordering::Relaxed);
-    let endpoint = Endpoint::route(&method, uri.path());
+    let endpoint = Endpoint::route(&method, uri.path()).filter(|e| {
+        shared.cfg.completions || !matches!(e, Endpoint::Completions | Endpoint::Props)
+    });
 
     let mut cached: Option<[u8; 32]> = None;
     let mut digest = || *cached.get_or_insert_with(|| Sha256::digest(&body).into());
 
     let fault = match endpoint {
-        Some(e) if !matches!(e, Endpoint::Models | Endpoint::TeiInfo) => {
+        Some(e) if !matches!(e, Endpoint::Models | Endpoint::TeiInfo | Endpoint::Props) => {
             shared.pick_fault(&body, &mut digest).cloned()
         }
         _ => None,

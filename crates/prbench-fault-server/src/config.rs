@@ -28,6 +28,15 @@ pub struct ServerConfig {
     /// occurs in the request's concatenated message contents is the reply text (a generator
     /// stand-in, e.g. for `prbench build`'s answers and audits).
     pub replies: Vec<ScriptedReply>,
+    /// Next-token requests (see [`crate::next_token`]): a chat request whose last message is the
+    /// assistant's is answered as a prefill to continue. When `false` such a request gets `400`
+    /// (as from a server that cannot continue an assistant turn).
+    pub prefill: bool,
+    /// Serve `POST /v1/completions` and `GET /props`. When `false` both are `404`.
+    pub completions: bool,
+    /// Next-token requests whose text holds one of these markers get only the chosen letter
+    /// among their top log-probabilities: the other letter is missing.
+    pub lone_letter_markers: Vec<String>,
 }
 
 /// A chat reply chosen by a marker in the request (see [`ServerConfig::replies`]).
@@ -50,6 +59,9 @@ impl Default for ServerConfig {
             verdict: VerdictRule::Hash,
             logprobs: true,
             replies: Vec::new(),
+            prefill: true,
+            completions: true,
+            lone_letter_markers: Vec::new(),
         }
     }
 }
@@ -106,6 +118,25 @@ impl ServerConfig {
     /// Turns logprobs support on or off.
     pub fn with_logprobs(mut self, logprobs: bool) -> Self {
         self.logprobs = logprobs;
+        self
+    }
+
+    /// Turns the chat prefill (a final assistant message continued) on or off.
+    pub fn with_prefill(mut self, prefill: bool) -> Self {
+        self.prefill = prefill;
+        self
+    }
+
+    /// Turns `POST /v1/completions` and `GET /props` on or off.
+    pub fn with_completions(mut self, completions: bool) -> Self {
+        self.completions = completions;
+        self
+    }
+
+    /// Adds a marker whose next-token requests get only the chosen letter in their top
+    /// log-probabilities.
+    pub fn with_lone_letter(mut self, marker: impl Into<String>) -> Self {
+        self.lone_letter_markers.push(marker.into());
         self
     }
 }

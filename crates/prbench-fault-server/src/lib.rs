@@ -6,6 +6,8 @@
 //! |---|---|
 //! | `GET /v1/models` | `{"object":"list","data":[{"id":"fault-model","object":"model",…}]}` |
 //! | `POST /v1/chat/completions` | an OpenAI chat completion shaped like llama.cpp's server; reply `"Looks fine.\nResult: A"` / `"…B"` by [`VerdictRule`] (or a [`ScriptedReply`] whose marker the request holds), logprobs on request |
+//! | `POST /v1/chat/completions` ending with an assistant message, `POST /v1/completions` | one token for a logprob verdict: the letter (ln 0.8) and the other (ln 0.2) among its top log-probabilities (see `next_token.rs`; [`ServerConfig::prefill`], [`ServerConfig::completions`], [`ServerConfig::lone_letter_markers`]) |
+//! | `GET /props` | llama.cpp's server properties: `chat_template` = [`PROPS_TEMPLATE`] (ChatML) |
 //! | `POST /score`, `POST /score/batch` | the reward protocol of PROTOCOL.md §7: score = chars(response_text) / 100 |
 //! | `POST /classify`, `POST /pooling` | vLLM's classification and pooling shapes for a one-label head: value = chars / 100 |
 //! | `POST /sglang/classify` | SGLang's native `/classify` (`{"text"}` → `{"embedding": [chars/100], "meta_info"}`), under a `/sglang` root because `/classify` is vLLM's |
@@ -45,6 +47,7 @@ mod app;
 mod config;
 mod conn;
 mod engines;
+mod next_token;
 mod openai;
 mod reward;
 
@@ -58,6 +61,7 @@ use std::time::Duration;
 pub use config::{
     Fault, FaultRule, Letter, RequestRecord, ScriptedReply, ServerConfig, VerdictRule,
 };
+pub use next_token::{PROPS_SPECIAL, PROPS_TEMPLATE};
 pub use openai::{tokenize, verdict_reply, GARBAGE_REPLY};
 pub use reward::length_score;
 

@@ -30,6 +30,8 @@ pub(crate) fn models() -> Value {
 #[derive(Deserialize)]
 pub(crate) struct Message {
     #[serde(default)]
+    pub(crate) role: String,
+    #[serde(default)]
     pub(crate) content: Value,
 }
 
@@ -70,6 +72,24 @@ pub(crate) fn chat(
     let req: ChatRequest = serde_json::from_slice(body).map_err(BadRequest::json)?;
     if req.messages.is_empty() {
         return Err(BadRequest::new("'messages' must not be empty"));
+    }
+    if req.messages.last().is_some_and(|m| m.role == "assistant") {
+        if !cfg.prefill {
+            return Err(BadRequest::new(
+                "the last message must be the user's: continuing an assistant message is not supported",
+            ));
+        }
+        let (prefill, messages) = req.messages.split_last().expect("not empty");
+        let prompt: String = messages.iter().map(Message::text).collect();
+        let k = req.top_logprobs.unwrap_or(0).min(20) as usize;
+        let one = crate::next_token::NextToken::new(cfg, &prompt, &prefill.text(), k);
+        return Ok(one.chat_reply(
+            cfg,
+            req.model.as_deref(),
+            req.logprobs == Some(true),
+            seq,
+            created,
+        ));
     }
     let texts: Vec<String> = req.messages.iter().map(Message::text).collect();
     let concatenated: String = texts.concat();

@@ -235,6 +235,9 @@ pub fn unparsed_reason(decoding: &serde_json::Value) -> &'static str {
     if decoding["verdict"] == "rating" {
         return "no readable `Rating: N` in one of the two replies";
     }
+    if decoding["verdict"] == "next-token-logprob" {
+        return "a candidate letter missing from the server's top log-probabilities at the verdict token";
+    }
     match decoding["reader"].as_str() {
         Some("brackets") => "no `[[A]]` or `[[B]]` verdict",
         Some("answer-tag") => "no `<answer>A|B</answer>` verdict",

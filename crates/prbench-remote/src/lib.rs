@@ -4,6 +4,9 @@
 //! - [`OpenAiChat`]: an OpenAI-compatible chat endpoint as a [`prbench_models::Generator`];
 //!   [`OpenAiJudge`] makes it a pairwise [`prbench_models::Judge`] (PROTOCOL.md §4), with
 //!   p(A) from the server's log-probabilities when it returns them.
+//! - [`ServerLogprobJudge`]: the logprob verdict of the in-process judge through a server: the
+//!   prompt plus `Result:` as the start of the assistant turn, one token, log p(A) and log p(B)
+//!   from the top log-probabilities (chat prefill or the completions endpoint, [`next_token`]).
 //! - [`VllmClassify`]: a sequence-classification reward model served by vLLM's `/classify`.
 //! - [`RewardServer`]: a reward model behind the HTTP reward protocol of PROTOCOL.md §7.
 //! - [`SglangClassify`], [`TeiPredict`], [`OpenRlhfReward`]: reward models behind SGLang's
@@ -34,6 +37,7 @@
 
 mod client;
 pub mod logprobs;
+pub mod next_token;
 pub mod openai;
 pub mod openai_judge;
 pub mod openrlhf;
@@ -49,6 +53,7 @@ pub mod tei;
 pub mod templated;
 pub mod vllm;
 
+pub use next_token::{LogprobTransport, NextTokenConfig, ServerLogprobJudge};
 pub use openai::{fold_seed, ChatReply, OpenAiChat};
 pub use openai_judge::{pair_seed, JudgeConfig, OpenAiJudge, VerdictSource};
 pub use openrlhf::OpenRlhfReward;
