@@ -6,7 +6,9 @@
 #   scripts/setup.sh           everything the main job needs: packages, test models, the 1.5B judge
 #   scripts/setup.sh --tests   what `cargo test` needs: packages, the small test models, the
 #                              reference Python (pyarrow + PyYAML, for the export tests),
-#                              llama.cpp's server (the xllamacpp wheel, for the remote tests) and
+#                              llama.cpp's server (the xllamacpp wheel, for the remote tests),
+#                              vLLM on CPU, OpenRLHF's reward server and TRL (scripts/engines.sh:
+#                              the real-engine and RL tests; ~3 GB of pinned wheels, once) and
 #                              mdBook (CI builds the user guide, docs/guide)
 #
 # Packages: cmake, libclang and a C/C++ compiler (llama.cpp is compiled from source by the
@@ -23,7 +25,7 @@ tests_only=0
 for arg in "$@"; do
   case "$arg" in
     --tests) tests_only=1 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "setup: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -163,6 +165,7 @@ if ((tests_only)); then
   bash scripts/fetch-models.sh
   pyref_setup
   bash scripts/llama-server.sh install
+  bash scripts/engines.sh install
   mdbook_setup
 else
   bash scripts/fetch-models.sh --judge
