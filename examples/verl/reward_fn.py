@@ -1,15 +1,26 @@
 """A verl custom reward function backed by `prbench serve-reward` (PROTOCOL.md section 7).
 
-verl loads this file through `custom_reward_function.path` and calls
+Written for verl 0.9, whose reward settings live under `reward.*`:
 
-    compute_score(data_source, solution_str, ground_truth, extra_info)
+    reward.custom_reward_function.path=examples/verl/reward_fn.py
+    reward.custom_reward_function.name=compute_score
+    reward.reward_manager.name=naive          (the default; `dapo` and `limited` call it the same way)
 
-once per response (the default `naive` reward manager), or, with
-`reward_model.reward_manager=batch` and `custom_reward_function.name=compute_score_batch`,
+verl 0.9 loads the function with `verl.trainer.ppo.reward.get_custom_reward_fn` and its
+reward managers (verl/experimental/reward_loop/reward_manager/naive.py) call it once per
+response, by keyword, in a thread pool (several calls may be in flight at once):
 
-    compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos)
+    compute_score(data_source=..., solution_str=..., ground_truth=..., extra_info=..., **reward_kwargs)
 
-once per batch. Each response is sent to the server with the question and the user's
+where `extra_info` is the row's `extra_info` plus `num_turns` and `rollout_reward_scores`
+added by the manager, and `reward_kwargs` is `reward.custom_reward_function.reward_kwargs`
+(empty unless set). The older top-level keys (`custom_reward_function.path`,
+`reward_model.enable`) are still read by verl 0.9, which copies them under `reward.*`.
+`compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos)` sends one
+`/score/batch` request for many responses; verl 0.9 has no `batch` reward manager, so it is
+for a manager of your own (`reward.reward_manager.source=importlib`) or an older verl.
+
+Each response is sent to the server with the question and the user's
 profile text, taken from the row's `extra_info` (`make_dataset.py` writes both):
 
     POST {PRBENCH_REWARD_URL}/score   {"query", "profile", "response_text", "id"}  ->  {"score"}
@@ -139,9 +150,9 @@ def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw
 
 def compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos, **kwargs):
     """Rewards of a batch, in order, through `POST /score/batch` (PRBENCH_REWARD_BATCH items per
-    request). For `reward_model.reward_manager=batch`: check that your verl version's batch
-    manager lets the exception through (some early-2025 versions turned any exception into a
-    reward of 0.0, the very defect this shim avoids; the default `naive` manager does not).
+    request). verl 0.9 has no batch reward manager; with a manager of your own (or an older
+    verl's `batch` manager) check that it lets the exception through (some early-2025 versions
+    turned any exception into a reward of 0.0, the very defect this shim avoids).
 
     Raises RewardServerError on any failure; it never returns a default reward.
     """

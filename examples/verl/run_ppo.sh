@@ -2,8 +2,9 @@
 # PPO on Personalized RewardBench questions with a prbench reward server as the reward
 # (PROTOCOL.md §7), with the paper's hyperparameters: batch 128, actor lr 5e-7, critic lr
 # 5e-6, rollout n = 1, temperature 1.0, at most 512 response tokens, policy
-# Qwen2.5-0.5B-Instruct. Needs verl and a GPU; extra arguments are passed on to verl as
-# overrides (e.g. trainer.total_epochs=3).
+# Qwen2.5-0.5B-Instruct. Needs verl 0.9 (its config keys: the reward settings live under
+# `reward.*`) and a GPU; extra arguments are passed on to verl as overrides (e.g.
+# trainer.total_epochs=3).
 #
 #   target/release/prbench serve-reward --model hf:ORG/RM --port 8000 &
 #   python3 examples/verl/make_dataset.py --data train.jsonl --out "$DATA/train.parquet"
@@ -44,9 +45,10 @@ python3 -m verl.trainer.main_ppo \
     critic.model.path="$POLICY" \
     critic.optim.lr=5e-6 \
     critic.ppo_micro_batch_size_per_gpu=4 \
-    reward_model.enable=False \
-    custom_reward_function.path="$here/reward_fn.py" \
-    custom_reward_function.name=compute_score \
+    reward.reward_model.enable=False \
+    reward.reward_manager.name=naive \
+    reward.custom_reward_function.path="$here/reward_fn.py" \
+    reward.custom_reward_function.name=compute_score \
     trainer.logger=console \
     trainer.project_name=prbench \
     trainer.experiment_name="${EXPERIMENT:-ppo-prbench}" \

@@ -22,6 +22,77 @@ def check(name, ok, detail=""):
     return ok
 
 
+def check_verl_09_call(exact):
+    """Loads reward_fn.py and calls it the way verl 0.9.0 does (tag v0.9.0, commit
+    483b8a009ba3a97563edee3a19887e4862b8094a). verl/trainer/ppo/reward.py, get_custom_reward_fn:
+
+        reward_fn_config = config.reward.get("custom_reward_function") or {}
+        ...
+        raw_fn = load_extern_object(module_path=module_path, object_name=fn_name)
+        reward_kwargs = dict(reward_fn_config.get("reward_kwargs", {}))
+        if not inspect.iscoroutinefunction(raw_fn):
+            return partial(_call_with_kwargs, raw_fn, reward_kwargs)
+
+    with `_call_with_kwargs(raw_fn, extra_kwargs, *args, **kwargs)` returning
+    `raw_fn(*args, **{**kwargs, **extra_kwargs})`; and
+    verl/experimental/reward_loop/reward_manager/naive.py, NaiveRewardManager.run_single:
+
+        ground_truth = data_item.non_tensor_batch["reward_model"]["ground_truth"]
+        extra_info = data_item.non_tensor_batch.get("extra_info", {})
+        ...
+        extra_info["num_turns"] = num_turns
+        extra_info["rollout_reward_scores"] = rollout_reward_scores
+        ...
+        result = await self.loop.run_in_executor(
+            None,
+            lambda: self.compute_score(
+                data_source=data_source,
+                solution_str=response_str,
+                ground_truth=ground_truth,
+                extra_info=extra_info,
+                **extra_reward_kwargs,
+            ),
+        )
+
+    `extra_reward_kwargs` is empty unless a reward router (a reward model served by verl) is set.
+    """
+    import functools
+    import importlib.util
+    import inspect
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reward_fn.py")
+    spec = importlib.util.spec_from_file_location("custom_module", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    raw_fn = getattr(module, "compute_score")
+    out = []
+    out.append(check("verl 0.9: compute_score is not a coroutine (run in the executor)", not inspect.iscoroutinefunction(raw_fn)))
+
+    def _call_with_kwargs(raw_fn, extra_kwargs, *args, **kwargs):
+        merged_kwargs = {**kwargs, **extra_kwargs}
+        return raw_fn(*args, **merged_kwargs)
+
+    answer = "A fast prime lens, at f/1.8."
+    for reward_kwargs in ({}, {"unused_setting": 1}):
+        compute_score = functools.partial(_call_with_kwargs, raw_fn, reward_kwargs)
+        extra_info = dict(INFO)  # a parquet row's extra_info, as make_dataset.py writes it
+        extra_info["num_turns"] = None
+        extra_info["rollout_reward_scores"] = {}
+        try:
+            inspect.signature(raw_fn).bind(
+                data_source="prbench", solution_str=answer, ground_truth="", extra_info=extra_info, **reward_kwargs
+            )
+            bound = True
+        except TypeError as e:
+            bound = False
+            print("     signature: %s" % e)
+        out.append(check("verl 0.9: the keyword call binds (reward_kwargs %r)" % reward_kwargs, bound))
+        result = compute_score(data_source="prbench", solution_str=answer, ground_truth="", extra_info=extra_info)
+        ok = isinstance(result, float) and (not exact or result == float(len(answer)))
+        out.append(check("verl 0.9: the call returns the server's score (reward_kwargs %r)" % reward_kwargs, ok, repr(result)))
+    return out
+
+
 def main():
     url = os.environ.get("PRBENCH_REWARD_URL", "http://127.0.0.1:8000")
     import json
@@ -45,6 +116,8 @@ def main():
         results.append(check("missing question raises", False))
     except reward_fn.RewardServerError as e:
         results.append(check("missing question raises", True, str(e)[:60]))
+
+    results.extend(check_verl_09_call(exact))
 
     os.environ["PRBENCH_REWARD_URL"] = url.rstrip("/") + "/nope"
     try:
