@@ -2,6 +2,7 @@
 
 mod faults;
 mod judge;
+mod next_token;
 mod probe;
 mod replicas;
 mod scalar;
