@@ -17,8 +17,8 @@ pub struct GuideInputs {
     /// The dataset argument as the user gave it (`data/sample`, `psoups:DIR`, …), for the next
     /// commands.
     pub data_arg: String,
-    /// The P-Soups dataset argument for the next commands (an absolute `psoups:DIR` when the
-    /// data is found beside the source tree, so the command works from any folder).
+    /// The P-Soups dataset argument for the next commands: the spec `prbench data fetch psoups`
+    /// prints (`psoups:data/psoups`), which the guide's fetch line comes before.
     pub psoups_arg: String,
 }
 
@@ -123,7 +123,8 @@ pub fn render(m: &Matrix, inputs: &GuideInputs) -> String {
         m.conditions.iter().any(|x| x.condition == c || x.condition.starts_with(&format!("{c}:")))
     };
     if m.dataset_kind != "psoups" {
-        let _ = writeln!(s, "prbench eval --data {} --condition none,oracle --both-orders --limit 25 --sample   # real P-Soups pairs (a random 25 per subset)", inputs.psoups_arg);
+        let _ = writeln!(s, "prbench data fetch psoups   # real P-Soups pairs (1,200), sha256-checked; prints --data {}", inputs.psoups_arg);
+        let _ = writeln!(s, "prbench eval --data {} --condition none,oracle --both-orders --limit 25 --sample   # a random 25 per subset", inputs.psoups_arg);
     }
     if !has("profile") || !has("planner") {
         let _ = writeln!(
@@ -213,6 +214,11 @@ mod tests {
             "{g}"
         );
         assert!(g.contains("--data psoups:/x/alignx-psoups --condition none,oracle"), "{g}");
+        let (fetch, eval) = (
+            g.find("prbench data fetch psoups   #"),
+            g.find("prbench eval --data psoups:/x/alignx-psoups"),
+        );
+        assert!(fetch.is_some() && fetch < eval, "the fetch comes first: {g}");
         assert!(g.contains("--data data/sample --condition none,profile:10,planner"), "{g}");
         assert!(g.contains("openai:"), "{g}");
     }
@@ -269,5 +275,6 @@ mod tests {
         assert!(g.contains("Add `--both-orders`"), "{g}");
         assert!(g.contains("in 60.0% [95% CI 20.0, 70.0] of pairs"), "{g}");
         assert!(!g.contains("--data psoups:p"), "P-Soups is not suggested again: {g}");
+        assert!(!g.contains("data fetch psoups"), "nor fetched again: {g}");
     }
 }

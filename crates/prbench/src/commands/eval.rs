@@ -51,15 +51,10 @@ fn write_reports(
     }
 }
 
-/// `psoups:DIR` for the guide's next command: the P-Soups copy beside the source tree the binary
-/// was built from (`<repo>/../shared/data/alignx-psoups`) as an absolute path when it is there,
-/// so the command works from any folder; else the relative path the guide uses.
+/// `psoups:DIR` for the guide's next commands: the spec `prbench data fetch psoups` prints with
+/// its default folder, which the guide's fetch line writes.
 fn psoups_arg() -> String {
-    let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/alignx-psoups");
-    match beside.canonicalize() {
-        Ok(p) if p.is_dir() => format!("psoups:{}", p.display()),
-        _ => "psoups:../shared/data/alignx-psoups".into(),
-    }
+    format!("psoups:{}", prbench_data::fetch::PSOUPS_DEFAULT_OUT)
 }
 
 /// Draws progress on stderr and prints each finished run: its table (or summary JSON) on
