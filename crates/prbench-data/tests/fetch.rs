@@ -517,3 +517,43 @@ fn a_repo_without_the_layout_is_named() {
     assert!(msg.contains("survey.jsonl") && msg.contains(COMMIT), "{msg}");
     assert_eq!(m.downloads(), 0);
 }
+
+#[test]
+fn a_tree_listing_in_pages_is_followed_to_its_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = Mirror::start();
+    let conv = read(fixture("prism/conversations.jsonl"));
+    let survey = read(fixture("prism/survey.jsonl"));
+    let repo = "HannahRoseKirk/prism-alignment";
+    m.hub_repo(
+        repo,
+        "main",
+        &[
+            ("conversations.jsonl", conv.clone(), conv),
+            ("survey.jsonl", survey.clone(), survey.clone()),
+        ],
+    );
+    // The hub pages a long listing with `Link: <next>; rel="next"`: split this one after the
+    // first entry (survey.jsonl comes last, on the second page).
+    let tree_path = format!("/api/datasets/{repo}/tree/{COMMIT}");
+    let tree: Vec<serde_json::Value> = {
+        let st = m.state.lock().unwrap();
+        serde_json::from_slice(&st.routes[&tree_path].body).unwrap()
+    };
+    let (first, rest) = tree.split_at(1);
+    m.route(
+        &tree_path,
+        serde_json::Value::Array(first.to_vec()).to_string().into_bytes(),
+        vec![
+            ("content-type", "application/json".into()),
+            ("link", format!("<{}/tree-page-2?cursor=abc>; rel=\"next\"", m.base)),
+        ],
+    );
+    m.json("/tree-page-2", serde_json::Value::Array(rest.to_vec()));
+    let got = fetch("prism", &m.opts(&tmp.path().join("hub"))).unwrap();
+    let names: Vec<String> =
+        got.files.iter().map(|f| f.path.file_name().unwrap().to_string_lossy().into()).collect();
+    assert_eq!(names, ["conversations.jsonl", "survey.jsonl"]);
+    assert_eq!(got.files[1].sha256.as_deref(), Some(sha256(&survey).as_str()));
+    assert!(m.requests().contains(&"GET /tree-page-2".to_string()), "{:?}", m.requests());
+}
