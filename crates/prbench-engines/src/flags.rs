@@ -69,7 +69,9 @@ pub struct RemoteArgs {
     /// text): the chat template prbench renders each conversation with, `dir:PATH` (a model
     /// directory's chat_template.jinja, else the `chat_template` of its tokenizer_config.json)
     /// or `hf:ORG/NAME[@REV]` (those files only, through the hub cache). Default: `hf:MODEL`,
-    /// the served model's own. Its hash is part of the model identity and cache key.
+    /// the served model's own. Its hash is part of the model identity and cache key. Also the
+    /// template an `openai:` judge with `--verdict logprob` renders for the `completions`
+    /// transport (default there: the one the server reports at `GET /props`).
     #[arg(long)]
     pub chat_template: Option<String>,
 }
