@@ -27,7 +27,7 @@
 //!
 //! Offline ([`FetchOptions::offline`], from `HF_HUB_OFFLINE`): nothing is requested; the files
 //! must already be in place (a hub source's commit is then read from `refs/<revision>`), else
-//! [`DataError::HubNotCached`] (hub) or [`DataError::FetchOffline`] (GitHub) says what is missing.
+//! [`DataError::FetchOffline`] says which file is missing and where it would come from.
 //!
 //! Endpoints: the hub's is hf-hub's (`HF_ENDPOINT`, default `https://huggingface.co`, or
 //! [`FetchOptions::hf_endpoint`]); GitHub raw files come from [`FetchOptions::github_raw`]
@@ -327,18 +327,36 @@ pub struct Fetched {
 /// # Errors
 /// [`DataError::BadSpec`] for an unknown name; otherwise as [`fetch_source`].
 pub fn fetch(name: &str, opts: &FetchOptions) -> Result<Fetched, DataError> {
-    fetch_source(source(name)?, opts)
+    fetch_source(source(name)?, opts, &mut |_| {})
 }
 
-/// Fetches `source` (one of [`SOURCES`], or one built the same way).
+/// [`fetch`], calling `note` with one line before each download (`downloading FILE (N bytes)
+/// from URL`), for a caller that shows progress.
+///
+/// # Errors
+/// As [`fetch`].
+pub fn fetch_reporting(
+    name: &str,
+    opts: &FetchOptions,
+    note: &mut dyn FnMut(&str),
+) -> Result<Fetched, DataError> {
+    fetch_source(source(name)?, opts, note)
+}
+
+/// Fetches `source` (one of [`SOURCES`], or one built the same way), calling `note` before
+/// each download as [`fetch_reporting`] does.
 ///
 /// # Errors
 /// [`DataError::FetchMismatch`] when a downloaded file's size or sha256 differs from the
 /// source's (nothing of it is kept); [`DataError::Download`] when a request fails;
 /// [`DataError::Hub`] when the hub cannot be asked or lacks a file the loader needs;
-/// [`DataError::HubNotCached`] / [`DataError::FetchOffline`] offline when a file is not in
+/// [`DataError::FetchOffline`] offline when a file is not in
 /// place; [`DataError::Write`] / [`DataError::Io`] for the local files.
-pub fn fetch_source(source: &Source, opts: &FetchOptions) -> Result<Fetched, DataError> {
+pub fn fetch_source(
+    source: &Source,
+    opts: &FetchOptions,
+    note: &mut dyn FnMut(&str),
+) -> Result<Fetched, DataError> {
     let runtime =
         tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
             DataError::Download {
@@ -351,7 +369,7 @@ pub fn fetch_source(source: &Source, opts: &FetchOptions) -> Result<Fetched, Dat
         Origin::GitHub { repo, commit, files } => {
             let out = opts.out.clone().unwrap_or_else(|| PathBuf::from(PSOUPS_DEFAULT_OUT));
             let fetched =
-                runtime.block_on(fetch_github(source, repo, commit, files, &out, opts))?;
+                runtime.block_on(fetch_github(source, repo, commit, files, &out, opts, note))?;
             Ok(Fetched {
                 name: source.name,
                 spec: spec_for(source, repo_of(source), &out),
@@ -362,8 +380,8 @@ pub fn fetch_source(source: &Source, opts: &FetchOptions) -> Result<Fetched, Dat
             })
         }
         Origin::Hub { repo, revision, wanted, required } => {
-            let hub = HubFetch { repo, revision, wanted, required };
-            let (dir, commit, files) = runtime.block_on(hub.run(opts))?;
+            let hub = HubFetch { name: source.name, repo, revision, wanted, required };
+            let (dir, commit, files) = runtime.block_on(hub.run(opts, note))?;
             Ok(Fetched {
                 name: source.name,
                 spec: spec_for(source, repo, &dir),
@@ -467,6 +485,7 @@ async fn fetch_github(
     files: &[PinnedFile],
     out: &Path,
     opts: &FetchOptions,
+    note: &mut dyn FnMut(&str),
 ) -> Result<Vec<FetchedFile>, DataError> {
     let mut done = Vec::new();
     let client = reqwest::Client::builder()
@@ -500,6 +519,7 @@ async fn fetch_github(
             url: url.clone(),
             detail,
         };
+        note(&format!("downloading {} ({} bytes) from {url}", f.path, f.size));
         let resp = client.get(&url).send().await.map_err(|e| download(error_chain(&e)))?;
         if !resp.status().is_success() {
             return Err(download(format!("the server answered HTTP {}", resp.status())));
@@ -536,6 +556,7 @@ fn is_commit_hash(s: &str) -> bool {
 const LISTING: &str = "the revision's file list";
 
 struct HubFetch {
+    name: &'static str,
     repo: &'static str,
     revision: &'static str,
     wanted: fn(&str) -> bool,
@@ -571,6 +592,7 @@ impl HubFetch {
     async fn run(
         &self,
         opts: &FetchOptions,
+        note: &mut dyn FnMut(&str),
     ) -> Result<(PathBuf, String, Vec<FetchedFile>), DataError> {
         let mut builder = HFClient::builder();
         if let Some(dir) = &opts.out {
@@ -585,7 +607,7 @@ impl HubFetch {
         let cache_dir = client.cache_dir().to_path_buf();
         let repo_dir = cache_dir.join(format!("datasets--{}", self.repo.replace('/', "--")));
         if opts.offline {
-            return self.offline(&cache_dir, &repo_dir);
+            return self.offline(&cache_dir, &repo_dir, client.endpoint());
         }
         let (owner, name) = hf_hub::split_id(self.repo);
         let repo = client.dataset(owner, name);
@@ -649,6 +671,7 @@ impl HubFetch {
             if !blob_ok(&blob, l.size, l.sha256.as_deref())? {
                 let blobs = repo_dir.join("blobs");
                 std::fs::create_dir_all(&blobs).map_err(|e| write_error(&blobs, e))?;
+                note(&format!("downloading {} ({} bytes) from {url}", l.path, l.size));
                 let (_, stream) = repo
                     .download_file_stream()
                     .filename(l.path.clone())
@@ -698,13 +721,17 @@ impl HubFetch {
         &self,
         cache_dir: &Path,
         repo_dir: &Path,
+        endpoint: &str,
     ) -> Result<(PathBuf, String, Vec<FetchedFile>), DataError> {
-        let not_cached = |file: &str| DataError::HubNotCached {
-            repo_type: "dataset",
-            repo: self.repo.to_string(),
-            revision: self.revision.to_string(),
-            file: file.to_string(),
-            cache_dir: cache_dir.to_path_buf(),
+        let not_cached = |file: &str| DataError::FetchOffline {
+            name: self.name.to_string(),
+            file: format!(
+                "`{file}` of hf:{}@{} (hub cache {})",
+                self.repo,
+                self.revision,
+                cache_dir.display()
+            ),
+            url: format!("{}/datasets/{}", endpoint.trim_end_matches('/'), self.repo),
         };
         let first = self.required.first().copied().unwrap_or("-");
         let commit = if is_commit_hash(self.revision) {

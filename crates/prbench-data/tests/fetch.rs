@@ -280,8 +280,9 @@ fn offline_without_the_files_fails_naming_what_is_missing() {
     off.offline = true;
     let err = fetch("prism", &off).unwrap_err();
     let msg = err.to_string();
-    assert!(matches!(err, DataError::HubNotCached { .. }), "{msg}");
-    assert!(msg.contains("HannahRoseKirk/prism-alignment"), "{msg}");
+    assert!(matches!(err, DataError::FetchOffline { .. }), "{msg}");
+    assert!(msg.contains("hf:HannahRoseKirk/prism-alignment@main"), "{msg}");
+    assert!(msg.contains(&format!("{}/datasets/HannahRoseKirk/prism-alignment", m.base)), "{msg}");
     assert!(msg.contains("conversations.jsonl"), "{msg}");
     assert!(msg.contains("HF_HUB_OFFLINE"), "{msg}");
     assert!(msg.contains(cache.to_str().unwrap()), "{msg}");

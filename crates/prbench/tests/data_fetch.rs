@@ -158,6 +158,11 @@ fn psoups_fetch_prints_the_spec_that_validates() {
         "{stderr}"
     );
     assert_eq!(server.requests().len(), 2, "{:?}", server.requests());
+    let announced = format!(
+        "prbench: downloading benchmark/P-Soups/student_phd.json (1915679 bytes) from {}/gh/JinaLeejnl/AlignX/{ALIGNX_COMMIT}/benchmark/P-Soups/student_phd.json",
+        server.base
+    );
+    assert!(stderr.contains(&announced), "{stderr}");
 
     let v = run(
         &["data", "validate", "--data", "psoups:data/psoups"],

@@ -46,8 +46,10 @@ fn fetch(args: FetchArgs) -> Result<()> {
     }
     let mode = if opts.offline { " (offline: HF_HUB_OFFLINE is set)" } else { "" };
     eprintln!("prbench: fetching {}{mode}", args.name);
-    let got = prbench_data::fetch::fetch(&args.name, &opts)
-        .with_context(|| format!("fetching `{}`", args.name))?;
+    let got = prbench_data::fetch::fetch_reporting(&args.name, &opts, &mut |line| {
+        eprintln!("prbench: {line}")
+    })
+    .with_context(|| format!("fetching `{}`", args.name))?;
     let downloaded = got.files.iter().filter(|f| f.downloaded).count();
     for f in &got.files {
         let check = match &f.sha256 {
