@@ -28,9 +28,9 @@ pub struct ServerConfig {
     /// occurs in the request's concatenated message contents is the reply text (a generator
     /// stand-in, e.g. for `prbench build`'s answers and audits).
     pub replies: Vec<ScriptedReply>,
-    /// Next-token requests (see [`crate::next_token`]): a chat request whose last message is the
-    /// assistant's is answered as a prefill to continue. When `false` such a request gets `400`
-    /// (as from a server that cannot continue an assistant turn).
+    /// Next-token requests (a logprob verdict through a server): a chat request whose last
+    /// message is the assistant's is answered as a prefill to continue. When `false` such a
+    /// request gets `400` (as from a server that cannot continue an assistant turn).
     pub prefill: bool,
     /// Serve `POST /v1/completions` and `GET /props`. When `false` both are `404`.
     pub completions: bool,
