@@ -101,8 +101,8 @@ pub struct EvalArgs {
     /// Judge each pair in both orders (consistency and position-debiased figures).
     #[arg(long)]
     pub both_orders: bool,
-    /// New-token budget of a generated verdict, 1 to 32768: `--verdict generate` and `openai:`
-    /// judges (which always generate) [default: 256].
+    /// New-token budget of a generated verdict, 1 to 32768: `--verdict generate`, and `openai:`
+    /// judges without `--verdict logprob` [default: 256].
     #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::whole::<usize>(1, 32_768))]
     pub max_new_tokens: Option<usize>,
     /// Run seed: slot assignment, random baseline, bootstrap.
