@@ -150,7 +150,7 @@ pub struct FetchArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Base URL of raw GitHub files (`psoups`), for a mirror [default: $PRBENCH_GITHUB_RAW,
-    /// else https://raw.githubusercontent.com]. The hub's is HF_ENDPOINT.
+    /// else `https://raw.githubusercontent.com`]. The hub's is HF_ENDPOINT.
     #[arg(long, value_name = "URL")]
     pub github_raw: Option<String>,
 }
