@@ -5,11 +5,12 @@
 # (every wheel by version and sha256; CPython 3.11, x86_64 Linux).
 #
 #   scripts/engines.sh install         venv + the two model folders (once: ~3 GB download,
-#                                      ~2 min; then reused while the lock and scripts match)
+#                                      2-3 min; then reused while the lock and scripts match)
 #   scripts/engines.sh start ENGINE    start one on loopback in the background and print `export`
 #                                      lines for the tests; ENGINE is one of
 #                                        vllm-classify  the seq-cls fixture on vLLM's /classify
 #                                        vllm-chat      SmolLM2 (safetensors) on vLLM's chat API
+#                                                       (its URL ends in /v1, for `openai:`)
 #                                        openrlhf       the seq-cls fixture on OpenRLHF's serve_rm
 #   scripts/engines.sh stop PID        stop a started engine and its child processes
 #   scripts/engines.sh env             print the `export` lines of the venv and model paths
@@ -112,7 +113,8 @@ env_lines() {
 }
 
 start() {
-  local engine=${1:?engine: vllm-classify, vllm-chat or openrlhf}
+  local engine=${1:-}
+  [[ -n $engine ]] || { echo "usage: $0 start vllm-classify|vllm-chat|openrlhf" >&2; exit 2; }
   [[ -f "$venv/.prbench-installed" && -f "$models/.prbench-made" ]] || install
   local port log pid var probe body=""
   port=${PRBENCH_ENGINE_PORT:-$(free_port "$py")}
@@ -146,7 +148,11 @@ start() {
   wait_ready "engines: $engine" "$pid" "$log" "$py" "$probe" "$body" 300 || exit 1
   var=PRBENCH_$(echo "$engine" | tr 'a-z-' 'A-Z_')
   env_lines
-  echo "export ${var}_URL=http://127.0.0.1:$port"
+  # vLLM's chat API is an OpenAI-compatible one: the `openai:` spec takes its `/v1` root, as
+  # llama-server.sh exports it; the other two take the server's root.
+  local suffix=""
+  [[ $engine == vllm-chat ]] && suffix=/v1
+  echo "export ${var}_URL=http://127.0.0.1:$port$suffix"
   echo "export ${var}_PID=$pid"
   echo "engines: $engine at http://127.0.0.1:$port (pid $pid, log $log)" >&2
 }
@@ -154,7 +160,7 @@ start() {
 case "${1:-}" in
   install) install ;;
   start) start "${2:-}" ;;
-  stop) stop_group "${2:?pid}" ;;
+  stop) stop_group "${2:-}" ;;
   env) env_lines ;;
   *) echo "usage: $0 install | start vllm-classify|vllm-chat|openrlhf | stop PID | env" >&2; exit 2 ;;
 esac

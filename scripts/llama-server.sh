@@ -88,6 +88,6 @@ PY
 case "${1:-}" in
   install) install ;;
   start) start ;;
-  stop) stop_group "${2:?pid}" ;;
+  stop) stop_group "${2:-}" ;;
   *) echo "usage: $0 install|start|stop PID" >&2; exit 2 ;;
 esac

@@ -37,11 +37,20 @@ PY
   return 1
 }
 
-# stop_group PID: SIGTERM to the process group PID leads (started with setsid), then SIGKILL
-# after 10 s for what is left.
+# stop_group PID: SIGTERM to the process group PID leads (every server here is started with
+# setsid, so it leads its own group), then SIGKILL after 10 s for what is left. A PID that is
+# not a number or leads no process group is refused, so a typo cannot end another process.
 stop_group() {
   local pid=$1 i
-  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || return 0
+  if [[ ! $pid =~ ^[0-9]+$ ]]; then
+    echo "stop: '$pid' is not a process id (the _PID the start command exported)" >&2
+    return 2
+  fi
+  if ! kill -0 -- "-$pid" 2>/dev/null; then
+    echo "stop: no process group $pid (already stopped, or not a server these scripts started)" >&2
+    return 1
+  fi
+  kill -TERM -- "-$pid" 2>/dev/null || true
   for ((i = 0; i < 20; i++)); do
     kill -0 -- "-$pid" 2>/dev/null || return 0
     sleep 0.5

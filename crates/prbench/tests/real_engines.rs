@@ -172,6 +172,7 @@ fn openrlhf_scores_equal_the_in_process_engine_within_bfloat16() {
 struct Engine {
     pid: String,
     log: PathBuf,
+    stopped: std::cell::Cell<bool>,
 }
 
 impl Engine {
@@ -195,7 +196,7 @@ impl Engine {
             .and_then(|s| s.strip_suffix(")\n"))
             .map(PathBuf::from)
             .expect("the log path");
-        Engine { pid, log }
+        Engine { pid, log, stopped: std::cell::Cell::new(false) }
     }
 
     /// `POST /get_reward` lines in the server's access log: the calls it answered.
@@ -208,6 +209,9 @@ impl Engine {
     }
 
     fn kill(&self) {
+        if self.stopped.replace(true) {
+            return;
+        }
         let out = Command::new("bash")
             .arg(repo().join("scripts/engines.sh"))
             .args(["stop", &self.pid])
@@ -382,7 +386,7 @@ fn vllm_chat_logprob_verdicts_equal_the_in_process_judge_in_both_orders() {
         assert!(out.status.success(), "{model}: {}", text(&out.stderr));
         read_outcomes(&tmp.path().join("runs").join(id))
     };
-    let served = run(&format!("openai:smollm2@{url}/v1"), "vllm", &["--verdict", "logprob"]);
+    let served = run(&format!("openai:smollm2@{url}"), "vllm", &["--verdict", "logprob"]);
     let manifest = read_json(&tmp.path().join("runs/vllm/manifest.json"));
     assert_eq!(
         manifest["decoding"]["transport"], "chat-prefill",
