@@ -411,7 +411,9 @@ pub enum DataError {
     /// `prbench data fetch`: a request failed.
     #[error(
         "cannot download {what} from {url}: {detail}; check the network, or point prbench at a \
-         mirror (HF_ENDPOINT for the hub, PRBENCH_GITHUB_RAW or --github-raw for GitHub files)"
+         mirror (HF_ENDPOINT for the hub; PRBENCH_GITHUB_RAW or --github-raw for GitHub files: an \
+         http(s) base URL serving the same paths as the URL above), or put the file in place \
+         yourself (a rerun checks it)"
     )]
     Download {
         /// The file or source.
@@ -422,10 +424,12 @@ pub enum DataError {
         detail: String,
     },
 
-    /// `prbench data fetch` in offline mode (`HF_HUB_OFFLINE`): a file is not in place.
+    /// `prbench data fetch` in offline mode (`HF_HUB_OFFLINE`): a file is not in place, or not
+    /// the published one.
     #[error(
-        "{name}: {file} is not there and offline mode is on (HF_HUB_OFFLINE), so it was not \
-         downloaded from {url}; unset HF_HUB_OFFLINE and fetch again, or put the file there"
+        "{name}: {file} is not there, or is not the published file (its size or sha256 differs), \
+         and offline mode is on (HF_HUB_OFFLINE), so it was not downloaded from {url}; unset \
+         HF_HUB_OFFLINE and fetch again, or put the published file there"
     )]
     FetchOffline {
         /// The source's name.

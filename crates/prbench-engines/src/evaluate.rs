@@ -263,7 +263,7 @@ impl EvalArgs {
                 ("--max-new-tokens", self.max_new_tokens.is_some()),
             ] {
                 if given {
-                    bail!("{flag}: `--verdict logprob` reads one token's log-probabilities at temperature 0 (nothing is sampled or generated); drop the flag, or use --verdict generate");
+                    bail!("{flag}: `--verdict logprob` reads one token's log-probabilities at temperature 0 (nothing is sampled or generated); so it takes no {flag}, not even the value it uses; drop the flag, or use --verdict generate");
                 }
             }
         }

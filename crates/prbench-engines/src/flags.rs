@@ -176,7 +176,8 @@ impl<W: ConnectionWording> ConnectionArgs<W> {
 /// How a local judge gives its verdict.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VerdictMode {
-    /// Next-token log-probabilities of A vs B after `Result:` (one forward pass, never unparsed).
+    /// Next-token log-probabilities of A vs B after `Result:` (one forward pass; unparsed only
+    /// when a server's top log-probabilities lack a letter).
     Logprob,
     /// Greedy generation of a short reasoning ending in `Result: A|B`, then parsing.
     Generate,

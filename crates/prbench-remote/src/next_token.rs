@@ -207,7 +207,7 @@ impl ServerLogprobJudge {
 
     fn none_offered(&self, refusals: &[String]) -> ModelError {
         ModelError::Engine(format!(
-            "`{}` gives no next-token log-probabilities for a logprob verdict: {}; use `--verdict generate` (the reply is generated and its `Result:` line parsed), or a server that offers one of the two (vLLM and llama.cpp's server offer both)",
+            "`{}` gives no next-token log-probabilities for a logprob verdict: {}. Check, in this order: that the server is up and the spec's base URL is the OpenAI API's root (usually ending in `/v1`) and its model name is one the server serves (an HTTP 404 usually means one of the two); for the completions transport on a server without llama.cpp's `GET /props`, pass the model's template with `--chat-template dir:PATH`; a server that offers neither transport (vLLM and llama.cpp's server offer both) needs `--verdict generate` (the reply is generated and its `Result:` line parsed)",
             self.chat.model_identity().spec,
             refusals.join("; ")
         ))
