@@ -1,7 +1,7 @@
 """Each policy's judged score and its change against the initial policy, from judged BoN folders.
 
-    python examples/trl-grpo/report.py --judgements NAME --initial runs/rl/bon-initial \
-        --policy longer=runs/rl/bon-longer --policy control=runs/rl/bon-control ... \
+    python examples/trl-grpo/report.py --judgements NAME --initial runs/rl/bon/initial \
+        --policy longer=runs/rl/bon/longer --policy control=runs/rl/bon/control ... \
         --out runs/rl/rl-report.md --csv runs/rl/rl-scores.csv
 
 A sample's score is the mean of the rubric judge's 0/1/2 over its example's aspects
@@ -13,7 +13,8 @@ folder must hold the same examples and sample indices as the initial one, judged
 judge; a sample without a score (unparsed, failed) is an error here, never a 0.
 
 --csv writes `model,score` (the mean judged score of each trained policy, named as given) for
-`prbench correlate --downstream`.
+`prbench correlate --downstream`; the `control` policy (the 2-step noise run, not a reward
+model) is in the report but not in the CSV, since correlate ranks reward models.
 """
 
 import argparse
@@ -85,6 +86,8 @@ def main():
         with open(args.csv, "w", encoding="utf-8") as f:
             f.write("model,score\n")
             for name, total in rows:
+                if name == "control":
+                    continue
                 f.write("%s,%.6f\n" % (name, total))
 
 

@@ -40,6 +40,24 @@ POLICY="$PRBENCH_ENGINE_MODELS/smollm2-135m-instruct"
 STEPS="${STEPS:-30}" CONTROL_STEPS="${CONTROL_STEPS:-2}" K="${K:-10}" HELDOUT="${HELDOUT:-0.2}"
 N="${N:-4}" SAMPLE_SEED="${SAMPLE_SEED:-7}" TRAIN_SEED="${TRAIN_SEED:-42}" MAX_LEN="${MAX_LEN:-48}" LR="${LR:-1e-6}"
 export PYTHONWARNINGS=ignore
+# Every reward model is checked before any work starts (retrieval and each training take long):
+# NAME=SPEC@CONDITION with all three parts, names unique and not `initial` or `control` (run.sh's
+# own), condition `none` or `profile:K` with K equal to the prompts' K.
+declare -A SEEN=()
+for arg in "$@"; do
+  name="${arg%%=*}"; rest="${arg#*=}"; spec="${rest%@*}"; condition="${rest##*@}"
+  if [ "$name" = "$arg" ] || [ "$spec" = "$rest" ] || [ -z "$name" ] || [ -z "$spec" ] || [ -z "$condition" ]; then
+    echo "run: bad reward model '$arg': expected NAME=SPEC@CONDITION, e.g. longer=baseline:longer@none" >&2; exit 2
+  fi
+  case "$name" in initial|control) echo "run: '$arg': the name '$name' is run.sh's own; pick another" >&2; exit 2 ;; esac
+  [ -z "${SEEN[$name]:-}" ] || { echo "run: the name '$name' is given twice" >&2; exit 2; }
+  SEEN[$name]=1
+  case "$condition" in
+    none) ;;
+    profile:*) [ "${condition#profile:}" = "$K" ] || { echo "run: '$arg': condition $condition needs K=${condition#profile:} (the prompts carry K=$K posts); set K or change the condition" >&2; exit 2; } ;;
+    *) echo "run: '$arg': condition '$condition' is not none or profile:K" >&2; exit 2 ;;
+  esac
+done
 mkdir -p "$OUT"
 log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/times.log" >&2; }
 
@@ -83,7 +101,6 @@ NAMES=()
 FIRST=""
 for arg in "$@"; do
   name="${arg%%=*}"; rest="${arg#*=}"; spec="${rest%@*}"; condition="${rest##*@}"
-  [ "$name" != "$arg" ] && [ "$spec" != "$rest" ] || { echo "bad reward model '$arg': expected NAME=SPEC@CONDITION" >&2; exit 2; }
   [ -z "$FIRST" ] && FIRST="$spec@$condition"
   train "$name" "$spec" "$condition" "$STEPS"
   NAMES+=("$name")
