@@ -6,7 +6,8 @@
 //! value names; [`prepare`] readies a loaded model for the data (leak check, PAL adaptation,
 //! preflight); [`flags`] are the model-loading flags; [`evaluate`] is the `eval` verb's flags
 //! and what they become (checked combinations, the evaluation's options, the retry hint);
-//! [`export`] is the `export` verb's (training data from the rendered inputs).
+//! [`run_eval`] runs one evaluation from those flags to its run files (what `eval` and a study
+//! call); [`train`] runs `train bt`/`train pal` from their flags; [`export`] is the `export` verb's (training data from the rendered inputs).
 //!
 //! This is the one crate that depends on every engine crate (`prbench-llm`, `prbench-rm`,
 //! `prbench-train`, `prbench-remote`); the libraries below it take engines as trait objects.
@@ -20,3 +21,5 @@ pub mod generators;
 pub mod load;
 pub mod prepare;
 pub mod retrieve;
+pub mod run_eval;
+pub mod train;

@@ -23,6 +23,7 @@
 mod compare;
 mod inputs;
 mod runs;
+pub use runs::run_figure;
 
 pub use compare::{
     compare, difference_table, difference_text, interval_text, paper_columns, paper_table,

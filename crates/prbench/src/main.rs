@@ -61,6 +61,7 @@ fn main() -> ExitCode {
         cli::Command::Annotate(cmd) => commands::annotate::run(cmd),
         cli::Command::ServeReward(args) => commands::serve_reward::run(args),
         cli::Command::Export(args) => commands::export::run(args),
+        cli::Command::Study(args) => commands::study::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

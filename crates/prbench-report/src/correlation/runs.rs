@@ -103,6 +103,18 @@ pub(super) fn read_run(path: &Path, metric: Metric, baselines: bool) -> Result<B
     Ok(out)
 }
 
+/// The benchmark figure `correlate` reads from the run folder `path` under `metric`: micro
+/// strict accuracy, or the position-debiased one, with whether it is debiased. A study writes
+/// its benchmark CSVs with it, so they hold exactly what `correlate` would read from the runs.
+///
+/// # Errors
+/// As [`super::correlate`] for a run input: unreadable or invalid summary, no micro row,
+/// `Debiased` for a run in one order.
+pub fn run_figure(path: &Path, metric: Metric) -> Result<(f64, bool)> {
+    let run = read_run(path, metric, false)?;
+    Ok((run.model.score, run.debiased))
+}
+
 impl BenchRun {
     /// The result of every evaluated item under the run's figure, from the `outcomes.jsonl`
     /// beside its summary, checked against the summary's counts.

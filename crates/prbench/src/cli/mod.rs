@@ -78,6 +78,27 @@ pub enum Command {
     /// model), or `trl-sft-planner` pairs (the planner's prompt → the rubric aspects), as JSONL
     /// with a manifest; the leakage guard checks every row.
     Export(ExportArgs),
+    /// The whole study from one plan file (PLAN.toml): reward models and judges on the
+    /// benchmarks under their conditions (training the ones the plan trains first), the
+    /// Best-of-N and RL legs, and the proxy-gap table (benchmark vs downstream rankings), each
+    /// step through the run caches: a rerun makes no model call, a killed study resumes.
+    Study(StudyArgs),
+}
+
+/// `study` arguments.
+#[derive(Args, Debug)]
+pub struct StudyArgs {
+    /// The plan file (docs/guide/src/study.md; examples/study/*.toml).
+    pub plan: PathBuf,
+    /// Study folder (default: the plan's `out`, else runs/study-<plan file name>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Print each step's state (done, cached, pending, changed) and stop: nothing runs.
+    #[arg(long)]
+    pub status: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 /// Cache sub-verbs.

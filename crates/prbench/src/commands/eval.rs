@@ -1,23 +1,13 @@
-//! `prbench eval`: load and validate the data, load the model, run each condition, print the
-//! summary and where the run files are.
+//! `prbench eval`: [`prbench_engines::run_eval`] does the work; this prints each run's summary
+//! and where the run files are, writes the HTML reports and prints the guide.
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use std::path::Path;
-use std::sync::Arc;
 
-use prbench_data::load::load;
-use prbench_engines::evaluate::default_judge;
-use prbench_engines::generators::SpecEngines;
-use prbench_engines::load::{load_model, LoadSettings, Loaded};
-use prbench_engines::prepare::{
-    check_trained_pairs, has_preflight, preflight, prepare_pal, PreflightOptions,
-};
-use prbench_eval::condition::Condition;
-use prbench_eval::evaluation::{slot_balance_warning, unparsed, Evaluation, EvaluationReporter};
-use prbench_eval::recipe::JudgeRecipe;
+use prbench_engines::run_eval::run_eval;
+use prbench_eval::evaluation::{slot_balance_warning, unparsed, EvaluationReporter};
 use prbench_eval::run::RunResult;
 use prbench_eval::runner::Reporter;
-use prbench_models::spec::ModelSpec;
 use prbench_report::guide::GuideInputs;
 use prbench_report::plural::count;
 
@@ -153,82 +143,15 @@ impl EvaluationReporter for Printer {
     }
 }
 
-/// Runs `prbench eval`.
+/// Runs `prbench eval`: [`run_eval`] with the progress bar and the printed tables, then the
+/// HTML reports and the guide.
 pub fn run(args: EvalArgs) -> Result<()> {
-    let conditions = Condition::parse_list(&args.condition)?;
-    let spec = match &args.model {
-        Some(m) => m.clone(),
-        None => default_judge()?,
-    };
-    let parsed = ModelSpec::parse(&spec)?;
-    let recipe = match &args.judge_recipe {
-        Some(r) => Some(Arc::new(JudgeRecipe::load(r)?)),
-        None => None,
-    };
-    args.check(&parsed, &conditions, recipe.as_deref())?;
-    for note in recipe.as_deref().map(JudgeRecipe::notes).unwrap_or_default() {
-        eprintln!("prbench: note: {note}");
-    }
-    crate::commands::refuse_file_as_folder("--out", &args.out, "run folders")?;
-    let data = load(&args.data.data, &args.data.subset)
-        .with_context(|| format!("loading dataset `{}`", args.data.data))?;
-    super::print_data_warnings(&data);
-    // Run folders are checked before the model loads, so an id taken by other settings or by
-    // damaged run files fails fast.
-    let eval = Evaluation::plan(
-        &data,
-        args.options(&spec, &parsed, conditions.clone(), recipe.clone(), crate::code_version()),
-    )?;
-    let n_eval = eval.examples().len();
-    if n_eval == data.examples.len() {
-        eprintln!(
-            "prbench: {} from `{}`; loading model `{spec}`",
-            count(data.examples.len(), "example", "examples"),
-            data.source
-        );
-    } else {
-        eprintln!(
-            "prbench: {n_eval} of {} from `{}` ({} {} per subset{}); loading model `{spec}`",
-            count(data.examples.len(), "example", "examples"),
-            data.source,
-            if args.sample { "a random sample of" } else { "--limit" },
-            args.limit.unwrap_or_default(),
-            if args.sample { format!(", seed {}", args.seed) } else { String::new() }
-        );
-    }
-    let mut model =
-        load_model(&parsed, &spec, &LoadSettings { recipe, ..args.load_settings(&conditions) })?;
-    match &mut model {
-        Loaded::Bt(rm) => {
-            check_trained_pairs(&rm.config().data.trained_pairs_sha256, "bt.json", &data, &spec)?
-        }
-        Loaded::Pal(rm) => {
-            check_trained_pairs(&rm.config().data.trained_pairs_sha256, "pal.json", &data, &spec)?;
-            let note = prepare_pal(rm, &args.data.data, &args.data.subset, eval.examples())?;
-            eprintln!("prbench: {note}");
-        }
-        _ => {}
-    }
     let printer = Printer { bar: Bar::new(args.quiet), json: args.json };
-    let prepared = eval.prepare(&SpecEngines { remote: &args.remote }, &printer)?;
-    if has_preflight(&model) {
-        let opts = PreflightOptions { seed: args.seed, stop_on_overflow: args.preflight };
-        preflight(&model, eval.examples(), &conditions, prepared.inputs(), opts, &mut |line| {
-            eprintln!("{line}")
-        })?;
-        if args.preflight {
-            let untouched = if matches!(model, Loaded::Rendered(_)) {
-                " (the server was not contacted)"
-            } else {
-                ""
-            };
-            eprintln!("prbench: --preflight: stopping before scoring{untouched}");
-            return Ok(());
-        }
-    }
-    let result = eval.run(&prepared, model.backend(), &printer)?;
+    let done = run_eval(&args, crate::code_version(), &printer)?;
+    let Some(result) = &done.result else { return Ok(()) };
+    let data = &done.data;
     if !args.no_report {
-        write_reports(&args, &result, &data);
+        write_reports(&args, result, data);
     }
     if let (Some(m), false) = (&result.matrix, args.json) {
         println!("{}", m.markdown);
@@ -239,16 +162,9 @@ pub fn run(args: EvalArgs) -> Result<()> {
         };
         println!("{}", prbench_report::guide::render(&m.matrix, &guide));
     }
-    let retry = args.retry_hint(eval.rerun_id(), result.errors);
-    if !result.over_limit.is_empty() {
-        bail!(
-            "the backend failed on more items than --max-error-rate {} allows: {} (the errors are listed in outcomes.jsonl). {retry}",
-            args.max_error_rate,
-            result.over_limit.join("; "),
-        );
-    }
+    done.check_error_rate(args.max_error_rate)?;
     if result.errors > 0 {
-        eprintln!("prbench: {retry}");
+        eprintln!("prbench: {}", done.retry);
     }
     Ok(())
 }

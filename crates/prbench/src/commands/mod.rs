@@ -12,6 +12,7 @@ pub mod export;
 pub mod report;
 pub mod retrieve;
 pub mod serve_reward;
+pub mod study;
 pub mod train;
 
 /// Prints what a loaded dataset holds that changes what some conditions show (empty profiles,
@@ -21,17 +22,4 @@ pub(crate) fn print_data_warnings(data: &prbench_data::Dataset) {
     for w in prbench_data::dataset_warnings(data) {
         eprintln!("prbench: {w}");
     }
-}
-
-/// Refuses a folder flag (`--out`) that names an existing file, before anything is written
-/// (creating a folder under it would fail later with a bare "File exists").
-pub(crate) fn refuse_file_as_folder(
-    flag: &str,
-    path: &std::path::Path,
-    holds: &str,
-) -> anyhow::Result<()> {
-    if path.exists() && !path.is_dir() {
-        anyhow::bail!("{flag} `{}` is a file; pass a folder for {holds}", path.display());
-    }
-    Ok(())
 }

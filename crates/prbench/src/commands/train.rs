@@ -1,25 +1,27 @@
-//! `prbench train bt` and `prbench train pal`: flags ([`prbench_train::flags`]) →
-//! [`prbench_train::front`] → the pipelines ([`prbench_train::bt::pipeline`],
-//! [`prbench_train::pal::pipeline`]). The condition stays here: parsing it, refusing the ones a
-//! method cannot train under, `oracle`'s material check and each example's context are
-//! `prbench-eval`'s, a later stage than the trainer. Progress goes to stderr unless `--quiet`,
-//! the closing line to stdout.
+//! `prbench train bt` and `prbench train pal`: [`prbench_engines::train`] does the work.
+//! Progress goes to stderr unless `--quiet`, the closing line to stdout.
 
-use anyhow::{bail, Context, Result};
-use prbench_eval::condition::{Condition, ConditionInputs};
-use prbench_train::bt;
-use prbench_train::bt::pipeline::{train_bt as train, TrainReporter};
-use prbench_train::front;
-use prbench_train::pal::pipeline::{holds_model, train_pal as train_pal_model};
+use anyhow::Result;
+use prbench_train::bt::pipeline::TrainReporter;
 
-use crate::cli::{MethodHelp, TrainBtArgs, TrainCommand, TrainDataArgs, TrainPalArgs};
+use crate::cli::TrainCommand;
 
 /// Runs a `train` sub-verb.
 pub fn run(cmd: TrainCommand) -> Result<()> {
-    match cmd {
-        TrainCommand::Bt(args) => train_bt(args),
-        TrainCommand::Pal(args) => train_pal(args),
-    }
+    let line = match cmd {
+        TrainCommand::Bt(args) => prbench_engines::train::train_bt(
+            &args,
+            crate::code_version(),
+            &Say { quiet: args.run.quiet },
+        )?,
+        TrainCommand::Pal(args) => prbench_engines::train::train_pal(
+            &args,
+            crate::code_version(),
+            &Say { quiet: args.run.quiet },
+        )?,
+    };
+    println!("{line}");
+    Ok(())
 }
 
 /// Progress on stderr unless `--quiet`; warnings always.
@@ -37,74 +39,4 @@ impl TrainReporter for Say {
     fn warning(&self, line: &str) {
         eprintln!("prbench: {line}");
     }
-}
-
-/// The checks before `--out` is checked for a model ([`front::check_no_model`]), in this
-/// order: `--out` is not a file (`files` names what it would get), and `oracle` has rubric
-/// material in the data.
-fn check_out<H: MethodHelp>(
-    input: &TrainDataArgs<H>,
-    condition: Condition,
-    files: &str,
-) -> Result<()> {
-    crate::commands::refuse_file_as_folder("--out", &input.out, files)?;
-    check_training_condition(condition, &input.data, &input.subset)
-}
-
-fn train_bt(args: TrainBtArgs) -> Result<()> {
-    let input = &args.input;
-    let condition = Condition::parse(&input.condition)?;
-    if condition == Condition::Planner {
-        bail!("`prbench train bt` trains under `none`, `profile:k` (a user-conditioned BT) or `oracle`; `planner` is not supported for training (a model trained under `none` can be evaluated under any condition)");
-    }
-    let opts = front::bt_options(&args, condition.to_string(), crate::code_version().to_string())?;
-    check_out(input, condition, "the BT model (head.safetensors and bt.json)")?;
-    front::check_no_model(input, &args.run, "BT", |out| {
-        out.join(bt::config::CONFIG_FILE).exists()
-    })?;
-    // Each training copy's profile (its other history pairs) is ranked on its own, as `eval` ranks by default.
-    let context = |ex: &prbench_data::Example| {
-        condition
-            .standalone_context(ex)
-            .expect("validated data has unique post ids, so BM25 ranks every profile")
-    };
-    let t = train(&opts, &context, &Say { quiet: args.run.quiet })?;
-    println!("{}", front::bt_summary(&opts, &t));
-    Ok(())
-}
-
-/// Refuses `oracle` on data without any rubric aspect (SynthesizeMe, PRISM), as `eval` does:
-/// the inputs would be exactly those of `none`, and the model would be labelled an upper bound.
-fn check_training_condition(condition: Condition, data: &str, subset: &[String]) -> Result<()> {
-    if condition != Condition::Oracle {
-        return Ok(());
-    }
-    let ds = prbench_data::load(data, subset).with_context(|| format!("loading `{data}`"))?;
-    prbench_eval::condition::check_oracle_material(&[condition], &ds.examples, &ds.kind)?;
-    Ok(())
-}
-
-/// `none` or `oracle`, the conditions a trained model's inputs can carry without prepared inputs.
-fn training_condition(text: &str, command: &str) -> Result<Condition> {
-    let condition = Condition::parse(text)?;
-    if !matches!(condition, Condition::None | Condition::Oracle) {
-        bail!("`prbench train {command}` trains under `none` or `oracle`; `{condition}` is not supported for training (a model trained under `none` can be evaluated under any condition)");
-    }
-    Ok(condition)
-}
-
-fn train_pal(args: TrainPalArgs) -> Result<()> {
-    let input = &args.input;
-    let condition = training_condition(&input.condition, "pal")?;
-    check_out(input, condition, "the PAL model (pal.safetensors and pal.json)")?;
-    front::check_no_model(input, &args.run, "PAL", holds_model)?;
-    let opts = front::pal_options(&args, condition.to_string(), crate::code_version().to_string());
-    let context = |ex: &prbench_data::Example| {
-        condition
-            .context(ex, &ConditionInputs::default(), None)
-            .expect("none and oracle render without prepared inputs")
-    };
-    let t = train_pal_model(&opts, &context, &Say { quiet: args.run.quiet })?;
-    println!("{}", front::pal_summary(&opts, &t));
-    Ok(())
 }

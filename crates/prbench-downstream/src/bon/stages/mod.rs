@@ -56,6 +56,9 @@ pub trait BonReporter: EvaluationReporter {
     fn set_done(&self, done: u64);
     /// The best-of-k table, markdown or JSON, for the user (the CLI prints it on stdout).
     fn table(&self, text: &str);
+    /// A step's use of the run cache when it ends: lookups answered from it and model calls
+    /// made (a study counts the calls; the note with the same figures is shown either way).
+    fn cache_use(&self, _hits: u64, _calls: u64) {}
 }
 
 impl CacheOptions {
@@ -94,6 +97,7 @@ fn default_gguf() -> String {
 fn cache_note(cache: Option<&Arc<Cache>>, counters: &CacheCounters, reporter: &dyn BonReporter) {
     if let Some(c) = cache {
         let r = counters.report(c);
+        reporter.cache_use(r.hits as u64, r.calls as u64);
         reporter.note(&format!("cache `{}`: {} hits, {} calls", r.path, r.hits, r.calls));
     }
 }

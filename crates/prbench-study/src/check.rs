@@ -1,0 +1,61 @@
+//! The checks of a plan that read its data (never a model): every benchmark loads, `pal:`
+//! models (trained by the study or given) are evaluated only on data with user ids, and each
+//! RL leg's policy answers were drawn from items of the leg's benchmark.
+
+use std::collections::BTreeSet;
+
+use prbench_downstream::bon::folder::BonFolder;
+
+use crate::graph::{Action, LegKind, Study};
+use crate::plan::PlanError;
+
+/// Loads each benchmark's data and checks what depends on it, before any model loads.
+///
+/// # Errors
+/// [`PlanError::Invalid`] naming the line and key: data that does not load
+/// (`benchmarks.NAME.data`), a `pal:` model on a benchmark with an example without a user id
+/// (`models.NAME.spec`), an RL policy folder that cannot be read or holds answers to items the
+/// benchmark lacks (`downstream.LEG.policies.MODEL`).
+pub fn check_data(study: &Study) -> Result<(), PlanError> {
+    let file = &study.file;
+    for b in &study.benchmarks {
+        let plan_b = file.plan.benchmarks[&b.name].get_ref();
+        let key = format!("benchmarks.{}.data", b.name);
+        let data = prbench_data::load(&b.data, &plan_b.subsets).map_err(|e| {
+            file.invalid(plan_b.data.span(), &key, format!("the data does not load: {e:#}"))
+        })?;
+        let no_user = data.examples.iter().find(|e| e.user_id.is_none());
+        for step in &study.steps {
+            let Action::Eval(args) = &step.action else { continue };
+            let is_pal = args.model.as_deref().is_some_and(|m| m.starts_with("pal:"));
+            if !is_pal || !step.id.starts_with(&format!("eval/{}/", b.name)) {
+                continue;
+            }
+            if let Some(ex) = no_user {
+                let model = step.id.rsplit('/').next().unwrap_or_default();
+                let span = file.plan.models[model].get_ref().spec.span();
+                return Err(file.invalid(span, format!("models.{model}.spec"), format!("a PAL model learns one row per user, but example `{}` of benchmark `{}` has no user id; evaluate PAL on data with users (P-Soups, PRISM, SynthesizeMe) or drop the benchmark from the model's `benchmarks`", ex.id, b.name)));
+            }
+        }
+        let ids: BTreeSet<&str> = data.examples.iter().map(|e| e.id.as_str()).collect();
+        for leg in study.legs.iter().filter(|l| l.kind == LegKind::Rl && l.benchmark == b.name) {
+            let d = file.plan.downstream[&leg.name].get_ref();
+            for (model, folder) in &d.policies {
+                let key = format!("downstream.{}.policies.{model}", leg.name);
+                let manifest = BonFolder::new(folder.get_ref()).read_manifest().map_err(|e| {
+                    file.invalid(
+                        folder.span(),
+                        &key,
+                        format!("not a folder `prbench bon sample` wrote: {e}"),
+                    )
+                })?;
+                if let Some(missing) =
+                    manifest.example_ids.iter().find(|id| !ids.contains(id.as_str()))
+                {
+                    return Err(file.invalid(folder.span(), &key, format!("holds answers to item `{missing}`, which benchmark `{}` does not have; the leg's items must be the benchmark's (sample the policy with `--data` of that benchmark)", b.name)));
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,331 @@
+//! Runs a study's steps in order, each through the verb's library call and the run caches, and
+//! keeps one record per finished step in `OUT/steps/`, so that a rerun of a finished study
+//! makes no model call, a killed study resumes where it stopped (the verbs resume their own
+//! half-done work from the caches), and a step added to the plan is the only one that runs.
+//!
+//! A step's record holds a fingerprint of its command line: a plan that changes a finished
+//! step's settings is refused, naming the step and the folder to delete, rather than mixing two
+//! settings in one study.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use prbench_downstream::bon::folder::BonFolder;
+use prbench_downstream::bon::stages::{BonReporter, Judging, Sampling, Scoring};
+use prbench_eval::evaluation::EvaluationReporter;
+use prbench_eval::run::RunResult;
+use prbench_eval::runner::Reporter;
+use prbench_records::Summary;
+use prbench_train::bt::pipeline::TrainReporter;
+
+use crate::graph::{Action, Step, Study};
+
+/// What a finished step left, in `OUT/steps/<id>.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// The step id.
+    pub id: String,
+    /// sha256 of its command line: a changed plan is detected by it.
+    pub fingerprint: String,
+    /// Its command line, for the reader.
+    pub command: String,
+    /// Model calls it made (cache misses: scores, verdicts, samples, judgements; 0 for a
+    /// training step, which has no cache).
+    pub calls: u64,
+    /// Seconds it took.
+    pub seconds: f64,
+    /// What it produced, by name: `run:<condition>` → run folder (eval), `mean` → the mean
+    /// rubric score (an RL leg's judge step), `unjudged` → answers without a score.
+    pub outputs: BTreeMap<String, String>,
+}
+
+/// The state of a step, for the progress lines and `--status`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StepState {
+    /// Not run yet.
+    Pending,
+    /// Finished in an earlier invocation with the same settings (nothing to do).
+    Cached,
+    /// Running now.
+    Running,
+    /// Finished now: model calls made, seconds.
+    Done {
+        /// Model calls made.
+        calls: u64,
+        /// Seconds.
+        seconds: f64,
+    },
+    /// Finished before with other settings: the plan changed under it.
+    Changed,
+    /// Failed, with the reason.
+    Failed(String),
+}
+
+/// Progress of a study: the steps' own progress (bars, notes), and each step's state.
+pub trait StudyReporter: BonReporter {
+    /// Step `id` (running `command`) moved to `state`.
+    fn step(&self, id: &str, command: &str, state: &StepState);
+}
+
+/// What a study run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StudyCounts {
+    /// Steps run in this invocation.
+    pub steps_run: usize,
+    /// Steps found finished.
+    pub steps_cached: usize,
+    /// Model calls made in this invocation (cache misses).
+    pub model_calls: u64,
+}
+
+/// The record file of step `id`.
+pub fn record_path(out: &Path, id: &str) -> PathBuf {
+    out.join("steps").join(format!("{}.json", id.replace('/', "__")))
+}
+
+fn fingerprint(step: &Step) -> String {
+    hex::encode(Sha256::digest(step.command.as_bytes()))
+}
+
+/// Reads step `id`'s record, if it has one.
+///
+/// # Errors
+/// A record that cannot be read or parsed (naming the file).
+pub fn read_record(out: &Path, id: &str) -> Result<Option<StepRecord>> {
+    let path = record_path(out, id);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(Some(serde_json::from_str(&text).with_context(|| {
+            format!("step record `{}` is damaged; delete it to run the step again", path.display())
+        })?)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("reading `{}`", path.display())),
+    }
+}
+
+/// Each step's state without running anything.
+///
+/// # Errors
+/// A damaged record.
+pub fn status(study: &Study) -> Result<Vec<(String, String, StepState)>> {
+    study
+        .steps
+        .iter()
+        .map(|s| {
+            let state = match read_record(&study.out, &s.id)? {
+                Some(r) if r.fingerprint == fingerprint(s) => StepState::Cached,
+                Some(_) => StepState::Changed,
+                None => StepState::Pending,
+            };
+            Ok((s.id.clone(), s.command.clone(), state))
+        })
+        .collect()
+}
+
+/// Counts the model calls the steps report while forwarding everything to the caller's
+/// reporter.
+struct Counting<'a> {
+    inner: &'a dyn StudyReporter,
+    calls: AtomicU64,
+}
+
+impl Reporter for Counting<'_> {
+    fn start(&self, stage: &str, total: u64) {
+        self.inner.start(stage, total)
+    }
+    fn advance(&self, n: u64) {
+        self.inner.advance(n)
+    }
+    fn finish(&self) {
+        self.inner.finish()
+    }
+}
+
+impl EvaluationReporter for Counting<'_> {
+    fn note(&self, message: &str) {
+        self.inner.note(message)
+    }
+    fn run_finished(&self, result: &RunResult) {
+        if let Some(c) = &result.summary.cache {
+            self.calls.fetch_add(c.calls as u64, Ordering::Relaxed);
+        }
+        self.inner.run_finished(result)
+    }
+    fn run_reused(&self, dir: &Path, summary: &Summary) {
+        self.inner.run_reused(dir, summary)
+    }
+}
+
+impl BonReporter for Counting<'_> {
+    fn set_done(&self, done: u64) {
+        self.inner.set_done(done)
+    }
+    /// The study writes its own tables: a step's best-of-k table is not shown.
+    fn table(&self, _text: &str) {}
+    fn cache_use(&self, hits: u64, calls: u64) {
+        self.calls.fetch_add(calls, Ordering::Relaxed);
+        self.inner.cache_use(hits, calls)
+    }
+}
+
+impl TrainReporter for Counting<'_> {
+    fn progress(&self, line: &str) {
+        self.inner.note(line)
+    }
+    fn warning(&self, line: &str) {
+        self.inner.note(&format!("warning: {line}"))
+    }
+}
+
+/// Runs every step that has no record, in order, and writes its record when it finishes.
+///
+/// # Errors
+/// A step whose record says it ran with other settings (the plan changed: the message names
+/// the folder to delete); the first step that fails (its error, with the step id). Steps
+/// finished before the failure keep their records, so the next invocation resumes after them.
+pub fn run(study: &Study, version: &str, reporter: &dyn StudyReporter) -> Result<StudyCounts> {
+    let mut counts = StudyCounts::default();
+    // Refuse a changed plan before anything runs.
+    for (id, _, state) in status(study)? {
+        if state == StepState::Changed {
+            let step = study.step(&id).expect("status lists the study's steps");
+            let old = read_record(&study.out, &id)?.map(|r| r.command).unwrap_or_default();
+            bail!(
+                "step `{id}` finished before with other settings:\n  was: {old}\n  now: {}\nits outputs were made with the old ones; delete `{}` and what it wrote ({}) to run it again, or give the study another --out",
+                step.command,
+                record_path(&study.out, &id).display(),
+                outputs_of(step)
+            );
+        }
+    }
+    for step in &study.steps {
+        if let Some(r) = read_record(&study.out, &step.id)? {
+            if r.fingerprint == fingerprint(step) {
+                counts.steps_cached += 1;
+                reporter.step(&step.id, &step.command, &StepState::Cached);
+                continue;
+            }
+        }
+        reporter.step(&step.id, &step.command, &StepState::Running);
+        let counting = Counting { inner: reporter, calls: AtomicU64::new(0) };
+        let started = Instant::now();
+        let outputs = match run_step(step, version, &counting) {
+            Ok(o) => o,
+            Err(e) => {
+                reporter.step(&step.id, &step.command, &StepState::Failed(format!("{e:#}")));
+                return Err(e.context(format!("study step `{}`", step.id)));
+            }
+        };
+        let calls = counting.calls.load(Ordering::Relaxed);
+        let seconds = started.elapsed().as_secs_f64();
+        let record = StepRecord {
+            id: step.id.clone(),
+            fingerprint: fingerprint(step),
+            command: step.command.clone(),
+            calls,
+            seconds,
+            outputs,
+        };
+        let path = record_path(&study.out, &step.id);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("creating `{}`", dir.display()))?;
+        }
+        prbench_files::write_json_pretty(&path, &record)
+            .with_context(|| format!("writing the step record `{}`", path.display()))?;
+        counts.steps_run += 1;
+        counts.model_calls += calls;
+        reporter.step(&step.id, &step.command, &StepState::Done { calls, seconds });
+    }
+    Ok(counts)
+}
+
+/// What a step writes, for the "delete it" advice.
+fn outputs_of(step: &Step) -> String {
+    match &step.action {
+        Action::TrainBt(a) => format!("`{}`", a.input.out.display()),
+        Action::TrainPal(a) => format!("`{}`", a.input.out.display()),
+        Action::Eval(a) => {
+            format!("the run folders `{}/{}*`", a.out.display(), a.run_id.as_deref().unwrap_or(""))
+        }
+        Action::BonSample(o) => format!("`{}`", o.out.display()),
+        Action::BonJudge(o) => format!("the judgements in `{}`", o.samples.display()),
+        Action::BonScore(o) => format!("the scores in `{}`", o.samples.display()),
+    }
+}
+
+fn run_step(
+    step: &Step,
+    version: &str,
+    reporter: &Counting<'_>,
+) -> Result<BTreeMap<String, String>> {
+    let mut outputs = BTreeMap::new();
+    match &step.action {
+        Action::TrainBt(args) => {
+            // A model whose training finished but whose record was not written (killed in
+            // between) is not trained again.
+            if !args.input.out.join(prbench_train::bt::config::CONFIG_FILE).exists() {
+                let line = prbench_engines::train::train_bt(args, version, reporter)?;
+                reporter.note(&line);
+            }
+        }
+        Action::TrainPal(args) => {
+            if !prbench_train::pal::pipeline::holds_model(&args.input.out) {
+                let line = prbench_engines::train::train_pal(args, version, reporter)?;
+                reporter.note(&line);
+            }
+        }
+        Action::Eval(args) => {
+            let done = prbench_engines::run_eval::run_eval(args, version, reporter)?;
+            let result = done.result.as_ref().expect("a study never asks for --preflight");
+            done.check_error_rate(args.max_error_rate)?;
+            if result.errors > 0 {
+                bail!(
+                    "the backend failed on {} items (listed in outcomes.jsonl); run the study again to retry exactly these",
+                    result.errors
+                );
+            }
+            for (condition, id) in &result.runs {
+                outputs.insert(format!("run:{condition}"), args.out.join(id).display().to_string());
+            }
+            if let Some(m) = &result.matrix {
+                outputs.insert("matrix".into(), m.json_path.display().to_string());
+            }
+        }
+        Action::BonSample(opts) => {
+            // Samples written but no record (killed in between): the folder is finished.
+            if !BonFolder::new(&opts.out).samples().exists() {
+                let sampling = Sampling::plan((**opts).clone(), version, reporter)?;
+                let samples = sampling.run(reporter)?;
+                let failed = samples.iter().filter(|s| s.error.is_some()).count();
+                if failed > 0 {
+                    bail!("{failed} samples failed (see samples.jsonl in `{}`); delete the folder and run the study again to retry them", opts.out.display());
+                }
+            }
+        }
+        Action::BonJudge(opts) => {
+            let judgements = Judging::plan((**opts).clone(), version)?.run(reporter)?;
+            let scores: Vec<f64> = judgements.iter().filter_map(|j| j.mean()).collect();
+            let unjudged = judgements.len() - scores.len();
+            if scores.is_empty() {
+                bail!(
+                    "no answer in `{}` got a rubric score ({unjudged} unparsed or failed)",
+                    opts.samples.display()
+                );
+            }
+            let mean = scores.iter().sum::<f64>() / scores.len() as f64;
+            outputs.insert("mean".into(), format!("{mean:?}"));
+            outputs.insert("judged".into(), scores.len().to_string());
+            outputs.insert("unjudged".into(), unjudged.to_string());
+        }
+        Action::BonScore(opts) => {
+            Scoring::plan((**opts).clone(), version)?.run(reporter)?;
+        }
+    }
+    Ok(outputs)
+}

@@ -1,0 +1,741 @@
+//! A plan validated as a whole and turned into its steps, before any model loads: each step is
+//! one library call of an existing verb (`train bt|pal`, `eval`, `bon sample|judge|score`) with
+//! the flags that verb's parser accepted, its folder inside the study folder and the steps it
+//! needs first. Nothing here reads a model or writes a file.
+//!
+//! Folders inside the study folder `OUT`: `models/<model>` (trained heads), `runs/` (run
+//! folders `<benchmark>-<model>[-<condition>]`, one cache `runs/cache.sqlite`), `bon/<leg>`
+//! (a Best-of-N folder per leg, its cache `bon/cache.sqlite`), `steps/` (one record per
+//! finished step), and the tables.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use prbench_downstream::bon::options::{JudgeOptions, SampleOptions, ScoreOptions};
+use prbench_engines::evaluate::EvalArgs;
+use prbench_eval::condition::Condition;
+use prbench_models::spec::ModelSpec;
+use prbench_train::flags::{TrainBtArgs, TrainPalArgs};
+
+use crate::flags;
+use crate::plan::{Family, PlanError, PlanFile};
+
+/// What a step runs.
+#[derive(Debug)]
+pub enum Action {
+    /// `prbench train bt`.
+    TrainBt(Box<TrainBtArgs>),
+    /// `prbench train pal`.
+    TrainPal(Box<TrainPalArgs>),
+    /// `prbench eval` of one model on one benchmark, every condition of it.
+    Eval(Box<EvalArgs>),
+    /// `prbench bon sample` of a Best-of-N leg.
+    BonSample(Box<SampleOptions>),
+    /// `prbench bon judge` (a Best-of-N leg's samples, or an RL leg's policy answers).
+    BonJudge(Box<JudgeOptions>),
+    /// `prbench bon score` of one entry on a Best-of-N leg.
+    BonScore(Box<ScoreOptions>),
+}
+
+/// One step of a study.
+#[derive(Debug)]
+pub struct Step {
+    /// Its id, e.g. `eval/psoups/bt`, `bon-score/bon/bt.oracle`.
+    pub id: String,
+    /// The verb it runs, as typed on the command line (for the status and the record).
+    pub command: String,
+    /// What it runs.
+    pub action: Action,
+    /// The steps it needs finished first.
+    pub after: Vec<String>,
+    /// Runs a local engine (one at a time) rather than only remote calls.
+    pub local: bool,
+}
+
+/// One ranked unit: a model under one condition on one benchmark.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// `model` when the model has one condition on the benchmark, else `model.<condition slug>`
+    /// (`bt.oracle`, `bt.profile-k10`): its name in the rankings and the Best-of-N tables.
+    pub name: String,
+    /// The plan's model name.
+    pub model: String,
+    /// Its family.
+    pub family: Family,
+    /// The benchmark.
+    pub benchmark: String,
+    /// The condition.
+    pub condition: String,
+    /// The eval step that scores it.
+    pub eval_step: String,
+}
+
+/// A benchmark as the study runs it.
+#[derive(Debug, Clone)]
+pub struct BenchmarkRun {
+    /// The plan's key.
+    pub name: String,
+    /// Its name in the tables.
+    pub title: String,
+    /// `--data`.
+    pub data: String,
+}
+
+/// The kind of a downstream leg.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LegKind {
+    /// Best-of-N: the expected rubric score of the reward model's pick among k samples.
+    BestOfN,
+    /// RL: the mean rubric score of the policy trained against each reward model.
+    Rl,
+}
+
+/// A downstream leg as the study runs it.
+#[derive(Debug, Clone)]
+pub struct Leg {
+    /// The plan's key.
+    pub name: String,
+    /// Its name in the tables.
+    pub title: String,
+    /// Its kind.
+    pub kind: LegKind,
+    /// The benchmark its questions come from.
+    pub benchmark: String,
+    /// Best-of-N: its folder. RL: none.
+    pub folder: Option<PathBuf>,
+    /// The k of the downstream score (Best-of-N).
+    pub k: Option<usize>,
+    /// The entries it ranks, and for RL the judge step of each entry's policy answers.
+    pub entries: Vec<(String, String)>,
+}
+
+/// A plan checked as a whole, with its steps in an order that runs each after its needs.
+#[derive(Debug)]
+pub struct Study {
+    /// The plan.
+    pub file: PlanFile,
+    /// The study folder.
+    pub out: PathBuf,
+    /// The benchmarks, in plan order.
+    pub benchmarks: Vec<BenchmarkRun>,
+    /// The ranked entries, benchmark by benchmark in plan order.
+    pub entries: Vec<Entry>,
+    /// The downstream legs.
+    pub legs: Vec<Leg>,
+    /// The steps, needs first.
+    pub steps: Vec<Step>,
+}
+
+/// The rubric judges' judgement name inside every Best-of-N folder the study judges.
+pub const JUDGEMENTS: &str = "study-rubric";
+
+/// The verbs' flags the study sets itself, and the plan key that sets each instead.
+const EVAL_RESERVED: &[(&str, &str)] = &[
+    ("model", "set `spec`"),
+    ("data", "set the benchmark's `data`"),
+    ("subset", "set the benchmark's `subsets`"),
+    ("condition", "set the model's or the benchmark's `conditions`"),
+    ("out", "the study folder is `--out` of `prbench study`"),
+    ("run-id", "the study names its runs"),
+    ("cache", "the study keeps one cache per folder"),
+    ("no-cache", "a study always caches, so that a rerun makes no call"),
+    ("seed", "set the plan's `seed`"),
+    ("bootstrap", "set the plan's `bootstrap`"),
+    ("limit", "set the benchmark's `limit`"),
+    ("sample", "set the benchmark's `sample`"),
+    ("quiet", "`prbench study` draws the progress"),
+    ("json", "the study writes its own tables"),
+    ("no-report", "the study writes its own report"),
+    ("preflight", "run `prbench eval --preflight` by hand"),
+];
+
+const TRAIN_RESERVED: &[(&str, &str)] = &[
+    ("data", "set `train.benchmark`"),
+    ("subset", "set the benchmark's `subsets`"),
+    ("out", "the study trains into its `models/` folder"),
+    ("seed", "set the plan's `seed`"),
+    ("quiet", "`prbench study` draws the progress"),
+];
+
+const BON_RESERVED: &[(&str, &str)] = &[
+    ("data", "set the leg's `benchmark`"),
+    ("out", "the study names its folders"),
+    ("samples", "the study names its folders"),
+    ("policy", "set the leg's `policy`"),
+    ("n", "set the leg's `n`"),
+    ("judge", "set the leg's `judge`"),
+    ("model", "set the model's `spec`"),
+    ("condition", "set the model's `conditions`"),
+    ("name", "the study names its files"),
+    ("cache", "the study keeps one cache per folder"),
+    ("no-cache", "a study always caches, so that a rerun makes no call"),
+    ("seed", "set the plan's `seed`"),
+    ("quiet", "`prbench study` draws the progress"),
+    ("subset", "set the benchmark's `subsets`"),
+];
+
+impl Study {
+    /// Checks `file` as a whole and lays out its steps with `out` as the study folder.
+    ///
+    /// # Errors
+    /// [`PlanError::Invalid`] naming the line and key: no benchmark or model; a condition,
+    /// spec or family that does not parse; a model evaluated under the same settings as another;
+    /// a `train` whose spec is not a bare `bt`/`pal` (or a bare one without `train`); a
+    /// downstream leg of an unknown kind, on an unknown benchmark or naming a model not
+    /// evaluated on it; `pal:` models on data without user ids (checked on load, later); flags
+    /// any verb refuses.
+    pub fn new(file: PlanFile, out: PathBuf) -> Result<Study, PlanError> {
+        let plan = &file.plan;
+        if plan.benchmarks.is_empty() {
+            return Err(file.invalid(0..0, "benchmarks", "the plan names no benchmark; add a `[benchmarks.NAME]` table with `data = \"...\"`"));
+        }
+        if plan.models.is_empty() {
+            return Err(file.invalid(
+                0..0,
+                "models",
+                "the plan names no model; add a `[models.NAME]` table with `spec = \"...\"`",
+            ));
+        }
+        for name in plan.benchmarks.keys().chain(plan.models.keys()).chain(plan.downstream.keys()) {
+            check_name(&file, name)?;
+        }
+        let seed = plan.seed.to_string();
+        let bootstrap = plan.bootstrap.map(|b| b.to_string());
+        let runs = out.join("runs");
+        let mut benchmarks = Vec::new();
+        let mut bench_conditions: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        for (name, b) in &plan.benchmarks {
+            let b = b.get_ref();
+            let conds = match &b.conditions {
+                Some(c) => {
+                    check_conditions(&file, c, &format!("benchmarks.{name}.conditions"))?;
+                    c.get_ref().clone()
+                }
+                None => vec!["none".into()],
+            };
+            bench_conditions.insert(name, conds);
+            benchmarks.push(BenchmarkRun {
+                name: name.clone(),
+                title: b.title.clone().unwrap_or_else(|| name.clone()),
+                data: b.data.get_ref().clone(),
+            });
+        }
+        let bench_args = |name: &str| -> Vec<String> {
+            let b = plan.benchmarks[name].get_ref();
+            let mut v = vec!["--data".to_string(), b.data.get_ref().clone()];
+            for s in &b.subsets {
+                v.extend(["--subset".to_string(), s.clone()]);
+            }
+            v
+        };
+        let mut steps = Vec::new();
+        let mut entries = Vec::new();
+        let mut seen: BTreeMap<String, String> = BTreeMap::new();
+        for (name, m) in &plan.models {
+            let m_span = m.span();
+            let m = m.get_ref();
+            let key = format!("models.{name}");
+            let spec_text = m.spec.get_ref().trim().to_string();
+            let mut after = Vec::new();
+            let spec = match (&m.train, spec_text.as_str()) {
+                (Some(t), "bt" | "pal") => {
+                    let t_ref = t.get_ref();
+                    let method = t_ref.method.get_ref().as_str();
+                    if method != spec_text {
+                        return Err(file.invalid(t_ref.method.span(), format!("{key}.train.method"), format!("the model's spec is `{spec_text}`, so it trains with `method = \"{spec_text}\"`")));
+                    }
+                    let bench = match &t_ref.benchmark {
+                        Some(b) => {
+                            known_benchmark(
+                                &file,
+                                b.get_ref(),
+                                b.span(),
+                                &format!("{key}.train.benchmark"),
+                            )?;
+                            b.get_ref().clone()
+                        }
+                        None => plan.benchmarks.keys().next().cloned().unwrap_or_default(),
+                    };
+                    let dir = out.join("models").join(name);
+                    let mut argv = bench_args(&bench);
+                    argv.extend([
+                        "--out".into(),
+                        dir.display().to_string(),
+                        "--seed".into(),
+                        seed.clone(),
+                        "--quiet".into(),
+                    ]);
+                    argv.extend(flags::argv(
+                        &file,
+                        t_ref.options.as_ref(),
+                        &format!("{key}.train.options"),
+                        TRAIN_RESERVED,
+                    )?);
+                    let opt_span = t_ref.options.as_ref().map_or(t.span(), |o| o.span());
+                    let action = if method == "bt" {
+                        Action::TrainBt(Box::new(
+                            flags::parse::<TrainBtArgs>("train bt", &argv).map_err(|e| {
+                                file.invalid(opt_span.clone(), format!("{key}.train.options"), e)
+                            })?,
+                        ))
+                    } else {
+                        Action::TrainPal(Box::new(
+                            flags::parse::<TrainPalArgs>("train pal", &argv).map_err(|e| {
+                                file.invalid(opt_span.clone(), format!("{key}.train.options"), e)
+                            })?,
+                        ))
+                    };
+                    let id = format!("train/{name}");
+                    steps.push(Step {
+                        id: id.clone(),
+                        command: format!("prbench train {method} {}", argv.join(" ")),
+                        action,
+                        after: vec![],
+                        local: true,
+                    });
+                    after.push(id);
+                    format!("{method}:{}", dir.display())
+                }
+                (Some(t), _) => {
+                    return Err(file.invalid(t.span(), format!("{key}.train"), format!("a model the study trains has `spec = \"bt\"` or `spec = \"pal\"` (the study fills in the path); `{spec_text}` is a model already trained: drop `train`")));
+                }
+                (None, "bt" | "pal") => {
+                    return Err(file.invalid(m.spec.span(), format!("{key}.spec"), format!("`{spec_text}` without a path is a model the study trains: add `train = {{ method = \"{spec_text}\" }}`, or give `{spec_text}:PATH`")));
+                }
+                (None, _) => spec_text.clone(),
+            };
+            let parsed = ModelSpec::parse(&spec)
+                .map_err(|e| file.invalid(m.spec.span(), format!("{key}.spec"), e.to_string()))?;
+            let family = m.family.unwrap_or_else(|| Family::of_spec(&spec));
+            let benches: Vec<String> = match &m.benchmarks {
+                Some(list) => {
+                    for b in list.get_ref() {
+                        known_benchmark(&file, b, list.span(), &format!("{key}.benchmarks"))?;
+                    }
+                    list.get_ref().clone()
+                }
+                None => plan.benchmarks.keys().cloned().collect(),
+            };
+            for bench in &benches {
+                let conds = match &m.conditions {
+                    Some(c) => {
+                        check_conditions(&file, c, &format!("{key}.conditions"))?;
+                        c.get_ref().clone()
+                    }
+                    None => bench_conditions[bench.as_str()].clone(),
+                };
+                let b = plan.benchmarks[bench].get_ref();
+                let mut argv = bench_args(bench);
+                argv.extend([
+                    "--model".into(),
+                    spec.clone(),
+                    "--condition".into(),
+                    conds.join(","),
+                    "--out".into(),
+                    runs.display().to_string(),
+                    "--run-id".into(),
+                    format!("{bench}-{name}"),
+                    "--cache".into(),
+                    runs.join("cache.sqlite").display().to_string(),
+                    "--seed".into(),
+                    seed.clone(),
+                    "--no-report".into(),
+                ]);
+                if let Some(bs) = &bootstrap {
+                    argv.extend(["--bootstrap".into(), bs.clone()]);
+                }
+                if let Some(l) = b.limit {
+                    argv.extend(["--limit".into(), l.to_string()]);
+                }
+                if b.sample {
+                    argv.push("--sample".into());
+                }
+                let options = flags::argv(
+                    &file,
+                    m.options.as_ref(),
+                    &format!("{key}.options"),
+                    EVAL_RESERVED,
+                )?;
+                argv.extend(options.iter().cloned());
+                let opt_span = m.options.as_ref().map_or(m_span.clone(), |o| o.span());
+                let args: EvalArgs = flags::parse("eval", &argv)
+                    .map_err(|e| file.invalid(opt_span.clone(), format!("{key}.options"), e))?;
+                let parsed_conds = Condition::parse_list(&args.condition).map_err(|e| {
+                    file.invalid(m_span.clone(), format!("{key}.conditions"), e.to_string())
+                })?;
+                let recipe = None;
+                args.check(&parsed, &parsed_conds, recipe).map_err(|e| {
+                    file.invalid(opt_span.clone(), format!("{key}.options"), e.to_string())
+                })?;
+                // The same model under the same settings twice would count twice in every ranking.
+                let same = format!("{bench}\0{spec}\0{}\0{}", conds.join(","), options.join("\0"));
+                if let Some(other) = seen.insert(same, name.clone()) {
+                    return Err(file.invalid(m_span.clone(), key.clone(), format!("evaluates `{spec}` on `{bench}` under the same conditions and options as `models.{other}`; a model counted twice would weigh twice in every ranking: remove one")));
+                }
+                let id = format!("eval/{bench}/{name}");
+                for c in &parsed_conds {
+                    let entry = if parsed_conds.len() == 1 {
+                        name.clone()
+                    } else {
+                        format!("{name}.{}", c.slug())
+                    };
+                    if entries.iter().any(|e: &Entry| e.benchmark == *bench && e.name == entry) {
+                        return Err(file.invalid(m_span.clone(), key.clone(), format!("its entry `{entry}` (model `{name}` under `{c}`) has the name of another entry on `{bench}`; rename the model")));
+                    }
+                    entries.push(Entry {
+                        name: entry,
+                        model: name.clone(),
+                        family,
+                        benchmark: bench.clone(),
+                        condition: c.to_string(),
+                        eval_step: id.clone(),
+                    });
+                }
+                let local = matches!(
+                    parsed,
+                    ModelSpec::Gguf(_)
+                        | ModelSpec::Hf { .. }
+                        | ModelSpec::Dir(_)
+                        | ModelSpec::Bt(_)
+                        | ModelSpec::Pal(_)
+                );
+                steps.push(Step {
+                    id,
+                    command: format!("prbench eval {}", argv.join(" ")),
+                    action: Action::Eval(Box::new(args)),
+                    after: after.clone(),
+                    local,
+                });
+            }
+        }
+        let mut legs = Vec::new();
+        for (name, d) in &plan.downstream {
+            let d_span = d.span();
+            let d = d.get_ref();
+            let key = format!("downstream.{name}");
+            known_benchmark(
+                &file,
+                d.benchmark.get_ref(),
+                d.benchmark.span(),
+                &format!("{key}.benchmark"),
+            )?;
+            let bench = d.benchmark.get_ref().clone();
+            let on_bench: Vec<&Entry> = entries.iter().filter(|e| e.benchmark == bench).collect();
+            let wanted: Option<BTreeSet<&String>> =
+                d.models.as_ref().map(|m| m.get_ref().iter().collect());
+            if let Some(list) = &d.models {
+                for m in list.get_ref() {
+                    if !on_bench.iter().any(|e| &e.model == m) {
+                        return Err(file.invalid(list.span(), format!("{key}.models"), format!("`{m}` is not a model evaluated on benchmark `{bench}`; a downstream leg ranks models the benchmark ranks too")));
+                    }
+                }
+            }
+            let kind = match d.kind.get_ref().as_str() {
+                "best-of-n" => LegKind::BestOfN,
+                "rl" => LegKind::Rl,
+                other => {
+                    return Err(file.invalid(
+                        d.kind.span(),
+                        format!("{key}.kind"),
+                        format!("unknown kind `{other}`; expected `best-of-n` or `rl`"),
+                    ))
+                }
+            };
+            let title = d.title.clone().unwrap_or_else(|| name.clone());
+            let judge_argv =
+                |samples: &Path, after_id: &str| -> Result<(JudgeOptions, String), PlanError> {
+                    let mut argv = vec![
+                        "--samples".to_string(),
+                        samples.display().to_string(),
+                        "--name".into(),
+                        JUDGEMENTS.into(),
+                        "--quiet".into(),
+                    ];
+                    if let Some(j) = &d.judge {
+                        argv.extend(["--judge".into(), j.clone()]);
+                    }
+                    argv.extend(flags::argv(
+                        &file,
+                        d.judge_options.as_ref(),
+                        &format!("{key}.judge-options"),
+                        BON_RESERVED,
+                    )?);
+                    let span = d.judge_options.as_ref().map_or(d_span.clone(), |o| o.span());
+                    let opts: JudgeOptions = flags::parse("bon judge", &argv)
+                        .map_err(|e| file.invalid(span, format!("{key}.judge-options"), e))?;
+                    let _ = after_id;
+                    Ok((opts, format!("prbench bon judge {}", argv.join(" "))))
+                };
+            match kind {
+                LegKind::BestOfN => {
+                    if !d.policies.is_empty() {
+                        return Err(file.invalid(d_span, format!("{key}.policies"), "`policies` names an RL leg's policy answers; a best-of-n leg samples its own (`kind = \"rl\"`?)"));
+                    }
+                    let n = d.n.ok_or_else(|| {
+                        file.invalid(
+                            d_span.clone(),
+                            format!("{key}.n"),
+                            "a best-of-n leg needs `n`, the samples per question",
+                        )
+                    })?;
+                    if let Some(k) = d.k.filter(|&k| k == 0 || k > n) {
+                        return Err(file.invalid(
+                            d_span.clone(),
+                            format!("{key}.k"),
+                            format!("k = {k} is outside 1..=n ({n})"),
+                        ));
+                    }
+                    let folder = out.join("bon").join(name);
+                    let cache = out.join("bon").join("cache.sqlite").display().to_string();
+                    let mut argv = bench_args(&bench);
+                    argv.extend([
+                        "--out".into(),
+                        folder.display().to_string(),
+                        "--n".into(),
+                        n.to_string(),
+                        "--seed".into(),
+                        seed.clone(),
+                        "--cache".into(),
+                        cache.clone(),
+                        "--quiet".into(),
+                    ]);
+                    if let Some(p) = &d.policy {
+                        argv.extend(["--policy".into(), p.clone()]);
+                    }
+                    argv.extend(flags::argv(
+                        &file,
+                        d.sample.as_ref(),
+                        &format!("{key}.sample"),
+                        BON_RESERVED,
+                    )?);
+                    let span = d.sample.as_ref().map_or(d_span.clone(), |o| o.span());
+                    let sample: SampleOptions = flags::parse("bon sample", &argv)
+                        .map_err(|e| file.invalid(span, format!("{key}.sample"), e))?;
+                    let sample_id = format!("bon-sample/{name}");
+                    let policy_local = d.policy.as_deref().is_none_or(|p| p.starts_with("gguf:"));
+                    steps.push(Step {
+                        id: sample_id.clone(),
+                        command: format!("prbench bon sample {}", argv.join(" ")),
+                        action: Action::BonSample(Box::new(sample)),
+                        after: vec![],
+                        local: policy_local,
+                    });
+                    let (mut judge, cmd) = judge_argv(&folder, &sample_id)?;
+                    judge.stage.cache.cache = Some(PathBuf::from(&cache));
+                    let judge_id = format!("bon-judge/{name}");
+                    let judge_local = d.judge.as_deref().is_none_or(|p| p.starts_with("gguf:"));
+                    steps.push(Step {
+                        id: judge_id.clone(),
+                        command: format!("{cmd} --cache {cache}"),
+                        action: Action::BonJudge(Box::new(judge)),
+                        after: vec![sample_id.clone()],
+                        local: judge_local,
+                    });
+                    let mut leg_entries = Vec::new();
+                    for e in on_bench
+                        .iter()
+                        .filter(|e| wanted.as_ref().is_none_or(|w| w.contains(&e.model)))
+                    {
+                        let m = plan.models[&e.model].get_ref();
+                        let spec = eval_spec(&steps, &e.eval_step);
+                        let mut argv = vec![
+                            "--samples".to_string(),
+                            folder.display().to_string(),
+                            "--model".into(),
+                            spec.clone(),
+                            "--condition".into(),
+                            e.condition.clone(),
+                            "--name".into(),
+                            e.name.clone(),
+                            "--cache".into(),
+                            cache.clone(),
+                            "--quiet".into(),
+                        ];
+                        argv.extend(flags::argv(
+                            &file,
+                            m.score_options.as_ref(),
+                            &format!("models.{}.score-options", e.model),
+                            BON_RESERVED,
+                        )?);
+                        let span = m.score_options.as_ref().map_or(d_span.clone(), |o| o.span());
+                        let score: ScoreOptions =
+                            flags::parse("bon score", &argv).map_err(|err| {
+                                file.invalid(span, format!("models.{}.score-options", e.model), err)
+                            })?;
+                        let id = format!("bon-score/{name}/{}", e.name);
+                        let mut needs = vec![sample_id.clone()];
+                        needs.extend(
+                            steps
+                                .iter()
+                                .find(|s| s.id == e.eval_step)
+                                .map(|s| s.after.clone())
+                                .unwrap_or_default(),
+                        );
+                        let local =
+                            steps.iter().find(|s| s.id == e.eval_step).is_some_and(|s| s.local);
+                        steps.push(Step {
+                            id: id.clone(),
+                            command: format!("prbench bon score {}", argv.join(" ")),
+                            action: Action::BonScore(Box::new(score)),
+                            after: needs,
+                            local,
+                        });
+                        leg_entries.push((e.name.clone(), id));
+                    }
+                    legs.push(Leg {
+                        name: name.clone(),
+                        title,
+                        kind,
+                        benchmark: bench,
+                        folder: Some(folder),
+                        k: Some(d.k.unwrap_or(n)),
+                        entries: leg_entries,
+                    });
+                }
+                LegKind::Rl => {
+                    if d.policies.is_empty() {
+                        return Err(file.invalid(d_span, format!("{key}.policies"), "an RL leg names each model's policy answers: `[downstream.NAME.policies]` with `MODEL = \"FOLDER\"`, a folder `prbench bon sample` wrote from the trained policy (examples/trl-grpo/sample.py writes one)"));
+                    }
+                    if d.n.is_some() || d.k.is_some() || d.policy.is_some() || d.sample.is_some() {
+                        return Err(file.invalid(d_span, key.clone(), "`n`, `k`, `policy` and `sample` are a best-of-n leg's; an RL leg reads its policies' answers from `policies`"));
+                    }
+                    let mut leg_entries = Vec::new();
+                    for (model, folder) in &d.policies {
+                        let Some(e) = on_bench.iter().find(|e| &e.name == model) else {
+                            return Err(file.invalid(folder.span(), format!("{key}.policies.{model}"), format!("`{model}` is not an entry of benchmark `{bench}` (entries: {}); a model evaluated under several conditions is named `MODEL.CONDITION`", on_bench.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", "))));
+                        };
+                        let dir = PathBuf::from(folder.get_ref());
+                        let (mut judge, cmd) = judge_argv(&dir, "")?;
+                        let cache = out.join("rl").join("cache.sqlite");
+                        judge.stage.cache.cache = Some(cache.clone());
+                        let id = format!("rl-judge/{name}/{model}");
+                        let judge_local = d.judge.as_deref().is_none_or(|p| p.starts_with("gguf:"));
+                        steps.push(Step {
+                            id: id.clone(),
+                            command: format!("{cmd} --cache {}", cache.display()),
+                            action: Action::BonJudge(Box::new(judge)),
+                            after: vec![],
+                            local: judge_local,
+                        });
+                        leg_entries.push((e.name.clone(), id));
+                    }
+                    legs.push(Leg {
+                        name: name.clone(),
+                        title,
+                        kind,
+                        benchmark: bench,
+                        folder: None,
+                        k: None,
+                        entries: leg_entries,
+                    });
+                }
+            }
+        }
+        if let Some(c) = &plan.correlation {
+            let c_ref = c.get_ref();
+            if let Some(m) = &c_ref.metric {
+                if !matches!(m.get_ref().as_str(), "auto" | "accuracy" | "debiased") {
+                    return Err(file.invalid(
+                        m.span(),
+                        "correlation.metric",
+                        format!(
+                            "unknown metric `{}`; expected `auto`, `accuracy` or `debiased`",
+                            m.get_ref()
+                        ),
+                    ));
+                }
+            }
+            if let Some(s) = &c_ref.statistics {
+                for stat in s.get_ref() {
+                    if !crate::proxy::STATISTICS.contains(&stat.as_str()) {
+                        return Err(file.invalid(
+                            s.span(),
+                            "correlation.statistics",
+                            format!(
+                                "unknown statistic `{stat}`; expected some of {}",
+                                crate::proxy::STATISTICS.join(", ")
+                            ),
+                        ));
+                    }
+                }
+            }
+            if let Some(p) = c_ref.rbo_p.filter(|p| !(*p > 0.0 && *p < 1.0)) {
+                return Err(file.invalid(
+                    c.span(),
+                    "correlation.rbo-p",
+                    format!("RBO persistence must be in (0, 1), got {p}"),
+                ));
+            }
+        }
+        Ok(Study { file, out, benchmarks, entries, legs, steps })
+    }
+
+    /// The step `id`.
+    pub fn step(&self, id: &str) -> Option<&Step> {
+        self.steps.iter().find(|s| s.id == id)
+    }
+}
+
+/// The `--model` of the eval step `id` (the trained model's path filled in).
+fn eval_spec(steps: &[Step], id: &str) -> String {
+    steps
+        .iter()
+        .find_map(|s| match (&s.action, s.id == id) {
+            (Action::Eval(a), true) => a.model.clone(),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// Names become folder and file names: letters, digits, `-`, `_`, `.` only.
+fn check_name(file: &PlanFile, name: &str) -> Result<(), PlanError> {
+    let ok = !name.is_empty()
+        && !name.starts_with('.')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        return Ok(());
+    }
+    let at = find_key(&file.text, name);
+    Err(file.invalid(at..at, name.to_string(), "a name in a plan becomes a folder name: use letters, digits, `-`, `_` and `.` only (no leading `.`)"))
+}
+
+/// The byte offset of the first line declaring `name` as a table or key (0 if none).
+fn find_key(text: &str, name: &str) -> usize {
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        if line.contains(name) {
+            return at;
+        }
+        at += line.len();
+    }
+    0
+}
+
+fn known_benchmark(
+    file: &PlanFile,
+    name: &str,
+    span: std::ops::Range<usize>,
+    key: &str,
+) -> Result<(), PlanError> {
+    if file.plan.benchmarks.contains_key(name) {
+        return Ok(());
+    }
+    let known: Vec<&str> = file.plan.benchmarks.keys().map(String::as_str).collect();
+    Err(file.invalid(
+        span,
+        key,
+        format!("no benchmark `{name}` in the plan (benchmarks: {})", known.join(", ")),
+    ))
+}
+
+fn check_conditions(
+    file: &PlanFile,
+    c: &toml::Spanned<Vec<String>>,
+    key: &str,
+) -> Result<(), PlanError> {
+    if c.get_ref().is_empty() {
+        return Err(file.invalid(c.span(), key, "an empty list of conditions evaluates nothing; name at least one (`none`, `profile:K`, `planner`, `oracle`)"));
+    }
+    Condition::parse_list(c.get_ref()).map_err(|e| file.invalid(c.span(), key, e.to_string()))?;
+    Ok(())
+}
