@@ -1,5 +1,6 @@
 //! The checks of a plan that read its data (never a model): every benchmark loads, `pal:`
-//! models (trained by the study or given) are evaluated only on data with user ids, and each
+//! models (trained by the study or given) are evaluated only on data with user ids or history
+//! pairs, and each
 //! RL leg's policy answers were drawn from items of the leg's benchmark.
 
 use std::collections::BTreeSet;
@@ -21,10 +22,17 @@ pub fn check_data(study: &Study) -> Result<(), PlanError> {
     for b in &study.benchmarks {
         let plan_b = file.plan.benchmarks[&b.name].get_ref();
         let key = format!("benchmarks.{}.data", b.name);
-        let data = prbench_data::load(&b.data, &plan_b.subsets).map_err(|e| {
+        let err = |e: prbench_data::DataError| {
             file.invalid(plan_b.data.span(), &key, format!("the data does not load: {e:#}"))
-        })?;
-        let no_user = data.examples.iter().find(|e| e.user_id.is_none());
+        };
+        // Data with history pairs (P-Soups, SynthesizeMe) gives every user, each row its own
+        // when there are no user ids, the pairs PAL learns the user's row from.
+        let (data, has_history) =
+            match prbench_data::load_with_history(&b.data, &plan_b.subsets).map_err(err)? {
+                Some((data, _)) => (data, true),
+                None => (prbench_data::load(&b.data, &plan_b.subsets).map_err(err)?, false),
+            };
+        let no_user = data.examples.iter().find(|e| e.user_id.is_none()).filter(|_| !has_history);
         for step in &study.steps {
             let Action::Eval(args) = &step.action else { continue };
             let is_pal = args.model.as_deref().is_some_and(|m| m.starts_with("pal:"));
@@ -34,7 +42,7 @@ pub fn check_data(study: &Study) -> Result<(), PlanError> {
             if let Some(ex) = no_user {
                 let model = step.id.rsplit('/').next().unwrap_or_default();
                 let span = file.plan.models[model].get_ref().spec.span();
-                return Err(file.invalid(span, format!("models.{model}.spec"), format!("a PAL model learns one row per user, but example `{}` of benchmark `{}` has no user id; evaluate PAL on data with users (P-Soups, PRISM, SynthesizeMe) or drop the benchmark from the model's `benchmarks`", ex.id, b.name)));
+                return Err(file.invalid(span, format!("models.{model}.spec"), format!("a PAL model learns one row per user from the user's preference pairs, but example `{}` of benchmark `{}` has no user id and the data has no history pairs; evaluate PAL on data with users or history pairs (P-Soups, PRISM, SynthesizeMe) or drop the benchmark from the model's `benchmarks`", ex.id, b.name)));
             }
         }
         let ids: BTreeSet<&str> = data.examples.iter().map(|e| e.id.as_str()).collect();

@@ -89,8 +89,19 @@ pub fn record_path(out: &Path, id: &str) -> PathBuf {
     out.join("steps").join(format!("{}.json", id.replace('/', "__")))
 }
 
-fn fingerprint(step: &Step) -> String {
-    hex::encode(Sha256::digest(step.command.as_bytes()))
+/// sha256 of the step's command line and of the fingerprints of the steps it needs, so that a
+/// step whose inputs were made again with other settings (new samples, a retrained model) is
+/// "changed" too, even when its own command line is the same.
+fn fingerprint(study: &Study, step: &Step) -> String {
+    let mut h = Sha256::new();
+    h.update(step.command.as_bytes());
+    for need in &step.after {
+        if let Some(s) = study.step(need) {
+            h.update(b"\0");
+            h.update(fingerprint(study, s).as_bytes());
+        }
+    }
+    hex::encode(h.finalize())
 }
 
 /// Reads step `id`'s record, if it has one.
@@ -118,7 +129,7 @@ pub fn status(study: &Study) -> Result<Vec<(String, String, StepState)>> {
         .iter()
         .map(|s| {
             let state = match read_record(&study.out, &s.id)? {
-                Some(r) if r.fingerprint == fingerprint(s) => StepState::Cached,
+                Some(r) if r.fingerprint == fingerprint(study, s) => StepState::Cached,
                 Some(_) => StepState::Changed,
                 None => StepState::Pending,
             };
@@ -190,22 +201,29 @@ impl TrainReporter for Counting<'_> {
 /// finished before the failure keep their records, so the next invocation resumes after them.
 pub fn run(study: &Study, version: &str, reporter: &dyn StudyReporter) -> Result<StudyCounts> {
     let mut counts = StudyCounts::default();
-    // Refuse a changed plan before anything runs.
-    for (id, _, state) in status(study)? {
-        if state == StepState::Changed {
-            let step = study.step(&id).expect("status lists the study's steps");
-            let old = read_record(&study.out, &id)?.map(|r| r.command).unwrap_or_default();
-            bail!(
-                "step `{id}` finished before with other settings:\n  was: {old}\n  now: {}\nits outputs were made with the old ones; delete `{}` and what it wrote ({}) to run it again, or give the study another --out",
+    // Refuse a changed plan before anything runs, naming every changed step.
+    let changed: Vec<String> = status(study)?
+        .into_iter()
+        .filter(|(_, _, state)| *state == StepState::Changed)
+        .map(|(id, _, _)| id)
+        .collect();
+    if !changed.is_empty() {
+        let mut text = String::new();
+        for id in &changed {
+            let step = study.step(id).expect("status lists the study's steps");
+            let old = read_record(&study.out, id)?.map(|r| r.command).unwrap_or_default();
+            text += &format!(
+                "\nstep `{id}` finished before with other settings (or from inputs made with other settings):\n  was: {old}\n  now: {}\n  delete `{}` and {}",
                 step.command,
-                record_path(&study.out, &id).display(),
+                record_path(&study.out, id).display(),
                 outputs_of(step)
             );
         }
+        bail!("the plan changed under {} finished step(s); their outputs were made with the old settings. To run them again, for each:{text}\nor give the study another --out", changed.len());
     }
     for step in &study.steps {
         if let Some(r) = read_record(&study.out, &step.id)? {
-            if r.fingerprint == fingerprint(step) {
+            if r.fingerprint == fingerprint(study, step) {
                 counts.steps_cached += 1;
                 reporter.step(&step.id, &step.command, &StepState::Cached);
                 continue;
@@ -225,7 +243,7 @@ pub fn run(study: &Study, version: &str, reporter: &dyn StudyReporter) -> Result
         let seconds = started.elapsed().as_secs_f64();
         let record = StepRecord {
             id: step.id.clone(),
-            fingerprint: fingerprint(step),
+            fingerprint: fingerprint(study, step),
             command: step.command.clone(),
             calls,
             seconds,

@@ -687,16 +687,16 @@ fn eval_spec(steps: &[Step], id: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Names become folder and file names: letters, digits, `-`, `_`, `.` only.
+/// Names become folder and file names, and entry names join them to a condition with `.`:
+/// letters, digits, `-` and `_` only.
 fn check_name(file: &PlanFile, name: &str) -> Result<(), PlanError> {
     let ok = !name.is_empty()
-        && !name.starts_with('.')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'));
     if ok {
         return Ok(());
     }
     let at = find_key(&file.text, name);
-    Err(file.invalid(at..at, name.to_string(), "a name in a plan becomes a folder name: use letters, digits, `-`, `_` and `.` only (no leading `.`)"))
+    Err(file.invalid(at..at, name.to_string(), "a name in a plan becomes a folder name and, joined to a condition by `.`, an entry name: use letters, digits, `-` and `_` only (a dot would also split a TOML key)"))
 }
 
 /// The byte offset of the first line declaring `name` as a table or key (0 if none).

@@ -23,6 +23,7 @@ const STAGES: &[(&str, &[&str])] = &[
     ("benchmark uses", &["prbench-build", "prbench-downstream", "prbench-annotate"]),
     ("report", &["prbench-report"]),
     ("harnesses", &["prbench-bench"]),
+    ("study", &["prbench-study"]),
     ("binary", &["prbench"]),
 ];
 

@@ -1,0 +1,171 @@
+//! Bad plans are refused before any model loads, naming the plan file's line and key. Each
+//! case's expected line is found in the plan text by a marker, independently of the code under
+//! test; no case here loads a model (the specs are baselines and a GGUF path that does not
+//! exist: a plan error must come before any attempt to load it).
+
+use std::path::{Path, PathBuf};
+
+use prbench_study::check::check_data;
+use prbench_study::graph::Study;
+use prbench_study::plan::{PlanError, PlanFile};
+
+fn sample() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/sample").display().to_string()
+}
+
+/// The 1-based line of the first line of `text` containing `marker`.
+fn line_of(text: &str, marker: &str) -> usize {
+    text.lines().position(|l| l.contains(marker)).expect("marker in plan") + 1
+}
+
+fn study(text: &str) -> Result<Study, PlanError> {
+    let file = PlanFile::parse(Path::new("plan.toml"), text.to_string())?;
+    let study = Study::new(file, PathBuf::from("/nonexistent/study"))?;
+    check_data(&study)?;
+    Ok(study)
+}
+
+/// The error of `text`, which must be an [`PlanError::Invalid`] at `marker`'s line for `key`.
+fn invalid_at(text: &str, marker: &str, key: &str) -> String {
+    let err = study(text).expect_err("plan must be refused");
+    let want = line_of(text, marker);
+    match &err {
+        PlanError::Invalid { line, key: k, .. } => {
+            assert_eq!((*line, k.as_str()), (want, key), "{err}");
+        }
+        other => panic!("expected an Invalid error at line {want}, got {other}"),
+    }
+    let text = err.to_string();
+    assert!(text.contains(&format!("line {want}")) && text.contains(key), "{text}");
+    text
+}
+
+fn base() -> String {
+    format!(
+        "seed = 7\n\n[benchmarks.sample]\ndata = \"{}\"\n\n[models.longer]\nspec = \"baseline:longer\"\n",
+        sample()
+    )
+}
+
+#[test]
+fn a_good_plan_lays_out_its_steps() {
+    let text = base()
+        + "\n[models.shorter]\nspec = \"baseline:shorter\"\nconditions = [\"none\", \"oracle\"]\n";
+    let s = study(&text).unwrap();
+    let ids: Vec<&str> = s.steps.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["eval/sample/longer", "eval/sample/shorter"]);
+    let names: Vec<&str> = s.entries.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["longer", "shorter.none", "shorter.oracle"]);
+}
+
+#[test]
+fn an_unknown_key_is_refused_with_its_line() {
+    let text = base() + "sepc = \"baseline:shorter\"\n";
+    let err = study(&text).expect_err("unknown key");
+    let msg = err.to_string();
+    let want = line_of(&text, "sepc");
+    assert!(matches!(err, PlanError::Syntax { .. }), "{msg}");
+    assert!(msg.contains(&format!("line {want}")) && msg.contains("sepc"), "{msg}");
+}
+
+#[test]
+fn an_unknown_spec_is_refused() {
+    let text = base() + "\n[models.x]\nspec = \"nosuch:thing\"\n";
+    invalid_at(&text, "nosuch:thing", "models.x.spec");
+}
+
+#[test]
+fn a_model_named_twice_is_refused() {
+    // The same table twice is TOML's own error, with the line.
+    let text = base() + "\n[models.longer]\nspec = \"baseline:shorter\"\n";
+    let msg = study(&text).expect_err("duplicate table").to_string();
+    let want =
+        text.lines().enumerate().filter(|(_, l)| l.contains("[models.longer]")).nth(1).unwrap().0
+            + 1;
+    assert!(msg.contains(&format!("line {want}")), "{msg}");
+    // The same model under another name would count twice in every ranking.
+    let text = base() + "\n[models.again]\nspec = \"baseline:longer\"\n";
+    let msg = invalid_at(&text, "[models.again]", "models.again");
+    assert!(msg.contains("models.longer"), "{msg}");
+}
+
+#[test]
+fn a_downstream_leg_naming_a_model_not_on_its_benchmark_is_refused() {
+    let text = base()
+        + "\n[downstream.bon]\nkind = \"best-of-n\"\nbenchmark = \"sample\"\nn = 2\nmodels = [\"longer\", \"ghost\"]\n";
+    invalid_at(&text, "models = [", "downstream.bon.models");
+    let text =
+        base() + "\n[downstream.bon]\nkind = \"best-of-n\"\nbenchmark = \"elsewhere\"\nn = 2\n";
+    invalid_at(&text, "benchmark = \"elsewhere\"", "downstream.bon.benchmark");
+    let text = base() + "\n[downstream.bon]\nkind = \"best-of-m\"\nbenchmark = \"sample\"\n";
+    invalid_at(&text, "best-of-m", "downstream.bon.kind");
+}
+
+#[test]
+fn an_rl_policy_folder_that_is_not_a_bon_folder_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = base()
+        + &format!(
+            "\n[downstream.rl]\nkind = \"rl\"\nbenchmark = \"sample\"\n[downstream.rl.policies]\nlonger = \"{}\"\n",
+            dir.path().display()
+        );
+    let msg = invalid_at(&text, "longer = \"", "downstream.rl.policies.longer");
+    assert!(msg.contains("prbench bon sample"), "{msg}");
+}
+
+#[test]
+fn a_pal_model_on_data_without_user_ids_is_refused() {
+    let text = base() + "\n[models.pal]\nspec = \"pal:/nonexistent/pal-model\"\n";
+    let msg = invalid_at(&text, "pal:/nonexistent", "models.pal.spec");
+    assert!(msg.contains("no user id"), "{msg}");
+}
+
+#[test]
+fn flags_the_verb_refuses_are_refused_at_the_options_line() {
+    let text = base().replace(
+        "spec = \"baseline:longer\"\n",
+        "spec = \"gguf:/nonexistent/judge.gguf\"\noptions = { verdict = \"maybe\" }\n",
+    );
+    let msg = invalid_at(&text, "options = {", "models.longer.options");
+    assert!(msg.contains("maybe"), "{msg}");
+    // A flag the study sets itself says which plan key sets it.
+    let text = base().replace(
+        "spec = \"baseline:longer\"\n",
+        "spec = \"baseline:longer\"\noptions = { seed = 3 }\n",
+    );
+    let msg = invalid_at(&text, "options = {", "models.longer.options.seed");
+    assert!(msg.contains("plan's `seed`"), "{msg}");
+    // A flag that does not apply to the model (eval's own check).
+    let text = base().replace(
+        "spec = \"baseline:longer\"\n",
+        "spec = \"baseline:longer\"\noptions = { judge-recipe = \"rating\" }\n",
+    );
+    invalid_at(&text, "options = {", "models.longer.options");
+}
+
+#[test]
+fn bad_conditions_and_training_steps_are_refused() {
+    let text = base() + "conditions = [\"profile:0\"]\n";
+    invalid_at(&text, "profile:0", "models.longer.conditions");
+    let text = base() + "\n[models.bt]\nspec = \"bt\"\n";
+    invalid_at(&text, "spec = \"bt\"", "models.bt.spec");
+    let text = base() + "\n[models.bt]\nspec = \"bt\"\ntrain = { method = \"pal\" }\n";
+    invalid_at(&text, "train = {", "models.bt.train.method");
+    let text = base()
+        + "\n[models.bt]\nspec = \"bt\"\ntrain = { method = \"bt\", options = { epochs = 0 } }\n";
+    invalid_at(&text, "train = {", "models.bt.train.options");
+}
+
+#[test]
+fn bad_data_is_refused_at_the_data_line() {
+    let text = base().replace(&sample(), "/nonexistent/data-folder");
+    invalid_at(&text, "/nonexistent/data-folder", "benchmarks.sample.data");
+}
+
+#[test]
+fn bad_correlation_settings_are_refused() {
+    let text = base() + "\n[correlation]\nstatistics = [\"ndcg\", \"kendall\"]\n";
+    invalid_at(&text, "statistics", "correlation.statistics");
+    let text = base() + "\n[correlation]\nmetric = \"f1\"\n";
+    invalid_at(&text, "metric", "correlation.metric");
+}

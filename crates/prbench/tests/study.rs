@@ -1,0 +1,252 @@
+//! `prbench study` end to end on fake engines (a loopback fault server as the `openai:` judge
+//! and the `reward-server:` reward model, the control baselines) and the SmolLM2 GGUF as the
+//! Best-of-N policy and rubric judge:
+//!
+//! - a rerun of a finished study makes no model call: the study says 0, and the fault server,
+//!   which counts every request it gets, got none;
+//! - the proxy-gap figures are those of `prbench correlate --benchmark-set` on the files the
+//!   study wrote;
+//! - a study SIGKILLed at a random point resumes and ends with the same tables as the
+//!   uninterrupted one.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{prbench, sample, text};
+use prbench_fault_server::{FaultServer, ServerConfig};
+
+/// The sample's 12 rows in one file, with chosen and rejected swapped in every fourth row, so
+/// that the baselines' accuracies differ (the sample is balanced to give each of them 50%).
+fn uneven_data(dir: &Path) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    for subset in
+        ["Art_and_Entertainment", "Lifestyle_and_Personal_Development", "Society_and_Culture"]
+    {
+        let text =
+            std::fs::read_to_string(Path::new(&sample()).join(format!("{subset}.jsonl"))).unwrap();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+            if i % 4 == 0 {
+                let chosen = v["chosen"].take();
+                v["chosen"] = v["rejected"].take();
+                v["rejected"] = chosen;
+            }
+            i += 1;
+            out += &format!("{v}\n");
+        }
+    }
+    let path = dir.join("uneven");
+    std::fs::create_dir_all(&path).unwrap();
+    std::fs::write(path.join("Art_and_Entertainment.jsonl"), out).unwrap();
+    path.display().to_string()
+}
+
+fn plan(server: &FaultServer, smol: &Path, data: &str) -> String {
+    format!(
+        r#"seed = 42
+
+[benchmarks.sample]
+data = "{data}"
+title = "Sample"
+
+[models.longer]
+spec = "baseline:longer"
+
+[models.shorter]
+spec = "baseline:shorter"
+
+[models.overlap]
+spec = "baseline:profile-overlap"
+
+[models.rs]
+spec = "reward-server:{base}"
+
+[models.judge]
+spec = "openai:fault-model@{openai}"
+conditions = ["none", "oracle"]
+
+[downstream.bon]
+kind = "best-of-n"
+benchmark = "sample"
+n = 2
+policy = "gguf:{smol}"
+judge = "gguf:{smol}"
+models = ["longer", "shorter", "overlap", "rs"]
+sample = {{ limit = 3, max-new-tokens = 16 }}
+
+[correlation]
+bootstrap = 1000
+permutations = 1000
+"#,
+        base = server.base_url(),
+        openai = server.openai_base(),
+        smol = smol.display(),
+    )
+}
+
+fn run_study(dir: &Path, out: &str) -> (String, f64) {
+    let started = Instant::now();
+    let o = prbench(&["study", "plan.toml", "--out", out, "--quiet"], dir);
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "study failed:\n{err}");
+    (err, started.elapsed().as_secs_f64())
+}
+
+/// Every file of `dir` (recursively) as (relative path, contents).
+fn files(dir: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        out.push((
+            p.file_name().unwrap().to_string_lossy().into_owned(),
+            std::fs::read_to_string(&p).unwrap(),
+        ));
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_study_reruns_with_no_call_matches_correlate_and_resumes_after_sigkill() {
+    let Some(smol) = prbench_testkit::smollm2() else { return };
+    let server = FaultServer::start(ServerConfig::default()).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let data = uneven_data(dir);
+    std::fs::write(dir.join("plan.toml"), plan(&server, &smol, &data)).unwrap();
+
+    // 1. The whole study.
+    let (err, seconds) = run_study(dir, "a");
+    let first = server.requests();
+    assert!(first > 0, "the fake engines were never called:\n{err}");
+    assert!(!err.contains(" 0 steps run now"), "{err}");
+
+    // 2. A rerun: no step runs, no model call, not one request at the server.
+    let (err, _) = run_study(dir, "a");
+    assert!(err.contains("prbench: study: 0 steps run now"), "{err}");
+    assert!(err.contains("; 0 model calls"), "{err}");
+    assert_eq!(server.requests(), first, "the rerun called the fake engines:\n{err}");
+    let status = text(&prbench(&["study", "plan.toml", "--out", "a", "--status"], dir).stdout);
+    assert!(!status.is_empty() && status.lines().all(|l| l.contains("cached")), "{status}");
+
+    // 3. The proxy-gap figures are correlate's on the files the study wrote.
+    let o = prbench(
+        &[
+            "correlate",
+            "--benchmark-set",
+            "Sample=a/proxy/sample.csv",
+            "--downstream",
+            "a/bon/bon/bon-study-rubric.json",
+            "--downstream-name",
+            "bon",
+            "--k",
+            "2",
+            "--bootstrap",
+            "1000",
+            "--permutations",
+            "1000",
+            "--seed",
+            "42",
+            "--json",
+        ],
+        dir,
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let correlate: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let study: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("a/proxy/bon.json")).unwrap())
+            .unwrap();
+    assert_eq!(correlate["models"], study["models"]);
+    assert_eq!(
+        correlate["sets"][0]["correlation"]["bootstrap"],
+        study["sets"][0]["correlation"]["bootstrap"]
+    );
+    let stats = &correlate["sets"][0]["correlation"]["bootstrap"]["stats"];
+    let table = std::fs::read_to_string(dir.join("a/tables/proxy-gap.csv")).unwrap();
+    let ndcg = &stats["ndcg"];
+    let want = format!(
+        "{:.3} [{:.2}, {:.2}]",
+        ndcg["point"].as_f64().unwrap(),
+        ndcg["ci"]["lo"].as_f64().unwrap(),
+        ndcg["ci"]["hi"].as_f64().unwrap()
+    );
+    assert!(table.contains(&want), "NDCG {want} not in the proxy-gap table:\n{table}");
+    // The benchmark CSV holds each entry's figure as its run's summary reports it.
+    let bench = std::fs::read_to_string(dir.join("a/proxy/sample.csv")).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("a/runs/sample-longer/summary.json")).unwrap(),
+    )
+    .unwrap();
+    let micro = summary["rows"].as_array().unwrap().iter().find(|r| r["label"] == "micro").unwrap();
+    let line = bench.lines().find(|l| l.starts_with("longer,")).unwrap();
+    assert_eq!(line["longer,".len()..].parse::<f64>().unwrap(), micro["strict"].as_f64().unwrap());
+    assert_eq!(bench.lines().count(), 1 + 3 + 1 + 2, "{bench}");
+
+    // 4. Killed at a random point, then resumed: the same tables.
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let at = Duration::from_secs_f64(
+        0.2 + (nanos.subsec_nanos() % 1000) as f64 / 1000.0 * seconds * 0.9,
+    );
+    eprintln!("killing the study after {at:?} (the whole study took {seconds:.1} s)");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_prbench"))
+        .args(["study", "plan.toml", "--out", "b", "--quiet"])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while started.elapsed() < at && child.try_wait().unwrap().is_none() {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let (err, _) = run_study(dir, "b");
+    eprintln!(
+        "{}",
+        err.lines().filter(|l| l.starts_with("prbench: study:")).collect::<Vec<_>>().join("\n")
+    );
+    assert_eq!(files(&dir.join("a/tables")), files(&dir.join("b/tables")));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("a/proxy/sample.csv")).unwrap(),
+        std::fs::read_to_string(dir.join("b/proxy/sample.csv")).unwrap()
+    );
+}
+
+#[test]
+fn a_changed_plan_is_refused_naming_the_step() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let plan = format!(
+        "[benchmarks.sample]\ndata = \"{}\"\n\n[models.longer]\nspec = \"baseline:longer\"\n",
+        sample()
+    );
+    std::fs::write(dir.join("plan.toml"), &plan).unwrap();
+    run_study(dir, "s");
+    std::fs::write(
+        dir.join("plan.toml"),
+        plan.replace("[models.longer]", "[benchmarks.sample.x]\n[models.longer]"),
+    )
+    .unwrap();
+    // An unknown key is refused before anything runs.
+    let o = prbench(&["study", "plan.toml", "--out", "s"], dir);
+    assert!(!o.status.success());
+    std::fs::write(dir.join("plan.toml"), plan.replace("data = ", "limit = 2\ndata = ")).unwrap();
+    let o = prbench(&["study", "plan.toml", "--out", "s"], dir);
+    let err = text(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("step `eval/sample/longer` finished before with other settings"), "{err}");
+    assert!(err.contains("--limit 2"), "{err}");
+    // Adding a model runs only the new model's step.
+    std::fs::write(
+        dir.join("plan.toml"),
+        plan.clone() + "\n[models.shorter]\nspec = \"baseline:shorter\"\n",
+    )
+    .unwrap();
+    let (err, _) = run_study(dir, "s");
+    assert!(err.contains("prbench: study: 1 steps run now, 1 finished before"), "{err}");
+}
