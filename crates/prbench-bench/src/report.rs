@@ -111,6 +111,7 @@ pub fn measure(opts: &ReportBenchOptions, log: &dyn Fn(&str)) -> Result<serde_js
         data: Vec::new(),
         title: Some("bench report".into()),
         generator: opts.generator.clone(),
+        study: Vec::new(),
     };
     let start = Instant::now();
     let html = prbench_report::html::render(&sources, &ropts)?;

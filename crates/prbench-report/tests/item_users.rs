@@ -109,6 +109,7 @@ fn the_item_header_names_the_user() {
         data: Vec::new(),
         title: None,
         generator: "test".into(),
+        study: Vec::new(),
     };
     let html = prbench_report::html::render(&sources, &opts).expect("report renders");
     let path = tmp.path().join("report.html");

@@ -40,6 +40,7 @@ fn write_report() -> (tempfile::TempDir, String) {
         data: vec![f.join("data").display().to_string()],
         title: None,
         generator: "test".into(),
+        study: vec![],
     };
     let html = render(&sources, &opts).expect("report renders");
     let dir = tempfile::tempdir().unwrap();
@@ -459,6 +460,7 @@ fn a_build_folder_gets_a_section_whose_text_cannot_act() {
         data: vec![f.join("data").display().to_string()],
         title: None,
         generator: "test".into(),
+        study: vec![],
     };
     let path = tmp.path().join("report.html");
     std::fs::write(&path, render(&sources, &opts).unwrap()).unwrap();
@@ -543,7 +545,12 @@ fn an_annotation_folder_gets_a_human_evaluation_section_linking_each_disagreemen
         &path,
         render(
             &sources,
-            &ReportOptions { data: Vec::new(), title: None, generator: "test".into() },
+            &ReportOptions {
+                data: Vec::new(),
+                title: None,
+                generator: "test".into(),
+                study: Vec::new(),
+            },
         )
         .unwrap(),
     )
@@ -637,6 +644,7 @@ fn a_comparison_of_benchmarks_shows_the_papers_table_and_its_text_cannot_act() {
         data: vec![f.join("data").display().to_string()],
         title: None,
         generator: "test".into(),
+        study: vec![],
     };
     let path = p.join("report.html");
     std::fs::write(&path, render(&sources, &report).unwrap()).unwrap();

@@ -163,7 +163,7 @@ impl EvaluationReporter for Counting<'_> {
     }
     fn run_finished(&self, result: &RunResult) {
         if let Some(c) = &result.summary.cache {
-            self.calls.fetch_add(c.calls as u64, Ordering::Relaxed);
+            self.calls.fetch_add(c.calls, Ordering::Relaxed);
         }
         self.inner.run_finished(result)
     }

@@ -213,6 +213,10 @@ impl Study {
                 }
                 None => vec!["none".into()],
             };
+            if b.title.as_deref().is_some_and(|t| t.contains('=') || t.trim().is_empty()) {
+                let at = find_key(&file.text, "title");
+                return Err(file.invalid(at..at, format!("benchmarks.{name}.title"), "a benchmark's title names it in the tables and in `prbench correlate --benchmark-set TITLE=CSV`: it cannot be blank or hold `=`"));
+            }
             bench_conditions.insert(name, conds);
             benchmarks.push(BenchmarkRun {
                 name: name.clone(),

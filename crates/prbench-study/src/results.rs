@@ -119,17 +119,30 @@ pub fn write(study: &Study, generator: &str, note: &mut dyn FnMut(&str)) -> Resu
     let markdown = study.out.join("study.md");
     prbench_files::write_atomic(&markdown, md.as_bytes())
         .with_context(|| format!("writing `{}`", markdown.display()))?;
-    let html = write_html(study, &sources, generator).map_err(|e| format!("{e:#}"));
+    let html = write_html(study, &sources, &tables, generator).map_err(|e| format!("{e:#}"));
     Ok(Written { tables, markdown, html })
 }
 
-fn write_html(study: &Study, sources: &[PathBuf], generator: &str) -> Result<PathBuf> {
+fn write_html(
+    study: &Study,
+    sources: &[PathBuf],
+    tables: &[(String, Table)],
+    generator: &str,
+) -> Result<PathBuf> {
     let path = study.out.join("report.html");
     let loaded = prbench_report::sources::load(sources)?;
     let opts = prbench_report::html::ReportOptions {
         data: vec![],
         title: Some(format!("prbench study {}", study.file.path.display())),
         generator: generator.to_string(),
+        study: tables
+            .iter()
+            .map(|(_, t)| prbench_report::html::ReportTable {
+                title: t.title.clone(),
+                header: t.header.clone(),
+                rows: t.rows.clone(),
+            })
+            .collect(),
     };
     let html = prbench_report::html::render(&loaded, &opts)?;
     prbench_files::write_atomic(&path, html.as_bytes())

@@ -116,7 +116,7 @@ pub fn reward_model_table(title: &str, scored: &[&ScoredEntry<'_>]) -> Table {
                 .and_then(|b| b.debiased_rows.as_deref())
                 .and_then(|d| d.iter().find(|r| r.label == "micro"));
             row.push(pct(debiased.and_then(|r| r.strict), debiased.and_then(|r| r.strict_ci)));
-            let t = micro.map(|r| r.tally.clone()).unwrap_or_default();
+            let t = micro.map(|r| r.tally).unwrap_or_default();
             row.extend([t.n, t.ties, t.unparsed, t.errors].map(|v| v.to_string()));
             row
         })

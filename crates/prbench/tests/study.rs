@@ -51,7 +51,7 @@ fn plan(server: &FaultServer, smol: &Path, data: &str) -> String {
 
 [benchmarks.sample]
 data = "{data}"
-title = "Sample"
+title = '<b>Sample</b> <script>alert(1)</script>'
 
 [models.longer]
 spec = "baseline:longer"
@@ -138,7 +138,7 @@ fn a_study_reruns_with_no_call_matches_correlate_and_resumes_after_sigkill() {
         &[
             "correlate",
             "--benchmark-set",
-            "Sample=a/proxy/sample.csv",
+            "<b>Sample</b> <script>alert(1)</script>=a/proxy/sample.csv",
             "--downstream",
             "a/bon/bon/bon-study-rubric.json",
             "--downstream-name",
@@ -185,6 +185,10 @@ fn a_study_reruns_with_no_call_matches_correlate_and_resumes_after_sigkill() {
     let line = bench.lines().find(|l| l.starts_with("longer,")).unwrap();
     assert_eq!(line["longer,".len()..].parse::<f64>().unwrap(), micro["strict"].as_f64().unwrap());
     assert_eq!(bench.lines().count(), 1 + 3 + 1 + 2, "{bench}");
+
+    // 3b. The HTML report shows every table, cell for cell as the CSV, and the hostile title
+    // as text.
+    check_report(dir);
 
     // 4. Killed at a random point, then resumed: the same tables.
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
@@ -249,4 +253,39 @@ fn a_changed_plan_is_refused_naming_the_step() {
     .unwrap();
     let (err, _) = run_study(dir, "s");
     assert!(err.contains("prbench: study: 1 steps run now, 1 finished before"), "{err}");
+}
+
+/// The study section of `a/report.html` in headless Chromium: one article per table CSV, the
+/// reward-model table's cells equal to its CSV's, and the benchmark title (markup) as text.
+fn check_report(dir: &Path) {
+    let Some(browser) = prbench_browser::chromium_or_skip() else { return };
+    let url = format!("file://{}", dir.join("a/report.html").display());
+    let page = browser.open(&url).expect("report opens");
+    page.wait_for("body[data-ready='1']", Duration::from_secs(10))
+        .expect("the report's script ran");
+    let csvs = std::fs::read_dir(dir.join("a/tables"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "csv"))
+        .count();
+    let n =
+        page.eval("document.querySelectorAll('#sec-study article.study-table').length").unwrap();
+    assert_eq!(n.as_u64().unwrap() as usize, csvs);
+    let cells = page
+        .eval("Array.from(document.querySelectorAll('#sec-study article.study-table')).filter(a => a.querySelector('h3').textContent.startsWith('Reward models')).map(a => Array.from(a.querySelectorAll('tr')).map(r => Array.from(r.cells).map(c => c.textContent)))[0]")
+        .unwrap();
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_path(dir.join("a/tables/reward-models-sample.csv"))
+        .unwrap();
+    let want: Vec<Vec<String>> =
+        reader.records().map(|r| r.unwrap().iter().map(String::from).collect()).collect();
+    assert_eq!(cells, serde_json::json!(want));
+    let title = page.eval("document.querySelector('#sec-study h3').textContent").unwrap();
+    assert_eq!(
+        title.as_str().unwrap(),
+        "Reward models on <b>Sample</b> <script>alert(1)</script>: strict accuracy, %"
+    );
+    let markup =
+        page.eval("document.querySelectorAll('#sec-study b, #sec-study script').length").unwrap();
+    assert_eq!(markup.as_u64(), Some(0), "markup from the plan rendered as markup");
 }

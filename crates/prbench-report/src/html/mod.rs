@@ -47,6 +47,20 @@ pub struct ReportOptions {
     pub title: Option<String>,
     /// Who wrote the page (`prbench 0.1.0 (abc123)`), shown in its footer.
     pub generator: String,
+    /// Tables shown first, in their own section (a study's reward-model, conditioning and
+    /// proxy-gap tables); cells render as text.
+    pub study: Vec<ReportTable>,
+}
+
+/// A titled table of text cells for [`ReportOptions::study`].
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct ReportTable {
+    /// Its title.
+    pub title: String,
+    /// Column headers.
+    pub header: Vec<String>,
+    /// Rows, each as long as the header.
+    pub rows: Vec<Vec<String>>,
 }
 
 /// The line a report carries near its start (the template's second tag in `<head>`), by which
@@ -466,6 +480,7 @@ fn render_with(
         bons => Value::from(Serde(&bons)),
         correlations => correlations,
         comparisons => comparisons,
+        study => Value::from(Serde(&opts.study)),
         builds => builds,
         annotations => annotations,
         provenance => provenance(sources),

@@ -19,6 +19,7 @@ pub fn run(args: HtmlReportArgs) -> Result<()> {
         data: args.data,
         title: args.title,
         generator: format!("prbench {}", crate::code_version()),
+        study: vec![],
     };
     let html = prbench_report::html::render(&sources, &opts)?;
     std::fs::write(&args.out, &html)

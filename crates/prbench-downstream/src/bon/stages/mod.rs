@@ -97,7 +97,7 @@ fn default_gguf() -> String {
 fn cache_note(cache: Option<&Arc<Cache>>, counters: &CacheCounters, reporter: &dyn BonReporter) {
     if let Some(c) = cache {
         let r = counters.report(c);
-        reporter.cache_use(r.hits as u64, r.calls as u64);
+        reporter.cache_use(r.hits, r.calls);
         reporter.note(&format!("cache `{}`: {} hits, {} calls", r.path, r.hits, r.calls));
     }
 }
