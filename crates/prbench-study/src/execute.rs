@@ -7,7 +7,7 @@
 //! step's settings is refused, naming the step and the folder to delete, rather than mixing two
 //! settings in one study.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -143,23 +143,36 @@ pub fn status(study: &Study) -> Result<Vec<(String, String, StepState)>> {
 struct Counting<'a> {
     inner: &'a dyn StudyReporter,
     calls: AtomicU64,
+    /// Draw progress bars (off for steps running beside others: their notes carry the id).
+    bars: bool,
+    id: &'a str,
 }
 
 impl Reporter for Counting<'_> {
     fn start(&self, stage: &str, total: u64) {
-        self.inner.start(stage, total)
+        if self.bars {
+            self.inner.start(stage, total)
+        }
     }
     fn advance(&self, n: u64) {
-        self.inner.advance(n)
+        if self.bars {
+            self.inner.advance(n)
+        }
     }
     fn finish(&self) {
-        self.inner.finish()
+        if self.bars {
+            self.inner.finish()
+        }
     }
 }
 
 impl EvaluationReporter for Counting<'_> {
     fn note(&self, message: &str) {
-        self.inner.note(message)
+        if self.bars {
+            self.inner.note(message)
+        } else {
+            self.inner.note(&format!("[{}] {message}", self.id))
+        }
     }
     fn run_finished(&self, result: &RunResult) {
         if let Some(c) = &result.summary.cache {
@@ -174,7 +187,9 @@ impl EvaluationReporter for Counting<'_> {
 
 impl BonReporter for Counting<'_> {
     fn set_done(&self, done: u64) {
-        self.inner.set_done(done)
+        if self.bars {
+            self.inner.set_done(done)
+        }
     }
     /// The study writes its own tables: a step's best-of-k table is not shown.
     fn table(&self, _text: &str) {}
@@ -221,46 +236,103 @@ pub fn run(study: &Study, version: &str, reporter: &dyn StudyReporter) -> Result
         }
         bail!("the plan changed under {} finished step(s); their outputs were made with the old settings. To run them again, for each:{text}\nor give the study another --out", changed.len());
     }
+    let mut finished: BTreeSet<&str> = BTreeSet::new();
+    let mut pending: Vec<&Step> = Vec::new();
     for step in &study.steps {
-        if let Some(r) = read_record(&study.out, &step.id)? {
-            if r.fingerprint == fingerprint(study, step) {
+        match read_record(&study.out, &step.id)? {
+            Some(r) if r.fingerprint == fingerprint(study, step) => {
                 counts.steps_cached += 1;
+                finished.insert(&step.id);
                 reporter.step(&step.id, &step.command, &StepState::Cached);
-                continue;
+            }
+            _ => pending.push(step),
+        }
+    }
+    let limit = study.file.plan.remote_steps.max(1);
+    while !pending.is_empty() {
+        // The steps whose needs are finished: at most one that runs a local engine (two
+        // llama.cpp or candle processes on the same cores slow each other badly), and up to
+        // `remote-steps` that only call servers, all at once.
+        let ready: Vec<&Step> = pending
+            .iter()
+            .copied()
+            .filter(|s| s.after.iter().all(|a| finished.contains(a.as_str())))
+            .collect();
+        let mut batch: Vec<&Step> = ready.iter().copied().filter(|s| s.local).take(1).collect();
+        batch.extend(ready.iter().copied().filter(|s| !s.local).take(limit));
+        assert!(!batch.is_empty(), "steps come needs first, so some step is always ready");
+        let with_bars = batch.len() == 1;
+        let results: Vec<(&Step, Result<(u64, f64)>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = batch
+                .iter()
+                .map(|&step| {
+                    // Progress bars only for a step running alone (or the local one of a batch).
+                    let bars = with_bars || step.local;
+                    (step, scope.spawn(move || run_recorded(study, step, version, reporter, bars)))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|(s, h)| (s, h.join().expect("a study step panicked")))
+                .collect()
+        });
+        let mut first_error = None;
+        for (step, result) in results {
+            match result {
+                Ok((calls, _)) => {
+                    counts.steps_run += 1;
+                    counts.model_calls += calls;
+                    finished.insert(&step.id);
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
         }
-        reporter.step(&step.id, &step.command, &StepState::Running);
-        let counting = Counting { inner: reporter, calls: AtomicU64::new(0) };
-        let started = Instant::now();
-        let outputs = match run_step(step, version, &counting) {
-            Ok(o) => o,
-            Err(e) => {
-                reporter.step(&step.id, &step.command, &StepState::Failed(format!("{e:#}")));
-                return Err(e.context(format!("study step `{}`", step.id)));
-            }
-        };
-        let calls = counting.calls.load(Ordering::Relaxed);
-        let seconds = started.elapsed().as_secs_f64();
-        let record = StepRecord {
-            id: step.id.clone(),
-            fingerprint: fingerprint(study, step),
-            command: step.command.clone(),
-            calls,
-            seconds,
-            outputs,
-        };
-        let path = record_path(&study.out, &step.id);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("creating `{}`", dir.display()))?;
+        if let Some(e) = first_error {
+            return Err(e);
         }
-        prbench_files::write_json_pretty(&path, &record)
-            .with_context(|| format!("writing the step record `{}`", path.display()))?;
-        counts.steps_run += 1;
-        counts.model_calls += calls;
-        reporter.step(&step.id, &step.command, &StepState::Done { calls, seconds });
+        pending.retain(|s| !finished.contains(s.id.as_str()));
     }
     Ok(counts)
+}
+
+/// Runs one step and writes its record; returns its model calls and seconds.
+fn run_recorded(
+    study: &Study,
+    step: &Step,
+    version: &str,
+    reporter: &dyn StudyReporter,
+    bars: bool,
+) -> Result<(u64, f64)> {
+    reporter.step(&step.id, &step.command, &StepState::Running);
+    let counting = Counting { inner: reporter, calls: AtomicU64::new(0), bars, id: &step.id };
+    let started = Instant::now();
+    let outputs = match run_step(step, version, &counting) {
+        Ok(o) => o,
+        Err(e) => {
+            reporter.step(&step.id, &step.command, &StepState::Failed(format!("{e:#}")));
+            return Err(e.context(format!("study step `{}`", step.id)));
+        }
+    };
+    let calls = counting.calls.load(Ordering::Relaxed);
+    let seconds = started.elapsed().as_secs_f64();
+    let record = StepRecord {
+        id: step.id.clone(),
+        fingerprint: fingerprint(study, step),
+        command: step.command.clone(),
+        calls,
+        seconds,
+        outputs,
+    };
+    let path = record_path(&study.out, &step.id);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating `{}`", dir.display()))?;
+    }
+    prbench_files::write_json_pretty(&path, &record)
+        .with_context(|| format!("writing the step record `{}`", path.display()))?;
+    reporter.step(&step.id, &step.command, &StepState::Done { calls, seconds });
+    Ok((calls, seconds))
 }
 
 /// What a step writes, for the "delete it" advice.

@@ -52,6 +52,10 @@ pub struct Plan {
     /// Bootstrap resamples of each benchmark CI; default 10,000.
     #[serde(default)]
     pub bootstrap: Option<usize>,
+    /// Steps that only call servers (remote models, baselines) run up to this many at once,
+    /// beside at most one step that runs a local engine (GGUF, safetensors, BT, PAL); default 4.
+    #[serde(default = "default_remote_steps", rename = "remote-steps")]
+    pub remote_steps: usize,
     /// Study folder; `--out` overrides it. Default: `runs/study-<plan file name without .toml>`.
     #[serde(default)]
     pub out: Option<String>,
@@ -71,6 +75,10 @@ pub struct Plan {
 
 fn default_seed() -> u64 {
     42
+}
+
+fn default_remote_steps() -> usize {
+    4
 }
 
 /// A benchmark: data, and the conditions its models are evaluated under by default.

@@ -13,7 +13,7 @@ use crate::execute::{read_record, StepRecord};
 use crate::graph::{LegKind, Study};
 use crate::proxy::{compare_legs, difference_table, proxy_gap_table};
 use crate::table::Table;
-use crate::tables::{conditioning_table, reward_model_table, scored};
+use crate::tables::{conditioning_table, per_user_table, reward_model_table, scored};
 
 /// The files a study wrote.
 #[derive(Debug)]
@@ -45,6 +45,9 @@ pub fn write(study: &Study, generator: &str, note: &mut dyn FnMut(&str)) -> Resu
         }
         if let Some(t) = conditioning_table(study, &b.name, &record)? {
             tables.push((format!("conditioning-{}", b.name), t));
+        }
+        if let Some(t) = per_user_table(study, &b.name, &on)? {
+            tables.push((format!("per-user-{}", b.name), t));
         }
     }
     let legs = if study.legs.is_empty() { vec![] } else { compare_legs(study, &record, note)? };

@@ -200,3 +200,115 @@ pub fn conditioning_table(
         numeric_from: 4,
     }))
 }
+
+/// The `q`-quantile of sorted `v` (linear interpolation between order statistics, numpy's
+/// default).
+fn quantile(v: &[f64], q: f64) -> f64 {
+    let pos = q * (v.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+}
+
+/// The per-user table of one benchmark whose examples carry user ids: for each entry, the
+/// distribution of per-user strict accuracy (the headline figure per item: position-debiased
+/// when the run has it), and for PAL models the mean per-user accuracy of users seen in
+/// training (rows of `W`) and of unseen users, as the meta-reward-modeling work reports it.
+/// `None` when no example of the benchmark has a user id.
+///
+/// # Errors
+/// The data, an `outcomes.jsonl` or a `pal.json` that cannot be read.
+pub fn per_user_table(
+    study: &Study,
+    bench: &str,
+    scored: &[&ScoredEntry<'_>],
+) -> Result<Option<Table>> {
+    use std::collections::BTreeMap;
+    let b = study.benchmarks.iter().find(|b| b.name == bench).context("benchmark of the table")?;
+    let subsets = &study.file.plan.benchmarks[bench].get_ref().subsets;
+    let data =
+        prbench_data::load(&b.data, subsets).with_context(|| format!("loading `{}`", b.data))?;
+    let users: BTreeMap<&str, &str> =
+        data.examples.iter().filter_map(|e| Some((e.id.as_str(), e.user_id.as_deref()?))).collect();
+    if users.is_empty() {
+        return Ok(None);
+    }
+    let header = [
+        "model",
+        "condition",
+        "users",
+        "mean",
+        "p25",
+        "median",
+        "p75",
+        "users at 0%",
+        "users at 100%",
+        "seen users (mean)",
+        "unseen users (mean)",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut rows = Vec::new();
+    for s in scored {
+        let path = s.dir.join("outcomes.jsonl");
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading `{}`", path.display()))?;
+        let mut per_user: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let o: prbench_records::outcome::Outcome = serde_json::from_str(line)
+                .with_context(|| format!("`{}`, line {}: not an outcome", path.display(), i + 1))?;
+            let Some(user) = users.get(o.example_id.as_str()) else { continue };
+            let result = o.debiased_result.unwrap_or(o.result);
+            let e = per_user.entry(user).or_default();
+            e.0 += 1;
+            e.1 += usize::from(result == prbench_stats::outcome::ItemResult::Correct);
+        }
+        let accuracy = |(n, c): &(usize, usize)| *c as f64 / *n as f64;
+        let mut accs: Vec<f64> = per_user.values().map(accuracy).collect();
+        if accs.is_empty() {
+            continue;
+        }
+        accs.sort_by(f64::total_cmp);
+        let mean = |v: &[f64]| {
+            if v.is_empty() {
+                "–".to_string()
+            } else {
+                format!("{:.1}", v.iter().sum::<f64>() / v.len() as f64 * 100.0)
+            }
+        };
+        let (mut seen, mut unseen) = (String::from("–"), String::from("–"));
+        if let Some(dir) = s.entry_spec_dir("pal:") {
+            let config: prbench_train::pal::config::PalConfig =
+                read_json(&dir.join(prbench_train::pal::config::CONFIG_FILE))?;
+            let (a, b): (Vec<_>, Vec<_>) =
+                per_user.iter().partition(|(u, _)| config.users.contains_key(**u));
+            seen = mean(&a.iter().map(|(_, t)| accuracy(t)).collect::<Vec<_>>());
+            unseen = mean(&b.iter().map(|(_, t)| accuracy(t)).collect::<Vec<_>>());
+        }
+        rows.push(vec![
+            s.entry.model.clone(),
+            s.entry.condition.clone(),
+            accs.len().to_string(),
+            mean(&accs),
+            format!("{:.1}", quantile(&accs, 0.25) * 100.0),
+            format!("{:.1}", quantile(&accs, 0.5) * 100.0),
+            format!("{:.1}", quantile(&accs, 0.75) * 100.0),
+            accs.iter().filter(|&&a| a == 0.0).count().to_string(),
+            accs.iter().filter(|&&a| a == 1.0).count().to_string(),
+            seen,
+            unseen,
+        ]);
+    }
+    Ok(Some(Table {
+        title: format!("Per-user accuracy on {}: strict accuracy of each user's items, %", b.title),
+        header,
+        rows,
+        numeric_from: 2,
+    }))
+}
+
+impl ScoredEntry<'_> {
+    /// The model folder of a `scheme` spec (`pal:DIR`) as the run's summary names it.
+    fn entry_spec_dir(&self, scheme: &str) -> Option<PathBuf> {
+        self.summary.model.strip_prefix(scheme).map(PathBuf::from)
+    }
+}

@@ -19,7 +19,8 @@ use common::{prbench, sample, text};
 use prbench_fault_server::{FaultServer, ServerConfig};
 
 /// The sample's 12 rows in one file, with chosen and rejected swapped in every fourth row, so
-/// that the baselines' accuracies differ (the sample is balanced to give each of them 50%).
+/// that the baselines' accuracies differ (the sample is balanced to give each of them 50%), and
+/// three users (`u0`, `u1`, `u2`, row i belonging to u(i mod 3)).
 fn uneven_data(dir: &Path) -> String {
     let mut out = String::new();
     let mut i = 0;
@@ -30,6 +31,7 @@ fn uneven_data(dir: &Path) -> String {
             std::fs::read_to_string(Path::new(&sample()).join(format!("{subset}.jsonl"))).unwrap();
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+            v["user_id"] = format!("u{}", i % 3).into();
             if i % 4 == 0 {
                 let chosen = v["chosen"].take();
                 v["chosen"] = v["rejected"].take();
@@ -185,6 +187,34 @@ fn a_study_reruns_with_no_call_matches_correlate_and_resumes_after_sigkill() {
     let line = bench.lines().find(|l| l.starts_with("longer,")).unwrap();
     assert_eq!(line["longer,".len()..].parse::<f64>().unwrap(), micro["strict"].as_f64().unwrap());
     assert_eq!(bench.lines().count(), 1 + 3 + 1 + 2, "{bench}");
+
+    // 3a. The per-user table, from the outcomes and the user ids by hand.
+    let outcomes =
+        std::fs::read_to_string(dir.join("a/runs/sample-longer/outcomes.jsonl")).unwrap();
+    let mut per_user: std::collections::BTreeMap<String, (f64, f64)> = Default::default();
+    for line in outcomes.lines() {
+        let o: serde_json::Value = serde_json::from_str(line).unwrap();
+        let n: usize =
+            o["example_id"].as_str().unwrap().rsplit('-').next().unwrap().parse().unwrap();
+        // sample ids end in 01..04 per subset; row i = subset index * 4 + (n - 1)
+        let subset = ["art", "life", "soc"]
+            .iter()
+            .position(|s| o["example_id"].as_str().unwrap().contains(s))
+            .unwrap();
+        let i = subset * 4 + n - 1;
+        let e = per_user.entry(format!("u{}", i % 3)).or_default();
+        e.0 += 1.0;
+        e.1 += f64::from(o["result"] == "correct");
+    }
+    let mut accs: Vec<f64> = per_user.values().map(|(n, c)| c / n).collect();
+    accs.sort_by(f64::total_cmp);
+    assert_eq!(accs.len(), 3);
+    let mean = accs.iter().sum::<f64>() / 3.0 * 100.0;
+    let p25 = (accs[0] + 0.5 * (accs[1] - accs[0])) * 100.0;
+    let p75 = (accs[1] + 0.5 * (accs[2] - accs[1])) * 100.0;
+    let want = format!("longer,none,3,{mean:.1},{p25:.1},{:.1},{p75:.1},", accs[1] * 100.0);
+    let per_user_csv = std::fs::read_to_string(dir.join("a/tables/per-user-sample.csv")).unwrap();
+    assert!(per_user_csv.contains(&want), "{want} not in\n{per_user_csv}");
 
     // 3b. The HTML report shows every table, cell for cell as the CSV, and the hostile title
     // as text.
