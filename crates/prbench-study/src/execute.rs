@@ -227,12 +227,24 @@ pub fn run(study: &Study, version: &str, reporter: &dyn StudyReporter) -> Result
         for id in &changed {
             let step = study.step(id).expect("status lists the study's steps");
             let old = read_record(&study.out, id)?.map(|r| r.command).unwrap_or_default();
-            text += &format!(
-                "\nstep `{id}` finished before with other settings (or from inputs made with other settings):\n  was: {old}\n  now: {}\n  delete `{}` and {}",
-                step.command,
+            let delete = format!(
+                "delete `{}` and {}",
                 record_path(&study.out, id).display(),
                 outputs_of(step)
             );
+            if old == step.command {
+                let needs: Vec<&str> =
+                    step.after.iter().filter(|a| changed.contains(a)).map(String::as_str).collect();
+                text += &format!(
+                    "\nstep `{id}`: same settings, but it read the outputs of `{}`, which changed; {delete}",
+                    needs.join("`, `")
+                );
+            } else {
+                text += &format!(
+                    "\nstep `{id}` finished before with other settings:\n  was: {old}\n  now: {}\n  {delete}",
+                    step.command
+                );
+            }
         }
         bail!("the plan changed under {} finished step(s); their outputs were made with the old settings. To run them again, for each:{text}\nor give the study another --out", changed.len());
     }
