@@ -169,3 +169,19 @@ fn bad_correlation_settings_are_refused() {
     let text = base() + "\n[correlation]\nmetric = \"f1\"\n";
     invalid_at(&text, "metric", "correlation.metric");
 }
+
+#[test]
+fn the_committed_plans_are_valid() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/study");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_some_and(|x| x == "toml") {
+            let file = PlanFile::read(&path).unwrap_or_else(|e| panic!("{e}"));
+            // The data of psoups.toml and prb.toml is not in the clone: the plan only.
+            Study::new(file, PathBuf::from("/nonexistent/study")).unwrap_or_else(|e| panic!("{e}"));
+            n += 1;
+        }
+    }
+    assert!(n >= 3, "examples/study holds {n} plans");
+}
