@@ -395,7 +395,9 @@ fn md_cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
-fn csv_cell(s: &str) -> String {
+/// A CSV cell (RFC 4180): quoted, with quotes doubled, when it holds a comma, a quote or a
+/// line break.
+pub fn csv_cell(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
@@ -403,7 +405,9 @@ fn csv_cell(s: &str) -> String {
     }
 }
 
-fn latex_cell(s: &str) -> String {
+/// A LaTeX table cell: the ten special characters escaped, an em dash as `--`. Line breaks
+/// are the caller's (a cell from a file may hold one: replace it first).
+pub fn latex_cell(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for ch in s.chars() {
         match ch {

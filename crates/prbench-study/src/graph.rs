@@ -446,30 +446,28 @@ impl Study {
                 }
             };
             let title = d.title.clone().unwrap_or_else(|| name.clone());
-            let judge_argv =
-                |samples: &Path, after_id: &str| -> Result<(JudgeOptions, String), PlanError> {
-                    let mut argv = vec![
-                        "--samples".to_string(),
-                        samples.display().to_string(),
-                        "--name".into(),
-                        JUDGEMENTS.into(),
-                        "--quiet".into(),
-                    ];
-                    if let Some(j) = &d.judge {
-                        argv.extend(["--judge".into(), j.clone()]);
-                    }
-                    argv.extend(flags::argv(
-                        &file,
-                        d.judge_options.as_ref(),
-                        &format!("{key}.judge-options"),
-                        BON_RESERVED,
-                    )?);
-                    let span = d.judge_options.as_ref().map_or(d_span.clone(), |o| o.span());
-                    let opts: JudgeOptions = flags::parse("bon judge", &argv)
-                        .map_err(|e| file.invalid(span, format!("{key}.judge-options"), e))?;
-                    let _ = after_id;
-                    Ok((opts, format!("prbench bon judge {}", argv.join(" "))))
-                };
+            let judge_argv = |samples: &Path| -> Result<(JudgeOptions, String), PlanError> {
+                let mut argv = vec![
+                    "--samples".to_string(),
+                    samples.display().to_string(),
+                    "--name".into(),
+                    JUDGEMENTS.into(),
+                    "--quiet".into(),
+                ];
+                if let Some(j) = &d.judge {
+                    argv.extend(["--judge".into(), j.clone()]);
+                }
+                argv.extend(flags::argv(
+                    &file,
+                    d.judge_options.as_ref(),
+                    &format!("{key}.judge-options"),
+                    BON_RESERVED,
+                )?);
+                let span = d.judge_options.as_ref().map_or(d_span.clone(), |o| o.span());
+                let opts: JudgeOptions = flags::parse("bon judge", &argv)
+                    .map_err(|e| file.invalid(span, format!("{key}.judge-options"), e))?;
+                Ok((opts, format!("prbench bon judge {}", argv.join(" "))))
+            };
             match kind {
                 LegKind::BestOfN => {
                     if !d.policies.is_empty() {
@@ -524,7 +522,7 @@ impl Study {
                         after: vec![],
                         local: policy_local,
                     });
-                    let (mut judge, cmd) = judge_argv(&folder, &sample_id)?;
+                    let (mut judge, cmd) = judge_argv(&folder)?;
                     judge.stage.cache.cache = Some(PathBuf::from(&cache));
                     let judge_id = format!("bon-judge/{name}");
                     let judge_local = d.judge.as_deref().is_none_or(|p| p.starts_with("gguf:"));
@@ -609,7 +607,7 @@ impl Study {
                             return Err(file.invalid(folder.span(), format!("{key}.policies.{model}"), format!("`{model}` is not an entry of benchmark `{bench}` (entries: {}); a model evaluated under several conditions is named `MODEL.CONDITION`", on_bench.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", "))));
                         };
                         let dir = PathBuf::from(folder.get_ref());
-                        let (mut judge, cmd) = judge_argv(&dir, "")?;
+                        let (mut judge, cmd) = judge_argv(&dir)?;
                         let cache = out.join("rl").join("cache.sqlite");
                         judge.stage.cache.cache = Some(cache.clone());
                         let id = format!("rl-judge/{name}/{model}");

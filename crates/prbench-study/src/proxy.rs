@@ -18,6 +18,8 @@ use prbench_report::correlation::{
 };
 use prbench_stats::rank::{PairedDifference, PerStatistic, StatInterval, DEFAULT_RBO_P};
 
+use prbench_report::leaderboard::csv_cell;
+
 use crate::execute::StepRecord;
 use crate::graph::{LegKind, Study, JUDGEMENTS};
 use crate::table::Table;
@@ -144,15 +146,6 @@ pub fn compare_legs(
         out.push(LegComparison { leg: leg.name.clone(), comparison, command });
     }
     Ok(out)
-}
-
-/// A CSV cell: quoted when it holds a comma, a quote or a line break.
-fn csv_cell(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }
 
 /// The shown columns: every statistic, or the plan's `statistics`, in the paper's order.

@@ -1,6 +1,7 @@
 //! One table, three forms: Markdown, CSV and LaTeX (booktabs), from the same cells, so the
 //! forms never disagree. Cells come from files and plans and are escaped for each form.
 
+use prbench_report::leaderboard::latex_cell;
 use serde::Serialize;
 
 /// A titled table of text cells; columns from `numeric_from` on are right-aligned.
@@ -49,26 +50,10 @@ impl Table {
         String::from_utf8(w.into_inner().expect("writing to memory")).expect("cells are UTF-8")
     }
 
-    /// LaTeX: a `table` with a booktabs `tabular` and the title as caption; the ten special
-    /// characters escaped.
+    /// LaTeX: a `table` with a booktabs `tabular` and the title as caption; cells escaped as the
+    /// leaderboard's ([`latex_cell`]).
     pub fn latex(&self) -> String {
-        let esc = |t: &str| {
-            let mut o = String::new();
-            for c in t.chars() {
-                match c {
-                    '\\' => o.push_str("\\textbackslash{}"),
-                    '&' | '%' | '$' | '#' | '_' | '{' | '}' => {
-                        o.push('\\');
-                        o.push(c);
-                    }
-                    '~' => o.push_str("\\textasciitilde{}"),
-                    '^' => o.push_str("\\textasciicircum{}"),
-                    '\n' | '\r' => o.push(' '),
-                    _ => o.push(c),
-                }
-            }
-            o
-        };
+        let esc = |t: &str| latex_cell(&t.replace(['\n', '\r'], " "));
         let align: String = (0..self.header.len())
             .map(|i| if i >= self.numeric_from { 'r' } else { 'l' })
             .collect();
