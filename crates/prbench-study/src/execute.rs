@@ -16,8 +16,11 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use prbench_downstream::bon::files::read_jsonl;
 use prbench_downstream::bon::folder::BonFolder;
+use prbench_downstream::bon::rubric::RubricJudgement;
 use prbench_downstream::bon::stages::{BonReporter, Judging, Sampling, Scoring};
+use prbench_engines::flags::VerdictMode;
 use prbench_eval::evaluation::EvaluationReporter;
 use prbench_eval::run::RunResult;
 use prbench_eval::runner::Reporter;
@@ -347,6 +350,41 @@ fn run_recorded(
     Ok((calls, seconds))
 }
 
+/// The policy and rubric judge when a plan names none: the pinned SmolLM2 GGUF (as the
+/// `bon` verbs default).
+fn default_gguf() -> String {
+    format!("gguf:{}", prbench_models::assets::default_model_path().display())
+}
+
+/// Whether the judgements or scores file `path` that a Best-of-N stage refuses to overwrite can
+/// stand for this step: it exists (the study was killed after the verb wrote it and before the
+/// record, or an RL policy folder was judged by another study) and its manifest names the same
+/// spec, condition and (for judges) mode, computed from the folder's present samples. A file
+/// made otherwise is an error saying what to delete; no file is `false`.
+fn reuse_stage(
+    folder: &BonFolder,
+    path: &Path,
+    spec: &str,
+    mode: Option<&str>,
+    condition: &str,
+) -> Result<bool> {
+    if !path.exists() {
+        return Ok(false);
+    }
+    let m = folder.checked_stage(path)?;
+    if m.model.spec == spec && m.condition == condition && mode.is_none_or(|x| x == m.mode) {
+        return Ok(true);
+    }
+    bail!(
+        "`{}` exists, made by `{}` ({}, condition `{}`), not by this step's `{spec}`{}; delete it (and its .manifest.json) to make it again",
+        path.display(),
+        m.model.spec,
+        m.mode,
+        m.condition,
+        mode.map(|x| format!(" ({x})")).unwrap_or_default()
+    )
+}
+
 /// What a step writes, for the "delete it" advice.
 fn outputs_of(step: &Step) -> String {
     match &step.action {
@@ -411,7 +449,24 @@ fn run_step(
             }
         }
         Action::BonJudge(opts) => {
-            let judgements = Judging::plan((**opts).clone(), version)?.run(reporter)?;
+            let folder = BonFolder::new(&opts.samples);
+            let name = opts.name.as_deref().expect("the study names its judgements");
+            let path = folder.judgements(name);
+            let spec = opts.judge.clone().unwrap_or_else(default_gguf);
+            let mode = match opts.mode {
+                VerdictMode::Logprob => "logprob",
+                VerdictMode::Generate => "generate",
+            };
+            let judgements: Vec<RubricJudgement> =
+                if reuse_stage(&folder, &path, &spec, Some(mode), "oracle")? {
+                    reporter.note(&format!(
+                        "reusing `{}`: the same judge, mode and samples",
+                        path.display()
+                    ));
+                    read_jsonl(&path)?
+                } else {
+                    Judging::plan((**opts).clone(), version)?.run(reporter)?
+                };
             let scores: Vec<f64> = judgements.iter().filter_map(|j| j.mean()).collect();
             let unjudged = judgements.len() - scores.len();
             if scores.is_empty() {
@@ -426,7 +481,17 @@ fn run_step(
             outputs.insert("unjudged".into(), unjudged.to_string());
         }
         Action::BonScore(opts) => {
-            Scoring::plan((**opts).clone(), version)?.run(reporter)?;
+            let folder = BonFolder::new(&opts.samples);
+            let name = opts.name.as_deref().expect("the study names its scores");
+            let path = folder.scores(name);
+            if reuse_stage(&folder, &path, &opts.model, None, &opts.condition)? {
+                reporter.note(&format!(
+                    "reusing `{}`: the same model, condition and samples",
+                    path.display()
+                ));
+            } else {
+                Scoring::plan((**opts).clone(), version)?.run(reporter)?;
+            }
         }
     }
     Ok(outputs)

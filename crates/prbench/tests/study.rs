@@ -80,6 +80,17 @@ judge = "gguf:{smol}"
 models = ["longer", "shorter", "overlap", "rs"]
 sample = {{ limit = 3, max-new-tokens = 16 }}
 
+[downstream.rl]
+kind = "rl"
+title = "RL"
+benchmark = "sample"
+judge = "gguf:{smol}"
+
+[downstream.rl.policies]
+longer = "policies/longer"
+shorter = "policies/shorter"
+overlap = "policies/overlap"
+
 [correlation]
 bootstrap = 1000
 permutations = 1000
@@ -119,6 +130,36 @@ fn a_study_reruns_with_no_call_matches_correlate_and_resumes_after_sigkill() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let data = uneven_data(dir);
+    // The RL leg's "trained policies": answers that `bon sample` wrote, one seed per model so
+    // that they differ (a real run takes them from examples/trl-grpo/sample.py).
+    for (i, name) in ["longer", "shorter", "overlap"].iter().enumerate() {
+        let seed = (7 + i).to_string();
+        let policy = format!("gguf:{}", smol.display());
+        let out = format!("policies/{name}");
+        let o = prbench(
+            &[
+                "bon",
+                "sample",
+                "--data",
+                &data,
+                "--policy",
+                &policy,
+                "--n",
+                "1",
+                "--limit",
+                "3",
+                "--max-new-tokens",
+                "16",
+                "--seed",
+                &seed,
+                "--out",
+                &out,
+                "--quiet",
+            ],
+            dir,
+        );
+        assert!(o.status.success(), "{}", text(&o.stderr));
+    }
     std::fs::write(dir.join("plan.toml"), plan(&server, &smol, &data)).unwrap();
 
     // 1. The whole study.
@@ -187,6 +228,34 @@ fn a_study_reruns_with_no_call_matches_correlate_and_resumes_after_sigkill() {
     let line = bench.lines().find(|l| l.starts_with("longer,")).unwrap();
     assert_eq!(line["longer,".len()..].parse::<f64>().unwrap(), micro["strict"].as_f64().unwrap());
     assert_eq!(bench.lines().count(), 1 + 3 + 1 + 2, "{bench}");
+
+    // 3'. The RL leg: each policy's mean rubric score, from its judgements by hand, is the
+    // downstream side correlate reads.
+    let rl = std::fs::read_to_string(dir.join("a/proxy/rl-downstream.csv")).unwrap();
+    for name in ["longer", "shorter", "overlap"] {
+        let judged = std::fs::read_to_string(
+            dir.join(format!("policies/{name}/judgements/study-rubric.jsonl")),
+        )
+        .unwrap();
+        let means: Vec<f64> = judged
+            .lines()
+            .map(|l| {
+                let j: serde_json::Value = serde_json::from_str(l).unwrap();
+                let s: Vec<f64> =
+                    j["scores"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+                s.iter().sum::<f64>() / s.len() as f64
+            })
+            .collect();
+        assert_eq!(means.len(), 3, "{name}: one answer for each of 3 questions");
+        let mean = means.iter().sum::<f64>() / 3.0;
+        let line = rl.lines().find(|l| l.starts_with(&format!("{name},"))).unwrap();
+        let got: f64 = line.split(',').nth(1).unwrap().parse().unwrap();
+        assert!((got - mean).abs() < 1e-12, "{name}: {got} vs {mean} by hand");
+    }
+    let rl_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("a/proxy/rl.json")).unwrap())
+            .unwrap();
+    assert_eq!(rl_json["models"].as_array().unwrap().len(), 3, "{rl_json}");
 
     // 3a. The per-user table, from the outcomes and the user ids by hand.
     let outcomes =
