@@ -97,7 +97,10 @@ pub fn record_path(out: &Path, id: &str) -> PathBuf {
 /// "changed" too, even when its own command line is the same.
 fn fingerprint(study: &Study, step: &Step) -> String {
     let mut h = Sha256::new();
-    h.update(step.command.as_bytes());
+    // The study folder itself is left out, so a study folder moved or copied elsewhere is
+    // still the same study.
+    let out = study.out.display().to_string();
+    h.update(step.command.replace(&out, "<OUT>").as_bytes());
     for need in &step.after {
         if let Some(s) = study.step(need) {
             h.update(b"\0");
@@ -127,6 +130,12 @@ pub fn read_record(out: &Path, id: &str) -> Result<Option<StepRecord>> {
 /// # Errors
 /// A damaged record.
 pub fn status(study: &Study) -> Result<Vec<(String, String, StepState)>> {
+    if study.out.exists() && !study.out.is_dir() {
+        bail!(
+            "the study folder `{}` is a file; give --out (or the plan's `out`) a folder",
+            study.out.display()
+        );
+    }
     study
         .steps
         .iter()

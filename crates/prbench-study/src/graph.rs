@@ -199,6 +199,32 @@ impl Study {
         for name in plan.benchmarks.keys().chain(plan.models.keys()).chain(plan.downstream.keys()) {
             check_name(&file, name)?;
         }
+        if let Some(b) =
+            plan.bootstrap.filter(|b| !(100..=prbench_stats::bootstrap::MAX_RESAMPLES).contains(b))
+        {
+            let at = find_key(&file.text, "bootstrap");
+            return Err(file.invalid(
+                at..at,
+                "bootstrap",
+                format!(
+                    "{b} bootstrap resamples: the benchmark CIs take 100 to {}",
+                    prbench_stats::bootstrap::MAX_RESAMPLES
+                ),
+            ));
+        }
+        for (name, b) in &plan.benchmarks {
+            let (span, b) = (b.span(), b.get_ref());
+            if b.limit == Some(0) {
+                return Err(file.invalid(span, format!("benchmarks.{name}.limit"), "limit = 0 evaluates nothing; give at least 1 (examples per subset), or leave it out for all"));
+            }
+            if b.sample && b.limit.is_none() {
+                return Err(file.invalid(
+                    span,
+                    format!("benchmarks.{name}.sample"),
+                    "`sample = true` draws `limit` examples per subset at random: give `limit` too",
+                ));
+            }
+        }
         let seed = plan.seed.to_string();
         let bootstrap = plan.bootstrap.map(|b| b.to_string());
         let runs = out.join("runs");
@@ -310,9 +336,29 @@ impl Study {
             };
             let parsed = ModelSpec::parse(&spec)
                 .map_err(|e| file.invalid(m.spec.span(), format!("{key}.spec"), e.to_string()))?;
+            if m.train.is_none() {
+                check_spec(&parsed)
+                    .map_err(|e| file.invalid(m.spec.span(), format!("{key}.spec"), e))?;
+            }
+            if let Some(o) = &m.score_options {
+                // Checked here too when no Best-of-N leg reads them: a flag never silently dropped.
+                let mut argv =
+                    vec!["--samples".to_string(), "x".into(), "--model".into(), spec.clone()];
+                argv.extend(flags::argv(
+                    &file,
+                    Some(o),
+                    &format!("{key}.score-options"),
+                    BON_RESERVED,
+                )?);
+                flags::parse::<ScoreOptions>("bon score", &argv)
+                    .map_err(|e| file.invalid(o.span(), format!("{key}.score-options"), e))?;
+            }
             let family = m.family.unwrap_or_else(|| Family::of_spec(&spec));
             let benches: Vec<String> = match &m.benchmarks {
                 Some(list) => {
+                    if list.get_ref().is_empty() {
+                        return Err(file.invalid(list.span(), format!("{key}.benchmarks"), "an empty list evaluates the model nowhere; name at least one benchmark, or leave the key out for all"));
+                    }
                     for b in list.get_ref() {
                         known_benchmark(&file, b, list.span(), &format!("{key}.benchmarks"))?;
                     }
@@ -372,7 +418,8 @@ impl Study {
                     file.invalid(opt_span.clone(), format!("{key}.options"), e.to_string())
                 })?;
                 // The same model under the same settings twice would count twice in every ranking.
-                let same = format!("{bench}\0{spec}\0{}\0{}", conds.join(","), options.join("\0"));
+                let same =
+                    format!("{bench}\0{parsed:?}\0{}\0{}", conds.join(","), options.join("\0"));
                 if let Some(other) = seen.insert(same, name.clone()) {
                     return Err(file.invalid(m_span.clone(), key.clone(), format!("evaluates `{spec}` on `{bench}` under the same conditions and options as `models.{other}`; a model counted twice would weigh twice in every ranking: remove one")));
                 }
@@ -446,6 +493,18 @@ impl Study {
                 }
             };
             let title = d.title.clone().unwrap_or_else(|| name.clone());
+            for (what, value) in [("policy", &d.policy), ("judge", &d.judge)] {
+                if let Some(v) = value {
+                    let parsed = ModelSpec::parse(v).map_err(|e| {
+                        file.invalid(d_span.clone(), format!("{key}.{what}"), e.to_string())
+                    })?;
+                    if !matches!(parsed, ModelSpec::Gguf(_) | ModelSpec::OpenAi { .. }) {
+                        return Err(file.invalid(d_span.clone(), format!("{key}.{what}"), format!("the {what} generates text: `gguf:PATH` or `openai:MODEL@URL`, not `{v}`")));
+                    }
+                    check_spec(&parsed)
+                        .map_err(|e| file.invalid(d_span.clone(), format!("{key}.{what}"), e))?;
+                }
+            }
             let judge_argv = |samples: &Path| -> Result<(JudgeOptions, String), PlanError> {
                 let mut argv = vec![
                     "--samples".to_string(),
@@ -480,6 +539,13 @@ impl Study {
                             "a best-of-n leg needs `n`, the samples per question",
                         )
                     })?;
+                    if !(1..=256).contains(&n) {
+                        return Err(file.invalid(
+                            d_span.clone(),
+                            format!("{key}.n"),
+                            format!("n = {n} samples per question: a best-of-n leg takes 1 to 256"),
+                        ));
+                    }
                     if let Some(k) = d.k.filter(|&k| k == 0 || k > n) {
                         return Err(file.invalid(
                             d_span.clone(),
@@ -534,10 +600,23 @@ impl Study {
                         local: judge_local,
                     });
                     let mut leg_entries = Vec::new();
-                    for e in on_bench
+                    let pointwise =
+                        |e: &Entry| !pairwise_only(eval_spec(&steps, &e.eval_step).as_str());
+                    if let Some(list) = &d.models {
+                        if let Some(e) = on_bench
+                            .iter()
+                            .find(|e| list.get_ref().contains(&e.model) && !pointwise(e))
+                        {
+                            return Err(file.invalid(list.span(), format!("{key}.models"), format!("`{}` is a pairwise judge: it picks the better of two answers and gives no reward for one answer, so it cannot pick among N; leave it out of the leg", e.model)));
+                        }
+                    }
+                    let eligible: Vec<Entry> = on_bench
                         .iter()
                         .filter(|e| wanted.as_ref().is_none_or(|w| w.contains(&e.model)))
-                    {
+                        .filter(|e| pointwise(e))
+                        .map(|e| (*e).clone())
+                        .collect();
+                    for e in &eligible {
                         let m = plan.models[&e.model].get_ref();
                         let spec = eval_spec(&steps, &e.eval_step);
                         let mut argv = vec![
@@ -584,6 +663,7 @@ impl Study {
                         });
                         leg_entries.push((e.name.clone(), id));
                     }
+                    check_leg_size(&file, d_span.clone(), &key, &leg_entries)?;
                     legs.push(Leg {
                         name: name.clone(),
                         title,
@@ -621,6 +701,7 @@ impl Study {
                         });
                         leg_entries.push((e.name.clone(), id));
                     }
+                    check_leg_size(&file, d_span.clone(), &key, &leg_entries)?;
                     legs.push(Leg {
                         name: name.clone(),
                         title,
@@ -661,6 +742,18 @@ impl Study {
                     }
                 }
             }
+            for (what, value, lo, hi) in [
+                ("bootstrap", c_ref.bootstrap, 1_000, 1_000_000),
+                ("permutations", c_ref.permutations, 1_000, 10_000_000),
+            ] {
+                if let Some(v) = value.filter(|v| !(lo..=hi).contains(v)) {
+                    return Err(file.invalid(
+                        c.span(),
+                        format!("correlation.{what}"),
+                        format!("{v}: `prbench correlate --{what}` takes {lo} to {hi}"),
+                    ));
+                }
+            }
             if let Some(p) = c_ref.rbo_p.filter(|p| !(*p > 0.0 && *p < 1.0)) {
                 return Err(file.invalid(
                     c.span(),
@@ -689,6 +782,54 @@ fn eval_spec(steps: &[Step], id: &str) -> String {
         .unwrap_or_default()
 }
 
+/// A spec's checks that need no model loaded: a known baseline, a local model file or folder
+/// that exists.
+fn check_spec(spec: &ModelSpec) -> Result<(), String> {
+    match spec {
+        ModelSpec::Baseline(name) if name == "slot-a" => Ok(()),
+        ModelSpec::Baseline(name) => prbench_models::baselines::Baseline::from_name(name, 0)
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        ModelSpec::Gguf(p) | ModelSpec::Dir(p) | ModelSpec::Bt(p) | ModelSpec::Pal(p)
+            if !p.exists() =>
+        {
+            Err(format!(
+                "`{}` does not exist (a model file or folder is checked before anything runs)",
+                p.display()
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A spec that only compares two answers (`baseline:slot-a`): it cannot score one answer.
+fn pairwise_only(spec: &str) -> bool {
+    ModelSpec::parse(spec).is_ok_and(|s| s == ModelSpec::Baseline("slot-a".into()))
+}
+
+/// Rank statistics need at least 3 entries with a downstream score.
+fn check_leg_size(
+    file: &PlanFile,
+    span: std::ops::Range<usize>,
+    key: &str,
+    entries: &[(String, String)],
+) -> Result<(), PlanError> {
+    if entries.len() >= 3 {
+        return Ok(());
+    }
+    let names: Vec<&str> = entries.iter().map(|e| e.0.as_str()).collect();
+    Err(file.invalid(
+        span,
+        key,
+        format!(
+            "the leg ranks {} entr{} ({}); rank correlations need at least 3: add models",
+            entries.len(),
+            if entries.len() == 1 { "y" } else { "ies" },
+            names.join(", ")
+        ),
+    ))
+}
+
 /// Names become folder and file names, and entry names join them to a condition with `.`:
 /// letters, digits, `-` and `_` only.
 fn check_name(file: &PlanFile, name: &str) -> Result<(), PlanError> {
@@ -698,7 +839,7 @@ fn check_name(file: &PlanFile, name: &str) -> Result<(), PlanError> {
         return Ok(());
     }
     let at = find_key(&file.text, name);
-    Err(file.invalid(at..at, name.to_string(), "a name in a plan becomes a folder name and, joined to a condition by `.`, an entry name: use letters, digits, `-` and `_` only (a dot would also split a TOML key)"))
+    Err(file.invalid(at..at, name.to_string(), "a name in a plan becomes a folder name and, joined to a condition by `.`, an entry name: use ASCII letters, digits, `-` and `_` only (a dot would also split a TOML key)"))
 }
 
 /// The byte offset of the first line declaring `name` as a table or key (0 if none).

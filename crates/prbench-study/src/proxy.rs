@@ -3,8 +3,9 @@
 //! computation of `prbench correlate --benchmark-set`), on inputs the study writes as files so
 //! that the same command reproduces each figure:
 //!
-//! - `proxy/<benchmark>.csv`: `model,score`, each entry's benchmark figure as `correlate` reads
-//!   it from the run folder ([`prbench_report::correlation::run_figure`]), under the entry's name;
+//! - `proxy/<leg>-<benchmark>.csv`: `model,score`, the figure of each entry the leg ranks, as
+//!   `correlate` reads it from the run folder ([`prbench_report::correlation::run_figure`]),
+//!   under the entry's name;
 //! - Best-of-N: the leg's `bon-study-rubric.json` table, whose rows `bon score --name` named
 //!   after the entries; RL: `proxy/<leg>-downstream.csv`, each entry's mean rubric score.
 
@@ -67,7 +68,8 @@ pub fn options(study: &Study) -> CorrelationOptions {
     o
 }
 
-/// Writes `proxy/<benchmark>.csv` for every benchmark and compares each leg with them.
+/// Writes `proxy/<leg>-<benchmark>.csv` for every leg and benchmark and compares each leg with
+/// the benchmarks.
 ///
 /// # Errors
 /// A run folder or record that cannot be read; a comparison `correlate` would refuse (fewer
@@ -80,24 +82,28 @@ pub fn compare_legs(
     let dir = study.out.join("proxy");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating `{}`", dir.display()))?;
     let m = metric(study);
-    let mut sets = Vec::new();
-    for b in &study.benchmarks {
-        let mut csv = String::from("model,score\n");
-        for e in study.entries.iter().filter(|e| e.benchmark == b.name) {
-            let r = record(&e.eval_step)?;
-            let run = r.outputs.get(&format!("run:{}", e.condition)).with_context(|| {
-                format!("step `{}` recorded no run for `{}`", e.eval_step, e.condition)
-            })?;
-            let (score, _) = correlation::run_figure(Path::new(run), m)?;
-            csv += &format!("{},{score:?}\n", csv_cell(&e.name));
-        }
-        let path = dir.join(format!("{}.csv", b.name));
-        prbench_files::write_atomic(&path, csv.as_bytes())
-            .with_context(|| format!("writing `{}`", path.display()))?;
-        sets.push(BenchmarkSet { name: b.title.clone(), paths: vec![path] });
-    }
     let mut out = Vec::new();
     for leg in &study.legs {
+        // Each benchmark's figures of the entries this leg ranks, under their names.
+        let mut sets = Vec::new();
+        for b in &study.benchmarks {
+            let mut csv = String::from("model,score\n");
+            for e in study.entries.iter().filter(|e| e.benchmark == b.name) {
+                if !leg.entries.iter().any(|(name, _)| *name == e.name) {
+                    continue;
+                }
+                let r = record(&e.eval_step)?;
+                let run = r.outputs.get(&format!("run:{}", e.condition)).with_context(|| {
+                    format!("step `{}` recorded no run for `{}`", e.eval_step, e.condition)
+                })?;
+                let (score, _) = correlation::run_figure(Path::new(run), m)?;
+                csv += &format!("{},{score:?}\n", csv_cell(&e.name));
+            }
+            let path = dir.join(format!("{}-{}.csv", leg.name, b.name));
+            prbench_files::write_atomic(&path, csv.as_bytes())
+                .with_context(|| format!("writing `{}`", path.display()))?;
+            sets.push(BenchmarkSet { name: b.title.clone(), paths: vec![path] });
+        }
         let mut opts = options(study);
         let downstream: PathBuf = match leg.kind {
             LegKind::BestOfN => {
@@ -124,10 +130,10 @@ pub fn compare_legs(
         };
         opts.downstream = vec![downstream.clone()];
         let command = format!(
-            "prbench correlate {} --downstream {} --downstream-name {:?}{} --bootstrap {} --permutations {} --rbo-p {} --seed {}",
-            sets.iter().map(|s| format!("--benchmark-set {:?}", format!("{}={}", s.name, s.paths[0].display()))).collect::<Vec<_>>().join(" "),
-            downstream.display(),
-            leg.title,
+            "prbench correlate {} --downstream {} --downstream-name {}{} --bootstrap {} --permutations {} --rbo-p {} --seed {}",
+            sets.iter().map(|s| format!("--benchmark-set {}", shell_word(&format!("{}={}", s.name, s.paths[0].display())))).collect::<Vec<_>>().join(" "),
+            shell_word(&downstream.display().to_string()),
+            shell_word(&leg.title),
             opts.k.map(|k| format!(" --k {k}")).unwrap_or_default(),
             opts.bootstrap,
             opts.permutations,
@@ -146,6 +152,15 @@ pub fn compare_legs(
         out.push(LegComparison { leg: leg.name.clone(), comparison, command });
     }
     Ok(out)
+}
+
+/// `s` as one POSIX shell word: single-quoted, with each `'` as `'\''`, so that a pasted
+/// command expands nothing.
+fn shell_word(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+".contains(c)) {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// The shown columns: every statistic, or the plan's `statistics`, in the paper's order.

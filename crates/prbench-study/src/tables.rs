@@ -99,11 +99,14 @@ pub fn reward_model_table(title: &str, scored: &[&ScoredEntry<'_>]) -> Table {
         .map(|s| {
             let rows = &s.summary.rows;
             let micro = rows.iter().find(|r| r.label == "micro");
-            let mut row = vec![
-                family_name(s.entry.family).to_string(),
-                s.entry.model.clone(),
-                s.entry.condition.clone(),
-            ];
+            // `oracle` shows the hidden rubric: an upper bound, never a benchmark score.
+            let condition = if s.summary.oracle {
+                format!("{} (upper bound)", s.entry.condition)
+            } else {
+                s.entry.condition.clone()
+            };
+            let mut row =
+                vec![family_name(s.entry.family).to_string(), s.entry.model.clone(), condition];
             for sub in &subsets {
                 let r = rows.iter().find(|r| &r.label == sub);
                 row.push(pct(r.and_then(|r| r.strict), None));

@@ -40,6 +40,11 @@ fn invalid_at(text: &str, marker: &str, key: &str) -> String {
     text
 }
 
+/// A file that exists (a spec's path is checked to exist; nothing here loads it).
+fn any_file() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml").display().to_string()
+}
+
 fn base() -> String {
     format!(
         "seed = 7\n\n[benchmarks.sample]\ndata = \"{}\"\n\n[models.longer]\nspec = \"baseline:longer\"\n",
@@ -104,10 +109,10 @@ fn a_downstream_leg_naming_a_model_not_on_its_benchmark_is_refused() {
 #[test]
 fn an_rl_policy_folder_that_is_not_a_bon_folder_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let text = base()
+    let d = dir.path().display();
+    let text = three()
         + &format!(
-            "\n[downstream.rl]\nkind = \"rl\"\nbenchmark = \"sample\"\n[downstream.rl.policies]\nlonger = \"{}\"\n",
-            dir.path().display()
+            "\n[downstream.rl]\nkind = \"rl\"\nbenchmark = \"sample\"\n[downstream.rl.policies]\nlonger = \"{d}\"\nshorter = \"{d}\"\nrandom = \"{d}\"\n"
         );
     let msg = invalid_at(&text, "longer = \"", "downstream.rl.policies.longer");
     assert!(msg.contains("prbench bon sample"), "{msg}");
@@ -115,8 +120,9 @@ fn an_rl_policy_folder_that_is_not_a_bon_folder_is_refused() {
 
 #[test]
 fn a_pal_model_on_data_without_user_ids_is_refused() {
-    let text = base() + "\n[models.pal]\nspec = \"pal:/nonexistent/pal-model\"\n";
-    let msg = invalid_at(&text, "pal:/nonexistent", "models.pal.spec");
+    let dir = tempfile::tempdir().unwrap();
+    let text = base() + &format!("\n[models.pal]\nspec = \"pal:{}\"\n", dir.path().display());
+    let msg = invalid_at(&text, "spec = \"pal:", "models.pal.spec");
     assert!(msg.contains("no user id"), "{msg}");
 }
 
@@ -124,7 +130,7 @@ fn a_pal_model_on_data_without_user_ids_is_refused() {
 fn flags_the_verb_refuses_are_refused_at_the_options_line() {
     let text = base().replace(
         "spec = \"baseline:longer\"\n",
-        "spec = \"gguf:/nonexistent/judge.gguf\"\noptions = { verdict = \"maybe\" }\n",
+        &format!("spec = \"gguf:{}\"\noptions = {{ verdict = \"maybe\" }}\n", any_file()),
     );
     let msg = invalid_at(&text, "options = {", "models.longer.options");
     assert!(msg.contains("maybe"), "{msg}");
@@ -184,4 +190,67 @@ fn the_committed_plans_are_valid() {
         }
     }
     assert!(n >= 3, "examples/study holds {n} plans");
+}
+
+#[test]
+fn specs_are_checked_before_anything_runs() {
+    let text = base() + "\n[models.x]\nspec = \"baseline:longest\"\n";
+    invalid_at(&text, "baseline:longest", "models.x.spec");
+    let text = base() + "\n[models.x]\nspec = \"gguf:/nonexistent/judge.gguf\"\n";
+    let msg = invalid_at(&text, "/nonexistent/judge.gguf", "models.x.spec");
+    assert!(msg.contains("does not exist"), "{msg}");
+    let text = base() + "\n[models.x]\nspec = \"baseline:shorter\"\nbenchmarks = []\n";
+    invalid_at(&text, "benchmarks = []", "models.x.benchmarks");
+    // score-options are checked even when no Best-of-N leg reads them.
+    let text = base() + "score-options = { both-orders = true }\n";
+    invalid_at(&text, "score-options", "models.longer.score-options");
+}
+
+#[test]
+fn settings_out_of_range_name_their_own_key() {
+    let text = base().replace("seed = 7", "seed = 7\nbootstrap = 5");
+    invalid_at(&text, "bootstrap = 5", "bootstrap");
+    let text = base().replace("[models.longer]", "limit = 0\n\n[models.longer]");
+    invalid_at(&text, "[benchmarks.sample]", "benchmarks.sample.limit");
+    let text = base().replace("[models.longer]", "sample = true\n\n[models.longer]");
+    invalid_at(&text, "[benchmarks.sample]", "benchmarks.sample.sample");
+    let text = base() + "\n[correlation]\nbootstrap = 200\n";
+    invalid_at(&text, "[correlation]", "correlation.bootstrap");
+}
+
+fn three() -> String {
+    base() + "\n[models.shorter]\nspec = \"baseline:shorter\"\n\n[models.random]\nspec = \"baseline:random\"\n"
+}
+
+#[test]
+fn best_of_n_legs_need_three_pointwise_entries() {
+    let leg = "\n[downstream.bon]\nkind = \"best-of-n\"\nbenchmark = \"sample\"\nn = 2\n";
+    // Two entries cannot be rank-correlated.
+    let msg = invalid_at(
+        &(base() + "\n[models.shorter]\nspec = \"baseline:shorter\"\n" + leg),
+        "[downstream.bon]",
+        "downstream.bon",
+    );
+    assert!(msg.contains("at least 3"), "{msg}");
+    let s = study(&(three() + leg)).unwrap();
+    assert_eq!(s.legs[0].entries.len(), 3);
+    // A pairwise judge is left out of a leg by default, and refused when named.
+    let with_slot = three() + "\n[models.slot]\nspec = \"baseline:slot-a\"\n";
+    let s = study(&(with_slot.clone() + leg)).unwrap();
+    assert!(s.legs[0].entries.iter().all(|e| e.0 != "slot"), "{:?}", s.legs[0].entries);
+    let named = with_slot + leg + "models = [\"longer\", \"shorter\", \"slot\"]\n";
+    let msg = invalid_at(&named, "models = [", "downstream.bon.models");
+    assert!(msg.contains("pairwise"), "{msg}");
+    let msg = invalid_at(
+        &(three() + &leg.replace("n = 2", "n = 0")),
+        "[downstream.bon]",
+        "downstream.bon.n",
+    );
+    assert!(msg.contains("1 to 256"), "{msg}");
+    let msg = invalid_at(
+        &(three() + leg + "policy = \"baseline:longer\"\n"),
+        "[downstream.bon]",
+        "downstream.bon.policy",
+    );
+    assert!(msg.contains("generates text"), "{msg}");
 }

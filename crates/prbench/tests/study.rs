@@ -181,7 +181,7 @@ fn a_study_reruns_with_no_call_matches_correlate_and_resumes_after_sigkill() {
         &[
             "correlate",
             "--benchmark-set",
-            "<b>Sample</b> <script>alert(1)</script>=a/proxy/sample.csv",
+            "<b>Sample</b> <script>alert(1)</script>=a/proxy/bon-sample.csv",
             "--downstream",
             "a/bon/bon/bon-study-rubric.json",
             "--downstream-name",
@@ -219,7 +219,7 @@ fn a_study_reruns_with_no_call_matches_correlate_and_resumes_after_sigkill() {
     );
     assert!(table.contains(&want), "NDCG {want} not in the proxy-gap table:\n{table}");
     // The benchmark CSV holds each entry's figure as its run's summary reports it.
-    let bench = std::fs::read_to_string(dir.join("a/proxy/sample.csv")).unwrap();
+    let bench = std::fs::read_to_string(dir.join("a/proxy/bon-sample.csv")).unwrap();
     let summary: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(dir.join("a/runs/sample-longer/summary.json")).unwrap(),
     )
@@ -227,7 +227,8 @@ fn a_study_reruns_with_no_call_matches_correlate_and_resumes_after_sigkill() {
     let micro = summary["rows"].as_array().unwrap().iter().find(|r| r["label"] == "micro").unwrap();
     let line = bench.lines().find(|l| l.starts_with("longer,")).unwrap();
     assert_eq!(line["longer,".len()..].parse::<f64>().unwrap(), micro["strict"].as_f64().unwrap());
-    assert_eq!(bench.lines().count(), 1 + 3 + 1 + 2, "{bench}");
+    // The entries the Best-of-N leg ranks: the judge is left out by the plan.
+    assert_eq!(bench.lines().count(), 1 + 4, "{bench}");
 
     // 3'. The RL leg: each policy's mean rubric score, from its judgements by hand, is the
     // downstream side correlate reads.
@@ -315,8 +316,8 @@ fn a_study_reruns_with_no_call_matches_correlate_and_resumes_after_sigkill() {
     );
     assert_eq!(files(&dir.join("a/tables")), files(&dir.join("b/tables")));
     assert_eq!(
-        std::fs::read_to_string(dir.join("a/proxy/sample.csv")).unwrap(),
-        std::fs::read_to_string(dir.join("b/proxy/sample.csv")).unwrap()
+        std::fs::read_to_string(dir.join("a/proxy/bon-sample.csv")).unwrap(),
+        std::fs::read_to_string(dir.join("b/proxy/bon-sample.csv")).unwrap()
     );
 }
 
@@ -351,7 +352,7 @@ fn a_changed_plan_is_refused_naming_the_step() {
     )
     .unwrap();
     let (err, _) = run_study(dir, "s");
-    assert!(err.contains("prbench: study: 1 steps run now, 1 finished before"), "{err}");
+    assert!(err.contains("prbench: study: 1 step run now, 1 finished before"), "{err}");
 }
 
 /// The study section of `a/report.html` in headless Chromium: one article per table CSV, the

@@ -3,6 +3,7 @@
 //! `study.md`.
 
 use anyhow::Result;
+use prbench_report::plural::count;
 use prbench_study::execute::{self, StepState, StudyReporter};
 use prbench_study::graph::Study;
 use prbench_study::plan::PlanFile;
@@ -47,8 +48,10 @@ pub fn run(args: StudyArgs) -> Result<()> {
     let version = crate::code_version();
     let counts = execute::run(&study, version, &bar)?;
     eprintln!(
-        "prbench: study: {} steps run now, {} finished before; {} model calls",
-        counts.steps_run, counts.steps_cached, counts.model_calls
+        "prbench: study: {} run now, {} finished before; {}",
+        count(counts.steps_run, "step", "steps"),
+        counts.steps_cached,
+        count(counts.model_calls as usize, "model call", "model calls")
     );
     let written = prbench_study::results::write(&study, &format!("prbench {version}"), &mut |n| {
         eprintln!("prbench: {n}")
