@@ -18,10 +18,10 @@ use std::time::{Duration, Instant};
 use common::{prbench, sample, text};
 use prbench_fault_server::{FaultServer, ServerConfig};
 
-/// The sample's 12 rows in one file, with chosen and rejected swapped in every fourth row, so
-/// that the baselines' accuracies differ (the sample is balanced to give each of them 50%), and
+/// The sample's 12 rows in one file, with chosen and rejected swapped in every fourth row (from
+/// row `swap`), so that the baselines' accuracies differ (the sample is balanced to give each of them 50%), and
 /// three users (`u0`, `u1`, `u2`, row i belonging to u(i mod 3)).
-fn uneven_data(dir: &Path) -> String {
+fn uneven_data(dir: &Path, folder: &str, swap: usize) -> String {
     let mut out = String::new();
     let mut i = 0;
     for subset in
@@ -32,7 +32,7 @@ fn uneven_data(dir: &Path) -> String {
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
             v["user_id"] = format!("u{}", i % 3).into();
-            if i % 4 == 0 {
+            if i % 4 == swap {
                 let chosen = v["chosen"].take();
                 v["chosen"] = v["rejected"].take();
                 v["rejected"] = chosen;
@@ -41,19 +41,24 @@ fn uneven_data(dir: &Path) -> String {
             out += &format!("{v}\n");
         }
     }
-    let path = dir.join("uneven");
+    let path = dir.join(folder);
     std::fs::create_dir_all(&path).unwrap();
     std::fs::write(path.join("Art_and_Entertainment.jsonl"), out).unwrap();
     path.display().to_string()
 }
 
-fn plan(server: &FaultServer, smol: &Path, data: &str) -> String {
+fn plan(server: &FaultServer, smol: &Path, data: &str, other: &str) -> String {
     format!(
         r#"seed = 42
 
 [benchmarks.sample]
 data = "{data}"
 title = '<b>Sample</b> <script>alert(1)</script>'
+
+# A second benchmark: the paired differences between the two against each leg.
+[benchmarks.other]
+data = "{other}"
+title = "Other"
 
 [models.longer]
 spec = "baseline:longer"
@@ -129,7 +134,8 @@ fn a_study_reruns_with_no_call_matches_correlate_and_resumes_after_sigkill() {
     let server = FaultServer::start(ServerConfig::default()).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let data = uneven_data(dir);
+    let data = uneven_data(dir, "uneven", 0);
+    let other = uneven_data(dir, "uneven-other", 2);
     // The RL leg's "trained policies": answers that `bon sample` wrote, one seed per model so
     // that they differ (a real run takes them from examples/trl-grpo/sample.py).
     for (i, name) in ["longer", "shorter", "overlap"].iter().enumerate() {
@@ -160,7 +166,7 @@ fn a_study_reruns_with_no_call_matches_correlate_and_resumes_after_sigkill() {
         );
         assert!(o.status.success(), "{}", text(&o.stderr));
     }
-    std::fs::write(dir.join("plan.toml"), plan(&server, &smol, &data)).unwrap();
+    std::fs::write(dir.join("plan.toml"), plan(&server, &smol, &data, &other)).unwrap();
 
     // 1. The whole study.
     let (err, seconds) = run_study(dir, "a");
@@ -182,6 +188,8 @@ fn a_study_reruns_with_no_call_matches_correlate_and_resumes_after_sigkill() {
             "correlate",
             "--benchmark-set",
             "<b>Sample</b> <script>alert(1)</script>=a/proxy/bon-sample.csv",
+            "--benchmark-set",
+            "Other=a/proxy/bon-other.csv",
             "--downstream",
             "a/bon/bon/bon-study-rubric.json",
             "--downstream-name",
@@ -204,10 +212,23 @@ fn a_study_reruns_with_no_call_matches_correlate_and_resumes_after_sigkill() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("a/proxy/bon.json")).unwrap())
             .unwrap();
     assert_eq!(correlate["models"], study["models"]);
-    assert_eq!(
-        correlate["sets"][0]["correlation"]["bootstrap"],
-        study["sets"][0]["correlation"]["bootstrap"]
+    for i in 0..2 {
+        assert_eq!(
+            correlate["sets"][i]["correlation"]["bootstrap"],
+            study["sets"][i]["correlation"]["bootstrap"]
+        );
+    }
+    // The paired difference between the two benchmarks, and its row in the study's table.
+    assert_eq!(correlate["pairs"], study["pairs"]);
+    let d = &correlate["pairs"][0]["difference"]["spearman"];
+    let want = format!(
+        "{:+.3} [{:.2}, {:.2}]",
+        d["point"].as_f64().unwrap(),
+        d["ci"]["lo"].as_f64().unwrap(),
+        d["ci"]["hi"].as_f64().unwrap()
     );
+    let diffs = std::fs::read_to_string(dir.join("a/tables/proxy-gap-differences.csv")).unwrap();
+    assert!(diffs.contains(&want), "rho difference {want} not in\n{diffs}");
     let stats = &correlate["sets"][0]["correlation"]["bootstrap"]["stats"];
     let table = std::fs::read_to_string(dir.join("a/tables/proxy-gap.csv")).unwrap();
     let ndcg = &stats["ndcg"];
