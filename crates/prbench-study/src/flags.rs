@@ -17,12 +17,17 @@ struct Flags<T: Args> {
 /// Parses `argv` as the flags `T` of `verb` (`eval`, `train bt`, `bon sample`).
 ///
 /// # Errors
-/// clap's message (first line), prefixed with the verb.
+/// clap's message (its first line and its tips, such as a similar flag's name), prefixed with
+/// the verb.
 pub fn parse<T: Args + FromArgMatches>(verb: &str, argv: &[String]) -> Result<T, String> {
     Flags::<T>::try_parse_from(argv).map(|f| f.inner).map_err(|e| {
         let text = e.to_string();
         let first = text.lines().next().unwrap_or("").trim_start_matches("error: ").to_string();
-        format!("`prbench {verb}` refuses these flags: {first}")
+        // clap's "tip: a similar argument exists" lines, without its usage block.
+        let tips: Vec<&str> =
+            text.lines().map(str::trim).filter(|l| l.starts_with("tip:")).collect();
+        let tips = if tips.is_empty() { String::new() } else { format!(" ({})", tips.join("; ")) };
+        format!("`prbench {verb}` refuses these flags: {first}{tips}")
     })
 }
 

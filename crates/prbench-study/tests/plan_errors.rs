@@ -141,6 +141,13 @@ fn flags_the_verb_refuses_are_refused_at_the_options_line() {
     );
     let msg = invalid_at(&text, "options = {", "models.longer.options.seed");
     assert!(msg.contains("plan's `seed`"), "{msg}");
+    // A misspelt flag gets clap's suggestion.
+    let text = base().replace(
+        "spec = \"baseline:longer\"\n",
+        "spec = \"baseline:longer\"\noptions = { max-error-rat = 0.5 }\n",
+    );
+    let msg = invalid_at(&text, "options = {", "models.longer.options");
+    assert!(msg.contains("--max-error-rate"), "{msg}");
     // A flag that does not apply to the model (eval's own check).
     let text = base().replace(
         "spec = \"baseline:longer\"\n",
