@@ -90,7 +90,7 @@ pub enum Command {
 pub struct StudyArgs {
     /// The plan file (docs/guide/src/study.md; examples/study/*.toml).
     pub plan: PathBuf,
-    /// Study folder (default: the plan's `out`, else runs/study-<plan file name>).
+    /// Study folder (default: the plan's `out`, else `runs/study-<plan file name>`).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Print each step's state (done, cached, pending, changed) and stop: nothing runs.
