@@ -273,6 +273,13 @@ pub fn run(study: &Study, version: &str, reporter: &dyn StudyReporter) -> Result
         }
     }
     let limit = study.file.plan.remote_steps.max(1);
+    if !pending.is_empty() {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        reporter.note(&format!(
+            "study: {} to run; steps with a local engine run one at a time, each on {threads} threads (every core), with up to {limit} steps that only call servers beside",
+            pending.len()
+        ));
+    }
     while !pending.is_empty() {
         // The steps whose needs are finished: at most one that runs a local engine (two
         // llama.cpp or candle processes on the same cores slow each other badly), and up to
