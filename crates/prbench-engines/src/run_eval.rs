@@ -64,7 +64,8 @@ pub fn refuse_file_as_folder(flag: &str, path: &std::path::Path, holds: &str) ->
 }
 
 /// Runs one evaluation as `prbench eval` does. Lines for the user (data warnings, what loads,
-/// the preflight, PAL's adaptation) go to `reporter.note`.
+/// PAL's adaptation) go to `reporter.note`; the scalar reward models' preflight view (the
+/// model input, its token count) goes to `preflight_line` as it is, one line per call.
 ///
 /// # Errors
 /// Flags that do not fit the model ([`EvalArgs::check`]), data that cannot be loaded, run
@@ -75,6 +76,7 @@ pub fn run_eval(
     args: &EvalArgs,
     version: &str,
     reporter: &dyn EvaluationReporter,
+    preflight_line: &mut dyn FnMut(&str),
 ) -> Result<EvalDone> {
     let conditions = Condition::parse_list(&args.condition)?;
     let spec = match &args.model {
@@ -135,9 +137,7 @@ pub fn run_eval(
     let prepared = eval.prepare(&SpecEngines { remote: &args.remote }, reporter)?;
     if has_preflight(&model) {
         let opts = PreflightOptions { seed: args.seed, stop_on_overflow: args.preflight };
-        preflight(&model, eval.examples(), &conditions, prepared.inputs(), opts, &mut |line| {
-            reporter.note(line)
-        })?;
+        preflight(&model, eval.examples(), &conditions, prepared.inputs(), opts, preflight_line)?;
         if args.preflight {
             let untouched = if matches!(model, Loaded::Rendered(_)) {
                 " (the server was not contacted)"

@@ -437,7 +437,9 @@ fn run_step(
             }
         }
         Action::Eval(args) => {
-            let done = prbench_engines::run_eval::run_eval(args, version, reporter)?;
+            let done = prbench_engines::run_eval::run_eval(args, version, reporter, &mut |line| {
+                reporter.note(line)
+            })?;
             let result = done.result.as_ref().expect("a study never asks for --preflight");
             done.check_error_rate(args.max_error_rate)?;
             // Within `max-error-rate` (eval's default 1%), failed items count as not correct, as

@@ -147,7 +147,7 @@ impl EvaluationReporter for Printer {
 /// HTML reports and the guide.
 pub fn run(args: EvalArgs) -> Result<()> {
     let printer = Printer { bar: Bar::new(args.quiet), json: args.json };
-    let done = run_eval(&args, crate::code_version(), &printer)?;
+    let done = run_eval(&args, crate::code_version(), &printer, &mut |line| eprintln!("{line}"))?;
     let Some(result) = &done.result else { return Ok(()) };
     let data = &done.data;
     if !args.no_report {
