@@ -1,7 +1,8 @@
 //! The checks of a plan that read its data (never a model): every benchmark loads, `pal:`
 //! models (trained by the study or given) are evaluated only on data with user ids or history
 //! pairs, and each
-//! RL leg's policy answers were drawn from items of the leg's benchmark.
+//! RL leg's policy answers (drawn, or to be drawn from `questions`) are items of the leg's
+//! benchmark.
 
 use std::collections::BTreeSet;
 
@@ -16,7 +17,8 @@ use crate::plan::PlanError;
 /// [`PlanError::Invalid`] naming the line and key: data that does not load
 /// (`benchmarks.NAME.data`), a `pal:` model on a benchmark with an example without a user id
 /// (`models.NAME.spec`), an RL policy folder that cannot be read or holds answers to items the
-/// benchmark lacks (`downstream.LEG.policies.MODEL`).
+/// benchmark lacks (`downstream.LEG.policies.MODEL`), RL questions that do not load or hold
+/// items the benchmark lacks (`downstream.LEG.questions`).
 pub fn check_data(study: &Study) -> Result<(), PlanError> {
     let file = &study.file;
     for b in &study.benchmarks {
@@ -48,6 +50,17 @@ pub fn check_data(study: &Study) -> Result<(), PlanError> {
         let ids: BTreeSet<&str> = data.examples.iter().map(|e| e.id.as_str()).collect();
         for leg in study.legs.iter().filter(|l| l.kind == LegKind::Rl && l.benchmark == b.name) {
             let d = file.plan.downstream[&leg.name].get_ref();
+            if let Some(q) = &d.questions {
+                let key = format!("downstream.{}.questions", leg.name);
+                let questions = prbench_data::load(q.get_ref(), &plan_b.subsets).map_err(|e| {
+                    file.invalid(q.span(), &key, format!("the questions do not load: {e:#}"))
+                })?;
+                if let Some(missing) =
+                    questions.examples.iter().find(|e| !ids.contains(e.id.as_str()))
+                {
+                    return Err(file.invalid(q.span(), &key, format!("item `{}` is not one of benchmark `{}`'s; the held-out questions must be items of the leg's benchmark (a subset of its data)", missing.id, b.name)));
+                }
+            }
             for (model, folder) in &d.policies {
                 let key = format!("downstream.{}.policies.{model}", leg.name);
                 let manifest = BonFolder::new(folder.get_ref()).read_manifest().map_err(|e| {

@@ -158,7 +158,7 @@ const TRAIN_RESERVED: &[(&str, &str)] = &[
 ];
 
 const BON_RESERVED: &[(&str, &str)] = &[
-    ("data", "set the leg's `benchmark`"),
+    ("data", "set the leg's `benchmark` (an RL leg's held-out items: `questions`)"),
     ("out", "the study names its folders"),
     ("samples", "the study names its folders"),
     ("policy", "set the leg's `policy`"),
@@ -527,10 +527,52 @@ impl Study {
                     .map_err(|e| file.invalid(span, format!("{key}.judge-options"), e))?;
                 Ok((opts, format!("prbench bon judge {}", argv.join(" "))))
             };
+            // `prbench bon sample` of a policy into `folder`: a Best-of-N leg's samples, or an RL
+            // leg's answers of one trained policy.
+            let sample_step = |id: String,
+                               data: Vec<String>,
+                               folder: &Path,
+                               n: usize,
+                               policy: Option<&str>,
+                               cache: &str|
+             -> Result<Step, PlanError> {
+                let mut argv = data;
+                argv.extend([
+                    "--out".into(),
+                    folder.display().to_string(),
+                    "--n".into(),
+                    n.to_string(),
+                    "--seed".into(),
+                    seed.clone(),
+                    "--cache".into(),
+                    cache.to_string(),
+                    "--quiet".into(),
+                ]);
+                if let Some(p) = policy {
+                    argv.extend(["--policy".into(), p.to_string()]);
+                }
+                argv.extend(flags::argv(
+                    &file,
+                    d.sample.as_ref(),
+                    &format!("{key}.sample"),
+                    BON_RESERVED,
+                )?);
+                let span = d.sample.as_ref().map_or(d_span.clone(), |o| o.span());
+                let sample: SampleOptions = flags::parse("bon sample", &argv)
+                    .map_err(|e| file.invalid(span, format!("{key}.sample"), e))?;
+                Ok(Step {
+                    id,
+                    command: format!("prbench bon sample {}", argv.join(" ")),
+                    action: Action::BonSample(Box::new(sample)),
+                    after: vec![],
+                    local: policy.is_none_or(|p| p.starts_with("gguf:")),
+                })
+            };
             match kind {
                 LegKind::BestOfN => {
-                    if !d.policies.is_empty() {
-                        return Err(file.invalid(d_span, format!("{key}.policies"), "`policies` names an RL leg's policy answers; a best-of-n leg samples its own (`kind = \"rl\"`?)"));
+                    if !d.policies.is_empty() || !d.checkpoints.is_empty() || d.questions.is_some()
+                    {
+                        return Err(file.invalid(d_span, format!("{key}.policies"), "`policies`, `checkpoints` and `questions` name an RL leg's trained policies; a best-of-n leg samples its own (`kind = \"rl\"`?)"));
                     }
                     let n = d.n.ok_or_else(|| {
                         file.invalid(
@@ -555,39 +597,15 @@ impl Study {
                     }
                     let folder = out.join("bon").join(name);
                     let cache = out.join("bon").join("cache.sqlite").display().to_string();
-                    let mut argv = bench_args(&bench);
-                    argv.extend([
-                        "--out".into(),
-                        folder.display().to_string(),
-                        "--n".into(),
-                        n.to_string(),
-                        "--seed".into(),
-                        seed.clone(),
-                        "--cache".into(),
-                        cache.clone(),
-                        "--quiet".into(),
-                    ]);
-                    if let Some(p) = &d.policy {
-                        argv.extend(["--policy".into(), p.clone()]);
-                    }
-                    argv.extend(flags::argv(
-                        &file,
-                        d.sample.as_ref(),
-                        &format!("{key}.sample"),
-                        BON_RESERVED,
-                    )?);
-                    let span = d.sample.as_ref().map_or(d_span.clone(), |o| o.span());
-                    let sample: SampleOptions = flags::parse("bon sample", &argv)
-                        .map_err(|e| file.invalid(span, format!("{key}.sample"), e))?;
                     let sample_id = format!("bon-sample/{name}");
-                    let policy_local = d.policy.as_deref().is_none_or(|p| p.starts_with("gguf:"));
-                    steps.push(Step {
-                        id: sample_id.clone(),
-                        command: format!("prbench bon sample {}", argv.join(" ")),
-                        action: Action::BonSample(Box::new(sample)),
-                        after: vec![],
-                        local: policy_local,
-                    });
+                    steps.push(sample_step(
+                        sample_id.clone(),
+                        bench_args(&bench),
+                        &folder,
+                        n,
+                        d.policy.as_deref(),
+                        &cache,
+                    )?);
                     let (mut judge, cmd) = judge_argv(&folder)?;
                     judge.stage.cache.cache = Some(PathBuf::from(&cache));
                     let judge_id = format!("bon-judge/{name}");
@@ -675,20 +693,71 @@ impl Study {
                     });
                 }
                 LegKind::Rl => {
-                    if d.policies.is_empty() {
-                        return Err(file.invalid(d_span, format!("{key}.policies"), "an RL leg names each model's policy answers: `[downstream.NAME.policies]` with `MODEL = \"FOLDER\"`, a folder `prbench bon sample` wrote from the trained policy (examples/trl-grpo/sample.py writes one)"));
+                    if d.policies.is_empty() && d.checkpoints.is_empty() {
+                        return Err(file.invalid(d_span, format!("{key}.policies"), "an RL leg names each model's trained policy: `[downstream.NAME.checkpoints]` with `MODEL = \"SPEC\"` (a `gguf:` file or an `openai:MODEL@URL` server the study samples), or `[downstream.NAME.policies]` with `MODEL = \"FOLDER\"`, answers `prbench bon sample` already wrote (examples/trl-grpo/sample.py writes one)"));
                     }
-                    if d.n.is_some() || d.k.is_some() || d.policy.is_some() || d.sample.is_some() {
-                        return Err(file.invalid(d_span, key.clone(), "`n`, `k`, `policy` and `sample` are a best-of-n leg's; an RL leg reads its policies' answers from `policies`"));
+                    if d.k.is_some() || d.policy.is_some() {
+                        return Err(file.invalid(d_span, key.clone(), "`k` and `policy` are a best-of-n leg's; an RL leg names each model's policy in `checkpoints` or `policies`"));
                     }
+                    if d.checkpoints.is_empty()
+                        && (d.n.is_some() || d.sample.is_some() || d.questions.is_some())
+                    {
+                        return Err(file.invalid(d_span, key.clone(), "`n`, `sample` and `questions` say how the study samples the policies in `checkpoints`; this leg has none (its `policies` hold answers already drawn)"));
+                    }
+                    let n = d.n.unwrap_or(4);
+                    if !(1..=256).contains(&n) {
+                        return Err(file.invalid(
+                            d_span.clone(),
+                            format!("{key}.n"),
+                            format!("n = {n} answers per question: an RL leg takes 1 to 256"),
+                        ));
+                    }
+                    let questions = match &d.questions {
+                        Some(q) => vec!["--data".to_string(), q.get_ref().clone()],
+                        None => bench_args(&bench),
+                    };
+                    let cache = out.join("rl").join("cache.sqlite");
                     let mut leg_entries = Vec::new();
-                    for (model, folder) in &d.policies {
+                    let policies = d
+                        .checkpoints
+                        .iter()
+                        .map(|(m, spec)| (m, spec, "checkpoints"))
+                        .chain(d.policies.iter().map(|(m, f)| (m, f, "policies")));
+                    for (model, value, table) in policies {
+                        let at = format!("{key}.{table}.{model}");
                         let Some(e) = on_bench.iter().find(|e| &e.name == model) else {
-                            return Err(file.invalid(folder.span(), format!("{key}.policies.{model}"), format!("`{model}` is not an entry of benchmark `{bench}` (entries: {}); a model evaluated under several conditions is named `MODEL.CONDITION`", on_bench.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", "))));
+                            return Err(file.invalid(value.span(), at, format!("`{model}` is not an entry of benchmark `{bench}` (entries: {}); a model evaluated under several conditions is named `MODEL.CONDITION`", on_bench.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", "))));
                         };
-                        let dir = PathBuf::from(folder.get_ref());
+                        if leg_entries.iter().any(|(n, _)| n == model) {
+                            return Err(file.invalid(value.span(), at, format!("`{model}` has a checkpoint and a policy folder; name its policy once")));
+                        }
+                        let mut after = vec![];
+                        let dir = if table == "checkpoints" {
+                            let spec = value.get_ref();
+                            let parsed = ModelSpec::parse(spec).map_err(|e| {
+                                file.invalid(value.span(), at.clone(), e.to_string())
+                            })?;
+                            if !matches!(parsed, ModelSpec::Gguf(_) | ModelSpec::OpenAi { .. }) {
+                                return Err(file.invalid(value.span(), at, format!("a policy generates text: `gguf:PATH` or `openai:MODEL@URL` (a served checkpoint), not `{spec}`")));
+                            }
+                            check_spec(&parsed)
+                                .map_err(|e| file.invalid(value.span(), at.clone(), e))?;
+                            let folder = out.join("rl").join(name).join(model);
+                            let id = format!("rl-sample/{name}/{model}");
+                            steps.push(sample_step(
+                                id.clone(),
+                                questions.clone(),
+                                &folder,
+                                n,
+                                Some(spec),
+                                &cache.display().to_string(),
+                            )?);
+                            after.push(id);
+                            folder
+                        } else {
+                            PathBuf::from(value.get_ref())
+                        };
                         let (mut judge, cmd) = judge_argv(&dir)?;
-                        let cache = out.join("rl").join("cache.sqlite");
                         judge.stage.cache.cache = Some(cache.clone());
                         let id = format!("rl-judge/{name}/{model}");
                         let judge_local = d.judge.as_deref().is_none_or(|p| p.starts_with("gguf:"));
@@ -696,7 +765,7 @@ impl Study {
                             id: id.clone(),
                             command: format!("{cmd} --cache {}", cache.display()),
                             action: Action::BonJudge(Box::new(judge)),
-                            after: vec![],
+                            after,
                             local: judge_local,
                         });
                         leg_entries.push((e.name.clone(), id));

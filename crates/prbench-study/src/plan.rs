@@ -201,7 +201,8 @@ pub struct Downstream {
     /// best-of-n: the policy spec (default: the SmolLM2 GGUF).
     #[serde(default)]
     pub policy: Option<String>,
-    /// best-of-n: samples per question.
+    /// best-of-n: samples per question; rl with `checkpoints`: answers per held-out question
+    /// from each policy (default 4).
     #[serde(default)]
     pub n: Option<usize>,
     /// best-of-n: the k whose expected rubric score is the downstream score (default n).
@@ -210,7 +211,8 @@ pub struct Downstream {
     /// The rubric judge spec (default: the SmolLM2 GGUF).
     #[serde(default)]
     pub judge: Option<String>,
-    /// best-of-n: further `prbench bon sample` flags (`limit`, `distinct-questions`, ...).
+    /// best-of-n, and rl with `checkpoints`: further `prbench bon sample` flags (`limit`,
+    /// `distinct-questions`, ...).
     #[serde(default)]
     pub sample: Option<Options>,
     /// Further `prbench bon judge` flags (`mode`, ...).
@@ -220,6 +222,15 @@ pub struct Downstream {
     /// wrote (as `examples/trl-grpo/sample.py` does).
     #[serde(default)]
     pub policies: IndexMap<String, Spanned<String>>,
+    /// rl: each model's trained policy as a spec that generates (`gguf:PATH`, or
+    /// `openai:MODEL@URL` for a checkpoint a server such as vLLM serves); the study samples its
+    /// answers to `questions` (`n` per question, `sample` flags) and judges them.
+    #[serde(default)]
+    pub checkpoints: IndexMap<String, Spanned<String>>,
+    /// rl with `checkpoints`: the held-out questions the policies answer, a `--data` spec
+    /// whose items are all the benchmark's (default: the benchmark's data).
+    #[serde(default)]
+    pub questions: Option<Spanned<String>>,
 }
 
 /// The correlation settings (`prbench correlate --benchmark-set`'s).

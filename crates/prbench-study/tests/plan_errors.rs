@@ -261,3 +261,65 @@ fn best_of_n_legs_need_three_pointwise_entries() {
     );
     assert!(msg.contains("generates text"), "{msg}");
 }
+
+#[test]
+fn rl_checkpoints_are_checked_before_anything_samples() {
+    let leg = "\n[downstream.rl]\nkind = \"rl\"\nbenchmark = \"sample\"\n";
+    let gguf = format!("gguf:{}", any_file());
+    let checkpoints = format!(
+        "[downstream.rl.checkpoints]\nlonger = \"{gguf}\"\nshorter = \"openai:ckpt@http://127.0.0.1:9/v1\"\nrandom = \"{gguf}\"\n"
+    );
+    // A good leg: each checkpoint is sampled (4 answers per question by default), then judged.
+    let s = study(&(three() + leg + &checkpoints)).unwrap();
+    let ids: Vec<&str> = s.steps.iter().map(|s| s.id.as_str()).collect();
+    assert!(
+        ids.contains(&"rl-sample/rl/shorter") && ids.contains(&"rl-judge/rl/shorter"),
+        "{ids:?}"
+    );
+    let step = s.steps.iter().find(|s| s.id == "rl-sample/rl/shorter").unwrap();
+    assert!(
+        step.command.contains("--n 4") && step.command.contains("--policy openai:ckpt@"),
+        "{}",
+        step.command
+    );
+    assert!(!step.local, "a served checkpoint runs beside the local steps");
+    let judge = s.steps.iter().find(|s| s.id == "rl-judge/rl/shorter").unwrap();
+    assert_eq!(judge.after, ["rl-sample/rl/shorter"]);
+    // A checkpoint that cannot generate text.
+    let bad = checkpoints.replace(
+        "shorter = \"openai:ckpt@http://127.0.0.1:9/v1\"",
+        "shorter = \"baseline:shorter\"",
+    );
+    let msg = invalid_at(
+        &(three() + leg + &bad),
+        "shorter = \"baseline",
+        "downstream.rl.checkpoints.shorter",
+    );
+    assert!(msg.contains("generates text"), "{msg}");
+    // A model with a checkpoint and a policy folder.
+    let both = three() + leg + &checkpoints + "[downstream.rl.policies]\nlonger = \"somewhere\"\n";
+    let msg = invalid_at(&both, "longer = \"somewhere\"", "downstream.rl.policies.longer");
+    assert!(msg.contains("once"), "{msg}");
+    // Sampling settings on a leg that samples nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let folders = format!(
+        "[downstream.rl.policies]\nlonger = \"{d}\"\nshorter = \"{d}\"\nrandom = \"{d}\"\n"
+    );
+    let msg =
+        invalid_at(&(three() + leg + "n = 2\n" + &folders), "[downstream.rl]", "downstream.rl");
+    assert!(msg.contains("checkpoints"), "{msg}");
+    // Held-out questions that are not the benchmark's items.
+    let held = tempfile::tempdir().unwrap();
+    let first = std::fs::read_to_string(Path::new(&sample()).join("Art_and_Entertainment.jsonl"))
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .replace("\"sample-art-01\"", "\"not-in-the-sample\"");
+    std::fs::write(held.path().join("Art_and_Entertainment.jsonl"), first + "\n").unwrap();
+    let q = format!("questions = \"{}\"\n", held.path().display());
+    let msg =
+        invalid_at(&(three() + leg + &q + &checkpoints), "questions = ", "downstream.rl.questions");
+    assert!(msg.contains("not-in-the-sample"), "{msg}");
+}

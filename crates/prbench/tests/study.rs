@@ -47,7 +47,7 @@ fn uneven_data(dir: &Path, folder: &str, swap: usize) -> String {
     path.display().to_string()
 }
 
-fn plan(server: &FaultServer, smol: &Path, data: &str, other: &str) -> String {
+fn plan(server: &FaultServer, smol: &Path, data: &str, other: &str, heldout: &str) -> String {
     format!(
         r#"seed = 42
 
@@ -90,11 +90,19 @@ kind = "rl"
 title = "RL"
 benchmark = "sample"
 judge = "gguf:{smol}"
+questions = "{heldout}"
+n = 1
+sample = {{ max-new-tokens = 16 }}
 
 [downstream.rl.policies]
 longer = "policies/longer"
 shorter = "policies/shorter"
 overlap = "policies/overlap"
+
+# A trained policy the study samples itself: a served checkpoint (the fake server), one answer
+# to each held-out question.
+[downstream.rl.checkpoints]
+rs = "openai:fault-policy@{openai}"
 
 [correlation]
 bootstrap = 1000
@@ -104,6 +112,17 @@ permutations = 1000
         openai = server.openai_base(),
         smol = smol.display(),
     )
+}
+
+/// The first 3 rows of `data` (a folder `uneven_data` wrote) as the RL leg's held-out questions.
+fn heldout(dir: &Path, data: &str) -> String {
+    let file = "Art_and_Entertainment.jsonl";
+    let text = std::fs::read_to_string(Path::new(data).join(file)).unwrap();
+    let path = dir.join("heldout");
+    std::fs::create_dir_all(&path).unwrap();
+    let rows: Vec<&str> = text.lines().take(3).collect();
+    std::fs::write(path.join(file), rows.join("\n") + "\n").unwrap();
+    path.display().to_string()
 }
 
 fn run_study(dir: &Path, out: &str) -> (String, f64) {
@@ -166,7 +185,8 @@ fn a_study_reruns_with_no_call_matches_correlate_and_resumes_after_sigkill() {
         );
         assert!(o.status.success(), "{}", text(&o.stderr));
     }
-    std::fs::write(dir.join("plan.toml"), plan(&server, &smol, &data, &other)).unwrap();
+    let held = heldout(dir, &data);
+    std::fs::write(dir.join("plan.toml"), plan(&server, &smol, &data, &other, &held)).unwrap();
 
     // 1. The whole study.
     let (err, seconds) = run_study(dir, "a");
@@ -254,11 +274,15 @@ fn a_study_reruns_with_no_call_matches_correlate_and_resumes_after_sigkill() {
     // 3'. The RL leg: each policy's mean rubric score, from its judgements by hand, is the
     // downstream side correlate reads.
     let rl = std::fs::read_to_string(dir.join("a/proxy/rl-downstream.csv")).unwrap();
-    for name in ["longer", "shorter", "overlap"] {
-        let judged = std::fs::read_to_string(
-            dir.join(format!("policies/{name}/judgements/study-rubric.jsonl")),
-        )
-        .unwrap();
+    for (name, folder) in [
+        ("longer", "policies/longer"),
+        ("shorter", "policies/shorter"),
+        ("overlap", "policies/overlap"),
+        ("rs", "a/rl/rl/rs"),
+    ] {
+        let judged =
+            std::fs::read_to_string(dir.join(format!("{folder}/judgements/study-rubric.jsonl")))
+                .unwrap();
         let means: Vec<f64> = judged
             .lines()
             .map(|l| {
@@ -277,7 +301,24 @@ fn a_study_reruns_with_no_call_matches_correlate_and_resumes_after_sigkill() {
     let rl_json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("a/proxy/rl.json")).unwrap())
             .unwrap();
-    assert_eq!(rl_json["models"].as_array().unwrap().len(), 3, "{rl_json}");
+    assert_eq!(rl_json["models"].as_array().unwrap().len(), 4, "{rl_json}");
+    // The checkpoint's answers are to the held-out questions, in the study's cache.
+    let drawn = std::fs::read_to_string(dir.join("a/rl/rl/rs/samples.jsonl")).unwrap();
+    let held_ids: Vec<String> =
+        std::fs::read_to_string(Path::new(&held).join("Art_and_Entertainment.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+    for line in drawn.lines() {
+        let s: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(held_ids.iter().any(|id| s["example_id"] == id.as_str()), "{line}");
+    }
 
     // 3a. The per-user table, from the outcomes and the user ids by hand.
     let outcomes =
