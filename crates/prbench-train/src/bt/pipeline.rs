@@ -44,7 +44,8 @@ impl PairSource {
 pub trait TrainReporter {
     /// A progress line (pairs built, embedding rate, each epoch); a quiet caller drops it.
     fn progress(&self, line: &str);
-    /// A warning the user should see even when quiet.
+    /// A warning the user should see even when quiet; `line` carries no `warning:` prefix
+    /// (the reporter marks it as it shows warnings).
     fn warning(&self, line: &str);
 }
 
@@ -226,7 +227,7 @@ pub fn report_pairs(
     }
     if b.pairs.len() < SMALL_DATA {
         reporter.warning(&format!(
-            "warning: only {} distinct training pairs ({} built, {} dropped as equal to a target pair, {} exact repeats merged): held-out figures rest on very few pairs",
+            "only {} distinct training pairs ({} built, {} dropped as equal to a target pair, {} exact repeats merged): held-out figures rest on very few pairs",
             b.pairs.len(),
             b.built,
             b.dropped.len(),

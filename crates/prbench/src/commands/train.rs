@@ -37,6 +37,6 @@ impl TrainReporter for Say {
     }
 
     fn warning(&self, line: &str) {
-        eprintln!("prbench: {line}");
+        eprintln!("prbench: warning: {line}");
     }
 }
