@@ -3,7 +3,7 @@
 use std::num::NonZeroU32;
 use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -41,6 +41,15 @@ fn new_context<'m>(
     n_ctx: u32,
     n_threads: i32,
 ) -> Result<LlamaContext<'m>, ModelError> {
+    context_with(model, n_ctx, n_threads, |p| p)
+}
+
+fn context_with<'m>(
+    model: &'m LlamaModel,
+    n_ctx: u32,
+    n_threads: i32,
+    more: impl FnOnce(LlamaContextParams) -> LlamaContextParams,
+) -> Result<LlamaContext<'m>, ModelError> {
     let n = NonZeroU32::new(n_ctx).ok_or_else(|| ModelError::Engine("n_ctx must be > 0".into()))?;
     let params = LlamaContextParams::default()
         .with_n_ctx(Some(n))
@@ -48,9 +57,18 @@ fn new_context<'m>(
         .with_n_ubatch(n_ctx.min(MAX_BATCH))
         .with_n_threads(n_threads)
         .with_n_threads_batch(n_threads);
-    model.new_context(backend()?, params).map_err(|e| {
+    model.new_context(backend()?, more(params)).map_err(|e| {
         ModelError::engine(format!("cannot create a llama.cpp context of {n_ctx} tokens"), e)
     })
+}
+
+/// The batched generator's context: `n_seq` sequences of `per_seq` tokens each, every one in
+/// its own KV stream (`kv_unified` off, as llama.cpp's server runs `--parallel N`), so a
+/// sequence's cells and attention are laid out as when it is decoded alone.
+pub(super) struct GenCtx {
+    pub(super) ctx: LlamaContext<'static>,
+    pub(super) per_seq: u32,
+    pub(super) n_seq: u32,
 }
 
 /// The engine's context, locked, with a KV cache of at least the tokens asked for.
@@ -86,6 +104,11 @@ pub struct GgufEngine {
     /// The llama.cpp context. Its `'static` lifetime is a lie told once in `load`: it really
     /// borrows `*model`, which lives in a `Box` (stable address) and is dropped after it.
     pub(super) ctx: Mutex<LlamaContext<'static>>,
+    /// The batched generator's context (same `'static` lie as `ctx`), made on first use.
+    gen_ctx: Mutex<Option<GenCtx>>,
+    /// Most sequences decoded together by [`prbench_models::Generator`] calls
+    /// ([`Self::gen_batch`]).
+    gen_batch: AtomicUsize,
     /// Threads of every context.
     n_threads: i32,
     pub(super) model: Box<LlamaModel>,
@@ -203,6 +226,8 @@ impl GgufEngine {
 
         Ok(Self {
             ctx: Mutex::new(ctx),
+            gen_ctx: Mutex::new(None),
+            gen_batch: AtomicUsize::new(opts.gen_batch.max(1)),
             n_threads,
             model,
             template,
@@ -293,6 +318,55 @@ impl GgufEngine {
             *guard = unsafe { std::mem::transmute::<LlamaContext<'_>, LlamaContext<'static>>(ctx) };
         }
         Ok(CtxGuard(guard))
+    }
+
+    /// Locks the batched generator's context, first replacing it when it holds fewer than
+    /// `n_seq` sequences or fewer than `need` tokens per sequence (then: the next power of two,
+    /// at least 512, at most [`Self::n_ctx`], per sequence). Its KV cache is cleared.
+    ///
+    /// # Errors
+    /// [`ModelError::Engine`] when llama.cpp cannot create the context.
+    pub(super) fn lock_gen_ctx(
+        &self,
+        need: usize,
+        n_seq: usize,
+    ) -> Result<MutexGuard<'_, Option<GenCtx>>, ModelError> {
+        let mut guard = self.gen_ctx.lock().unwrap_or_else(|e| e.into_inner());
+        let fits =
+            guard.as_ref().is_some_and(|g| g.per_seq as usize >= need && g.n_seq as usize >= n_seq);
+        if !fits {
+            *guard = None; // the old context goes before the new one is made
+            let per_seq =
+                (need.next_power_of_two().max(MIN_ALLOC_CTX as usize)).min(self.n_ctx) as u32;
+            let n_seq = n_seq as u32;
+            let ctx = context_with(&self.model, per_seq * n_seq, self.n_threads, |p| {
+                p.with_n_seq_max(n_seq)
+                    .with_kv_unified(false)
+                    .with_n_batch(per_seq.min(MAX_BATCH))
+                    .with_n_ubatch(per_seq.min(MAX_BATCH))
+            })?;
+            // SAFETY: as in `load`: the context borrows `*self.model`, boxed and dropped after
+            // the `gen_ctx` field.
+            let ctx =
+                unsafe { std::mem::transmute::<LlamaContext<'_>, LlamaContext<'static>>(ctx) };
+            *guard = Some(GenCtx { ctx, per_seq, n_seq });
+        }
+        if let Some(g) = guard.as_mut() {
+            g.ctx.clear_kv_cache();
+        }
+        Ok(guard)
+    }
+
+    /// Most sequences a [`prbench_models::Generator`] call decodes together (1: one at a
+    /// time); from [`GgufOptions::gen_batch`].
+    pub fn gen_batch(&self) -> usize {
+        self.gen_batch.load(Ordering::Relaxed)
+    }
+
+    /// Sets [`Self::gen_batch`] for later calls (at least 1), e.g. to time both paths on one
+    /// loaded engine.
+    pub fn set_gen_batch(&self, n: usize) {
+        self.gen_batch.store(n.max(1), Ordering::Relaxed);
     }
 
     /// Whether [`prbench_models::NextTokenScorer::next_token_logprobs_many`] (the logprob judge's call)

@@ -1,10 +1,10 @@
 //! Text generation.
 
 use llama_cpp_2::llama_batch::LlamaBatch;
-use llama_cpp_2::token::LlamaToken;
 
+use super::batch::{self, LlamaSteps, Pending};
+use super::decoding::Decoding;
 use super::forward::prefill;
-use super::sampler::{argmax, sample_top_p, SplitMix64};
 use super::GgufEngine;
 use prbench_models::error::ModelError;
 use prbench_models::io::{ChatPrompt, ChatRequest, ChatResponse, TokenStats};
@@ -18,7 +18,7 @@ impl GgufEngine {
     /// [`ModelError::Engine`] when llama.cpp fails to decode.
     pub fn generate_one(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let tokens = self.tokenize_prompt(&req.prompt)?;
-        let mut stats = TokenStats { input_tokens: tokens.len(), ..TokenStats::default() };
+        let stats = TokenStats { input_tokens: tokens.len(), ..TokenStats::default() };
         if req.max_new_tokens == 0 {
             return Ok(ChatResponse {
                 text: String::new(),
@@ -27,46 +27,104 @@ impl GgufEngine {
             });
         }
         let vocab = self.model.vocab();
-        let greedy = req.temperature.is_nan() || req.temperature <= 0.0;
-        let mut rng = SplitMix64::new(req.seed);
-
+        let mut dec = Decoding::new(req, tokens.len());
         let mut ctx = self.lock_ctx((tokens.len() + req.max_new_tokens).min(self.n_ctx))?;
         let mut batch = LlamaBatch::new(self.n_batch, 1);
         let mut idx = prefill(&mut ctx, &mut batch, &tokens)?;
-        let mut pos = tokens.len();
-        let mut out: Vec<LlamaToken> = Vec::new();
-        let mut finish = "length";
-        loop {
-            let logits = ctx.get_logits_ith(idx);
-            let next = if greedy {
-                argmax(logits)
-            } else {
-                sample_top_p(logits, req.temperature, req.top_p, &mut rng)
-            };
-            let next = LlamaToken(next as i32);
-            if vocab.is_eog(next) {
-                finish = "stop";
-                break;
-            }
-            out.push(next);
-            // Stop at the budget, or when the context window is full.
-            if out.len() >= req.max_new_tokens || pos >= self.n_ctx {
-                break;
-            }
+        while let Some((next, pos)) =
+            dec.step(ctx.get_logits_ith(idx), |t| vocab.is_eog(t), self.n_ctx)
+        {
             batch.clear();
             batch.add(next, pos as i32, &[0], true).map_err(|e| ModelError::engine("batch", e))?;
             ctx.decode(&mut batch)
                 .map_err(|e| ModelError::engine("llama_decode (generation)", e))?;
             idx = 0;
-            pos += 1;
         }
         drop(ctx);
-        stats.output_tokens = out.len();
-        Ok(ChatResponse {
-            text: self.detokenize_llama(&out, false),
+        Ok(self.response(stats, &dec))
+    }
+
+    /// Continues each conversation with up to [`Self::gen_batch`] decoded together, each
+    /// request on its own KV stream with its own sampler ([`crate::batch`]); `done` gets each
+    /// reply as soon as its sequence stops. The decoding rules are
+    /// [`Generator::generate`]'s. A prompt that does not render or fit fails alone; if a
+    /// batched decode step fails, the requests not yet finished are decoded one at a time, so
+    /// each gets its own result or error.
+    pub fn generate_batched(
+        &self,
+        items: &[ChatRequest],
+        done: ItemDone<'_, ChatResponse>,
+    ) -> Vec<Result<ChatResponse, ModelError>> {
+        let mut results: Vec<Option<Result<ChatResponse, ModelError>>> =
+            items.iter().map(|_| None).collect();
+        let mut pending = Vec::new();
+        let mut stats = vec![TokenStats::default(); items.len()];
+        for (i, req) in items.iter().enumerate() {
+            match self.tokenize_prompt(&req.prompt) {
+                Err(e) => results[i] = Some(Err(e)),
+                Ok(_) if req.max_new_tokens == 0 => {
+                    // generate_one's reply for an empty budget, with its token count.
+                    results[i] = Some(self.generate_one(req));
+                }
+                Ok(tokens) => {
+                    stats[i].input_tokens = tokens.len();
+                    let decoding = Decoding::new(req, tokens.len());
+                    pending.push(Pending { item: i, tokens, decoding });
+                }
+            }
+        }
+        if !pending.is_empty() {
+            let need = pending
+                .iter()
+                .map(|p| (p.tokens.len() + items[p.item].max_new_tokens).min(self.n_ctx))
+                .max()
+                .unwrap_or(1);
+            let slots = self.gen_batch().min(pending.len());
+            let vocab = self.model.vocab();
+            let outcome = self.lock_gen_ctx(need, slots).and_then(|mut guard| {
+                let g = guard.as_mut().expect("lock_gen_ctx made the context");
+                let n_batch = g.ctx.n_batch() as usize;
+                let mut steps = LlamaSteps { ctx: &mut g.ctx, batch: LlamaBatch::new(n_batch, 1) };
+                batch::run(
+                    &mut steps,
+                    pending,
+                    slots,
+                    &|t| vocab.is_eog(t),
+                    self.n_ctx,
+                    &mut |item, dec| {
+                        let reply = self.response(stats[item], &dec);
+                        done(item, &reply);
+                        results[item] = Some(Ok(reply));
+                    },
+                )
+            });
+            if outcome.is_err() {
+                for (i, slot) in results.iter_mut().enumerate().filter(|(_, r)| r.is_none()) {
+                    *slot = Some(self.generate_one(&items[i]));
+                }
+            }
+        }
+        results
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let r = r.expect("every request has a result");
+                if let (Ok(ok), true) = (&r, items[i].max_new_tokens == 0) {
+                    done(i, ok);
+                }
+                r
+            })
+            .collect()
+    }
+
+    /// The reply of a finished sequence.
+    pub(super) fn response(&self, mut stats: TokenStats, dec: &Decoding) -> ChatResponse {
+        stats.output_tokens = dec.out.len();
+        ChatResponse {
+            text: self.detokenize_llama(&dec.out, false),
             tokens: stats,
-            finish_reason: Some(finish.into()),
-        })
+            finish_reason: dec.finish.map(String::from),
+        }
     }
 }
 
@@ -80,16 +138,23 @@ impl Generator for GgufEngine {
     /// tokens not rendered. `TokenStats`: `input_tokens` = prompt tokens, `output_tokens` =
     /// generated tokens (excluding the stop token); `finish_reason` is `stop` after an
     /// end-of-generation token and `length` when the budget or the context window ran out.
+    ///
+    /// With [`GgufEngine::gen_batch`] > 1, up to that many requests are decoded together (see
+    /// [`GgufEngine::generate_batched`]).
     fn generate(&self, items: &[ChatRequest]) -> Result<Vec<ChatResponse>, ModelError> {
-        items.iter().map(|r| self.generate_one(r)).collect()
+        self.generate_each(items, &|_, _| {}).into_iter().collect()
     }
 
-    /// One request at a time, each reply handed to `done` as soon as it is decoded.
+    /// Each reply handed to `done` as soon as it is decoded: one request at a time, or, with
+    /// [`GgufEngine::gen_batch`] > 1, up to that many together.
     fn generate_each(
         &self,
         items: &[ChatRequest],
         done: ItemDone<'_, ChatResponse>,
     ) -> Vec<Result<ChatResponse, ModelError>> {
+        if self.gen_batch() > 1 && items.len() > 1 {
+            return self.generate_batched(items, done);
+        }
         items
             .iter()
             .enumerate()

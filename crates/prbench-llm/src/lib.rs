@@ -15,6 +15,8 @@
 #![deny(missing_docs)]
 
 mod backend;
+mod batch;
+mod decoding;
 mod engine;
 mod fork;
 mod forward;
@@ -51,10 +53,25 @@ pub struct GgufOptions {
     /// and each prompt's suffix after it. Default: true. Can be changed after load
     /// with [`GgufEngine::set_share_prefix`].
     pub share_prefix: bool,
+    /// Most sequences a [`prbench_models::Generator`] call decodes together, each on its own
+    /// KV stream, every decode step computing one token of each (continuous batching: a
+    /// sequence that stops frees its slot for the next request). 1 decodes one request at a
+    /// time. Default: [`DEFAULT_GEN_BATCH`]. Can be changed after load with
+    /// [`GgufEngine::set_gen_batch`].
+    pub gen_batch: usize,
 }
+
+/// The default [`GgufOptions::gen_batch`].
+pub const DEFAULT_GEN_BATCH: usize = 1;
 
 impl Default for GgufOptions {
     fn default() -> Self {
-        Self { n_ctx: None, n_threads: None, chat_template: None, share_prefix: true }
+        Self {
+            n_ctx: None,
+            n_threads: None,
+            chat_template: None,
+            share_prefix: true,
+            gen_batch: DEFAULT_GEN_BATCH,
+        }
     }
 }

@@ -1,0 +1,78 @@
+//! Decoding one request: its own sampler, the tokens drawn so far and when it stops. Shared by
+//! the one-at-a-time path ([`super::GgufEngine::generate_one`]) and the batched path
+//! ([`super::batch`]), so both pick tokens and stop by the same rules.
+
+use llama_cpp_2::token::LlamaToken;
+
+use super::sampler::{argmax, sample_top_p, SplitMix64};
+use prbench_models::io::ChatRequest;
+
+/// Why a sequence stopped: `stop` after an end-of-generation token, `length` when the budget
+/// or the context window ran out.
+pub(super) type Finish = &'static str;
+
+/// The decoding state of one request. Its sampler is seeded from the request's `seed` alone
+/// (callers derive it from the run seed, the item id and the sample index), and it reads only
+/// the logits of its own sequence, so what it draws never depends on which other sequences were
+/// decoded beside it.
+#[derive(Debug, Clone)]
+pub(super) struct Decoding {
+    rng: SplitMix64,
+    greedy: bool,
+    temperature: f32,
+    top_p: f32,
+    max_new_tokens: usize,
+    /// Position (in the sequence, tokens) of the next token to decode.
+    pos: usize,
+    /// Tokens drawn so far (without the stop token).
+    pub(super) out: Vec<LlamaToken>,
+    /// Set once the sequence has stopped.
+    pub(super) finish: Option<Finish>,
+}
+
+impl Decoding {
+    /// The state after a prompt of `prompt_len` tokens has been decoded.
+    pub(super) fn new(req: &ChatRequest, prompt_len: usize) -> Self {
+        Self {
+            rng: SplitMix64::new(req.seed),
+            greedy: req.temperature.is_nan() || req.temperature <= 0.0,
+            temperature: req.temperature,
+            top_p: req.top_p,
+            max_new_tokens: req.max_new_tokens,
+            pos: prompt_len,
+            out: Vec::new(),
+            finish: None,
+        }
+    }
+
+    /// Draws the next token from `logits` (`[n_vocab]`, the last decoded position's raw
+    /// scores): greedy (argmax, lowest id on ties) or softmax(logits / temperature) cut to the
+    /// top-p nucleus. Returns the token and the position to decode it at, or `None` when the
+    /// sequence stops here: at an end-of-generation token (`is_eog`, not kept), at
+    /// `max_new_tokens` tokens, or when the next position would not fit `n_ctx` tokens.
+    pub(super) fn step(
+        &mut self,
+        logits: &[f32],
+        is_eog: impl Fn(LlamaToken) -> bool,
+        n_ctx: usize,
+    ) -> Option<(LlamaToken, usize)> {
+        let next = if self.greedy {
+            argmax(logits)
+        } else {
+            sample_top_p(logits, self.temperature, self.top_p, &mut self.rng)
+        };
+        let next = LlamaToken(next as i32);
+        if is_eog(next) {
+            self.finish = Some("stop");
+            return None;
+        }
+        self.out.push(next);
+        if self.out.len() >= self.max_new_tokens || self.pos >= n_ctx {
+            self.finish = Some("length");
+            return None;
+        }
+        let at = self.pos;
+        self.pos += 1;
+        Some((next, at))
+    }
+}
