@@ -4,7 +4,7 @@
 //! RL leg's policy answers (drawn, or to be drawn from `questions`) are items of the leg's
 //! benchmark.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use prbench_downstream::bon::folder::BonFolder;
 
@@ -55,10 +55,14 @@ pub fn check_data(study: &Study) -> Result<(), PlanError> {
                 let questions = prbench_data::load(q.get_ref(), &plan_b.subsets).map_err(|e| {
                     file.invalid(q.span(), &key, format!("the questions do not load: {e:#}"))
                 })?;
-                if let Some(missing) =
-                    questions.examples.iter().find(|e| !ids.contains(e.id.as_str()))
-                {
-                    return Err(file.invalid(q.span(), &key, format!("item `{}` is not one of benchmark `{}`'s; the held-out questions must be items of the leg's benchmark (a subset of its data)", missing.id, b.name)));
+                let asked: BTreeMap<&str, &str> =
+                    data.examples.iter().map(|e| (e.id.as_str(), e.question.as_str())).collect();
+                for e in &questions.examples {
+                    match asked.get(e.id.as_str()) {
+                        None => return Err(file.invalid(q.span(), &key, format!("item `{}` is not one of benchmark `{}`'s; the held-out questions must be items of the leg's benchmark (a subset of its data)", e.id, b.name))),
+                        Some(question) if *question != e.question => return Err(file.invalid(q.span(), &key, format!("item `{}` asks another question than benchmark `{}`'s item of that id; the held-out questions must be the benchmark's items as they are", e.id, b.name))),
+                        Some(_) => {}
+                    }
                 }
             }
             for (model, folder) in &d.policies {

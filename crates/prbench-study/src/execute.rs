@@ -412,7 +412,43 @@ fn outputs_of(step: &Step) -> String {
         Action::BonSample(o) => format!("`{}`", o.out.display()),
         Action::BonJudge(o) => format!("the judgements in `{}`", o.samples.display()),
         Action::BonScore(o) => format!("the scores in `{}`", o.samples.display()),
+        Action::ImportSamples { to, .. } => format!("`{}`", to.display()),
     }
+}
+
+/// Copies a `bon sample` folder's samples and manifest from `from` into `to`. A `to` that
+/// already holds these very samples is left as it is (a study killed after the copy).
+///
+/// # Errors
+/// `from` is not a samples folder; `to` holds other samples (delete it to import again); an
+/// I/O error.
+fn import_samples(from: &std::path::Path, to: &std::path::Path) -> Result<()> {
+    let src = BonFolder::new(from);
+    let dst = BonFolder::new(to);
+    let samples = std::fs::read(src.samples())
+        .with_context(|| format!("reading `{}`", src.samples().display()))?;
+    let manifest = std::fs::read(src.manifest())
+        .with_context(|| format!("reading `{}`", src.manifest().display()))?;
+    if dst.samples().exists() {
+        let held = std::fs::read(dst.samples())
+            .with_context(|| format!("reading `{}`", dst.samples().display()))?;
+        if held == samples {
+            return Ok(());
+        }
+        bail!(
+            "`{}` holds other samples than `{}` (from an earlier plan?); delete `{}` to import them",
+            dst.samples().display(),
+            src.samples().display(),
+            to.display()
+        );
+    }
+    std::fs::create_dir_all(to).with_context(|| format!("creating `{}`", to.display()))?;
+    // The manifest first: a folder with samples and no manifest would not read as a folder.
+    prbench_files::write_atomic(&dst.manifest(), &manifest)
+        .with_context(|| format!("writing `{}`", dst.manifest().display()))?;
+    prbench_files::write_atomic(&dst.samples(), &samples)
+        .with_context(|| format!("writing `{}`", dst.samples().display()))?;
+    Ok(())
 }
 
 fn run_step(
@@ -458,6 +494,7 @@ fn run_step(
                 outputs.insert("matrix".into(), m.json_path.display().to_string());
             }
         }
+        Action::ImportSamples { from, to } => import_samples(from, to)?,
         Action::BonSample(opts) => {
             // Samples written but no record (killed in between): the folder is finished.
             if !BonFolder::new(&opts.out).samples().exists() {

@@ -35,6 +35,15 @@ pub enum Action {
     BonJudge(Box<JudgeOptions>),
     /// `prbench bon score` of one entry on a Best-of-N leg.
     BonScore(Box<ScoreOptions>),
+    /// An RL leg's policy answers drawn outside the study (`policies`), copied into the
+    /// study folder (`samples.jsonl` and its manifest) so that judging them writes nothing
+    /// outside it.
+    ImportSamples {
+        /// The folder `prbench bon sample` wrote.
+        from: PathBuf,
+        /// Its copy under `rl/LEG/ENTRY`.
+        to: PathBuf,
+    },
 }
 
 /// One step of a study.
@@ -194,6 +203,17 @@ impl Study {
                 0..0,
                 "models",
                 "the plan names no model; add a `[models.NAME]` table with `spec = \"...\"`",
+            ));
+        }
+        if !(1..=64).contains(&plan.remote_steps) {
+            let at = file.text.find("remote-steps").unwrap_or(0);
+            return Err(file.invalid(
+                at..at + 1,
+                "remote-steps",
+                format!(
+                    "remote-steps = {}: steps that only call servers run 1 to 64 at once",
+                    plan.remote_steps
+                ),
             ));
         }
         for name in plan.benchmarks.keys().chain(plan.models.keys()).chain(plan.downstream.keys()) {
@@ -570,9 +590,15 @@ impl Study {
             };
             match kind {
                 LegKind::BestOfN => {
-                    if !d.policies.is_empty() || !d.checkpoints.is_empty() || d.questions.is_some()
-                    {
-                        return Err(file.invalid(d_span, format!("{key}.policies"), "`policies`, `checkpoints` and `questions` name an RL leg's trained policies; a best-of-n leg samples its own (`kind = \"rl\"`?)"));
+                    let rl_key = [
+                        ("policies", !d.policies.is_empty()),
+                        ("checkpoints", !d.checkpoints.is_empty()),
+                        ("questions", d.questions.is_some()),
+                    ]
+                    .into_iter()
+                    .find_map(|(k, set)| set.then_some(k));
+                    if let Some(k) = rl_key {
+                        return Err(file.invalid(d_span, format!("{key}.{k}"), "`policies`, `checkpoints` and `questions` name an RL leg's trained policies; a best-of-n leg samples its own (`kind = \"rl\"`?)"));
                     }
                     let n = d.n.ok_or_else(|| {
                         file.invalid(
@@ -696,13 +722,21 @@ impl Study {
                     if d.policies.is_empty() && d.checkpoints.is_empty() {
                         return Err(file.invalid(d_span, format!("{key}.policies"), "an RL leg names each model's trained policy: `[downstream.NAME.checkpoints]` with `MODEL = \"SPEC\"` (a `gguf:` file or an `openai:MODEL@URL` server the study samples), or `[downstream.NAME.policies]` with `MODEL = \"FOLDER\"`, answers `prbench bon sample` already wrote (examples/trl-grpo/sample.py writes one)"));
                     }
-                    if d.k.is_some() || d.policy.is_some() {
-                        return Err(file.invalid(d_span, key.clone(), "`k` and `policy` are a best-of-n leg's; an RL leg names each model's policy in `checkpoints` or `policies`"));
-                    }
-                    if d.checkpoints.is_empty()
-                        && (d.n.is_some() || d.sample.is_some() || d.questions.is_some())
+                    if let Some(k) = [("k", d.k.is_some()), ("policy", d.policy.is_some())]
+                        .into_iter()
+                        .find_map(|(k, set)| set.then_some(k))
                     {
-                        return Err(file.invalid(d_span, key.clone(), "`n`, `sample` and `questions` say how the study samples the policies in `checkpoints`; this leg has none (its `policies` hold answers already drawn)"));
+                        return Err(file.invalid(d_span, format!("{key}.{k}"), "`k` and `policy` are a best-of-n leg's; an RL leg names each model's policy in `checkpoints` or `policies`"));
+                    }
+                    let sampling = [
+                        ("n", d.n.is_some()),
+                        ("sample", d.sample.is_some()),
+                        ("questions", d.questions.is_some()),
+                    ]
+                    .into_iter()
+                    .find_map(|(k, set)| set.then_some(k));
+                    if let (true, Some(k)) = (d.checkpoints.is_empty(), sampling) {
+                        return Err(file.invalid(d_span, format!("{key}.{k}"), "`n`, `sample` and `questions` say how the study samples the policies in `checkpoints`; this leg has none (its `policies` hold answers already drawn)"));
                     }
                     let n = d.n.unwrap_or(4);
                     if !(1..=256).contains(&n) {
@@ -732,6 +766,7 @@ impl Study {
                             return Err(file.invalid(value.span(), at, format!("`{model}` has a checkpoint and a policy folder; name its policy once")));
                         }
                         let mut after = vec![];
+                        let folder = out.join("rl").join(name).join(model);
                         let dir = if table == "checkpoints" {
                             let spec = value.get_ref();
                             let parsed = ModelSpec::parse(spec).map_err(|e| {
@@ -742,7 +777,6 @@ impl Study {
                             }
                             check_spec(&parsed)
                                 .map_err(|e| file.invalid(value.span(), at.clone(), e))?;
-                            let folder = out.join("rl").join(name).join(model);
                             let id = format!("rl-sample/{name}/{model}");
                             steps.push(sample_step(
                                 id.clone(),
@@ -755,7 +789,21 @@ impl Study {
                             after.push(id);
                             folder
                         } else {
-                            PathBuf::from(value.get_ref())
+                            let from = PathBuf::from(value.get_ref());
+                            let id = format!("rl-import/{name}/{model}");
+                            steps.push(Step {
+                                id: id.clone(),
+                                command: format!(
+                                    "cp {0}/{{manifest.json,samples.jsonl}} {1}/",
+                                    from.display(),
+                                    folder.display()
+                                ),
+                                action: Action::ImportSamples { from, to: folder.clone() },
+                                after: vec![],
+                                local: false,
+                            });
+                            after.push(id);
+                            folder
                         };
                         let (mut judge, cmd) = judge_argv(&dir)?;
                         judge.stage.cache.cache = Some(cache.clone());
@@ -859,6 +907,23 @@ fn check_spec(spec: &ModelSpec) -> Result<(), String> {
         ModelSpec::Baseline(name) => prbench_models::baselines::Baseline::from_name(name, 0)
             .map(|_| ())
             .map_err(|e| e.to_string()),
+        ModelSpec::Gguf(p) if p.exists() => {
+            // A GGUF file starts with the magic `GGUF`; a folder or another file would load
+            // only to fail when its step runs, hours into a study.
+            let mut magic = [0u8; 4];
+            let is_gguf = std::fs::File::open(p)
+                .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+                .is_ok()
+                && &magic == b"GGUF";
+            if is_gguf {
+                Ok(())
+            } else {
+                Err(format!(
+                    "`{}` is not a GGUF file (it does not start with the `GGUF` magic); a `gguf:` spec names a .gguf model file",
+                    p.display()
+                ))
+            }
+        }
         ModelSpec::Gguf(p) | ModelSpec::Dir(p) | ModelSpec::Bt(p) | ModelSpec::Pal(p)
             if !p.exists() =>
         {

@@ -318,9 +318,12 @@ impl PlanFile {
     /// # Errors
     /// [`PlanError::Syntax`].
     pub fn parse(path: &Path, text: String) -> Result<Self, PlanError> {
-        let plan: Plan = toml::from_str(&text).map_err(|e| PlanError::Syntax {
-            path: path.to_path_buf(),
-            message: e.to_string().trim_end().to_string(),
+        let plan: Plan = toml::from_str(&text).map_err(|e| {
+            let mut message = e.to_string().trim_end().to_string();
+            if let Some(hint) = e.span().and_then(|s| dotted_name_hint(&text, s.start)) {
+                message += &format!("\n{hint}");
+            }
+            PlanError::Syntax { path: path.to_path_buf(), message }
         })?;
         Ok(Self { path: path.to_path_buf(), text, plan })
     }
@@ -355,4 +358,29 @@ impl PlanFile {
             }
         }
     }
+}
+
+/// A hint for an error inside a table header like `[models.qwen2.5]`: TOML reads the dot as a
+/// nested table (`5` inside model `qwen2`), so the error speaks of an unknown field `5`; names
+/// hold no dots.
+fn dotted_name_hint(text: &str, at: usize) -> Option<String> {
+    let start = text[..at.min(text.len())].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[start..].lines().next()?.trim();
+    let inner = line.strip_prefix('[')?.trim_start_matches('[').split(']').next()?;
+    let parts: Vec<&str> = inner.split('.').map(str::trim).collect();
+    let depth = match parts.first().copied()? {
+        "benchmarks" | "models" => 2,
+        "downstream" => {
+            2 + usize::from(matches!(parts.get(2).copied(), Some("policies" | "checkpoints")))
+        }
+        _ => return None,
+    };
+    (parts.len() > depth && !matches!(parts.get(2).copied(), Some("policies" | "checkpoints"))).then(|| {
+        format!(
+            "hint: `[{inner}]` is read as table `{}` inside `{}` because a `.` splits a TOML key; names of benchmarks, models and legs hold letters, digits, `-` and `_` only (e.g. `{}`)",
+            parts[2..].join("."),
+            parts[..2].join("."),
+            parts[1..].join("_")
+        )
+    })
 }

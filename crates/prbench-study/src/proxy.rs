@@ -32,8 +32,13 @@ pub const STATISTICS: &[&str] = &["ndcg", "weighted-tau", "spearman", "kendall-t
 pub struct LegComparison {
     /// The leg's name.
     pub leg: String,
-    /// The comparison (`correlate --benchmark-set`'s report).
-    pub comparison: Comparison,
+    /// The comparison (`correlate --benchmark-set`'s report), or why it is undefined (every
+    /// entry's downstream score equal, say): the reason, with its cause chain.
+    pub comparison: Result<Comparison, String>,
+    /// The leg's name in the tables.
+    pub title: String,
+    /// The entries compared.
+    pub entries: usize,
     /// The equivalent command line.
     pub command: String,
 }
@@ -71,9 +76,11 @@ pub fn options(study: &Study) -> CorrelationOptions {
 /// Writes `proxy/<leg>-<benchmark>.csv` for every leg and benchmark and compares each leg with
 /// the benchmarks.
 ///
+/// A comparison `correlate` refuses (fewer than 2 entries in common, a side whose scores are
+/// all equal) is kept as its reason ([`LegComparison::comparison`]) and noted as a warning.
+///
 /// # Errors
-/// A run folder or record that cannot be read; a comparison `correlate` would refuse (fewer
-/// than 2 entries in common, say).
+/// A run folder or record that cannot be read.
 pub fn compare_legs(
     study: &Study,
     record: &dyn Fn(&str) -> Result<StepRecord>,
@@ -140,6 +147,9 @@ pub fn compare_legs(
             opts.rbo_p,
             opts.seed
         );
+        // A comparison correlate refuses (a constant side, too few entries in common) is a
+        // fact about the results, not a failed study: the other tables are still written, and
+        // the leg's row says why it has no figures.
         let comparison = correlation::compare(
             &ComparisonOptions {
                 sets: sets.clone(),
@@ -148,8 +158,23 @@ pub fn compare_legs(
             },
             note,
         )
-        .with_context(|| format!("comparing the benchmarks with downstream leg `{}`", leg.name))?;
-        out.push(LegComparison { leg: leg.name.clone(), comparison, command });
+        // One line: the reason sits in a table cell.
+        .map_err(|e| {
+            prbench_models::error::chain(&e).split_whitespace().collect::<Vec<_>>().join(" ")
+        });
+        if let Err(why) = &comparison {
+            note(&format!(
+                "warning: downstream leg `{}` cannot be compared with the benchmarks: {why}",
+                leg.name
+            ));
+        }
+        out.push(LegComparison {
+            leg: leg.name.clone(),
+            comparison,
+            command,
+            title: leg.title.clone(),
+            entries: leg.entries.len(),
+        });
     }
     Ok(out)
 }
@@ -189,14 +214,40 @@ pub fn proxy_gap_table(study: &Study, legs: &[LegComparison]) -> Table {
     header.extend(cols.iter().map(|c| c.0.clone()));
     let mut rows = Vec::new();
     for l in legs {
-        for s in &l.comparison.sets {
+        let c = match &l.comparison {
+            Ok(c) => c,
+            Err(why) => {
+                for b in &study.benchmarks {
+                    let mut row = vec![b.title.clone(), l.title.clone(), l.entries.to_string()];
+                    row.extend(cols.iter().enumerate().map(|(i, _)| {
+                        if i == 0 {
+                            format!("undefined: {why}")
+                        } else {
+                            "–".into()
+                        }
+                    }));
+                    rows.push(row);
+                }
+                continue;
+            }
+        };
+        for s in &c.sets {
             let stats: &PerStatistic<StatInterval> = &s.correlation.bootstrap.stats;
-            let mut row = vec![
-                s.name.clone(),
-                l.comparison.downstream.name.clone(),
-                l.comparison.models.len().to_string(),
-            ];
-            row.extend(cols.iter().map(|c| interval_text(&(c.1)(stats))));
+            let mut row =
+                vec![s.name.clone(), c.downstream.name.clone(), c.models.len().to_string()];
+            row.extend(cols.iter().map(|c| {
+                let st = (c.1)(stats);
+                // An interval over the resamples where the statistic is defined says so, as
+                // `correlate` does: it can look certain when most resamples were skipped.
+                match st.undefined {
+                    0 => interval_text(&st),
+                    u => format!(
+                        "{} ({u} of {} resamples undefined)",
+                        interval_text(&st),
+                        u + st.defined
+                    ),
+                }
+            }));
             rows.push(row);
         }
     }
@@ -216,9 +267,9 @@ pub fn difference_table(study: &Study, legs: &[LegComparison]) -> Option<Table> 
     let mut header = vec!["downstream".to_string(), "difference".into()];
     header.extend(cols.iter().map(|c| c.0.clone()));
     let mut rows = Vec::new();
-    for l in legs {
-        for p in &l.comparison.pairs {
-            let mut row = vec![l.comparison.downstream.name.clone(), format!("{} − {}", p.a, p.b)];
+    for l in legs.iter().filter_map(|l| l.comparison.as_ref().ok()) {
+        for p in &l.pairs {
+            let mut row = vec![l.downstream.name.clone(), format!("{} − {}", p.a, p.b)];
             row.extend(cols.iter().map(|c| difference_text(&(c.1)(&p.difference))));
             rows.push(row);
         }

@@ -110,9 +110,26 @@ pub fn write(study: &Study, generator: &str, note: &mut dyn FnMut(&str)) -> Resu
     for l in &legs {
         md += &format!("Leg `{}` reproduced by:\n\n```sh\n{}\n```\n\n", l.leg, l.command);
         let p = study.out.join("proxy").join(format!("{}.json", l.leg));
-        prbench_files::write_json_pretty(&p, &l.comparison)
-            .with_context(|| format!("writing `{}`", p.display()))?;
-        sources.push(p);
+        match &l.comparison {
+            Ok(c) => {
+                prbench_files::write_json_pretty(&p, c)
+                    .with_context(|| format!("writing `{}`", p.display()))?;
+                sources.push(p);
+            }
+            Err(why) => {
+                md += &format!(
+                    "Leg `{}` has no comparison: {why}
+
+",
+                    l.leg
+                );
+                // A comparison file of an earlier run would be read as this one's.
+                if p.exists() {
+                    std::fs::remove_file(&p)
+                        .with_context(|| format!("removing the stale `{}`", p.display()))?;
+                }
+            }
+        }
     }
     for leg in &study.legs {
         if let Some(f) = &leg.folder {

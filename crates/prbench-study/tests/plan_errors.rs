@@ -40,9 +40,18 @@ fn invalid_at(text: &str, marker: &str, key: &str) -> String {
     text
 }
 
-/// A file that exists (a spec's path is checked to exist; nothing here loads it).
+/// A file that exists and starts with the GGUF magic (a `gguf:` spec's file is checked to be
+/// one; nothing here loads it).
 fn any_file() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml").display().to_string()
+    static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let p =
+            std::env::temp_dir().join(format!("prbench-plan-errors-{}.gguf", std::process::id()));
+        std::fs::write(&p, b"GGUF\x03\x00\x00\x00").unwrap();
+        p
+    })
+    .display()
+    .to_string()
 }
 
 fn base() -> String {
@@ -206,11 +215,27 @@ fn specs_are_checked_before_anything_runs() {
     let text = base() + "\n[models.x]\nspec = \"gguf:/nonexistent/judge.gguf\"\n";
     let msg = invalid_at(&text, "/nonexistent/judge.gguf", "models.x.spec");
     assert!(msg.contains("does not exist"), "{msg}");
+    // A file or folder that is not GGUF is refused by its magic, not hours later on load.
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for not_gguf in [manifest.join("Cargo.toml"), manifest.join("src")] {
+        let text = base() + &format!("\n[models.x]\nspec = \"gguf:{}\"\n", not_gguf.display());
+        let msg = invalid_at(&text, "spec = \"gguf:", "models.x.spec");
+        assert!(msg.contains("not a GGUF file"), "{msg}");
+    }
     let text = base() + "\n[models.x]\nspec = \"baseline:shorter\"\nbenchmarks = []\n";
     invalid_at(&text, "benchmarks = []", "models.x.benchmarks");
     // score-options are checked even when no Best-of-N leg reads them.
     let text = base() + "score-options = { both-orders = true }\n";
     invalid_at(&text, "score-options", "models.longer.score-options");
+}
+
+#[test]
+fn remote_steps_out_of_range_are_refused() {
+    for v in [0, 65] {
+        let text = base().replace("seed = 7", &format!("seed = 7\nremote-steps = {v}"));
+        let msg = invalid_at(&text, "remote-steps", "remote-steps");
+        assert!(msg.contains("1 to 64"), "{msg}");
+    }
 }
 
 #[test]
@@ -307,7 +332,7 @@ fn rl_checkpoints_are_checked_before_anything_samples() {
         "[downstream.rl.policies]\nlonger = \"{d}\"\nshorter = \"{d}\"\nrandom = \"{d}\"\n"
     );
     let msg =
-        invalid_at(&(three() + leg + "n = 2\n" + &folders), "[downstream.rl]", "downstream.rl");
+        invalid_at(&(three() + leg + "n = 2\n" + &folders), "[downstream.rl]", "downstream.rl.n");
     assert!(msg.contains("checkpoints"), "{msg}");
     // Held-out questions that are not the benchmark's items.
     let held = tempfile::tempdir().unwrap();
@@ -322,4 +347,25 @@ fn rl_checkpoints_are_checked_before_anything_samples() {
     let msg =
         invalid_at(&(three() + leg + &q + &checkpoints), "questions = ", "downstream.rl.questions");
     assert!(msg.contains("not-in-the-sample"), "{msg}");
+    // The benchmark's id with another question.
+    let text = std::fs::read_to_string(held.path().join("Art_and_Entertainment.jsonl")).unwrap();
+    let mut row: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    row["id"] = "sample-art-01".into();
+    row["question"] = "Another question?".into();
+    std::fs::write(held.path().join("Art_and_Entertainment.jsonl"), format!("{row}\n")).unwrap();
+    let msg =
+        invalid_at(&(three() + leg + &q + &checkpoints), "questions = ", "downstream.rl.questions");
+    assert!(msg.contains("another question"), "{msg}");
+}
+
+#[test]
+fn a_dotted_name_gets_a_hint() {
+    let text = base() + "\n[models.qwen2.5]\nspec = \"baseline:shorter\"\n";
+    let msg = study(&text).expect_err("a dotted name").to_string();
+    let want = line_of(&text, "[models.qwen2.5]");
+    assert!(msg.contains(&format!("line {want}")), "{msg}");
+    assert!(msg.contains("a `.` splits a TOML key") && msg.contains("`qwen2_5`"), "{msg}");
+    // A legal nested table gets none.
+    let text = base() + "sepc = 1\n";
+    assert!(!study(&text).expect_err("unknown key").to_string().contains("hint"));
 }

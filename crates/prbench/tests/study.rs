@@ -104,6 +104,18 @@ overlap = "policies/overlap"
 [downstream.rl.checkpoints]
 rs = "openai:fault-policy@{openai}"
 
+# Three policies with the same answers: a constant downstream side, which no rank statistic
+# is defined on. The leg gets a row saying so; the study still finishes and writes every table.
+[downstream.same]
+kind = "rl"
+benchmark = "sample"
+judge = "gguf:{smol}"
+
+[downstream.same.policies]
+longer = "policies/longer"
+shorter = "policies/longer"
+overlap = "policies/longer"
+
 [correlation]
 bootstrap = 1000
 permutations = 1000
@@ -274,15 +286,20 @@ fn a_study_reruns_with_no_call_matches_correlate_and_resumes_after_sigkill() {
     // 3'. The RL leg: each policy's mean rubric score, from its judgements by hand, is the
     // downstream side correlate reads.
     let rl = std::fs::read_to_string(dir.join("a/proxy/rl-downstream.csv")).unwrap();
-    for (name, folder) in [
-        ("longer", "policies/longer"),
-        ("shorter", "policies/shorter"),
-        ("overlap", "policies/overlap"),
-        ("rs", "a/rl/rl/rs"),
-    ] {
-        let judged =
-            std::fs::read_to_string(dir.join(format!("{folder}/judgements/study-rubric.jsonl")))
-                .unwrap();
+    for name in ["longer", "shorter", "overlap", "rs"] {
+        // Every policy's answers are judged inside the study folder: the three folders drawn
+        // outside it are copied in, and get no file written into them.
+        let judged = std::fs::read_to_string(
+            dir.join(format!("a/rl/rl/{name}/judgements/study-rubric.jsonl")),
+        )
+        .unwrap();
+        if name != "rs" {
+            assert!(!dir.join(format!("policies/{name}/judgements")).exists());
+            assert_eq!(
+                std::fs::read(dir.join(format!("policies/{name}/samples.jsonl"))).unwrap(),
+                std::fs::read(dir.join(format!("a/rl/rl/{name}/samples.jsonl"))).unwrap()
+            );
+        }
         let means: Vec<f64> = judged
             .lines()
             .map(|l| {
@@ -319,6 +336,14 @@ fn a_study_reruns_with_no_call_matches_correlate_and_resumes_after_sigkill() {
         let s: serde_json::Value = serde_json::from_str(line).unwrap();
         assert!(held_ids.iter().any(|id| s["example_id"] == id.as_str()), "{line}");
     }
+
+    // 3''. The constant leg: no comparison, a row that says why, no stale comparison file.
+    let md = std::fs::read_to_string(dir.join("a/study.md")).unwrap();
+    assert!(md.contains("Leg `same` has no comparison"), "{md}");
+    let same: Vec<&str> = table.lines().filter(|l| l.contains(",same,")).collect();
+    assert_eq!(same.len(), 2, "one row per benchmark:\n{table}");
+    assert!(same.iter().all(|l| l.contains("undefined: ") && l.contains("constant")), "{same:?}");
+    assert!(!dir.join("a/proxy/same.json").exists());
 
     // 3a. The per-user table, from the outcomes and the user ids by hand.
     let outcomes =
@@ -447,6 +472,12 @@ fn check_report(dir: &Path) {
         title.as_str().unwrap(),
         "Reward models on <b>Sample</b> <script>alert(1)</script>: strict accuracy, %"
     );
+    // Backticks in a title are code spans (`none`), not literal backticks.
+    let code = page
+        .eval("Array.from(document.querySelectorAll('#sec-study h3')).filter(h => h.textContent.startsWith('Conditioning')).map(h => [h.textContent, Array.from(h.querySelectorAll('code')).map(c => c.textContent)])[0]")
+        .unwrap();
+    assert!(!code[0].as_str().unwrap().contains('`'), "{code}");
+    assert_eq!(code[1], serde_json::json!(["none"]), "{code}");
     let markup =
         page.eval("document.querySelectorAll('#sec-study b, #sec-study script').length").unwrap();
     assert_eq!(markup.as_u64(), Some(0), "markup from the plan rendered as markup");

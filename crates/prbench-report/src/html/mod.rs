@@ -63,6 +63,42 @@ pub struct ReportTable {
     pub rows: Vec<Vec<String>>,
 }
 
+/// A piece of a table title: text, or a `code` span (written between backticks in the title,
+/// as in Markdown).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+struct TitlePart {
+    text: String,
+    code: bool,
+}
+
+/// A [`ReportTable`] as the template reads it: its title cut at backticks, so that
+/// ``gain over `none` `` shows `none` as code. Every part renders as text.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+struct StudyTableView<'a> {
+    title: Vec<TitlePart>,
+    header: &'a [String],
+    rows: &'a [Vec<String>],
+}
+
+impl<'a> From<&'a ReportTable> for StudyTableView<'a> {
+    fn from(t: &'a ReportTable) -> Self {
+        // An unpaired backtick stays as text.
+        let pieces: Vec<&str> = t.title.split('`').collect();
+        let paired = pieces.len() % 2 == 1;
+        let title = if paired {
+            pieces
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| !p.is_empty())
+                .map(|(i, p)| TitlePart { text: (*p).to_string(), code: i % 2 == 1 })
+                .collect()
+        } else {
+            vec![TitlePart { text: t.title.clone(), code: false }]
+        };
+        Self { title, header: &t.header, rows: &t.rows }
+    }
+}
+
 /// The line a report carries near its start (the template's second tag in `<head>`), by which
 /// [`check_out`] knows a file as one prbench wrote and may overwrite.
 pub const MARK: &str = "<meta name=\"generator\" content=\"prbench report\">";
@@ -480,7 +516,7 @@ fn render_with(
         bons => Value::from(Serde(&bons)),
         correlations => correlations,
         comparisons => comparisons,
-        study => Value::from(Serde(&opts.study)),
+        study => Value::from(Serde(&opts.study.iter().map(StudyTableView::from).collect::<Vec<_>>())),
         builds => builds,
         annotations => annotations,
         provenance => provenance(sources),
