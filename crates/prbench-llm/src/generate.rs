@@ -45,7 +45,7 @@ impl GgufEngine {
     }
 
     /// Continues each conversation with up to [`Self::gen_batch`] decoded together, each
-    /// request on its own KV stream with its own sampler ([`crate::batch`]); `done` gets each
+    /// request on its own KV stream with its own sampler (`batch.rs`); `done` gets each
     /// reply as soon as its sequence stops. The decoding rules are
     /// [`Generator::generate`]'s. A prompt that does not render or fit fails alone; if a
     /// batched decode step fails, the requests not yet finished are decoded one at a time, so
