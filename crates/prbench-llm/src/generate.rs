@@ -176,7 +176,16 @@ impl Generator for GgufEngine {
         self.overflow(prompt, reserve).map(Some)
     }
 
+    /// [`GgufEngine::identity`]; with [`GgufEngine::gen_batch`] > 1 the engine string also
+    /// names the batch size, so generations decoded in batches are cached and recorded apart
+    /// from one-at-a-time ones: llama.cpp's CPU kernels for some weight types (measured on
+    /// Q4_K_M) compute a token decoded beside others with another matrix kernel than a token
+    /// decoded alone, and greedy outputs then diverge (docs/perf.md).
     fn identity(&self) -> ModelIdentity {
-        GgufEngine::identity(self)
+        let mut id = GgufEngine::identity(self);
+        if self.gen_batch() > 1 {
+            id.engine += &format!(", batched decoding of up to {} sequences", self.gen_batch());
+        }
+        id
     }
 }
