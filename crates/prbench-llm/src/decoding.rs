@@ -31,7 +31,8 @@ pub(super) struct Decoding {
 }
 
 impl Decoding {
-    /// The state after a prompt of `prompt_len` tokens has been decoded.
+    /// The state after a prompt of `prompt_len` tokens has been decoded. A request with no
+    /// token budget is finished (`length`) before any is drawn.
     pub(super) fn new(req: &ChatRequest, prompt_len: usize) -> Self {
         Self {
             rng: SplitMix64::new(req.seed),
@@ -41,7 +42,7 @@ impl Decoding {
             max_new_tokens: req.max_new_tokens,
             pos: prompt_len,
             out: Vec::new(),
-            finish: None,
+            finish: (req.max_new_tokens == 0).then_some("length"),
         }
     }
 

@@ -19,15 +19,11 @@ impl GgufEngine {
     pub fn generate_one(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let tokens = self.tokenize_prompt(&req.prompt)?;
         let stats = TokenStats { input_tokens: tokens.len(), ..TokenStats::default() };
-        if req.max_new_tokens == 0 {
-            return Ok(ChatResponse {
-                text: String::new(),
-                tokens: stats,
-                finish_reason: Some("length".into()),
-            });
+        let mut dec = Decoding::new(req, tokens.len());
+        if dec.finish.is_some() {
+            return Ok(self.response(stats, &dec));
         }
         let vocab = self.model.vocab();
-        let mut dec = Decoding::new(req, tokens.len());
         let mut ctx = self.lock_ctx((tokens.len() + req.max_new_tokens).min(self.n_ctx))?;
         let mut batch = LlamaBatch::new(self.n_batch, 1);
         let mut idx = prefill(&mut ctx, &mut batch, &tokens)?;
@@ -62,14 +58,16 @@ impl GgufEngine {
         for (i, req) in items.iter().enumerate() {
             match self.tokenize_prompt(&req.prompt) {
                 Err(e) => results[i] = Some(Err(e)),
-                Ok(_) if req.max_new_tokens == 0 => {
-                    // generate_one's reply for an empty budget, with its token count.
-                    results[i] = Some(self.generate_one(req));
-                }
                 Ok(tokens) => {
                     stats[i].input_tokens = tokens.len();
                     let decoding = Decoding::new(req, tokens.len());
-                    pending.push(Pending { item: i, tokens, decoding });
+                    if decoding.finish.is_some() {
+                        let reply = self.response(stats[i], &decoding);
+                        done(i, &reply);
+                        results[i] = Some(Ok(reply));
+                    } else {
+                        pending.push(Pending { item: i, tokens, decoding });
+                    }
                 }
             }
         }
@@ -104,17 +102,7 @@ impl GgufEngine {
                 }
             }
         }
-        results
-            .into_iter()
-            .enumerate()
-            .map(|(i, r)| {
-                let r = r.expect("every request has a result");
-                if let (Ok(ok), true) = (&r, items[i].max_new_tokens == 0) {
-                    done(i, ok);
-                }
-                r
-            })
-            .collect()
+        results.into_iter().map(|r| r.expect("every request has a result")).collect()
     }
 
     /// The reply of a finished sequence.

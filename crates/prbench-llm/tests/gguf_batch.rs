@@ -7,14 +7,7 @@ use prbench_llm::{GgufEngine, GgufOptions};
 use prbench_models::{ChatMessage, ChatPrompt, ChatRequest, ChatResponse, Generator, Role};
 
 fn load() -> Option<GgufEngine> {
-    let path = prbench_models::assets::default_model_path();
-    if !path.is_file() {
-        prbench_testkit::unavailable(format!(
-            "{} absent; run scripts/setup.sh --tests",
-            path.display()
-        ));
-        return None;
-    }
+    let path = prbench_testkit::smollm2()?;
     Some(GgufEngine::load(&path, GgufOptions::default()).expect("load SmolLM2"))
 }
 
@@ -79,10 +72,14 @@ fn the_batch_size_is_part_of_the_generator_identity() {
 fn batched_generation_matches_one_at_a_time() {
     let Some(engine) = load() else { return };
     for temperature in [0.0f32, 1.0] {
-        let reqs = requests(temperature, 48);
+        let mut reqs = requests(temperature, 48);
+        // A request with no token budget rides along: it finishes before any decode step.
+        reqs.push(ChatRequest { max_new_tokens: 0, ..reqs[0].clone() });
         engine.set_gen_batch(1);
         let alone = engine.generate(&reqs).unwrap();
-        assert!(alone.iter().all(|r| r.tokens.output_tokens > 0));
+        let (zero, rest) = alone.split_last().unwrap();
+        assert!(rest.iter().all(|r| r.tokens.output_tokens > 0));
+        assert_eq!((zero.text.as_str(), zero.finish_reason.as_deref()), ("", Some("length")));
         for n in [2, 4, 8] {
             engine.set_gen_batch(n);
             let batched = engine.generate(&reqs).unwrap();

@@ -20,14 +20,7 @@ fn serial() -> MutexGuard<'static, ()> {
 }
 
 fn load(opts: GgufOptions) -> Option<GgufEngine> {
-    let path = prbench_models::assets::default_model_path();
-    if !path.is_file() {
-        prbench_testkit::unavailable(format!(
-            "{} absent; run scripts/setup.sh --tests",
-            path.display()
-        ));
-        return None;
-    }
+    let path = prbench_testkit::smollm2()?;
     Some(GgufEngine::load(&path, opts).expect("load SmolLM2"))
 }
 

@@ -4,7 +4,7 @@
 //! RL leg's policy answers (drawn, or to be drawn from `questions`) are items of the leg's
 //! benchmark.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use prbench_downstream::bon::folder::BonFolder;
 
@@ -47,7 +47,9 @@ pub fn check_data(study: &Study) -> Result<(), PlanError> {
                 return Err(file.invalid(span, format!("models.{model}.spec"), format!("a PAL model learns one row per user from the user's preference pairs, but example `{}` of benchmark `{}` has no user id and the data has no history pairs; evaluate PAL on data with users or history pairs (P-Soups, PRISM, SynthesizeMe) or drop the benchmark from the model's `benchmarks`", ex.id, b.name)));
             }
         }
-        let ids: BTreeSet<&str> = data.examples.iter().map(|e| e.id.as_str()).collect();
+        // Each item's question by id: RL answers and held-out questions must be the benchmark's.
+        let asked: BTreeMap<&str, &str> =
+            data.examples.iter().map(|e| (e.id.as_str(), e.question.as_str())).collect();
         for leg in study.legs.iter().filter(|l| l.kind == LegKind::Rl && l.benchmark == b.name) {
             let d = file.plan.downstream[&leg.name].get_ref();
             if let Some(q) = &d.questions {
@@ -55,8 +57,6 @@ pub fn check_data(study: &Study) -> Result<(), PlanError> {
                 let questions = prbench_data::load(q.get_ref(), &plan_b.subsets).map_err(|e| {
                     file.invalid(q.span(), &key, format!("the questions do not load: {e:#}"))
                 })?;
-                let asked: BTreeMap<&str, &str> =
-                    data.examples.iter().map(|e| (e.id.as_str(), e.question.as_str())).collect();
                 for e in &questions.examples {
                     match asked.get(e.id.as_str()) {
                         None => return Err(file.invalid(q.span(), &key, format!("item `{}` is not one of benchmark `{}`'s; the held-out questions must be items of the leg's benchmark (a subset of its data)", e.id, b.name))),
@@ -75,7 +75,7 @@ pub fn check_data(study: &Study) -> Result<(), PlanError> {
                     )
                 })?;
                 if let Some(missing) =
-                    manifest.example_ids.iter().find(|id| !ids.contains(id.as_str()))
+                    manifest.example_ids.iter().find(|id| !asked.contains_key(id.as_str()))
                 {
                     return Err(file.invalid(folder.span(), &key, format!("holds answers to item `{missing}`, which benchmark `{}` does not have; the leg's items must be the benchmark's (sample the policy with `--data` of that benchmark)", b.name)));
                 }
