@@ -2,6 +2,8 @@
 //! verb's own clap definition, so a plan accepts exactly what the command line accepts and a
 //! flag's checks (ranges, choices) are one definition.
 
+use std::ops::Range;
+
 use clap::{Args, FromArgMatches, Parser};
 
 use crate::plan::{Options, PlanError, PlanFile};
@@ -14,12 +16,53 @@ struct Flags<T: Args> {
     inner: T,
 }
 
+/// A step's flags: the study's own `base` flags, then those of the plan's `options` table at
+/// `key` (see [`argv`]), parsed by `T`'s clap definition as `prbench VERB` would parse them.
+///
+/// Returns the parsed flags and the whole argument list (the step's command line).
+///
+/// # Errors
+/// [`PlanError::Invalid`] naming `key`, at the options table's line (at `at` when the plan has
+/// no table): a flag in `reserved`, a value of the wrong type, or clap's refusal (see
+/// [`parse`]); a string given to a switch (`both-orders = "yes"`) says how to write a switch.
+pub fn parse_options<T: Args + FromArgMatches>(
+    file: &PlanFile,
+    verb: &str,
+    base: Vec<String>,
+    options: Option<&Options>,
+    key: &str,
+    reserved: &[(&str, &str)],
+    at: Range<usize>,
+) -> Result<(T, Vec<String>), PlanError> {
+    let mut all = base;
+    all.extend(argv(file, options, key, reserved)?);
+    match parse::<T>(verb, &all) {
+        Ok(parsed) => Ok((parsed, all)),
+        Err(message) => {
+            let switch = options.and_then(|o| {
+                o.get_ref().iter().find_map(|(name, value)| match value {
+                    toml::Value::String(s)
+                        if message.contains(&format!("unexpected argument '{s}'")) =>
+                    {
+                        Some(format!(
+                            "; `{name}` is a switch: write `{name} = true` to set it, or leave it out"
+                        ))
+                    }
+                    _ => None,
+                })
+            });
+            let span = options.map_or(at, |o| o.span());
+            Err(file.invalid(span, key, format!("{message}{}", switch.unwrap_or_default())))
+        }
+    }
+}
+
 /// Parses `argv` as the flags `T` of `verb` (`eval`, `train bt`, `bon sample`).
 ///
 /// # Errors
 /// clap's message (its first line and its tips, such as a similar flag's name), prefixed with
 /// the verb.
-pub fn parse<T: Args + FromArgMatches>(verb: &str, argv: &[String]) -> Result<T, String> {
+fn parse<T: Args + FromArgMatches>(verb: &str, argv: &[String]) -> Result<T, String> {
     Flags::<T>::try_parse_from(argv).map(|f| f.inner).map_err(|e| {
         let text = e.to_string();
         let first = text.lines().next().unwrap_or("").trim_start_matches("error: ").to_string();

@@ -307,33 +307,38 @@ impl Study {
                         None => plan.benchmarks.keys().next().cloned().unwrap_or_default(),
                     };
                     let dir = out.join("models").join(name);
-                    let mut argv = bench_args(&bench);
-                    argv.extend([
+                    let mut base = bench_args(&bench);
+                    base.extend([
                         "--out".into(),
                         dir.display().to_string(),
                         "--seed".into(),
                         seed.clone(),
                         "--quiet".into(),
                     ]);
-                    argv.extend(flags::argv(
-                        &file,
-                        t_ref.options.as_ref(),
-                        &format!("{key}.train.options"),
-                        TRAIN_RESERVED,
-                    )?);
-                    let opt_span = t_ref.options.as_ref().map_or(t.span(), |o| o.span());
-                    let action = if method == "bt" {
-                        Action::TrainBt(Box::new(
-                            flags::parse::<TrainBtArgs>("train bt", &argv).map_err(|e| {
-                                file.invalid(opt_span.clone(), format!("{key}.train.options"), e)
-                            })?,
-                        ))
+                    let at = format!("{key}.train.options");
+                    let options = t_ref.options.as_ref();
+                    let (action, argv) = if method == "bt" {
+                        let (args, argv) = flags::parse_options::<TrainBtArgs>(
+                            &file,
+                            "train bt",
+                            base,
+                            options,
+                            &at,
+                            TRAIN_RESERVED,
+                            t.span(),
+                        )?;
+                        (Action::TrainBt(Box::new(args)), argv)
                     } else {
-                        Action::TrainPal(Box::new(
-                            flags::parse::<TrainPalArgs>("train pal", &argv).map_err(|e| {
-                                file.invalid(opt_span.clone(), format!("{key}.train.options"), e)
-                            })?,
-                        ))
+                        let (args, argv) = flags::parse_options::<TrainPalArgs>(
+                            &file,
+                            "train pal",
+                            base,
+                            options,
+                            &at,
+                            TRAIN_RESERVED,
+                            t.span(),
+                        )?;
+                        (Action::TrainPal(Box::new(args)), argv)
                     };
                     let id = format!("train/{name}");
                     steps.push(Step {
@@ -362,16 +367,17 @@ impl Study {
             }
             if let Some(o) = &m.score_options {
                 // Checked here too when no Best-of-N leg reads them: a flag never silently dropped.
-                let mut argv =
+                let base =
                     vec!["--samples".to_string(), "x".into(), "--model".into(), spec.clone()];
-                argv.extend(flags::argv(
+                flags::parse_options::<ScoreOptions>(
                     &file,
+                    "bon score",
+                    base,
                     Some(o),
                     &format!("{key}.score-options"),
                     BON_RESERVED,
-                )?);
-                flags::parse::<ScoreOptions>("bon score", &argv)
-                    .map_err(|e| file.invalid(o.span(), format!("{key}.score-options"), e))?;
+                    o.span(),
+                )?;
             }
             let family = m.family.unwrap_or_else(|| Family::of_spec(&spec));
             let benches: Vec<String> = match &m.benchmarks {
@@ -420,16 +426,18 @@ impl Study {
                 if b.sample {
                     argv.push("--sample".into());
                 }
-                let options = flags::argv(
+                let base_len = argv.len();
+                let (args, argv): (EvalArgs, _) = flags::parse_options(
                     &file,
+                    "eval",
+                    argv,
                     m.options.as_ref(),
                     &format!("{key}.options"),
                     EVAL_RESERVED,
+                    m_span.clone(),
                 )?;
-                argv.extend(options.iter().cloned());
+                let options = &argv[base_len..];
                 let opt_span = m.options.as_ref().map_or(m_span.clone(), |o| o.span());
-                let args: EvalArgs = flags::parse("eval", &argv)
-                    .map_err(|e| file.invalid(opt_span.clone(), format!("{key}.options"), e))?;
                 let parsed_conds = Condition::parse_list(&args.condition).map_err(|e| {
                     file.invalid(m_span.clone(), format!("{key}.conditions"), e.to_string())
                 })?;
@@ -515,14 +523,15 @@ impl Study {
             let title = d.title.clone().unwrap_or_else(|| name.clone());
             for (what, value) in [("policy", &d.policy), ("judge", &d.judge)] {
                 if let Some(v) = value {
+                    let (at, v) = (v.span(), v.get_ref());
                     let parsed = ModelSpec::parse(v).map_err(|e| {
-                        file.invalid(d_span.clone(), format!("{key}.{what}"), e.to_string())
+                        file.invalid(at.clone(), format!("{key}.{what}"), e.to_string())
                     })?;
                     if !matches!(parsed, ModelSpec::Gguf(_) | ModelSpec::OpenAi { .. }) {
-                        return Err(file.invalid(d_span.clone(), format!("{key}.{what}"), format!("the {what} generates text: `gguf:PATH` or `openai:MODEL@URL`, not `{v}`")));
+                        return Err(file.invalid(at, format!("{key}.{what}"), format!("the {what} generates text: `gguf:PATH` or `openai:MODEL@URL`, not `{v}`")));
                     }
                     check_spec(&parsed)
-                        .map_err(|e| file.invalid(d_span.clone(), format!("{key}.{what}"), e))?;
+                        .map_err(|e| file.invalid(at.clone(), format!("{key}.{what}"), e))?;
                 }
             }
             let judge_argv = |samples: &Path| -> Result<(JudgeOptions, String), PlanError> {
@@ -534,17 +543,17 @@ impl Study {
                     "--quiet".into(),
                 ];
                 if let Some(j) = &d.judge {
-                    argv.extend(["--judge".into(), j.clone()]);
+                    argv.extend(["--judge".into(), j.get_ref().clone()]);
                 }
-                argv.extend(flags::argv(
+                let (opts, argv): (JudgeOptions, _) = flags::parse_options(
                     &file,
+                    "bon judge",
+                    argv,
                     d.judge_options.as_ref(),
                     &format!("{key}.judge-options"),
                     BON_RESERVED,
-                )?);
-                let span = d.judge_options.as_ref().map_or(d_span.clone(), |o| o.span());
-                let opts: JudgeOptions = flags::parse("bon judge", &argv)
-                    .map_err(|e| file.invalid(span, format!("{key}.judge-options"), e))?;
+                    d_span.clone(),
+                )?;
                 Ok((opts, format!("prbench bon judge {}", argv.join(" "))))
             };
             // `prbench bon sample` of a policy into `folder`: a Best-of-N leg's samples, or an RL
@@ -571,15 +580,15 @@ impl Study {
                 if let Some(p) = policy {
                     argv.extend(["--policy".into(), p.to_string()]);
                 }
-                argv.extend(flags::argv(
+                let (sample, argv): (SampleOptions, _) = flags::parse_options(
                     &file,
+                    "bon sample",
+                    argv,
                     d.sample.as_ref(),
                     &format!("{key}.sample"),
                     BON_RESERVED,
-                )?);
-                let span = d.sample.as_ref().map_or(d_span.clone(), |o| o.span());
-                let sample: SampleOptions = flags::parse("bon sample", &argv)
-                    .map_err(|e| file.invalid(span, format!("{key}.sample"), e))?;
+                    d_span.clone(),
+                )?;
                 Ok(Step {
                     id,
                     command: format!("prbench bon sample {}", argv.join(" ")),
@@ -598,27 +607,33 @@ impl Study {
                     .into_iter()
                     .find_map(|(k, set)| set.then_some(k));
                     if let Some(k) = rl_key {
-                        return Err(file.invalid(d_span, format!("{key}.{k}"), "`policies`, `checkpoints` and `questions` name an RL leg's trained policies; a best-of-n leg samples its own (`kind = \"rl\"`?)"));
+                        let at = match (k, &d.questions) {
+                            ("questions", Some(q)) => q.span(),
+                            _ => d_span,
+                        };
+                        return Err(file.invalid(at, format!("{key}.{k}"), "`policies`, `checkpoints` and `questions` name an RL leg's trained policies; a best-of-n leg samples its own (`kind = \"rl\"`?)"));
                     }
-                    let n = d.n.ok_or_else(|| {
+                    let n_at = d.n.as_ref().ok_or_else(|| {
                         file.invalid(
                             d_span.clone(),
                             format!("{key}.n"),
                             "a best-of-n leg needs `n`, the samples per question",
                         )
                     })?;
+                    let n = *n_at.get_ref();
                     if !(1..=256).contains(&n) {
                         return Err(file.invalid(
-                            d_span.clone(),
+                            n_at.span(),
                             format!("{key}.n"),
                             format!("n = {n} samples per question: a best-of-n leg takes 1 to 256"),
                         ));
                     }
-                    if let Some(k) = d.k.filter(|&k| k == 0 || k > n) {
+                    if let Some(k) = d.k.as_ref().filter(|k| *k.get_ref() == 0 || *k.get_ref() > n)
+                    {
                         return Err(file.invalid(
-                            d_span.clone(),
+                            k.span(),
                             format!("{key}.k"),
-                            format!("k = {k} is outside 1..=n ({n})"),
+                            format!("k = {} is outside 1..=n ({n})", k.get_ref()),
                         ));
                     }
                     let folder = out.join("bon").join(name);
@@ -629,13 +644,14 @@ impl Study {
                         bench_args(&bench),
                         &folder,
                         n,
-                        d.policy.as_deref(),
+                        d.policy.as_ref().map(|p| p.get_ref().as_str()),
                         &cache,
                     )?);
                     let (mut judge, cmd) = judge_argv(&folder)?;
                     judge.stage.cache.cache = Some(PathBuf::from(&cache));
                     let judge_id = format!("bon-judge/{name}");
-                    let judge_local = d.judge.as_deref().is_none_or(|p| p.starts_with("gguf:"));
+                    let judge_local =
+                        d.judge.as_ref().is_none_or(|p| p.get_ref().starts_with("gguf:"));
                     steps.push(Step {
                         id: judge_id.clone(),
                         command: format!("{cmd} --cache {cache}"),
@@ -663,7 +679,7 @@ impl Study {
                     for e in &eligible {
                         let m = plan.models[&e.model].get_ref();
                         let spec = eval_spec(&steps, &e.eval_step);
-                        let mut argv = vec![
+                        let argv = vec![
                             "--samples".to_string(),
                             folder.display().to_string(),
                             "--model".into(),
@@ -676,17 +692,15 @@ impl Study {
                             cache.clone(),
                             "--quiet".into(),
                         ];
-                        argv.extend(flags::argv(
+                        let (score, argv): (ScoreOptions, _) = flags::parse_options(
                             &file,
+                            "bon score",
+                            argv,
                             m.score_options.as_ref(),
                             &format!("models.{}.score-options", e.model),
                             BON_RESERVED,
-                        )?);
-                        let span = m.score_options.as_ref().map_or(d_span.clone(), |o| o.span());
-                        let score: ScoreOptions =
-                            flags::parse("bon score", &argv).map_err(|err| {
-                                file.invalid(span, format!("models.{}.score-options", e.model), err)
-                            })?;
+                            d_span.clone(),
+                        )?;
                         let id = format!("bon-score/{name}/{}", e.name);
                         let mut needs = vec![sample_id.clone()];
                         needs.extend(
@@ -714,7 +728,7 @@ impl Study {
                         kind,
                         benchmark: bench,
                         folder: Some(folder),
-                        k: Some(d.k.unwrap_or(n)),
+                        k: Some(d.k.as_ref().map_or(n, |k| *k.get_ref())),
                         entries: leg_entries,
                     });
                 }
@@ -722,26 +736,29 @@ impl Study {
                     if d.policies.is_empty() && d.checkpoints.is_empty() {
                         return Err(file.invalid(d_span, format!("{key}.policies"), "an RL leg names each model's trained policy: `[downstream.NAME.checkpoints]` with `MODEL = \"SPEC\"` (a `gguf:` file or an `openai:MODEL@URL` server the study samples), or `[downstream.NAME.policies]` with `MODEL = \"FOLDER\"`, answers `prbench bon sample` already wrote (examples/trl-grpo/sample.py writes one)"));
                     }
-                    if let Some(k) = [("k", d.k.is_some()), ("policy", d.policy.is_some())]
-                        .into_iter()
-                        .find_map(|(k, set)| set.then_some(k))
-                    {
-                        return Err(file.invalid(d_span, format!("{key}.{k}"), "`k` and `policy` are a best-of-n leg's; an RL leg names each model's policy in `checkpoints` or `policies`"));
-                    }
-                    let sampling = [
-                        ("n", d.n.is_some()),
-                        ("sample", d.sample.is_some()),
-                        ("questions", d.questions.is_some()),
+                    if let Some((k, at)) = [
+                        ("k", d.k.as_ref().map(|k| k.span())),
+                        ("policy", d.policy.as_ref().map(|p| p.span())),
                     ]
                     .into_iter()
-                    .find_map(|(k, set)| set.then_some(k));
-                    if let (true, Some(k)) = (d.checkpoints.is_empty(), sampling) {
-                        return Err(file.invalid(d_span, format!("{key}.{k}"), "`n`, `sample` and `questions` say how the study samples the policies in `checkpoints`; this leg has none (its `policies` hold answers already drawn)"));
+                    .find_map(|(k, at)| at.map(|at| (k, at)))
+                    {
+                        return Err(file.invalid(at, format!("{key}.{k}"), "`k` and `policy` are a best-of-n leg's; an RL leg names each model's policy in `checkpoints` or `policies`"));
                     }
-                    let n = d.n.unwrap_or(4);
+                    let sampling = [
+                        ("n", d.n.as_ref().map(|n| n.span())),
+                        ("sample", d.sample.as_ref().map(|s| s.span())),
+                        ("questions", d.questions.as_ref().map(|q| q.span())),
+                    ]
+                    .into_iter()
+                    .find_map(|(k, at)| at.map(|at| (k, at)));
+                    if let (true, Some((k, at))) = (d.checkpoints.is_empty(), sampling) {
+                        return Err(file.invalid(at, format!("{key}.{k}"), "`n`, `sample` and `questions` say how the study samples the policies in `checkpoints`; this leg has none (its `policies` hold answers already drawn)"));
+                    }
+                    let n = d.n.as_ref().map_or(4, |n| *n.get_ref());
                     if !(1..=256).contains(&n) {
                         return Err(file.invalid(
-                            d_span.clone(),
+                            d.n.as_ref().map_or(d_span.clone(), |n| n.span()),
                             format!("{key}.n"),
                             format!("n = {n} answers per question: an RL leg takes 1 to 256"),
                         ));
@@ -808,7 +825,8 @@ impl Study {
                         let (mut judge, cmd) = judge_argv(&dir)?;
                         judge.stage.cache.cache = Some(cache.clone());
                         let id = format!("rl-judge/{name}/{model}");
-                        let judge_local = d.judge.as_deref().is_none_or(|p| p.starts_with("gguf:"));
+                        let judge_local =
+                            d.judge.as_ref().is_none_or(|p| p.get_ref().starts_with("gguf:"));
                         steps.push(Step {
                             id: id.clone(),
                             command: format!("{cmd} --cache {}", cache.display()),

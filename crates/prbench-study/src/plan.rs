@@ -200,17 +200,17 @@ pub struct Downstream {
     pub models: Option<Spanned<Vec<String>>>,
     /// best-of-n: the policy spec (default: the SmolLM2 GGUF).
     #[serde(default)]
-    pub policy: Option<String>,
+    pub policy: Option<Spanned<String>>,
     /// best-of-n: samples per question; rl with `checkpoints`: answers per held-out question
     /// from each policy (default 4).
     #[serde(default)]
-    pub n: Option<usize>,
+    pub n: Option<Spanned<usize>>,
     /// best-of-n: the k whose expected rubric score is the downstream score (default n).
     #[serde(default)]
-    pub k: Option<usize>,
+    pub k: Option<Spanned<usize>>,
     /// The rubric judge spec (default: the SmolLM2 GGUF).
     #[serde(default)]
-    pub judge: Option<String>,
+    pub judge: Option<Spanned<String>>,
     /// best-of-n, and rl with `checkpoints`: further `prbench bon sample` flags (`limit`,
     /// `distinct-questions`, ...).
     #[serde(default)]
@@ -320,6 +320,9 @@ impl PlanFile {
     pub fn parse(path: &Path, text: String) -> Result<Self, PlanError> {
         let plan: Plan = toml::from_str(&text).map_err(|e| {
             let mut message = e.to_string().trim_end().to_string();
+            if let Some(key) = e.span().and_then(|s| key_path_at(&text, s.start)) {
+                message += &format!("\n(key `{key}`)");
+            }
             if let Some(hint) = e.span().and_then(|s| dotted_name_hint(&text, s.start)) {
                 message += &format!("\n{hint}");
             }
@@ -363,6 +366,28 @@ impl PlanFile {
 /// A hint for an error inside a table header like `[models.qwen2.5]`: TOML reads the dot as a
 /// nested table (`5` inside model `qwen2`), so the error speaks of an unknown field `5`; names
 /// hold no dots.
+/// The dotted path of the key whose line holds byte offset `at`: the last `[table]` header
+/// above it, then the key the line assigns (`downstream.bon.n`). `None` on a header line or a
+/// line that assigns nothing (toml's own message then shows the line).
+fn key_path_at(text: &str, at: usize) -> Option<String> {
+    let at = at.min(text.len());
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[start..].lines().next()?.trim();
+    let (key, _) = line.split_once('=')?;
+    let key = key.trim();
+    if key.is_empty() || line.starts_with('[') || key.contains(['"', '\'', '#']) {
+        return None;
+    }
+    let header = text[..start].lines().rev().map(str::trim).find_map(|l| {
+        l.strip_prefix('[')
+            .map(|h| h.trim_start_matches('[').split(']').next().unwrap_or("").trim().to_string())
+    });
+    Some(match header {
+        Some(h) if !h.is_empty() => format!("{h}.{key}"),
+        _ => key.to_string(),
+    })
+}
+
 fn dotted_name_hint(text: &str, at: usize) -> Option<String> {
     let start = text[..at.min(text.len())].rfind('\n').map_or(0, |i| i + 1);
     let line = text[start..].lines().next()?.trim();

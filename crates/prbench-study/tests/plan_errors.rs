@@ -163,6 +163,13 @@ fn flags_the_verb_refuses_are_refused_at_the_options_line() {
         "spec = \"baseline:longer\"\noptions = { judge-recipe = \"rating\" }\n",
     );
     invalid_at(&text, "options = {", "models.longer.options");
+    // A string given to a switch says how a switch is written.
+    let text = base().replace(
+        "spec = \"baseline:longer\"\n",
+        &format!("spec = \"gguf:{}\"\noptions = {{ both-orders = \"yes\" }}\n", any_file()),
+    );
+    let msg = invalid_at(&text, "options = {", "models.longer.options");
+    assert!(msg.contains("`both-orders = true`"), "{msg}");
 }
 
 #[test]
@@ -273,18 +280,17 @@ fn best_of_n_legs_need_three_pointwise_entries() {
     let named = with_slot + leg + "models = [\"longer\", \"shorter\", \"slot\"]\n";
     let msg = invalid_at(&named, "models = [", "downstream.bon.models");
     assert!(msg.contains("pairwise"), "{msg}");
-    let msg = invalid_at(
-        &(three() + &leg.replace("n = 2", "n = 0")),
-        "[downstream.bon]",
-        "downstream.bon.n",
-    );
+    // A leg's scalar settings are refused at their own line, not the leg's.
+    let msg = invalid_at(&(three() + &leg.replace("n = 2", "n = 0")), "n = 0", "downstream.bon.n");
     assert!(msg.contains("1 to 256"), "{msg}");
     let msg = invalid_at(
         &(three() + leg + "policy = \"baseline:longer\"\n"),
-        "[downstream.bon]",
+        "policy = ",
         "downstream.bon.policy",
     );
     assert!(msg.contains("generates text"), "{msg}");
+    let msg = invalid_at(&(three() + leg + "k = 3\n"), "k = 3", "downstream.bon.k");
+    assert!(msg.contains("outside 1..=n (2)"), "{msg}");
 }
 
 #[test]
@@ -331,9 +337,10 @@ fn rl_checkpoints_are_checked_before_anything_samples() {
     let folders = format!(
         "[downstream.rl.policies]\nlonger = \"{d}\"\nshorter = \"{d}\"\nrandom = \"{d}\"\n"
     );
-    let msg =
-        invalid_at(&(three() + leg + "n = 2\n" + &folders), "[downstream.rl]", "downstream.rl.n");
+    let msg = invalid_at(&(three() + leg + "n = 2\n" + &folders), "n = 2", "downstream.rl.n");
     assert!(msg.contains("checkpoints"), "{msg}");
+    let msg = invalid_at(&(three() + leg + "k = 2\n" + &folders), "k = 2", "downstream.rl.k");
+    assert!(msg.contains("best-of-n"), "{msg}");
     // Held-out questions that are not the benchmark's items.
     let held = tempfile::tempdir().unwrap();
     let first = std::fs::read_to_string(Path::new(&sample()).join("Art_and_Entertainment.jsonl"))
@@ -356,6 +363,18 @@ fn rl_checkpoints_are_checked_before_anything_samples() {
     let msg =
         invalid_at(&(three() + leg + &q + &checkpoints), "questions = ", "downstream.rl.questions");
     assert!(msg.contains("another question"), "{msg}");
+}
+
+#[test]
+fn a_value_of_the_wrong_type_names_its_key_path() {
+    let text = three()
+        + "\n[downstream.bon]\nkind = \"best-of-n\"\nbenchmark = \"sample\"\nn = \"eight\"\n";
+    let err = study(&text).expect_err("a string where a number goes");
+    let msg = err.to_string();
+    assert!(matches!(err, PlanError::Syntax { .. }), "{msg}");
+    let line = line_of(&text, "n = \"eight\"");
+    assert!(msg.contains(&format!("line {line}")), "{msg}");
+    assert!(msg.contains("(key `downstream.bon.n`)"), "{msg}");
 }
 
 #[test]
