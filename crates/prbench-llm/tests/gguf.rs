@@ -22,16 +22,7 @@ fn serial() -> MutexGuard<'static, ()> {
 }
 
 fn model_path() -> Option<PathBuf> {
-    let path = prbench_models::assets::default_model_path();
-    if path.is_file() {
-        Some(path)
-    } else {
-        prbench_testkit::unavailable(format!(
-            "{} absent; run scripts/setup.sh --tests",
-            path.display()
-        ));
-        None
-    }
+    prbench_testkit::smollm2()
 }
 
 fn engine() -> Option<&'static GgufEngine> {

@@ -8,11 +8,7 @@ use common::{prbench, repo, sample, text};
 
 /// Whether the SmolLM2 GGUF the judge benches run is absent (the skip reason printed).
 fn smollm2_absent() -> bool {
-    let absent = !prbench_models::assets::default_model_path().is_file();
-    if absent {
-        prbench_testkit::unavailable("the SmolLM2 GGUF is absent; run scripts/setup.sh --tests");
-    }
-    absent
+    prbench_testkit::smollm2().is_none()
 }
 
 /// `bench harness` at 0.2% scale: the synthetic benchmark is written (2 + 2 + 2 rows), and the
@@ -50,14 +46,7 @@ fn bench_harness_short_mode() {
 /// tokens greedily. Skipped when the model is absent.
 #[test]
 fn bench_judge_short_mode() {
-    let model = prbench_models::assets::default_model_path();
-    if !model.is_file() {
-        prbench_testkit::unavailable(format!(
-            "{} absent; run scripts/setup.sh --tests",
-            model.display()
-        ));
-        return;
-    }
+    let Some(model) = prbench_testkit::smollm2() else { return };
     let work = tempfile::tempdir().unwrap();
     let args = [
         "bench",

@@ -9,15 +9,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 fn model_present() -> bool {
-    let p = prbench_models::assets::default_model_path();
-    if !p.is_file() {
-        prbench_testkit::unavailable(format!(
-            "{} is missing (run scripts/setup.sh --tests)",
-            p.display()
-        ));
-        return false;
-    }
-    true
+    prbench_testkit::smollm2().is_some()
 }
 
 fn jsonl(path: &Path) -> Vec<serde_json::Value> {

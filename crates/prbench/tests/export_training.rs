@@ -441,14 +441,7 @@ fn bad_flags_and_taken_files_are_refused() {
 /// an eval run its rows show exactly the aspects that run's planner.jsonl holds.
 #[test]
 fn planner_condition_reuses_eval_planner_replies() {
-    let gguf = prbench_models::assets::default_model_path();
-    if !gguf.is_file() {
-        prbench_testkit::unavailable(format!(
-            "SmolLM2 not found at {} (run scripts/setup.sh --tests)",
-            gguf.display()
-        ));
-        return;
-    }
+    let Some(gguf) = prbench_testkit::smollm2() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let planner = format!("gguf:{}", gguf.display());
     let o = prbench(

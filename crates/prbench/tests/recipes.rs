@@ -443,16 +443,7 @@ fn recipe_flags_that_cannot_apply_are_refused() {
 
 /// The default GGUF judge (SmolLM2-135M), when `scripts/fetch-models.sh` fetched it.
 fn local_judge() -> Option<String> {
-    let gguf = prbench_models::assets::default_model_path();
-    if gguf.is_file() {
-        Some(format!("gguf:{}", gguf.display()))
-    } else {
-        prbench_testkit::unavailable(format!(
-            "{} absent (run scripts/setup.sh --tests)",
-            gguf.display()
-        ));
-        None
-    }
+    prbench_testkit::smollm2().map(|gguf| format!("gguf:{}", gguf.display()))
 }
 
 #[test]

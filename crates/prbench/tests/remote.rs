@@ -380,14 +380,7 @@ fn openai_judge_on_a_real_llama_server_matches_the_in_process_engine() {
         prbench_testkit::unavailable("PRBENCH_LLAMA_SERVER_URL is not set (scripts/llama-server.sh start prints it; .ci/run sets it)");
         return;
     };
-    let gguf = prbench_models::assets::default_model_path();
-    if !gguf.is_file() {
-        prbench_testkit::unavailable(format!(
-            "{} absent (run scripts/setup.sh --tests)",
-            gguf.display()
-        ));
-        return;
-    }
+    let Some(gguf) = prbench_testkit::smollm2() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let remote = format!("openai:smollm2@{url}");
     let local = format!("gguf:{}", gguf.display());

@@ -167,14 +167,7 @@ fn logprob_verdicts_through_a_real_llama_server_match_the_in_process_judge() {
         prbench_testkit::unavailable("PRBENCH_LLAMA_SERVER_URL is not set (scripts/llama-server.sh start prints it; .ci/run sets it)");
         return;
     };
-    let gguf = prbench_models::assets::default_model_path();
-    if !gguf.is_file() {
-        prbench_testkit::unavailable(format!(
-            "{} absent (run scripts/setup.sh --tests)",
-            gguf.display()
-        ));
-        return;
-    }
+    let Some(gguf) = prbench_testkit::smollm2() else { return };
     const MAX_DP: f64 = 0.02;
     const MAX_DMARGIN: f64 = 0.4;
     let tmp = tempfile::tempdir().unwrap();
