@@ -139,7 +139,15 @@ pub fn write(study: &Study, generator: &str, note: &mut dyn FnMut(&str)) -> Resu
     let markdown = study.out.join("study.md");
     prbench_files::write_atomic(&markdown, md.as_bytes())
         .with_context(|| format!("writing `{}`", markdown.display()))?;
-    let html = write_html(study, &sources, &tables, generator).map_err(|e| format!("{e:#}"));
+    let commands: Vec<prbench_report::html::ReportCommand> = legs
+        .iter()
+        .map(|l| prbench_report::html::ReportCommand {
+            label: format!("Leg {}", l.leg),
+            command: l.command.clone(),
+        })
+        .collect();
+    let html =
+        write_html(study, &sources, &tables, &commands, generator).map_err(|e| format!("{e:#}"));
     Ok(Written { tables, markdown, html })
 }
 
@@ -147,6 +155,7 @@ fn write_html(
     study: &Study,
     sources: &[PathBuf],
     tables: &[(String, Table)],
+    commands: &[prbench_report::html::ReportCommand],
     generator: &str,
 ) -> Result<PathBuf> {
     let path = study.out.join("report.html");
@@ -157,10 +166,12 @@ fn write_html(
         generator: generator.to_string(),
         study: tables
             .iter()
-            .map(|(_, t)| prbench_report::html::ReportTable {
+            .map(|(stem, t)| prbench_report::html::ReportTable {
                 title: t.title.clone(),
                 header: t.header.clone(),
                 rows: t.rows.clone(),
+                // The proxy-gap table's figures come from one `correlate` per leg.
+                commands: if stem == "proxy-gap" { commands.to_vec() } else { vec![] },
             })
             .collect(),
     };

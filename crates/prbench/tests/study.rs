@@ -478,6 +478,18 @@ fn check_report(dir: &Path) {
         .unwrap();
     assert!(!code[0].as_str().unwrap().contains('`'), "{code}");
     assert_eq!(code[1], serde_json::json!(["none"]), "{code}");
+    // Under the proxy-gap table, each leg's `correlate` command, as study.md gives it.
+    let commands = page
+        .eval("Array.from(document.querySelectorAll('#sec-study pre.command')).map(p => p.textContent)")
+        .unwrap();
+    let md = std::fs::read_to_string(dir.join("a/study.md")).unwrap();
+    let want: Vec<&str> = md
+        .split("reproduced by:\n\n```sh\n")
+        .skip(1)
+        .map(|rest| rest.split("\n```").next().unwrap())
+        .collect();
+    assert!(!want.is_empty(), "study.md names no command");
+    assert_eq!(commands, serde_json::json!(want));
     let markup =
         page.eval("document.querySelectorAll('#sec-study b, #sec-study script').length").unwrap();
     assert_eq!(markup.as_u64(), Some(0), "markup from the plan rendered as markup");

@@ -61,6 +61,18 @@ pub struct ReportTable {
     pub header: Vec<String>,
     /// Rows, each as long as the header.
     pub rows: Vec<Vec<String>>,
+    /// Commands that reproduce the table's figures, shown under it as code (text, never
+    /// markup).
+    pub commands: Vec<ReportCommand>,
+}
+
+/// A shell command shown under a [`ReportTable`]: `LABEL reproduced by:` and the command.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct ReportCommand {
+    /// What it reproduces (`Leg bon`), shown as text.
+    pub label: String,
+    /// The command line, as a user would type it.
+    pub command: String,
 }
 
 /// A piece of a table title: text, or a `code` span (written between backticks in the title,
@@ -78,6 +90,7 @@ struct StudyTableView<'a> {
     title: Vec<TitlePart>,
     header: &'a [String],
     rows: &'a [Vec<String>],
+    commands: &'a [ReportCommand],
 }
 
 impl<'a> From<&'a ReportTable> for StudyTableView<'a> {
@@ -95,7 +108,7 @@ impl<'a> From<&'a ReportTable> for StudyTableView<'a> {
         } else {
             vec![TitlePart { text: t.title.clone(), code: false }]
         };
-        Self { title, header: &t.header, rows: &t.rows }
+        Self { title, header: &t.header, rows: &t.rows, commands: &t.commands }
     }
 }
 
