@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use prbench_engines::flags::RemoteArgs;
+use prbench_engines::flags::{GenBatchArgs, RemoteArgs};
 use prbench_flags::bounds::{real, whole, End};
 use prbench_flags::data::DataArgs;
 
@@ -82,6 +82,9 @@ pub struct BuildArgs {
     /// Remote engines.
     #[command(flatten)]
     pub remote: RemoteArgs,
+    /// Sequences a `gguf:` generator or audit judge decodes together.
+    #[command(flatten)]
+    pub gen: GenBatchArgs,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use prbench_data::{load_questions, Example};
-use prbench_engines::flags::RemoteArgs;
+use prbench_engines::flags::{GenBatchArgs, RemoteArgs};
 use prbench_engines::generators::{check_generator_spec, load_generator, SpecEngines};
 use prbench_engines::retrieve::check_retriever_spec;
 use prbench_eval::cache::Cache;
@@ -122,6 +122,8 @@ pub struct BuildOptions {
     /// Remote engines' settings (temperature and top-p of the answers: 0.7 and 0.95 when
     /// `None`).
     pub remote: RemoteArgs,
+    /// Sequences a `gguf:` generator or audit judge decodes together.
+    pub gen: GenBatchArgs,
     /// prbench version and commit (recorded).
     pub code_version: String,
 }
@@ -186,12 +188,12 @@ pub fn build<R: EvaluationReporter>(
         count(selected.len(), "pair", "pairs"),
         data.source
     ));
-    let generator = load_generator(&gen_spec, &opts.remote, "generator", "--generator")?;
+    let generator = load_generator(&gen_spec, &opts.remote, opts.gen, "generator", "--generator")?;
     let separate_judge: Option<Box<dyn Generator>> = if opts.skip_audit || judge_spec == gen_spec {
         None
     } else {
         note(&format!("loading audit judge `{judge_spec}`"));
-        Some(load_generator(&judge_spec, &opts.remote, "audit judge", "--judge")?)
+        Some(load_generator(&judge_spec, &opts.remote, opts.gen, "audit judge", "--judge")?)
     };
     let cache = if opts.no_cache {
         None
@@ -208,7 +210,7 @@ pub fn build<R: EvaluationReporter>(
         &data,
         &owned,
         cache.as_ref(),
-        &SpecEngines { remote: &opts.remote },
+        &SpecEngines { remote: &opts.remote, gen: opts.gen },
         reporter,
     )?;
     let judge: Option<&dyn Generator> = if opts.skip_audit {

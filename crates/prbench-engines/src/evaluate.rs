@@ -20,7 +20,7 @@ use prbench_models::assets::{default_judge_path, default_model_path};
 use prbench_models::spec::{ModelSpec, TextEngine};
 use prbench_records::plural::count;
 
-use crate::flags::{RemoteArgs, ScalarRmArgs, TransportArg, VerdictMode};
+use crate::flags::{GenBatchArgs, RemoteArgs, ScalarRmArgs, TransportArg, VerdictMode};
 use crate::load::LoadSettings;
 
 /// The planner's generator when `--planner` is not given (`eval` and `export`): the
@@ -146,6 +146,9 @@ pub struct EvalArgs {
     /// Remote engines.
     #[command(flatten)]
     pub remote: RemoteArgs,
+    /// Sequences a `gguf:` judge (generated verdicts) or planner decodes together.
+    #[command(flatten)]
+    pub gen: GenBatchArgs,
     /// The run cache: every model score and verdict is stored here under a hash of (model,
     /// decoding, example, rendered input), so a rerun or a resumed run repeats no call
     /// (default: `<--out>/cache.sqlite`).
@@ -311,6 +314,15 @@ impl EvalArgs {
                 if matches!(spec, ModelSpec::Gguf(_)) { "gives a logprob verdict here (one forward pass, nothing generated): add --verdict generate or drop the flag" } else { "generates nothing" }
             );
         }
+        let local_planner = conditions.contains(&Condition::Planner) && !planner_remote;
+        let local_generates = matches!(spec, ModelSpec::Gguf(_))
+            && (self.verdict == Some(VerdictMode::Generate) || pointwise);
+        if self.gen.gen_batch.is_some() && !local_generates && !local_planner {
+            bail!(
+                "--gen-batch applies to text a `gguf:` model generates: a `gguf:` judge with `--verdict generate` (or a pointwise recipe), or a `gguf:` planner under the `planner` condition; `{}` generates nothing locally here",
+                self.model.as_deref().unwrap_or("the default judge")
+            );
+        }
         let ranked = conditions.iter().any(|c| c.profile_k().is_some() || *c == Condition::Planner);
         if self.retriever.is_some() && !ranked {
             bail!(
@@ -404,6 +416,7 @@ impl EvalArgs {
             seed: self.seed,
             conditions: conditions.to_vec(),
             remote: &self.remote,
+            gen: self.gen,
             scalar: self.scalar.clone(),
             recipe: None,
             preflight: self.preflight,

@@ -20,7 +20,7 @@ use prbench_eval::training_export::{manifest_path, render, write, ExportOptions,
 use prbench_models::spec::ModelSpec;
 
 use crate::evaluate::{default_planner, PLANNER_K, PLANNER_MAX_NEW_TOKENS};
-use crate::flags::{ConnectionArgs, ConnectionWording, RemoteArgs};
+use crate::flags::{ConnectionArgs, ConnectionWording, GenBatchArgs, RemoteArgs};
 use crate::generators::SpecEngines;
 
 /// Row formats of `export` (see `prbench_eval::training_export`).
@@ -119,6 +119,9 @@ pub struct ExportArgs {
     /// The planner server's connection (`--planner openai:…` only).
     #[command(flatten)]
     pub connection: ConnectionArgs<PlannerWording>,
+    /// Sequences a `gguf:` planner decodes together.
+    #[command(flatten)]
+    pub gen: GenBatchArgs,
     /// No progress bar (the closing summary of what was written still goes to stderr).
     #[arg(long)]
     pub quiet: bool,
@@ -194,6 +197,7 @@ impl ExportArgs {
             for (flag, given) in [
                 ("--planner", self.planner.is_some()),
                 ("--planner-max-new-tokens", self.planner_max_new_tokens.is_some()),
+                ("--gen-batch", self.gen.gen_batch.is_some()),
             ] {
                 if given {
                     bail!("{flag} applies to `--condition planner` (a reward format), where the planner runs");
@@ -211,6 +215,8 @@ impl ExportArgs {
             if let Some(flag) = self.remote_given().first() {
                 bail!("{flag} applies to a remote planner (`--planner openai:…`, with `--condition planner`)");
             }
+        } else if self.gen.gen_batch.is_some() {
+            bail!("--gen-batch applies to a `gguf:` planner; a server batches the requests it gets on its own (--concurrency sets how many are in flight)");
         }
         if self.sample && self.limit.is_none() {
             bail!(
@@ -292,7 +298,7 @@ pub fn run(
     }
     let opts = args.options(format, condition, code_version);
     let remote = args.remote();
-    let export = render(&data, &opts, &SpecEngines { remote: &remote }, reporter)?;
+    let export = render(&data, &opts, &SpecEngines { remote: &remote, gen: args.gen }, reporter)?;
     let manifest = write(&args.out, &export)?;
     let c = &export.counts;
     let under = if format.is_reward() {

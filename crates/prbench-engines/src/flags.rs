@@ -43,6 +43,29 @@ impl ScalarRmArgs {
     }
 }
 
+/// How a local (`gguf:`) generator decodes: how many sequences one llama.cpp step decodes
+/// together. One definition for every command that generates text (`build`, `bon sample`,
+/// `bon judge`, `bon score` with a rating recipe, `eval` with a generating judge or a `gguf:`
+/// planner, `export`'s planner).
+#[derive(Args, Debug, Clone, Copy, Default)]
+pub struct GenBatchArgs {
+    /// `gguf:` generators: sequences decoded together, each on its own KV stream with its own
+    /// seeded sampler (continuous batching), 1 to 64 [default: 1, one at a time]. Only requests
+    /// of one call share steps, so at most --batch-size. A sequence decoded beside others can
+    /// come out different from the same sequence decoded alone (llama.cpp's kernels round a
+    /// step of several sequences differently; docs/perf.md has the counts), so the batch size
+    /// is part of the generator's identity: the cache key and the manifest.
+    #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::whole::<usize>(1, 64))]
+    pub gen_batch: Option<usize>,
+}
+
+impl GenBatchArgs {
+    /// `--gen-batch`, or its default [`prbench_llm::DEFAULT_GEN_BATCH`].
+    pub fn gen_batch(&self) -> usize {
+        self.gen_batch.unwrap_or(prbench_llm::DEFAULT_GEN_BATCH)
+    }
+}
+
 /// How remote engines (`openai:`, `vllm-classify:`, `sglang-classify:`, `tei:`, `openrlhf:`,
 /// `reward-server:`) are driven. Every field
 /// is optional so that giving one to a local engine is an error rather than silently ignored;

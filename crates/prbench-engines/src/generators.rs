@@ -17,7 +17,7 @@ use prbench_remote::OpenAiChat;
 use prbench_rm::embed::{default_embedder_dir, EmbedderOptions};
 use prbench_rm::embedder::load_embedder;
 
-use crate::flags::RemoteArgs;
+use crate::flags::{GenBatchArgs, RemoteArgs};
 use crate::retrieve::retriever_from_spec;
 
 /// Checks a generator spec without loading anything: it parses, names a generator
@@ -37,20 +37,29 @@ pub fn check_generator_spec(spec: &str, role: &str, flag: &str) -> Result<ModelS
     }
 }
 
-/// Loads a generator (the planner, the BoN policy, a rubric judge): `gguf:PATH` or
-/// `openai:MODEL[@URL…]` with the given remote settings; `role` names it in messages (e.g.
-/// `planner`, `--planner`).
+/// Loads a generator (the planner, the BoN policy, a rubric judge): `gguf:PATH`, decoding up
+/// to `gen.gen_batch()` sequences together, or `openai:MODEL[@URL…]` with the given remote
+/// settings; `role` names it in messages (e.g. `planner`, `--planner`).
+///
+/// # Errors
+/// A spec that is not a generator or whose file is missing; `--gen-batch` given for an
+/// `openai:` generator (a server batches on its own; `--concurrency` sets the requests in
+/// flight); a load or connection failure.
 pub fn load_generator(
     spec: &str,
     remote: &RemoteArgs,
+    gen: GenBatchArgs,
     role: &str,
     flag: &str,
 ) -> Result<Box<dyn Generator>> {
     match check_generator_spec(spec, role, flag)? {
         ModelSpec::Gguf(path) => Ok(Box::new(
-            GgufEngine::load(&path, GgufOptions::default())
+            GgufEngine::load(&path, GgufOptions { gen_batch: gen.gen_batch(), ..Default::default() })
                 .with_context(|| format!("loading {role} `{spec}`"))?,
         )),
+        ModelSpec::OpenAi { .. } if gen.gen_batch.is_some() => bail!(
+            "--gen-batch applies to `gguf:` generators; the {role} `{spec}` is a server, which batches the requests it gets on its own (--concurrency sets how many are in flight)"
+        ),
         ModelSpec::OpenAi { model, base_urls } => {
             let opts = crate::load::remote_options(remote)?;
             let chat = OpenAiChat::new(&model, base_urls, opts)?.with_spec(spec);
@@ -68,6 +77,8 @@ pub fn load_generator(
 pub struct SpecEngines<'a> {
     /// Remote engine flags, for an `openai:` planner.
     pub remote: &'a RemoteArgs,
+    /// Sequences a `gguf:` planner decodes together.
+    pub gen: GenBatchArgs,
 }
 
 impl Engines for SpecEngines<'_> {
@@ -80,7 +91,7 @@ impl Engines for SpecEngines<'_> {
     }
 
     fn generator(&self, spec: &str) -> Result<Box<dyn Generator>, EngineError> {
-        Ok(load_generator(spec, self.remote, "planner", "--planner")?)
+        Ok(load_generator(spec, self.remote, self.gen, "planner", "--planner")?)
     }
 
     fn quality_embedder(&self) -> Result<Arc<dyn Embedder>, EngineError> {

@@ -28,7 +28,7 @@ use prbench_rm::reward::{SeqClsOptions, SeqClsRewardModel};
 use prbench_train::bt::BtRewardModel;
 use prbench_train::pal::PalRewardModel;
 
-use crate::flags::{RemoteArgs, ScalarRmArgs, TransportArg, VerdictMode};
+use crate::flags::{GenBatchArgs, RemoteArgs, ScalarRmArgs, TransportArg, VerdictMode};
 
 /// The flags model loading reads, whichever command parsed them.
 pub struct LoadSettings<'a> {
@@ -46,6 +46,8 @@ pub struct LoadSettings<'a> {
     pub conditions: Vec<Condition>,
     /// Remote engine flags.
     pub remote: &'a RemoteArgs,
+    /// Sequences a `gguf:` judge decodes together when it generates its verdicts.
+    pub gen: GenBatchArgs,
     /// Scalar reward model flags (label index, token limit, batch, BT embedder).
     pub scalar: ScalarRmArgs,
     /// The judge recipe of a `gguf:` or `openai:` judge (`None`: prbench's own prompt and
@@ -73,6 +75,7 @@ impl<'a> LoadSettings<'a> {
             seed,
             conditions,
             remote,
+            gen: GenBatchArgs::default(),
             scalar: scalar.clone(),
             recipe: None,
             preflight: false,
@@ -166,7 +169,8 @@ pub fn load_model(spec: &ModelSpec, text: &str, args: &LoadSettings<'_>) -> Resu
                     path.display()
                 );
             }
-            let engine = GgufEngine::load(&path, GgufOptions::default())
+            let opts = GgufOptions { gen_batch: args.gen.gen_batch(), ..Default::default() };
+            let engine = GgufEngine::load(&path, opts)
                 .with_context(|| format!("loading `{}`", path.display()))?;
             Ok(Loaded::Judge(local_judge(engine, args)?))
         }

@@ -134,7 +134,7 @@ pub fn run_eval(
         }
         _ => {}
     }
-    let prepared = eval.prepare(&SpecEngines { remote: &args.remote }, reporter)?;
+    let prepared = eval.prepare(&SpecEngines { remote: &args.remote, gen: args.gen }, reporter)?;
     if has_preflight(&model) {
         let opts = PreflightOptions { seed: args.seed, stop_on_overflow: args.preflight };
         preflight(&model, eval.examples(), &conditions, prepared.inputs(), opts, preflight_line)?;

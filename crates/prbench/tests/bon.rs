@@ -70,6 +70,78 @@ fn sample_judge_score_report_on_the_sample() {
     let out = prbench(&c, tmp.path());
     ok(&out);
     assert!(text(&out.stderr).contains("9 hits, 0 calls"), "{}", text(&out.stderr));
+    // Four sequences per decode step (`--gen-batch 4`): another generator identity, so
+    // nothing from the one-at-a-time entries of the cache (batched decoding can give other
+    // tokens, docs/perf.md), and the manifest names the batch size.
+    let mut b4: Vec<&str> = vec!["bon", "sample", "--gen-batch", "4"];
+    b4.extend(common);
+    let with = |more: &[&'static str]| -> Vec<String> {
+        b4.iter().chain(more).map(|a| a.to_string()).collect()
+    };
+    let run = |args: Vec<String>| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        prbench(&args, tmp.path())
+    };
+    let out = run(with(&["--out", "b4", "--cache", "c.sqlite"]));
+    ok(&out);
+    assert!(text(&out.stderr).contains("0 hits, 9 calls"), "{}", text(&out.stderr));
+    let s4 = jsonl(&tmp.path().join("b4/samples.jsonl"));
+    let texts = |s: &[serde_json::Value]| -> Vec<String> {
+        s.iter().map(|x| x["text"].as_str().unwrap().to_string()).collect()
+    };
+    let manifest = std::fs::read_to_string(tmp.path().join("b4/manifest.json")).unwrap();
+    assert!(manifest.contains("batched decoding of up to 4 sequences"), "{manifest}");
+    // Batched decoding is reproducible: the same requests in the same batches, uncached, give
+    // the same samples, each in its own (example, index) row.
+    ok(&run(with(&["--out", "b4again", "--no-cache"])));
+    let again = jsonl(&tmp.path().join("b4again/samples.jsonl"));
+    assert_eq!(texts(&again), texts(&s4));
+    let keys = |s: &[serde_json::Value]| -> Vec<(String, u64)> {
+        s.iter()
+            .map(|x| {
+                (x["example_id"].as_str().unwrap().to_string(), x["sample_index"].as_u64().unwrap())
+            })
+            .collect()
+    };
+    assert_eq!(keys(&s4), keys(&s1));
+    // The rubric judge generating its scores, 4 at a time: reproducible, one judgement per
+    // sample in the samples' order, as many as one at a time gives.
+    for (name, batch) in [("gen1", "1"), ("gen4", "4"), ("gen4again", "4")] {
+        ok(&prbench(
+            &[
+                "bon",
+                "judge",
+                "--samples",
+                "b4",
+                "--name",
+                name,
+                "--mode",
+                "generate",
+                "--max-new-tokens",
+                "24",
+                "--gen-batch",
+                batch,
+                "--quiet",
+                "--no-cache",
+            ],
+            tmp.path(),
+        ));
+    }
+    let judged = |name: &str| jsonl(&tmp.path().join(format!("b4/judgements/{name}.jsonl")));
+    let raw = |name: &str| -> Vec<String> {
+        judged(name).iter().map(|j| j["raw"].as_str().unwrap_or_default().to_string()).collect()
+    };
+    assert_eq!(raw("gen4again"), raw("gen4"));
+    assert_eq!(keys(&judged("gen4")), keys(&s4));
+    assert_eq!(keys(&judged("gen1")), keys(&s4));
+    assert!(raw("gen4").iter().all(|r| !r.is_empty()), "{:?}", raw("gen4"));
+    // --gen-batch where nothing is generated is refused, naming what it applies to.
+    let refused = prbench(
+        &["bon", "judge", "--samples", "b4", "--name", "lp", "--gen-batch", "2", "--no-cache"],
+        tmp.path(),
+    );
+    assert!(!refused.status.success());
+    assert!(text(&refused.stderr).contains("--gen-batch applies to --mode generate"));
     // An existing folder is refused.
     let again = prbench(&a, tmp.path());
     assert!(!again.status.success() && text(&again.stderr).contains("already holds samples"));

@@ -370,3 +370,87 @@ fn a_build_into_a_folder_another_build_holds_is_refused_before_any_model_loads()
     );
     drop(held);
 }
+
+/// A build on the SmolLM2 GGUF decoding 4 sequences together (`--gen-batch 4`), killed once
+/// answers are stored, resumes asking only for what was not stored: every stored call is a hit,
+/// and a third run finds every call of the build in the cache. The batch size is in the
+/// generator's identity: the manifest names it, and a one-at-a-time build finds none of the
+/// batched build's answers in the shared cache (batched and one-at-a-time decoding can give
+/// different tokens, docs/perf.md). At 40 new tokens SmolLM2's answers run out of budget, so
+/// the pairs are dropped as truncated and no dataset is exported; the calls are what is tested.
+#[test]
+fn a_killed_batched_build_on_a_gguf_generator_resumes_without_repeating_a_call() {
+    let Some(gguf) = prbench_testkit::smollm2() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (model, data) = (format!("gguf:{}", gguf.display()), sample());
+    let args = |out: &'static str, cache: &'static str, batch: &'static str| -> Vec<String> {
+        [
+            "build",
+            "--data",
+            &data,
+            "--generator",
+            &model,
+            "--gen-batch",
+            batch,
+            "--limit",
+            "2",
+            "--max-new-tokens",
+            "40",
+            "--audit-max-new-tokens",
+            "24",
+            "--out",
+            out,
+            "--cache",
+            cache,
+            "--quiet",
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    // `CACHE`: N hits, M calls` from a build's closing notes.
+    let counts = |stderr: &str, cache: &str| -> (usize, usize) {
+        let line = stderr
+            .lines()
+            .find(|l| l.contains(&format!("cache `{cache}`: ")))
+            .unwrap_or_else(|| panic!("no cache line for {cache}: {stderr}"));
+        let nums: Vec<usize> = line
+            .rsplit(": ")
+            .next()
+            .unwrap()
+            .split(|c: char| !c.is_ascii_digit())
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        (nums[0], nums[1])
+    };
+    let run = |a: &[String]| -> String {
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let out = prbench(&a, tmp.path());
+        let err = text(&out.stderr).to_string();
+        // Every pair is dropped as truncated (see above): the build says so and exits 1.
+        assert!(err.contains("no pair survived the filter"), "{err}");
+        err
+    };
+    let err = run(&args("whole", "whole.sqlite", "4"));
+    let (hits, calls) = counts(&err, "whole.sqlite");
+    // 2 examples in each of 3 subsets: 6 chosen and 6 rejected answers at least.
+    assert_eq!(hits, 0, "{err}");
+    assert!(calls >= 12, "{err}");
+    let manifest = std::fs::read_to_string(tmp.path().join("whole/build/build.json")).unwrap();
+    assert!(manifest.contains("batched decoding of up to 4 sequences"), "{manifest}");
+
+    let killed = args("again", "again.sqlite", "4");
+    let killed_ref: Vec<&str> = killed.iter().map(String::as_str).collect();
+    let kept =
+        common::kill_once_cached(&killed_ref, tmp.path(), &tmp.path().join("again.sqlite"), 3);
+    assert!(kept < calls, "the build finished before it was killed");
+    let err = run(&killed);
+    let (hits, new_calls) = counts(&err, "again.sqlite");
+    assert_eq!(hits, kept, "every call stored before the kill is reused: {err}");
+    assert!(new_calls > 0, "{err}");
+    let err = run(&killed);
+    assert_eq!(counts(&err, "again.sqlite"), (kept + new_calls, 0), "{err}");
+
+    // One at a time on the batched build's cache: a different generator, so no hit.
+    let err = run(&args("single", "whole.sqlite", "1"));
+    assert_eq!(counts(&err, "whole.sqlite").0, 0, "{err}");
+}

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use prbench_engines::flags::{RemoteArgs, ScalarRmArgs, VerdictMode};
+use prbench_engines::flags::{GenBatchArgs, RemoteArgs, ScalarRmArgs, VerdictMode};
 use prbench_flags::bounds::{seed, whole};
 use prbench_flags::data::DataArgs;
 
@@ -32,6 +32,9 @@ pub struct StageOptions {
     /// Remote engines.
     #[command(flatten)]
     pub remote: RemoteArgs,
+    /// Sequences a `gguf:` policy or judge decodes together.
+    #[command(flatten)]
+    pub gen: GenBatchArgs,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,

@@ -63,48 +63,71 @@ impl RatingRewardModel {
         Self { engine, prompts: BonPrompts::new(), identity }
     }
 
-    fn rate(&self, input: &RmInput) -> Result<Score, ModelError> {
-        let template = |e: prbench_eval::EvalError| ModelError::Template(e.to_string());
+    /// The rating prompt of one item (`logprob`: ending where the digit goes).
+    fn prompt(
+        &self,
+        input: &RmInput,
+        logprob: bool,
+    ) -> Result<prbench_models::ChatPrompt, ModelError> {
+        self.prompts
+            .rating(&input.question, input.context.as_deref(), &input.answer, logprob)
+            .map_err(|e| ModelError::Template(e.to_string()))
+    }
+
+    fn rate_all(&self, items: &[RmRequest]) -> Result<Vec<Score>, ModelError> {
         match &self.engine {
-            RatingEngine::Logprob(scorer) => {
-                let prompt = self
-                    .prompts
-                    .rating(&input.question, input.context.as_deref(), &input.answer, true)
-                    .map_err(template)?;
-                let (lp, tokens) = scorer.next_token_logprobs(&prompt, &RATING_TOKENS)?;
-                Ok(Score { value: expected_rating(&lp)? as f32, tokens })
-            }
+            RatingEngine::Logprob(scorer) => items
+                .iter()
+                .map(|it| {
+                    let prompt = self.prompt(&it.input, true)?;
+                    let (lp, tokens) = scorer.next_token_logprobs(&prompt, &RATING_TOKENS)?;
+                    Ok(Score { value: expected_rating(&lp)? as f32, tokens })
+                })
+                .collect(),
             RatingEngine::Generate { generator, max_new_tokens } => {
-                let prompt = self
-                    .prompts
-                    .rating(&input.question, input.context.as_deref(), &input.answer, false)
-                    .map_err(template)?;
-                let req = ChatRequest {
-                    prompt,
-                    max_new_tokens: *max_new_tokens,
-                    temperature: 0.0,
-                    top_p: 1.0,
-                    seed: 0,
-                };
-                let reply = generator
-                    .generate(std::slice::from_ref(&req))?
-                    .pop()
-                    .ok_or_else(|| ModelError::Engine("the judge returned no reply".into()))?;
-                let rating = parse_rating(&reply.text)
-                    .map_err(|why| ModelError::Engine(format!("unparsed rating: {why}")))?;
-                Ok(Score { value: f32::from(rating), tokens: reply.tokens })
+                // All items in one call, so an engine that decodes several sequences together
+                // (`--gen-batch`) can.
+                let requests = items
+                    .iter()
+                    .map(|it| {
+                        Ok(ChatRequest {
+                            prompt: self.prompt(&it.input, false)?,
+                            max_new_tokens: *max_new_tokens,
+                            temperature: 0.0,
+                            top_p: 1.0,
+                            seed: 0,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, ModelError>>()?;
+                let replies = generator.generate(&requests)?;
+                if replies.len() != items.len() {
+                    return Err(ModelError::Engine(format!(
+                        "the judge returned {} replies for {} prompts",
+                        replies.len(),
+                        items.len()
+                    )));
+                }
+                replies
+                    .into_iter()
+                    .map(|reply| {
+                        let rating = parse_rating(&reply.text)
+                            .map_err(|why| ModelError::Engine(format!("unparsed rating: {why}")))?;
+                        Ok(Score { value: f32::from(rating), tokens: reply.tokens })
+                    })
+                    .collect()
             }
         }
     }
 }
 
 impl RewardModel for RatingRewardModel {
-    /// One rating per item, in order (items are rated one at a time).
+    /// One rating per item, in order: `logprob` reads each item's digit on its own; `generate`
+    /// sends all items to the generator in one call.
     ///
     /// # Errors
     /// The first item's engine error, template error or (generate mode) unparsed rating.
     fn score(&self, items: &[RmRequest]) -> Result<Vec<Score>, ModelError> {
-        items.iter().map(|it| self.rate(&it.input)).collect()
+        self.rate_all(items)
     }
 
     fn identity(&self) -> ModelIdentity {

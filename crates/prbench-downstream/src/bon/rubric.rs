@@ -190,13 +190,16 @@ pub fn judge_all(
     check_examples(examples, samples)?;
     let prompts = BonPrompts::new();
     let mut out = Vec::with_capacity(samples.len());
+    if let RubricEngine::Generate { generator, max_new_tokens } = engine {
+        return judge_all_generated(examples, samples, generator, max_new_tokens, progress);
+    }
     for s in samples {
         let ex = examples[s.example_id.as_str()];
         let mut j = RubricJudgement::empty(&s.example_id, s.sample_index, ex.rubric_aspects.len());
         if let Some(e) = &s.error {
-            j.error = Some(format!("no sample to judge (its generation failed: {e})"));
-        } else {
-            judge_one(ex, &s.text, engine, &prompts, &mut j)?;
+            j.error = Some(no_sample(e));
+        } else if let RubricEngine::Logprob(scorer) = engine {
+            judge_aspects(ex, &s.text, scorer, &prompts, &mut j)?;
         }
         out.push(j);
         progress(out.len());
@@ -204,63 +207,116 @@ pub fn judge_all(
     Ok(out)
 }
 
-fn judge_one(
-    ex: &Example,
-    answer: &str,
-    engine: RubricEngine<'_>,
-    prompts: &BonPrompts,
-    j: &mut RubricJudgement,
-) -> Result<(), BonError> {
-    match engine {
-        RubricEngine::Generate { generator, max_new_tokens } => {
-            let prompt = prompts.rubric(&ex.question, &ex.rubric_aspects, answer)?;
-            let req = ChatRequest { prompt, max_new_tokens, temperature: 0.0, top_p: 1.0, seed: 0 };
-            match generator.generate(std::slice::from_ref(&req)).map(|mut v| v.pop()) {
-                Ok(Some(reply)) => {
+/// Samples a generating rubric judge gets in one call, so that an engine decoding several
+/// sequences together (`--gen-batch`) has that many to fill its slots with, and progress
+/// moves after each call.
+const GENERATE_CALL: usize = 16;
+
+fn no_sample(error: &str) -> String {
+    format!("no sample to judge (its generation failed: {error})")
+}
+
+/// [`judge_all`] with a generating judge: the rubric prompts of up to [`GENERATE_CALL`]
+/// samples per [`Generator::generate_each`] call, each reply read by [`parse_rubric_reply`].
+fn judge_all_generated(
+    examples: &std::collections::HashMap<&str, &Example>,
+    samples: &[BonSample],
+    generator: &dyn Generator,
+    max_new_tokens: usize,
+    progress: &dyn Fn(usize),
+) -> Result<Vec<RubricJudgement>, BonError> {
+    let prompts = BonPrompts::new();
+    let mut out: Vec<RubricJudgement> = samples
+        .iter()
+        .map(|s| {
+            let n = examples[s.example_id.as_str()].rubric_aspects.len();
+            let mut j = RubricJudgement::empty(&s.example_id, s.sample_index, n);
+            j.error = s.error.as_deref().map(no_sample);
+            j
+        })
+        .collect();
+    let todo: Vec<usize> = (0..samples.len()).filter(|&i| samples[i].error.is_none()).collect();
+    let mut done = samples.len() - todo.len();
+    progress(done);
+    for call in todo.chunks(GENERATE_CALL) {
+        let mut requests = Vec::with_capacity(call.len());
+        for &i in call {
+            let s = &samples[i];
+            let ex = examples[s.example_id.as_str()];
+            let prompt = prompts.rubric(&ex.question, &ex.rubric_aspects, &s.text)?;
+            requests.push(ChatRequest {
+                prompt,
+                max_new_tokens,
+                temperature: 0.0,
+                top_p: 1.0,
+                seed: 0,
+            });
+        }
+        let replies = generator.generate_each(&requests, &|_, _| {});
+        if replies.len() != call.len() {
+            return Err(BonError::Eval(prbench_eval::EvalError::BackendShape {
+                model: generator.identity().spec,
+                got: replies.len(),
+                expected: call.len(),
+            }));
+        }
+        for (&i, reply) in call.iter().zip(replies) {
+            let aspects = examples[samples[i].example_id.as_str()].rubric_aspects.len();
+            let j = &mut out[i];
+            match reply {
+                Ok(reply) => {
                     j.tokens = reply.tokens;
-                    match parse_rubric_reply(&reply.text, ex.rubric_aspects.len()) {
+                    match parse_rubric_reply(&reply.text, aspects) {
                         Ok(scores) => j.scores = Some(scores),
                         Err(why) => j.unparsed = Some(why),
                     }
                     j.raw = reply.text;
                 }
-                Ok(None) => j.error = Some("the judge returned no reply".into()),
                 Err(e) => j.error = Some(prbench_models::error::chain(&e)),
             }
         }
-        RubricEngine::Logprob(scorer) => {
-            let mut scores = Vec::with_capacity(ex.rubric_aspects.len());
-            let mut probs = Vec::with_capacity(ex.rubric_aspects.len());
-            for aspect in &ex.rubric_aspects {
-                let prompt = prompts.rubric_aspect(&ex.question, aspect, answer)?;
-                match scorer.next_token_logprobs(&prompt, &SCORE_TOKENS) {
-                    Ok((lp, tokens)) if lp.len() == 3 => {
-                        let (best, p) = argmax_softmax(&lp);
-                        scores.push(best as u8);
-                        probs.push(p);
-                        j.tokens.input_tokens += tokens.input_tokens;
-                        j.tokens.truncated_tokens += tokens.truncated_tokens;
-                    }
-                    Ok((lp, _)) => {
-                        j.error = Some(
-                            ModelError::Engine(format!(
-                                "{} log-probabilities for 3 candidates",
-                                lp.len()
-                            ))
-                            .to_string(),
-                        );
-                        return Ok(());
-                    }
-                    Err(e) => {
-                        j.error = Some(prbench_models::error::chain(&e));
-                        return Ok(());
-                    }
-                }
+        done += call.len();
+        progress(done);
+    }
+    Ok(out)
+}
+
+/// The logprob rubric judge on one answer: each aspect's 0/1/2 read from the next-token
+/// log-probabilities of its own prompt.
+fn judge_aspects(
+    ex: &Example,
+    answer: &str,
+    scorer: &dyn NextTokenScorer,
+    prompts: &BonPrompts,
+    j: &mut RubricJudgement,
+) -> Result<(), BonError> {
+    let mut scores = Vec::with_capacity(ex.rubric_aspects.len());
+    let mut probs = Vec::with_capacity(ex.rubric_aspects.len());
+    for aspect in &ex.rubric_aspects {
+        let prompt = prompts.rubric_aspect(&ex.question, aspect, answer)?;
+        match scorer.next_token_logprobs(&prompt, &SCORE_TOKENS) {
+            Ok((lp, tokens)) if lp.len() == 3 => {
+                let (best, p) = argmax_softmax(&lp);
+                scores.push(best as u8);
+                probs.push(p);
+                j.tokens.input_tokens += tokens.input_tokens;
+                j.tokens.truncated_tokens += tokens.truncated_tokens;
             }
-            j.scores = Some(scores);
-            j.probabilities = Some(probs);
+            Ok((lp, _)) => {
+                j.error = Some(
+                    ModelError::Engine(format!("{} log-probabilities for 3 candidates", lp.len()))
+                        .to_string(),
+                );
+                return Ok(());
+            }
+            Err(e) => {
+                j.error = Some(prbench_models::error::chain(&e));
+                return Ok(());
+            }
         }
     }
+    j.scores = Some(scores);
+    j.probabilities = Some(probs);
     Ok(())
 }
 

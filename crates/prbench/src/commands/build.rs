@@ -35,6 +35,7 @@ pub fn run(args: BuildArgs) -> Result<()> {
         max_length_ratio: args.max_length_ratio,
         batch_size: args.batch_size,
         remote: args.remote,
+        gen: args.gen,
         code_version: crate::code_version().to_string(),
     };
     let bar = Bar::new(args.quiet);

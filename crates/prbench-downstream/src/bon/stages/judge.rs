@@ -46,6 +46,9 @@ impl Judging {
         // Every example must have a rubric before a model loads or a sample is judged.
         check_examples(&opened.by_id(), &opened.samples)?;
         let spec = opts.judge.clone().unwrap_or_else(default_gguf);
+        if opts.stage.gen.gen_batch.is_some() && opts.mode == VerdictMode::Logprob {
+            return Err(BonError::Refused("--gen-batch applies to --mode generate, where the judge generates its scores; a logprob judge generates nothing".into()));
+        }
         let name = opts.name.clone().unwrap_or_else(|| name_for(&spec));
         check_name(&name)?;
         let out = opened.folder.judgements(&name);
@@ -86,7 +89,8 @@ impl Judging {
             }
             (VerdictMode::Generate, _) => {
                 generator = Some(
-                    load_generator(spec, &opts.stage.remote, "judge", "--judge").map_err(engine)?,
+                    load_generator(spec, &opts.stage.remote, opts.stage.gen, "judge", "--judge")
+                        .map_err(engine)?,
                 )
             }
         }

@@ -104,7 +104,7 @@ impl Sampling {
             &self.data,
             examples,
             cache.as_ref(),
-            &SpecEngines { remote: &opts.stage.remote },
+            &SpecEngines { remote: &opts.stage.remote, gen: opts.stage.gen },
             reporter,
         )?;
         let inputs = ConditionInputs {
@@ -119,7 +119,8 @@ impl Sampling {
             self.data.source
         ));
         let policy =
-            load_generator(&spec, &opts.stage.remote, "policy", "--policy").map_err(engine)?;
+            load_generator(&spec, &opts.stage.remote, opts.stage.gen, "policy", "--policy")
+                .map_err(engine)?;
         let manifest = SamplesManifest {
             code_version: self.code_version.clone(),
             created: now(),

@@ -48,6 +48,11 @@ impl Scoring {
         if condition == Condition::Planner {
             return Err(BonError::Refused("`bon score` scores under --condition none, profile:k or oracle; `planner` is not supported for Best-of-N".into()));
         }
+        let generating_gguf = opts.mode == VerdictMode::Generate
+            && matches!(ModelSpec::parse(&opts.model)?, ModelSpec::Gguf(_));
+        if opts.stage.gen.gen_batch.is_some() && !generating_gguf {
+            return Err(BonError::Refused(format!("--gen-batch applies to a `gguf:` rater with --mode generate, which generates its ratings; `{}` generates nothing here", opts.model)));
+        }
         let name = opts.name.clone().unwrap_or_else(|| name_for(&opts.model));
         check_name(&name)?;
         let out = opened.folder.scores(&name);
@@ -90,7 +95,7 @@ impl Scoring {
                     )
                 }
                 (ModelSpec::Gguf(_) | ModelSpec::OpenAi { .. }, VerdictMode::Generate) => {
-                    let g = load_generator(&opts.model, &opts.stage.remote, "judge", "--model")
+                    let g = load_generator(&opts.model, &opts.stage.remote, opts.stage.gen, "judge", "--model")
                         .map_err(engine)?;
                     (
                         Box::new(RatingRewardModel::new(RatingEngine::Generate {
@@ -141,7 +146,7 @@ impl Scoring {
                 data,
                 &examples,
                 cache.as_ref(),
-                &SpecEngines { remote: &opts.stage.remote },
+                &SpecEngines { remote: &opts.stage.remote, gen: opts.stage.gen },
                 reporter,
             )?;
             inputs.ranked = ranked;
