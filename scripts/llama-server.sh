@@ -9,6 +9,12 @@
 #                                     PRBENCH_LLAMA_SERVER_URL and PRBENCH_LLAMA_SERVER_PID
 #   scripts/llama-server.sh stop PID
 #
+# `start` reads, all optional: PRBENCH_LLAMA_SERVER_MODEL (a GGUF; default SmolLM2, served
+# as `smollm2` whatever the file), PRBENCH_LLAMA_SERVER_PARALLEL (slots, llama.cpp's
+# `--parallel`; default 1), PRBENCH_LLAMA_SERVER_CTX (the context, tokens, shared by the slots;
+# default 4096) and PRBENCH_LLAMA_SERVER_THREADS (default: one per core). `prbench bench
+# generate` starts it with each.
+#
 # The wheel is pinned by version and sha256 and installed with --no-deps (it has none). The
 # venv lives in $PRBENCH_TOOLS (default ~/.cache/prbench/tools) and is reused while its marker
 # file names the same pin.
@@ -24,7 +30,10 @@ tools="${PRBENCH_TOOLS:-$HOME/.cache/prbench/tools}"
 venv="$tools/xllamacpp-$version"
 marker="$venv/.prbench-installed-$wheel_sha"
 models="${PRBENCH_MODELS:-$HOME/.cache/prbench/models}"
-model="$models/SmolLM2-135M-Instruct.Q4_1.gguf"
+model="${PRBENCH_LLAMA_SERVER_MODEL:-$models/SmolLM2-135M-Instruct.Q4_1.gguf}"
+parallel="${PRBENCH_LLAMA_SERVER_PARALLEL:-1}"
+n_ctx="${PRBENCH_LLAMA_SERVER_CTX:-4096}"
+threads="${PRBENCH_LLAMA_SERVER_THREADS:-$(nproc)}"
 
 install() {
   if [[ -f "$marker" ]]; then
@@ -60,19 +69,27 @@ start() {
   fi
   port=$(free_port "$venv/bin/python")
   log="${TMPDIR:-/tmp}/prbench-llama-server-$port.log"
-  # n_ctx 4096 fits every judge prompt of the sample and P-Soups; one thread per core. The
+  for v in "$parallel" "$n_ctx" "$threads"; do
+    if [[ ! $v =~ ^[1-9][0-9]*$ ]]; then
+      echo "llama-server: PRBENCH_LLAMA_SERVER_PARALLEL, _CTX and _THREADS must be whole numbers from 1; got '$v'" >&2
+      exit 2
+    fi
+  done
+  # n_ctx 4096 fits every judge prompt of the sample and P-Soups; one thread per core. With
+  # several slots the context is split among them, as `llama-server --parallel N` does. The
   # server runs in xllamacpp's own threads until this process gets SIGTERM or SIGINT.
-  setsid nohup "$venv/bin/python" - "$model" "$port" "$(nproc)" >"$log" 2>&1 <<'PY' &
+  setsid nohup "$venv/bin/python" - "$model" "$port" "$threads" "$parallel" "$n_ctx" >"$log" 2>&1 <<'PY' &
 import signal, sys
 import xllamacpp
 
-model, port, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+model, port, threads, parallel, n_ctx = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 params = xllamacpp.CommonParams()
 params.model.path = model
 params.model_alias = {"smollm2"}
 params.hostnames = ["127.0.0.1"]
 params.port = port
-params.n_ctx = 4096
+params.n_ctx = n_ctx
+params.n_parallel = parallel
 params.cpuparams.n_threads = threads
 params.cpuparams_batch.n_threads = threads
 server = xllamacpp.Server(params)
@@ -82,7 +99,7 @@ PY
   wait_ready llama-server "$pid" "$log" "$venv/bin/python" "http://127.0.0.1:$port/health" "" 120 || exit 1
   echo "export PRBENCH_LLAMA_SERVER_URL=http://127.0.0.1:$port/v1"
   echo "export PRBENCH_LLAMA_SERVER_PID=$pid"
-  echo "llama-server: llama.cpp's server (xllamacpp $version) serving smollm2 at http://127.0.0.1:$port/v1 (pid $pid, log $log)" >&2
+  echo "llama-server: llama.cpp's server (xllamacpp $version) serving '$model' as smollm2 ($parallel slots, n_ctx $n_ctx, $threads threads) at http://127.0.0.1:$port/v1 (pid $pid, log $log)" >&2
 }
 
 case "${1:-}" in

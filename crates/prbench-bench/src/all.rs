@@ -8,7 +8,9 @@
 //! - `bench rm-prefix`: the scalar RM on eval's pairs and on best-of-16, shared prefix vs
 //!   unshared vs transformers, per input set and condition;
 //! - `bench rm --models minilm`: the MiniLM encoder vs transformers;
-//! - `bench harness`: load + validate, `eval none`, `eval profile:10` at full scale.
+//! - `bench harness`: load + validate, `eval none`, `eval profile:10` at full scale;
+//! - `bench generate`: prbench generating 8 sequences together vs one at a time and vs
+//!   llama.cpp's server with `--parallel 8`, on `bon sample`'s and `build`'s prompts.
 //!
 //! `--short` runs each bench on a few inputs for one round (about a minute each; what CI runs
 //! so the benches cannot rot) and grades no target. The transformers references need python3
@@ -19,6 +21,7 @@
 use anyhow::Result;
 
 use crate::child::machine;
+use crate::generate::{self, GenerateOptions, GenerateRow, Workload};
 use crate::harness::{self, HarnessOptions};
 use crate::judge::orders::{self, OrdersOptions, OrdersRow};
 use crate::judge::{self, JudgeOptions};
@@ -141,6 +144,77 @@ fn harness_args(args: &AllOptions) -> HarnessOptions {
         seed: 42,
         work: args.reference.work.clone(),
     }
+}
+
+/// The generation bench at the target's shape: 8 sequences together (4 under `--short`).
+fn generate_args(args: &AllOptions) -> GenerateOptions {
+    let n = if args.short { 4 } else { 8 };
+    GenerateOptions {
+        models: if args.short {
+            vec![prbench_models::assets::default_model_path()]
+        } else {
+            Vec::new()
+        },
+        workloads: if args.short {
+            vec![Workload::Bon]
+        } else {
+            vec![Workload::Bon, Workload::Build]
+        },
+        data: "data/sample".into(),
+        requests: n,
+        max_new_tokens: if args.short { 8 } else { 128 },
+        batches: vec![n],
+        parallel: vec![n],
+        threads: args.reference.threads,
+        server_script: "scripts/llama-server.sh".into(),
+        work: args.reference.work.clone(),
+    }
+}
+
+/// One row per model and workload: prbench batched against prbench one at a time and
+/// llama.cpp's server with as many slots.
+fn generate_rows(opts: &GenerateOptions, rows: &[GenerateRow], short: bool) -> Vec<Row> {
+    let n = opts.batches[0];
+    let mut out = Vec::new();
+    for batched in rows.iter().filter(|r| r.side == format!("prbench, --gen-batch {n}")) {
+        let same = |side: &str| {
+            rows.iter().find(|r| {
+                r.model == batched.model && r.workload == batched.workload && r.side == side
+            })
+        };
+        let (Some(one), Some(server)) =
+            (same("prbench, one at a time"), same(&format!("llama.cpp server, --parallel {n}")))
+        else {
+            continue;
+        };
+        let vs_server = batched.tok_s / server.tok_s;
+        out.push(Row {
+            workload: format!(
+                "generation, {} requests at once, ≤ {} new tokens, `{}` prompts, {}",
+                batched.requests, opts.max_new_tokens, batched.workload, batched.model
+            ),
+            prbench: format!("{:.1} tok/s at --gen-batch {n} (one at a time {:.1})", batched.tok_s, one.tok_s),
+            reference: format!("{:.1} tok/s (llama.cpp server, --parallel {n})", server.tok_s),
+            ratio: format!("{:.2}× one at a time, {vs_server:.2}× the server", batched.vs_one_at_a_time),
+            check: format!(
+                "outputs ≠ one at a time: {} of {} (reported, not graded: see docs/perf.md on k-quant weights)",
+                batched.differ.unwrap_or(0),
+                batched.requests
+            ),
+            rss: format!("{:.0} / {:.0}", batched.peak_rss_mib, server.peak_rss_mib),
+            target: target(
+                short,
+                format!(
+                    "≥ 2× one at a time: {}; ≥ 1.0× the server: {}",
+                    met(batched.vs_one_at_a_time >= 2.0),
+                    met(vs_server >= 1.0)
+                ),
+            ),
+            command: generate::command_line(opts),
+            failure: None,
+        });
+    }
+    out
 }
 
 fn f(v: &serde_json::Value) -> f64 {
@@ -365,6 +439,8 @@ pub fn measure(args: &AllOptions, log: &dyn Fn(&str)) -> Result<Vec<Row>> {
     rows.extend(prefix_rows(&rm_prefix::measure(&prefix_args(args), log)?, args.short));
     rows.extend(rm_rows(&rm_args(args), args.short, log));
     rows.extend(harness_rows(&harness::measure(&harness_args(args), log)?, args.short));
+    let ga = generate_args(args);
+    rows.extend(generate_rows(&ga, &generate::measure(&ga, log)?, args.short));
     Ok(rows)
 }
 

@@ -38,11 +38,11 @@ use anyhow::{bail, Result};
 use prbench_engines::flags::RemoteArgs;
 
 use crate::flags::{
-    BenchAllArgs, BenchAnnotateArgs, BenchCommand, BenchJudgeArgs, BenchJudgeOrdersArgs,
-    BenchRemoteArgs, BenchRmArgs, BenchRmPrefixArgs, BenchServeArgs, JudgeWorkerArgs,
-    RmReferenceArgs, SyntheticBenchArgs,
+    BenchAllArgs, BenchAnnotateArgs, BenchCommand, BenchGenerateArgs, BenchJudgeArgs,
+    BenchJudgeOrdersArgs, BenchRemoteArgs, BenchRmArgs, BenchRmPrefixArgs, BenchServeArgs,
+    JudgeWorkerArgs, RmReferenceArgs, SyntheticBenchArgs,
 };
-use crate::{all, annotate_load, harness, judge, remote, report, rm, rm_prefix, serve};
+use crate::{all, annotate_load, generate, harness, judge, remote, report, rm, rm_prefix, serve};
 
 /// Where a bench's output goes; the caller decides how it is shown.
 pub trait Output {
@@ -87,6 +87,11 @@ pub fn run(cmd: &BenchCommand, caller: &Caller<'_>, out: &dyn Output) -> Result<
         BenchCommand::JudgeOrders(a) => run_judge_orders(a, &log, out),
         BenchCommand::All(a) => run_all(a, caller, &log, out),
         BenchCommand::JudgeWorker(a) => run_judge_worker(a, caller, out),
+        BenchCommand::Generate(a) => run_generate(a, &log, out),
+        BenchCommand::GenerateWorker(a) => {
+            out.result(&format!("{}\n", generate::worker(&a.model, &a.input)?));
+            Ok(())
+        }
     }
 }
 
@@ -309,6 +314,33 @@ fn run_judge_orders(a: &BenchJudgeOrdersArgs, log: &dyn Fn(&str), out: &dyn Outp
         out.result(&judge::orders::table(&opts, &rows));
     }
     crate::agreement_passed(&judge::orders::failed_checks(&rows))
+}
+
+/// `bench generate`'s options from its flags.
+pub fn generate_options(a: &BenchGenerateArgs) -> generate::GenerateOptions {
+    generate::GenerateOptions {
+        models: a.models.clone(),
+        workloads: a.workloads.clone(),
+        data: a.data.clone(),
+        requests: a.requests,
+        max_new_tokens: a.max_new_tokens,
+        batches: a.batches.clone(),
+        parallel: a.parallel.iter().filter_map(|p| p.0).collect(),
+        threads: a.threads,
+        server_script: a.server_script.clone(),
+        work: a.work.clone(),
+    }
+}
+
+fn run_generate(a: &BenchGenerateArgs, log: &dyn Fn(&str), out: &dyn Output) -> Result<()> {
+    let opts = generate_options(a);
+    let rows = generate::measure(&opts, log)?;
+    if a.json {
+        out.result(&json_line(&rows)?);
+    } else {
+        out.result(&generate::table(&opts, &rows));
+    }
+    Ok(())
 }
 
 fn run_judge_worker(a: &JudgeWorkerArgs, caller: &Caller<'_>, out: &dyn Output) -> Result<()> {

@@ -110,9 +110,81 @@ pub enum BenchCommand {
     /// opened in headless Chromium (needs `chromium`: `scripts/setup.sh --tests`); file size,
     /// render time, time to open, time of one filter.
     Report(SyntheticBenchArgs),
+    /// Text generation: prbench's GGUF engine one sequence at a time and batched
+    /// (--gen-batch 2/4/8/16) beside llama.cpp's own server with --parallel 1/4/8, on the
+    /// prompts of `build`, `bon sample` and the planner; tokens/s, time to the first token,
+    /// peak RSS, and how many batched outputs differ from one at a time.
+    Generate(BenchGenerateArgs),
     /// One side of `bench judge` (run by it; not for direct use).
     #[command(hide = true)]
     JudgeWorker(JudgeWorkerArgs),
+    /// One prbench side of `bench generate` (run by it; not for direct use).
+    #[command(hide = true)]
+    GenerateWorker(GenerateWorkerArgs),
+}
+
+/// `bench generate` arguments.
+#[derive(Args, Debug)]
+pub struct BenchGenerateArgs {
+    /// GGUF files (default: SmolLM2-135M-Instruct, plus the main job's
+    /// Qwen2.5-Coder-1.5B-Instruct Q4_K_M when it is in the models folder).
+    #[arg(long, value_delimiter = ',')]
+    pub models: Vec<PathBuf>,
+    /// Workloads: `build` (the answers), `bon` (policy samples, 4 per question), `planner`.
+    #[arg(long, value_delimiter = ',', default_value = "build,bon,planner", value_parser = crate::generate::Workload::parse)]
+    pub workloads: Vec<crate::generate::Workload>,
+    /// Dataset whose examples give the prompts (relative to the current folder: run from the
+    /// repository root).
+    #[arg(long, default_value = "data/sample", value_parser = data_spec)]
+    pub data: String,
+    /// Requests per workload, all handed over at once.
+    #[arg(long, default_value_t = 12, allow_negative_numbers = true, value_parser = whole::<usize>(1, 10_000))]
+    pub requests: usize,
+    /// Most new tokens per request.
+    #[arg(long, default_value_t = 128, allow_negative_numbers = true, value_parser = whole::<usize>(1, 32_768))]
+    pub max_new_tokens: usize,
+    /// prbench's --gen-batch values besides 1 (one at a time, always measured as the
+    /// reference).
+    #[arg(long, value_delimiter = ',', default_value = "2,4,8,16", value_parser = whole::<usize>(1, 64))]
+    pub batches: Vec<usize>,
+    /// llama.cpp server slot counts (its --parallel), or `none` to leave the server out.
+    #[arg(long, value_delimiter = ',', default_value = "1,4,8", value_parser = parallel_slots)]
+    pub parallel: Vec<ServerSlots>,
+    /// CPU threads of every side (1 to 1024).
+    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get().min(1024)), allow_negative_numbers = true, value_parser = whole::<usize>(1, 1024))]
+    pub threads: usize,
+    /// The script that starts llama.cpp's server (the pinned xllamacpp wheel).
+    #[arg(long, default_value = "scripts/llama-server.sh")]
+    pub server_script: PathBuf,
+    /// Folder for the worker inputs and logs (default: `$PRBENCH_MODELS/bench`).
+    #[arg(long, default_value_os_t = crate::default_work_dir())]
+    pub work: PathBuf,
+    /// Print one JSON line instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A `bench generate --parallel` value: a slot count, or `None` for `none`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerSlots(pub Option<usize>);
+
+/// Parses a `--parallel` value: a slot count from 1 to 64, or `none`.
+fn parallel_slots(s: &str) -> Result<ServerSlots, String> {
+    if s == "none" {
+        return Ok(ServerSlots(None));
+    }
+    whole::<usize>(1, 64)(s).map(|n| ServerSlots(Some(n)))
+}
+
+/// `bench generate-worker` arguments.
+#[derive(Args, Debug)]
+pub struct GenerateWorkerArgs {
+    /// The GGUF file.
+    #[arg(long)]
+    pub model: PathBuf,
+    /// The input file `bench generate` wrote.
+    #[arg(long)]
+    pub input: PathBuf,
 }
 
 /// `bench judge` arguments.

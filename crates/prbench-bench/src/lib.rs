@@ -8,6 +8,8 @@
 //! - [`judge`]: the GGUF judge vs llama.cpp driven directly, each side a child process, and
 //!   ([`judge::orders`]) in both orders with the shared prefix forked, on inputs [`inputs`]
 //!   renders as eval does;
+//! - [`generate`]: text generation, one sequence at a time and batched, vs llama.cpp's own
+//!   HTTP server with `--parallel` slots, on the generating stages' prompts;
 //! - [`harness`]: load, render, retrieve and write on a synthetic 2,830-row benchmark;
 //! - [`remote`]: the `openai:` judge client against the loopback fault server;
 //! - [`serve`]: the reward server under waves of concurrent requests ([`serve_load`] drives it);
@@ -39,6 +41,7 @@ pub mod annotate_load;
 pub mod child;
 pub mod command;
 pub mod flags;
+pub mod generate;
 pub mod harness;
 pub mod inputs;
 pub mod judge;

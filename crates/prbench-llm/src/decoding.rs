@@ -2,6 +2,8 @@
 //! the one-at-a-time path ([`super::GgufEngine::generate_one`]) and the batched path
 //! ([`super::batch`]), so both pick tokens and stop by the same rules.
 
+use std::time::Instant;
+
 use llama_cpp_2::token::LlamaToken;
 
 use super::sampler::{argmax, sample_top_p, SplitMix64};
@@ -28,6 +30,8 @@ pub(super) struct Decoding {
     pub(super) out: Vec<LlamaToken>,
     /// Set once the sequence has stopped.
     pub(super) finish: Option<Finish>,
+    /// When the first token was drawn (`bench generate`'s time to the first token).
+    pub(super) first_token_at: Option<Instant>,
 }
 
 impl Decoding {
@@ -43,6 +47,7 @@ impl Decoding {
             pos: prompt_len,
             out: Vec::new(),
             finish: (req.max_new_tokens == 0).then_some("length"),
+            first_token_at: None,
         }
     }
 
@@ -63,6 +68,7 @@ impl Decoding {
             sample_top_p(logits, self.temperature, self.top_p, &mut self.rng)
         };
         let next = LlamaToken(next as i32);
+        self.first_token_at.get_or_insert_with(Instant::now);
         if is_eog(next) {
             self.finish = Some("stop");
             return None;

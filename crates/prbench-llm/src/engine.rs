@@ -5,6 +5,7 @@ use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
 
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
@@ -129,6 +130,9 @@ pub struct GgufEngine {
     /// Prompt tokens not decoded because a shared prefix was reused
     /// ([`Self::shared_prefix_tokens`]).
     pub(super) shared_prefix_tokens: AtomicU64,
+    /// When each finished generation drew its first token, kept only while
+    /// [`Self::record_first_tokens`] is on (`None`: off).
+    pub(super) first_tokens: Mutex<Option<Vec<Instant>>>,
 }
 
 impl std::fmt::Debug for GgufEngine {
@@ -241,6 +245,7 @@ impl GgufEngine {
             bos_text,
             share_prefix: AtomicBool::new(opts.share_prefix),
             shared_prefix_tokens: AtomicU64::new(0),
+            first_tokens: Mutex::new(None),
         })
     }
 
@@ -361,6 +366,23 @@ impl GgufEngine {
     /// time); from [`GgufOptions::gen_batch`].
     pub fn gen_batch(&self) -> usize {
         self.gen_batch.load(Ordering::Relaxed)
+    }
+
+    /// Starts (`true`) or stops keeping, for every generation that finishes, the instant its
+    /// first token was drawn ([`Self::take_first_tokens`]); off by default. For `prbench bench
+    /// generate`'s time to the first token: the instants are compared with the start of the
+    /// call.
+    pub fn record_first_tokens(&self, on: bool) {
+        let mut g = self.first_tokens.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *g = on.then(Vec::new);
+    }
+
+    /// The first-token instants kept since recording started or since the last take, in the
+    /// order the generations finished (a generation that drew no token has none); empty when
+    /// recording is off.
+    pub fn take_first_tokens(&self) -> Vec<Instant> {
+        let mut g = self.first_tokens.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        g.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// Sets [`Self::gen_batch`] for later calls (at least 1), e.g. to time both paths on one

@@ -108,6 +108,12 @@ impl GgufEngine {
     /// The reply of a finished sequence.
     pub(super) fn response(&self, mut stats: TokenStats, dec: &Decoding) -> ChatResponse {
         stats.output_tokens = dec.out.len();
+        if let Some(at) = dec.first_token_at {
+            let mut g = self.first_tokens.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(v) = g.as_mut() {
+                v.push(at);
+            }
+        }
         ChatResponse {
             text: self.detokenize_llama(&dec.out, false),
             tokens: stats,

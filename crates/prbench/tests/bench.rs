@@ -199,6 +199,75 @@ fn bench_judge_orders_short_mode() {
     assert!(r["max_margin_diff_naive"].as_f64().unwrap() < 1e-4, "{r}");
 }
 
+/// `bench generate` on four `bon sample` and four planner prompts with SmolLM2: prbench one at
+/// a time, batched at 2 and 4, and llama.cpp's own server with 2 slots each generate every
+/// request within the budget, with a time to the first token for each (the server's from its
+/// stream) and the batched outputs compared with one at a time's.
+#[test]
+fn bench_generate_short_mode() {
+    let Some(model) = prbench_testkit::smollm2() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let args = [
+        "bench",
+        "generate",
+        "--models",
+        model.to_str().unwrap(),
+        "--workloads",
+        "bon,planner",
+        "--requests",
+        "4",
+        "--max-new-tokens",
+        "12",
+        "--batches",
+        "2,4",
+        "--parallel",
+        "2",
+        "--threads",
+        "2",
+        "--work",
+        work.path().to_str().unwrap(),
+        "--json",
+    ];
+    let out = prbench(&args, &repo());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rows: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    eprintln!("{rows:#}");
+    let rows = rows.as_array().unwrap();
+    let sides: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["workload"].as_str().unwrap(), r["side"].as_str().unwrap()))
+        .collect();
+    let want = |w| {
+        [
+            (w, "prbench, one at a time"),
+            (w, "prbench, --gen-batch 2"),
+            (w, "prbench, --gen-batch 4"),
+            (w, "llama.cpp server, --parallel 2"),
+        ]
+    };
+    assert_eq!(sides, [want("bon"), want("planner")].concat());
+    for r in rows {
+        assert_eq!(r["requests"], 4, "{r}");
+        assert_eq!(r["failed"], 0, "{r}");
+        let tokens = r["gen_tokens"].as_u64().unwrap();
+        assert!(tokens > 0 && tokens <= 4 * 12, "{r}");
+        assert!(r["tok_s"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["peak_rss_mib"].as_f64().unwrap() > 50.0, "{r}");
+        let (p50, max) = (r["ttft_p50_s"].as_f64().unwrap(), r["ttft_max_s"].as_f64().unwrap());
+        assert!(p50 > 0.0 && p50 <= max && max <= r["wall_s"].as_f64().unwrap(), "{r}");
+        // Batched outputs are compared with one at a time's and the differences counted
+        // (they can differ, docs/perf.md); the server's sampler is another, so no count.
+        if r["side"].as_str().unwrap().contains("--gen-batch") {
+            assert!(r["differ"].as_u64().unwrap() <= 4, "{r}");
+        } else {
+            assert!(r["differ"].is_null(), "{r}");
+        }
+    }
+    // One at a time, the last request's first token comes after the first request finished.
+    let one = &rows[0];
+    assert!(one["ttft_max_s"].as_f64().unwrap() > one["ttft_p50_s"].as_f64().unwrap(), "{one}");
+}
+
 /// `bench all --short`: one table with a row per workload of every bench, each naming its
 /// command, every agreement check passed; the transformers cells are measured when python3
 /// has torch, and say why when not.
@@ -235,6 +304,12 @@ fn bench_all_short_mode() {
         "{table}"
     );
     assert_eq!(count("harness, 6 rows"), 5, "{table}");
+    // Generation: 4 policy prompts at once, prbench batched vs one at a time vs the server.
+    assert_eq!(
+        count("generation, 4 requests at once, ≤ 8 new tokens, `bon` prompts, SmolLM2"),
+        1,
+        "{table}"
+    );
     let minilm = count("embedder, minilm");
     assert!(minilm == 1, "{table}");
     // Every agreement check the bench grades passed.
