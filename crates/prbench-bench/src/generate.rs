@@ -454,16 +454,17 @@ pub fn table(args: &GenerateOptions, rows: &[GenerateRow]) -> String {
         args.threads,
         command_line(args)
     );
-    s += "| model | workload | side | requests | tokens generated | tok/s | × prbench one at a time | first token p50 / max, s | peak RSS MiB | outputs ≠ one at a time |\n|---|---|---|---:|---:|---:|---:|---|---:|---|\n";
+    s += "| model | workload | side | requests | prompt tokens (mean) | tokens generated | tok/s | × prbench one at a time | first token p50 / max, s | peak RSS MiB | outputs ≠ one at a time |\n|---|---|---|---:|---:|---:|---:|---:|---|---:|---|\n";
     for r in rows {
         let workload = Workload::parse(&r.workload).map(|w| w.decoding().0).unwrap_or("");
         s += &format!(
-            "| {} | {} ({workload}) | {} | {}{} | {} | {:.1} | {:.2}× | {:.2} / {:.2} | {:.0} | {} |\n",
+            "| {} | {} ({workload}) | {} | {}{} | {:.0} | {} | {:.1} | {:.2}× | {:.2} / {:.2} | {:.0} | {} |\n",
             r.model,
             r.workload,
             r.side,
             r.requests,
             if r.failed > 0 { format!(" ({} failed)", r.failed) } else { String::new() },
+            r.prompt_tokens as f64 / r.requests.max(1) as f64,
             r.gen_tokens,
             r.tok_s,
             r.vs_one_at_a_time,

@@ -161,7 +161,9 @@ pub(super) fn measure(
 ) -> Result<SideOutput> {
     let server = start(script, model, parallel, parallel * slot_ctx, threads)?;
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let client = reqwest::Client::builder().build()?;
+    // A connection per request: a pooled one left idle by the warm-up can be closed by the
+    // server just as a timed request reuses it ("connection closed before message completed").
+    let client = reqwest::Client::builder().pool_max_idle_per_host(0).build()?;
     rt.block_on(async {
         if let Some(first) = requests.first() {
             let warm = ChatRequest { max_new_tokens: 4, ..first.clone() };
