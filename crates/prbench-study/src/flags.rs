@@ -23,8 +23,9 @@ struct Flags<T: Args> {
 ///
 /// # Errors
 /// [`PlanError::Invalid`] naming `key`, at the options table's line (at `at` when the plan has
-/// no table): a flag in `reserved`, a value of the wrong type, or clap's refusal (see
-/// [`parse`]); a string given to a switch (`both-orders = "yes"`) says how to write a switch.
+/// no table): a flag in `reserved`, a value of the wrong type, or clap's refusal, reworded in
+/// the plan's terms; a string given to a switch (`both-orders = "yes"`) says how to write a
+/// switch.
 pub fn parse_options<T: Args + FromArgMatches>(
     file: &PlanFile,
     verb: &str,

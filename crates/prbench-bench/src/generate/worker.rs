@@ -12,7 +12,8 @@ use prbench_models::{ChatRequest, Generator};
 use super::{SideOutput, WorkerInput};
 use crate::child::self_hwm_mib;
 
-/// Runs one prbench side on `model` with the [`WorkerInput`] in `input`; returns its JSON line
+/// Runs one prbench side on `model` with the worker input file `input` (what `bench generate`
+/// wrote: the requests, threads and batch size); returns its JSON line
 /// (the parent's `SideOutput`).
 ///
 /// # Errors
