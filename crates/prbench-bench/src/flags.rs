@@ -145,10 +145,10 @@ pub struct BenchGenerateArgs {
     pub max_new_tokens: usize,
     /// prbench's --gen-batch values besides 1 (one at a time, always measured as the
     /// reference).
-    #[arg(long, value_delimiter = ',', default_value = "2,4,8,16", value_parser = whole::<usize>(1, 64))]
+    #[arg(long, value_delimiter = ',', default_value = "2,4,8,16", allow_negative_numbers = true, value_parser = whole::<usize>(1, 64))]
     pub batches: Vec<usize>,
     /// llama.cpp server slot counts (its --parallel), or `none` to leave the server out.
-    #[arg(long, value_delimiter = ',', default_value = "1,4,8", value_parser = parallel_slots)]
+    #[arg(long, value_delimiter = ',', default_value = "1,4,8", allow_negative_numbers = true, value_parser = parallel_slots)]
     pub parallel: Vec<ServerSlots>,
     /// CPU threads of every side (1 to 1024).
     #[arg(long, default_value_t = std::thread::available_parallelism().map_or(1, |n| n.get().min(1024)), allow_negative_numbers = true, value_parser = whole::<usize>(1, 1024))]
