@@ -19,9 +19,10 @@
 //! longest request) with every request sent concurrently and streamed after one warm-up
 //! request. Reported per side: tokens generated, tokens/s over the wall time, the median and
 //! largest time to the first token (from the moment the requests were handed over), the peak
-//! RSS of the process holding the model (the worker's or the server's `VmHWM`), and, for
-//! prbench batched, how many outputs differ from prbench one at a time (with the same seeds a
-//! sequence's tokens differ only where its logits did; see docs/perf.md on k-quant weights).
+//! RSS of the process holding the model (the worker's or the server's `VmHWM`), for prbench
+//! the prompt tokens it did not decode because a slot held the same prompt, and, for prbench
+//! batched, how many outputs differ from prbench one at a time (the engine makes them equal;
+//! the column checks it on every run).
 
 mod server;
 mod worker;
@@ -150,6 +151,9 @@ pub struct GenerateRow {
     pub vs_one_at_a_time: f64,
     /// prbench batched: outputs that differ from prbench one at a time (of `requests`).
     pub differ: Option<usize>,
+    /// prbench: prompt tokens not decoded because a slot held the same prompt (`None` for the
+    /// server, which does not say).
+    pub reused_prompt_tokens: Option<u64>,
     /// Requests that failed (their error in the side's log).
     pub failed: usize,
 }
@@ -166,6 +170,10 @@ pub(crate) struct SideOutput {
     pub(crate) texts: Vec<String>,
     pub(crate) failed: usize,
     pub(crate) vm_hwm_mib: f64,
+    /// prbench's prompt tokens reused ([`prbench_llm::GgufEngine::reused_prompt_tokens`]);
+    /// `None` for the server.
+    #[serde(default)]
+    pub(crate) reused_prompt_tokens: Option<u64>,
 }
 
 /// What the parent hands a worker.
@@ -291,6 +299,7 @@ fn row(
         peak_rss_mib: out.vm_hwm_mib,
         vs_one_at_a_time: vs,
         differ,
+        reused_prompt_tokens: out.reused_prompt_tokens,
         failed: out.failed,
     }
 }
@@ -454,11 +463,11 @@ pub fn table(args: &GenerateOptions, rows: &[GenerateRow]) -> String {
         args.threads,
         command_line(args)
     );
-    s += "| model | workload | side | requests | prompt tokens (mean) | tokens generated | tok/s | × prbench one at a time | first token p50 / max, s | peak RSS MiB | outputs ≠ one at a time |\n|---|---|---|---:|---:|---:|---:|---:|---|---:|---|\n";
+    s += "| model | workload | side | requests | prompt tokens (mean) | tokens generated | tok/s | × prbench one at a time | first token p50 / max, s | peak RSS MiB | prompt tokens reused | outputs ≠ one at a time |\n|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|---|\n";
     for r in rows {
         let workload = Workload::parse(&r.workload).map(|w| w.decoding().0).unwrap_or("");
         s += &format!(
-            "| {} | {} ({workload}) | {} | {}{} | {:.0} | {} | {:.1} | {:.2}× | {:.2} / {:.2} | {:.0} | {} |\n",
+            "| {} | {} ({workload}) | {} | {}{} | {:.0} | {} | {:.1} | {:.2}× | {:.2} / {:.2} | {:.0} | {} | {} |\n",
             r.model,
             r.workload,
             r.side,
@@ -471,6 +480,7 @@ pub fn table(args: &GenerateOptions, rows: &[GenerateRow]) -> String {
             r.ttft_p50_s,
             r.ttft_max_s,
             r.peak_rss_mib,
+            r.reused_prompt_tokens.map_or_else(|| "–".into(), |n| n.to_string()),
             r.differ.map_or_else(|| "–".into(), |d| format!("{d} of {}", r.requests)),
         );
     }
@@ -490,6 +500,7 @@ mod tests {
             texts: texts.iter().map(|t| t.to_string()).collect(),
             failed: 0,
             vm_hwm_mib: 100.0,
+            reused_prompt_tokens: Some(7),
         }
     }
 
@@ -502,6 +513,7 @@ mod tests {
         // 20 tok/s against 10 tok/s.
         assert!((r.vs_one_at_a_time - 2.0).abs() < 1e-12);
         assert_eq!(r.differ, Some(1));
+        assert_eq!(r.reused_prompt_tokens, Some(7));
         assert_eq!(r.ttft_p50_s, 0.3);
         assert_eq!(r.ttft_max_s, 0.5);
         let r = row("m", Workload::Bon, "one".into(), &one, None);

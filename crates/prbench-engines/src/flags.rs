@@ -51,10 +51,8 @@ impl ScalarRmArgs {
 pub struct GenBatchArgs {
     /// `gguf:` generators: sequences decoded together, each on its own KV stream with its own
     /// seeded sampler (continuous batching), 1 to 64 [default: 1, one at a time]. Only requests
-    /// of one call share steps, so at most --batch-size. A sequence decoded beside others can
-    /// come out different from the same sequence decoded alone (llama.cpp's kernels round a
-    /// step of several sequences differently; docs/perf.md has the counts), so the batch size
-    /// is part of the generator's identity: the cache key and the manifest.
+    /// of one call share steps, so at most --batch-size. The outputs are the same whatever N
+    /// (docs/perf.md), so a run may resume from a cache filled at another N.
     #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::whole::<usize>(1, 64))]
     pub gen_batch: Option<usize>,
 }

@@ -1,15 +1,31 @@
 //! Batched generation with continuous batching: up to `slots` requests are decoded together,
-//! one llama.cpp sequence each in one KV cache, and every decode step computes the next
+//! one llama.cpp sequence each in its own KV stream, and every decode step computes the next
 //! position of all of them in one `llama_decode` call (the weights are read once per step for
 //! all sequences instead of once per sequence: on CPU, decoding is bound by that read). A
 //! sequence that stops frees its slot, and the next request is prefilled into it while the
-//! others go on, as llama.cpp's server does with `--parallel N`.
+//! others go on, as llama.cpp's server does with `--parallel N`. One request at a time is the
+//! same loop with one slot.
+//!
+//! **A prompt already decoded is not decoded again.** A slot keeps the KV cache of the last
+//! prompt it decoded (and that prompt's last-position logits) after its request stops; a
+//! request whose prompt is exactly one a slot holds takes that KV (the slot's own, or a copy of
+//! another slot's stream, `llama_memory_seq_cp`) and that logits vector instead of a prefill,
+//! as llama.cpp's server does with `cache_prompt` (best-of-N's samples of one question share
+//! their prompt). Both are bit copies of what a prefill of that prompt computes, and the copied
+//! prompt sits in the same cells, so the request decodes exactly as if it had prefilled.
+//!
+//! **A token's logits do not depend on its batch neighbours.** llama.cpp's CPU flash attention
+//! computes a sequence decoded alone in its micro-batch differently (to the last bits) from
+//! one decoded beside others, which moved greedy outputs (docs/perf.md). So [`LlamaSteps`]
+//! pads every step to a run of two sequences or more. With that, and each request prefilled
+//! alone, what a request generates depends on its own prompt and sampler only, whatever
+//! `slots` is and whichever requests share its steps (checked on the stage-sized prompts by
+//! `tests/gguf_batch.rs`).
 //!
 //! The loop ([`run`]) is written against [`StepModel`], so that it can be checked with logits
 //! held fixed (the tests below): each request keeps its own [`Decoding`] (its own seeded
 //! sampler), so a request's tokens depend on its own logits only, never on its neighbours or on
-//! the order requests were admitted in. Whether llama.cpp's kernels give a sequence decoded
-//! beside others the same logits as decoded alone is measured, not assumed (docs/perf.md).
+//! the order requests were admitted in.
 
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
@@ -27,8 +43,12 @@ pub(super) trait StepModel {
     /// Decodes one token for each `(sequence, token, position)` in one step; returns each
     /// one's logits (`[n_vocab]`), in order.
     fn decode(&mut self, step: &[(i32, LlamaToken, usize)]) -> Result<Vec<Vec<f32>>, ModelError>;
-    /// Empties sequence `seq`'s cache for the next request.
+    /// Empties sequence `seq`'s cache.
     fn free(&mut self, seq: i32) -> Result<(), ModelError>;
+    /// Makes sequence `dst`'s cache hold positions `0..keep` of sequence `src`'s (a prompt
+    /// `src` prefilled; `src == dst` drops the positions from `keep` on). `dst`'s own cache
+    /// is replaced.
+    fn reuse(&mut self, src: i32, dst: i32, keep: usize) -> Result<(), ModelError>;
 }
 
 /// A request waiting for a slot: its index among the caller's requests, its prompt tokens and
@@ -46,12 +66,20 @@ struct Active {
     next: (LlamaToken, usize),
 }
 
+/// The prompt whose KV a slot holds (positions `0..tokens.len()`) and its last position's
+/// logits (`[n_vocab]`).
+struct Held {
+    tokens: Vec<LlamaToken>,
+    logits: Vec<f32>,
+}
+
 /// Decodes `pending` in order with up to `slots` sequences at once (sequence ids
 /// `0..slots`), calling `finished(item, decoding)` for each request as soon as it stops.
-/// `is_eog` and `n_ctx` are [`Decoding::step`]'s.
+/// `is_eog` and `n_ctx` are [`Decoding::step`]'s. Returns the prompt tokens not decoded
+/// because a slot already held the same prompt (see the module docs).
 ///
 /// # Errors
-/// The first error of a prefill, a decode step or a cache clear; requests that had not
+/// The first error of a prefill, a decode step or a cache operation; requests that had not
 /// finished by then get no call to `finished`.
 pub(super) fn run(
     model: &mut impl StepModel,
@@ -60,24 +88,32 @@ pub(super) fn run(
     is_eog: &dyn Fn(LlamaToken) -> bool,
     n_ctx: usize,
     finished: &mut dyn FnMut(usize, Decoding),
-) -> Result<(), ModelError> {
+) -> Result<u64, ModelError> {
+    let slots = slots.max(1);
     let mut queue = pending.into_iter();
-    let mut active: Vec<Option<Active>> = (0..slots.max(1)).map(|_| None).collect();
+    let mut active: Vec<Option<Active>> = (0..slots).map(|_| None).collect();
+    let mut held: Vec<Option<Held>> = (0..slots).map(|_| None).collect();
+    let mut reused = 0u64;
     loop {
-        // Fill every free slot; a request that stops at its first token frees it again.
-        for (seq, slot) in active.iter_mut().enumerate() {
-            while slot.is_none() {
-                let Some(mut p) = queue.next() else { break };
-                let logits = model.prefill(seq as i32, &p.tokens)?;
-                match p.decoding.step(&logits, is_eog, n_ctx) {
-                    Some(next) => {
-                        *slot = Some(Active { item: p.item, decoding: p.decoding, next });
-                    }
-                    None => {
-                        model.free(seq as i32)?;
-                        finished(p.item, p.decoding);
-                    }
+        // Fill every free slot; a request that stops at its first token frees it again. A
+        // request goes to a free slot holding its prompt, else to an empty one, else to the
+        // first free one.
+        loop {
+            let free: Vec<usize> = (0..slots).filter(|&s| active[s].is_none()).collect();
+            if free.is_empty() {
+                break;
+            }
+            let Some(mut p) = queue.next() else { break };
+            let seq = (free.iter().copied())
+                .find(|&s| holds(&held[s], &p.tokens))
+                .or_else(|| free.iter().copied().find(|&s| held[s].is_none()))
+                .unwrap_or(free[0]);
+            let logits = admit(model, &mut held, seq, &p.tokens, &mut reused)?;
+            match p.decoding.step(&logits, is_eog, n_ctx) {
+                Some(next) => {
+                    active[seq] = Some(Active { item: p.item, decoding: p.decoding, next });
                 }
+                None => finished(p.item, p.decoding),
             }
         }
         let step: Vec<(i32, LlamaToken, usize)> = active
@@ -86,7 +122,7 @@ pub(super) fn run(
             .filter_map(|(seq, a)| a.as_ref().map(|a| (seq as i32, a.next.0, a.next.1)))
             .collect();
         if step.is_empty() {
-            return Ok(());
+            return Ok(reused);
         }
         let logits = model.decode(&step)?;
         for ((seq, _, _), logits) in step.iter().zip(&logits) {
@@ -96,7 +132,6 @@ pub(super) fn run(
                 Some(next) => a.next = next,
                 None => {
                     let a = slot.take().expect("active");
-                    model.free(*seq)?;
                     finished(a.item, a.decoding);
                 }
             }
@@ -104,7 +139,55 @@ pub(super) fn run(
     }
 }
 
-/// [`StepModel`] on a llama.cpp context created with at least as many sequences as slots.
+/// Whether a slot holding `held` holds the prompt `tokens`.
+fn holds(held: &Option<Held>, tokens: &[LlamaToken]) -> bool {
+    held.as_ref().is_some_and(|h| h.tokens == tokens)
+}
+
+/// Puts the prompt `tokens` in slot `seq`'s cache and returns its last position's logits:
+/// from the slot itself or another slot holding the same prompt when there is one (the slot's
+/// own first), else by a prefill.
+fn admit(
+    model: &mut impl StepModel,
+    held: &mut [Option<Held>],
+    seq: usize,
+    tokens: &[LlamaToken],
+    reused: &mut u64,
+) -> Result<Vec<f32>, ModelError> {
+    let source = if holds(&held[seq], tokens) {
+        Some(seq)
+    } else {
+        held.iter().position(|h| holds(h, tokens))
+    };
+    if let Some(src) = source {
+        model.reuse(src as i32, seq as i32, tokens.len())?;
+        *reused += tokens.len() as u64;
+        let logits = held[src].as_ref().expect("the source holds the prompt").logits.clone();
+        if src != seq {
+            held[seq] = Some(Held { tokens: tokens.to_vec(), logits: logits.clone() });
+        }
+        return Ok(logits);
+    }
+    if held[seq].take().is_some() {
+        model.free(seq as i32)?;
+    }
+    let logits = model.prefill(seq as i32, tokens)?;
+    held[seq] = Some(Held { tokens: tokens.to_vec(), logits: logits.clone() });
+    Ok(logits)
+}
+
+/// [`StepModel`] on a llama.cpp context with a KV stream per sequence (`kv_unified` off) and
+/// at least one sequence more than slots.
+///
+/// llama.cpp splits a step into micro-batches of consecutive sequence ids, and its CPU flash
+/// attention takes another path (the KV split across threads, partial sums reduced) for a
+/// micro-batch of one stream with one query row over 512 cells or more
+/// (`ggml_compute_forward_flash_attn_ext_f16`, `use_split_kv_path`), which rounds
+/// differently: a sequence decoded alone, or cut off from the others by an idle slot, drew
+/// other greedy tokens than decoded beside them. So a step always decodes every sequence id
+/// from its lowest to its highest, and at least two: an idle slot or the spare sequence in
+/// between gets a padding row after its cache, removed after the step (its held prompt
+/// untouched). Every token is then computed by the same kernels whatever its neighbours.
 pub(super) struct LlamaSteps<'c, 'm> {
     pub(super) ctx: &'c mut LlamaContext<'m>,
     pub(super) batch: LlamaBatch<'static>,
@@ -132,14 +215,42 @@ impl StepModel for LlamaSteps<'_, '_> {
     }
 
     fn decode(&mut self, step: &[(i32, LlamaToken, usize)]) -> Result<Vec<Vec<f32>>, ModelError> {
+        // The rows, by sequence id: every id from the step's lowest to its highest, and at
+        // least two, so that llama.cpp decodes them as one micro-batch of two streams or more
+        // (see the struct's docs); an id not in the step gets a padding row after its cache.
+        let lo = step.iter().map(|s| s.0).min().expect("a step has a row");
+        let hi = step.iter().map(|s| s.0).max().expect("a step has a row").max(lo + 1);
+        let mut rows = Vec::with_capacity(step.len());
+        let mut pads = Vec::new();
         self.batch.clear();
-        for &(seq, t, pos) in step {
+        for seq in lo..=hi {
+            let (t, pos, real) = match step.iter().position(|s| s.0 == seq) {
+                Some(i) => (step[i].1, step[i].2, Some(i)),
+                None => {
+                    let pos = (self.ctx.kv_cache_seq_pos_max(seq) + 1).max(0) as usize;
+                    pads.push((seq, pos));
+                    (step[0].1, pos, None)
+                }
+            };
+            // Logits for padding rows too, so that the output layer sees as many rows.
             self.batch.add(t, pos as i32, &[seq], true).map_err(|e| engine_err("batch", e))?;
+            rows.push(real);
         }
         self.ctx
             .decode(&mut self.batch)
             .map_err(|e| engine_err("llama_decode (batched generation)", e))?;
-        Ok((0..step.len()).map(|i| self.ctx.get_logits_ith(i as i32).to_vec()).collect())
+        let mut logits = vec![Vec::new(); step.len()];
+        for (row, real) in rows.iter().enumerate() {
+            if let Some(i) = real {
+                logits[*i] = self.ctx.get_logits_ith(row as i32).to_vec();
+            }
+        }
+        for (seq, pos) in pads {
+            self.ctx
+                .clear_kv_cache_seq(Some(seq as u32), Some(pos as u32), None)
+                .map_err(|e| engine_err("llama_memory_seq_rm (padding row)", e))?;
+        }
+        Ok(logits)
     }
 
     fn free(&mut self, seq: i32) -> Result<(), ModelError> {
@@ -147,6 +258,28 @@ impl StepModel for LlamaSteps<'_, '_> {
             .clear_kv_cache_seq(Some(seq as u32), None, None)
             .map(|_| ())
             .map_err(|e| engine_err("llama_memory_seq_rm", e))
+    }
+
+    fn reuse(&mut self, src: i32, dst: i32, keep: usize) -> Result<(), ModelError> {
+        if src != dst {
+            // Across KV streams llama.cpp copies the whole stream (at the next decode), cells
+            // and all, so the prompt sits in the cells a prefill would have put it in.
+            self.free(dst)?;
+            self.ctx
+                .copy_kv_cache_seq(src, dst, None, None)
+                .map_err(|e| engine_err("llama_memory_seq_cp", e))?;
+        }
+        let dropped = self
+            .ctx
+            .clear_kv_cache_seq(Some(dst as u32), Some(keep as u32), None)
+            .map_err(|e| engine_err("llama_memory_seq_rm", e))?;
+        if dropped {
+            Ok(())
+        } else {
+            Err(ModelError::Engine(format!(
+                "llama.cpp refused to drop positions from {keep} of sequence {dst}"
+            )))
+        }
     }
 }
 
@@ -164,6 +297,7 @@ mod tests {
     struct Fixed {
         seqs: std::collections::BTreeMap<i32, Vec<LlamaToken>>,
         steps: Vec<usize>,
+        reused: usize,
     }
 
     fn logits_of(tokens: &[LlamaToken]) -> Vec<f32> {
@@ -204,11 +338,22 @@ mod tests {
             self.seqs.remove(&seq).expect("freed once");
             Ok(())
         }
+        fn reuse(&mut self, src: i32, dst: i32, keep: usize) -> Result<(), ModelError> {
+            let mut kept = self.seqs.get(&src).expect("the source holds a prompt").clone();
+            assert!(kept.len() >= keep, "the source holds at least the prompt");
+            kept.truncate(keep);
+            self.seqs.insert(dst, kept);
+            self.reused += 1;
+            Ok(())
+        }
     }
 
-    fn request(i: usize, temperature: f32) -> (Vec<LlamaToken>, ChatRequest) {
+    /// Request `i`: its own prompt, or (`shared`) the prompt of every third request, as
+    /// best-of-N's samples of one question; its own budget and seed either way.
+    fn request(i: usize, temperature: f32, shared: bool) -> (Vec<LlamaToken>, ChatRequest) {
+        let p = if shared { i / 3 } else { i };
         let tokens: Vec<LlamaToken> =
-            (0..3 + i % 4).map(|k| LlamaToken((1 + i * 7 + k) as i32 % VOCAB as i32)).collect();
+            (0..3 + p % 4).map(|k| LlamaToken((1 + p * 7 + k) as i32 % VOCAB as i32)).collect();
         let req = ChatRequest {
             prompt: ChatPrompt::default(),
             max_new_tokens: 4 + (i * 5) % 13,
@@ -219,29 +364,28 @@ mod tests {
         (tokens, req)
     }
 
-    /// Every request's tokens and finish reason, decoding `order` with `slots` sequences.
-    fn decode_all(
-        order: &[usize],
-        slots: usize,
-        temperature: f32,
-    ) -> Vec<(Vec<i32>, Option<&'static str>)> {
+    type Outputs = Vec<(Vec<i32>, Option<&'static str>)>;
+
+    /// Every request's tokens and finish reason, decoding `order` with `slots` sequences, and
+    /// the prompt tokens reused.
+    fn decode_all(order: &[usize], slots: usize, temperature: f32, shared: bool) -> (Outputs, u64) {
         let pending = order
             .iter()
             .map(|&i| {
-                let (tokens, req) = request(i, temperature);
+                let (tokens, req) = request(i, temperature, shared);
                 let decoding = Decoding::new(&req, tokens.len());
                 Pending { item: i, tokens, decoding }
             })
             .collect();
         let mut model = Fixed::default();
         let mut out = vec![(vec![], None); order.len()];
-        run(&mut model, pending, slots, &|t| t.0 == EOS, 64, &mut |item, d| {
+        let reused = run(&mut model, pending, slots, &|t| t.0 == EOS, 64, &mut |item, d| {
             out[item] = (d.out.iter().map(|t| t.0).collect(), d.finish);
         })
         .unwrap();
-        assert!(model.seqs.is_empty(), "every sequence freed");
+        assert!(model.seqs.len() <= slots, "only the slots' sequences are used");
         assert!(model.steps.iter().all(|&n| n <= slots));
-        out
+        (out, reused)
     }
 
     #[test]
@@ -249,25 +393,48 @@ mod tests {
         let n = 11;
         let order: Vec<usize> = (0..n).collect();
         let reversed: Vec<usize> = (0..n).rev().collect();
-        for temperature in [0.0, 1.0] {
-            let alone = decode_all(&order, 1, temperature);
-            assert!(alone.iter().any(|(t, _)| t.len() > 1), "the fixture generates");
-            for slots in [2, 3, 8, 16] {
-                assert_eq!(decode_all(&order, slots, temperature), alone, "slots {slots}");
-                assert_eq!(
-                    decode_all(&reversed, slots, temperature),
-                    alone,
-                    "slots {slots}, reversed"
-                );
+        for shared in [false, true] {
+            for temperature in [0.0, 1.0] {
+                let (alone, _) = decode_all(&order, 1, temperature, shared);
+                assert!(alone.iter().any(|(t, _)| t.len() > 1), "the fixture generates");
+                for slots in [2, 3, 8, 16] {
+                    let (got, _) = decode_all(&order, slots, temperature, shared);
+                    assert_eq!(got, alone, "slots {slots}, shared prompts {shared}");
+                    let (got, _) = decode_all(&reversed, slots, temperature, shared);
+                    assert_eq!(got, alone, "slots {slots}, reversed, shared prompts {shared}");
+                }
             }
         }
+    }
+
+    #[test]
+    fn a_prompt_held_by_a_slot_is_not_prefilled_again() {
+        // Requests 0-2 share a prompt, 3-5 the next one, ..., 9-10 the last (11 requests).
+        let order: Vec<usize> = (0..11).collect();
+        let prompt_len = |i: usize| request(i, 1.0, true).0.len() as u64;
+        // One slot, in order: each prompt is prefilled once and reused by the requests after
+        // it; by hand, every request but the first of its three.
+        let by_hand: u64 = order.iter().filter(|&&i| i % 3 != 0).map(|&i| prompt_len(i)).sum();
+        assert_eq!(decode_all(&order, 1, 1.0, true).1, by_hand);
+        // Any slot count reuses the same (a slot copies the prompt from another slot).
+        for slots in [2, 4, 16] {
+            assert_eq!(decode_all(&order, slots, 1.0, true).1, by_hand, "slots {slots}");
+        }
+        // Distinct prompts: nothing reused.
+        assert_eq!(decode_all(&order, 4, 1.0, false).1, 0);
+        // One slot, the groups interleaved (0, 3, 6, 9, 1, 4, ...): the slot holds only the
+        // last prompt, so nothing is reused; four slots hold four prompts, so some are.
+        let interleaved: Vec<usize> = (0..3).flat_map(|r| (r..11).step_by(3)).collect();
+        assert_eq!(decode_all(&interleaved, 1, 1.0, true).1, 0);
+        let some = decode_all(&interleaved, 4, 1.0, true).1;
+        assert!(some > 0 && some <= by_hand, "{some} of {by_hand}");
     }
 
     #[test]
     fn stops_by_the_rules_of_one_sequence() {
         // Reference: the one-sequence rules applied by hand to the same logits.
         for i in 0..11 {
-            let (tokens, req) = request(i, 1.0);
+            let (tokens, req) = request(i, 1.0, false);
             let mut d = Decoding::new(&req, tokens.len());
             let mut seq = tokens.clone();
             let mut logits = logits_of(&seq);
@@ -276,7 +443,7 @@ mod tests {
                 seq.push(t);
                 logits = logits_of(&seq);
             }
-            let got = &decode_all(&(0..11).collect::<Vec<_>>(), 4, 1.0)[i];
+            let got = &decode_all(&(0..11).collect::<Vec<_>>(), 4, 1.0, false).0[i];
             assert_eq!(got.0, d.out.iter().map(|t| t.0).collect::<Vec<_>>());
             assert_eq!(got.1, d.finish);
             assert!(d.out.len() <= req.max_new_tokens);

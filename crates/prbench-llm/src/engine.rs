@@ -130,6 +130,9 @@ pub struct GgufEngine {
     /// Prompt tokens not decoded because a shared prefix was reused
     /// ([`Self::shared_prefix_tokens`]).
     pub(super) shared_prefix_tokens: AtomicU64,
+    /// Generation prompt tokens not decoded because a slot held the prompt
+    /// ([`Self::reused_prompt_tokens`]).
+    pub(super) reused_prompt_tokens: AtomicU64,
     /// When each finished generation drew its first token, kept only while
     /// [`Self::record_first_tokens`] is on (`None`: off).
     pub(super) first_tokens: Mutex<Option<Vec<Instant>>>,
@@ -245,6 +248,7 @@ impl GgufEngine {
             bos_text,
             share_prefix: AtomicBool::new(opts.share_prefix),
             shared_prefix_tokens: AtomicU64::new(0),
+            reused_prompt_tokens: AtomicU64::new(0),
             first_tokens: Mutex::new(None),
         })
     }
@@ -409,6 +413,13 @@ impl GgufEngine {
     /// of n prompts decoded together, (n − 1) × the prefix length.
     pub fn shared_prefix_tokens(&self) -> u64 {
         self.shared_prefix_tokens.load(Ordering::Relaxed)
+    }
+
+    /// Prompt tokens of [`prbench_models::Generator`] calls not decoded since load because a
+    /// generation slot already held the same prompt (best-of-N's samples of one question): the
+    /// prompt's length for every request but the first of its prompt in a call.
+    pub fn reused_prompt_tokens(&self) -> u64 {
+        self.reused_prompt_tokens.load(Ordering::Relaxed)
     }
 
     /// Tokens the KV cache currently holds room for (allocated, not the limit

@@ -1,55 +1,42 @@
 //! Text generation.
 
+use std::sync::atomic::Ordering;
+
 use llama_cpp_2::llama_batch::LlamaBatch;
 
 use super::batch::{self, LlamaSteps, Pending};
 use super::decoding::Decoding;
-use super::forward::prefill;
 use super::GgufEngine;
 use prbench_models::error::ModelError;
 use prbench_models::io::{ChatPrompt, ChatRequest, ChatResponse, TokenStats};
 use prbench_models::traits::{Generator, ItemDone, ModelIdentity};
 
 impl GgufEngine {
-    /// Continues one conversation; see [`Generator::generate`] for the decoding rules.
+    /// Continues one conversation; see [`Generator::generate`] for the decoding rules. The
+    /// same decoding as a request among others in [`Self::generate_batched`]: what it
+    /// generates does not depend on [`Self::gen_batch`].
     ///
     /// # Errors
     /// [`ModelError::Template`] / [`ModelError::ContextOverflow`] from [`Self::tokenize`];
     /// [`ModelError::Engine`] when llama.cpp fails to decode.
     pub fn generate_one(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        let tokens = self.tokenize_prompt(&req.prompt)?;
-        let stats = TokenStats { input_tokens: tokens.len(), ..TokenStats::default() };
-        let mut dec = Decoding::new(req, tokens.len());
-        if dec.finish.is_some() {
-            return Ok(self.response(stats, &dec));
-        }
-        let vocab = self.model.vocab();
-        let mut ctx = self.lock_ctx((tokens.len() + req.max_new_tokens).min(self.n_ctx))?;
-        let mut batch = LlamaBatch::new(self.n_batch, 1);
-        let mut idx = prefill(&mut ctx, &mut batch, &tokens)?;
-        while let Some((next, pos)) =
-            dec.step(ctx.get_logits_ith(idx), |t| vocab.is_eog(t), self.n_ctx)
-        {
-            batch.clear();
-            batch.add(next, pos as i32, &[0], true).map_err(|e| ModelError::engine("batch", e))?;
-            ctx.decode(&mut batch)
-                .map_err(|e| ModelError::engine("llama_decode (generation)", e))?;
-            idx = 0;
-        }
-        drop(ctx);
-        Ok(self.response(stats, &dec))
+        self.generate_batched(std::slice::from_ref(req), &|_, _| {}, 1)
+            .pop()
+            .expect("one result per request")
     }
 
-    /// Continues each conversation with up to [`Self::gen_batch`] decoded together, each
-    /// request on its own KV stream with its own sampler (`batch.rs`); `done` gets each
-    /// reply as soon as its sequence stops. The decoding rules are
-    /// [`Generator::generate`]'s. A prompt that does not render or fit fails alone; if a
-    /// batched decode step fails, the requests not yet finished are decoded one at a time, so
-    /// each gets its own result or error.
+    /// Continues each conversation with up to `slots` decoded together, each request on its
+    /// own KV stream with its own sampler, a prompt already held by a slot not decoded again
+    /// (`batch.rs`); `done` gets each reply as soon as its sequence stops. The decoding rules
+    /// are [`Generator::generate`]'s; the outputs do not depend on `slots` or on which requests
+    /// are decoded together. A prompt that does not render or fit fails alone; if a batched
+    /// decode step fails, the requests not yet finished are decoded one at a time, so each
+    /// gets its own result or error.
     pub fn generate_batched(
         &self,
         items: &[ChatRequest],
         done: ItemDone<'_, ChatResponse>,
+        slots: usize,
     ) -> Vec<Result<ChatResponse, ModelError>> {
         let mut results: Vec<Option<Result<ChatResponse, ModelError>>> =
             items.iter().map(|_| None).collect();
@@ -72,14 +59,16 @@ impl GgufEngine {
             }
         }
         if !pending.is_empty() {
+            // One cell more than the longest request, for a padding row after it.
             let need = pending
                 .iter()
-                .map(|p| (p.tokens.len() + items[p.item].max_new_tokens).min(self.n_ctx))
+                .map(|p| (p.tokens.len() + items[p.item].max_new_tokens + 1).min(self.n_ctx))
                 .max()
                 .unwrap_or(1);
-            let slots = self.gen_batch().min(pending.len());
+            let slots = slots.clamp(1, pending.len());
             let vocab = self.model.vocab();
-            let outcome = self.lock_gen_ctx(need, slots).and_then(|mut guard| {
+            // One more sequence than slots, for padding a step of the last slot alone.
+            let outcome = self.lock_gen_ctx(need, slots + 1).and_then(|mut guard| {
                 let g = guard.as_mut().expect("lock_gen_ctx made the context");
                 let n_batch = g.ctx.n_batch() as usize;
                 let mut steps = LlamaSteps { ctx: &mut g.ctx, batch: LlamaBatch::new(n_batch, 1) };
@@ -96,9 +85,15 @@ impl GgufEngine {
                     },
                 )
             });
-            if outcome.is_err() {
-                for (i, slot) in results.iter_mut().enumerate().filter(|(_, r)| r.is_none()) {
-                    *slot = Some(self.generate_one(&items[i]));
+            match outcome {
+                Ok(reused) => {
+                    self.reused_prompt_tokens.fetch_add(reused, Ordering::Relaxed);
+                }
+                Err(e) if items.len() == 1 => results[0] = Some(Err(e)),
+                Err(_) => {
+                    for (i, slot) in results.iter_mut().enumerate().filter(|(_, r)| r.is_none()) {
+                        *slot = Some(self.generate_one(&items[i]));
+                    }
                 }
             }
         }
@@ -134,32 +129,19 @@ impl Generator for GgufEngine {
     /// end-of-generation token and `length` when the budget or the context window ran out.
     ///
     /// With [`GgufEngine::gen_batch`] > 1, up to that many requests are decoded together (see
-    /// [`GgufEngine::generate_batched`]).
+    /// [`GgufEngine::generate_batched`]), with the same outputs.
     fn generate(&self, items: &[ChatRequest]) -> Result<Vec<ChatResponse>, ModelError> {
         self.generate_each(items, &|_, _| {}).into_iter().collect()
     }
 
-    /// Each reply handed to `done` as soon as it is decoded: one request at a time, or, with
-    /// [`GgufEngine::gen_batch`] > 1, up to that many together.
+    /// Each reply handed to `done` as soon as it is decoded, up to [`GgufEngine::gen_batch`]
+    /// requests decoded together (1: one at a time; the outputs are the same).
     fn generate_each(
         &self,
         items: &[ChatRequest],
         done: ItemDone<'_, ChatResponse>,
     ) -> Vec<Result<ChatResponse, ModelError>> {
-        if self.gen_batch() > 1 && items.len() > 1 {
-            return self.generate_batched(items, done);
-        }
-        items
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                let reply = self.generate_one(r);
-                if let Ok(ok) = &reply {
-                    done(i, ok);
-                }
-                reply
-            })
-            .collect()
+        self.generate_batched(items, done, self.gen_batch())
     }
 
     fn prompt_overflow(
@@ -170,16 +152,18 @@ impl Generator for GgufEngine {
         self.overflow(prompt, reserve).map(Some)
     }
 
-    /// [`GgufEngine::identity`]; with [`GgufEngine::gen_batch`] > 1 the engine string also
-    /// names the batch size, so generations decoded in batches are cached and recorded apart
-    /// from one-at-a-time ones: llama.cpp's CPU kernels for some weight types (measured on
-    /// Q4_K_M) compute a token decoded beside others with another matrix kernel than a token
-    /// decoded alone, and greedy outputs then diverge (docs/perf.md).
+    /// [`GgufEngine::identity`] with [`GENERATION`] added to the engine string. The batch size
+    /// is not part of it: the outputs do not depend on it, so generations cached one at a time
+    /// and batched are one cache.
     fn identity(&self) -> ModelIdentity {
         let mut id = GgufEngine::identity(self);
-        if self.gen_batch() > 1 {
-            id.engine += &format!(", batched decoding of up to {} sequences", self.gen_batch());
-        }
+        id.engine = format!("{}, {GENERATION}", id.engine);
         id
     }
 }
+
+/// How generations are decoded, part of the generator's identity (cache key, manifests): every
+/// decode step has at least two rows (`batch.rs`). Older builds decoded a request alone with
+/// one-row steps, whose logits differ in the last bits, so their cached generations are kept
+/// apart.
+pub const GENERATION: &str = "generation in decode steps of two rows or more";

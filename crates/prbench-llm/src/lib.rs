@@ -27,6 +27,7 @@ mod tokenize;
 
 pub use backend::backend;
 pub use engine::GgufEngine;
+pub use generate::GENERATION;
 pub use meta::ftype_name;
 
 /// Engine string recorded in manifests ([`prbench_models::ModelIdentity::engine`]) and part of every

@@ -1,6 +1,6 @@
 //! Batched generation ([`GgufOptions::gen_batch`]) against one request at a time, on the real
-//! SmolLM2-135M-Instruct file and the bundled sample's questions: how many outputs differ, and
-//! by how many tokens, greedy and sampled. Run with
+//! SmolLM2-135M-Instruct file and the bundled sample's questions: the outputs are the same,
+//! greedy and sampled, and a prompt a slot holds is not decoded again. Run with
 //! `cargo test --release -p prbench-llm --test gguf_batch -- --nocapture` to see the counts.
 
 use prbench_llm::{GgufEngine, GgufOptions};
@@ -50,51 +50,132 @@ fn differences(a: &[ChatResponse], b: &[ChatResponse]) -> Vec<usize> {
 }
 
 #[test]
-fn the_batch_size_is_part_of_the_generator_identity() {
+fn the_batch_size_is_not_part_of_the_generator_identity() {
     let Some(engine) = load() else { return };
     engine.set_gen_batch(1);
     let alone = Generator::identity(&engine);
-    assert_eq!(alone, engine.identity(), "one at a time: the engine's own identity");
     engine.set_gen_batch(4);
-    let batched = Generator::identity(&engine);
-    assert_ne!(alone.engine, batched.engine);
-    assert!(batched.engine.contains("up to 4 sequences"), "{}", batched.engine);
-    assert_eq!(
-        (alone.file_hash, alone.chat_template_hash),
-        (batched.file_hash, batched.chat_template_hash)
-    );
+    assert_eq!(Generator::identity(&engine), alone, "one cache for every batch size");
+    // The generator's identity is the engine's plus the decoding scheme, so that generations
+    // cached by builds that decoded one-row steps are not read back.
+    let mut engine_id = engine.identity();
+    assert_ne!(alone, engine_id);
+    engine_id.engine = format!("{}, {}", engine_id.engine, prbench_llm::GENERATION);
+    assert_eq!(alone, engine_id);
 }
 
-/// On SmolLM2's Q4_1 weights and the sample's bare questions (prompts of a few dozen tokens),
-/// batched outputs equal one-at-a-time ones exactly. They do not in general: on the stages'
-/// prompts with ten profile posts (hundreds of tokens) and on Q4_K_M weights some outputs part
-/// after a few tokens (docs/perf.md, `prbench bench generate` counts them); the generator
-/// identity keeps the two apart in the cache.
+/// Batched outputs equal one-at-a-time ones exactly, greedy and sampled, on the sample's bare
+/// questions (a few dozen prompt tokens) and on the questions with their ten profile posts
+/// (hundreds of tokens, the stages' size), whatever the batch size and the order the requests
+/// come in: every decode step has two rows or more, so no token is computed by llama.cpp's
+/// one-row kernels (before that, 2 of 6 greedy outputs on the long prompts parted from one at a
+/// time after 40-80 characters).
 #[test]
 fn batched_generation_matches_one_at_a_time() {
     let Some(engine) = load() else { return };
-    for temperature in [0.0f32, 1.0] {
-        let mut reqs = requests(temperature, 48);
-        // A request with no token budget rides along: it finishes before any decode step.
-        reqs.push(ChatRequest { max_new_tokens: 0, ..reqs[0].clone() });
-        engine.set_gen_batch(1);
-        let alone = engine.generate(&reqs).unwrap();
-        let (zero, rest) = alone.split_last().unwrap();
-        assert!(rest.iter().all(|r| r.tokens.output_tokens > 0));
-        assert_eq!((zero.text.as_str(), zero.finish_reason.as_deref()), ("", Some("length")));
-        for n in [2, 4, 8] {
-            engine.set_gen_batch(n);
-            let batched = engine.generate(&reqs).unwrap();
-            let diff = differences(&alone, &batched);
-            eprintln!(
-                "temperature {temperature}, gen_batch {n}: {} of {} outputs differ (first differing character: {diff:?})",
-                diff.len(),
-                reqs.len()
-            );
-            for (a, b) in alone.iter().zip(&batched) {
-                assert_eq!(a.tokens.input_tokens, b.tokens.input_tokens);
+    for (what, long) in [("bare questions", false), ("questions with posts", true)] {
+        for temperature in [0.0f32, 1.0] {
+            let mut reqs =
+                if long { long_requests(temperature, 32) } else { requests(temperature, 48) };
+            // Budgets of 8 to 32 tokens, so sequences stop at different steps and leave idle
+            // slots between running ones.
+            for (i, r) in reqs.iter_mut().enumerate() {
+                r.max_new_tokens = 8 + (i * 7) % 25;
             }
-            assert_eq!(alone, batched, "temperature {temperature}, gen_batch {n}");
+            // A request with no token budget rides along: it finishes before any decode step.
+            reqs.push(ChatRequest { max_new_tokens: 0, ..reqs[0].clone() });
+            engine.set_gen_batch(1);
+            let alone = engine.generate(&reqs).unwrap();
+            let (zero, rest) = alone.split_last().unwrap();
+            assert!(rest.iter().all(|r| r.tokens.output_tokens > 0));
+            assert_eq!((zero.text.as_str(), zero.finish_reason.as_deref()), ("", Some("length")));
+            for n in [2, 4, 8] {
+                engine.set_gen_batch(n);
+                let batched = engine.generate(&reqs).unwrap();
+                let diff = differences(&alone, &batched);
+                eprintln!(
+                    "{what}, temperature {temperature}, gen_batch {n}: {} of {} outputs differ \
+                     (first differing character: {diff:?})",
+                    diff.len(),
+                    reqs.len()
+                );
+                assert_eq!(alone, batched, "{what}, temperature {temperature}, gen_batch {n}");
+            }
+            // The requests in reverse order, four at a time: other neighbours, same outputs.
+            engine.set_gen_batch(4);
+            let rev: Vec<ChatRequest> = reqs.iter().rev().cloned().collect();
+            let mut back = engine.generate(&rev).unwrap();
+            back.reverse();
+            assert_eq!(alone, back, "{what}, temperature {temperature}, reversed");
         }
     }
+}
+
+/// Best-of-N's requests: four samples (own seeds) of each of three prompts with posts. A slot
+/// that holds a prompt lets the next sample of it skip the prefill; the samples equal those of
+/// each request generated alone in a call of its own (where nothing can be reused), one at a
+/// time and batched, and the reused tokens are counted.
+#[test]
+fn samples_of_one_prompt_reuse_its_prefill_exactly() {
+    let Some(engine) = load() else { return };
+    let prompts: Vec<ChatRequest> = long_requests(1.0, 24).into_iter().take(3).collect();
+    let reqs: Vec<ChatRequest> = prompts
+        .iter()
+        .flat_map(|p| (0..4u64).map(move |k| ChatRequest { seed: p.seed * 100 + k, ..p.clone() }))
+        .collect();
+    engine.set_gen_batch(1);
+    let each_alone: Vec<ChatResponse> =
+        reqs.iter().map(|r| engine.generate_one(r).unwrap()).collect();
+    assert_eq!(engine.reused_prompt_tokens(), 0, "a call of one request reuses nothing");
+    let distinct: std::collections::BTreeSet<&str> =
+        each_alone.iter().map(|r| r.text.as_str()).collect();
+    assert!(distinct.len() > 3, "the seeds draw different samples: {distinct:?}");
+    // By hand: every sample but the first of its prompt reuses that prompt's tokens.
+    let by_hand: u64 = each_alone.chunks(4).map(|c| 3 * c[0].tokens.input_tokens as u64).sum();
+    for n in [1, 2, 4, 8] {
+        engine.set_gen_batch(n);
+        let before = engine.reused_prompt_tokens();
+        let got = engine.generate(&reqs).unwrap();
+        assert_eq!(got, each_alone, "gen_batch {n}");
+        assert_eq!(engine.reused_prompt_tokens() - before, by_hand, "gen_batch {n}");
+    }
+}
+
+/// The sample's questions with their ten profile posts before them (stage-sized prompts).
+fn long_requests(temperature: f32, max_new_tokens: usize) -> Vec<ChatRequest> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/sample");
+    let mut out = Vec::new();
+    for subset in
+        ["Art_and_Entertainment", "Lifestyle_and_Personal_Development", "Society_and_Culture"]
+    {
+        let text = std::fs::read_to_string(dir.join(format!("{subset}.jsonl"))).unwrap();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let posts: Vec<String> = v["profile"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| format!("- {}", p["text"].as_str().unwrap()))
+                .collect();
+            let user = format!(
+                "My past posts:\n{}\n\nQuestion: {}",
+                posts.join("\n"),
+                v["question"].as_str().unwrap()
+            );
+            out.push(ChatRequest {
+                prompt: ChatPrompt {
+                    messages: vec![
+                        ChatMessage::new(Role::System, "You are a helpful assistant."),
+                        ChatMessage::new(Role::User, user),
+                    ],
+                    assistant_prefix: String::new(),
+                },
+                max_new_tokens,
+                temperature,
+                top_p: 0.9,
+                seed: 42 + out.len() as u64,
+            });
+        }
+    }
+    out
 }

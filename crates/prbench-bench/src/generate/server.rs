@@ -187,6 +187,7 @@ pub(super) fn measure(
             texts: Vec::new(),
             failed: 0,
             vm_hwm_mib,
+            reused_prompt_tokens: None,
         };
         for reply in replies {
             match reply {

@@ -39,6 +39,7 @@ pub fn worker(model: &Path, input: &Path) -> Result<String> {
     let prompt_tokens =
         input.requests.iter().map(|r| engine.tokenize(&r.prompt).map_or(0, |t| t.len())).sum();
     engine.record_first_tokens(true);
+    let reused_before = engine.reused_prompt_tokens();
     let start = Instant::now();
     let replies = engine.generate_each(&input.requests, &|_, _| {});
     let wall_s = start.elapsed().as_secs_f64();
@@ -55,6 +56,7 @@ pub fn worker(model: &Path, input: &Path) -> Result<String> {
         texts: Vec::with_capacity(replies.len()),
         failed: 0,
         vm_hwm_mib: self_hwm_mib(),
+        reused_prompt_tokens: Some(engine.reused_prompt_tokens() - reused_before),
     };
     for reply in replies {
         match reply {
