@@ -50,9 +50,10 @@ impl ScalarRmArgs {
 #[derive(Args, Debug, Clone, Copy, Default)]
 pub struct GenBatchArgs {
     /// `gguf:` generators: sequences decoded together, each on its own KV stream with its own
-    /// seeded sampler (continuous batching), 1 to 64 [default: 1, one at a time]. Only requests
-    /// of one call share steps, so at most --batch-size. The outputs are the same whatever N
-    /// (docs/perf.md), so a run may resume from a cache filled at another N.
+    /// seeded sampler (continuous batching), 1 to 64 (1: one at a time) [default: 8]. Only requests
+    /// of one call share steps, so at most --batch-size. On Q4_1 weights (SmolLM2) the outputs
+    /// are the same whatever N; on Q4_K weights they are not (docs/perf.md), so N is part of the
+    /// generator's identity: the cache key and the manifest.
     #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::whole::<usize>(1, 64))]
     pub gen_batch: Option<usize>,
 }

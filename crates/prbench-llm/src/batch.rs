@@ -18,9 +18,11 @@
 //! computes a sequence decoded alone in its micro-batch differently (to the last bits) from
 //! one decoded beside others, which moved greedy outputs (docs/perf.md). So [`LlamaSteps`]
 //! pads every step to a run of two sequences or more. With that, and each request prefilled
-//! alone, what a request generates depends on its own prompt and sampler only, whatever
-//! `slots` is and whichever requests share its steps (checked on the stage-sized prompts by
-//! `tests/gguf_batch.rs`).
+//! alone, what a request generates on SmolLM2's Q4_1 weights depends on its own prompt and
+//! sampler only, whatever `slots` is and whichever requests share its steps (checked on the
+//! stage-sized prompts by `tests/gguf_batch.rs`). Not yet on Q4_K weights, whose repacked
+//! matrix kernels treat a step's rows in blocks of four (docs/perf.md); the batch size stays
+//! in the generator's identity for that.
 //!
 //! The loop ([`run`]) is written against [`StepModel`], so that it can be checked with logits
 //! held fixed (the tests below): each request keeps its own [`Decoding`] (its own seeded
@@ -232,8 +234,10 @@ impl StepModel for LlamaSteps<'_, '_> {
                     (step[0].1, pos, None)
                 }
             };
-            // Logits for padding rows too, so that the output layer sees as many rows.
-            self.batch.add(t, pos as i32, &[seq], true).map_err(|e| engine_err("batch", e))?;
+            // No logits for a padding row: the output layer (a 49,152-word vocabulary is a
+            // fifth of SmolLM2's weights) computes only the real rows.
+            (self.batch.add(t, pos as i32, &[seq], real.is_some()))
+                .map_err(|e| engine_err("batch", e))?;
             rows.push(real);
         }
         self.ctx

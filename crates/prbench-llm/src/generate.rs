@@ -152,12 +152,18 @@ impl Generator for GgufEngine {
         self.overflow(prompt, reserve).map(Some)
     }
 
-    /// [`GgufEngine::identity`] with [`GENERATION`] added to the engine string. The batch size
-    /// is not part of it: the outputs do not depend on it, so generations cached one at a time
-    /// and batched are one cache.
+    /// [`GgufEngine::identity`] with [`GENERATION`] added to the engine string, and, with
+    /// [`GgufEngine::gen_batch`] > 1, the batch size: on SmolLM2's Q4_1 weights the outputs are
+    /// the same at every batch size (`tests/gguf_batch.rs`), but on Q4_K_M weights llama.cpp
+    /// multiplies the rows of a step in blocks of four with one kernel and the rest with
+    /// another, so a sequence's logits still depend on how many share its step (docs/perf.md);
+    /// generations decoded at different batch sizes are cached and recorded apart.
     fn identity(&self) -> ModelIdentity {
         let mut id = GgufEngine::identity(self);
         id.engine = format!("{}, {GENERATION}", id.engine);
+        if self.gen_batch() > 1 {
+            id.engine += &format!(", batched decoding of up to {} sequences", self.gen_batch());
+        }
         id
     }
 }
