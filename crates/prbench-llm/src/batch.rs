@@ -34,7 +34,7 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::token::LlamaToken;
 
 use super::decoding::Decoding;
-use super::forward::engine_err;
+use super::forward::{engine_err, prefill_seq};
 use prbench_models::error::ModelError;
 
 /// What the batching loop needs from a model.
@@ -110,8 +110,9 @@ pub(super) fn run(
                 .find(|&s| holds(&held[s], &p.tokens))
                 .or_else(|| free.iter().copied().find(|&s| held[s].is_none()))
                 .unwrap_or(free[0]);
-            let logits = admit(model, &mut held, seq, &p.tokens, &mut reused)?;
-            match p.decoding.step(&logits, is_eog, n_ctx) {
+            admit(model, &mut held, seq, &p.tokens, &mut reused)?;
+            let logits = &held[seq].as_ref().expect("admit leaves the prompt held").logits;
+            match p.decoding.step(logits, is_eog, n_ctx) {
                 Some(next) => {
                     active[seq] = Some(Active { item: p.item, decoding: p.decoding, next });
                 }
@@ -146,16 +147,16 @@ fn holds(held: &Option<Held>, tokens: &[LlamaToken]) -> bool {
     held.as_ref().is_some_and(|h| h.tokens == tokens)
 }
 
-/// Puts the prompt `tokens` in slot `seq`'s cache and returns its last position's logits:
-/// from the slot itself or another slot holding the same prompt when there is one (the slot's
-/// own first), else by a prefill.
+/// Puts the prompt `tokens` in slot `seq`'s cache, and makes `held[seq]` hold it with its last
+/// position's logits: from the slot itself or another slot holding the same prompt when there
+/// is one (the slot's own first), else by a prefill.
 fn admit(
     model: &mut impl StepModel,
     held: &mut [Option<Held>],
     seq: usize,
     tokens: &[LlamaToken],
     reused: &mut u64,
-) -> Result<Vec<f32>, ModelError> {
+) -> Result<(), ModelError> {
     let source = if holds(&held[seq], tokens) {
         Some(seq)
     } else {
@@ -164,18 +165,18 @@ fn admit(
     if let Some(src) = source {
         model.reuse(src as i32, seq as i32, tokens.len())?;
         *reused += tokens.len() as u64;
-        let logits = held[src].as_ref().expect("the source holds the prompt").logits.clone();
         if src != seq {
-            held[seq] = Some(Held { tokens: tokens.to_vec(), logits: logits.clone() });
+            let logits = held[src].as_ref().expect("the source holds the prompt").logits.clone();
+            held[seq] = Some(Held { tokens: tokens.to_vec(), logits });
         }
-        return Ok(logits);
+        return Ok(());
     }
     if held[seq].take().is_some() {
         model.free(seq as i32)?;
     }
     let logits = model.prefill(seq as i32, tokens)?;
-    held[seq] = Some(Held { tokens: tokens.to_vec(), logits: logits.clone() });
-    Ok(logits)
+    held[seq] = Some(Held { tokens: tokens.to_vec(), logits });
+    Ok(())
 }
 
 /// [`StepModel`] on a llama.cpp context with a KV stream per sequence (`kv_unified` off) and
@@ -189,7 +190,7 @@ fn admit(
 /// other greedy tokens than decoded beside them. So a step always decodes every sequence id
 /// from its lowest to its highest, and at least two: an idle slot or the spare sequence in
 /// between gets a padding row after its cache, removed after the step (its held prompt
-/// untouched). Every token is then computed by the same kernels whatever its neighbours.
+/// untouched). Every token then goes through the same attention path whatever its neighbours.
 pub(super) struct LlamaSteps<'c, 'm> {
     pub(super) ctx: &'c mut LlamaContext<'m>,
     pub(super) batch: LlamaBatch<'static>,
@@ -197,22 +198,7 @@ pub(super) struct LlamaSteps<'c, 'm> {
 
 impl StepModel for LlamaSteps<'_, '_> {
     fn prefill(&mut self, seq: i32, tokens: &[LlamaToken]) -> Result<Vec<f32>, ModelError> {
-        let n_batch = self.ctx.n_batch() as usize;
-        let mut last = 0;
-        for (ci, chunk) in tokens.chunks(n_batch).enumerate() {
-            self.batch.clear();
-            for (j, &t) in chunk.iter().enumerate() {
-                let pos = ci * n_batch + j;
-                let is_last = pos + 1 == tokens.len();
-                self.batch
-                    .add(t, pos as i32, &[seq], is_last)
-                    .map_err(|e| engine_err("batch", e))?;
-            }
-            self.ctx
-                .decode(&mut self.batch)
-                .map_err(|e| engine_err("llama_decode (batched prefill)", e))?;
-            last = chunk.len() as i32 - 1;
-        }
+        let last = prefill_seq(self.ctx, &mut self.batch, seq, tokens)?;
         Ok(self.ctx.get_logits_ith(last).to_vec())
     }
 

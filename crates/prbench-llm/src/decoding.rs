@@ -1,6 +1,6 @@
-//! Decoding one request: its own sampler, the tokens drawn so far and when it stops. Shared by
-//! the one-at-a-time path ([`super::GgufEngine::generate_one`]) and the batched path
-//! ([`super::batch`]), so both pick tokens and stop by the same rules.
+//! Decoding one request: its own sampler, the tokens drawn so far and when it stops. Each
+//! request in the generation loop ([`super::batch`], one slot or many) has its own, so every
+//! request picks tokens and stops by the same rules.
 
 use std::time::Instant;
 

@@ -13,19 +13,33 @@ pub(super) fn engine_err(what: &str, e: impl Into<prbench_models::BoxError>) -> 
     ModelError::engine(what, e)
 }
 
-/// Clears the KV cache and decodes `tokens` from position 0 in chunks of the context's `n_batch`, asking
-/// for logits at the last token only. Returns the batch index to pass to `get_logits_ith`
-/// for the last token's logits.
+/// Clears the KV cache and decodes `tokens` from position 0 on sequence 0 ([`prefill_seq`]).
+/// Returns the batch index to pass to `get_logits_ith` for the last token's logits.
 pub(super) fn prefill(
     ctx: &mut LlamaContext<'_>,
     batch: &mut LlamaBatch<'_>,
+    tokens: &[LlamaToken],
+) -> Result<i32, ModelError> {
+    ctx.clear_kv_cache();
+    prefill_seq(ctx, batch, 0, tokens)
+}
+
+/// Decodes `tokens` from position 0 on sequence `seq` (whose cache must be empty) in chunks of
+/// the context's `n_batch`, asking for logits at the last token only. Returns the batch index
+/// to pass to `get_logits_ith` for the last token's logits.
+///
+/// # Errors
+/// [`ModelError::Engine`] for an empty prompt or when llama.cpp fails to decode.
+pub(super) fn prefill_seq(
+    ctx: &mut LlamaContext<'_>,
+    batch: &mut LlamaBatch<'_>,
+    seq: i32,
     tokens: &[LlamaToken],
 ) -> Result<i32, ModelError> {
     let n_batch = ctx.n_batch() as usize;
     if tokens.is_empty() {
         return Err(ModelError::Engine("cannot run the model on an empty prompt".into()));
     }
-    ctx.clear_kv_cache();
     let n = tokens.len();
     let mut last_idx = 0;
     for (ci, chunk) in tokens.chunks(n_batch).enumerate() {
@@ -33,7 +47,7 @@ pub(super) fn prefill(
         let base = ci * n_batch;
         for (j, &t) in chunk.iter().enumerate() {
             let is_last = base + j + 1 == n;
-            batch.add(t, (base + j) as i32, &[0], is_last).map_err(|e| engine_err("batch", e))?;
+            batch.add(t, (base + j) as i32, &[seq], is_last).map_err(|e| engine_err("batch", e))?;
         }
         ctx.decode(batch).map_err(|e| engine_err("llama_decode (prefill)", e))?;
         last_idx = chunk.len() as i32 - 1;

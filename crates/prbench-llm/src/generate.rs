@@ -13,8 +13,7 @@ use prbench_models::traits::{Generator, ItemDone, ModelIdentity};
 
 impl GgufEngine {
     /// Continues one conversation; see [`Generator::generate`] for the decoding rules. The
-    /// same decoding as a request among others in [`Self::generate_batched`]: what it
-    /// generates does not depend on [`Self::gen_batch`].
+    /// same decoding as a request among others in [`Self::generate_batched`], with one slot.
     ///
     /// # Errors
     /// [`ModelError::Template`] / [`ModelError::ContextOverflow`] from [`Self::tokenize`];
@@ -28,8 +27,9 @@ impl GgufEngine {
     /// Continues each conversation with up to `slots` decoded together, each request on its
     /// own KV stream with its own sampler, a prompt already held by a slot not decoded again
     /// (`batch.rs`); `done` gets each reply as soon as its sequence stops. The decoding rules
-    /// are [`Generator::generate`]'s; the outputs do not depend on `slots` or on which requests
-    /// are decoded together. A prompt that does not render or fit fails alone; if a batched
+    /// are [`Generator::generate`]'s. On Q4_1 weights the outputs do not depend on `slots` or on
+    /// which requests are decoded together; on Q4_K weights they can (see
+    /// [`Generator::identity`]). A prompt that does not render or fit fails alone; if a batched
     /// decode step fails, the requests not yet finished are decoded one at a time, so each
     /// gets its own result or error.
     pub fn generate_batched(
@@ -129,13 +129,13 @@ impl Generator for GgufEngine {
     /// end-of-generation token and `length` when the budget or the context window ran out.
     ///
     /// With [`GgufEngine::gen_batch`] > 1, up to that many requests are decoded together (see
-    /// [`GgufEngine::generate_batched`]), with the same outputs.
+    /// [`GgufEngine::generate_batched`]).
     fn generate(&self, items: &[ChatRequest]) -> Result<Vec<ChatResponse>, ModelError> {
         self.generate_each(items, &|_, _| {}).into_iter().collect()
     }
 
     /// Each reply handed to `done` as soon as it is decoded, up to [`GgufEngine::gen_batch`]
-    /// requests decoded together (1: one at a time; the outputs are the same).
+    /// requests decoded together (1: one at a time).
     fn generate_each(
         &self,
         items: &[ChatRequest],

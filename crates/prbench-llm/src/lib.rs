@@ -64,8 +64,8 @@ pub struct GgufOptions {
 
 /// The default [`GgufOptions::gen_batch`]: 8, chosen by `prbench bench generate` (docs/perf.md,
 /// "Generation decoded alike at every batch size"): faster than one at a time on every stage's
-/// prompts on SmolLM2 and the 1.5B model, with the same outputs, for about 170 MiB (SmolLM2)
-/// to 210 MiB (1.5B) more memory.
+/// prompts on SmolLM2 and the 1.5B model (with the same outputs on SmolLM2's Q4_1 weights),
+/// for about 160 MiB (SmolLM2) to 210 MiB (1.5B) more memory.
 pub const DEFAULT_GEN_BATCH: usize = 8;
 
 impl Default for GgufOptions {

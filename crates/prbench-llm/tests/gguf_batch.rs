@@ -11,8 +11,9 @@ fn load() -> Option<GgufEngine> {
     Some(GgufEngine::load(&path, GgufOptions::default()).expect("load SmolLM2"))
 }
 
-/// The sample's 12 questions, as policy requests.
-fn requests(temperature: f32, max_new_tokens: usize) -> Vec<ChatRequest> {
+/// The sample's 12 questions as policy requests: the bare question, or (`with_posts`) the
+/// question after its ten profile posts (stage-sized prompts, hundreds of tokens).
+fn sample_requests(temperature: f32, max_new_tokens: usize, with_posts: bool) -> Vec<ChatRequest> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/sample");
     let mut out = Vec::new();
     for subset in
@@ -21,12 +22,23 @@ fn requests(temperature: f32, max_new_tokens: usize) -> Vec<ChatRequest> {
         let text = std::fs::read_to_string(dir.join(format!("{subset}.jsonl"))).unwrap();
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let v: serde_json::Value = serde_json::from_str(line).unwrap();
-            let q = v["question"].as_str().unwrap();
+            let question = v["question"].as_str().unwrap();
+            let user = if with_posts {
+                let posts: Vec<String> = v["profile"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|p| format!("- {}", p["text"].as_str().unwrap()))
+                    .collect();
+                format!("My past posts:\n{}\n\nQuestion: {question}", posts.join("\n"))
+            } else {
+                question.to_string()
+            };
             out.push(ChatRequest {
                 prompt: ChatPrompt {
                     messages: vec![
                         ChatMessage::new(Role::System, "You are a helpful assistant."),
-                        ChatMessage::new(Role::User, q),
+                        ChatMessage::new(Role::User, user),
                     ],
                     assistant_prefix: String::new(),
                 },
@@ -80,8 +92,7 @@ fn batched_generation_matches_one_at_a_time() {
     let Some(engine) = load() else { return };
     for (what, long) in [("bare questions", false), ("questions with posts", true)] {
         for temperature in [0.0f32, 1.0] {
-            let mut reqs =
-                if long { long_requests(temperature, 32) } else { requests(temperature, 48) };
+            let mut reqs = sample_requests(temperature, if long { 32 } else { 48 }, long);
             // Budgets of 8 to 32 tokens, so sequences stop at different steps and leave idle
             // slots between running ones.
             for (i, r) in reqs.iter_mut().enumerate() {
@@ -123,7 +134,7 @@ fn batched_generation_matches_one_at_a_time() {
 #[test]
 fn samples_of_one_prompt_reuse_its_prefill_exactly() {
     let Some(engine) = load() else { return };
-    let prompts: Vec<ChatRequest> = long_requests(1.0, 24).into_iter().take(3).collect();
+    let prompts: Vec<ChatRequest> = sample_requests(1.0, 24, true).into_iter().take(3).collect();
     let reqs: Vec<ChatRequest> = prompts
         .iter()
         .flat_map(|p| (0..4u64).map(move |k| ChatRequest { seed: p.seed * 100 + k, ..p.clone() }))
@@ -144,43 +155,4 @@ fn samples_of_one_prompt_reuse_its_prefill_exactly() {
         assert_eq!(got, each_alone, "gen_batch {n}");
         assert_eq!(engine.reused_prompt_tokens() - before, by_hand, "gen_batch {n}");
     }
-}
-
-/// The sample's questions with their ten profile posts before them (stage-sized prompts).
-fn long_requests(temperature: f32, max_new_tokens: usize) -> Vec<ChatRequest> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/sample");
-    let mut out = Vec::new();
-    for subset in
-        ["Art_and_Entertainment", "Lifestyle_and_Personal_Development", "Society_and_Culture"]
-    {
-        let text = std::fs::read_to_string(dir.join(format!("{subset}.jsonl"))).unwrap();
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let v: serde_json::Value = serde_json::from_str(line).unwrap();
-            let posts: Vec<String> = v["profile"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|p| format!("- {}", p["text"].as_str().unwrap()))
-                .collect();
-            let user = format!(
-                "My past posts:\n{}\n\nQuestion: {}",
-                posts.join("\n"),
-                v["question"].as_str().unwrap()
-            );
-            out.push(ChatRequest {
-                prompt: ChatPrompt {
-                    messages: vec![
-                        ChatMessage::new(Role::System, "You are a helpful assistant."),
-                        ChatMessage::new(Role::User, user),
-                    ],
-                    assistant_prefix: String::new(),
-                },
-                max_new_tokens,
-                temperature,
-                top_p: 0.9,
-                seed: 42 + out.len() as u64,
-            });
-        }
-    }
-    out
 }
