@@ -97,9 +97,10 @@ pub enum BenchCommand {
     /// PRB-length synthetic; `none` and `profile:k`): prbench with shared-prefix scoring vs
     /// without vs transformers on the same token ids, with the score agreement checks.
     RmPrefix(BenchRmPrefixArgs),
-    /// The logprob judge in both orders on eval's prompts: prbench forking the shared prefix
-    /// (llama.cpp KV sequence copy) vs prbench unforked vs llama.cpp decoding each full prompt,
-    /// each a child process; margins and verdicts checked.
+    /// The logprob judge in both orders on eval's prompts: prbench keeping each prompt's common
+    /// prefix with the one before (forked) vs prbench per group (each group of prompts from a
+    /// cleared cache) vs prbench unforked vs llama.cpp decoding each full prompt, each a child
+    /// process; margins and verdicts checked.
     JudgeOrders(BenchJudgeOrdersArgs),
     /// Every bench (judge, judge in both orders, scalar RM on real inputs, MiniLM, harness) in
     /// one run, one table: workload, prbench, reference, ratio, agreement check, target, command,

@@ -72,19 +72,36 @@ pub(super) struct GenCtx {
     pub(super) n_seq: u32,
 }
 
+/// The scoring context and what its KV cache holds for the next call to continue from.
+pub(super) struct ScoreCtx {
+    ctx: LlamaContext<'static>,
+    /// Tokens whose keys and values sit in cells `0..held.len()` of sequence 0, computed as a
+    /// prompt decoded alone computes them (see `fork.rs`); empty when the cache holds nothing
+    /// a later call may reuse.
+    held: Vec<LlamaToken>,
+}
+
 /// The engine's context, locked, with a KV cache of at least the tokens asked for.
-pub(super) struct CtxGuard<'a>(MutexGuard<'a, LlamaContext<'static>>);
+pub(super) struct CtxGuard<'a>(MutexGuard<'a, ScoreCtx>);
+
+impl CtxGuard<'_> {
+    /// The tokens the KV cache holds for reuse ([`ScoreCtx::held`]); whoever changes the cache
+    /// must set them (or leave them empty).
+    pub(super) fn held_mut(&mut self) -> &mut Vec<LlamaToken> {
+        &mut self.0.held
+    }
+}
 
 impl Deref for CtxGuard<'_> {
     type Target = LlamaContext<'static>;
     fn deref(&self) -> &Self::Target {
-        &self.0
+        &self.0.ctx
     }
 }
 
 impl DerefMut for CtxGuard<'_> {
     fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.0
+        &mut self.0.ctx
     }
 }
 
@@ -104,7 +121,7 @@ pub struct GgufEngine {
     // (Rust drops fields in declaration order).
     /// The llama.cpp context. Its `'static` lifetime is a lie told once in `load`: it really
     /// borrows `*model`, which lives in a `Box` (stable address) and is dropped after it.
-    pub(super) ctx: Mutex<LlamaContext<'static>>,
+    pub(super) ctx: Mutex<ScoreCtx>,
     /// The batched generator's context (same `'static` lie as `ctx`), made on first use.
     gen_ctx: Mutex<Option<GenCtx>>,
     /// Most sequences decoded together by [`prbench_models::Generator`] calls
@@ -127,6 +144,9 @@ pub struct GgufEngine {
     pub(super) bos_text: String,
     /// Whether `next_token_logprobs_many` decodes a common prefix once ([`Self::share_prefix`]).
     share_prefix: AtomicBool,
+    /// Whether a group continues from the prefix the previous one left in the cache
+    /// ([`Self::keep_prefix`]).
+    keep_prefix: AtomicBool,
     /// Prompt tokens not decoded because a shared prefix was reused
     /// ([`Self::shared_prefix_tokens`]).
     pub(super) shared_prefix_tokens: AtomicU64,
@@ -232,7 +252,7 @@ impl GgufEngine {
         let n_batch = n_ctx.get().min(MAX_BATCH) as usize;
 
         Ok(Self {
-            ctx: Mutex::new(ctx),
+            ctx: Mutex::new(ScoreCtx { ctx, held: Vec::new() }),
             gen_ctx: Mutex::new(None),
             gen_batch: AtomicUsize::new(opts.gen_batch.max(1)),
             n_threads,
@@ -247,6 +267,7 @@ impl GgufEngine {
             bos,
             bos_text,
             share_prefix: AtomicBool::new(opts.share_prefix),
+            keep_prefix: AtomicBool::new(true),
             shared_prefix_tokens: AtomicU64::new(0),
             reused_prompt_tokens: AtomicU64::new(0),
             first_tokens: Mutex::new(None),
@@ -317,14 +338,24 @@ impl GgufEngine {
     /// # Errors
     /// [`ModelError::Engine`] when llama.cpp cannot create the larger context.
     pub(super) fn lock_ctx(&self, need: usize) -> Result<CtxGuard<'_>, ModelError> {
+        let mut guard = self.lock_ctx_held(need)?;
+        guard.held_mut().clear();
+        Ok(guard)
+    }
+
+    /// [`Self::lock_ctx`], keeping what the KV cache holds for reuse ([`CtxGuard::held_mut`])
+    /// unless the context had to be replaced.
+    pub(super) fn lock_ctx_held(&self, need: usize) -> Result<CtxGuard<'_>, ModelError> {
         let mut guard = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
-        if (guard.n_ctx() as usize) < need {
+        if (guard.ctx.n_ctx() as usize) < need {
+            guard.held.clear();
             let size =
                 (need.next_power_of_two().max(MIN_ALLOC_CTX as usize)).min(self.n_ctx) as u32;
             let ctx = new_context(&self.model, size, self.n_threads)?;
             // SAFETY: as in `load`: the context borrows `*self.model`, boxed and dropped after
             // `ctx`; the old context is dropped by this assignment, before any new use.
-            *guard = unsafe { std::mem::transmute::<LlamaContext<'_>, LlamaContext<'static>>(ctx) };
+            guard.ctx =
+                unsafe { std::mem::transmute::<LlamaContext<'_>, LlamaContext<'static>>(ctx) };
         }
         Ok(CtxGuard(guard))
     }
@@ -409,8 +440,25 @@ impl GgufEngine {
         self.share_prefix.store(on, Ordering::Relaxed);
     }
 
-    /// Prompt tokens not decoded since load because a shared prefix was reused: for each group
-    /// of n prompts decoded together, (n − 1) × the prefix length.
+    /// Whether shared-prefix scoring continues each prompt from the one scored before it, kept
+    /// whole in the KV cache across `next_token_logprobs_many` calls (true, the default): a
+    /// run's prompts all begin with the judge's system prompt and fixed instructions, which are
+    /// then decoded once per run. Off, each call is split into groups of prompts that share a
+    /// prefix, each group from a cleared cache. Only takes effect with [`Self::share_prefix`]
+    /// on; results are bit-identical either way (`fork.rs` says how).
+    pub fn keep_prefix(&self) -> bool {
+        self.keep_prefix.load(Ordering::Relaxed)
+    }
+
+    /// Turns [`Self::keep_prefix`] on or off for later calls (e.g. to time both on one loaded
+    /// engine); off, every group of prompts starts from a cleared cache.
+    pub fn set_keep_prefix(&self, on: bool) {
+        self.keep_prefix.store(on, Ordering::Relaxed);
+    }
+
+    /// Prompt tokens not decoded since load because a shared prefix was reused: the tokens each
+    /// prompt kept from the one before it ([`Self::keep_prefix`]), or, off, (n − 1) × the
+    /// prefix length for each group of n prompts decoded together.
     pub fn shared_prefix_tokens(&self) -> u64 {
         self.shared_prefix_tokens.load(Ordering::Relaxed)
     }
@@ -425,6 +473,6 @@ impl GgufEngine {
     /// Tokens the KV cache currently holds room for (allocated, not the limit
     /// [`Self::n_ctx`]).
     pub fn allocated_ctx(&self) -> usize {
-        self.ctx.lock().unwrap_or_else(|e| e.into_inner()).n_ctx() as usize
+        self.ctx.lock().unwrap_or_else(|e| e.into_inner()).ctx.n_ctx() as usize
     }
 }

@@ -1,24 +1,42 @@
-//! Shared-prefix scoring: prompts that begin with the same tokens (the two orders of one judge
-//! pair share the system prompt, the context and the question up to the first answer) have that
-//! prefix decoded once into the KV cache; each prompt's remaining tokens (its suffix) are then
-//! decoded after it, the prompt's last-token logits read, and the suffix removed from the cache
-//! (`llama_memory_seq_rm`) before the next one.
+//! Shared-prefix scoring: a prompt that begins with the same tokens as the one scored before
+//! it (the two orders of one judge pair share the system prompt, the context and the question
+//! up to the first answer; every prompt of a run shares the judge's system prompt and fixed
+//! instructions) has those tokens' cells kept in the KV cache: the cells after them are
+//! removed (`llama_memory_seq_rm`) and only the prompt's remaining tokens decoded, its
+//! last-token logits read ([`resume_at`], [`decode_group`]). The cache keeps the last prompt
+//! whole across calls, so a run's fixed prefix is decoded once per run.
 //!
-//! Causal attention makes this exact in exact arithmetic. In floating point, llama.cpp (the
-//! CPU build prbench uses) gives bit-identical results only when every token is computed by
-//! the same kernels over the same KV cell layout as in a prompt decoded alone, which fixes
-//! three choices here (each measured on SmolLM2-135M, where breaking it moved logits by up to
-//! 0.7):
-//! - suffixes are decoded one after another on one sequence, reusing the cells the previous
-//!   suffix freed, so every prompt's tokens sit in cells 0..n as when it is decoded alone
-//!   (forking with `llama_memory_seq_cp` and decoding the suffixes on sequences 1..n puts a
-//!   later sequence's suffix after the earlier ones' cells, which changed its logits);
-//! - the prefix and every suffix have at least [`MIN_PIECE`] tokens: the CPU flash-attention
-//!   kernel switches from its tiled path to a per-row path below 64 query rows
-//!   (`GGML_FA_TILE_Q`), and the two do not agree to the bit;
-//! - a prompt is decoded in one micro-batch (`n_ubatch` = `n_batch`, see `engine.rs`), so the
+//! With [`GgufEngine::keep_prefix`] off, each call is split into groups of consecutive prompts
+//! ([`group_by_prefix`]) that each start from a cleared cache and share their members' common
+//! prefix; keeping the previous prompt never keeps fewer tokens than such a group shares.
+//!
+//! Causal attention makes this exact in exact arithmetic: a cell's keys and values depend only
+//! on its token, its position and the cells before it. In floating point, llama.cpp (the CPU
+//! build prbench uses) gives bit-identical results only when every token is computed by the
+//! same kernels over the same KV cell layout as in a prompt decoded alone, which fixes three
+//! choices here (each measured on SmolLM2-135M, where breaking it moved logits by up to 0.7):
+//! - everything is decoded on one sequence, a piece reusing the cells the previous one freed,
+//!   so every prompt's tokens sit in cells 0..n as when it is decoded alone (forking with
+//!   `llama_memory_seq_cp` and decoding the suffixes on sequences 1..n puts a later sequence's
+//!   suffix after the earlier ones' cells, which changed its logits);
+//! - every piece decoded has at least [`MIN_PIECE`] tokens: the CPU flash-attention kernel
+//!   switches from its tiled path to a per-row path below 64 query rows (`GGML_FA_TILE_Q`),
+//!   and the two do not agree to the bit. A kept or shared prefix is never a piece of its own
+//!   (its cells were computed as part of an earlier prompt), so it may be of any length; what
+//!   a prompt decodes after it is at least [`MIN_PIECE`] tokens;
+//! - a piece is decoded in one micro-batch (`n_ubatch` = `n_batch`, see `engine.rs`), so the
 //!   prompt decoded alone never has a short last micro-batch either; prompts longer than
-//!   `n_batch` are never grouped.
+//!   `n_batch` are never grouped and keep nothing;
+//! - every piece starts at a multiple of [`ROW_BLOCK`] tokens: for weights llama.cpp repacks
+//!   for its CPU kernels (Q4_K and Q4_0 on AVX2, for instance) a micro-batch's rows are
+//!   multiplied in blocks of four (gemm) and the last `rows % 4` one by one (gemv), which round
+//!   differently. Alone, a prompt of n tokens has rows `n - n % 4..n` on the one-by-one path; a
+//!   piece starting at a multiple of four puts exactly those rows there too, and every kept row
+//!   (before the piece) was in a block of four in the prompt that computed it. Breaking this
+//!   moved a Qwen2.5-1.5B Q4_K_M judge's margins by up to 0.058 and changed 2 verdicts of 6.
+//!
+//! Exactness is tested on SmolLM2-135M's Q4_1 file (bit-identical margins, the `gguf_fork`
+//! tests); `bench judge-orders` checks it on any GGUF file against the 1e-5 tolerance.
 
 use std::sync::atomic::Ordering;
 
@@ -38,6 +56,16 @@ pub(super) const MAX_GROUP: usize = 16;
 /// flash attention, below which it takes a per-row path that disagrees with its tiled path.
 pub(super) const MIN_PIECE: usize = 64;
 
+/// Multiple of tokens every piece starts at: the rows llama.cpp's repacked CPU matrix kernels
+/// take together (`forward_mul_mat` in ggml's `repack.cpp` runs gemm over `rows - rows % 4`
+/// and gemv over the rest).
+pub(super) const ROW_BLOCK: usize = 4;
+
+/// `n` rounded down to a multiple of `block` (≥ 1).
+fn aligned(n: usize, block: usize) -> usize {
+    n - n % block.max(1)
+}
+
 /// Consecutive prompts decoded together: their indices into the caller's prompts and the
 /// number of leading tokens they all share, decoded once (0 for a group of one, which is
 /// decoded as a plain prefill).
@@ -54,17 +82,16 @@ fn common_prefix<T: PartialEq>(a: &[T], b: &[T]) -> usize {
 
 /// Splits `prompts` (token sequences) into groups of consecutive prompts, in order, so that
 /// the tokens decoded in all (each group's shared prefix once plus every member's suffix) are
-/// fewest: dynamic programming over where each group starts, so that, e.g., both orders of two
-/// pairs that share only a system prompt form two groups, each sharing its pair's whole
-/// prefix. A group has at most `max_group` members; its shared prefix is its members' longest
-/// common prefix, capped so every member keeps at least `min_suffix` tokens after it (≥ 1: its
-/// logits come from its own last token), and has at least `min_shared` tokens. Prompts longer
-/// than `max_len` are groups of one, as are prompts with too little in common.
+/// fewest: dynamic programming over where each group starts. A group has at most `max_group`
+/// members; its shared prefix is its members' longest common prefix, capped so every member
+/// keeps at least `min_suffix` tokens after it (≥ 1: its logits come from its own last token)
+/// and rounded down to a multiple of `block` ([`ROW_BLOCK`]). Prompts longer than `max_len`
+/// are groups of one, as are prompts with nothing in common.
 pub(super) fn group_by_prefix<T: PartialEq>(
     prompts: &[&[T]],
     max_group: usize,
-    min_shared: usize,
     min_suffix: usize,
+    block: usize,
     max_len: usize,
 ) -> Vec<Group> {
     let n = prompts.len();
@@ -83,8 +110,8 @@ pub(super) fn group_by_prefix<T: PartialEq>(
             shortest = shortest.min(prompts[j].len());
             longest = longest.max(prompts[j].len());
             total += prompts[j].len();
-            let shared = common.min(shortest.saturating_sub(min_suffix.max(1)));
-            if shared < min_shared.max(1) || longest > max_len {
+            let shared = aligned(common.min(shortest.saturating_sub(min_suffix.max(1))), block);
+            if shared == 0 || longest > max_len {
                 break;
             }
             let cost = best[j].0 + total - (i - j - 1) * shared;
@@ -105,40 +132,65 @@ pub(super) fn group_by_prefix<T: PartialEq>(
     groups
 }
 
-/// Decodes one group: `shared` leading tokens (common to every prompt in `prompts`) once,
-/// then each prompt's remaining tokens after them, in order, each in batches of the context's
-/// `n_batch` tokens with logits at the prompt's last token only, removing each suffix from the
-/// cache before the next. Calls `read(i, logits)` with prompt i's last-token logits
-/// (`[n_vocab]`). The KV cache is cleared first.
+/// Where `prompt` can continue from a cache holding `held` (cells `0..held.len()`): the
+/// tokens both begin with, leaving at least `min_piece` of the prompt to decode (the piece
+/// stays on the tiled kernel path), rounded down to a multiple of `block` ([`ROW_BLOCK`]); 0
+/// when that leaves nothing to keep.
+pub(super) fn resume_at<T: PartialEq>(
+    held: &[T],
+    prompt: &[T],
+    min_piece: usize,
+    block: usize,
+) -> usize {
+    aligned(common_prefix(held, prompt).min(prompt.len().saturating_sub(min_piece.max(1))), block)
+}
+
+/// Empties cells `from..` of sequence 0 (all of them when `from` is 0).
+fn truncate_cache(ctx: &mut LlamaContext<'_>, from: usize) -> Result<(), ModelError> {
+    if from == 0 {
+        ctx.clear_kv_cache();
+        return Ok(());
+    }
+    let removed =
+        ctx.clear_kv_cache_seq(Some(0), Some(from as u32), None).map_err(|e| engine_err("KV cache", e))?;
+    if removed {
+        Ok(())
+    } else {
+        Err(ModelError::Engine("llama.cpp could not remove cells from the KV cache".into()))
+    }
+}
+
+/// Decodes one group: the first prompt from cell `keep` on (its first `keep` tokens are in the
+/// cache already, the rest of the cache is emptied), then, for each later prompt, removes the
+/// cells after the `shared` leading tokens all prompts begin with and decodes the prompt's
+/// remaining tokens; each piece in batches of the context's `n_batch` tokens with logits at the
+/// prompt's last token only. Calls `read(i, logits)` with prompt i's last-token logits
+/// (`[n_vocab]`). Leaves the last prompt whole in the cache.
 ///
 /// # Errors
 /// [`ModelError::Engine`] when a prompt has no token after the prefix or llama.cpp fails.
-fn decode_shared(
+fn decode_group(
     ctx: &mut LlamaContext<'_>,
     batch: &mut LlamaBatch<'_>,
     prompts: &[&[LlamaToken]],
+    keep: usize,
     shared: usize,
     mut read: impl FnMut(usize, &[f32]),
 ) -> Result<(), ModelError> {
-    if let Some(p) = prompts.iter().find(|p| p.len() <= shared) {
+    let first_len = prompts.first().map_or(0, |p| p.len());
+    let short = prompts.iter().skip(1).map(|p| (p.len(), shared)).chain([(first_len, keep)]);
+    if let Some((n, prefix)) = short.into_iter().find(|&(n, prefix)| n <= prefix) {
         return Err(ModelError::Engine(format!(
-            "a prompt of {} tokens has no token after its {shared}-token shared prefix",
-            p.len()
+            "a prompt of {n} tokens has no token after its {prefix}-token shared prefix"
         )));
     }
-    ctx.clear_kv_cache();
-    decode_from(ctx, batch, &prompts[0][..shared], 0, false)?;
-    for (i, p) in prompts.iter().enumerate() {
+    truncate_cache(ctx, keep)?;
+    let idx = decode_from(ctx, batch, &prompts[0][keep..], keep, true)?;
+    read(0, ctx.get_logits_ith(idx));
+    for (i, p) in prompts.iter().enumerate().skip(1) {
+        truncate_cache(ctx, shared)?;
         let idx = decode_from(ctx, batch, &p[shared..], shared, true)?;
         read(i, ctx.get_logits_ith(idx));
-        let removed = ctx
-            .clear_kv_cache_seq(Some(0), Some(shared as u32), None)
-            .map_err(|e| engine_err("KV cache", e))?;
-        if !removed {
-            return Err(ModelError::Engine(
-                "llama.cpp could not remove a suffix from the KV cache".into(),
-            ));
-        }
     }
     Ok(())
 }
@@ -172,9 +224,11 @@ fn decode_from(
 impl GgufEngine {
     /// [`prbench_models::NextTokenScorer::next_token_logprobs_many`] with shared prefixes: tokenizes
     /// every prompt, groups consecutive prompts by common token prefix ([`group_by_prefix`]:
-    /// at most [`MAX_GROUP`] per group, prefix and suffixes of at least [`MIN_PIECE`] tokens,
-    /// prompts of at most `n_batch` tokens), and decodes each group's prefix once. Groups of
-    /// one take the plain path.
+    /// at most [`MAX_GROUP`] per group, suffixes of at least [`MIN_PIECE`] tokens, prompts of
+    /// at most `n_batch` tokens), and decodes each group's prefix once ([`decode_group`]).
+    /// With [`GgufEngine::keep_prefix`], a group first keeps what the previous group (of this
+    /// call or an earlier one) left in the cache ([`resume_at`]); a group of one that keeps
+    /// nothing takes the plain path.
     pub(super) fn logprobs_shared(
         &self,
         prompts: &[&ChatPrompt],
@@ -191,20 +245,40 @@ impl GgufEngine {
             )));
         }
         let mut out: Vec<Option<Vec<f32>>> = vec![None; prompts.len()];
-        for g in group_by_prefix(&slices, MAX_GROUP, MIN_PIECE, MIN_PIECE, self.n_batch) {
+        let keep_prefix = self.keep_prefix();
+        // Keeping, each prompt continues from the one before, whole: never fewer kept tokens
+        // than any group's shared prefix would give it.
+        let groups = if keep_prefix {
+            (0..slices.len()).map(|i| Group { members: vec![i], shared: 0 }).collect()
+        } else {
+            group_by_prefix(&slices, MAX_GROUP, MIN_PIECE, ROW_BLOCK, self.n_batch)
+        };
+        for g in groups {
             let members: Vec<&[LlamaToken]> = g.members.iter().map(|&i| slices[i]).collect();
-            let mut ctx = self.lock_ctx(members.iter().map(|m| m.len()).max().unwrap_or(0))?;
+            let mut ctx = self.lock_ctx_held(members.iter().map(|m| m.len()).max().unwrap_or(0))?;
+            // Until this group is decoded the cache holds nothing a later one may trust.
+            let held = std::mem::take(ctx.held_mut());
+            let (first, last) = (members[0], members[members.len() - 1]);
+            // A lone prompt longer than a batch is prefilled in chunks, as alone.
+            let keep = if keep_prefix && first.len() <= self.n_batch {
+                resume_at(&held, first, MIN_PIECE, ROW_BLOCK)
+            } else {
+                0
+            };
             let mut batch = LlamaBatch::new(self.n_batch, 1);
-            if let [only] = members.as_slice() {
-                let idx = prefill(&mut ctx, &mut batch, only)?;
+            if keep == 0 && members.len() == 1 {
+                let idx = prefill(&mut ctx, &mut batch, first)?;
                 out[g.members[0]] = Some(logprobs_of(ctx.get_logits_ith(idx), &cand));
             } else {
-                decode_shared(&mut ctx, &mut batch, &members, g.shared, |k, logits| {
+                decode_group(&mut ctx, &mut batch, &members, keep, g.shared, |k, logits| {
                     out[g.members[k]] = Some(logprobs_of(logits, &cand));
                 })?;
-                let reused = (g.members.len() - 1) * g.shared;
-                self.shared_prefix_tokens.fetch_add(reused as u64, Ordering::Relaxed);
             }
+            if last.len() <= self.n_batch {
+                *ctx.held_mut() = last.to_vec();
+            }
+            let reused = keep + (g.members.len() - 1) * g.shared;
+            self.shared_prefix_tokens.fetch_add(reused as u64, Ordering::Relaxed);
         }
         out.into_iter()
             .zip(&tokens)
@@ -286,12 +360,39 @@ mod tests {
             [g(&[0], 0), g(&[1], 0), g(&[2], 0), g(&[3], 0), g(&[4], 0)]
         );
         // Each suffix keeps min_suffix tokens: the prefix shrinks to 5 − 3 = 2.
-        assert_eq!(group_by_prefix(&p, 8, 1, 3, 1000), [g(&[0, 1, 2, 3, 4], 2)]);
-        // A prefix shorter than min_shared is not shared.
-        assert_eq!(
-            group_by_prefix(&p, 8, 3, 3, 1000),
-            [g(&[0], 0), g(&[1], 0), g(&[2], 0), g(&[3], 0), g(&[4], 0)]
-        );
+        assert_eq!(group_by_prefix(&p, 8, 3, 1, 1000), [g(&[0, 1, 2, 3, 4], 2)]);
+    }
+
+    #[test]
+    fn a_group_continues_from_the_held_prefix_leaving_a_whole_piece() {
+        use super::resume_at;
+        let held = b"sssssssxyz";
+        // Common prefix 7 ("sssssss"), 8 tokens left to decode.
+        assert_eq!(resume_at(held, b"sssssssabcdefgh", 2, 1), 7);
+        // The piece left must be min_piece long: 15 − 10 = 5 kept.
+        assert_eq!(resume_at(held, b"sssssssabcdefgh", 10, 1), 5);
+        assert_eq!(resume_at(held, b"sssssssabcdefgh", 15, 1), 0);
+        assert_eq!(resume_at(held, b"sssssssabcdefgh", 20, 1), 0);
+        // Nothing held, or nothing in common, keeps nothing.
+        assert_eq!(resume_at(b"", b"sssssss", 1, 1), 0);
+        assert_eq!(resume_at(held, b"tsssssss", 1, 1), 0);
+        // The whole held prompt again: all but the last min_piece tokens (at least one).
+        assert_eq!(resume_at(held, held, 3, 1), 7);
+        assert_eq!(resume_at(held, held, 0, 1), 9);
+        // Rounded down to whole row blocks.
+        assert_eq!(resume_at(held, b"sssssssabcdefgh", 2, 4), 4);
+        assert_eq!(resume_at(held, b"sssabcdefgh", 2, 4), 0);
+    }
+
+    #[test]
+    fn shared_prefixes_are_whole_row_blocks() {
+        // 7 tokens in common, 6 after rounding down to blocks of 2, 4 in blocks of 4.
+        let p: [&[u8]; 2] = [b"sssssssAB", b"sssssssBA"];
+        assert_eq!(group_by_prefix(&p, 8, 1, 2, 1000), [g(&[0, 1], 6)]);
+        assert_eq!(group_by_prefix(&p, 8, 1, 4, 1000), [g(&[0, 1], 4)]);
+        // Under one block in common: nothing shared.
+        let p: [&[u8]; 2] = [b"sssAB", b"sssBA"];
+        assert_eq!(group_by_prefix(&p, 8, 1, 4, 1000), [g(&[0], 0), g(&[1], 0)]);
     }
 
     #[test]

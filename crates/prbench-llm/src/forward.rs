@@ -116,10 +116,10 @@ impl NextTokenScorer for GgufEngine {
         Ok((logprobs, stats))
     }
 
-    /// With [`GgufEngine::share_prefix`] on (the default), consecutive prompts that begin with
-    /// the same tokens have that prefix decoded once and each prompt's suffix decoded after it
-    /// (bit-identical to scoring each alone; see `gguf/fork.rs`); off, each prompt is scored
-    /// alone as
+    /// With [`GgufEngine::share_prefix`] on (the default), each prompt keeps the KV cells of
+    /// the tokens it begins with in common with the prompt scored before it (in this call or
+    /// an earlier one; [`GgufEngine::keep_prefix`]) and decodes only the rest, bit-identical to
+    /// scoring it alone (see `fork.rs`); off, each prompt is scored alone as
     /// [`NextTokenScorer::next_token_logprobs`]. `input_tokens` is each prompt's full length
     /// either way; the tokens not recomputed are counted in
     /// [`GgufEngine::shared_prefix_tokens`].

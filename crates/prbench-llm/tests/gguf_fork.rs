@@ -110,14 +110,15 @@ fn lcp(a: &[i32], b: &[i32]) -> usize {
 /// flash-attention tile, `GGML_FA_TILE_Q`; see `gguf/fork.rs`).
 const MIN_PIECE: usize = 64;
 
-/// What two prompts can share: their common prefix, leaving each [`MIN_PIECE`] tokens.
+/// Multiple of tokens every piece starts at (llama.cpp's repacked matrix kernels take rows in
+/// blocks of four; see `gguf/fork.rs`).
+const ROW_BLOCK: usize = 4;
+
+/// What two prompts can share: their common prefix, leaving each [`MIN_PIECE`] tokens, in
+/// whole row blocks.
 fn shareable(a: &[i32], b: &[i32]) -> usize {
     let s = lcp(a, b).min(a.len().min(b.len()).saturating_sub(MIN_PIECE));
-    if s >= MIN_PIECE {
-        s
-    } else {
-        0
-    }
+    s - s % ROW_BLOCK
 }
 
 #[test]
@@ -157,13 +158,15 @@ fn a_group_of_one_is_the_plain_forward_pass() {
     let one = many(&engine, &ps[..1]);
     assert_eq!(one, alone(&engine, &ps[..1]), "one prompt: exactly next_token_logprobs");
     assert_eq!(engine.shared_prefix_tokens(), 0);
-    // Identical prompts: all but the last 64 tokens are shared, each gets its own logits.
+    // Identical prompts: all but the last 64 tokens (and up to 3 more, to a whole row block)
+    // are shared, each gets its own logits.
     let twice = [ps[0].clone(), ps[0].clone(), ps[0].clone()];
     let out = many(&engine, &twice);
     assert_close(&out, &alone(&engine, &twice));
-    let n = engine.tokenize(&ps[0]).unwrap().len() as u64;
-    assert!(n > 2 * MIN_PIECE as u64);
-    assert_eq!(engine.shared_prefix_tokens(), 2 * (n - MIN_PIECE as u64));
+    let n = engine.tokenize(&ps[0]).unwrap().len();
+    assert!(n > 2 * MIN_PIECE);
+    let each = (n - MIN_PIECE) - (n - MIN_PIECE) % ROW_BLOCK;
+    assert_eq!(engine.shared_prefix_tokens(), 2 * each as u64);
 }
 
 #[test]
@@ -228,4 +231,56 @@ fn kv_cache_growth_keeps_shared_prefix_scores() {
     assert_close(&long_shared, &long_alone);
     assert_close(&short_after, &alone(&big, &short));
     assert_eq!(many(&big, &long[..2]), long_shared, "same results whatever the cache's history");
+}
+
+/// Where a group continues from the tokens the cache holds (the previous group's last
+/// prompt): their common prefix, leaving at least [`MIN_PIECE`] tokens of the group's first
+/// prompt to decode, in whole row blocks (the rules `gguf/fork.rs` states, by hand).
+fn kept(held: &[i32], prompt: &[i32]) -> usize {
+    let k = lcp(held, prompt).min(prompt.len() - MIN_PIECE);
+    k - k % ROW_BLOCK
+}
+
+/// One call per pair, as eval's judge calls come one chunk at a time: each pair continues from
+/// what the pair before left in the cache (the system prompt and the profile), within the same
+/// exactness; a call that decodes a prompt alone in between leaves nothing to continue from;
+/// with the kept prefix off each pair starts from a cleared cache.
+#[test]
+fn a_kept_prefix_carries_across_calls() {
+    let _g = serial();
+    let Some(engine) = load(GgufOptions::default()) else { return };
+    assert!(engine.keep_prefix(), "the kept prefix is the default");
+    let ps = prompts(12);
+    let toks: Vec<Vec<i32>> = ps.iter().map(|p| engine.tokenize(p).unwrap()).collect();
+    let reference = alone(&engine, &ps);
+
+    // By hand: each pair is one group sharing its common prefix (each order keeping at least
+    // MIN_PIECE tokens after it); its first prompt keeps what it has in common with the cache
+    // (the previous pair's second prompt).
+    let shared: Vec<usize> = toks.chunks(2).map(|c| shareable(&c[0], &c[1])).collect();
+    assert!(shared.iter().all(|&s| s > 0), "{shared:?}");
+    let kept_by_hand: Vec<usize> = (1..3).map(|k| kept(&toks[2 * k - 1], &toks[2 * k])).collect();
+    assert!(kept_by_hand[0] > 100, "the second pair keeps the profile ({kept_by_hand:?})");
+    assert!(kept_by_hand[1] > 0, "the third keeps the system prompt ({kept_by_hand:?})");
+
+    let before = engine.shared_prefix_tokens();
+    let per_call: Vec<Vec<f32>> = ps.chunks(2).flat_map(|c| many(&engine, c)).collect();
+    let worst = assert_close(&per_call, &reference);
+    let reused = engine.shared_prefix_tokens() - before;
+    eprintln!("shared {shared:?}, kept across calls {kept_by_hand:?}; max |kept − alone| = {worst:e}");
+    let pairs: usize = shared.iter().sum();
+    assert_eq!(reused as usize, pairs + kept_by_hand.iter().sum::<usize>());
+
+    // A prompt scored alone empties the cache: the next pair keeps nothing.
+    let _ = alone(&engine, &ps[..1]);
+    let before = engine.shared_prefix_tokens();
+    assert_eq!(many(&engine, &ps[2..4]), per_call[2..4]);
+    assert_eq!((engine.shared_prefix_tokens() - before) as usize, shared[1]);
+
+    // Off: each pair from a cleared cache, the same results.
+    engine.set_keep_prefix(false);
+    let before = engine.shared_prefix_tokens();
+    let cleared: Vec<Vec<f32>> = ps.chunks(2).flat_map(|c| many(&engine, c)).collect();
+    assert_eq!(cleared, per_call);
+    assert_eq!((engine.shared_prefix_tokens() - before) as usize, pairs);
 }

@@ -3,7 +3,11 @@
 //!
 //! - **prbench forked**: `LogprobJudge` on `GgufEngine` with the shared prefix on (the
 //!   default): the two orders of a pair share the system prompt, context and question, decoded
-//!   once into one KV sequence and forked with llama.cpp's sequence copy;
+//!   once, each order's suffix decoded after it; and each group of prompts continues from the
+//!   prefix the group before left in the cache (`GgufEngine::keep_prefix`, the default), so
+//!   the judge's fixed system prompt and instructions are decoded once per run;
+//! - **prbench per group**: the same with `GgufEngine::set_keep_prefix(false)`: each group of
+//!   prompts from a cleared cache (how prbench decoded before the kept prefix);
 //! - **prbench unforked**: the same with `GgufEngine::set_share_prefix(false)`: each prompt
 //!   decoded alone;
 //! - **llama.cpp naive**: llama.cpp driven directly (`llama-cpp-2`, the same build), each
@@ -15,7 +19,8 @@
 //! one `judge` call. tokens/s
 //! counts every prompt token of both orders, shared or not. Checks: forked margins within
 //! [`MARGIN_TOLERANCE`] of unforked, identical verdicts (sign of the margin), and the largest
-//! margin difference to llama.cpp.
+//! margin difference to llama.cpp. Each prbench side warms up on the first prompt alone,
+//! which leaves nothing in the cache for the timed call to keep.
 
 use std::path::PathBuf;
 
@@ -33,8 +38,8 @@ use crate::inputs;
 /// Largest |forked − unforked| verdict margin (nats) the agreement check accepts.
 pub const MARGIN_TOLERANCE: f64 = 1e-5;
 
-/// The three sides, in the order of the report's arrays.
-const SIDES: [&str; 3] = ["prbench-forked", "prbench-unforked", "llama.cpp"];
+/// The four sides, in the order of the report's arrays.
+const SIDES: [&str; 4] = ["prbench-forked", "prbench-unforked", "llama.cpp", "prbench-groups"];
 
 /// What `bench judge-orders` measures and with what.
 #[derive(Debug, Clone)]
@@ -74,17 +79,21 @@ pub struct OrdersRow {
     pub mean_prompt_tokens: f64,
     /// Prompt tokens the forked side did not decode (the shared prefixes), over all tokens.
     pub prefix_share: f64,
-    /// Prompt tokens/s, medians over rounds: forked, unforked, llama.cpp naive.
-    pub tok_s: [f64; 3],
+    /// Prompt tokens the per-group side did not decode, over all tokens.
+    pub group_share: f64,
+    /// Prompt tokens/s, medians over rounds: forked, unforked, llama.cpp naive, per group.
+    pub tok_s: [f64; 4],
     /// Median over rounds of forked / llama.cpp naive.
     pub ratio_vs_naive: f64,
     /// Median over rounds of forked / unforked.
     pub ratio_vs_unforked: f64,
-    /// Peak RSS of each side, MiB (the largest over rounds).
-    pub peak_rss_mib: [f64; 3],
-    /// max |forked − unforked| margin.
+    /// Median over rounds of forked / per group (what the kept prefix adds).
+    pub ratio_vs_groups: f64,
+    /// Peak RSS of each side, MiB (the largest over rounds), in [`Self::tok_s`]'s order.
+    pub peak_rss_mib: [f64; 4],
+    /// max |forked − unforked| and |per group − unforked| margin.
     pub max_margin_diff_unforked: f64,
-    /// Verdicts (sign of the margin) that differ between forked and unforked.
+    /// Verdicts (sign of the margin) that differ between forked or per group and unforked.
     pub verdicts_differing: usize,
     /// max |forked − llama.cpp naive| margin.
     pub max_margin_diff_naive: f64,
@@ -123,12 +132,12 @@ fn sign(m: f64) -> i8 {
 }
 
 impl OrdersRow {
-    /// Why this row's agreement check failed (forked margins more than 1e-5 from the unforked
-    /// ones, or a verdict differing), or `None` when it passed.
+    /// Why this row's agreement check failed (forked or per-group margins more than 1e-5 from
+    /// the unforked ones, or a verdict differing), or `None` when it passed.
     pub fn failed_check(&self) -> Option<String> {
         (!self.agreement_met).then(|| {
             format!(
-                "judge in both orders, {}, {}, `{}`: forked vs unforked max |Δ margin| {:.1e} (tolerance 1e-5), {} verdicts differing",
+                "judge in both orders, {}, {}, `{}`: forked and per group vs unforked max |Δ margin| {:.1e} (tolerance 1e-5), {} verdicts differing",
                 self.model, self.set, self.condition, self.max_margin_diff_unforked, self.verdicts_differing
             )
         })
@@ -198,10 +207,10 @@ pub fn measure(args: &OrdersOptions, log: &dyn Fn(&str)) -> Result<Vec<OrdersRow
             let tag = format!("{name}-{}", set.name);
             let input_path = args.work.join(format!("judge-orders-input-{tag}.json"));
             std::fs::write(&input_path, serde_json::to_string(&input)?)?;
-            let mut runs: [Vec<WorkerOutput>; 3] = Default::default();
+            let mut runs: [Vec<WorkerOutput>; 4] = Default::default();
             for round in 0..args.rounds {
-                for j in 0..3 {
-                    let k = (round + j) % 3;
+                for j in 0..SIDES.len() {
+                    let k = (round + j) % SIDES.len();
                     let (out, _) = run_worker(
                         &exe,
                         SIDES[k],
@@ -219,13 +228,14 @@ pub fn measure(args: &OrdersOptions, log: &dyn Fn(&str)) -> Result<Vec<OrdersRow
                     runs[k].push(out);
                 }
             }
-            let [f, u, n] = [&runs[0][0], &runs[1][0], &runs[2][0]];
-            if f.prefill_tokens != n.prefill_tokens || u.prefill_tokens != n.prefill_tokens {
+            let [f, u, n, g] = [&runs[0][0], &runs[1][0], &runs[2][0], &runs[3][0]];
+            if [f, u, g].iter().any(|w| w.prefill_tokens != n.prefill_tokens) {
                 bail!(
-                    "{tag}: the sides decoded {} / {} / {} prompt tokens",
+                    "{tag}: the sides decoded {} / {} / {} / {} prompt tokens",
                     f.prefill_tokens,
                     u.prefill_tokens,
-                    n.prefill_tokens
+                    n.prefill_tokens,
+                    g.prefill_tokens
                 );
             }
             let diff = |a: &[f64], b: &[f64]| {
@@ -235,21 +245,27 @@ pub fn measure(args: &OrdersOptions, log: &dyn Fn(&str)) -> Result<Vec<OrdersRow
             let ratio = |a: usize, b: usize| {
                 median(runs[a].iter().zip(&runs[b]).map(|(x, y)| tps(x) / tps(y)).collect())
             };
-            let max_unforked = diff(&f.margins, &u.margins);
-            let differing =
-                f.margins.iter().zip(&u.margins).filter(|(a, b)| sign(**a) != sign(**b)).count();
+            let max_unforked = diff(&f.margins, &u.margins).max(diff(&g.margins, &u.margins));
+            let differs = |x: &WorkerOutput| {
+                x.margins.iter().zip(&u.margins).filter(|(a, b)| sign(**a) != sign(**b)).count()
+            };
+            let differing = differs(f) + differs(g);
+            let share = |w: &WorkerOutput| {
+                w.shared_prefix_tokens.unwrap_or(0) as f64 / w.prefill_tokens.max(1) as f64
+            };
             rows.push(OrdersRow {
                 model: name.clone(),
                 set: set.name.clone(),
                 condition: args.condition.clone(),
                 prompts: f.margins.len(),
                 mean_prompt_tokens: f.prefill_tokens as f64 / f.margins.len().max(1) as f64,
-                prefix_share: f.shared_prefix_tokens.unwrap_or(0) as f64
-                    / f.prefill_tokens.max(1) as f64,
-                tok_s: [0, 1, 2].map(|k| median(runs[k].iter().map(tps).collect())),
+                prefix_share: share(f),
+                group_share: share(g),
+                tok_s: [0, 1, 2, 3].map(|k| median(runs[k].iter().map(tps).collect())),
                 ratio_vs_naive: ratio(0, 2),
                 ratio_vs_unforked: ratio(0, 1),
-                peak_rss_mib: [0, 1, 2]
+                ratio_vs_groups: ratio(0, 3),
+                peak_rss_mib: [0, 1, 2, 3]
                     .map(|k| runs[k].iter().map(|w| w.vm_hwm_mib).fold(0.0, f64::max)),
                 max_margin_diff_unforked: max_unforked,
                 verdicts_differing: differing,
@@ -268,22 +284,26 @@ pub fn measure(args: &OrdersOptions, log: &dyn Fn(&str)) -> Result<Vec<OrdersRow
 pub fn table(args: &OrdersOptions, rows: &[OrdersRow]) -> String {
     let mut s =
         format!("Judge in both orders: {}; `{}`\n\n", crate::child::machine(), command_line(args));
-    s += "| model | set | condition | prompts | tokens/prompt | prefix share | forked tok/s | unforked tok/s | llama.cpp naive tok/s | forked / naive | forked / unforked | peak RSS MiB (forked / unforked / naive) | max Δ margin forked−unforked | verdicts differing | max Δ margin vs naive |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    s += "| model | set | condition | prompts | tokens/prompt | prefix share (per group) | forked tok/s | per group tok/s | unforked tok/s | llama.cpp naive tok/s | forked / naive | forked / per group | forked / unforked | peak RSS MiB (forked / per group / unforked / naive) | max Δ margin vs unforked | verdicts differing | max Δ margin vs naive |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     for r in rows {
         s += &format!(
-            "| {} | {} | {} | {} | {:.0} | {:.0}% | {:.0} | {:.0} | {:.0} | {:.2}× | {:.2}× | {:.0} / {:.0} / {:.0} | {:.1e} | {} | {:.1e} |\n",
+            "| {} | {} | {} | {} | {:.0} | {:.0}% ({:.0}%) | {:.0} | {:.0} | {:.0} | {:.0} | {:.2}× | {:.2}× | {:.2}× | {:.0} / {:.0} / {:.0} / {:.0} | {:.1e} | {} | {:.1e} |\n",
             r.model,
             r.set,
             r.condition,
             r.prompts,
             r.mean_prompt_tokens,
             100.0 * r.prefix_share,
+            100.0 * r.group_share,
             r.tok_s[0],
+            r.tok_s[3],
             r.tok_s[1],
             r.tok_s[2],
             r.ratio_vs_naive,
+            r.ratio_vs_groups,
             r.ratio_vs_unforked,
             r.peak_rss_mib[0],
+            r.peak_rss_mib[3],
             r.peak_rss_mib[1],
             r.peak_rss_mib[2],
             r.max_margin_diff_unforked,

@@ -80,20 +80,32 @@ fn gguf_options(input: &WorkerInput) -> GgufOptions {
     }
 }
 
+/// How a prbench side decodes shared prefixes (`None`: the engine's default).
+#[derive(Clone, Copy)]
+struct PrefixSetting {
+    share: Option<bool>,
+    keep: Option<bool>,
+}
+
 fn prbench_side(
     model: &Path,
     input: &WorkerInput,
-    share_prefix: Option<bool>,
+    prefix: PrefixSetting,
     code_version: &str,
 ) -> Result<WorkerOutput> {
     let t = Instant::now();
     let engine = GgufEngine::load(model, gguf_options(input))?;
-    if let Some(on) = share_prefix {
+    if let Some(on) = prefix.share {
         engine.set_share_prefix(on);
+    }
+    if let Some(on) = prefix.keep {
+        engine.set_keep_prefix(on);
     }
     let load_s = t.elapsed().as_secs_f64();
     let judge = LogprobJudge::new(&engine);
     judge.judge(&input.requests[..1])?;
+    // The warm-up's prompt scored alone, so the timed call keeps nothing from it.
+    engine.last_logits(&input.prefill_ids[0])?;
     let reused_before = engine.shared_prefix_tokens();
     let t = Instant::now();
     let verdicts = judge.judge(&input.requests)?;
@@ -107,7 +119,11 @@ fn prbench_side(
     Ok(WorkerOutput {
         side: format!(
             "prbench {code_version} (LogprobJudge / GenerateJudge on GgufEngine, shared prefix {})",
-            if engine.share_prefix() { "forked" } else { "off" }
+            match (engine.share_prefix(), engine.keep_prefix()) {
+                (false, _) => "off",
+                (true, false) => "per group",
+                (true, true) => "forked, kept across groups",
+            }
         ),
         load_s,
         prefill_tokens: verdicts.iter().map(|v| v.tokens.input_tokens).sum(),
@@ -237,7 +253,8 @@ fn reference_side(model_path: &Path, input: &WorkerInput) -> Result<WorkerOutput
 /// One worker run (`prbench bench judge-worker`): `side` on `model` with the input file the
 /// parent wrote; returns the JSON line the worker prints. Sides: `prbench` (the engine's
 /// shared-prefix setting from the input), `prbench-forked` / `prbench-unforked` (shared prefix
-/// on / off), `llama.cpp` (each prompt decoded alone from a cleared cache).
+/// on / off), `prbench-groups` (shared prefix on, each group from a cleared cache),
+/// `llama.cpp` (each prompt decoded alone from a cleared cache).
 ///
 /// # Errors
 /// An unreadable input, an unknown side, model loading or decoding failures.
@@ -247,12 +264,33 @@ pub fn worker(side: &str, model: &Path, input: &Path, code_version: &str) -> Res
             .with_context(|| format!("reading `{}`", input.display()))?,
     )?;
     let out = match side {
-        "prbench" => prbench_side(model, &input, input.share_prefix, code_version)?,
-        "prbench-forked" => prbench_side(model, &input, Some(true), code_version)?,
-        "prbench-unforked" => prbench_side(model, &input, Some(false), code_version)?,
+        "prbench" => prbench_side(
+            model,
+            &input,
+            PrefixSetting { share: input.share_prefix, keep: None },
+            code_version,
+        )?,
+        "prbench-forked" => prbench_side(
+            model,
+            &input,
+            PrefixSetting { share: Some(true), keep: Some(true) },
+            code_version,
+        )?,
+        "prbench-groups" => prbench_side(
+            model,
+            &input,
+            PrefixSetting { share: Some(true), keep: Some(false) },
+            code_version,
+        )?,
+        "prbench-unforked" => prbench_side(
+            model,
+            &input,
+            PrefixSetting { share: Some(false), keep: None },
+            code_version,
+        )?,
         "llama.cpp" => reference_side(model, &input)?,
         other => {
-            bail!("unknown side `{other}`: prbench, prbench-forked, prbench-unforked or llama.cpp")
+            bail!("unknown side `{other}`: prbench, prbench-forked, prbench-groups, prbench-unforked or llama.cpp")
         }
     };
     Ok(serde_json::to_string(&out)?)
