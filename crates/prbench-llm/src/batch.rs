@@ -16,13 +16,13 @@
 //!
 //! **A token's logits do not depend on its batch neighbours.** llama.cpp's CPU flash attention
 //! computes a sequence decoded alone in its micro-batch differently (to the last bits) from
-//! one decoded beside others, which moved greedy outputs (docs/perf.md). So [`LlamaSteps`]
-//! pads every step to a run of two sequences or more. With that, and each request prefilled
-//! alone, what a request generates on SmolLM2's Q4_1 weights depends on its own prompt and
-//! sampler only, whatever `slots` is and whichever requests share its steps (checked on the
-//! stage-sized prompts by `tests/gguf_batch.rs`). Not yet on Q4_K weights, whose repacked
-//! matrix kernels treat a step's rows in blocks of four (docs/perf.md); the batch size stays
-//! in the generator's identity for that.
+//! one decoded beside others, which moved greedy outputs (docs/perf.md), and the matrix kernels
+//! of weights llama.cpp repacks (Q4_K, for one) take a step's rows in blocks of four and the
+//! rest one by one, which round differently. So [`LlamaSteps`] pads every step to a run of
+//! consecutive sequences whose count is a multiple of [`STEP_ROWS`], every row asking for
+//! logits. With that, and each request prefilled alone, what a request generates depends on
+//! its own prompt and sampler only, whatever `slots` is and whichever requests share its steps
+//! (checked on the stage-sized prompts by `tests/gguf_batch.rs`).
 //!
 //! The loop ([`run`]) is written against [`StepModel`], so that it can be checked with logits
 //! held fixed (the tests below): each request keeps its own [`Decoding`] (its own seeded
@@ -34,6 +34,25 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::token::LlamaToken;
 
 use super::decoding::Decoding;
+
+/// Rows of every decode step are a multiple of this: ggml's repacked CPU matrix kernels
+/// (`forward_mul_mat` in `repack.cpp`) take rows in blocks of four and the remainder one by
+/// one, and the two round differently; with whole blocks every row takes the block path.
+pub(super) const STEP_ROWS: usize = 4;
+
+/// Sequences a context for `slots` slots needs: a step's rows span up to `slots` consecutive
+/// sequence ids, padded to a multiple of [`STEP_ROWS`].
+pub(super) fn sequences_for(slots: usize) -> usize {
+    slots.max(1).div_ceil(STEP_ROWS) * STEP_ROWS
+}
+
+/// The sequence ids a step's rows go to: the run from `lo` to `hi` padded to a multiple of
+/// [`STEP_ROWS`] (extended upward, or downward where the context's `n_seq` sequences end).
+fn step_window(lo: i32, hi: i32, n_seq: i32) -> std::ops::Range<i32> {
+    let rows = sequences_for((hi - lo + 1).max(1) as usize) as i32;
+    let start = lo.min(n_seq - rows).max(0);
+    start..start + rows
+}
 use super::forward::{engine_err, prefill_seq};
 use prbench_models::error::ModelError;
 
@@ -180,20 +199,25 @@ fn admit(
 }
 
 /// [`StepModel`] on a llama.cpp context with a KV stream per sequence (`kv_unified` off) and
-/// at least one sequence more than slots.
+/// [`sequences_for`] the slots.
 ///
 /// llama.cpp splits a step into micro-batches of consecutive sequence ids, and its CPU flash
 /// attention takes another path (the KV split across threads, partial sums reduced) for a
 /// micro-batch of one stream with one query row over 512 cells or more
 /// (`ggml_compute_forward_flash_attn_ext_f16`, `use_split_kv_path`), which rounds
 /// differently: a sequence decoded alone, or cut off from the others by an idle slot, drew
-/// other greedy tokens than decoded beside them. So a step always decodes every sequence id
-/// from its lowest to its highest, and at least two: an idle slot or the spare sequence in
-/// between gets a padding row after its cache, removed after the step (its held prompt
-/// untouched). Every token then goes through the same attention path whatever its neighbours.
+/// other greedy tokens than decoded beside them; and repacked weights' matrix kernels round a
+/// step's last `rows % 4` rows differently from the others. So a step always decodes a run of
+/// consecutive sequence ids from its lowest to its highest, padded to a multiple of
+/// [`STEP_ROWS`] ([`step_window`]): an idle slot or a spare sequence gets a padding row after
+/// its cache, removed after the step (its held prompt untouched), and every row asks for
+/// logits (the output layer's rows are whole blocks too). Every token then goes through the
+/// same kernels whatever its neighbours.
 pub(super) struct LlamaSteps<'c, 'm> {
     pub(super) ctx: &'c mut LlamaContext<'m>,
     pub(super) batch: LlamaBatch<'static>,
+    /// Sequences of the context (at least [`sequences_for`] the slots).
+    pub(super) n_seq: i32,
 }
 
 impl StepModel for LlamaSteps<'_, '_> {
@@ -203,15 +227,22 @@ impl StepModel for LlamaSteps<'_, '_> {
     }
 
     fn decode(&mut self, step: &[(i32, LlamaToken, usize)]) -> Result<Vec<Vec<f32>>, ModelError> {
-        // The rows, by sequence id: every id from the step's lowest to its highest, and at
-        // least two, so that llama.cpp decodes them as one micro-batch of two streams or more
-        // (see the struct's docs); an id not in the step gets a padding row after its cache.
+        // The rows, by sequence id: a run of consecutive ids holding the step's, a multiple of
+        // STEP_ROWS long (see the struct's docs); an id not in the step gets a padding row
+        // after its cache.
         let lo = step.iter().map(|s| s.0).min().expect("a step has a row");
-        let hi = step.iter().map(|s| s.0).max().expect("a step has a row").max(lo + 1);
-        let mut rows = Vec::with_capacity(step.len());
+        let hi = step.iter().map(|s| s.0).max().expect("a step has a row");
+        let window = step_window(lo, hi, self.n_seq);
+        if window.start > lo || window.end <= hi {
+            return Err(ModelError::Engine(format!(
+                "a decode step over sequences {lo}..={hi} does not fit the context's {} sequences",
+                self.n_seq
+            )));
+        }
+        let mut rows = Vec::with_capacity(window.len());
         let mut pads = Vec::new();
         self.batch.clear();
-        for seq in lo..=hi {
+        for seq in window {
             let (t, pos, real) = match step.iter().position(|s| s.0 == seq) {
                 Some(i) => (step[i].1, step[i].2, Some(i)),
                 None => {
@@ -220,10 +251,8 @@ impl StepModel for LlamaSteps<'_, '_> {
                     (step[0].1, pos, None)
                 }
             };
-            // No logits for a padding row: the output layer (a 49,152-word vocabulary is a
-            // fifth of SmolLM2's weights) computes only the real rows.
-            (self.batch.add(t, pos as i32, &[seq], real.is_some()))
-                .map_err(|e| engine_err("batch", e))?;
+            // Logits for every row, so the output layer's rows are whole blocks as well.
+            (self.batch.add(t, pos as i32, &[seq], true)).map_err(|e| engine_err("batch", e))?;
             rows.push(real);
         }
         self.ctx
@@ -277,6 +306,20 @@ impl StepModel for LlamaSteps<'_, '_> {
 mod tests {
     use super::*;
     use prbench_models::io::{ChatPrompt, ChatRequest};
+
+    #[test]
+    fn a_step_spans_whole_row_blocks_of_consecutive_sequences() {
+        assert_eq!([1, 2, 4, 5, 8, 9].map(sequences_for), [4, 4, 4, 8, 8, 12]);
+        // One slot alone: its row and three padding rows.
+        assert_eq!(step_window(0, 0, 4), 0..4);
+        // A run of three at the context's end extends downward.
+        assert_eq!(step_window(5, 7, 8), 4..8);
+        assert_eq!(step_window(1, 3, 8), 1..5);
+        // Five rows: two blocks.
+        assert_eq!(step_window(2, 6, 8), 0..8);
+        assert_eq!(step_window(0, 4, 12), 0..8);
+        assert_eq!(step_window(7, 7, 8), 4..8);
+    }
 
     const VOCAB: usize = 50;
     const EOS: i32 = 0;

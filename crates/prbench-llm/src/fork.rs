@@ -151,8 +151,9 @@ fn truncate_cache(ctx: &mut LlamaContext<'_>, from: usize) -> Result<(), ModelEr
         ctx.clear_kv_cache();
         return Ok(());
     }
-    let removed =
-        ctx.clear_kv_cache_seq(Some(0), Some(from as u32), None).map_err(|e| engine_err("KV cache", e))?;
+    let removed = ctx
+        .clear_kv_cache_seq(Some(0), Some(from as u32), None)
+        .map_err(|e| engine_err("KV cache", e))?;
     if removed {
         Ok(())
     } else {

@@ -67,11 +67,16 @@ impl GgufEngine {
                 .unwrap_or(1);
             let slots = slots.clamp(1, pending.len());
             let vocab = self.model.vocab();
-            // One more sequence than slots, for padding a step of the last slot alone.
-            let outcome = self.lock_gen_ctx(need, slots + 1).and_then(|mut guard| {
+            // Sequences for a step's rows padded to whole row blocks.
+            let n_seq = batch::sequences_for(slots);
+            let outcome = self.lock_gen_ctx(need, n_seq).and_then(|mut guard| {
                 let g = guard.as_mut().expect("lock_gen_ctx made the context");
                 let n_batch = g.ctx.n_batch() as usize;
-                let mut steps = LlamaSteps { ctx: &mut g.ctx, batch: LlamaBatch::new(n_batch, 1) };
+                let mut steps = LlamaSteps {
+                    ctx: &mut g.ctx,
+                    batch: LlamaBatch::new(n_batch, 1),
+                    n_seq: g.n_seq as i32,
+                };
                 batch::run(
                     &mut steps,
                     pending,
@@ -153,11 +158,10 @@ impl Generator for GgufEngine {
     }
 
     /// [`GgufEngine::identity`] with [`GENERATION`] added to the engine string, and, with
-    /// [`GgufEngine::gen_batch`] > 1, the batch size: on SmolLM2's Q4_1 weights the outputs are
-    /// the same at every batch size (`tests/gguf_batch.rs`), but on Q4_K_M weights llama.cpp
-    /// multiplies the rows of a step in blocks of four with one kernel and the rest with
-    /// another, so a sequence's logits still depend on how many share its step (docs/perf.md);
-    /// generations decoded at different batch sizes are cached and recorded apart.
+    /// [`GgufEngine::gen_batch`] > 1, the batch size: the outputs are the same at every batch
+    /// size on SmolLM2's Q4_1 weights (`tests/gguf_batch.rs`), and at 4 on a Q4_K_M file, but
+    /// not yet at 8 on that file (docs/perf.md), so generations decoded at different batch
+    /// sizes are cached and recorded apart.
     fn identity(&self) -> ModelIdentity {
         let mut id = GgufEngine::identity(self);
         id.engine = format!("{}, {GENERATION}", id.engine);
@@ -169,7 +173,7 @@ impl Generator for GgufEngine {
 }
 
 /// How generations are decoded, part of the generator's identity (cache key, manifests): every
-/// decode step has at least two rows (`batch.rs`). Older builds decoded a request alone with
-/// one-row steps, whose logits differ in the last bits, so their cached generations are kept
-/// apart.
-pub const GENERATION: &str = "generation in decode steps of two rows or more";
+/// decode step's rows are a multiple of four, all with logits (`batch.rs`). Older builds
+/// decoded with one-row steps, then with steps of two rows or more, whose logits differ in the
+/// last bits on weights llama.cpp repacks, so their cached generations are kept apart.
+pub const GENERATION: &str = "generation in decode steps of whole four-row blocks";

@@ -84,9 +84,9 @@ fn the_batch_size_is_part_of_the_generator_identity() {
 /// Batched outputs equal one-at-a-time ones exactly, greedy and sampled, on the sample's bare
 /// questions (a few dozen prompt tokens) and on the questions with their ten profile posts
 /// (hundreds of tokens, the stages' size), whatever the batch size and the order the requests
-/// come in: every decode step has two rows or more, so no token is computed by llama.cpp's
-/// one-row kernels (before that, 2 of 6 greedy outputs on the long prompts parted from one at a
-/// time after 40-80 characters).
+/// come in: every decode step's rows are whole blocks of four, so no token is computed by
+/// llama.cpp's one-row kernels (before steps had two rows or more, 2 of 6 greedy outputs on
+/// the long prompts parted from one at a time after 40-80 characters).
 #[test]
 fn batched_generation_matches_one_at_a_time() {
     let Some(engine) = load() else { return };

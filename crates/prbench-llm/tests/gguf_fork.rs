@@ -267,7 +267,9 @@ fn a_kept_prefix_carries_across_calls() {
     let per_call: Vec<Vec<f32>> = ps.chunks(2).flat_map(|c| many(&engine, c)).collect();
     let worst = assert_close(&per_call, &reference);
     let reused = engine.shared_prefix_tokens() - before;
-    eprintln!("shared {shared:?}, kept across calls {kept_by_hand:?}; max |kept − alone| = {worst:e}");
+    eprintln!(
+        "shared {shared:?}, kept across calls {kept_by_hand:?}; max |kept − alone| = {worst:e}"
+    );
     let pairs: usize = shared.iter().sum();
     assert_eq!(reused as usize, pairs + kept_by_hand.iter().sum::<usize>());
 
