@@ -296,6 +296,12 @@ fn bench_all_short_mode() {
         1,
         "{table}"
     );
+    // And under `none` on the sample, the kept prefix's target set.
+    assert_eq!(
+        count("judge in both orders, logprob verdict, `none`, sample, SmolLM2"),
+        1,
+        "{table}"
+    );
     assert_eq!(count("scalar RM, 2 chosen/rejected pairs, `none`, sample"), 1, "{table}");
     assert_eq!(count("scalar RM, 2 chosen/rejected pairs, `profile:10`, sample"), 1, "{table}");
     assert_eq!(
@@ -313,7 +319,7 @@ fn bench_all_short_mode() {
     let minilm = count("embedder, minilm");
     assert!(minilm == 1, "{table}");
     // Every agreement check the bench grades passed.
-    assert_eq!(count(": passed"), 4, "{table}");
+    assert_eq!(count(": passed"), 5, "{table}");
     assert_eq!(count("FAILED"), 0, "{table}");
     assert!(
         rows.iter()
