@@ -44,7 +44,7 @@ use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::token::LlamaToken;
 
-use super::forward::{engine_err, logprobs_of, prefill};
+use super::forward::{decode_seq, engine_err, logprobs_of};
 use super::GgufEngine;
 use prbench_models::error::ModelError;
 use prbench_models::io::{ChatPrompt, TokenStats};
@@ -178,48 +178,23 @@ fn decode_group(
     shared: usize,
     mut read: impl FnMut(usize, &[f32]),
 ) -> Result<(), ModelError> {
-    let first_len = prompts.first().map_or(0, |p| p.len());
-    let short = prompts.iter().skip(1).map(|p| (p.len(), shared)).chain([(first_len, keep)]);
-    if let Some((n, prefix)) = short.into_iter().find(|&(n, prefix)| n <= prefix) {
+    let prefixes = std::iter::once(keep).chain(std::iter::repeat(shared));
+    if let Some((n, prefix)) =
+        prompts.iter().map(|p| p.len()).zip(prefixes).find(|&(n, prefix)| n <= prefix)
+    {
         return Err(ModelError::Engine(format!(
             "a prompt of {n} tokens has no token after its {prefix}-token shared prefix"
         )));
     }
     truncate_cache(ctx, keep)?;
-    let idx = decode_from(ctx, batch, &prompts[0][keep..], keep, true)?;
+    let idx = decode_seq(ctx, batch, 0, &prompts[0][keep..], keep)?;
     read(0, ctx.get_logits_ith(idx));
     for (i, p) in prompts.iter().enumerate().skip(1) {
         truncate_cache(ctx, shared)?;
-        let idx = decode_from(ctx, batch, &p[shared..], shared, true)?;
+        let idx = decode_seq(ctx, batch, 0, &p[shared..], shared)?;
         read(i, ctx.get_logits_ith(idx));
     }
     Ok(())
-}
-
-/// Decodes `tokens` on sequence 0 at positions `start..`, in batches of the context's
-/// `n_batch`, with logits at the last token when `last_logits`; returns the last token's index
-/// in the final batch.
-fn decode_from(
-    ctx: &mut LlamaContext<'_>,
-    batch: &mut LlamaBatch<'_>,
-    tokens: &[LlamaToken],
-    start: usize,
-    last_logits: bool,
-) -> Result<i32, ModelError> {
-    let n_batch = ctx.n_batch() as usize;
-    let mut last = 0;
-    for (ci, chunk) in tokens.chunks(n_batch).enumerate() {
-        batch.clear();
-        for (j, &t) in chunk.iter().enumerate() {
-            let k = ci * n_batch + j;
-            batch
-                .add(t, (start + k) as i32, &[0], last_logits && k + 1 == tokens.len())
-                .map_err(|e| engine_err("batch", e))?;
-        }
-        ctx.decode(batch).map_err(|e| engine_err("llama_decode", e))?;
-        last = chunk.len() as i32 - 1;
-    }
-    Ok(last)
 }
 
 impl GgufEngine {
@@ -229,7 +204,7 @@ impl GgufEngine {
     /// at most `n_batch` tokens), and decodes each group's prefix once ([`decode_group`]).
     /// With [`GgufEngine::keep_prefix`], a group first keeps what the previous group (of this
     /// call or an earlier one) left in the cache ([`resume_at`]); a group of one that keeps
-    /// nothing takes the plain path.
+    /// nothing is a plain prefill.
     pub(super) fn logprobs_shared(
         &self,
         prompts: &[&ChatPrompt],
@@ -267,14 +242,9 @@ impl GgufEngine {
                 0
             };
             let mut batch = LlamaBatch::new(self.n_batch, 1);
-            if keep == 0 && members.len() == 1 {
-                let idx = prefill(&mut ctx, &mut batch, first)?;
-                out[g.members[0]] = Some(logprobs_of(ctx.get_logits_ith(idx), &cand));
-            } else {
-                decode_group(&mut ctx, &mut batch, &members, keep, g.shared, |k, logits| {
-                    out[g.members[k]] = Some(logprobs_of(logits, &cand));
-                })?;
-            }
+            decode_group(&mut ctx, &mut batch, &members, keep, g.shared, |k, logits| {
+                out[g.members[k]] = Some(logprobs_of(logits, &cand));
+            })?;
             if last.len() <= self.n_batch {
                 *ctx.held_mut() = last.to_vec();
             }

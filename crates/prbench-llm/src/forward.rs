@@ -25,8 +25,8 @@ pub(super) fn prefill(
 }
 
 /// Decodes `tokens` from position 0 on sequence `seq` (whose cache must be empty) in chunks of
-/// the context's `n_batch`, asking for logits at the last token only. Returns the batch index
-/// to pass to `get_logits_ith` for the last token's logits.
+/// the context's `n_batch`, asking for logits at the last token only ([`decode_seq`]). Returns
+/// the batch index to pass to `get_logits_ith` for the last token's logits.
 ///
 /// # Errors
 /// [`ModelError::Engine`] for an empty prompt or when llama.cpp fails to decode.
@@ -35,6 +35,23 @@ pub(super) fn prefill_seq(
     batch: &mut LlamaBatch<'_>,
     seq: i32,
     tokens: &[LlamaToken],
+) -> Result<i32, ModelError> {
+    decode_seq(ctx, batch, seq, tokens, 0)
+}
+
+/// Decodes `tokens` on sequence `seq` at positions `start..` (the cache holding positions
+/// `0..start` of the same sequence), in chunks of the context's `n_batch`, asking for logits
+/// at the last token only. Returns the batch index to pass to `get_logits_ith` for the last
+/// token's logits.
+///
+/// # Errors
+/// [`ModelError::Engine`] for no tokens or when llama.cpp fails to decode.
+pub(super) fn decode_seq(
+    ctx: &mut LlamaContext<'_>,
+    batch: &mut LlamaBatch<'_>,
+    seq: i32,
+    tokens: &[LlamaToken],
+    start: usize,
 ) -> Result<i32, ModelError> {
     let n_batch = ctx.n_batch() as usize;
     if tokens.is_empty() {
@@ -47,7 +64,8 @@ pub(super) fn prefill_seq(
         let base = ci * n_batch;
         for (j, &t) in chunk.iter().enumerate() {
             let is_last = base + j + 1 == n;
-            batch.add(t, (base + j) as i32, &[seq], is_last).map_err(|e| engine_err("batch", e))?;
+            (batch.add(t, (start + base + j) as i32, &[seq], is_last))
+                .map_err(|e| engine_err("batch", e))?;
         }
         ctx.decode(batch).map_err(|e| engine_err("llama_decode (prefill)", e))?;
         last_idx = chunk.len() as i32 - 1;
