@@ -185,7 +185,7 @@ fn generate_rows(opts: &GenerateOptions, rows: &[GenerateRow], short: bool) -> V
             })
         };
         let (Some(one), Some(server)) =
-            (same("prbench, one at a time"), same(&format!("llama.cpp server, --parallel {n}")))
+            (same(generate::ONE_WHOLE), same(&format!("llama.cpp server, --parallel {n}")))
         else {
             continue;
         };

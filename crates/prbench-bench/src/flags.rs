@@ -114,7 +114,8 @@ pub enum BenchCommand {
     /// Text generation: prbench's GGUF engine one sequence at a time and batched
     /// (--gen-batch 2/4/8/16) beside llama.cpp's own server with --parallel 1/4/8, on the
     /// prompts of `build`, `bon sample` and the planner; tokens/s, time to the first token,
-    /// peak RSS, and how many batched outputs differ from one at a time.
+    /// peak RSS, prompt tokens reused, and how many outputs differ from the reference (one at
+    /// a time with every prompt prefilled whole).
     Generate(BenchGenerateArgs),
     /// One side of `bench judge` (run by it; not for direct use).
     #[command(hide = true)]
@@ -144,8 +145,8 @@ pub struct BenchGenerateArgs {
     /// Most new tokens per request.
     #[arg(long, default_value_t = 128, allow_negative_numbers = true, value_parser = whole::<usize>(1, 32_768))]
     pub max_new_tokens: usize,
-    /// prbench's --gen-batch values besides 1 (one at a time, always measured as the
-    /// reference).
+    /// prbench's --gen-batch values besides 1 (one at a time, always measured, with and
+    /// without keeping a shared prompt prefix; without is the reference).
     #[arg(long, value_delimiter = ',', default_value = "2,4,8,16", allow_negative_numbers = true, value_parser = whole::<usize>(1, 64))]
     pub batches: Vec<usize>,
     /// llama.cpp server slot counts (its --parallel), or `none` to leave the server out.

@@ -20,9 +20,15 @@
 //! request. Reported per side: tokens generated, tokens/s over the wall time, the median and
 //! largest time to the first token (from the moment the requests were handed over), the peak
 //! RSS of the process holding the model (the worker's or the server's `VmHWM`), for prbench
-//! the prompt tokens it did not decode because a slot held the same prompt, and, for prbench
-//! batched, how many outputs differ from prbench one at a time (0 on Q4_1 weights, where the
-//! engine decodes them alike; not yet on Q4_K, see docs/perf.md).
+//! the prompt tokens it did not decode because a slot held them (the same prompt, or the
+//! prefix a prompt shares with a held one), and, for prbench, how many outputs differ from
+//! the reference side.
+//!
+//! The reference is prbench one at a time with every prompt prefilled whole
+//! ([`ONE_WHOLE`], `GgufEngine::set_keep_prefix(false)`, as before prompts kept a shared
+//! prefix); the other prbench sides keep it (one at a time, and each `--gen-batch`). Their
+//! outputs equal the reference's on Q4_1 weights, where the engine decodes them alike; on Q4_K
+//! they can differ at 8 sequences (docs/perf.md).
 
 mod server;
 mod worker;
@@ -109,8 +115,8 @@ pub struct GenerateOptions {
     pub requests: usize,
     /// Most new tokens per request (every workload; the stages' own budgets are larger).
     pub max_new_tokens: usize,
-    /// prbench's `--gen-batch` values; 1 is one at a time (always measured first, as the
-    /// reference the others are compared with).
+    /// prbench's `--gen-batch` values; 1 is one at a time (always measured, after the
+    /// reference [`ONE_WHOLE`] the others are compared with).
     pub batches: Vec<usize>,
     /// llama.cpp server slot counts (`--parallel`); empty: no server side.
     pub parallel: Vec<usize>,
@@ -129,7 +135,8 @@ pub struct GenerateRow {
     pub model: String,
     /// The workload's name.
     pub workload: String,
-    /// `prbench, one at a time`, `prbench, --gen-batch N` or `llama.cpp server, --parallel P`.
+    /// [`ONE_WHOLE`], `prbench, one at a time`, `prbench, --gen-batch N` or `llama.cpp
+    /// server, --parallel P`.
     pub side: String,
     /// Requests sent.
     pub requests: usize,
@@ -147,9 +154,9 @@ pub struct GenerateRow {
     pub ttft_max_s: f64,
     /// Peak RSS of the process holding the model, MiB.
     pub peak_rss_mib: f64,
-    /// `tok_s` over prbench one at a time's on the same workload.
+    /// `tok_s` over the reference's ([`ONE_WHOLE`]) on the same workload.
     pub vs_one_at_a_time: f64,
-    /// prbench batched: outputs that differ from prbench one at a time (of `requests`).
+    /// prbench, but the reference: outputs that differ from the reference's (of `requests`).
     pub differ: Option<usize>,
     /// prbench: prompt tokens not decoded because a slot held the same prompt (`None` for the
     /// server, which does not say).
@@ -176,12 +183,18 @@ pub(crate) struct SideOutput {
     pub(crate) reused_prompt_tokens: Option<u64>,
 }
 
+/// The reference side: one request at a time, every prompt prefilled whole.
+pub const ONE_WHOLE: &str = "prbench, one at a time, prompts whole";
+
 /// What the parent hands a worker.
 #[derive(Serialize, Deserialize)]
 pub(crate) struct WorkerInput {
     pub(crate) requests: Vec<ChatRequest>,
     pub(crate) threads: i32,
     pub(crate) gen_batch: usize,
+    /// [`prbench_llm::GgufEngine::set_keep_prefix`]: off, each prompt is prefilled whole
+    /// unless a slot holds the very same prompt.
+    pub(crate) keep_prefix: bool,
 }
 
 /// `models`, or SmolLM2 plus the 1.5B Q4_K_M judge when it is in the models folder (its
@@ -396,26 +409,32 @@ pub fn measure(args: &GenerateOptions, log: &dyn Fn(&str)) -> Result<Vec<Generat
                     args.requests
                 ));
             }
+            // The reference: one at a time, every prompt prefilled whole (as before prompts
+            // kept a shared prefix); then one at a time and batched with it kept.
             let mut reference: Option<SideOutput> = None;
-            for n in std::iter::once(1).chain(batches.iter().copied()) {
+            let sides = std::iter::once((1, false))
+                .chain(std::iter::once(1).chain(batches.iter().copied()).map(|n| (n, true)));
+            for (n, keep_prefix) in sides {
                 let input = WorkerInput {
                     requests: reqs.clone(),
                     threads: args.threads as i32,
                     gen_batch: n,
+                    keep_prefix,
                 };
-                let stem = format!("{name}-{}-batch{n}", workload.name());
+                let whole = if keep_prefix { "" } else { "-whole" };
+                let stem = format!("{name}-{}-batch{n}{whole}", workload.name());
                 let input_path = args.work.join(format!("generate-input-{stem}.json"));
                 std::fs::write(&input_path, serde_json::to_string(&input)?)?;
                 let out = run_worker(&exe, model, &input_path, &logs.join(&stem))?;
-                let side = if n == 1 {
-                    "prbench, one at a time".into()
-                } else {
-                    format!("prbench, --gen-batch {n}")
+                let side = match (n, keep_prefix) {
+                    (1, false) => ONE_WHOLE.to_string(),
+                    (1, true) => "prbench, one at a time".into(),
+                    (n, _) => format!("prbench, --gen-batch {n}"),
                 };
                 let r = row(&name, workload, side, &out, reference.as_ref());
                 log(&progress(&r));
                 rows.push(r);
-                if n == 1 {
+                if reference.is_none() {
                     reference = Some(out);
                 }
             }
@@ -442,7 +461,7 @@ pub fn measure(args: &GenerateOptions, log: &dyn Fn(&str)) -> Result<Vec<Generat
 
 fn progress(r: &GenerateRow) -> String {
     format!(
-        "  {} {} {}: {} tokens in {:.1} s = {:.1} tok/s ({:.2}× one at a time), first token p50 {:.2} s, peak RSS {:.0} MiB",
+        "  {} {} {}: {} tokens in {:.1} s = {:.1} tok/s ({:.2}× the reference), first token p50 {:.2} s, peak RSS {:.0} MiB",
         r.model,
         r.workload,
         r.side,
@@ -463,7 +482,7 @@ pub fn table(args: &GenerateOptions, rows: &[GenerateRow]) -> String {
         args.threads,
         command_line(args)
     );
-    s += "| model | workload | side | requests | prompt tokens (mean) | tokens generated | tok/s | × prbench one at a time | first token p50 / max, s | peak RSS MiB | prompt tokens reused | outputs ≠ one at a time |\n|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|---|\n";
+    s += "| model | workload | side | requests | prompt tokens (mean) | tokens generated | tok/s | × the reference (one at a time, prompts whole) | first token p50 / max, s | peak RSS MiB | prompt tokens reused | outputs ≠ the reference |\n|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|---|\n";
     for r in rows {
         let workload = Workload::parse(&r.workload).map(|w| w.decoding().0).unwrap_or("");
         s += &format!(

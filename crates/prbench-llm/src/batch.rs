@@ -14,6 +14,15 @@
 //! their prompt). Both are bit copies of what a prefill of that prompt computes, and the copied
 //! prompt sits in the same cells, so the request decodes exactly as if it had prefilled.
 //!
+//! **Nor is a prefix it shares with a held prompt** ([`super::GgufEngine::keep_prefix`]): a
+//! request whose prompt begins like one a slot holds (the chosen and rejected prompts of one
+//! build item share the posts, the question and the aspects) keeps those cells, its own
+//! slot's or a copy of the other slot's stream cut after them, and prefills only the rest,
+//! by the rules that make the judge's kept prefix exact (`fork.rs`: at least 64 tokens
+//! decoded after it, starting at a multiple of four, the prompt in one micro-batch). The
+//! copied cells sit where a prefill would put them, so the logits are those of the prompt
+//! prefilled whole (`tests/gguf_batch.rs` checks the outputs).
+//!
 //! **A token's logits do not depend on its batch neighbours.** llama.cpp's CPU flash attention
 //! computes a sequence decoded alone in its micro-batch differently (to the last bits) from
 //! one decoded beside others, which moved greedy outputs (docs/perf.md), and the matrix kernels
@@ -53,14 +62,25 @@ fn step_window(lo: i32, hi: i32, n_seq: i32) -> std::ops::Range<i32> {
     let start = lo.min(n_seq - rows).max(0);
     start..start + rows
 }
-use super::forward::{engine_err, prefill_seq};
+use super::fork::{resume_at, MIN_PIECE, ROW_BLOCK};
+use super::forward::{decode_seq, engine_err};
 use prbench_models::error::ModelError;
 
 /// What the batching loop needs from a model.
 pub(super) trait StepModel {
-    /// Decodes `tokens` (a whole prompt, from position 0) on sequence `seq`, whose cache is
-    /// empty; returns the last position's logits (`[n_vocab]`).
-    fn prefill(&mut self, seq: i32, tokens: &[LlamaToken]) -> Result<Vec<f32>, ModelError>;
+    /// Decodes `tokens[start..]` (the rest of a prompt) at positions `start..` on sequence
+    /// `seq`, whose cache holds exactly positions `0..start` of `tokens` (nothing when `start`
+    /// is 0); returns the last position's logits (`[n_vocab]`).
+    fn prefill(
+        &mut self,
+        seq: i32,
+        tokens: &[LlamaToken],
+        start: usize,
+    ) -> Result<Vec<f32>, ModelError>;
+    /// How many leading tokens of `prompt` a sequence holding the prompt `held` can keep, the
+    /// rest decoded by [`Self::prefill`] with exactly the logits of `prompt` prefilled whole (0
+    /// when nothing can be kept that way).
+    fn keepable(&self, held: &[LlamaToken], prompt: &[LlamaToken]) -> usize;
     /// Decodes one token for each `(sequence, token, position)` in one step; returns each
     /// one's logits (`[n_vocab]`), in order.
     fn decode(&mut self, step: &[(i32, LlamaToken, usize)]) -> Result<Vec<Vec<f32>>, ModelError>;
@@ -168,7 +188,9 @@ fn holds(held: &Option<Held>, tokens: &[LlamaToken]) -> bool {
 
 /// Puts the prompt `tokens` in slot `seq`'s cache, and makes `held[seq]` hold it with its last
 /// position's logits: from the slot itself or another slot holding the same prompt when there
-/// is one (the slot's own first), else by a prefill.
+/// is one (the slot's own first); else the most leading tokens any slot's held prompt lets it
+/// keep ([`StepModel::keepable`]; the slot's own first on a tie), the rest prefilled; else by a
+/// prefill of the whole prompt. Adds the tokens not decoded to `reused`.
 fn admit(
     model: &mut impl StepModel,
     held: &mut [Option<Held>],
@@ -190,10 +212,20 @@ fn admit(
         }
         return Ok(());
     }
-    if held[seq].take().is_some() {
+    // The slot's own held prompt first, so a tie keeps its cells rather than copying a stream.
+    let (src, keep) = std::iter::once(seq)
+        .chain((0..held.len()).filter(|&s| s != seq))
+        .filter_map(|s| held[s].as_ref().map(|h| (s, model.keepable(&h.tokens, tokens))))
+        .fold((seq, 0), |best, c| if c.1 > best.1 { c } else { best });
+    if keep > 0 {
+        model.reuse(src as i32, seq as i32, keep)?;
+        *reused += keep as u64;
+    } else if held[seq].is_some() {
         model.free(seq as i32)?;
     }
-    let logits = model.prefill(seq as i32, tokens)?;
+    // The slot holds no whole prompt until the prefill has succeeded.
+    held[seq] = None;
+    let logits = model.prefill(seq as i32, tokens, keep)?;
     held[seq] = Some(Held { tokens: tokens.to_vec(), logits });
     Ok(())
 }
@@ -218,12 +250,31 @@ pub(super) struct LlamaSteps<'c, 'm> {
     pub(super) batch: LlamaBatch<'static>,
     /// Sequences of the context (at least [`sequences_for`] the slots).
     pub(super) n_seq: i32,
+    /// Whether a request keeps the leading tokens it shares with a prompt a slot holds
+    /// ([`super::GgufEngine::keep_prefix`]); an identical prompt is reused either way.
+    pub(super) keep_prefix: bool,
 }
 
 impl StepModel for LlamaSteps<'_, '_> {
-    fn prefill(&mut self, seq: i32, tokens: &[LlamaToken]) -> Result<Vec<f32>, ModelError> {
-        let last = prefill_seq(self.ctx, &mut self.batch, seq, tokens)?;
+    fn prefill(
+        &mut self,
+        seq: i32,
+        tokens: &[LlamaToken],
+        start: usize,
+    ) -> Result<Vec<f32>, ModelError> {
+        let last = decode_seq(self.ctx, &mut self.batch, seq, &tokens[start..], start)?;
         Ok(self.ctx.get_logits_ith(last).to_vec())
+    }
+
+    /// What `fork.rs` keeps of a judge's previous prompt ([`resume_at`]: pieces of at least
+    /// [`MIN_PIECE`] tokens starting at a multiple of [`ROW_BLOCK`], prompts in one
+    /// micro-batch), when [`Self::keep_prefix`] is on: a copied stream puts the kept cells where
+    /// a prefill of the prompt would, so the rest decodes as in that prefill.
+    fn keepable(&self, held: &[LlamaToken], prompt: &[LlamaToken]) -> usize {
+        if !self.keep_prefix || prompt.len() > self.ctx.n_batch() as usize {
+            return 0;
+        }
+        resume_at(held, prompt, MIN_PIECE, ROW_BLOCK)
     }
 
     fn decode(&mut self, step: &[(i32, LlamaToken, usize)]) -> Result<Vec<Vec<f32>>, ModelError> {
@@ -331,7 +382,11 @@ mod tests {
         seqs: std::collections::BTreeMap<i32, Vec<LlamaToken>>,
         steps: Vec<usize>,
         reused: usize,
+        prefilled: usize,
     }
+
+    /// The mock's fewest tokens prefilled after a kept prefix.
+    const MIN_REST: usize = 3;
 
     fn logits_of(tokens: &[LlamaToken]) -> Vec<f32> {
         let mut h: u64 = 1469598103934665603;
@@ -348,9 +403,23 @@ mod tests {
     }
 
     impl StepModel for Fixed {
-        fn prefill(&mut self, seq: i32, tokens: &[LlamaToken]) -> Result<Vec<f32>, ModelError> {
-            assert!(self.seqs.insert(seq, tokens.to_vec()).is_none(), "seq {seq} not freed");
+        fn prefill(
+            &mut self,
+            seq: i32,
+            tokens: &[LlamaToken],
+            start: usize,
+        ) -> Result<Vec<f32>, ModelError> {
+            let kept = self.seqs.insert(seq, tokens.to_vec()).unwrap_or_default();
+            assert_eq!(kept, tokens[..start], "seq {seq} holds exactly the kept tokens");
+            self.prefilled += tokens.len() - start;
             Ok(logits_of(tokens))
+        }
+        /// The common prefix, leaving at least `MIN_REST` tokens to prefill, rounded down to
+        /// an even count (a stand-in for the engine's rules).
+        fn keepable(&self, held: &[LlamaToken], prompt: &[LlamaToken]) -> usize {
+            let common = held.iter().zip(prompt).take_while(|(a, b)| a == b).count();
+            let keep = common.min(prompt.len().saturating_sub(MIN_REST));
+            keep - keep % 2
         }
         fn decode(
             &mut self,
@@ -461,6 +530,51 @@ mod tests {
         assert_eq!(decode_all(&interleaved, 1, 1.0, true).1, 0);
         let some = decode_all(&interleaved, 4, 1.0, true).1;
         assert!(some > 0 && some <= by_hand, "{some} of {by_hand}");
+    }
+
+    /// Prompts that begin alike (a shared head of 9 tokens, then each request's own tail of 2
+    /// to 7 tokens, as the chosen and rejected prompts of one build item): each request keeps
+    /// the leading tokens it may keep of a prompt a slot holds and prefills only the rest; the
+    /// outputs are those of one slot, every prompt token is either kept or prefilled, and with
+    /// one slot in order the kept tokens are the rule applied by hand to consecutive prompts.
+    #[test]
+    fn a_prompt_keeps_what_it_shares_with_a_held_one() {
+        let n = 10;
+        let head: Vec<LlamaToken> = (10..19).map(LlamaToken).collect();
+        let prompt = |i: usize| -> Vec<LlamaToken> {
+            let tail = (0..2 + i % 6).map(|k| LlamaToken((20 + i * 3 + k) as i32 % VOCAB as i32));
+            head.iter().copied().chain(tail).collect()
+        };
+        let run_with = |slots: usize| {
+            let pending = (0..n)
+                .map(|i| {
+                    let (_, req) = request(i, 1.0, false);
+                    let tokens = prompt(i);
+                    Pending { item: i, decoding: Decoding::new(&req, tokens.len()), tokens }
+                })
+                .collect();
+            let mut model = Fixed::default();
+            let mut out = vec![(vec![], None); n];
+            let reused = run(&mut model, pending, slots, &|t| t.0 == EOS, 64, &mut |i, d| {
+                out[i] = (d.out.iter().map(|t| t.0).collect::<Vec<_>>(), d.finish);
+            })
+            .unwrap();
+            (out, reused, model.prefilled)
+        };
+        let total: usize = (0..n).map(|i| prompt(i).len()).sum();
+        let (alone, reused, prefilled) = run_with(1);
+        // By hand: request i keeps min(9 shared, its length - 3) rounded down to even of the
+        // prompt before it (the slot holds only the last one): 8 for i ≥ 1 except the tails
+        // of two tokens (length 11: min(9, 8) = 8 as well).
+        let by_hand: usize = (1..n).map(|i| (9usize.min(prompt(i).len() - MIN_REST)) / 2 * 2).sum();
+        assert_eq!(by_hand, 8 * (n - 1));
+        assert_eq!((reused as usize, prefilled), (by_hand, total - by_hand));
+        for slots in [2, 3, 8] {
+            let (got, reused, prefilled) = run_with(slots);
+            assert_eq!(got, alone, "slots {slots}");
+            assert_eq!(reused as usize + prefilled, total, "slots {slots}");
+            assert!(reused > 0, "slots {slots}: a held prompt was kept from");
+        }
     }
 
     #[test]

@@ -440,12 +440,17 @@ impl GgufEngine {
         self.share_prefix.store(on, Ordering::Relaxed);
     }
 
-    /// Whether shared-prefix scoring continues each prompt from the one scored before it, kept
-    /// whole in the KV cache across `next_token_logprobs_many` calls (true, the default): a
-    /// run's prompts all begin with the judge's system prompt and fixed instructions, which are
-    /// then decoded once per run. Off, each call is split into groups of prompts that share a
-    /// prefix, each group from a cleared cache. Only takes effect with [`Self::share_prefix`]
-    /// on; results are bit-identical either way (`fork.rs` says how).
+    /// Whether a prompt keeps the cells of the leading tokens it shares with a prompt already
+    /// in the KV cache and decodes only the rest (true, the default). Results are
+    /// bit-identical either way (`fork.rs` says how).
+    /// - Scoring (with [`Self::share_prefix`] on): each prompt continues from the one scored
+    ///   before it, kept whole across `next_token_logprobs_many` calls; a run's prompts all
+    ///   begin with the judge's system prompt and fixed instructions, which are then decoded
+    ///   once per run. Off, each call is split into groups of prompts that share a prefix,
+    ///   each group from a cleared cache.
+    /// - Generation: a request keeps what it shares with the prompt any slot holds (the
+    ///   chosen and rejected prompts of one build item share the posts, the question and the
+    ///   aspects). Off, only a slot holding the very same prompt is reused.
     pub fn keep_prefix(&self) -> bool {
         self.keep_prefix.load(Ordering::Relaxed)
     }
@@ -464,8 +469,9 @@ impl GgufEngine {
     }
 
     /// Prompt tokens of [`prbench_models::Generator`] calls not decoded since load because a
-    /// generation slot already held the same prompt (best-of-N's samples of one question): the
-    /// prompt's length for every request but the first of its prompt in a call.
+    /// generation slot already held them: the prompt's length for a request whose prompt a
+    /// slot held whole (best-of-N's samples of one question), the kept tokens for a request
+    /// that kept a shared prefix ([`Self::keep_prefix`]).
     pub fn reused_prompt_tokens(&self) -> u64 {
         self.reused_prompt_tokens.load(Ordering::Relaxed)
     }

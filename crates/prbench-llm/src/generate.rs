@@ -76,6 +76,7 @@ impl GgufEngine {
                     ctx: &mut g.ctx,
                     batch: LlamaBatch::new(n_batch, 1),
                     n_seq: g.n_seq as i32,
+                    keep_prefix: self.keep_prefix(),
                 };
                 batch::run(
                     &mut steps,

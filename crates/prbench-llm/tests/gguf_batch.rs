@@ -156,3 +156,61 @@ fn samples_of_one_prompt_reuse_its_prefill_exactly() {
         assert_eq!(engine.reused_prompt_tokens() - before, by_hand, "gen_batch {n}");
     }
 }
+
+/// Build-like requests: for each of four questions with posts, a "chosen" and a "rejected"
+/// request whose prompts differ only in their closing instruction, so the second keeps the
+/// cells of everything before it. The outputs equal those of each prompt prefilled whole
+/// ([`GgufEngine::set_keep_prefix`] off), one at a time and batched; with one slot the kept
+/// tokens equal the rule applied by hand to the tokenized prompts (each keeps what it shares
+/// with the prompt before it, leaving at least 64 tokens to decode, rounded down to a
+/// multiple of 4: `fork.rs`).
+#[test]
+fn a_prompt_keeps_the_prefix_it_shares_with_a_held_one_exactly() {
+    let Some(engine) = load() else { return };
+    let mut reqs = Vec::new();
+    for (i, base) in sample_requests(0.0, 24, true).into_iter().take(4).enumerate() {
+        for (k, ending) in [
+            "Write an answer that meets everything this user expects, in their own style.",
+            "Write an answer that ignores what this user expects, in a generic style.",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let mut r = base.clone();
+            r.temperature = if i % 2 == 0 { 0.0 } else { 1.0 };
+            r.seed = 7 + 2 * i as u64 + k as u64;
+            r.prompt.messages[1].content = format!("{}\n\n{ending}", r.prompt.messages[1].content);
+            reqs.push(r);
+        }
+    }
+    engine.set_keep_prefix(false);
+    engine.set_gen_batch(1);
+    let before = engine.reused_prompt_tokens();
+    let whole = engine.generate(&reqs).unwrap();
+    assert_eq!(engine.reused_prompt_tokens(), before, "keep off: distinct prompts reuse nothing");
+    let tokens: Vec<Vec<_>> = reqs.iter().map(|r| engine.tokenize(&r.prompt).unwrap()).collect();
+    let by_hand: u64 = tokens
+        .windows(2)
+        .map(|w| {
+            let common = w[0].iter().zip(&w[1]).take_while(|(a, b)| a == b).count();
+            let keep = common.min(w[1].len().saturating_sub(64));
+            (keep - keep % 4) as u64
+        })
+        .sum();
+    let pairs: u64 = tokens.chunks(2).map(|c| c[1].len() as u64 - 80).sum();
+    assert!(by_hand > pairs, "each rejected prompt keeps most of its chosen one: {by_hand}");
+    engine.set_keep_prefix(true);
+    for n in [1, 4] {
+        engine.set_gen_batch(n);
+        let before = engine.reused_prompt_tokens();
+        let kept = engine.generate(&reqs).unwrap();
+        let reused = engine.reused_prompt_tokens() - before;
+        eprintln!("gen_batch {n}: {reused} prompt tokens kept, by hand (one slot) {by_hand}");
+        assert_eq!(kept, whole, "gen_batch {n}");
+        if n == 1 {
+            assert_eq!(reused, by_hand);
+        } else {
+            assert!(reused > 0, "gen_batch {n}");
+        }
+    }
+}

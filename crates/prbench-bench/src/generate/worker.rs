@@ -30,6 +30,7 @@ pub fn worker(model: &Path, input: &Path) -> Result<String> {
     };
     let engine =
         GgufEngine::load(model, opts).with_context(|| format!("loading `{}`", model.display()))?;
+    engine.set_keep_prefix(input.keep_prefix);
     // Warm-up: one short request, so the first timed step does not pay for page faults and
     // the context's allocation.
     if let Some(first) = input.requests.first() {
