@@ -146,8 +146,10 @@ fn samples_of_one_prompt_reuse_its_prefill_exactly() {
     let distinct: std::collections::BTreeSet<&str> =
         each_alone.iter().map(|r| r.text.as_str()).collect();
     assert!(distinct.len() > 3, "the seeds draw different samples: {distinct:?}");
-    // By hand: every sample but the first of its prompt reuses that prompt's tokens.
+    // By hand: every sample but the first of its prompt reuses that prompt's tokens (only
+    // whole prompts are reused with `keep_prefix` off).
     let by_hand: u64 = each_alone.chunks(4).map(|c| 3 * c[0].tokens.input_tokens as u64).sum();
+    engine.set_keep_prefix(false);
     for n in [1, 2, 4, 8] {
         engine.set_gen_batch(n);
         let before = engine.reused_prompt_tokens();
@@ -155,6 +157,25 @@ fn samples_of_one_prompt_reuse_its_prefill_exactly() {
         assert_eq!(got, each_alone, "gen_batch {n}");
         assert_eq!(engine.reused_prompt_tokens() - before, by_hand, "gen_batch {n}");
     }
+    // With it on (the default), the first sample of the second and third prompts also keeps
+    // the leading tokens it shares with the prompt before it (the system prompt and the posts'
+    // heading), by the rule of `fork.rs`: at most its length - 64, a multiple of 4.
+    let tokens: Vec<Vec<i32>> =
+        prompts.iter().map(|p| engine.tokenize(&p.prompt).unwrap()).collect();
+    let kept: u64 = tokens
+        .windows(2)
+        .map(|w| {
+            let common = w[0].iter().zip(&w[1]).take_while(|(a, b)| a == b).count();
+            let keep = common.min(w[1].len().saturating_sub(64));
+            (keep - keep % 4) as u64
+        })
+        .sum();
+    assert!(kept > 0, "the prompts share a system prompt");
+    engine.set_keep_prefix(true);
+    engine.set_gen_batch(1);
+    let before = engine.reused_prompt_tokens();
+    assert_eq!(engine.generate(&reqs).unwrap(), each_alone, "keep_prefix on");
+    assert_eq!(engine.reused_prompt_tokens() - before, by_hand + kept, "keep_prefix on");
 }
 
 /// Build-like requests: for each of four questions with posts, a "chosen" and a "rejected"
