@@ -52,6 +52,20 @@ fn sample_requests(temperature: f32, max_new_tokens: usize, with_posts: bool) ->
     out
 }
 
+/// The prompt tokens one slot keeps generating `prompts` in order, by the rule of `fork.rs`
+/// applied by hand: each prompt keeps what it shares with the one before, at most its length
+/// minus 64, rounded down to a multiple of 4.
+fn kept_one_at_a_time(prompts: &[Vec<i32>]) -> u64 {
+    prompts
+        .windows(2)
+        .map(|w| {
+            let common = w[0].iter().zip(&w[1]).take_while(|(a, b)| a == b).count();
+            let keep = common.min(w[1].len().saturating_sub(64));
+            (keep - keep % 4) as u64
+        })
+        .sum()
+}
+
 /// (outputs that differ, the first differing token's index in each) between two runs.
 fn differences(a: &[ChatResponse], b: &[ChatResponse]) -> Vec<usize> {
     a.iter()
@@ -162,14 +176,7 @@ fn samples_of_one_prompt_reuse_its_prefill_exactly() {
     // heading), by the rule of `fork.rs`: at most its length - 64, a multiple of 4.
     let tokens: Vec<Vec<i32>> =
         prompts.iter().map(|p| engine.tokenize(&p.prompt).unwrap()).collect();
-    let kept: u64 = tokens
-        .windows(2)
-        .map(|w| {
-            let common = w[0].iter().zip(&w[1]).take_while(|(a, b)| a == b).count();
-            let keep = common.min(w[1].len().saturating_sub(64));
-            (keep - keep % 4) as u64
-        })
-        .sum();
+    let kept = kept_one_at_a_time(&tokens);
     assert!(kept > 0, "the prompts share a system prompt");
     engine.set_keep_prefix(true);
     engine.set_gen_batch(1);
@@ -210,14 +217,7 @@ fn a_prompt_keeps_the_prefix_it_shares_with_a_held_one_exactly() {
     let whole = engine.generate(&reqs).unwrap();
     assert_eq!(engine.reused_prompt_tokens(), before, "keep off: distinct prompts reuse nothing");
     let tokens: Vec<Vec<_>> = reqs.iter().map(|r| engine.tokenize(&r.prompt).unwrap()).collect();
-    let by_hand: u64 = tokens
-        .windows(2)
-        .map(|w| {
-            let common = w[0].iter().zip(&w[1]).take_while(|(a, b)| a == b).count();
-            let keep = common.min(w[1].len().saturating_sub(64));
-            (keep - keep % 4) as u64
-        })
-        .sum();
+    let by_hand = kept_one_at_a_time(&tokens);
     let pairs: u64 = tokens.chunks(2).map(|c| c[1].len() as u64 - 80).sum();
     assert!(by_hand > pairs, "each rejected prompt keeps most of its chosen one: {by_hand}");
     engine.set_keep_prefix(true);
