@@ -414,12 +414,10 @@ mod tests {
             self.prefilled += tokens.len() - start;
             Ok(logits_of(tokens))
         }
-        /// The common prefix, leaving at least `MIN_REST` tokens to prefill, rounded down to
-        /// an even count (a stand-in for the engine's rules).
+        /// The engine's rule ([`resume_at`]) with small stand-in bounds: at least `MIN_REST`
+        /// tokens left to prefill, the kept part an even count.
         fn keepable(&self, held: &[LlamaToken], prompt: &[LlamaToken]) -> usize {
-            let common = held.iter().zip(prompt).take_while(|(a, b)| a == b).count();
-            let keep = common.min(prompt.len().saturating_sub(MIN_REST));
-            keep - keep % 2
+            resume_at(held, prompt, MIN_REST, 2)
         }
         fn decode(
             &mut self,
