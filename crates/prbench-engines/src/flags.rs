@@ -50,10 +50,10 @@ impl ScalarRmArgs {
 #[derive(Args, Debug, Clone, Copy, Default)]
 pub struct GenBatchArgs {
     /// `gguf:` generators: sequences decoded together, each on its own KV stream with its own
-    /// seeded sampler (continuous batching), 1 to 64 (1: one at a time) [default: 8]. Only requests
+    /// seeded sampler (continuous batching), 1 to 64 (1: one at a time) [default: 4]. Only requests
     /// of one call share steps, so at most --batch-size. On Q4_1 weights (SmolLM2) the outputs
-    /// are the same whatever N; on Q4_K weights they are not (docs/perf.md), so N is part of the
-    /// generator's identity: the cache key and the manifest.
+    /// are the same whatever N; on Q4_K weights they are the same up to 4 but not at 8
+    /// (docs/perf.md), so N is part of the generator's identity: the cache key and the manifest.
     #[arg(long, allow_negative_numbers = true, value_parser = prbench_flags::bounds::whole::<usize>(1, 64))]
     pub gen_batch: Option<usize>,
 }

@@ -62,11 +62,13 @@ pub struct GgufOptions {
     pub gen_batch: usize,
 }
 
-/// The default [`GgufOptions::gen_batch`]: 8, chosen by `prbench bench generate` (docs/perf.md,
-/// "Generation decoded alike at every batch size"): faster than one at a time on every stage's
-/// prompts on SmolLM2 and the 1.5B model (with the same outputs on SmolLM2's Q4_1 weights),
-/// for about 160 MiB (SmolLM2) to 210 MiB (1.5B) more memory.
-pub const DEFAULT_GEN_BATCH: usize = 8;
+/// The default [`GgufOptions::gen_batch`]: 4, chosen from one `prbench bench generate` run over
+/// `build`, `bon sample` and planner prompts on 2 threads (docs/perf.md, "Prompt prefixes kept
+/// in generation, and the full `bench generate` table"). On the 1.5B Q4_K_M model, 4 was faster
+/// than 8 on all three workloads (1.10× to 1.23×) and, unlike 8, gave outputs equal to one at a
+/// time; on SmolLM2 4 and 8 were within 11% of each other (0.89× to 1.02×), with equal
+/// outputs. It also holds about 100 MiB less KV than 8.
+pub const DEFAULT_GEN_BATCH: usize = 4;
 
 impl Default for GgufOptions {
     fn default() -> Self {
