@@ -1,12 +1,13 @@
 //! Benchmark construction: from rows of questions with a user profile and rubric aspects (LaMP-QA's
 //! shape, or any PRB-schema data), write a Personalized-RewardBench-style benchmark:
 //!
-//! 1. [`stages::chosen`]: a generator answers each question told to meet the user's aspects;
-//! 2. [`stages::rejected`]: the same inputs, told to avoid them, keeping general quality;
-//! 3. [`stages::audit`]: a judge rates both answers 1–5 on factuality, relevance,
+//! 1. [`stages::answers`]: a generator answers each question twice, told to meet the user's
+//!    aspects (chosen) and, from the same inputs, to avoid them keeping general quality
+//!    (rejected), the two requests side by side;
+//! 2. [`stages::audit`]: a judge rates both answers 1–5 on factuality, relevance,
 //!    helpfulness and rubric fit, and picks the better fit, in both orders;
-//! 4. [`stages::filter`]: keep the pairs that differ in rubric fit and not in general quality;
-//! 5. [`stages::export`]: the Hugging Face PRB layout, a dataset card, `build/build.json`
+//! 3. [`stages::filter`]: keep the pairs that differ in rubric fit and not in general quality;
+//! 4. [`stages::export`]: the Hugging Face PRB layout, a dataset card, `build/build.json`
 //!    and the build report ([`report`]).
 //!
 //! Every model call goes through the run cache (key: model identity, the stage's template
@@ -157,19 +158,12 @@ pub fn run(build: &BuildRun<'_>, reporter: &dyn Reporter) -> Result<BuildOutcome
     let mut times = StageTimes::default();
 
     let t = Instant::now();
-    let chosen = stages::chosen::run(
-        &ctx,
-        cached(build.engines.generator, build.cache, &counters, answer_hash(Side::Chosen)).as_ref(),
-    )?;
-    times.chosen = t.elapsed().as_secs_f64();
+    let answer_cache =
+        build.cache.map(|c| CachedGenerator::new(build.engines.generator, c, &counters));
+    let (chosen, rejected) =
+        stages::answers::generate_pairs(&ctx, build.engines.generator, answer_cache.as_ref())?;
+    times.answers = t.elapsed().as_secs_f64();
     stages::export::write_jsonl(&build.out.join(stages::export::CHOSEN_FILE), &chosen)?;
-    let t = Instant::now();
-    let rejected = stages::rejected::run(
-        &ctx,
-        cached(build.engines.generator, build.cache, &counters, answer_hash(Side::Rejected))
-            .as_ref(),
-    )?;
-    times.rejected = t.elapsed().as_secs_f64();
     stages::export::write_jsonl(&build.out.join(stages::export::REJECTED_FILE), &rejected)?;
 
     let pairs: Vec<(&Example, &AnswerRecord, &AnswerRecord)> =

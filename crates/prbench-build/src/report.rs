@@ -194,8 +194,8 @@ pub fn render(m: &BuildManifest, input: &ReportInput<'_>) -> String {
     ));
     let w = &m.wall_seconds;
     out.push_str(&format!(
-        "- wall time: {:.0} s (chosen {:.0} s, rejected {:.0} s, audit {:.0} s)\n",
-        w.total, w.chosen, w.rejected, w.audit
+        "- wall time: {:.0} s (answers {:.0} s, audit {:.0} s)\n",
+        w.total, w.answers, w.audit
     ));
     if let Some(c) = &m.cache {
         out.push_str(&format!("- cache `{}`: {} hits, {} calls\n", c.path, c.hits, c.calls));

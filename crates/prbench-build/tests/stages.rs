@@ -5,13 +5,15 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
 
+use prbench_build::prompts::answer_hash;
 use prbench_build::stages::export::{AUDIT_FILE, CARD_FILE, FILTER_FILE, MANIFEST_FILE};
 use prbench_build::stages::Side;
 use prbench_build::{
     run, select, BuildEngines, BuildInput, BuildManifest, BuildRun, BuildSettings,
 };
 use prbench_data::{Dataset, Example, ExampleBuilder, ProfilePost};
-use prbench_eval::cache::Cache;
+use prbench_eval::cache::{Cache, CacheCounters};
+use prbench_eval::planner::CachedGenerator;
 use prbench_eval::runner::Silent;
 use prbench_models::{ChatRequest, ChatResponse, Generator, ModelError, ModelIdentity, TokenStats};
 
@@ -178,6 +180,17 @@ fn each_stage_sends_the_exact_prompts() {
     run(&build(&data, &ranked, &gen, &judge, tmp.path(), None, settings()), &Silent).unwrap();
     let calls = gen.calls();
     assert_eq!(calls.len(), 12, "one chosen and one rejected per example");
+    // Side by side: each example's chosen request, then its rejected one.
+    let sides: Vec<bool> = calls
+        .iter()
+        .map(|c| c.prompt.messages[1].content.contains("What this user expects from an answer:"))
+        .collect();
+    assert_eq!(sides, [true, false].repeat(6));
+    let questions: Vec<&str> =
+        calls.iter().map(|c| question_of(&c.prompt.messages[1].content)).collect();
+    for pair in questions.chunks(2) {
+        assert_eq!(pair[0], pair[1]);
+    }
     let chosen = &calls[0];
     assert_eq!(
         chosen.prompt.messages[1].content,
@@ -187,7 +200,7 @@ fn each_stage_sends_the_exact_prompts() {
          Write an answer to the question that meets every expectation above. Keep it factually correct, on the question, and \
          helpful. Write in this user's own style, as their posts show it. Answer in one paragraph of plain prose of at most 100 words, with no lists and no headings."
     );
-    let rejected = &calls[6];
+    let rejected = &calls[1];
     assert_eq!(
         rejected.prompt.messages[1].content,
         "Posts this user wrote before, most relevant to the question first:\n\n[Post 1 | category: forum]\nI live in Oslo.\n\n\
@@ -351,6 +364,40 @@ fn a_rerun_on_the_cache_calls_nothing_and_writes_the_same_pairs() {
     )
     .unwrap();
     assert_eq!(gen3.calls().len(), 12);
+}
+
+/// A cache written when the chosen and rejected answers were two stages, each through a
+/// `CachedGenerator` keyed with its side's template hash, serves the answers of a build that
+/// sends them side by side: no answer is generated again.
+#[test]
+fn answers_cached_by_side_as_two_stages_are_found_by_the_paired_stage() {
+    let data = dataset();
+    let ranked = ranked(&data);
+    let tmp = tempfile::tempdir().unwrap();
+    let (gen, judge) = (Fake::new("gen"), Fake::new("judge"));
+    run(&build(&data, &ranked, &gen, &judge, &tmp.path().join("a"), None, settings()), &Silent)
+        .unwrap();
+    let requests = gen.calls();
+    let cache = Cache::open(&tmp.path().join("cache.sqlite")).unwrap();
+    let counters = CacheCounters::default();
+    let writer = Fake::new("gen");
+    for (side, first) in [(Side::Chosen, 0), (Side::Rejected, 1)] {
+        let one_side: Vec<ChatRequest> = requests.iter().skip(first).step_by(2).cloned().collect();
+        CachedGenerator::new(&writer, &cache, &counters)
+            .with_template_hash(answer_hash(side))
+            .generate(&one_side)
+            .unwrap();
+    }
+    assert_eq!(writer.calls().len(), 12);
+    let (gen2, judge2) = (Fake::new("gen"), Fake::new("judge"));
+    let out = tmp.path().join("b");
+    let second =
+        run(&build(&data, &ranked, &gen2, &judge2, &out, Some(&cache), settings()), &Silent)
+            .unwrap();
+    assert!(gen2.calls().is_empty(), "{} answers generated again", gen2.calls().len());
+    let c = second.manifest.cache.as_ref().unwrap();
+    assert_eq!(c.hits, 12, "every answer from the cache");
+    assert_eq!(c.calls, judge2.calls().len() as u64, "only the audit called");
 }
 
 #[test]

@@ -78,16 +78,44 @@ pub struct StageCounts {
 }
 
 /// Wall time of each stage, in seconds.
+///
+/// Builds before the chosen and rejected answers were generated side by side timed the two
+/// apart (`chosen`, `rejected`); such a `build.json` still reads, with `answers` their sum.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "StageTimesFile")]
 pub struct StageTimes {
-    /// The `chosen` generations.
-    pub chosen: f64,
-    /// The `rejected` generations.
-    pub rejected: f64,
+    /// The answers, chosen and rejected together.
+    pub answers: f64,
     /// The audit.
     pub audit: f64,
     /// The whole build, ranking and export included.
     pub total: f64,
+}
+
+/// [`StageTimes`] as either form of `build.json` has it.
+#[derive(Deserialize)]
+struct StageTimesFile {
+    answers: Option<f64>,
+    chosen: Option<f64>,
+    rejected: Option<f64>,
+    audit: f64,
+    total: f64,
+}
+
+impl TryFrom<StageTimesFile> for StageTimes {
+    type Error = String;
+    fn try_from(f: StageTimesFile) -> Result<Self, String> {
+        let answers = match (f.answers, f.chosen, f.rejected) {
+            (Some(a), _, _) => a,
+            (None, Some(c), Some(r)) => c + r,
+            _ => {
+                return Err("`wall_seconds` needs `answers` (or, from older builds, `chosen` \
+                            and `rejected`)"
+                    .into())
+            }
+        };
+        Ok(Self { answers, audit: f.audit, total: f.total })
+    }
 }
 
 /// The content of `build/build.json`.
@@ -173,5 +201,33 @@ impl Default for BuildSettings {
             skip_audit: false,
             batch: 8,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StageTimes;
+
+    #[test]
+    fn stage_times_read_both_forms_of_build_json() {
+        let now: StageTimes =
+            serde_json::from_str(r#"{"answers": 7.5, "audit": 2.0, "total": 10.0}"#).unwrap();
+        assert_eq!(now, StageTimes { answers: 7.5, audit: 2.0, total: 10.0 });
+        // Written back, it reads the same.
+        let again: StageTimes =
+            serde_json::from_str(&serde_json::to_string(&now).unwrap()).unwrap();
+        assert_eq!(again, now);
+        // An older build timed the two sides apart: 3.25 + 4.5 s.
+        let old: StageTimes = serde_json::from_str(
+            r#"{"chosen": 3.25, "rejected": 4.5, "audit": 2.0, "total": 10.0}"#,
+        )
+        .unwrap();
+        assert_eq!(old.answers, 7.75);
+        // Neither form: refused, not read as 0 s.
+        let err =
+            serde_json::from_str::<StageTimes>(r#"{"chosen": 3.0, "audit": 2.0, "total": 10.0}"#)
+                .unwrap_err()
+                .to_string();
+        assert!(err.contains("`wall_seconds` needs `answers`"), "{err}");
     }
 }

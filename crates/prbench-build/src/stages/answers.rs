@@ -1,6 +1,15 @@
-//! What the `chosen` and `rejected` stages share: build one request per example (posts
-//! dropped from the bottom of the ranking until the prompt fits the generator), send them,
-//! and record each answer with its status.
+//! Stage 1, the answers: for each example, the generator writes a `chosen` answer told to
+//! meet every rubric aspect (`prompts/build-chosen-user.jinja`) and a `rejected` one with the
+//! same inputs, the aspects presented as points to avoid, under the same length and style
+//! rules (`prompts/build-rejected-user.jinja`). Both see the question, the top-k ranked posts
+//! (dropped from the bottom of the ranking until the prompt fits the generator) and the
+//! aspects' titles and reasons; the rubric reaches the rejected prompt in no other form.
+//!
+//! The two requests of an example go to the generator side by side, chosen first, in one
+//! call: the two prompts begin with the same system prompt, posts and question, and a
+//! batching engine (`gguf:` with `--gen-batch` > 1) keeps the chosen prompt's KV for that part
+//! of the rejected one instead of prefilling it again. Each answer is cached under its own
+//! side's template hash, so the cache is the one the two sides wrote when they ran apart.
 
 use prbench_data::{Example, ProfilePost};
 use prbench_eval::condition::Condition;
@@ -8,8 +17,11 @@ use prbench_eval::leakage;
 use prbench_models::{ChatRequest, ChatResponse, Generator, ModelError, TokenStats};
 use serde::{Deserialize, Serialize};
 
-use super::{generate_batched, Side, StageContext};
+use prbench_eval::planner::CachedGenerator;
+
+use super::{in_calls, Side, StageContext};
 use crate::error::BuildError;
+use crate::prompts::answer_hash;
 use crate::seeds::answer_seed;
 use crate::settings::word_count;
 
@@ -109,35 +121,50 @@ pub fn request_for(
     Ok((request, n, available - n))
 }
 
-/// Writes the `side` answer of every example: all requests are built (and checked by the
-/// leakage guard) before the first call; a progress bar `label` advances per batch.
+/// The answers of every example, `(chosen, rejected)`, each in example order. All requests
+/// are built (and checked by the leakage guard) before the first call. They go out as
+/// chosen₀, rejected₀, chosen₁, rejected₁, … in calls of `batch` requests rounded up to a
+/// whole number of pairs, through `cache` when given (each keyed under its side's
+/// [`answer_hash`]), else straight to `generator`; a progress bar `answers` advances per call.
 ///
 /// # Errors
 /// As [`request_for`]; [`BuildError::BackendShape`].
-pub fn generate(
+pub fn generate_pairs(
     ctx: &StageContext<'_>,
     generator: &dyn Generator,
-    side: Side,
-    label: &str,
-) -> Result<Vec<AnswerRecord>, BuildError> {
-    let mut planned = Vec::with_capacity(ctx.examples.len());
+    cache: Option<&CachedGenerator<'_>>,
+) -> Result<(Vec<AnswerRecord>, Vec<AnswerRecord>), BuildError> {
+    const SIDES: [Side; 2] = [Side::Chosen, Side::Rejected];
+    let mut planned = Vec::with_capacity(2 * ctx.examples.len());
     for ex in ctx.examples {
-        planned.push(request_for(ctx, generator, side, ex)?);
+        for side in SIDES {
+            planned.push(request_for(ctx, generator, side, ex)?);
+        }
     }
     let requests: Vec<ChatRequest> = planned.iter().map(|p| p.0.clone()).collect();
-    ctx.reporter.start(label, requests.len() as u64);
-    let results = generate_batched(generator, &requests, ctx.settings.batch, ctx.reporter);
-    ctx.reporter.finish();
+    let hashes = SIDES.map(answer_hash);
+    let templates: Vec<&str> = (0..requests.len()).map(|i| hashes[i % 2].as_str()).collect();
     let model = generator.identity().spec;
-    Ok(ctx
-        .examples
-        .iter()
-        .zip(planned)
-        .zip(results?)
-        .map(|((ex, (req, shown, dropped)), result)| {
-            record(ex, side, &req, shown, dropped, result, &model)
-        })
-        .collect())
+    let per_call = ctx.settings.batch.max(1).div_ceil(2) * 2;
+    ctx.reporter.start("answers", requests.len() as u64);
+    let results = in_calls(&model, requests.len(), per_call, ctx.reporter, |r| match cache {
+        Some(c) => c.generate_each_under(&requests[r.clone()], &templates[r], &|_, _| {}),
+        None => generator.generate_each(&requests[r], &|_, _| {}),
+    });
+    ctx.reporter.finish();
+    let mut chosen = Vec::with_capacity(ctx.examples.len());
+    let mut rejected = Vec::with_capacity(ctx.examples.len());
+    let mut planned = planned.into_iter();
+    for (i, result) in results?.into_iter().enumerate() {
+        let (req, shown, dropped) = planned.next().expect("one plan per result");
+        let (ex, side) = (ctx.examples[i / 2], SIDES[i % 2]);
+        let rec = record(ex, side, &req, shown, dropped, result, &model);
+        match side {
+            Side::Chosen => chosen.push(rec),
+            Side::Rejected => rejected.push(rec),
+        }
+    }
+    Ok((chosen, rejected))
 }
 
 fn record(

@@ -1,20 +1,19 @@
-//! The build's stages, in order: [`chosen`] → [`rejected`] → [`audit`] → [`filter`] →
-//! [`export`]. Each model stage sends its calls through the run cache when one is given, so a
+//! The build's stages, in order: [`answers`] (chosen and rejected, side by side) → [`audit`]
+//! → [`filter`] → [`export`]. Each model stage sends its calls through the run cache when one is given, so a
 //! killed build resumes with no call repeated.
 
 pub mod answers;
 pub mod audit;
 pub mod audit_parse;
-pub mod chosen;
 pub mod export;
 pub mod filter;
-pub mod rejected;
 
 use std::collections::HashMap;
+use std::ops::Range;
 
 use prbench_data::{Example, ProfilePost};
 use prbench_eval::runner::Reporter;
-use prbench_models::Generator;
+use prbench_models::{ChatRequest, ChatResponse, Generator, ModelError};
 use serde::{Deserialize, Serialize};
 
 use crate::error::BuildError;
@@ -75,22 +74,44 @@ impl StageContext<'_> {
 /// [`BuildError::BackendShape`] when the generator returns the wrong number of results.
 pub(crate) fn generate_batched(
     generator: &dyn Generator,
-    requests: &[prbench_models::ChatRequest],
+    requests: &[ChatRequest],
     batch: usize,
     reporter: &dyn Reporter,
-) -> Result<Vec<Result<prbench_models::ChatResponse, prbench_models::ModelError>>, BuildError> {
-    let mut out = Vec::with_capacity(requests.len());
-    for chunk in requests.chunks(batch.max(1)) {
-        let results = generator.generate_each(chunk, &|_, _| {});
-        if results.len() != chunk.len() {
+) -> Result<Vec<Result<ChatResponse, ModelError>>, BuildError> {
+    let model = generator.identity().spec;
+    in_calls(&model, requests.len(), batch, reporter, |r| {
+        generator.generate_each(&requests[r], &|_, _| {})
+    })
+}
+
+/// Requests `0..n` in calls of `batch` (the last one shorter): `call` gets each call's range of
+/// request indices and returns one result per request in it; `reporter` advances after each
+/// call.
+///
+/// # Errors
+/// [`BuildError::BackendShape`], naming `model`, when a call returns the wrong number of
+/// results.
+pub(crate) fn in_calls(
+    model: &str,
+    n: usize,
+    batch: usize,
+    reporter: &dyn Reporter,
+    call: impl Fn(Range<usize>) -> Vec<Result<ChatResponse, ModelError>>,
+) -> Result<Vec<Result<ChatResponse, ModelError>>, BuildError> {
+    let batch = batch.max(1);
+    let mut out = Vec::with_capacity(n);
+    for lo in (0..n).step_by(batch) {
+        let hi = (lo + batch).min(n);
+        let results = call(lo..hi);
+        if results.len() != hi - lo {
             return Err(BuildError::BackendShape {
-                model: generator.identity().spec,
+                model: model.to_string(),
                 got: results.len(),
-                expected: chunk.len(),
+                expected: hi - lo,
             });
         }
         out.extend(results);
-        reporter.advance(chunk.len() as u64);
+        reporter.advance((hi - lo) as u64);
     }
     Ok(out)
 }

@@ -37,6 +37,12 @@ impl<'a> CachedGenerator<'a> {
     /// The cache key of one request: sha256 (hex), see [`cache_key`]; the example id slot is
     /// empty (a request carries none: the example enters through the prompt and the seed).
     pub fn key(&self, item: &ChatRequest) -> String {
+        self.key_under(item, self.template_hash.as_deref())
+    }
+
+    /// [`Self::key`] with `template` as the template hash instead of the one set by
+    /// [`Self::with_template_hash`] (`None`: no template hash in the key).
+    pub fn key_under(&self, item: &ChatRequest, template: Option<&str>) -> String {
         let mut decoding = serde_json::json!({
             "max_new_tokens": item.max_new_tokens,
             "temperature": item.temperature,
@@ -44,8 +50,8 @@ impl<'a> CachedGenerator<'a> {
             "seed": item.seed,
         });
         // Without a template hash the key is exactly what it was before the option existed.
-        if let Some(hash) = &self.template_hash {
-            decoding["template"] = serde_json::Value::String(hash.clone());
+        if let Some(hash) = template {
+            decoding["template"] = serde_json::Value::String(hash.to_string());
         }
         cache_key(
             EntryKind::Generation,
@@ -55,6 +61,42 @@ impl<'a> CachedGenerator<'a> {
             &item.prompt,
             &serde_json::Value::Null,
         )
+    }
+
+    /// As [`Generator::generate_each`], with `items[i]` keyed under the template hash
+    /// `templates[i]` ([`Self::key_under`]): the requests of several stages go to the inner
+    /// generator in one call, in the order given, and each is stored and found under its own
+    /// stage's key. `prbench build` sends each example's chosen and rejected requests side by
+    /// side so, that a batching engine holds the chosen prompt when the rejected one, which
+    /// begins with the same posts and question, is prefilled.
+    ///
+    /// # Panics
+    /// When `templates` and `items` differ in length (a caller bug).
+    pub fn generate_each_under(
+        &self,
+        items: &[ChatRequest],
+        templates: &[&str],
+        done: ItemDone<'_, ChatResponse>,
+    ) -> Vec<Result<ChatResponse, ModelError>> {
+        assert_eq!(items.len(), templates.len(), "one template hash per request");
+        let keys: Vec<String> =
+            items.iter().zip(templates).map(|(it, t)| self.key_under(it, Some(t))).collect();
+        self.each_keyed(items, &keys, done)
+    }
+
+    fn each_keyed(
+        &self,
+        items: &[ChatRequest],
+        keys: &[String],
+        done: ItemDone<'_, ChatResponse>,
+    ) -> Vec<Result<ChatResponse, ModelError>> {
+        let store = Store {
+            cache: self.cache,
+            counters: self.counters,
+            kind: EntryKind::Generation,
+            model: &self.identity.spec,
+        };
+        cached_each(&store, items, keys, done, |xs, d| self.inner.generate_each(xs, d))
     }
 }
 
@@ -77,13 +119,16 @@ impl Generator for CachedGenerator<'_> {
         done: ItemDone<'_, ChatResponse>,
     ) -> Vec<Result<ChatResponse, ModelError>> {
         let keys: Vec<String> = items.iter().map(|it| self.key(it)).collect();
-        let store = Store {
-            cache: self.cache,
-            counters: self.counters,
-            kind: EntryKind::Generation,
-            model: &self.identity.spec,
-        };
-        cached_each(&store, items, &keys, done, |xs, d| self.inner.generate_each(xs, d))
+        self.each_keyed(items, &keys, done)
+    }
+
+    /// The inner generator's: the cache changes nothing about what fits its context.
+    fn prompt_overflow(
+        &self,
+        prompt: &prbench_models::ChatPrompt,
+        reserve: usize,
+    ) -> Result<Option<usize>, ModelError> {
+        self.inner.prompt_overflow(prompt, reserve)
     }
 
     fn identity(&self) -> ModelIdentity {

@@ -405,3 +405,70 @@ fn cache_keys_cover_identity_and_every_request_field() {
     let other = CachedGenerator::new(&Other, &cache, &counters);
     assert_ne!(other.key(&req), base, "the model file hash is part of the key");
 }
+
+#[test]
+fn the_cache_passes_the_inner_generators_context_check_through() {
+    /// Says every prompt is `over` tokens past its context.
+    struct Tight {
+        over: usize,
+    }
+    impl Generator for Tight {
+        fn generate(&self, _: &[ChatRequest]) -> Result<Vec<ChatResponse>, ModelError> {
+            unreachable!()
+        }
+        fn prompt_overflow(
+            &self,
+            _: &prbench_models::ChatPrompt,
+            reserve: usize,
+        ) -> Result<Option<usize>, ModelError> {
+            Ok(Some(self.over + reserve))
+        }
+        fn identity(&self) -> ModelIdentity {
+            ModelIdentity { spec: "tight".into(), ..Default::default() }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Cache::open(&dir.path().join("cache.sqlite")).unwrap();
+    let counters = CacheCounters::default();
+    let ex = example("a", "q", 1);
+    let gen = Recorder::lists();
+    let (req, _) =
+        Planner::new(&gen, 1, 1).request(&ex, &[&ex.profile[0]], &Prompts::new()).unwrap();
+    let tight = Tight { over: 5 };
+    let cached = CachedGenerator::new(&tight, &cache, &counters);
+    // 5 over, plus the 7 tokens to generate: what the inner generator says, not "cannot tell".
+    assert_eq!(cached.prompt_overflow(&req.prompt, 7).unwrap(), Some(12));
+}
+
+#[test]
+fn requests_of_two_stages_in_one_call_are_keyed_by_their_own_template_hash() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Cache::open(&dir.path().join("cache.sqlite")).unwrap();
+    let counters = CacheCounters::default();
+    let gen = Recorder::lists();
+    let exs = [example("a", "q a", 1), example("b", "q b", 1)];
+    let reqs: Vec<ChatRequest> = exs
+        .iter()
+        .map(|ex| {
+            Planner::new(&gen, 1, 1).request(ex, &[&ex.profile[0]], &Prompts::new()).unwrap().0
+        })
+        .collect();
+    let mixed = CachedGenerator::new(&gen, &cache, &counters);
+    let replies = mixed.generate_each_under(&reqs, &["one", "two"], &|_, _| {});
+    assert!(replies.iter().all(Result::is_ok));
+    assert_eq!(*gen.calls.lock().unwrap(), [2], "both requests in one inner call");
+    // Each is found by a wrapper keyed with its own hash only.
+    let one = CachedGenerator::new(&gen, &cache, &counters).with_template_hash("one");
+    let two = CachedGenerator::new(&gen, &cache, &counters).with_template_hash("two");
+    assert_eq!(mixed.key_under(&reqs[0], Some("one")), one.key(&reqs[0]));
+    assert_eq!(mixed.key_under(&reqs[1], Some("two")), two.key(&reqs[1]));
+    assert_eq!(mixed.key_under(&reqs[0], None), mixed.key(&reqs[0]));
+    let before = counters.report(&cache);
+    one.generate(&reqs[..1]).unwrap();
+    two.generate(&reqs[1..]).unwrap();
+    assert_eq!(gen.n_items(), 2, "both hits");
+    one.generate(&reqs[1..]).unwrap();
+    assert_eq!(gen.n_items(), 3, "b under the other stage's hash is a miss");
+    let after = counters.report(&cache);
+    assert_eq!((after.hits - before.hits, after.calls - before.calls), (2, 1));
+}
