@@ -49,12 +49,24 @@ fn sample_judge_score_report_on_the_sample() {
     let tmp = tempfile::tempdir().unwrap();
     let common =
         ["--data", &sample(), "--n", "3", "--limit", "1", "--max-new-tokens", "24", "--quiet"];
-    let mut a: Vec<&str> = vec!["bon", "sample", "--out", "b1", "--no-cache", "--batch-size", "1"];
+    // One at a time, whatever the default `--gen-batch` is.
+    let mut a: Vec<&str> =
+        vec!["bon", "sample", "--out", "b1", "--no-cache", "--batch-size", "1", "--gen-batch", "1"];
     a.extend(common);
     ok(&prbench(&a, tmp.path()));
     // Another batch size and the cache: the same samples (seeded per example and index).
-    let mut b: Vec<&str> =
-        vec!["bon", "sample", "--out", "b2", "--cache", "c.sqlite", "--batch-size", "4"];
+    let mut b: Vec<&str> = vec![
+        "bon",
+        "sample",
+        "--out",
+        "b2",
+        "--cache",
+        "c.sqlite",
+        "--batch-size",
+        "4",
+        "--gen-batch",
+        "1",
+    ];
     b.extend(common);
     ok(&prbench(&b, tmp.path()));
     let s1 = jsonl(&tmp.path().join("b1/samples.jsonl"));
@@ -65,7 +77,8 @@ fn sample_judge_score_report_on_the_sample() {
         s1.iter().map(|s| s["seed"].as_u64().unwrap()).collect();
     assert_eq!(seeds.len(), 9);
     // A second run into a new folder answers from the cache.
-    let mut c: Vec<&str> = vec!["bon", "sample", "--out", "b3", "--cache", "c.sqlite"];
+    let mut c: Vec<&str> =
+        vec!["bon", "sample", "--out", "b3", "--cache", "c.sqlite", "--gen-batch", "1"];
     c.extend(common);
     let out = prbench(&c, tmp.path());
     ok(&out);
