@@ -1,6 +1,6 @@
 //! The build's stages, in order: [`answers`] (chosen and rejected, side by side) → [`audit`]
-//! → [`filter`] → [`export`]. Each model stage sends its calls through the run cache when one is given, so a
-//! killed build resumes with no call repeated.
+//! → [`filter`] → [`export`]. Each model stage sends its calls through the run cache when one
+//! is given, so a killed build resumes with no call repeated.
 
 pub mod answers;
 pub mod audit;

@@ -67,7 +67,7 @@ impl<'a> CachedGenerator<'a> {
     /// `templates[i]` ([`Self::key_under`]): the requests of several stages go to the inner
     /// generator in one call, in the order given, and each is stored and found under its own
     /// stage's key. `prbench build` sends each example's chosen and rejected requests side by
-    /// side so, that a batching engine holds the chosen prompt when the rejected one, which
+    /// side, so that a batching engine holds the chosen prompt when the rejected one, which
     /// begins with the same posts and question, is prefilled.
     ///
     /// # Panics
